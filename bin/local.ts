@@ -1,0 +1,43 @@
+/**
+ * `npm start`: the whole API on http://localhost:3000/v1 (PORT overrides) over an embedded DynamoDB Local.
+ *   ANIMAL_STORE_DEV_KEYS="<key>:<plan>,…"   keys to accept (plans free, pro, business); default: one new Free key
+ *   ANIMAL_STORE_DATA_DIR=.data               keep data on disk across restarts (default: in memory)
+ *   ANIMAL_STORE_DYNAMODB_PORT=8000           DynamoDB Local's port (the admin tool's --local target)
+ *   ANIMAL_STORE_AUTH_CACHE_TTL=0             authorizer cache seconds (the cloud uses 60)
+ */
+import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { generateKey } from '../lambdas/domain/keys.ts';
+import { parseDevKeys, startLocalApi } from '../lib/local/app.ts';
+
+const port = Number(process.env.PORT ?? 3000);
+const dynamoPort = Number(process.env.ANIMAL_STORE_DYNAMODB_PORT ?? 8000);
+const dataDir = process.env.ANIMAL_STORE_DATA_DIR ? resolve(process.env.ANIMAL_STORE_DATA_DIR) : undefined;
+if (dataDir) mkdirSync(dataDir, { recursive: true });
+const given = process.env.ANIMAL_STORE_DEV_KEYS;
+const devKeys = given ? parseDevKeys(given) : [{ key: generateKey(), plan: 'free' as const }];
+
+const api = await startLocalApi({
+  port,
+  host: process.env.HOST ?? '127.0.0.1',
+  dynamoPort,
+  dataDir,
+  devKeys,
+  authCacheTtlSeconds: Number(process.env.ANIMAL_STORE_AUTH_CACHE_TTL ?? 0),
+});
+const url = api.url.replace('127.0.0.1', 'localhost');
+console.log(`Animal Store API listening on ${url}`);
+console.log(`DynamoDB Local on ${api.dynamoEndpoint} (${dataDir ? `data in ${dataDir}` : 'in memory'})`);
+for (const k of devKeys) console.log(`API key (${k.plan}): ${k.key}`);
+console.log(`Try: curl -i -H "Authorization: Bearer ${devKeys[0]!.key}" ${url}/pets`);
+console.log('Ctrl-C stops the API and DynamoDB Local.');
+
+let stopping = false;
+async function stop(): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  await api.close();
+  process.exit(0);
+}
+process.on('SIGINT', stop);
+process.on('SIGTERM', stop);

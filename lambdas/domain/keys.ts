@@ -1,0 +1,75 @@
+/**
+ * API keys: how they look, how they are hashed, what a key record holds, and what the authorizer decides.
+ * The plaintext key is shown once on creation and never stored or logged: storage holds its SHA-256.
+ */
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { PLANS, type PlanLimits, type PlanName } from '../../lib/config/plans.ts';
+
+/** A key is 20-128 URL-safe characters. Generated keys: `ask_` + 32 random bytes (256 bits) in base64url. */
+export const KEY_PATTERN = /^[A-Za-z0-9_-]{20,128}$/;
+/** The TOKEN authorizer's identity validation expression: malformed headers get 401 without invoking it. */
+export const BEARER_VALIDATION_EXPRESSION = '^Bearer [A-Za-z0-9_-]{20,128}$';
+
+export type KeyStatus = 'active' | 'revoked';
+
+export interface KeyRecord {
+  readonly hash: string;
+  readonly keyId: string;
+  readonly owner: string;
+  readonly plan: PlanName;
+  /** Custom limits (Enterprise); absent for plans with fixed limits. */
+  readonly limits?: PlanLimits;
+  readonly status: KeyStatus;
+  readonly createdAt: string;
+  readonly rotatedAt?: string;
+  /** The API Gateway API key this key maps to, for the usage-plan backstop (absent locally). */
+  readonly apiGatewayKeyId?: string;
+  /** The per-customer usage plan (Enterprise keys only). */
+  readonly usagePlanId?: string;
+}
+
+export interface KeyStore {
+  getByHash(hash: string): Promise<KeyRecord | undefined>;
+}
+
+export function hashKey(key: string): string {
+  return createHash('sha256').update(key, 'utf8').digest('hex');
+}
+
+export function generateKey(): string {
+  return `ask_${randomBytes(32).toString('base64url')}`;
+}
+
+export function generateKeyId(): string {
+  return `key_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
+}
+
+/** The limits that apply to a key: its custom ones, or its plan's. */
+export function limitsOf(record: Pick<KeyRecord, 'plan' | 'limits'>): PlanLimits | undefined {
+  return record.limits ?? PLANS[record.plan].limits;
+}
+
+/** What the authorizer passes to every operation (API Gateway context values are strings, numbers or booleans). */
+export interface AuthContext {
+  readonly keyId: string;
+  readonly plan: PlanName;
+  readonly perMinute: number;
+  readonly perDay: number;
+}
+
+/** Extracts the key from `Bearer <key>`; undefined for anything else. */
+export function parseBearer(header: string | undefined): string | undefined {
+  const m = /^Bearer ([A-Za-z0-9_-]{20,128})$/.exec(header ?? '');
+  return m?.[1];
+}
+
+/** Decides whether a bearer header is a usable key; undefined means 401. */
+export async function authenticate(store: KeyStore, header: string | undefined): Promise<AuthContext | undefined> {
+  const key = parseBearer(header);
+  if (!key) return undefined;
+  const record = await store.getByHash(hashKey(key));
+  if (!record || record.status !== 'active') return undefined;
+  const limits = limitsOf(record);
+  if (!limits) return undefined; // an Enterprise key without agreed limits is not usable
+  return { keyId: record.keyId, plan: record.plan, perMinute: limits.perMinute, perDay: limits.perDay };
+}

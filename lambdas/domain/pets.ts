@@ -1,0 +1,61 @@
+/**
+ * Pet rules: what create, list and get mean, independent of storage.
+ */
+import { AppError } from './errors.ts';
+import { DEFAULT_PET_STATUS, PAGE_SIZE, type NewPet, type Pet, type PetStatus } from './schemas.ts';
+
+/** Where a page ends; opaque to clients (it travels inside a signed cursor). */
+export interface PageKey {
+  readonly id: number;
+}
+
+export interface PetPage {
+  readonly pets: Pet[];
+  /** Set when a further page may exist. */
+  readonly next?: PageKey;
+}
+
+/** The storage port for pets. One adapter implements it (lambdas/storage/pet-store.ts). */
+export interface PetStore {
+  /** Writes a new pet; resolves false when the id is already taken (nothing is overwritten). */
+  insert(pet: Pet): Promise<boolean>;
+  get(id: number): Promise<Pet | undefined>;
+  list(query: { limit: number; status?: PetStatus; after?: PageKey }): Promise<PetPage>;
+}
+
+/** Hands out unique ids; implementations reserve them in blocks so creates do not share one hot item. */
+export interface IdAllocator {
+  next(): Promise<number>;
+}
+
+export interface PetService {
+  create(input: NewPet): Promise<Pet>;
+  get(id: number): Promise<Pet>;
+  list(query: { limit?: number; status?: PetStatus; after?: PageKey }): Promise<PetPage>;
+}
+
+export function createPetService(store: PetStore, ids: IdAllocator): PetService {
+  return {
+    async create(input) {
+      // Only the known fields are taken: a client-sent `id` (or anything else) never reaches storage.
+      for (let attempt = 0; attempt < 3; attempt++) {
+        const pet: Pet = {
+          id: await ids.next(),
+          name: input.name,
+          categoryId: input.categoryId,
+          status: input.status ?? DEFAULT_PET_STATUS,
+        };
+        if (await store.insert(pet)) return pet;
+      }
+      throw new Error('could not allocate a free pet id after 3 attempts');
+    },
+    async get(id) {
+      const pet = await store.get(id);
+      if (!pet) throw new AppError('not_found', `No animal has id ${id}.`);
+      return pet;
+    },
+    list({ limit = PAGE_SIZE.default, status, after }) {
+      return store.list({ limit, status, after });
+    },
+  };
+}

@@ -1,0 +1,30 @@
+/**
+ * The TOKEN authorizer: `Authorization: Bearer <key>` → SHA-256 → keys table. Unknown, revoked or malformed keys
+ * throw exactly "Unauthorized" (API Gateway answers 401). A storage failure throws another error, which API Gateway
+ * answers with AUTHORIZER_FAILURE (mapped to 503): it fails closed, never letting a request through.
+ * The policy allows the whole API stage, so a cached result works on every route.
+ */
+import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
+import { authenticate, parseBearer } from '../domain/keys.ts';
+import { keyStore } from '../shared/services.ts';
+
+/** `arn:aws:execute-api:region:account:apiId/stage/METHOD/path` → `arn:…:apiId/stage/*` */
+export function stageWildcard(methodArn: string): string {
+  const [prefix, apiId, stage] = methodArn.split('/');
+  return `${prefix}/${apiId}/${stage}/*`;
+}
+
+export const handler = async (event: APIGatewayTokenAuthorizerEvent): Promise<APIGatewayAuthorizerResult> => {
+  const auth = await authenticate(keyStore, event.authorizationToken);
+  if (!auth) throw new Error('Unauthorized');
+  return {
+    principalId: auth.keyId,
+    policyDocument: {
+      Version: '2012-10-17',
+      Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: stageWildcard(event.methodArn) }],
+    },
+    context: { keyId: auth.keyId, plan: auth.plan, perMinute: auth.perMinute, perDay: auth.perDay },
+    // The API Gateway API key's value is the client's key itself, so the usage-plan backstop counts it.
+    usageIdentifierKey: parseBearer(event.authorizationToken),
+  };
+};

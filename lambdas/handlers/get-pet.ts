@@ -1,0 +1,8 @@
+import { apiHandler } from '../shared/http.ts';
+import { limitStore, petService } from '../shared/services.ts';
+import { PetIdParam } from '../domain/schemas.ts';
+
+export const handler = apiHandler('getPet', { params: PetIdParam }, { limitStore }, async (event) => ({
+  statusCode: 200,
+  body: await petService.get(event.validated.params.petId),
+}));

@@ -1,0 +1,188 @@
+/**
+ * The HTTP envelope every operation Lambda shares, as middy middleware:
+ *
+ *   api (auth context → rate limiter → deprecation → body guard; on the way out: headers, JSON, error mapping)
+ *   → @middy/http-json-body-parser → validate (zod) → handler
+ *
+ * Errors of any kind are mapped here, in one place, to the spec's Error object. Raw errors never leak.
+ */
+import middy from '@middy/core';
+import httpJsonBodyParser from '@middy/http-json-body-parser';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import type { z } from 'zod';
+import { ROUTES, type Route } from '../../lib/api/routes.ts';
+import { assertNotRemoved, deprecationHeaders } from '../domain/deprecation.ts';
+import { AppError, UnavailableError } from '../domain/errors.ts';
+import type { AuthContext } from '../domain/keys.ts';
+import { enforce, windowsAt, type LimitStore } from '../domain/rate-limit.ts';
+import { MAX_BODY_BYTES, describeIssues } from '../domain/schemas.ts';
+import { now } from './clock.ts';
+import { config } from './config.ts';
+import { countMetric, flushMetrics, logger } from './observability.ts';
+
+/** Headers every response carries. */
+export const BASE_HEADERS: Readonly<Record<string, string>> = {
+  'Content-Type': 'application/json',
+  'X-Content-Type-Options': 'nosniff',
+};
+/** Responses to authenticated calls are never cached by intermediaries. */
+export const AUTHENTICATED_HEADERS: Readonly<Record<string, string>> = { 'Cache-Control': 'no-store' };
+
+export interface Validated<Q, P, B> {
+  readonly query: Q;
+  readonly params: P;
+  readonly body: B;
+}
+
+export type ApiEvent<Q = unknown, P = unknown, B = unknown> = Omit<APIGatewayProxyEvent, 'body'> & {
+  body: unknown;
+  validated: Validated<Q, P, B>;
+  auth: AuthContext;
+};
+
+export interface ApiResult {
+  readonly statusCode: number;
+  readonly body: unknown;
+  readonly headers?: Record<string, string>;
+}
+
+interface Internal extends Record<string, unknown> {
+  headers?: Record<string, string>;
+}
+
+/** Reads the authorizer's context; an event without one never reaches a handler (defence in depth). */
+function authContext(event: APIGatewayProxyEvent): AuthContext {
+  const a = event.requestContext?.authorizer as Record<string, unknown> | null | undefined;
+  const perMinute = Number(a?.perMinute);
+  const perDay = Number(a?.perDay);
+  if (!a || typeof a.keyId !== 'string' || !(perMinute > 0) || !(perDay > 0)) throw new AppError('unauthorized');
+  return { keyId: a.keyId, plan: a.plan as AuthContext['plan'], perMinute, perDay };
+}
+
+function header(event: APIGatewayProxyEvent, name: string): string | undefined {
+  const lower = name.toLowerCase();
+  for (const [k, v] of Object.entries(event.headers ?? {})) if (k.toLowerCase() === lower) return v ?? undefined;
+  return undefined;
+}
+
+/** Maps anything thrown to an AppError. */
+export function toAppError(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  const status = (err as { statusCode?: number })?.statusCode;
+  // @middy/http-json-body-parser: 415 for a non-JSON content type, 422 for malformed JSON.
+  if (status === 415) return new AppError('unsupported_media_type');
+  if (status === 422 || status === 400) return new AppError('invalid_json');
+  return new AppError('internal_error');
+}
+
+/** The Error object response for an error, with its headers. */
+export function errorResponse(err: AppError, extra: Record<string, string> = {}): APIGatewayProxyResult {
+  return {
+    statusCode: err.status,
+    headers: { ...BASE_HEADERS, ...extra, ...err.headers },
+    body: JSON.stringify(err.toBody()),
+  };
+}
+
+export interface ApiOptions {
+  readonly limitStore: LimitStore;
+}
+
+const api = (route: Route, { limitStore }: ApiOptions): middy.MiddlewareObj<ApiEvent, APIGatewayProxyResult, Error, Context, Internal> => ({
+  name: 'api',
+  before: async (request) => {
+    const event = request.event;
+    const auth = authContext(event as unknown as APIGatewayProxyEvent);
+    event.auth = auth;
+    const headers: Record<string, string> = { ...AUTHENTICATED_HEADERS };
+    request.internal.headers = headers;
+    if (route.deprecation) {
+      Object.assign(headers, deprecationHeaders(route.deprecation));
+      countMetric('DeprecatedOperationCall', { operation: route.operationId });
+    }
+    if (config.RATE_LIMITER === 'on') {
+      Object.assign(headers, await enforce(limitStore, auth.keyId, auth, windowsAt(now())));
+    }
+    if (route.deprecation) assertNotRemoved(route.deprecation, now(), `${route.method} ${route.path}`);
+    if (route.method === 'POST' || route.method === 'PUT' || route.method === 'PATCH') {
+      const raw = event.body;
+      const size = typeof raw === 'string' ? Buffer.byteLength(raw, event.isBase64Encoded ? 'base64' : 'utf8') : 0;
+      if (size > MAX_BODY_BYTES) throw new AppError('payload_too_large', `The request body must be at most ${MAX_BODY_BYTES} bytes.`);
+      if (raw === null || raw === undefined || raw === '') throw new AppError('validation_failed', 'A JSON request body is required.');
+      // Normalise the header name for the body parser, which looks at `content-type` or `Content-Type` only.
+      const ct = header(event as unknown as APIGatewayProxyEvent, 'content-type');
+      event.headers = { ...event.headers, 'content-type': ct };
+    }
+  },
+  after: (request) => {
+    const res = request.response as unknown as ApiResult;
+    request.response = {
+      statusCode: res.statusCode,
+      headers: { ...BASE_HEADERS, ...request.internal.headers, ...res.headers },
+      body: JSON.stringify(res.body),
+    };
+  },
+  onError: (request) => {
+    const err = toAppError(request.error);
+    if (err.code === 'internal_error') logger.error('unhandled error', { error: request.error as Error });
+    else if (err instanceof UnavailableError) {
+      logger.warn('storage unavailable', { reason: String(err.cause) });
+      countMetric('StorageUnavailable');
+    }
+    request.response = errorResponse(err, request.internal.headers ?? {});
+  },
+});
+
+interface Schemas<Q, P, B> {
+  readonly query?: z.ZodType<Q>;
+  readonly params?: z.ZodType<P>;
+  readonly body?: z.ZodType<B>;
+}
+
+const validate = <Q, P, B>(s: Schemas<Q, P, B>): middy.MiddlewareObj<ApiEvent<Q, P, B>> => ({
+  name: 'validate',
+  before: (request) => {
+    const e = request.event;
+    const parse = <T>(schema: z.ZodType<T> | undefined, input: unknown, where: string): T => {
+      if (!schema) return undefined as T;
+      const r = schema.safeParse(where === 'body' ? input : (input ?? {}));
+      if (!r.success) throw new AppError('validation_failed', `Invalid ${where}: ${describeIssues(r.error)}`);
+      return r.data;
+    };
+    if (s.query) {
+      // A parameter given twice is ambiguous: reject it rather than pick one.
+      const multi = Object.entries(e.multiValueQueryStringParameters ?? {}).find(([, v]) => (v?.length ?? 0) > 1);
+      if (multi) throw new AppError('validation_failed', `Invalid query: ${multi[0]} is given more than once.`);
+    }
+    e.validated = {
+      query: parse(s.query, e.queryStringParameters, 'query'),
+      params: parse(s.params, e.pathParameters, 'path'),
+      body: s.body ? parse(s.body, e.body, 'body') : (undefined as B),
+    };
+  },
+});
+
+function routeOf(operationId: string): Route {
+  const route = ROUTES.find((r) => r.operationId === operationId);
+  if (!route) throw new Error(`no route for ${operationId}`);
+  return route;
+}
+
+/**
+ * Builds an operation's Lambda handler: the shared envelope, then the handler. A handler file calls only this.
+ */
+export function apiHandler<Q = undefined, P = undefined, B = undefined>(
+  operationId: string,
+  schemas: Schemas<Q, P, B>,
+  options: ApiOptions,
+  fn: (event: ApiEvent<Q, P, B>) => Promise<ApiResult>,
+) {
+  const route = routeOf(operationId);
+  const middlewares = [
+    api(route, options),
+    { name: 'metrics', after: flushMetrics, onError: flushMetrics },
+    ...(schemas.body ? [httpJsonBodyParser()] : []),
+    validate(schemas),
+  ] as middy.MiddlewareObj[];
+  return middy().use(middlewares).handler(fn as never) as unknown as (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+}

@@ -1,0 +1,30 @@
+/**
+ * Powertools logger and metrics, created once per container. Locally and in tests the local server sets
+ * POWERTOOLS_METRICS_DISABLED and a quiet log level.
+ */
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+
+export const logger = new Logger({ serviceName: 'animal-store' });
+export const metrics = new Metrics({ namespace: 'AnimalStore', serviceName: 'animal-store' });
+
+let pending = false;
+
+/** Counts one occurrence of a metric in this invocation (published by flushMetrics). */
+export function countMetric(name: string, dimensions: Record<string, string> = {}): void {
+  if (Object.keys(dimensions).length) {
+    const single = metrics.singleMetric();
+    for (const [k, v] of Object.entries(dimensions)) single.addDimension(k, v);
+    single.addMetric(name, MetricUnit.Count, 1);
+    return;
+  }
+  metrics.addMetric(name, MetricUnit.Count, 1);
+  pending = true;
+}
+
+/** Publishes this invocation's metrics, if any (an empty flush would only log a warning). */
+export function flushMetrics(): void {
+  if (!pending) return;
+  pending = false;
+  metrics.publishStoredMetrics();
+}

@@ -1,0 +1,64 @@
+/**
+ * The one DynamoDB client, created at module scope and reused across invocations. Only lambdas/storage imports
+ * the AWS SDK. Timeouts and attempts are bounded well under API Gateway's 29 s integration timeout, so an
+ * unreachable database gives a prompt 503, never a hang.
+ */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { config } from '../shared/config.ts';
+import { UnavailableError } from '../domain/errors.ts';
+
+export const TIMEOUTS = { connectionMs: 1_000, requestMs: 2_000, maxAttempts: 3 } as const;
+
+export const ddb = new DynamoDBClient({
+  region: config.AWS_REGION,
+  maxAttempts: TIMEOUTS.maxAttempts,
+  requestHandler: { connectionTimeout: TIMEOUTS.connectionMs, requestTimeout: TIMEOUTS.requestMs },
+  ...(config.DYNAMODB_ENDPOINT
+    ? { endpoint: config.DYNAMODB_ENDPOINT, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
+    : {}),
+});
+
+export const doc = DynamoDBDocumentClient.from(ddb, {
+  marshallOptions: { removeUndefinedValues: true },
+});
+
+export const tableNames = {
+  pets: config.PETS_TABLE_NAME,
+  keys: config.KEYS_TABLE_NAME,
+  state: config.STATE_TABLE_NAME,
+} as const;
+
+const UNAVAILABLE = new Set([
+  'ThrottlingException',
+  'ProvisionedThroughputExceededException',
+  'RequestLimitExceeded',
+  'InternalServerError',
+  'ServiceUnavailable',
+  'TimeoutError',
+  'RequestTimeout',
+  'RequestTimeoutException',
+]);
+const NETWORK = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND']);
+
+/** Maps SDK failures that mean "cannot serve now" to UnavailableError (503 + Retry-After); rethrows the rest. */
+export function rethrowStorageError(err: unknown): never {
+  const e = err as { name?: string; code?: string; $metadata?: { httpStatusCode?: number } };
+  if (
+    UNAVAILABLE.has(e?.name ?? '') ||
+    NETWORK.has(e?.code ?? '') ||
+    (e?.$metadata?.httpStatusCode ?? 0) >= 500
+  ) {
+    throw new UnavailableError(e?.name ?? e?.code ?? 'storage unavailable');
+  }
+  throw err;
+}
+
+/** Runs a storage call, mapping outage-type failures to UnavailableError. */
+export async function guarded<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    return rethrowStorageError(err);
+  }
+}

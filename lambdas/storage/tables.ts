@@ -1,0 +1,61 @@
+/**
+ * Table design, declared once: the CDK data construct and the local server both create tables from this.
+ * Plain data, no SDK or CDK imports.
+ */
+export type AttributeType = 'S' | 'N';
+export interface KeyAttribute {
+  readonly name: string;
+  readonly type: AttributeType;
+}
+export interface IndexDefinition {
+  readonly indexName: string;
+  readonly partitionKey: KeyAttribute;
+  readonly sortKey?: KeyAttribute;
+}
+export interface TableDefinition {
+  /** Logical name, used for CDK construct ids and local physical names. */
+  readonly id: string;
+  /** The environment variable through which functions learn the physical table name. */
+  readonly envVar: string;
+  readonly partitionKey: KeyAttribute;
+  readonly sortKey?: KeyAttribute;
+  readonly indexes: readonly IndexDefinition[];
+  readonly ttlAttribute?: string;
+}
+
+/**
+ * pets: one item per animal, keyed by its numeric id. A plain Scan with Limit returns full pages (no filter);
+ * the byStatus index (status, id) serves the status filter as a Query, also full pages, ordered by id.
+ */
+export const PETS_TABLE = {
+  id: 'Pets',
+  envVar: 'PETS_TABLE_NAME',
+  partitionKey: { name: 'id', type: 'N' },
+  indexes: [{ indexName: 'byStatus', partitionKey: { name: 'status', type: 'S' }, sortKey: { name: 'id', type: 'N' } }],
+} as const satisfies TableDefinition;
+
+/**
+ * keys: one item per API key, keyed by the SHA-256 (hex) of the key; the plaintext is never stored.
+ * byKeyId finds a key by its public id (admin tool).
+ */
+export const KEYS_TABLE = {
+  id: 'ApiKeys',
+  envVar: 'KEYS_TABLE_NAME',
+  partitionKey: { name: 'hash', type: 'S' },
+  indexes: [{ indexName: 'byKeyId', partitionKey: { name: 'keyId', type: 'S' } }],
+} as const satisfies TableDefinition;
+
+/**
+ * state: small service-owned items keyed by a string: rate-limit windows (`rl#<key>#<day>`), id-block counters
+ * (`ids#pets`), idempotency records. Items that only matter for a while carry `expiresAt` (TTL, housekeeping only:
+ * every such item is keyed by its window, so a late deletion never changes a decision).
+ */
+export const STATE_TABLE = {
+  id: 'State',
+  envVar: 'STATE_TABLE_NAME',
+  partitionKey: { name: 'pk', type: 'S' },
+  indexes: [],
+  ttlAttribute: 'expiresAt',
+} as const satisfies TableDefinition;
+
+export const TABLES = [PETS_TABLE, KEYS_TABLE, STATE_TABLE] as const satisfies readonly TableDefinition[];

@@ -1,0 +1,18 @@
+/** Development keys for the local server (ANIMAL_STORE_DEV_KEYS), stored like real ones: hash and plan only. */
+import { hashKey } from '../../lambdas/domain/keys.ts';
+import { keyAdminStore } from '../../lambdas/storage/key-store.ts';
+import type { DevKey } from './app.ts';
+
+export async function seedKeys(keys: readonly DevKey[]): Promise<void> {
+  for (const { key, plan } of keys) {
+    const hash = hashKey(key);
+    await keyAdminStore.upsert({
+      hash,
+      keyId: `dev_${hash.slice(0, 12)}`,
+      owner: 'local-development',
+      plan,
+      status: 'active',
+      createdAt: new Date().toISOString(),
+    });
+  }
+}
