@@ -9,6 +9,7 @@
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { BAN_POLICY, type PlanLimits } from '../../lib/config/plans.ts';
 import type { Consumption, LimitStore, Windows } from '../domain/rate-limit.ts';
 import { doc, guarded, tableNames } from './client.ts';
@@ -29,7 +30,8 @@ async function conditionalUpdate(
     );
     return { ok: true, item: (out.Attributes ?? {}) as Item };
   } catch (err) {
-    if (err instanceof ConditionalCheckFailedException) return { ok: false, old: (err.Item ?? {}) as Item };
+    // The document client does not unmarshall the item that comes with a failed condition.
+    if (err instanceof ConditionalCheckFailedException) return { ok: false, old: (err.Item ? unmarshall(err.Item) : {}) as Item };
     throw err;
   }
 }
@@ -87,7 +89,7 @@ export const dynamoLimitStore: LimitStore = {
       });
       if (counted.ok) return { allowed: true, minuteCount: counted.item.m ?? 0, dayCount: counted.item.d ?? 0 };
       let old = counted.old;
-      for (;;) {
+      for (let step = 0; step < 5; step++) {
         if ((old.banUntil ?? 0) > w.nowSec) return { allowed: false, reason: 'banned', banUntil: old.banUntil! };
         if ((old.d ?? 0) >= limits.perDay) {
           await recordRejection(subject, w);

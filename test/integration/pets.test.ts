@@ -1,0 +1,170 @@
+/** Issue #2: the API end to end over HTTP through the local gateway, on DynamoDB Local. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApi, type TestApi } from '../helpers/api.ts';
+
+let api: TestApi;
+beforeAll(async () => {
+  api = await startTestApi();
+});
+afterAll(() => api?.close());
+
+const json = { 'Content-Type': 'application/json' };
+const create = (body: unknown) => api.call('/pets', { method: 'POST', body: JSON.stringify(body), headers: json, key: api.keys.business });
+
+async function expectError(res: Response, status: number, code?: string) {
+  expect(res.status).toBe(status);
+  expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+  const body = await res.json();
+  expect(body).toEqual({ code: code ?? expect.any(String), message: expect.any(String), status });
+  return body;
+}
+
+describe('POST /pets', () => {
+  it('creates a pet with a service-assigned id, default status available, and a Location', async () => {
+    const res = await create({ name: 'Rex', categoryId: 7 });
+    expect(res.status).toBe(201);
+    const pet = await res.json();
+    expect(pet).toEqual({ id: expect.any(Number), name: 'Rex', categoryId: 7, status: 'available' });
+    expect(Number.isSafeInteger(pet.id) && pet.id > 0).toBe(true);
+    expect(res.headers.get('location')).toBe(`/v1/pets/${pet.id}`);
+  });
+
+  it('keeps the given status and ignores a client-sent id', async () => {
+    const res = await create({ id: 424242, name: 'Tom', categoryId: 2, status: 'sold' });
+    const pet = await res.json();
+    expect(res.status).toBe(201);
+    expect(pet.id).not.toBe(424242);
+    expect(pet.status).toBe('sold');
+    expect((await api.call('/pets/424242')).status).toBe(404);
+  });
+
+  it.each([
+    ['missing name', { categoryId: 1 }],
+    ['missing categoryId', { name: 'x' }],
+    ['empty name', { name: '', categoryId: 1 }],
+    ['blank name', { name: '   ', categoryId: 1 }],
+    ['name too long', { name: 'x'.repeat(201), categoryId: 1 }],
+    ['name not a string', { name: 5, categoryId: 1 }],
+    ['categoryId a string', { name: 'x', categoryId: '1' }],
+    ['categoryId fractional', { name: 'x', categoryId: 1.5 }],
+    ['categoryId zero', { name: 'x', categoryId: 0 }],
+    ['categoryId unsafe', { name: 'x', categoryId: 2 ** 53 }],
+    ['unknown status', { name: 'x', categoryId: 1, status: 'lost' }],
+    ['array body', [{ name: 'x', categoryId: 1 }]],
+    ['null body', null],
+    ['string body', 'pet'],
+  ])('rejects %s with 400', async (_, body) => {
+    await expectError(await create(body), 400, 'validation_failed');
+  });
+
+  it('rejects malformed JSON and an empty body with 400', async () => {
+    await expectError(await api.call('/pets', { method: 'POST', body: '{"name": "x",', headers: json }), 400, 'invalid_json');
+    await expectError(await api.call('/pets', { method: 'POST', headers: json }), 400, 'validation_failed');
+  });
+
+  it('rejects a non-JSON content type with 415', async () => {
+    const res = await api.call('/pets', { method: 'POST', body: 'name=x', headers: { 'Content-Type': 'text/plain' } });
+    await expectError(res, 415, 'unsupported_media_type');
+  });
+
+  it('rejects a body over the size cap with 413', async () => {
+    await expectError(await create({ name: 'x', categoryId: 1, pad: 'y'.repeat(20_000) }), 413, 'payload_too_large');
+  });
+
+  it('gives 40 concurrent creates 40 distinct, readable ids', async () => {
+    const pets = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => create({ name: `c${i}`, categoryId: 3 }).then((r) => r.json())),
+    );
+    const ids = new Set(pets.map((p) => p.id));
+    expect(ids.size).toBe(40);
+    for (const p of pets) {
+      const got = await api.call(`/pets/${p.id}`, { key: api.keys.business });
+      expect(got.status).toBe(200);
+      expect(await got.json()).toEqual(p);
+    }
+  });
+});
+
+describe('GET /pets', () => {
+  it('returns a JSON array of pets, default page 20, full pages when filtering by status', async () => {
+    for (let i = 0; i < 25; i++) await create({ name: `p${i}`, categoryId: 1, status: i % 2 ? 'pending' : 'available' });
+    const all = await api.call('/pets', { key: api.keys.pro });
+    expect(all.status).toBe(200);
+    const page = await all.json();
+    expect(Array.isArray(page)).toBe(true);
+    expect(page).toHaveLength(20);
+    const pending = await (await api.call('/pets?status=pending&limit=12', { key: api.keys.pro })).json();
+    expect(pending).toHaveLength(12);
+    expect(pending.every((p: { status: string }) => p.status === 'pending')).toBe(true);
+    const three = await (await api.call('/pets?limit=3', { key: api.keys.pro })).json();
+    expect(three).toHaveLength(3);
+  });
+
+  it.each(['limit=0', 'limit=101', 'limit=-1', 'limit=abc', 'limit=1.5', 'limit=', 'status=lost', 'status=', 'status=AVAILABLE'])(
+    'rejects %s with 400',
+    async (q) => {
+      await expectError(await api.call(`/pets?${q}`, { key: api.keys.pro }), 400, 'validation_failed');
+    },
+  );
+});
+
+describe('GET /pets/{petId} (deprecated)', () => {
+  it('returns the pet with Deprecation, Sunset and a successor Link', async () => {
+    const pet = await (await create({ name: 'Old', categoryId: 4 })).json();
+    const res = await api.call(`/pets/${pet.id}`, { key: api.keys.pro });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual(pet);
+    expect(res.headers.get('deprecation')).toMatch(/^@\d+$/);
+    expect(res.headers.get('sunset')).toBe('Thu, 05 Dec 2030 00:00:00 GMT');
+    expect(res.headers.get('link')).toMatch(/<\/v1\/pets\?status=[a-z]+>; rel="successor-version"/);
+  });
+
+  it('answers 404 for an unknown id and 400 for a non-integer id, with deprecation headers', async () => {
+    const missing = await api.call('/pets/999999999', { key: api.keys.pro });
+    await expectError(missing, 404, 'not_found');
+    expect(missing.headers.get('sunset')).toBe('Thu, 05 Dec 2030 00:00:00 GMT');
+    for (const bad of ['abc', '1.5', '-1', '0', '9007199254740993', '%E0%A4%A']) {
+      const res = await api.call(`/pets/${bad}`, { key: api.keys.pro });
+      expect([400, 404]).toContain(res.status);
+      await expectError(res, res.status);
+    }
+  });
+});
+
+describe('gateway behaviour', () => {
+  it('answers 404 with the Error object for unknown paths', async () => {
+    for (const p of ['/nope', '/pets/1/toys', '/']) await expectError(await api.call(p), 404, 'not_found');
+    await expectError(await fetch(api.url.replace('/v1', '/v2/pets')), 404, 'not_found');
+  });
+
+  it('answers 405 with Allow for unsupported methods on known paths', async () => {
+    const res = await api.call('/pets', { method: 'DELETE' });
+    await expectError(res, 405, 'method_not_allowed');
+    expect(res.headers.get('allow')).toBe('GET, POST');
+    const one = await api.call('/pets/1', { method: 'PUT', body: '{}' });
+    await expectError(one, 405, 'method_not_allowed');
+    expect(one.headers.get('allow')).toBe('GET');
+  });
+
+  it.each([
+    ['no header', undefined],
+    ['another scheme', 'Basic dXNlcjpwYXNz'],
+    ['empty bearer', 'Bearer '],
+    ['bearer lower case', `bearer free_0123456789abcdef0123`],
+    ['unknown key', 'Bearer unknown_key_0123456789abcdef'],
+    ['key too short', 'Bearer short'],
+  ])('answers 401 for %s, on every operation, before any lookup', async (_, auth) => {
+    for (const [method, path] of [['GET', '/pets'], ['POST', '/pets'], ['GET', '/pets/1'], ['GET', '/store/orders']] as const) {
+      const res = await fetch(`${api.url}${path}`, {
+        method,
+        headers: { ...(auth ? { Authorization: auth } : {}), ...json },
+        ...(method === 'POST' ? { body: JSON.stringify({ name: 'x', categoryId: 1 }) } : {}),
+      });
+      await expectError(res, 401, 'unauthorized');
+    }
+  });
+
+  it('answers 501 for GET /store/orders', async () => {
+    await expectError(await api.call('/store/orders', { key: api.keys.business }), 501, 'not_implemented');
+  });
+});
