@@ -9,12 +9,14 @@ beforeAll(async () => {
 afterAll(() => api?.close());
 
 const json = { 'Content-Type': 'application/json' };
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const jsonOf = (r: Response): Promise<any> => r.json();
 const create = (body: unknown) => api.call('/pets', { method: 'POST', body: JSON.stringify(body), headers: json, key: api.keys.business });
 
 async function expectError(res: Response, status: number, code?: string) {
   expect(res.status).toBe(status);
   expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-  const body = await res.json();
+  const body = await jsonOf(res);
   expect(body).toEqual({ code: code ?? expect.any(String), message: expect.any(String), status });
   return body;
 }
@@ -23,7 +25,7 @@ describe('POST /pets', () => {
   it('creates a pet with a service-assigned id, default status available, and a Location', async () => {
     const res = await create({ name: 'Rex', categoryId: 7 });
     expect(res.status).toBe(201);
-    const pet = await res.json();
+    const pet = await jsonOf(res);
     expect(pet).toEqual({ id: expect.any(Number), name: 'Rex', categoryId: 7, status: 'available' });
     expect(Number.isSafeInteger(pet.id) && pet.id > 0).toBe(true);
     expect(res.headers.get('location')).toBe(`/v1/pets/${pet.id}`);
@@ -31,7 +33,7 @@ describe('POST /pets', () => {
 
   it('keeps the given status and ignores a client-sent id', async () => {
     const res = await create({ id: 424242, name: 'Tom', categoryId: 2, status: 'sold' });
-    const pet = await res.json();
+    const pet = await jsonOf(res);
     expect(res.status).toBe(201);
     expect(pet.id).not.toBe(424242);
     expect(pet.status).toBe('sold');
@@ -73,14 +75,14 @@ describe('POST /pets', () => {
 
   it('gives 40 concurrent creates 40 distinct, readable ids', async () => {
     const pets = await Promise.all(
-      Array.from({ length: 40 }, (_, i) => create({ name: `c${i}`, categoryId: 3 }).then((r) => r.json())),
+      Array.from({ length: 40 }, (_, i) => create({ name: `c${i}`, categoryId: 3 }).then(jsonOf)),
     );
     const ids = new Set(pets.map((p) => p.id));
     expect(ids.size).toBe(40);
     for (const p of pets) {
       const got = await api.call(`/pets/${p.id}`, { key: api.keys.business });
       expect(got.status).toBe(200);
-      expect(await got.json()).toEqual(p);
+      expect(await jsonOf(got)).toEqual(p);
     }
   });
 });
@@ -90,13 +92,13 @@ describe('GET /pets', () => {
     for (let i = 0; i < 25; i++) await create({ name: `p${i}`, categoryId: 1, status: i % 2 ? 'pending' : 'available' });
     const all = await api.call('/pets', { key: api.keys.pro });
     expect(all.status).toBe(200);
-    const page = await all.json();
+    const page = await jsonOf(all);
     expect(Array.isArray(page)).toBe(true);
     expect(page).toHaveLength(20);
-    const pending = await (await api.call('/pets?status=pending&limit=12', { key: api.keys.pro })).json();
+    const pending = await jsonOf(await api.call('/pets?status=pending&limit=12', { key: api.keys.pro }));
     expect(pending).toHaveLength(12);
     expect(pending.every((p: { status: string }) => p.status === 'pending')).toBe(true);
-    const three = await (await api.call('/pets?limit=3', { key: api.keys.pro })).json();
+    const three = await jsonOf(await api.call('/pets?limit=3', { key: api.keys.pro }));
     expect(three).toHaveLength(3);
   });
 
@@ -110,10 +112,10 @@ describe('GET /pets', () => {
 
 describe('GET /pets/{petId} (deprecated)', () => {
   it('returns the pet with Deprecation, Sunset and a successor Link', async () => {
-    const pet = await (await create({ name: 'Old', categoryId: 4 })).json();
+    const pet = await jsonOf(await create({ name: 'Old', categoryId: 4 }));
     const res = await api.call(`/pets/${pet.id}`, { key: api.keys.pro });
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual(pet);
+    expect(await jsonOf(res)).toEqual(pet);
     expect(res.headers.get('deprecation')).toMatch(/^@\d+$/);
     expect(res.headers.get('sunset')).toBe('Thu, 05 Dec 2030 00:00:00 GMT');
     expect(res.headers.get('link')).toMatch(/<\/v1\/pets\?status=[a-z]+>; rel="successor-version"/);
