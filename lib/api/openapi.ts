@@ -1,0 +1,301 @@
+/**
+ * The OpenAPI 3.1 document, generated from the zod schemas (lambdas/domain/schemas.ts), the route table
+ * (lib/api/routes.ts), the error codes (lambdas/domain/errors.ts) and the plans. Never hand-written: `npm run openapi`
+ * writes it to /openapi.json, and test/contract/openapi.test.ts fails when the committed file is stale.
+ *
+ * Plain data, no CDK and no Lambda runtime imports (the schemas module imports zod only).
+ */
+import { z } from 'zod';
+import { ERROR_CODES, type ErrorCode } from '../../lambdas/domain/errors.ts';
+import { ErrorObject, NewPet, PAGE_SIZE, Pet, PetStatus, Pets, MAX_BODY_BYTES } from '../../lambdas/domain/schemas.ts';
+import { PLANS, STANDARD_PLANS } from '../config/plans.ts';
+import { BASE_PATH, ROUTES, type Route } from './routes.ts';
+
+export const OPENAPI_VERSION = '3.1.0';
+export const API_VERSION = '1.0.0';
+
+/**
+ * Base URLs. lib/config/stages.ts did not carry public base URLs when this was written: these are placeholders
+ * that follow the spec's shape ({base_url}, {staging_base_url}, both ending in the version segment).
+ */
+export const SERVERS = [
+  { url: `https://api.example.com${BASE_PATH}`, description: 'Production ({base_url})' },
+  { url: `https://staging.api.example.com${BASE_PATH}`, description: 'Staging ({staging_base_url})' },
+] as const;
+
+type Json = Record<string, unknown>;
+
+const ref = (kind: 'schemas' | 'responses' | 'headers' | 'parameters', name: string) => ({ $ref: `#/components/${kind}/${name}` });
+
+/** The registered zod schemas as JSON Schema 2020-12 (OpenAPI 3.1's dialect), `$ref`-linked by their meta id. */
+function componentSchemas(): Record<string, Json> {
+  const registry = z.registry<{ id: string }>();
+  for (const s of [PetStatus, NewPet, Pet, Pets, ErrorObject]) {
+    const id = (z.globalRegistry.get(s) as { id?: string } | undefined)?.id;
+    if (!id) throw new Error('a component schema lacks .meta({ id })');
+    registry.add(s, { ...(z.globalRegistry.get(s) as Json), id });
+  }
+  const opts = { target: 'draft-2020-12' as const, uri: (id: string) => `#/components/schemas/${id}` };
+  const output = z.toJSONSchema(registry, { ...opts, io: 'output' }).schemas;
+  // Requests are read as input: unknown fields of a NewPet are ignored, so it must not forbid them.
+  const input = z.toJSONSchema(registry, { ...opts, io: 'input' }).schemas;
+  const clean = (s: Json): Json => {
+    const { $schema: _s, $id: _i, id: _id, ...rest } = s;
+    return rest;
+  };
+  const schemas: Record<string, Json> = {};
+  for (const [id, s] of Object.entries(output)) schemas[id] = clean((id === 'NewPet' ? input[id] : s) as Json);
+  // The Error object's `code` is one of ERROR_CODES; `status` is an HTTP status code.
+  const error = schemas.Error as { properties: Record<string, Json> };
+  error.properties.code = { ...error.properties.code, enum: Object.keys(ERROR_CODES) };
+  error.properties.status = { ...error.properties.status, minimum: 400, maximum: 599 };
+  return schemas;
+}
+
+const int = (description: string, example?: number): Json => ({
+  description,
+  required: true,
+  schema: { type: 'integer', minimum: 0, ...(example !== undefined ? { example } : {}) },
+});
+
+const HEADERS: Record<string, Json> = {
+  'X-RateLimit-Limit': int(
+    `The limit currently applying (requests per minute or per day, whichever binds sooner). Plans: ${STANDARD_PLANS.map((p) => `${PLANS[p].displayName} ${PLANS[p].limits!.perMinute}/min, ${PLANS[p].limits!.perDay}/day`).join('; ')}. \`0\` on errors the gateway answers before a key is known.`,
+    60,
+  ),
+  'X-RateLimit-Remaining': int('Requests left in the current window.', 59),
+  'X-RateLimit-Reset': int('Unix timestamp (seconds) at which the window resets.', 1767225660),
+  'Retry-After': int('Seconds to wait before retrying (then back off exponentially).', 30),
+  Location: { description: 'Path of the created animal.', required: true, schema: { type: 'string', example: `${BASE_PATH}/pets/1001` } },
+  LinkNext: {
+    description:
+      'RFC 8288 link to the next page, present only when a further page may exist: `<' +
+      `${BASE_PATH}/pets?limit=…&status=…&cursor=…>; rel="next"\`. The cursor is opaque, signed, bound to the status filter and expires after 24 hours. ` +
+      'The last page has no next link; a page that fills `limit` exactly may announce a next page that turns out empty.',
+    required: false,
+    schema: { type: 'string' },
+  },
+};
+
+/** Error responses every operation can give, by status, with the codes each may carry. */
+interface ErrorResponseSpec {
+  readonly status: number;
+  readonly description: string;
+  readonly codes: readonly ErrorCode[];
+  readonly retryAfter?: boolean;
+  readonly extraHeaders?: Record<string, Json>;
+}
+
+const COMMON_ERRORS: readonly ErrorResponseSpec[] = [
+  { status: 401, description: 'The API key is missing or invalid.', codes: ['unauthorized'], extraHeaders: { 'WWW-Authenticate': { description: '`Bearer` when the gateway rejects the key.', required: false, schema: { type: 'string' } } } },
+  { status: 403, description: 'The API key may not call this operation (not on a usage plan for this stage).', codes: ['forbidden'] },
+  { status: 429, description: 'Rate limit or daily quota exceeded, or the key is temporarily banned for ignoring limits. Wait for Retry-After, then back off exponentially.', codes: ['rate_limited', 'quota_exceeded', 'key_banned'], retryAfter: true },
+  { status: 500, description: 'Unexpected error.', codes: ['internal_error'] },
+  { status: 503, description: 'The service is temporarily unavailable. Retry after Retry-After seconds.', codes: ['service_unavailable'], retryAfter: true },
+];
+
+/** Error responses per operation, beyond the common ones. */
+function operationErrors(route: Route): ErrorResponseSpec[] {
+  const badRequest = (codes: ErrorCode[], description: string): ErrorResponseSpec => ({ status: 400, description, codes: [...codes, 'bad_request'] });
+  switch (route.operationId) {
+    case 'listPets':
+      return [badRequest(['validation_failed', 'invalid_cursor'], 'Invalid query parameters, or a forged, expired or mismatched cursor (`invalid_cursor`).')];
+    case 'createPet':
+      return [
+        badRequest(['validation_failed', 'invalid_json'], 'The body is missing, not valid JSON, or has missing or invalid fields.'),
+        { status: 409, description: 'A request with the same Idempotency-Key is still in progress.', codes: ['idempotency_in_progress'] },
+        { status: 413, description: `The body is larger than ${MAX_BODY_BYTES} bytes.`, codes: ['payload_too_large'] },
+        { status: 415, description: 'The body is not sent as application/json.', codes: ['unsupported_media_type'] },
+        { status: 422, description: 'The Idempotency-Key was used before with a different body.', codes: ['idempotency_key_reused'] },
+      ];
+    case 'getPet':
+      return [
+        badRequest(['validation_failed'], 'The petId is not a positive integer.'),
+        { status: 404, description: 'No animal has this id.', codes: ['not_found'] },
+        { status: 410, description: `The operation was removed at its sunset (${route.deprecation?.sunsetAt}).`, codes: ['endpoint_removed'] },
+      ];
+    default:
+      return route.notImplemented ? [{ status: 501, description: 'The operation exists but its contract is not specified yet.', codes: ['not_implemented'] }] : [];
+  }
+}
+
+function deprecationHeaders(route: Route, required: boolean): Record<string, Json> {
+  const d = route.deprecation;
+  if (!d) return {};
+  return {
+    Deprecation: {
+      description: `RFC 9745: \`@${Math.floor(Date.parse(d.deprecatedAt) / 1000)}\` (deprecated since ${d.deprecatedAt}).`,
+      required,
+      schema: { type: 'string', pattern: '^@[0-9]+$' },
+    },
+    Sunset: {
+      description: `RFC 8594: \`${new Date(d.sunsetAt).toUTCString()}\`, when the operation is removed (410 from then on).`,
+      required,
+      schema: { type: 'string' },
+    },
+    Link: {
+      description: `The successor: \`<${BASE_PATH}${d.successor}>; rel="successor-version"\`.`,
+      required,
+      schema: { type: 'string' },
+    },
+  };
+}
+
+function rateLimitHeaders(retryAfter: boolean): Record<string, Json> {
+  return {
+    'X-RateLimit-Limit': ref('headers', 'X-RateLimit-Limit'),
+    'X-RateLimit-Remaining': ref('headers', 'X-RateLimit-Remaining'),
+    'X-RateLimit-Reset': ref('headers', 'X-RateLimit-Reset'),
+    ...(retryAfter ? { 'Retry-After': ref('headers', 'Retry-After') } : {}),
+  };
+}
+
+const jsonContent = (schema: string, example?: unknown) => ({
+  'application/json': { schema: ref('schemas', schema), ...(example !== undefined ? { example } : {}) },
+});
+
+/** Statuses whose errors come from the operation's Lambda (so they carry the deprecation headers). */
+const FROM_FUNCTION = new Set([200, 201, 400, 404, 409, 410, 422, 500]);
+
+function errorResponse(route: Route, e: ErrorResponseSpec): Json {
+  const first = e.codes[0]!;
+  return {
+    description: `${e.description} Codes: ${e.codes.map((c) => `\`${c}\``).join(', ')}.`,
+    headers: { ...rateLimitHeaders(e.retryAfter ?? false), ...(e.extraHeaders ?? {}), ...deprecationHeaders(route, FROM_FUNCTION.has(e.status)) },
+    content: jsonContent('Error', { code: first, message: ERROR_CODES[first].message, status: e.status }),
+  };
+}
+
+function successResponse(route: Route): [string, Json] | undefined {
+  switch (route.operationId) {
+    case 'listPets':
+      return ['200', { description: 'A page of animals, in a stable order; further pages are announced in `Link: rel="next"`.', headers: { ...rateLimitHeaders(false), Link: ref('headers', 'LinkNext') }, content: jsonContent('Pets') }];
+    case 'createPet':
+      return ['201', { description: 'The created animal, with the id the service assigned.', headers: { ...rateLimitHeaders(false), Location: ref('headers', 'Location') }, content: jsonContent('Pet') }];
+    case 'getPet':
+      return ['200', { description: 'The animal.', headers: { ...rateLimitHeaders(false), ...deprecationHeaders(route, true) }, content: jsonContent('Pet') }];
+    default:
+      return undefined;
+  }
+}
+
+const fromMeta = (s: z.ZodType): string | undefined => (z.globalRegistry.get(s) as { description?: string } | undefined)?.description;
+
+function parameters(route: Route): Json[] | undefined {
+  if (route.operationId === 'listPets') {
+    return [
+      {
+        name: 'limit',
+        in: 'query',
+        required: false,
+        description: `Maximum number of animals returned (${PAGE_SIZE.min} to ${PAGE_SIZE.max}, default ${PAGE_SIZE.default}).`,
+        schema: { type: 'integer', minimum: PAGE_SIZE.min, maximum: PAGE_SIZE.max, default: PAGE_SIZE.default },
+      },
+      { name: 'status', in: 'query', required: false, description: 'Filters by availability.', schema: ref('schemas', 'PetStatus') },
+      {
+        name: 'cursor',
+        in: 'query',
+        required: false,
+        description: 'Opaque cursor taken from the previous page\'s `Link: rel="next"`; use that link as is. It is bound to the status filter and expires after 24 hours.',
+        schema: { type: 'string', minLength: 1, maxLength: 2048 },
+      },
+    ];
+  }
+  const params = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+  if (!params.length) return undefined;
+  return params.map((name) => ({
+    name,
+    in: 'path',
+    required: true,
+    description: name === 'petId' ? 'Identifier of the animal to retrieve.' : name,
+    schema: { type: 'integer', format: 'int64', minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
+  }));
+}
+
+const TAGS: Record<string, string> = { pets: 'Animals in the store.', store: 'Store operations.' };
+const tagOf = (route: Route) => (route.path.startsWith('/store') ? 'store' : 'pets');
+
+function operation(route: Route): Json {
+  const d = route.deprecation;
+  const responses: Record<string, Json> = {};
+  const success = successResponse(route);
+  if (success) responses[success[0]] = success[1];
+  const errors = [...operationErrors(route), ...COMMON_ERRORS].sort((a, b) => a.status - b.status);
+  for (const e of errors) responses[String(e.status)] = errorResponse(route, e);
+
+  let description = route.summary + '.';
+  if (route.operationId === 'listPets') description = 'Returns a page of animals (a bare array), optionally filtered by status. Follow `Link: rel="next"` for further pages.';
+  if (route.operationId === 'createPet') description = 'Adds an animal. Send an `Idempotency-Key` to make retries safe: a retry with the same key and body returns the first result.';
+  if (d) {
+    description =
+      `Returns one animal. **Deprecated** since ${d.deprecatedAt.slice(0, 10)}; removed on ${d.sunsetAt.slice(0, 10)} (sunset ${new Date(d.sunsetAt).toUTCString()}), ` +
+      `after which it answers 410 \`endpoint_removed\`. Use \`GET ${BASE_PATH}${d.successor.split('?')[0]}\` with the \`status\` filter instead.`;
+  }
+  if (route.notImplemented) description = `${route.summary}. Not implemented: the route exists with the same authentication, limits and headers as every other, and answers 501 \`not_implemented\` until its contract is specified.`;
+
+  const op: Json = {
+    operationId: route.operationId,
+    summary: route.summary,
+    description,
+    tags: [tagOf(route)],
+    security: [{ bearerAuth: [] }],
+  };
+  const params = parameters(route);
+  if (params) op.parameters = params;
+  if (route.operationId === 'createPet') {
+    op.parameters = [
+      {
+        name: 'Idempotency-Key',
+        in: 'header',
+        required: false,
+        description: 'Makes the create safe to retry: the same key with the same body returns the first result (201, same id); with another body 422; while the first is in flight 409.',
+        schema: { type: 'string', minLength: 1, maxLength: 255 },
+      },
+    ];
+    op.requestBody = { required: true, description: fromMeta(NewPet), content: jsonContent('NewPet', { name: 'Rex', categoryId: 1, status: 'available' }) };
+  }
+  op.responses = responses;
+  if (d) {
+    op.deprecated = true;
+    op['x-deprecated-at'] = d.deprecatedAt;
+    op['x-sunset'] = d.sunsetAt;
+    op['x-successor'] = `${BASE_PATH}${d.successor}`;
+  }
+  if (route.notImplemented) op['x-not-implemented'] = true;
+  return op;
+}
+
+/** Builds the document. Deterministic: the same inputs give byte-identical JSON. */
+export function buildOpenApi(): Json {
+  const paths: Record<string, Record<string, Json>> = {};
+  for (const r of ROUTES) (paths[r.path] ??= {})[r.method.toLowerCase()] = operation(r);
+  return {
+    openapi: OPENAPI_VERSION,
+    info: {
+      title: 'Animal Store API',
+      version: API_VERSION,
+      description:
+        'A store-inventory service for animals. Every operation requires an API key sent as `Authorization: Bearer <API_KEY>`. ' +
+        'Every response carries X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset; a 429 carries Retry-After. ' +
+        'Errors carry the Error object (`code`, `message`, `status`). Generated from the service\'s schemas and route table: do not edit by hand.',
+      contact: { name: 'Animal Store team', url: 'https://api.example.com/docs' },
+      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
+    },
+    servers: SERVERS.map((s) => ({ ...s })),
+    security: [{ bearerAuth: [] }],
+    tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
+    paths,
+    components: {
+      securitySchemes: {
+        bearerAuth: { type: 'http', scheme: 'bearer', description: 'The API key: `Authorization: Bearer <API_KEY>`.' },
+      },
+      schemas: componentSchemas(),
+      headers: HEADERS,
+    },
+  };
+}
+
+/** The document as committed: two-space JSON with a trailing newline. */
+export function renderOpenApi(): string {
+  return `${JSON.stringify(buildOpenApi(), null, 2)}\n`;
+}
