@@ -1,11 +1,22 @@
 /**
  * The composition root: domain services wired to their one storage adapter, once per container.
  */
+import { createIdempotentPetCreator } from '../domain/idempotency.ts';
 import { createPetService } from '../domain/pets.ts';
+import { dynamoIdempotencyStore } from '../storage/idempotency-store.ts';
 import { createIdAllocator, dynamoPetStore } from '../storage/pet-store.ts';
 import { dynamoLimitStore } from '../storage/limit-store.ts';
 import { dynamoKeyStore } from '../storage/key-store.ts';
+import { now } from './clock.ts';
 
-export const petService = createPetService(dynamoPetStore, createIdAllocator());
+/** One id allocator per container, shared by plain and idempotent creates (one reserved block, not two). */
+const petIds = createIdAllocator();
+export const petService = createPetService(dynamoPetStore, petIds);
+export const idempotentPetCreator = createIdempotentPetCreator({
+  store: dynamoIdempotencyStore,
+  pets: dynamoPetStore,
+  ids: petIds,
+  clock: () => now(),
+});
 export const limitStore = dynamoLimitStore;
 export const keyStore = dynamoKeyStore;

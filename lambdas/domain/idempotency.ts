@@ -1,0 +1,194 @@
+/**
+ * Idempotent create (issue #5): `POST /pets` with an `Idempotency-Key` header.
+ *
+ * Rules:
+ * - The header is optional. Without it nothing here runs (no DynamoDB request is added).
+ * - A key is 1-255 printable ASCII characters (0x20-0x7E); anything else, or the header given twice, → 400.
+ * - Keys are scoped per API key: the record is identified by (keyId, Idempotency-Key), so one client never sees
+ *   (or blocks) another client's key.
+ * - The request fingerprint is the SHA-256 of the canonical validated body (zod output, keys sorted): whitespace,
+ *   key order and unknown fields do not matter. An omitted `status` and an explicit `"status": "available"` are
+ *   different requests (the fingerprint describes what was sent, not what was stored).
+ * - Lifecycle of a record: a conditional put claims the key as IN_PROGRESS with a random claim token and an expiry
+ *   of IN_PROGRESS_MS; the pet is written together with the record's move to COMPLETED (response stored, expiry
+ *   COMPLETED_MS) in one transaction, so a pet never exists without its completed record (no crash window);
+ *   if the create fails, the IN_PROGRESS record is deleted (only if still ours and still IN_PROGRESS) so the client
+ *   can retry at once.
+ * - A record whose own expiry is in the past counts as absent (DynamoDB's TTL deletes late; `expiresAt` is
+ *   housekeeping only).
+ * - A live record with another fingerprint → 422 idempotency_key_reused (also while it is in progress);
+ *   COMPLETED with the same fingerprint → the stored response (same pet, 201); IN_PROGRESS → 409
+ *   idempotency_in_progress with Retry-After.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { AppError } from './errors.ts';
+import { createPetService, type IdAllocator, type PetStore } from './pets.ts';
+import type { NewPet, Pet } from './schemas.ts';
+
+export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
+export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
+/**
+ * How long an attempt holds a key. Longer than any create can run (API Gateway cuts requests at 29 s; storage
+ * calls are bounded at 2 s x 3 attempts), so a live attempt is never overtaken, yet a crashed one frees the key.
+ */
+export const IN_PROGRESS_MS = 30_000;
+/** How long a completed result is replayed. */
+export const COMPLETED_MS = 24 * 3_600_000;
+/** Retry-After (seconds) on 409: a create normally finishes in milliseconds. */
+export const IN_PROGRESS_RETRY_AFTER_SECONDS = 1;
+
+const KEY_PATTERN = /^[\x20-\x7E]+$/;
+
+/** Identifies one record: the caller's API key id and the client's Idempotency-Key. */
+export interface IdempotencyId {
+  readonly keyId: string;
+  readonly key: string;
+}
+
+export interface StoredResponse {
+  readonly statusCode: number;
+  readonly body: Pet;
+}
+
+export type IdempotencyRecord =
+  | { readonly status: 'IN_PROGRESS'; readonly fingerprint: string; readonly token: string; readonly expiresAtMs: number }
+  | {
+      readonly status: 'COMPLETED';
+      readonly fingerprint: string;
+      readonly token: string;
+      readonly expiresAtMs: number;
+      readonly response: StoredResponse;
+    };
+
+/** The storage port for idempotency records. One adapter implements it (lambdas/storage/idempotency-store.ts). */
+export interface IdempotencyStore {
+  /**
+   * Claims the key with an IN_PROGRESS record unless a live record (own expiry > nowMs) exists. Resolves undefined
+   * when claimed, or the live record that prevented the claim (read in the same request).
+   */
+  claim(id: IdempotencyId, record: IdempotencyRecord & { status: 'IN_PROGRESS' }, nowMs: number): Promise<IdempotencyRecord | undefined>;
+  /**
+   * Writes the pet (only if its id is free) and completes the record (only if it is still IN_PROGRESS under
+   * `token`) atomically. Resolves false when the pet id is taken (nothing written); rejects with
+   * AppError('idempotency_in_progress') when the claim was lost.
+   */
+  insertAndComplete(id: IdempotencyId, token: string, pet: Pet, response: StoredResponse, expiresAtMs: number): Promise<boolean>;
+  /** Deletes the record if it is still IN_PROGRESS under `token`; otherwise leaves it. */
+  release(id: IdempotencyId, token: string): Promise<void>;
+}
+
+type Headers = Record<string, string | undefined> | null | undefined;
+type MultiHeaders = Record<string, string[] | undefined> | null | undefined;
+
+/**
+ * The Idempotency-Key of a request (header names are case-insensitive), or undefined when absent.
+ * Throws AppError('validation_failed') for an invalid value or a header given more than once.
+ */
+export function idempotencyKeyOf(headers: Headers, multiValueHeaders?: MultiHeaders): string | undefined {
+  const lower = IDEMPOTENCY_HEADER.toLowerCase();
+  const values: string[] = [];
+  if (multiValueHeaders) {
+    for (const [k, v] of Object.entries(multiValueHeaders)) if (k.toLowerCase() === lower && v) values.push(...v);
+  }
+  if (!values.length && headers) {
+    for (const [k, v] of Object.entries(headers)) if (k.toLowerCase() === lower && v !== undefined) values.push(v);
+  }
+  if (!values.length) return undefined;
+  if (values.length > 1) throw new AppError('validation_failed', `Invalid header: ${IDEMPOTENCY_HEADER} is given more than once.`);
+  return validateIdempotencyKey(values[0]!);
+}
+
+export function validateIdempotencyKey(value: string): string {
+  if (value.length < 1 || value.length > IDEMPOTENCY_KEY_MAX_LENGTH || !KEY_PATTERN.test(value)) {
+    throw new AppError(
+      'validation_failed',
+      `Invalid header: ${IDEMPOTENCY_HEADER} must be 1-${IDEMPOTENCY_KEY_MAX_LENGTH} printable ASCII characters.`,
+    );
+  }
+  return value;
+}
+
+/** JSON with object keys sorted at every level: equal values give equal text. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** SHA-256 (hex) of the canonical validated body. */
+export function fingerprint(body: unknown): string {
+  return createHash('sha256').update(canonicalJson(body)).digest('hex');
+}
+
+export type Decision = { readonly kind: 'replay'; readonly response: StoredResponse } | { readonly kind: 'error'; readonly error: AppError };
+
+/** What to answer when a live record already holds the key. */
+export function decide(existing: IdempotencyRecord, requestFingerprint: string): Decision {
+  if (existing.fingerprint !== requestFingerprint) return { kind: 'error', error: new AppError('idempotency_key_reused') };
+  if (existing.status === 'COMPLETED') return { kind: 'replay', response: existing.response };
+  return {
+    kind: 'error',
+    error: new AppError('idempotency_in_progress', undefined, { 'Retry-After': String(IN_PROGRESS_RETRY_AFTER_SECONDS) }),
+  };
+}
+
+export interface IdempotentCreateResult {
+  readonly pet: Pet;
+  readonly statusCode: number;
+  /** True when this is the stored result of an earlier request. */
+  readonly replayed: boolean;
+}
+
+export interface IdempotentPetCreator {
+  create(input: NewPet, id: IdempotencyId): Promise<IdempotentCreateResult>;
+}
+
+export interface IdempotentPetCreatorDeps {
+  readonly store: IdempotencyStore;
+  readonly pets: PetStore;
+  readonly ids: IdAllocator;
+  readonly clock: () => number;
+  readonly newToken?: () => string;
+}
+
+/**
+ * Creates pets under an Idempotency-Key. DynamoDB requests: 2 for a first create (the claim, then one transaction
+ * writing the pet and completing the record; plus the id allocator's amortised 1/1000), 1 for a replay, a 409 or
+ * a 422 (the failed conditional claim returns the live record), 2 + the failed writes when the create fails
+ * (claim, create, release).
+ */
+export function createIdempotentPetCreator({ store, pets, ids, clock, newToken = randomUUID }: IdempotentPetCreatorDeps): IdempotentPetCreator {
+  return {
+    async create(input, id) {
+      const fp = fingerprint(input);
+      const token = newToken();
+      const now = clock();
+      const existing = await store.claim(id, { status: 'IN_PROGRESS', fingerprint: fp, token, expiresAtMs: now + IN_PROGRESS_MS }, now);
+      if (existing) {
+        const decision = decide(existing, fp);
+        if (decision.kind === 'error') throw decision.error;
+        return { pet: decision.response.body, statusCode: decision.response.statusCode, replayed: true };
+      }
+      // The pet rules stay in one place (createPetService); only the write is swapped for the atomic one.
+      const service = createPetService(
+        { ...pets, insert: (pet) => store.insertAndComplete(id, token, pet, { statusCode: 201, body: pet }, clock() + COMPLETED_MS) },
+        ids,
+      );
+      try {
+        const pet = await service.create(input);
+        return { pet, statusCode: 201, replayed: false };
+      } catch (err) {
+        // Free the key so the client can retry now. If the transaction did commit (an ambiguous timeout), the record
+        // is COMPLETED and the conditional delete leaves it: the retry then gets the stored pet. A failed release is
+        // not the client's concern: the record expires after IN_PROGRESS_MS.
+        await store.release(id, token).catch(() => undefined);
+        throw err;
+      }
+    },
+  };
+}

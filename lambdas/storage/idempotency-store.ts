@@ -1,0 +1,159 @@
+/**
+ * The DynamoDB adapter for idempotency records, in the state table: one item per (API key, Idempotency-Key),
+ * keyed `idem#<keyId>#<idempotencyKey>`, holding status, fingerprint, claim token, its own expiry `expiresAtMs`
+ * (the one that decides) and `expiresAt` (TTL, seconds; housekeeping only, DynamoDB deletes late).
+ *
+ * DynamoDB requests (the rules are in lambdas/domain/idempotency.ts):
+ * - claim: 1 conditional PutItem. When a live record holds the key, the failed condition returns that record
+ *   (ReturnValuesOnConditionCheckFailure), so a replay, a 409 or a 422 costs this one request and no read.
+ * - insertAndComplete: 1 TransactWriteItems (pet Put if the id is free + record Update if still ours and in
+ *   progress); transactional writes cost 2 WCU per item. Retried (fresh request) only on a transaction conflict.
+ * - release: 1 conditional DeleteItem, only after a failed create.
+ * So a first create with the header is 2 requests (3 before it: + the rate limiter's 1; + the id allocator's 1 per
+ * 1000 pets) against 1 without the header.
+ */
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ConditionalCheckFailedException, TransactionCanceledException, TransactionConflictException } from '@aws-sdk/client-dynamodb';
+import { DeleteCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { AppError, UnavailableError } from '../domain/errors.ts';
+import type { IdempotencyId, IdempotencyRecord, IdempotencyStore } from '../domain/idempotency.ts';
+import type { Pet } from '../domain/schemas.ts';
+import { doc, guarded, tableNames } from './client.ts';
+
+const CONFLICT_ATTEMPTS = 3;
+
+export const idempotencyPk = ({ keyId, key }: IdempotencyId): string => `idem#${keyId}#${key}`;
+
+const ttlSeconds = (ms: number): number => Math.ceil(ms / 1000);
+
+function toRecord(item: Record<string, unknown>): IdempotencyRecord {
+  const base = {
+    fingerprint: String(item.fingerprint),
+    token: String(item.token),
+    expiresAtMs: Number(item.expiresAtMs),
+  };
+  if (item.status === 'COMPLETED') {
+    const r = item.response as { statusCode: number; body: Pet };
+    const b = r.body;
+    return {
+      ...base,
+      status: 'COMPLETED',
+      response: {
+        statusCode: Number(r.statusCode),
+        body: { id: Number(b.id), name: b.name, categoryId: Number(b.categoryId), status: b.status },
+      },
+    };
+  }
+  return { ...base, status: 'IN_PROGRESS' };
+}
+
+const inProgress = () => new AppError('idempotency_in_progress', undefined, { 'Retry-After': '1' });
+
+export const dynamoIdempotencyStore: IdempotencyStore = {
+  async claim(id, record, nowMs) {
+    try {
+      await guarded(() =>
+        doc.send(
+          new PutCommand({
+            TableName: tableNames.state,
+            Item: {
+              pk: idempotencyPk(id),
+              status: record.status,
+              fingerprint: record.fingerprint,
+              token: record.token,
+              expiresAtMs: record.expiresAtMs,
+              expiresAt: ttlSeconds(record.expiresAtMs),
+            },
+            // A record past its own expiry counts as absent and is overwritten.
+            ConditionExpression: 'attribute_not_exists(pk) OR expiresAtMs <= :now',
+            ExpressionAttributeValues: { ':now': nowMs },
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        ),
+      );
+      return undefined;
+    } catch (err) {
+      // The document client does not unmarshall the item that comes with a failed condition.
+      if (err instanceof ConditionalCheckFailedException && err.Item) return toRecord(unmarshall(err.Item));
+      // The record is being completed by a transaction right now: the first request is still in flight.
+      if (err instanceof TransactionConflictException) throw inProgress();
+      throw err;
+    }
+  },
+
+  async insertAndComplete(id, token, pet, response, expiresAtMs) {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await guarded(() =>
+          doc.send(
+            new TransactWriteCommand({
+              // Makes the SDK's own retries of this request idempotent (a timed-out attempt that did commit).
+              ClientRequestToken: randomUUID(),
+              TransactItems: [
+                { Put: { TableName: tableNames.pets, Item: pet, ConditionExpression: 'attribute_not_exists(id)' } },
+                {
+                  Update: {
+                    TableName: tableNames.state,
+                    Key: { pk: idempotencyPk(id) },
+                    UpdateExpression: 'SET #s = :done, #r = :resp, expiresAtMs = :exp, expiresAt = :ttl',
+                    ConditionExpression: '#s = :progress AND #t = :token',
+                    ExpressionAttributeNames: { '#s': 'status', '#r': 'response', '#t': 'token' },
+                    ExpressionAttributeValues: {
+                      ':done': 'COMPLETED',
+                      ':progress': 'IN_PROGRESS',
+                      ':token': token,
+                      ':resp': response,
+                      ':exp': expiresAtMs,
+                      ':ttl': ttlSeconds(expiresAtMs),
+                    },
+                  },
+                },
+              ],
+            }),
+          ),
+        );
+        return true;
+      } catch (err) {
+        if (!(err instanceof TransactionCanceledException)) throw err;
+        const [petReason, recordReason] = (err.CancellationReasons ?? []).map((r) => r?.Code ?? 'None');
+        // Our claim was taken over (it expired): another attempt owns the key now.
+        if (recordReason === 'ConditionalCheckFailed') throw inProgress();
+        if (petReason === 'ConditionalCheckFailed') return false; // the id is taken: the caller tries another
+        if (petReason === 'TransactionConflict' || recordReason === 'TransactionConflict') {
+          // A concurrent single write touched an item (e.g. a duplicate's failing claim): short jittered retry.
+          if (attempt < CONFLICT_ATTEMPTS) {
+            await sleep(10 * attempt + Math.floor(Math.random() * 20));
+            continue;
+          }
+          throw new UnavailableError('TransactionConflict');
+        }
+        if ([petReason, recordReason].some((c) => c === 'ThrottlingError' || c === 'ProvisionedThroughputExceeded')) {
+          throw new UnavailableError(petReason === 'None' ? recordReason! : petReason!);
+        }
+        throw err;
+      }
+    }
+  },
+
+  async release(id, token) {
+    try {
+      await guarded(() =>
+        doc.send(
+          new DeleteCommand({
+            TableName: tableNames.state,
+            Key: { pk: idempotencyPk(id) },
+            ConditionExpression: '#s = :progress AND #t = :token',
+            ExpressionAttributeNames: { '#s': 'status', '#t': 'token' },
+            ExpressionAttributeValues: { ':progress': 'IN_PROGRESS', ':token': token },
+          }),
+        ),
+      );
+    } catch (err) {
+      // Completed (an ambiguous failure that did commit) or taken over: not ours to delete.
+      if (err instanceof ConditionalCheckFailedException) return;
+      throw err;
+    }
+  },
+};
