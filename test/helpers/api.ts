@@ -6,12 +6,19 @@ import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
 import type { PlanName } from '../../lib/config/plans.ts';
 import { startLocalApi, type LocalApi, type LocalApiOptions } from '../../lib/local/app.ts';
+import { checkResponse } from './contract.ts';
 
 export interface TestApi extends LocalApi {
   /** A ready key for each plan (free, pro, business). */
   readonly keys: Record<Exclude<PlanName, 'enterprise'>, string>;
-  /** fetch relative to the base URL (`/pets`), with the Free key unless `key` is given ('' = none). */
-  call(path: string, init?: RequestInit & { key?: string }): Promise<Response>;
+  /**
+   * fetch relative to the base URL (`/pets`), with the Free key unless `key` is given ('' = none). Every response is
+   * validated against openapi.json (test/helpers/contract.ts) unless `contract: false`: a response the document
+   * does not allow fails the test.
+   */
+  call(path: string, init?: RequestInit & { key?: string; contract?: boolean }): Promise<Response>;
+  /** A fetch for clients under test (e.g. the typed client): same contract validation, absolute URLs. */
+  readonly fetch: typeof fetch;
 }
 
 export function uniquePrefix(): string {
@@ -32,18 +39,31 @@ export async function startTestApi(opts: LocalApiOptions = {}): Promise<TestApi>
       { key: keys.pro, plan: 'pro' },
       { key: keys.business, plan: 'business' },
     ],
-    env: { CURSOR_SECRET: 'test-cursor-secret-0123456789', ...opts.env },
+    env: { CURSOR_SECRET: 'test-cursor-secret-0123456789', DYNAMODB_TIMEOUT_MS: '8000', ...opts.env },
     ...opts,
   });
   return {
     ...api,
     keys,
-    call(path, init = {}) {
-      const { key = keys.free, ...rest } = init;
+    async call(path, init = {}) {
+      const { key = keys.free, contract = true, ...rest } = init;
       const headers = new Headers(rest.headers);
       if (key) headers.set('Authorization', `Bearer ${key}`);
       if (typeof rest.body === 'string' && !headers.has('content-type')) headers.set('Content-Type', 'application/json');
-      return fetch(`${api.url}${path}`, { ...rest, headers });
+      const res = await fetch(`${api.url}${path}`, { ...rest, headers });
+      if (contract) await checkResponse(rest.method ?? 'GET', path, res);
+      return res;
     },
+    fetch: contractFetch(api.url),
+  };
+}
+
+/** A fetch that validates every response below `baseUrl` against openapi.json. */
+export function contractFetch(baseUrl: string): typeof fetch {
+  return async (input, init) => {
+    const req = new Request(input, init);
+    const res = await fetch(req);
+    if (req.url.startsWith(`${baseUrl}/`)) await checkResponse(req.method, req.url.slice(baseUrl.length), res);
+    return res;
   };
 }
