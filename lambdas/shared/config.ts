@@ -12,6 +12,8 @@ const Env = z.object({
   AWS_REGION: z.string().min(1).default('us-east-1'),
   /** Set locally (DynamoDB Local); unset in AWS. */
   DYNAMODB_ENDPOINT: z.url().optional(),
+  /** Per-attempt DynamoDB request timeout (3 attempts at most): bounded well under API Gateway's 29 s. */
+  DYNAMODB_TIMEOUT_MS: z.coerce.number().int().min(100).max(8_000).default(2_000),
   /** Per-stage secret that signs pagination cursors. */
   CURSOR_SECRET: z.string().min(16).default('local-development-cursor-secret'),
   /** Set to "off" to bypass the rate limiter (benchmarks measure its overhead this way; never in a stage). */

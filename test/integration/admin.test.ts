@@ -1,0 +1,181 @@
+/**
+ * Issue #4: the admin tool end to end against DynamoDB Local (its --local target, with the local gateway serving
+ * the keys it writes), and its API Gateway calls against aws-sdk-client-mock (no local engine exists for that
+ * control plane): the exact calls, and the rollback when a step fails.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { mockClient } from 'aws-sdk-client-mock';
+import {
+  APIGatewayClient,
+  CreateApiKeyCommand,
+  CreateUsagePlanCommand,
+  CreateUsagePlanKeyCommand,
+  DeleteApiKeyCommand,
+  DeleteUsagePlanKeyCommand,
+} from '@aws-sdk/client-api-gateway';
+import { runAdmin, realDeps } from '../../lib/admin/cli.ts';
+import { awsKeyGateway } from '../../lib/admin/gateway.ts';
+import { keyAdmin, type AdminDeps } from '../../lib/admin/service.ts';
+import { startTestApi, uniquePrefix, type TestApi } from '../helpers/api.ts';
+
+let api: TestApi;
+let localDeps: AdminDeps;
+
+async function admin(...args: string[]) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runAdmin([...args, '--local'], { out: (l) => out.push(l), err: (l) => err.push(l) }, async () => localDeps);
+  return { code, out: out.join('\n'), err: err.join('\n') };
+}
+const json = async (...args: string[]) => {
+  const r = await admin(...args, '--json');
+  expect(r.err).toBe('');
+  return JSON.parse(r.out);
+};
+const limitOf = async (key: string) => (await api.call('/pets', { key })).headers.get('x-ratelimit-limit');
+
+beforeAll(async () => {
+  const prefix = uniquePrefix();
+  api = await startTestApi({ tablePrefix: prefix });
+  process.env.ANIMAL_STORE_DYNAMODB_PORT = new URL(api.dynamoEndpoint).port;
+  process.env.ANIMAL_STORE_TABLE_PREFIX = prefix;
+  localDeps = await realDeps({ local: true });
+});
+afterAll(() => api?.close());
+
+describe('admin tool on DynamoDB Local', () => {
+  it('creates a Pro key the API accepts with limit 300, moves it between plans, rotates and revokes it', async () => {
+    const created = await json('keys', 'create', '--owner', 'acme', '--plan', 'pro');
+    expect(created).toMatchObject({ owner: 'acme', plan: 'pro', status: 'active', limits: { perMinute: 300, perDay: 10_000 } });
+    expect(created.key).toMatch(/^ask_[A-Za-z0-9_-]{43}$/);
+    expect(created).not.toHaveProperty('hash');
+    expect(await limitOf(created.key)).toBe('300');
+
+    const human = await admin('keys', 'show', created.keyId);
+    expect(human.out).toContain(created.keyId);
+    expect(human.out).not.toContain(created.key);
+
+    expect(await json('keys', 'set-plan', created.keyId, 'enterprise', '--per-minute', '7', '--per-day', '70')).toMatchObject({
+      plan: 'enterprise',
+      limits: { perMinute: 7, perDay: 70 },
+    });
+    expect(await limitOf(created.key)).toBe('7');
+    expect(await json('keys', 'set-plan', created.keyId, 'free')).toMatchObject({ plan: 'free', limits: { perMinute: 60 } });
+    expect(await limitOf(created.key)).toBe('60');
+
+    const usage = await json('keys', 'usage', created.keyId);
+    expect(usage.day.count).toBe(3);
+
+    const rotated = await json('keys', 'rotate', created.keyId);
+    expect(rotated.keyId).toBe(created.keyId);
+    expect(rotated.key).not.toBe(created.key);
+    expect((await api.call('/pets', { key: created.key })).status).toBe(401);
+    expect((await api.call('/pets', { key: rotated.key })).status).toBe(200);
+
+    expect(await json('keys', 'revoke', created.keyId)).toMatchObject({ status: 'revoked' });
+    expect((await api.call('/pets', { key: rotated.key })).status).toBe(401);
+    const listed = await json('keys', 'list', '--owner', 'acme');
+    expect(listed).toHaveLength(1);
+    expect(listed[0]).toMatchObject({ keyId: created.keyId, status: 'revoked' });
+  });
+
+  it.each([
+    [['keys', 'create', '--plan', 'pro'], /--owner is required/],
+    [['keys', 'create', '--owner', 'x', '--plan', 'gold'], /unknown plan "gold"/],
+    [['keys', 'create', '--owner', 'x', '--plan', 'enterprise'], /needs --per-minute/],
+    [['keys', 'create', '--owner', 'x', '--plan', 'enterprise', '--per-minute=-5', '--per-day', '10'], /--per-minute must be/],
+    [['keys', 'create', '--owner', 'x', '--plan', 'pro', '--per-minute', '5'], /enterprise plan only/],
+    [['keys', 'show', 'key_missing'], /no key with id key_missing/],
+    [['keys', 'revoke'], /needs a key id/],
+    [['keys', 'explode'], /unknown command/],
+  ])('rejects %j with one clear line and a non-zero exit', async (args, message) => {
+    const before = (await json('keys', 'list')).length;
+    const r = await admin(...args);
+    expect(r.code).not.toBe(0);
+    expect(r.err).toMatch(message);
+    expect(r.err.split('\n')).toHaveLength(1);
+    expect((await json('keys', 'list')).length).toBe(before);
+  });
+
+  it('refuses to run without exactly one target', async () => {
+    const err: string[] = [];
+    const code = await runAdmin(['keys', 'list'], { out: () => undefined, err: (l) => err.push(l) }, async () => localDeps);
+    expect(code).toBe(1);
+    expect(err[0]).toMatch(/--local or --stage/);
+  });
+});
+
+describe('admin tool against API Gateway (aws-sdk-client-mock)', () => {
+  const apigw = mockClient(APIGatewayClient);
+  const plans = { free: 'plan-free', pro: 'plan-pro', business: 'plan-business' };
+  let deps: AdminDeps;
+
+  beforeEach(() => {
+    apigw.reset();
+    apigw.on(CreateApiKeyCommand).resolves({ id: 'apikey-1' });
+    apigw.on(CreateUsagePlanCommand).resolves({ id: 'plan-acme' });
+    deps = {
+      ...localDeps,
+      stage: 'staging',
+      usagePlans: plans,
+      gateway: awsKeyGateway(new APIGatewayClient({ region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'y' } }), { apiId: 'api123', stage: 'v1' }),
+    };
+  });
+
+  it('creates the API key with the client key as its value and puts it on the plan', async () => {
+    const { key, record } = await keyAdmin(deps).create({ owner: 'acme', plan: 'business' });
+    expect(apigw.commandCalls(CreateApiKeyCommand)[0]!.args[0].input).toEqual({ name: `animal-store-${record.keyId}`, value: key, enabled: true });
+    expect(apigw.commandCalls(CreateUsagePlanKeyCommand)[0]!.args[0].input).toEqual({ usagePlanId: 'plan-business', keyId: 'apikey-1', keyType: 'API_KEY' });
+    expect(record.apiGatewayKeyId).toBe('apikey-1');
+  });
+
+  it('gives Enterprise keys a usage plan of their own with their limits', async () => {
+    await keyAdmin(deps).create({ owner: 'bigco', plan: 'enterprise', perMinute: 6000, perDay: 5_000_000 });
+    expect(apigw.commandCalls(CreateUsagePlanCommand)[0]!.args[0].input).toMatchObject({
+      apiStages: [{ apiId: 'api123', stage: 'v1' }],
+      throttle: { rateLimit: 100, burstLimit: 6000 },
+      quota: { limit: 5_000_000, period: 'DAY' },
+    });
+    expect(apigw.commandCalls(CreateUsagePlanKeyCommand)[0]!.args[0].input).toMatchObject({ usagePlanId: 'plan-acme' });
+  });
+
+  it('rolls back the API key when the usage plan step fails, and writes no record', async () => {
+    apigw.on(CreateUsagePlanKeyCommand).rejects(new Error('TooManyRequestsException'));
+    const before = (await localDeps.store.list()).length;
+    await expect(keyAdmin(deps).create({ owner: 'acme', plan: 'pro' })).rejects.toThrow('TooManyRequests');
+    expect(apigw.commandCalls(DeleteApiKeyCommand).map((c) => c.args[0].input)).toEqual([{ apiKey: 'apikey-1' }]);
+    expect((await localDeps.store.list()).length).toBe(before);
+  });
+
+  it('rolls back the gateway steps when the DynamoDB write fails', async () => {
+    const failing = { ...deps, store: { ...deps.store, put: () => Promise.reject(new Error('write failed')) } };
+    await expect(keyAdmin(failing).create({ owner: 'acme', plan: 'pro' })).rejects.toThrow('write failed');
+    expect(apigw.commandCalls(DeleteUsagePlanKeyCommand).map((c) => c.args[0].input)).toEqual([{ usagePlanId: 'plan-pro', keyId: 'apikey-1' }]);
+    expect(apigw.commandCalls(DeleteApiKeyCommand)).toHaveLength(1);
+  });
+
+  it('moves a key out of its old plan before adding it to the new one, and restores it when the move fails', async () => {
+    const admin = keyAdmin(deps);
+    const { record } = await admin.create({ owner: 'mover', plan: 'free' });
+    apigw.resetHistory();
+    await admin.setPlan(record.keyId, { plan: 'pro' });
+    const calls = apigw.calls().map((c) => [c.args[0].constructor.name, c.args[0].input]);
+    expect(calls).toEqual([
+      ['DeleteUsagePlanKeyCommand', { usagePlanId: 'plan-free', keyId: 'apikey-1' }],
+      ['CreateUsagePlanKeyCommand', { usagePlanId: 'plan-pro', keyId: 'apikey-1', keyType: 'API_KEY' }],
+    ]);
+    apigw.resetHistory();
+    apigw.on(CreateUsagePlanKeyCommand, { usagePlanId: 'plan-business' }).rejects(new Error('boom'));
+    await expect(admin.setPlan(record.keyId, { plan: 'business' })).rejects.toThrow('boom');
+    expect(apigw.commandCalls(CreateUsagePlanKeyCommand).map((c) => c.args[0].input.usagePlanId)).toEqual(['plan-business', 'plan-pro']);
+    expect((await admin.show(record.keyId)).plan).toBe('pro');
+  });
+
+  it('revokes in DynamoDB first, so a gateway failure never leaves the key active', async () => {
+    const admin = keyAdmin(deps);
+    const { record } = await admin.create({ owner: 'leaver', plan: 'pro' });
+    apigw.on(DeleteApiKeyCommand).rejects(new Error('gateway down'));
+    await expect(admin.revoke(record.keyId)).rejects.toThrow('gateway down');
+    expect((await admin.show(record.keyId)).status).toBe('revoked');
+  });
+});

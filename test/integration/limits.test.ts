@@ -1,0 +1,129 @@
+/** Issue #4: plans and rate limits, against DynamoDB Local and over HTTP through the local gateway. */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { BAN_POLICY } from '../../lib/config/plans.ts';
+import { startTestApi, type TestApi } from '../helpers/api.ts';
+
+let api: TestApi;
+let limits: typeof import('../../lambdas/storage/limit-store.ts').dynamoLimitStore;
+let windowsAt: typeof import('../../lambdas/domain/rate-limit.ts').windowsAt;
+let clock: typeof import('../../lambdas/shared/clock.ts');
+
+beforeAll(async () => {
+  api = await startTestApi();
+  ({ dynamoLimitStore: limits } = await import('../../lambdas/storage/limit-store.ts'));
+  ({ windowsAt } = await import('../../lambdas/domain/rate-limit.ts'));
+  clock = await import('../../lambdas/shared/clock.ts');
+});
+afterAll(() => api?.close());
+afterEach(() => clock.resetClock());
+
+let t0 = Date.UTC(2027, 0, 1, 12, 0, 0);
+/** A fresh minute far from the others, so tests never share windows. */
+function freshMinute(): number {
+  t0 += 3 * 86_400_000;
+  return t0;
+}
+
+describe('limiter on DynamoDB Local', () => {
+  const plan = { perMinute: 5, perDay: 8 };
+
+  it('counts both windows and rolls the minute over', async () => {
+    const start = freshMinute();
+    const subject = 'count';
+    const seen = [];
+    for (let i = 0; i < 6; i++) seen.push(await limits.consume(subject, plan, windowsAt(start + i)));
+    expect(seen.map((c) => c.allowed)).toEqual([true, true, true, true, true, false]);
+    expect(seen[4]).toMatchObject({ minuteCount: 5, dayCount: 5 });
+    expect(seen[5]).toMatchObject({ allowed: false, reason: 'minute' });
+    // Next minute: the minute window opens again, the day keeps counting until its limit.
+    const next = [];
+    for (let i = 0; i < 4; i++) next.push(await limits.consume(subject, plan, windowsAt(start + 60_000 + i)));
+    expect(next.map((c) => c.allowed)).toEqual([true, true, true, false]);
+    expect(next[3]).toMatchObject({ allowed: false, reason: 'day', dayCount: 8 });
+    // Next day: both windows are fresh.
+    expect(await limits.consume(subject, plan, windowsAt(start + 86_400_000))).toMatchObject({ allowed: true, minuteCount: 1, dayCount: 1 });
+  });
+
+  it('admits exactly the limit out of 200 parallel requests on a fresh window', async () => {
+    const w = windowsAt(freshMinute());
+    const results = await Promise.all(Array.from({ length: 200 }, () => limits.consume('parallel', { perMinute: 60, perDay: 1000 }, w)));
+    expect(results.filter((r) => r.allowed)).toHaveLength(60);
+    const counts = results.filter((r) => r.allowed).map((r) => (r as { minuteCount: number }).minuteCount).sort((a, b) => a - b);
+    expect(counts).toEqual(Array.from({ length: 60 }, (_, i) => i + 1));
+    expect((await limits.usage('parallel', w)).dayCount).toBe(60); // rejected requests consumed nothing
+  });
+
+  it('bans a key that keeps calling while limited, until the ban ends, without touching other keys', async () => {
+    const start = freshMinute();
+    const w = windowsAt(start);
+    const tight = { perMinute: 2, perDay: 1000 };
+    await limits.consume('banned', tight, w);
+    await limits.consume('banned', tight, w);
+    const rejected = [];
+    for (let i = 0; i < BAN_POLICY.rejectionsInWindow; i++) rejected.push(await limits.consume('banned', tight, w));
+    expect(rejected.every((r) => !r.allowed && r.reason === 'minute')).toBe(true);
+    const during = await limits.consume('banned', tight, windowsAt(start + 5 * 60_000));
+    expect(during).toMatchObject({ allowed: false, reason: 'banned', banUntil: w.nowSec + BAN_POLICY.banSeconds });
+    expect(await limits.consume('neighbour', tight, w)).toMatchObject({ allowed: true });
+    const after = await limits.consume('banned', tight, windowsAt((w.nowSec + BAN_POLICY.banSeconds) * 1000));
+    expect(after).toMatchObject({ allowed: true });
+  });
+});
+
+describe('limits over HTTP', () => {
+  const rl = (r: Response) => ({
+    limit: r.headers.get('x-ratelimit-limit'),
+    remaining: r.headers.get('x-ratelimit-remaining'),
+    reset: r.headers.get('x-ratelimit-reset'),
+  });
+
+  it('shows the plan limit: Free 60, Pro 300, Business 1000', async () => {
+    clock.setClock(() => freshMinute());
+    expect(rl(await api.call('/pets', { key: api.keys.free })).limit).toBe('60');
+    expect(rl(await api.call('/pets', { key: api.keys.pro })).limit).toBe('300');
+    expect(rl(await api.call('/pets', { key: api.keys.business })).limit).toBe('1000');
+  });
+
+  it('carries X-RateLimit-* on 200, 201, 400, 401, 404, 405, 501 and 429 responses', async () => {
+    const now = freshMinute();
+    clock.setClock(() => now);
+    const reset = String(Math.floor(now / 1000) - (Math.floor(now / 1000) % 60) + 60);
+    const responses = [
+      await api.call('/pets'),
+      await api.call('/pets', { method: 'POST', body: JSON.stringify({ name: 'a', categoryId: 1 }) }),
+      await api.call('/pets?limit=0'),
+      await api.call('/pets/987654321'),
+      await api.call('/store/orders'),
+      await api.call('/pets', { key: '' }),
+      await api.call('/unknown'),
+      await api.call('/pets', { method: 'DELETE' }),
+    ];
+    expect(responses.map((r) => r.status)).toEqual([200, 201, 400, 404, 501, 401, 404, 405]);
+    for (const r of responses) {
+      const h = rl(r);
+      expect(Number(h.limit)).toBeGreaterThan(0);
+      expect(Number(h.remaining)).toBeGreaterThanOrEqual(0);
+      expect(Number(h.reset)).toBeGreaterThan(now / 1000 - 1);
+    }
+    // The counted ones (authenticated) count down in the Free key's minute window.
+    expect(responses.slice(0, 5).map((r) => rl(r).remaining)).toEqual(['59', '58', '57', '56', '55']);
+    expect(rl(responses[0]!).reset).toBe(reset);
+  });
+
+  it("answers 429 with the Error object and Retry-After past a Free key's 60/min, and resets in the next minute", async () => {
+    const now = freshMinute() + 15_000; // 45 s left in the minute
+    clock.setClock(() => now);
+    const results = [];
+    for (let i = 0; i < 61; i++) results.push(await api.call('/pets?limit=1'));
+    expect(results.slice(0, 60).every((r) => r.status === 200)).toBe(true);
+    const over = results[60]!;
+    expect(over.status).toBe(429);
+    expect(await over.json()).toEqual({ code: 'rate_limited', message: expect.stringMatching(/60 requests per minute/), status: 429 });
+    expect(over.headers.get('retry-after')).toBe('45');
+    expect(rl(over)).toEqual({ limit: '60', remaining: '0', reset: String(Math.floor(now / 1000) + 45) });
+    clock.setClock(() => now + 45_000);
+    const next = await api.call('/pets?limit=1');
+    expect(next.status).toBe(200);
+    expect(rl(next).remaining).toBe('59');
+  });
+});
