@@ -8,7 +8,11 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { config } from '../shared/config.ts';
 import { UnavailableError } from '../domain/errors.ts';
 
-export const TIMEOUTS = { connectionMs: 1_000, requestMs: config.DYNAMODB_TIMEOUT_MS, maxAttempts: 3 } as const;
+export const TIMEOUTS = {
+  connectionMs: Math.ceil(config.DYNAMODB_TIMEOUT_MS / 2),
+  requestMs: config.DYNAMODB_TIMEOUT_MS,
+  maxAttempts: 3,
+} as const;
 
 export const ddb = new DynamoDBClient({
   region: config.AWS_REGION,
