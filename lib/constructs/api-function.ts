@@ -1,0 +1,95 @@
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { fileURLToPath } from 'node:url';
+import { BUNDLING } from '../config/bundling.ts';
+import type { LogLevel } from '../config/stages.ts';
+
+const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+export interface ApiFunctionProps {
+  /** Handler module relative to the repository root (from lib/api/routes.ts); it exports `handler`. */
+  readonly entry: string;
+  /** Used for the description, the Powertools service dimension and construct ids. */
+  readonly operationId: string;
+  /** Stage name, passed as STAGE. */
+  readonly stage: string;
+  /** Extra environment (table names, secrets). @default - none */
+  readonly environment?: Readonly<Record<string, string>>;
+  /** @default 'INFO' */
+  readonly logLevel?: LogLevel;
+  /** @default RetentionDays.ONE_MONTH */
+  readonly logRetention?: RetentionDays;
+  /** Of the log group. @default RemovalPolicy.RETAIN */
+  readonly removalPolicy?: RemovalPolicy;
+  /** @default 512 */
+  readonly memorySize?: number;
+  /** Well under API Gateway's 29 s integration timeout. @default Duration.seconds(10) */
+  readonly timeout?: Duration;
+}
+
+/**
+ * One Lambda function for one operation (or the authorizer): Node.js 24 on arm64, bundled by the local esbuild
+ * with the project's one bundling config, X-Ray tracing, Powertools settings, and its own log group with a
+ * retention (no log-retention custom resource). Its role may write to that log group and send traces, nothing
+ * else (no AWSLambdaBasicExecutionRole); table grants are added by the caller.
+ */
+export class ApiFunction extends Construct {
+  readonly function: NodejsFunction;
+
+  constructor(scope: Construct, id: string, props: ApiFunctionProps) {
+    super(scope, id);
+    const logGroup = new LogGroup(this, 'Logs', {
+      retention: props.logRetention ?? RetentionDays.ONE_MONTH,
+      removalPolicy: props.removalPolicy ?? RemovalPolicy.RETAIN,
+    });
+    const role = new Role(this, 'Role', {
+      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      description: `Animal Store ${props.stage}: ${props.operationId}`,
+    });
+    role.addToPrincipalPolicy(
+      new PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [logGroup.logGroupArn] }),
+    );
+    this.function = new NodejsFunction(this, 'Function', {
+      role,
+      entry: `${PROJECT_ROOT}${props.entry}`,
+      projectRoot: PROJECT_ROOT,
+      depsLockFilePath: `${PROJECT_ROOT}package-lock.json`,
+      handler: 'handler',
+      description: `Animal Store ${props.stage}: ${props.operationId}`,
+      runtime: Runtime.NODEJS_24_X,
+      architecture: Architecture.ARM_64,
+      memorySize: props.memorySize ?? 512,
+      timeout: props.timeout ?? Duration.seconds(10),
+      tracing: Tracing.ACTIVE,
+      logGroup,
+      awsSdkConnectionReuse: false,
+      environment: {
+        STAGE: props.stage,
+        NODE_OPTIONS: '--enable-source-maps',
+        POWERTOOLS_SERVICE_NAME: 'animal-store',
+        POWERTOOLS_LOG_LEVEL: props.logLevel ?? 'INFO',
+        POWERTOOLS_METRICS_NAMESPACE: 'AnimalStore',
+        ...props.environment,
+      },
+      bundling: {
+        target: BUNDLING.target,
+        format: OutputFormat.ESM,
+        minify: BUNDLING.minify,
+        sourceMap: BUNDLING.sourceMap,
+        mainFields: [...BUNDLING.mainFields],
+        externalModules: [...BUNDLING.externalModules],
+        bundleAwsSDK: true,
+        banner: BUNDLING.banner,
+        forceDockerBundling: false,
+      },
+    });
+    Validations.of(role).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason: 'X-Ray tracing (Tracing.ACTIVE): xray:PutTraceSegments and xray:PutTelemetryRecords support no resource-level permissions, so AWS requires Resource "*".',
+    });
+  }
+}

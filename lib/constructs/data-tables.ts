@@ -1,0 +1,59 @@
+import { RemovalPolicy } from 'aws-cdk-lib';
+import { AttributeType, Billing, TableEncryptionV2, TableV2, type Attribute } from 'aws-cdk-lib/aws-dynamodb';
+import { Construct } from 'constructs';
+import { TABLES, type KeyAttribute, type TableDefinition } from '../../lambdas/storage/tables.ts';
+
+export interface DataTablesProps {
+  /** @default RemovalPolicy.RETAIN */
+  readonly removalPolicy?: RemovalPolicy;
+  /** @default true */
+  readonly deletionProtection?: boolean;
+}
+
+const attribute = (a: KeyAttribute): Attribute => ({
+  name: a.name,
+  type: a.type === 'N' ? AttributeType.NUMBER : AttributeType.STRING,
+});
+
+/**
+ * Every table of lambdas/storage/tables.ts: on-demand, encrypted with an AWS-owned key, point-in-time recovery on,
+ * TTL where the definition names an attribute. Physical names are left to CloudFormation.
+ */
+export class DataTables extends Construct {
+  /** Tables by their definition id (`Pets`, `ApiKeys`, `State`). */
+  private readonly byId = new Map<string, TableV2>();
+
+  constructor(scope: Construct, id: string, props: DataTablesProps = {}) {
+    super(scope, id);
+    for (const def of TABLES as readonly TableDefinition[]) {
+      const table = new TableV2(this, def.id, {
+        partitionKey: attribute(def.partitionKey),
+        ...(def.sortKey ? { sortKey: attribute(def.sortKey) } : {}),
+        billing: Billing.onDemand(),
+        encryption: TableEncryptionV2.awsManagedKey(),
+        pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+        ...(def.ttlAttribute ? { timeToLiveAttribute: def.ttlAttribute } : {}),
+        globalSecondaryIndexes: def.indexes.map((ix) => ({
+          indexName: ix.indexName,
+          partitionKey: attribute(ix.partitionKey),
+          ...(ix.sortKey ? { sortKey: attribute(ix.sortKey) } : {}),
+        })),
+        removalPolicy: props.removalPolicy ?? RemovalPolicy.RETAIN,
+        deletionProtection: props.deletionProtection ?? true,
+      });
+      this.byId.set(def.id, table);
+    }
+  }
+
+  /** The table built from a definition. */
+  table(def: Pick<TableDefinition, 'id'>): TableV2 {
+    const table = this.byId.get(def.id);
+    if (!table) throw new Error(`No table for definition ${def.id}`);
+    return table;
+  }
+
+  /** Each definition with its table (for env vars and outputs). */
+  entries(): { def: TableDefinition; table: TableV2 }[] {
+    return (TABLES as readonly TableDefinition[]).map((def) => ({ def, table: this.table(def) }));
+  }
+}

@@ -1,0 +1,229 @@
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import {
+  AccessLogFormat,
+  ApiKeySourceType,
+  AuthorizationType,
+  CfnDocumentationPart,
+  Cors,
+  EndpointType,
+  IdentitySource,
+  LambdaIntegration,
+  LogGroupLogDestination,
+  MethodLoggingLevel,
+  MockIntegration,
+  PassthroughBehavior,
+  RestApi,
+  SecurityPolicy,
+  TokenAuthorizer,
+} from 'aws-cdk-lib/aws-apigateway';
+import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { methodNotAllowed } from '../api/gateway-responses.ts';
+import { BASE_PATH, ROUTES, resourcePaths, type Route } from '../api/routes.ts';
+import type { CustomDomain } from '../config/stages.ts';
+import { BEARER_VALIDATION_EXPRESSION } from '../../lambdas/domain/keys.ts';
+import { staticHeaders } from './literal.ts';
+
+/** The deployment stage: both base addresses end in `/v1` (spec section 9). */
+export const STAGE_NAME = BASE_PATH.slice(1);
+
+export interface StoreApiProps {
+  /** The function serving each route, by operationId (every route of ROUTES needs one). */
+  readonly handlers: ReadonlyMap<string, IFunction>;
+  /** The TOKEN authorizer's function. */
+  readonly authorizerHandler: IFunction;
+  /** Authorizer result cache TTL. @default Duration.seconds(60) */
+  readonly authorizerCacheTtl?: Duration;
+  /** @default RetentionDays.ONE_MONTH */
+  readonly accessLogRetention?: RetentionDays;
+  /** Of the access log group. @default RemovalPolicy.RETAIN */
+  readonly removalPolicy?: RemovalPolicy;
+  /** @default - no custom domain */
+  readonly customDomain?: CustomDomain;
+  /** @default - no CORS */
+  readonly corsAllowedOrigins?: readonly string[];
+}
+
+/** One JSON object per request in the access log. */
+const ACCESS_LOG = AccessLogFormat.custom(
+  JSON.stringify({
+    requestId: '$context.requestId',
+    extendedRequestId: '$context.extendedRequestId',
+    requestTime: '$context.requestTimeEpoch',
+    ip: '$context.identity.sourceIp',
+    userAgent: '$context.identity.userAgent',
+    method: '$context.httpMethod',
+    resourcePath: '$context.resourcePath',
+    path: '$context.path',
+    status: '$context.status',
+    responseLength: '$context.responseLength',
+    latencyMs: '$context.responseLatency',
+    integrationLatencyMs: '$context.integration.latency',
+    keyId: '$context.authorizer.principalId',
+    apiKeyId: '$context.identity.apiKeyId',
+    errorType: '$context.error.responseType',
+    error: '$context.error.message',
+    xrayTraceId: '$context.xrayTraceId',
+  }),
+);
+
+/**
+ * The REST API: stage `v1`, the TOKEN authorizer (API keys come from it: apiKeySourceType AUTHORIZER), one
+ * Lambda proxy method per route, a MOCK `ANY` method per resource answering 405 with `Allow`, JSON access logs,
+ * X-Ray tracing, the deprecation flag of deprecated routes, and an optional custom domain mapped at `v1`.
+ */
+export class StoreApi extends Construct {
+  readonly api: RestApi;
+  readonly authorizer: TokenAuthorizer;
+
+  constructor(scope: Construct, id: string, props: StoreApiProps) {
+    super(scope, id);
+    const accessLogs = new LogGroup(this, 'AccessLogs', {
+      retention: props.accessLogRetention ?? RetentionDays.ONE_MONTH,
+      removalPolicy: props.removalPolicy ?? RemovalPolicy.RETAIN,
+    });
+    const origins = props.corsAllowedOrigins ?? [];
+    this.api = new RestApi(this, 'Api', {
+      description: 'Animal Store API',
+      endpointTypes: [EndpointType.REGIONAL],
+      apiKeySourceType: ApiKeySourceType.AUTHORIZER,
+      // The account-level role API Gateway needs to write access and execution logs.
+      cloudWatchRole: true,
+      deployOptions: {
+        stageName: STAGE_NAME,
+        tracingEnabled: true,
+        accessLogDestination: new LogGroupLogDestination(accessLogs),
+        accessLogFormat: ACCESS_LOG,
+        loggingLevel: MethodLoggingLevel.ERROR,
+        dataTraceEnabled: false,
+      },
+      ...(origins.length
+        ? {
+            defaultCorsPreflightOptions: {
+              allowOrigins: [...origins],
+              allowHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key'],
+              allowMethods: Cors.ALL_METHODS,
+              maxAge: Duration.hours(1),
+            },
+          }
+        : {}),
+    });
+
+    Validations.of(this.api).acknowledge(
+      {
+        id: 'AwsSolutions-APIG2',
+        reason: 'Requests are validated in each function by the zod schemas shared with the local gateway, which answer 400 with the spec Error object and field details; a gateway validator would duplicate the rules and answer differently.',
+      },
+      {
+        id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
+        reason: 'The account-level role API Gateway needs to write access and execution logs; AWS documents this managed policy for it and it grants only CloudWatch Logs writes.',
+      },
+    );
+    Validations.of(this.api.deploymentStage).acknowledge({
+      id: 'AwsSolutions-APIG3',
+      reason: 'No WAF for now: callers are authenticated API-key clients, abuse is limited per key by the app rate limiter (429 and ban) and the usage-plan backstop, and the stage throttle caps the rest. A WAFv2 web ACL (rate-based rule, AWS managed common rules) is the next step if anonymous floods appear; it costs per request.',
+    });
+
+    this.authorizer = new TokenAuthorizer(this, 'KeyAuthorizer', {
+      handler: props.authorizerHandler,
+      identitySource: IdentitySource.header('Authorization'),
+      validationRegex: BEARER_VALIDATION_EXPRESSION,
+      resultsCacheTtl: props.authorizerCacheTtl ?? Duration.seconds(60),
+    });
+
+    for (const route of ROUTES) this.addRoute(route, props.handlers);
+    for (const [path, methods] of resourcePaths()) this.addMethodNotAllowed(path, methods);
+
+    if (props.customDomain) {
+      this.api.addDomainName('Domain', {
+        domainName: props.customDomain.domainName,
+        certificate: Certificate.fromCertificateArn(this, 'Certificate', props.customDomain.certificateArn),
+        endpointType: EndpointType.REGIONAL,
+        securityPolicy: SecurityPolicy.TLS_1_2,
+        basePath: STAGE_NAME,
+      });
+    }
+  }
+
+  private addRoute(route: Route, handlers: ReadonlyMap<string, IFunction>): void {
+    const handler = handlers.get(route.operationId);
+    if (!handler) throw new Error(`No function for route ${route.operationId}`);
+    const deprecationHeaders = route.deprecation
+      ? { 'method.response.header.Deprecation': true, 'method.response.header.Sunset': true, 'method.response.header.Link': true }
+      : undefined;
+    const method = this.api.root.resourceForPath(route.path).addMethod(
+      route.method,
+      new LambdaIntegration(handler, { proxy: true, allowTestInvoke: false }),
+      {
+        operationName: route.operationId,
+        authorizer: this.authorizer,
+        authorizationType: AuthorizationType.CUSTOM,
+        apiKeyRequired: true,
+        ...(deprecationHeaders
+          ? { methodResponses: [{ statusCode: '200', responseParameters: deprecationHeaders }] }
+          : {}),
+      },
+    );
+    Validations.of(method).acknowledge({
+      id: 'AwsSolutions-COG4',
+      reason: 'Clients are API-key holders (spec: HTTP bearer API key), not Cognito users: the Lambda TOKEN authorizer authenticates every operation against the keys table.',
+    });
+    if (route.deprecation) {
+      // The API definition's deprecation flag (exported as OpenAPI `deprecated: true` with the documentation).
+      new CfnDocumentationPart(this, `Deprecated-${route.operationId}`, {
+        restApiId: this.api.restApiId,
+        location: { type: 'METHOD', path: route.path, method: route.method },
+        properties: JSON.stringify({
+          summary: route.summary,
+          deprecated: true,
+          'x-sunset': route.deprecation.sunsetAt,
+          'x-successor': `${BASE_PATH}${route.deprecation.successor}`,
+        }),
+      });
+    }
+  }
+
+  /** API Gateway has no 405: an `ANY` MOCK method answers every method a resource does not define. */
+  private addMethodNotAllowed(path: string, methods: readonly string[]): void {
+    const answer = methodNotAllowed(methods);
+    const header = 'method.response.header.';
+    const method = this.api.root.resourceForPath(path).addMethod(
+      'ANY',
+      new MockIntegration({
+        passthroughBehavior: PassthroughBehavior.WHEN_NO_MATCH,
+        requestTemplates: { 'application/json': '{"statusCode": 200}' },
+        // The default integration response (no selection pattern) turns whatever the mock returns into the 405.
+        integrationResponses: [
+          {
+            statusCode: String(answer.status),
+            responseParameters: staticHeaders(answer.headers, header),
+            responseTemplates: { 'application/json': answer.body },
+          },
+        ],
+      }),
+      {
+        operationName: `methodNotAllowed${path.replace(/[^A-Za-z0-9]/g, '_')}`,
+        authorizationType: AuthorizationType.NONE,
+        apiKeyRequired: false,
+        methodResponses: [
+          {
+            statusCode: String(answer.status),
+            responseParameters: Object.fromEntries(Object.keys(answer.headers).map((h) => [`${header}${h}`, true])),
+          },
+        ],
+      },
+    );
+    Validations.of(method).acknowledge(
+      {
+        id: 'AwsSolutions-APIG4',
+        reason: 'The MOCK ANY method only answers 405 with a static body and invokes no backend; like the local gateway it answers before authentication.',
+      },
+      {
+        id: 'AwsSolutions-COG4',
+        reason: 'The MOCK ANY method only answers 405 with a static body and invokes no backend; like the local gateway it answers before authentication.',
+      },
+    );
+  }
+}

@@ -1,0 +1,109 @@
+import { CfnOutput, Stack, Validations, type StackProps } from 'aws-cdk-lib';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { Topic } from 'aws-cdk-lib/aws-sns';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import type { Construct } from 'constructs';
+import { AUTHORIZER_ENTRY, ROUTES } from '../api/routes.ts';
+import { PLANS } from '../config/plans.ts';
+import type { StageConfig } from '../config/stages.ts';
+import { ApiAlarms } from '../constructs/alarms.ts';
+import { ApiFunction } from '../constructs/api-function.ts';
+import { DataTables } from '../constructs/data-tables.ts';
+import { GatewayResponses } from '../constructs/gateway-responses.ts';
+import { StoreApi } from '../constructs/store-api.ts';
+import { UsagePlans } from '../constructs/usage-plans.ts';
+import { accessOf } from './function-access.ts';
+
+export interface AnimalStoreStackProps extends StackProps {
+  readonly stage: StageConfig;
+}
+
+/** One stage of the Animal Store: tables, functions, the REST API (stage v1), usage plans, alarms, outputs. */
+export class AnimalStoreStack extends Stack {
+  constructor(scope: Construct, id: string, props: AnimalStoreStackProps) {
+    super(scope, id, props);
+    const { stage } = props;
+
+    const data = new DataTables(this, 'Data', {
+      removalPolicy: stage.removalPolicy,
+      deletionProtection: stage.deletionProtection,
+    });
+    const tableEnv = Object.fromEntries(data.entries().map(({ def, table }) => [def.envVar, table.tableName]));
+
+    const cursorSecret = new Secret(this, 'CursorSecret', {
+      description: `Animal Store ${stage.name}: signs pagination cursors`,
+      generateSecretString: { passwordLength: 64, excludePunctuation: true },
+      removalPolicy: stage.removalPolicy,
+    });
+    Validations.of(cursorSecret).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason: 'The cursor signing key only makes pagination cursors tamper-evident; rotating it would invalidate every cursor in flight and needs a rotation function for little gain. Rotate by hand if it leaks (docs/deployment.md).',
+    });
+
+    const functionFor = (name: string, entry: string): IFunction => {
+      const access = accessOf(name);
+      const fn = new ApiFunction(this, `${name[0]!.toUpperCase()}${name.slice(1)}`, {
+        entry,
+        operationId: name,
+        stage: stage.name,
+        logLevel: stage.logLevel,
+        logRetention: stage.logRetention,
+        removalPolicy: stage.removalPolicy,
+        environment: {
+          ...tableEnv,
+          // A dynamic reference: CloudFormation resolves it at deploy time (see docs/deployment.md).
+          ...(access.cursorSecret ? { CURSOR_SECRET: cursorSecret.secretValue.unsafeUnwrap() } : {}),
+        },
+      }).function;
+      for (const grant of access.tables) {
+        const arn = data.table(grant.table).tableArn;
+        fn.addToRolePolicy(
+          new PolicyStatement({ actions: [...grant.actions], resources: [grant.index ? `${arn}/index/${grant.index}` : arn] }),
+        );
+      }
+      return fn;
+    };
+
+    const handlers = new Map(ROUTES.map((r) => [r.operationId, functionFor(r.operationId, r.entry)]));
+    const authorizerHandler = functionFor('authorizer', AUTHORIZER_ENTRY);
+
+    const store = new StoreApi(this, 'Api', {
+      handlers,
+      authorizerHandler,
+      authorizerCacheTtl: stage.authorizerCacheTtl,
+      accessLogRetention: stage.logRetention,
+      removalPolicy: stage.removalPolicy,
+      customDomain: stage.customDomain,
+      corsAllowedOrigins: stage.corsAllowedOrigins,
+    });
+    new GatewayResponses(this, 'GatewayResponses', { api: store.api });
+    const usagePlans = new UsagePlans(this, 'UsagePlans', { api: store.api, namePrefix: stage.stackName });
+
+    new ApiAlarms(this, 'Alarms', {
+      api: store.api,
+      functions: new Map([...handlers, ['authorizer', authorizerHandler]]),
+      tables: new Map(data.entries().map(({ def, table }) => [def.id, table])),
+      thresholds: stage.alarms,
+      action: stage.alarmTopicArn ? new SnsAction(Topic.fromTopicArn(this, 'AlarmTopic', stage.alarmTopicArn)) : undefined,
+    });
+
+    new CfnOutput(this, 'ApiUrl', { value: store.api.url, description: 'Base URL (ends in /v1/)' });
+    new CfnOutput(this, 'ApiId', { value: store.api.restApiId, description: 'REST API id' });
+    if (store.api.domainName) {
+      new CfnOutput(this, 'CustomDomainUrl', { value: `https://${store.api.domainName.domainName}/v1/`, description: 'Base URL on the custom domain' });
+      new CfnOutput(this, 'CustomDomainTarget', { value: store.api.domainName.domainNameAliasDomainName, description: 'DNS alias (CNAME/ALIAS) target of the custom domain' });
+    }
+    for (const { def, table } of data.entries()) {
+      new CfnOutput(this, `${def.envVar.replace(/_TABLE_NAME$/, '').toLowerCase().replace(/^./, (c) => c.toUpperCase())}TableName`, {
+        value: table.tableName,
+        description: `DynamoDB table ${def.id} (${def.envVar})`,
+      });
+    }
+    for (const [name, plan] of usagePlans.plans) {
+      new CfnOutput(this, `UsagePlanId${PLANS[name].displayName}`, { value: plan.usagePlanId, description: `Usage plan ${PLANS[name].displayName}` });
+    }
+    new CfnOutput(this, 'CursorSecretArn', { value: cursorSecret.secretArn, description: 'Secret that signs pagination cursors' });
+  }
+}
