@@ -98,7 +98,7 @@ describe('retry policy (stubbed responses)', () => {
   const ok = () => new Response('[]', { status: 200, headers: { 'Content-Type': 'application/json' } });
   function stub(...responses: Array<() => Response>) {
     const seen: Request[] = [];
-    const fetch = async (input: RequestInfo | URL, init?: RequestInit) => {
+    const fetch = async (input: string | URL | Request, init?: RequestInit) => {
       seen.push(new Request(input, init));
       return (responses[seen.length - 1] ?? responses.at(-1)!)();
     };
