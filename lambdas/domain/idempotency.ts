@@ -28,8 +28,9 @@ import type { NewPet, Pet } from './schemas.ts';
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
 /**
- * How long an attempt holds a key. Longer than any create can run (API Gateway cuts requests at 29 s; storage
- * calls are bounded at 2 s x 3 attempts), so a live attempt is never overtaken, yet a crashed one frees the key.
+ * How long an attempt holds a key. Longer than any create can run (the function times out at 10 s, API Gateway
+ * cuts requests at 29 s), so a live attempt is never overtaken, yet a crashed one frees the key soon. Even if one
+ * were overtaken, its transaction fails on the claim token: it never writes a second pet under the key.
  */
 export const IN_PROGRESS_MS = 30_000;
 /** How long a completed result is replayed. */
