@@ -1,0 +1,244 @@
+/**
+ * `node bench/variants.ts [--rounds=N]`: measures proposed optimisations without touching lambdas/ or lib/. Each
+ * variant is a patched copy of the sources in a temp dir (cumulative patches), bundled with the shared esbuild config
+ * and cold-started A/B against the floor bundle, like `npm run bench`. Prints a before/after table and writes
+ * bench/results/variants.json. The patches below are the exact proposed changes.
+ */
+import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startDynamoLocal } from '../lib/local/dynamodb.ts';
+import { localClient, provisionLocalTables } from '../lambdas/storage/provision.ts';
+import { ROOT, bundle, type BundleResult } from './lib/bundle.ts';
+import { eventFor } from './lib/events.ts';
+import { seedBenchKey, seedPets, seededId } from './lib/seed.ts';
+import { median, printTable, ratio, round, runChild } from './lib/util.ts';
+
+type Patch = { file: string; from?: string; to: string };
+
+/** Proposed lambdas/shared/config.ts: the same variables, defaults and fail-at-init behaviour, without zod. */
+const CONFIG_NO_ZOD = `/**
+ * Runtime configuration, read once at cold start: a missing or malformed variable fails the init, not the hundredth
+ * request. Plain checks (no zod), so a Lambda that validates nothing else (the authorizer) does not bundle zod.
+ */
+export interface Config {
+  readonly PETS_TABLE_NAME: string;
+  readonly KEYS_TABLE_NAME: string;
+  readonly STATE_TABLE_NAME: string;
+  readonly STAGE: string;
+  readonly AWS_REGION: string;
+  /** Set locally (DynamoDB Local); unset in AWS. */
+  readonly DYNAMODB_ENDPOINT?: string;
+  /** Per-stage secret that signs pagination cursors. */
+  readonly CURSOR_SECRET: string;
+  /** Set to "off" to bypass the rate limiter (benchmarks measure its overhead this way; never in a stage). */
+  readonly RATE_LIMITER: 'on' | 'off';
+}
+
+export function load(env: Record<string, string | undefined> = process.env): Config {
+  const problems: string[] = [];
+  const str = (name: string, min: number, fallback?: string): string => {
+    const v = env[name] ?? fallback;
+    if (v === undefined) problems.push(\`\${name}: required\`);
+    else if (v.length < min) problems.push(\`\${name}: must have at least \${min} characters\`);
+    return v ?? '';
+  };
+  const endpoint = env.DYNAMODB_ENDPOINT;
+  if (endpoint !== undefined && !URL.canParse(endpoint)) problems.push('DYNAMODB_ENDPOINT: must be a URL');
+  const limiter = env.RATE_LIMITER ?? 'on';
+  if (limiter !== 'on' && limiter !== 'off') problems.push('RATE_LIMITER: must be "on" or "off"');
+  const config: Config = {
+    PETS_TABLE_NAME: str('PETS_TABLE_NAME', 3),
+    KEYS_TABLE_NAME: str('KEYS_TABLE_NAME', 3),
+    STATE_TABLE_NAME: str('STATE_TABLE_NAME', 3),
+    STAGE: str('STAGE', 1, 'local'),
+    AWS_REGION: str('AWS_REGION', 1, 'us-east-1'),
+    ...(endpoint !== undefined ? { DYNAMODB_ENDPOINT: endpoint } : {}),
+    CURSOR_SECRET: str('CURSOR_SECRET', 16, 'local-development-cursor-secret'),
+    RATE_LIMITER: limiter as Config['RATE_LIMITER'],
+  };
+  if (problems.length) throw new Error(\`Invalid configuration: \${problems.join('; ')}\`);
+  return config;
+}
+
+export const config: Config = load();
+`;
+
+/** Proposed lambdas/shared/observability.ts: JSON log lines and CloudWatch EMF metrics, without Powertools. */
+const OBSERVABILITY_NO_POWERTOOLS = `/**
+ * Structured logs (one JSON line each) and CloudWatch metrics in Embedded Metric Format, written to stdout. Honours
+ * POWERTOOLS_LOG_LEVEL / AWS_LAMBDA_LOG_LEVEL and POWERTOOLS_METRICS_DISABLED, as the Powertools setup did.
+ */
+const LEVELS = { DEBUG: 10, INFO: 20, WARN: 30, ERROR: 40, CRITICAL: 50, SILENT: 99 } as const;
+type Level = keyof typeof LEVELS;
+const SERVICE = 'animal-store';
+const NAMESPACE = 'AnimalStore';
+const threshold = LEVELS[(process.env.POWERTOOLS_LOG_LEVEL ?? process.env.AWS_LAMBDA_LOG_LEVEL ?? 'INFO').toUpperCase() as Level] ?? LEVELS.INFO;
+const metricsDisabled = process.env.POWERTOOLS_METRICS_DISABLED === 'true';
+
+function log(level: Level, message: string, extra: Record<string, unknown> = {}): void {
+  if (LEVELS[level] < threshold) return;
+  process.stdout.write(\`\${JSON.stringify({ level, message, service: SERVICE, timestamp: new Date().toISOString(), ...extra })}\\n\`);
+}
+
+export const logger = {
+  debug: (m: string, e?: Record<string, unknown>) => log('DEBUG', m, e),
+  info: (m: string, e?: Record<string, unknown>) => log('INFO', m, e),
+  warn: (m: string, e?: Record<string, unknown>) => log('WARN', m, e),
+  error: (m: string, e?: Record<string, unknown>) => log('ERROR', m, e),
+};
+
+function emf(values: Record<string, number>, dimensions: Record<string, string>): void {
+  if (metricsDisabled) return;
+  const dims = { service: SERVICE, ...dimensions };
+  const doc = {
+    _aws: {
+      Timestamp: Date.now(),
+      CloudWatchMetrics: [{ Namespace: NAMESPACE, Dimensions: [Object.keys(dims)], Metrics: Object.keys(values).map((Name) => ({ Name, Unit: 'Count' })) }],
+    },
+    ...dims,
+    ...values,
+  };
+  process.stdout.write(\`\${JSON.stringify(doc)}\\n\`);
+}
+
+let pending: Record<string, number> = {};
+
+/** Counts one occurrence of a metric in this invocation (published by flushMetrics; with dimensions, at once). */
+export function countMetric(name: string, dimensions: Record<string, string> = {}): void {
+  if (Object.keys(dimensions).length) return emf({ [name]: 1 }, dimensions);
+  pending[name] = (pending[name] ?? 0) + 1;
+}
+
+/** Publishes this invocation's metrics, if any. */
+export function flushMetrics(): void {
+  if (!Object.keys(pending).length) return;
+  const values = pending;
+  pending = {};
+  emf(values, {});
+}
+`;
+
+const VARIANTS: Array<{ name: string; description: string; patches: Patch[]; noSourceMaps?: boolean }> = [
+  { name: 'baseline', description: 'the code as it is', patches: [] },
+  {
+    name: '+zod namespace import',
+    description: "import * as z from 'zod' instead of import { z } from 'zod' (config.ts, schemas.ts): the z object defeats tree-shaking",
+    patches: [
+      { file: 'lambdas/shared/config.ts', from: "import { z } from 'zod';", to: "import * as z from 'zod';" },
+      { file: 'lambdas/domain/schemas.ts', from: "import { z } from 'zod';", to: "import * as z from 'zod';" },
+    ],
+  },
+  {
+    name: '+config without zod, authorizer imports key-store only',
+    description: 'config.ts with plain checks; authorizer.ts imports dynamoKeyStore from ../storage/key-store.ts, not services.ts (which pulls pets → schemas → zod)',
+    patches: [
+      { file: 'lambdas/shared/config.ts', to: CONFIG_NO_ZOD },
+      {
+        file: 'lambdas/handlers/authorizer.ts',
+        from: "import { keyStore } from '../shared/services.ts';",
+        to: "import { dynamoKeyStore as keyStore } from '../storage/key-store.ts';",
+      },
+    ],
+  },
+  {
+    name: '+observability without Powertools',
+    description: 'observability.ts: JSON log lines + EMF metrics on stdout (same levels/env), drops @aws-lambda-powertools/*',
+    patches: [{ file: 'lambdas/shared/observability.ts', to: OBSERVABILITY_NO_POWERTOOLS }],
+  },
+  {
+    name: '+no --enable-source-maps at runtime',
+    description: "api-function.ts: drop NODE_OPTIONS '--enable-source-maps' (keep uploading the .map for offline decoding)",
+    patches: [],
+    noSourceMaps: true,
+  },
+];
+
+const ROUNDS = Number(process.argv.find((a) => a.startsWith('--rounds='))?.slice(9) ?? 6);
+const LAMBDAS = ['list-pets', 'create-pet', 'get-pet', 'list-orders', 'authorizer'];
+const COLD = ['list-pets', 'create-pet', 'authorizer'];
+const BENCH_KEY = 'bench_0123456789abcdefghijklmnopqrstuv';
+
+const work = mkdtempSync(join(tmpdir(), 'bench-variants-'));
+const src = join(work, 'src');
+for (const d of ['lambdas', 'lib', 'bench']) cpSync(join(ROOT, d), join(src, d), { recursive: true, filter: (p) => !p.includes('bench/results') });
+symlinkSync(join(ROOT, 'node_modules'), join(src, 'node_modules'));
+writeFileSync(join(src, 'package.json'), readFileSync(join(ROOT, 'package.json')));
+
+const dynamo = await startDynamoLocal();
+const client = localClient(dynamo.endpoint);
+const out: Array<Record<string, unknown>> = [];
+try {
+  const tableEnv = await provisionLocalTables(dynamo.endpoint, 'bench-variants');
+  await seedPets(client, tableEnv.PETS_TABLE_NAME!, 0, 100);
+  await seedBenchKey(client, tableEnv.KEYS_TABLE_NAME!, BENCH_KEY);
+  const floor = await bundle('floor-handler', join(src, 'bench/floor-handler.ts'), join(work, 'floor'));
+  const evDir = join(work, 'events');
+  mkdirSync(evDir);
+  const ev = (n: string) => {
+    const f = join(evDir, `${n}.json`);
+    writeFileSync(f, JSON.stringify(eventFor(n, { petId: seededId(7), bearer: BENCH_KEY })));
+    return f;
+  };
+  for (const [i, v] of VARIANTS.entries()) {
+    for (const p of v.patches) {
+      const f = join(src, p.file);
+      const text = readFileSync(f, 'utf8');
+      if (p.from !== undefined && !text.includes(p.from)) throw new Error(`${v.name}: ${p.file} no longer contains ${p.from}`);
+      writeFileSync(f, p.from === undefined ? p.to : text.replace(p.from, p.to));
+    }
+    const bundles = new Map<string, BundleResult>();
+    for (const n of LAMBDAS) {
+      const entry = n === 'authorizer' ? 'lambdas/handlers/authorizer.ts' : `lambdas/handlers/${n}.ts`;
+      bundles.set(n, await bundle(n, join(src, entry), join(work, `v${i}`)));
+    }
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH,
+      ...tableEnv,
+      DYNAMODB_ENDPOINT: dynamo.endpoint,
+      AWS_REGION: 'us-east-1',
+      POWERTOOLS_METRICS_DISABLED: 'true',
+      POWERTOOLS_LOG_LEVEL: 'WARN',
+      ...(v.noSourceMaps ? {} : { NODE_OPTIONS: '--enable-source-maps' }),
+    };
+    const cold: Record<string, number> = {};
+    for (const n of COLD) {
+      const ratios: number[] = [];
+      const totals: number[] = [];
+      for (let r = 0; r < ROUNDS; r++) {
+        const a = () => runChild<{ totalMs: number }>([join(ROOT, 'bench/cold-start.ts'), bundles.get(n)!.outfile, ev(n)], env);
+        const b = () => runChild<{ totalMs: number }>([join(ROOT, 'bench/cold-start.ts'), floor.outfile, ev('floor-handler')], env);
+        const [x, y] = r % 2 ? [await a(), await b()] : await b().then(async (fy) => [await a(), fy] as const);
+        ratios.push(x.totalMs / y.totalMs);
+        totals.push(x.totalMs);
+      }
+      cold[n] = round(median(ratios), 3);
+      cold[`${n} ms`] = round(median(totals), 1);
+    }
+    const row = {
+      variant: v.name,
+      description: v.description,
+      bytes: Object.fromEntries([...bundles].map(([n, b]) => [n, { min: b.minBytes, gzip: b.gzipBytes, ratio: round(ratio(b.minBytes, floor.minBytes), 3) }])),
+      coldRatio: cold,
+    };
+    out.push(row);
+    console.error(`[variants] ${v.name}: create-pet ${bundles.get('create-pet')!.minBytes} B, authorizer ${bundles.get('authorizer')!.minBytes} B, cold ${JSON.stringify(cold)}`);
+  }
+  printTable(
+    `Proposed optimisations, cumulative (bundle min KB and x floor ${(floor.minBytes / 1024).toFixed(0)} KB; cold start x floor, median of ${ROUNDS} A/B rounds)`,
+    ['variant', 'list-pets KB', 'x', 'create-pet KB', 'x', 'authorizer KB', 'x', 'cold list', 'cold create', 'cold auth'],
+    out.map((r) => {
+      const b = r.bytes as Record<string, { min: number; ratio: number }>;
+      const c = r.coldRatio as Record<string, number>;
+      return [String(r.variant), b['list-pets']!.min / 1024, b['list-pets']!.ratio, b['create-pet']!.min / 1024, b['create-pet']!.ratio, b.authorizer!.min / 1024, b.authorizer!.ratio, c['list-pets']!, c['create-pet']!, c.authorizer!];
+    }),
+  );
+  mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
+  writeFileSync(join(ROOT, 'bench/results/variants.json'), `${JSON.stringify({ at: new Date().toISOString(), rounds: ROUNDS, floor: { min: floor.minBytes, gzip: floor.gzipBytes }, variants: out }, null, 2)}\n`);
+  console.log('wrote bench/results/variants.json');
+} finally {
+  client.destroy();
+  await dynamo.stop();
+  rmSync(work, { recursive: true, force: true });
+}
+process.exit(0);
