@@ -1,10 +1,14 @@
 /** Issue #2: the API end to end over HTTP through the local gateway, on DynamoDB Local. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAnimalStoreClient, type AnimalStoreClient } from '../../client/index.ts';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
 
 let api: TestApi;
+/** Happy paths go through the typed client (contract-validated like every call). */
+let store: AnimalStoreClient;
 beforeAll(async () => {
   api = await startTestApi();
+  store = createAnimalStoreClient({ baseUrl: api.url, apiKey: api.keys.business, fetch: api.fetch });
 });
 afterAll(() => api?.close());
 
@@ -23,12 +27,11 @@ async function expectError(res: Response, status: number, code?: string) {
 
 describe('POST /pets', () => {
   it('creates a pet with a service-assigned id, default status available, and a Location', async () => {
-    const res = await create({ name: 'Rex', categoryId: 7 });
-    expect(res.status).toBe(201);
-    const pet = await jsonOf(res);
+    const { data: pet, response, location } = await store.createPet({ name: 'Rex', categoryId: 7 });
+    expect(response.status).toBe(201);
     expect(pet).toEqual({ id: expect.any(Number), name: 'Rex', categoryId: 7, status: 'available' });
-    expect(Number.isSafeInteger(pet.id) && pet.id > 0).toBe(true);
-    expect(res.headers.get('location')).toBe(`/v1/pets/${pet.id}`);
+    expect(Number.isSafeInteger(pet!.id) && pet!.id > 0).toBe(true);
+    expect(location).toBe(`/v1/pets/${pet!.id}`);
   });
 
   it('keeps the given status and ignores a client-sent id', async () => {
@@ -75,21 +78,21 @@ describe('POST /pets', () => {
 
   it('gives 40 concurrent creates 40 distinct, readable ids', async () => {
     const pets = await Promise.all(
-      Array.from({ length: 40 }, (_, i) => create({ name: `c${i}`, categoryId: 3 }).then(jsonOf)),
+      Array.from({ length: 40 }, (_, i) => store.createPet({ name: `c${i}`, categoryId: 3 }).then((r) => r.data!)),
     );
     const ids = new Set(pets.map((p) => p.id));
     expect(ids.size).toBe(40);
     for (const p of pets) {
-      const got = await api.call(`/pets/${p.id}`, { key: api.keys.business });
-      expect(got.status).toBe(200);
-      expect(await jsonOf(got)).toEqual(p);
+      const got = await store.getPet(p.id);
+      expect(got.response.status).toBe(200);
+      expect(got.data).toEqual(p);
     }
   });
 });
 
 describe('GET /pets', () => {
   it('returns a JSON array of pets, default page 20, full pages when filtering by status', async () => {
-    for (let i = 0; i < 25; i++) await create({ name: `p${i}`, categoryId: 1, status: i % 2 ? 'pending' : 'available' });
+    for (let i = 0; i < 25; i++) await store.createPet({ name: `p${i}`, categoryId: 1, status: i % 2 ? 'pending' : 'available' });
     const all = await api.call('/pets', { key: api.keys.pro });
     expect(all.status).toBe(200);
     const page = await jsonOf(all);
