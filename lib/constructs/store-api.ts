@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import {
   AccessLogFormat,
   ApiKeySourceType,
@@ -86,6 +86,8 @@ export class StoreApi extends Construct {
     });
     const origins = props.corsAllowedOrigins ?? [];
     this.api = new RestApi(this, 'Api', {
+      // Also the ApiName dimension of the API's metrics: unique per stage, so alarms of two stages never mix.
+      restApiName: Stack.of(this).stackName,
       description: 'Animal Store API',
       endpointTypes: [EndpointType.REGIONAL],
       apiKeySourceType: ApiKeySourceType.AUTHORIZER,

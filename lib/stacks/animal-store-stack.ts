@@ -12,7 +12,7 @@ import { ApiAlarms } from '../constructs/alarms.ts';
 import { ApiFunction } from '../constructs/api-function.ts';
 import { DataTables } from '../constructs/data-tables.ts';
 import { GatewayResponses } from '../constructs/gateway-responses.ts';
-import { StoreApi } from '../constructs/store-api.ts';
+import { STAGE_NAME, StoreApi } from '../constructs/store-api.ts';
 import { UsagePlans } from '../constructs/usage-plans.ts';
 import { accessOf } from './function-access.ts';
 
@@ -89,10 +89,13 @@ export class AnimalStoreStack extends Stack {
       action: stage.alarmTopicArn ? new SnsAction(Topic.fromTopicArn(this, 'AlarmTopic', stage.alarmTopicArn)) : undefined,
     });
 
-    new CfnOutput(this, 'ApiUrl', { value: store.api.url, description: 'Base URL (ends in /v1/)' });
+    new CfnOutput(this, 'ApiUrl', {
+      value: `https://${store.api.restApiId}.execute-api.${this.region}.${this.urlSuffix}/${STAGE_NAME}/`,
+      description: 'Base URL (ends in /v1/)',
+    });
     new CfnOutput(this, 'ApiId', { value: store.api.restApiId, description: 'REST API id' });
     if (store.api.domainName) {
-      new CfnOutput(this, 'CustomDomainUrl', { value: `https://${store.api.domainName.domainName}/v1/`, description: 'Base URL on the custom domain' });
+      new CfnOutput(this, 'CustomDomainUrl', { value: `https://${store.api.domainName.domainName}/${STAGE_NAME}/`, description: 'Base URL on the custom domain' });
       new CfnOutput(this, 'CustomDomainTarget', { value: store.api.domainName.domainNameAliasDomainName, description: 'DNS alias (CNAME/ALIAS) target of the custom domain' });
     }
     for (const { def, table } of data.entries()) {
