@@ -53,6 +53,7 @@ export class AnimalStoreStack extends Stack {
         removalPolicy: stage.removalPolicy,
         environment: {
           ...tableEnv,
+          CORS_ALLOWED_ORIGINS: stage.corsAllowedOrigins.join(','),
           // A dynamic reference: CloudFormation resolves it at deploy time (see docs/deployment.md).
           ...(access.cursorSecret ? { CURSOR_SECRET: cursorSecret.secretValue.unsafeUnwrap() } : {}),
         },
