@@ -7,6 +7,7 @@
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
 import { authenticate, parseBearer } from '../domain/keys.ts';
 import { keyStore } from '../shared/services.ts';
+import { countMetric } from '../shared/observability.ts';
 
 /** `arn:aws:execute-api:region:account:apiId/stage/METHOD/path` → `arn:…:apiId/stage/*` */
 export function stageWildcard(methodArn: string): string {
@@ -15,7 +16,11 @@ export function stageWildcard(methodArn: string): string {
 }
 
 export const handler = async (event: APIGatewayTokenAuthorizerEvent): Promise<APIGatewayAuthorizerResult> => {
-  const auth = await authenticate(keyStore, event.authorizationToken);
+  const auth = await authenticate(keyStore, event.authorizationToken).catch((err: unknown) => {
+    // Fail closed: API Gateway answers AUTHORIZER_FAILURE (mapped to 503), never lets the request through.
+    countMetric('StorageUnavailable', { reason: (err as Error)?.name ?? 'Error', function: 'authorizer' });
+    throw err;
+  });
   if (!auth) throw new Error('Unauthorized');
   return {
     principalId: auth.keyId,

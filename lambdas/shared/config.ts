@@ -16,6 +16,11 @@ const Env = z.object({
   DYNAMODB_TIMEOUT_MS: z.coerce.number().int().min(100).max(8_000).default(2_000),
   /** Per-stage secret that signs pagination cursors. */
   CURSOR_SECRET: z.string().min(16).default('local-development-cursor-secret'),
+  /** Browser origins allowed by CORS, comma-separated (stage config). Empty: CORS denied. */
+  CORS_ALLOWED_ORIGINS: z
+    .string()
+    .default('')
+    .transform((v) => v.split(',').map((o) => o.trim()).filter(Boolean)),
   /** Set to "off" to bypass the rate limiter (benchmarks measure its overhead this way; never in a stage). */
   RATE_LIMITER: z.enum(['on', 'off']).default('on'),
 });

@@ -11,6 +11,7 @@ import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { z } from 'zod';
 import { ROUTES, type Route } from '../../lib/api/routes.ts';
+import { UNCOUNTED_RATE_LIMIT_HEADERS } from '../../lib/api/gateway-responses.ts';
 import { assertNotRemoved, deprecationHeaders } from '../domain/deprecation.ts';
 import { AppError, UnavailableError } from '../domain/errors.ts';
 import type { AuthContext } from '../domain/keys.ts';
@@ -65,6 +66,17 @@ function header(event: APIGatewayProxyEvent, name: string): string | undefined {
   return undefined;
 }
 
+/** CORS: deny by default; an allowed origin (stage config) is echoed back. */
+function cors(event: { headers?: APIGatewayProxyEvent['headers'] }): Record<string, string> {
+  const origin = header(event as APIGatewayProxyEvent, 'origin');
+  if (!origin || !config.CORS_ALLOWED_ORIGINS.includes(origin)) return {};
+  return {
+    'Access-Control-Allow-Origin': origin,
+    'Access-Control-Expose-Headers': 'X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, Link, Location, Deprecation, Sunset',
+    Vary: 'Origin',
+  };
+}
+
 /** Maps anything thrown to an AppError. */
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
@@ -101,7 +113,20 @@ const api = (route: Route, { limitStore }: ApiOptions): middy.MiddlewareObj<ApiE
       countMetric('DeprecatedOperationCall', { operation: route.operationId });
     }
     if (config.RATE_LIMITER === 'on') {
-      Object.assign(headers, await enforce(limitStore, auth.keyId, auth, windowsAt(now())));
+      const windows = windowsAt(now());
+      try {
+        Object.assign(headers, await enforce(limitStore, auth.keyId, auth, windows));
+      } catch (err) {
+        // The counters cannot be read: nothing is admitted, so nothing is left until the retry.
+        if (err instanceof UnavailableError) {
+          Object.assign(headers, {
+            'X-RateLimit-Limit': String(auth.perMinute),
+            'X-RateLimit-Remaining': '0',
+            'X-RateLimit-Reset': String(windows.minuteReset),
+          });
+        }
+        throw err;
+      }
     }
     if (route.deprecation) assertNotRemoved(route.deprecation, now(), `${route.method} ${route.path}`);
     if (route.method === 'POST' || route.method === 'PUT' || route.method === 'PATCH') {
@@ -118,18 +143,22 @@ const api = (route: Route, { limitStore }: ApiOptions): middy.MiddlewareObj<ApiE
     const res = request.response as unknown as ApiResult;
     request.response = {
       statusCode: res.statusCode,
-      headers: { ...BASE_HEADERS, ...request.internal.headers, ...res.headers },
+      headers: { ...BASE_HEADERS, ...request.internal.headers, ...cors(request.event), ...res.headers },
       body: JSON.stringify(res.body),
     };
   },
   onError: (request) => {
     const err = toAppError(request.error);
-    if (err.code === 'internal_error') logger.error('unhandled error', { error: request.error as Error });
-    else if (err instanceof UnavailableError) {
+    if (err.code === 'internal_error') {
+      // Name and message only: stack traces and request data (headers, keys) never reach the logs.
+      const e = request.error as Error | undefined;
+      logger.error('unhandled error', { errorName: e?.name, errorMessage: String(e?.message).slice(0, 200) });
+    } else if (err instanceof UnavailableError) {
       logger.warn('storage unavailable', { reason: String(err.cause) });
-      countMetric('StorageUnavailable');
+      countMetric('StorageUnavailable', { reason: String(err.cause) });
     }
-    request.response = errorResponse(err, request.internal.headers ?? {});
+    // An error before the limiter ran (e.g. no authorizer context) was not counted: say so, as the gateway does.
+    request.response = errorResponse(err, { ...UNCOUNTED_RATE_LIMIT_HEADERS, ...request.internal.headers, ...cors(request.event) });
   },
 });
 

@@ -17,7 +17,8 @@ export const TIMEOUTS = {
 export const ddb = new DynamoDBClient({
   region: config.AWS_REGION,
   maxAttempts: TIMEOUTS.maxAttempts,
-  requestHandler: { connectionTimeout: TIMEOUTS.connectionMs, requestTimeout: TIMEOUTS.requestMs },
+  // throwOnRequestTimeout: without it the handler only logs a warning and keeps waiting.
+  requestHandler: { connectionTimeout: TIMEOUTS.connectionMs, requestTimeout: TIMEOUTS.requestMs, throwOnRequestTimeout: true },
   ...(config.DYNAMODB_ENDPOINT
     ? { endpoint: config.DYNAMODB_ENDPOINT, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
     : {}),

@@ -1,0 +1,83 @@
+/**
+ * Issue #7, faults: DynamoDB paused (SIGSTOP) or throttling. Requests answer promptly with 503 + Retry-After and
+ * the Error object, never a hang or a 500; the authorizer fails closed; the service recovers without a restart;
+ * a create cut off mid-way leaves no half-written pet.
+ */
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { startTestApi, type TestApi } from '../helpers/api.ts';
+
+let api: TestApi;
+const body = JSON.stringify({ name: 'Fault', categoryId: 1 });
+
+beforeAll(async () => {
+  // A DynamoDB Local of its own (dynamoEndpoint undefined), since this file pauses it; short timeouts.
+  api = await startTestApi({ dynamoEndpoint: undefined, env: { DYNAMODB_TIMEOUT_MS: '500' } });
+});
+afterAll(() => api?.close());
+
+async function timed(p: Promise<Response>) {
+  const t = Date.now();
+  const res = await p;
+  return { res, ms: Date.now() - t, body: (await res.json()) as Record<string, unknown> };
+}
+
+describe('DynamoDB unavailable', () => {
+  it('answers 503 with Retry-After within a bounded time, fails closed, and recovers without a restart', async () => {
+    const created = await (await api.call('/pets', { method: 'POST', body, key: api.keys.business })).json() as { id: number };
+    api.dynamo!.pause();
+    try {
+      const attempts = await Promise.all([
+        timed(api.call('/pets', { key: api.keys.business })),
+        timed(api.call('/pets', { method: 'POST', body, key: api.keys.business })),
+        timed(api.call(`/pets/${created.id}`, { key: api.keys.business })),
+        timed(api.call('/pets', { key: 'never_seen_before_key_0123456789' })),
+      ]);
+      for (const a of attempts) {
+        expect(a.res.status).toBe(503);
+        expect(a.body).toEqual({ code: 'service_unavailable', message: expect.any(String), status: 503 });
+        expect(Number(a.res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+        expect(a.ms).toBeLessThan(10_000); // 3 attempts of 500 ms plus backoff; far under API Gateway's 29 s
+      }
+    } finally {
+      api.dynamo!.resume();
+    }
+    const after = await api.call(`/pets/${created.id}`, { key: api.keys.business });
+    expect(after.status).toBe(200);
+    // Whatever the cut-off create did, no pet is half-written.
+    const all = (await (await api.call('/pets?limit=100', { key: api.keys.business })).json()) as Array<Record<string, unknown>>;
+    for (const p of all) expect(Object.keys(p).sort()).toEqual(['categoryId', 'id', 'name', 'status']);
+  });
+});
+
+describe('DynamoDB throttling', () => {
+  it('answers 503 with Retry-After and counts it as a metric', async () => {
+    const { ddb } = await import('../../lambdas/storage/client.ts');
+    const { metrics } = await import('../../lambdas/shared/observability.ts');
+    const single = vi.spyOn(metrics, 'singleMetric');
+    let throttle = 100;
+    ddb.middlewareStack.add(
+      (next) => async (args) => {
+        // Throttle the operation's tables (the authorizer's key lookup has its own test above).
+        if (!String((args.input as { TableName?: string }).TableName).endsWith('ApiKeys') && throttle-- > 0) {
+          throw Object.assign(new Error('Rate of requests exceeds the allowed throughput.'), {
+            name: 'ThrottlingException',
+            $fault: 'client',
+            $metadata: { httpStatusCode: 400 },
+          });
+        }
+        return next(args);
+      },
+      { step: 'finalizeRequest', name: 'injectThrottling' },
+    );
+    try {
+      const res = await api.call('/pets', { key: api.keys.business });
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('1');
+      expect(((await res.json()) as { code: string }).code).toBe('service_unavailable');
+      expect(single).toHaveBeenCalled();
+    } finally {
+      ddb.middlewareStack.remove('injectThrottling');
+    }
+    expect((await api.call('/pets', { key: api.keys.business })).status).toBe(200);
+  });
+});
