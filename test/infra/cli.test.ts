@@ -32,4 +32,4 @@ it('synthesizes both stages offline with no unacknowledged cdk-nag findings', as
     const template = JSON.parse(readFileSync(join(outdir, `${name}.template.json`), 'utf8'));
     expect(Object.keys(template.Resources).length).toBeGreaterThan(0);
   }
-}, 180_000);
+}, 300_000);

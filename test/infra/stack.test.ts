@@ -22,7 +22,7 @@ const templates = {} as Record<StageName, Template>;
 beforeAll(() => {
   built.app = createApp({ context: { 'aws:cdk:bundling-stacks': [] } });
   for (const name of STAGE_NAMES) templates[name] = Template.fromStack(built.app.stacks[name]);
-}, 120_000);
+}, 240_000);
 
 const resources = (t: Template, type: string): [string, Resource][] =>
   Object.entries(t.findResources(type)) as [string, Resource][];
