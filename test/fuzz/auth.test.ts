@@ -1,0 +1,84 @@
+/**
+ * Issue #7: the "ignored auth" check (every operation without a key, with a wrong scheme, with an unknown or a
+ * revoked key → 401, never 2xx) and undeclared methods on declared paths (→ 405 with Allow), over HTTP to the local
+ * server on DynamoDB Local. The authorizer cache is off (the local default), so a revocation shows at once.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROUTES, resourcePaths } from '../../lib/api/routes.ts';
+import { startTestApi, type TestApi } from '../helpers/api.ts';
+import { newStats, send, type FuzzRequest, type Pet } from './exchange.ts';
+import { enterpriseKey } from './keys.ts';
+import { UNDECLARED_METHODS, badCredentials } from './requests.ts';
+
+let api: TestApi;
+let world: { key: string; pets: Pet[] };
+const stats = newStats();
+
+beforeAll(async () => {
+  api = await startTestApi();
+  const key = await enterpriseKey('auth');
+  const res = await api.call('/pets', { method: 'POST', key, body: JSON.stringify({ name: 'Auth target', categoryId: 1 }) });
+  expect(res.status).toBe(201);
+  world = { key, pets: [(await res.json()) as Pet] };
+});
+afterAll(async () => {
+  console.info(`[auth] ${stats.requests} requests, ${stats.fiveXx} 5xx, by status ${JSON.stringify(stats.byStatus)}`);
+  await api?.close();
+});
+
+describe('ignored auth: bad credentials never reach an operation', () => {
+  /** A request that would succeed with a good key, for each operation. */
+  const requests = (): Array<Omit<FuzzRequest, 'expect' | 'why' | 'headers'> & { operationId: string }> =>
+    ROUTES.map((r) => ({
+      operationId: r.operationId,
+      method: r.method,
+      path: r.path.replace('{petId}', String(world.pets[0]!.id)),
+      ...(r.method === 'POST' ? { body: JSON.stringify({ name: 'Auth', categoryId: 1 }) } : {}),
+    }));
+
+  it('every operation answers 401 (with WWW-Authenticate), never 2xx, without a key, with a wrong scheme or an unknown key', async () => {
+    let checked = 0;
+    for (const r of requests()) {
+      for (const [why, headers] of Object.entries(badCredentials(world.key))) {
+        await send(api.url, { ...r, headers: { ...headers, 'Content-Type': 'application/json' }, expect: { status: 401, code: 'unauthorized' }, why }, stats);
+        checked++;
+      }
+      // The control: the same request with the key is not refused.
+      const ok = await fetch(`${api.url}${r.path}`, { method: r.method, headers: { Authorization: `Bearer ${world.key}`, 'Content-Type': 'application/json' }, body: r.body });
+      expect([200, 201, 501], `${r.operationId} with a good key`).toContain(ok.status);
+    }
+    expect(checked).toBe(ROUTES.length * Object.keys(badCredentials(world.key)).length);
+  });
+
+  it('a revoked key gets 401 on every operation, at once', async () => {
+    const { hashKey } = await import('../../lambdas/domain/keys.ts');
+    const { keyAdminStore } = await import('../../lambdas/storage/key-store.ts');
+    const key = `fuzz_revoked_${'r'.repeat(24)}`;
+    const record = { hash: hashKey(key), keyId: 'key_fuzzrevoked', owner: 'fuzz', plan: 'business' as const, status: 'active' as const, createdAt: new Date().toISOString() };
+    await keyAdminStore.upsert(record);
+    const listed = await fetch(`${api.url}/pets`, { headers: { Authorization: `Bearer ${key}` } });
+    expect(listed.status, 'the key works before it is revoked').toBe(200);
+    await keyAdminStore.update(record.hash, { status: 'revoked' });
+    for (const r of requests()) {
+      await send(api.url, { ...r, headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, expect: { status: 401, code: 'unauthorized' }, why: 'revoked key' }, stats);
+    }
+  });
+});
+
+describe('undeclared methods on declared paths', () => {
+  it('answer 405 with the exact Allow header and the Error object, with or without a key', async () => {
+    const paths = resourcePaths();
+    let checked = 0;
+    for (const [template, methods] of paths) {
+      const path = template.replace('{petId}', String(world.pets[0]!.id));
+      const allow = methods.join(', ');
+      for (const method of UNDECLARED_METHODS.filter((m) => !(methods as string[]).includes(m))) {
+        for (const headers of [{ Authorization: `Bearer ${world.key}` }, {}] as Record<string, string>[]) {
+          await send(api.url, { method, path, headers, expect: { status: 405, code: 'method_not_allowed', allow }, why: 'undeclared method' }, stats);
+          checked++;
+        }
+      }
+    }
+    expect(checked).toBe(paths.size * UNDECLARED_METHODS.length * 2);
+  });
+});
