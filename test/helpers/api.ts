@@ -39,8 +39,8 @@ export async function startTestApi(opts: LocalApiOptions = {}): Promise<TestApi>
       { key: keys.pro, plan: 'pro' },
       { key: keys.business, plan: 'business' },
     ],
-    env: { CURSOR_SECRET: 'test-cursor-secret-0123456789', DYNAMODB_TIMEOUT_MS: '8000', ...opts.env },
     ...opts,
+    env: { CURSOR_SECRET: 'test-cursor-secret-0123456789', DYNAMODB_TIMEOUT_MS: '8000', ...opts.env },
   });
   return {
     ...api,
