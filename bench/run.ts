@@ -250,8 +250,9 @@ try {
     const prefix = 'bench-cost';
     // The local API in this process, so an SDK middleware on the handlers' own client sees every request.
     const { startLocalApi } = await import('../lib/local/app.ts');
-    // Authorizer results cached 60 s, as the stack deploys them (lib/constructs/store-api.ts resultsCacheTtl).
-    const api = await startLocalApi({ dynamoEndpoint: endpoint, tablePrefix: prefix, authCacheTtlSeconds: 60, env: { CURSOR_SECRET: 'bench-cursor-secret-0123456789' } });
+    // Authorizer uncached (the deployed 60 s cache would make it ~0 per call, but the authorizer's policy currently
+    // covers only the first call's method, so a cached GET policy answers a later POST with 403: see docs/performance.md).
+    const api = await startLocalApi({ dynamoEndpoint: endpoint, tablePrefix: prefix, authCacheTtlSeconds: 0, env: { CURSOR_SECRET: 'bench-cursor-secret-0123456789' } });
     const tableEnv = localTableEnv(prefix);
     await seedBenchKey(seedClient, tableEnv.KEYS_TABLE_NAME!, BENCH_KEY);
     const { ddb } = await import('../lambdas/storage/client.ts');
@@ -314,13 +315,13 @@ try {
     }
     await api.close();
     result.cost = sizes;
-    const header = ['op', 'pets', 'req/call', 'handler req', 'auth', 'limiter', 'op', 'id ctr', 'CU/call', 'op CU', 'read/ret'];
+    const header = ['op', 'pets', 'status', 'req/call', 'handler req', 'auth', 'limiter', 'op', 'id ctr', 'CU/call', 'op CU', 'read/ret'];
     printTable(
-      '4. DynamoDB cost per API call (SDK middleware, ReturnConsumedCapacity TOTAL; auth = authorizer GetItem, cached 60 s as deployed)',
+      '4. DynamoDB cost per API call (SDK middleware, ReturnConsumedCapacity TOTAL; auth = authorizer GetItem, uncached locally; ~0 behind the deployed 60 s cache)',
       header,
       sizes.flatMap((s) =>
         (s.ops as Array<Record<string, number | string | undefined>>).map((r) => [
-          String(r.op), Number(s.pets), r.requestsPerCall!, r.handlerRequestsPerCall!, r.authRequestsPerCall!, r.limiterRequestsPerCall!,
+          String(r.op), Number(s.pets), String(r.statuses), r.requestsPerCall!, r.handlerRequestsPerCall!, r.authRequestsPerCall!, r.limiterRequestsPerCall!,
           r.opRequestsPerCall!, r.idCounterWritesPerCall!, r.capacityPerCall!, r.opCapacityPerCall!, r.itemsReadPerReturned ?? '-',
         ]),
       ),
@@ -338,7 +339,7 @@ try {
     for (const op of ['listPets', 'listPets?status', 'getPet', 'createPet']) {
       const r = opAt(last, op);
       target('DynamoDB requests per API call <= 2 (handler: limiter + op)', op, r.handlerRequestsPerCall!, '<= 2', r.handlerRequestsPerCall! <= 2);
-      target('DynamoDB requests per API call <= 2 (incl. authorizer, cached 60 s)', op, r.requestsPerCall!, '<= 2', r.requestsPerCall! <= 2);
+      target('DynamoDB requests per API call <= 2 (incl. uncached authorizer)', op, r.requestsPerCall!, '<= 2', r.requestsPerCall! <= 2);
     }
     const c0 = opAt(0, 'createPet');
     const wpc = 1 + c0.idCounterWritesPerCall!;
