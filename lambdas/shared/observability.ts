@@ -5,8 +5,13 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 
-export const logger = new Logger({ serviceName: 'animal-store' });
-export const metrics = new Metrics({ namespace: 'AnimalStore', serviceName: 'animal-store' });
+// Service name, namespace and log level come from POWERTOOLS_* (set by the stack); every metric carries the stage.
+export const logger = new Logger({ serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? 'animal-store' });
+export const metrics = new Metrics({
+  namespace: process.env.POWERTOOLS_METRICS_NAMESPACE ?? 'AnimalStore',
+  serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? 'animal-store',
+  defaultDimensions: { stage: process.env.STAGE ?? 'local' },
+});
 
 let pending = false;
 

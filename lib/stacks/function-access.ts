@@ -31,8 +31,16 @@ export const FUNCTION_ACCESS: Readonly<Record<string, FunctionAccess>> = {
     ],
     cursorSecret: true,
   },
-  // PutItem of the pet; the id-block counter is an UpdateItem on the state table, like the limiter's.
-  createPet: { tables: [RATE_LIMITER, { table: PETS_TABLE, actions: ['dynamodb:PutItem'] }] },
+  // PutItem of the pet (also inside the idempotent-create transaction); the id-block counter and the transaction's
+  // record update are UpdateItems on the state table, like the limiter's; an Idempotency-Key is claimed with a
+  // conditional PutItem and released with a DeleteItem (idempotency-store.ts).
+  createPet: {
+    tables: [
+      RATE_LIMITER,
+      { table: PETS_TABLE, actions: ['dynamodb:PutItem'] },
+      { table: STATE_TABLE, actions: ['dynamodb:PutItem', 'dynamodb:DeleteItem'] },
+    ],
+  },
   getPet: { tables: [RATE_LIMITER, { table: PETS_TABLE, actions: ['dynamodb:GetItem'] }] },
   listOrders: { tables: [RATE_LIMITER] },
 };

@@ -106,6 +106,7 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
       createPet: [
         { Action: 'dynamodb:UpdateItem', Resource: arn('State') },
         { Action: 'dynamodb:PutItem', Resource: arn('Pets') },
+        { Action: ['dynamodb:PutItem', 'dynamodb:DeleteItem'], Resource: arn('State') },
       ],
       getPet: [
         { Action: 'dynamodb:UpdateItem', Resource: arn('State') },
