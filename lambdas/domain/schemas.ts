@@ -2,7 +2,7 @@
  * The spec's resources as zod schemas, declared once. Types, request validation and the OpenAPI document all
  * derive from these.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const PET_STATUSES = ['available', 'pending', 'sold'] as const;
 /** Default `status` when a create omits it (spec: "not shown"): a new animal in the store is available. */

@@ -6,13 +6,14 @@
  */
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
 import { authenticate, parseBearer } from '../domain/keys.ts';
-import { keyStore } from '../shared/services.ts';
+// The key store alone (not the services module), so the authorizer bundle carries no pet or limiter code.
+import { dynamoKeyStore as keyStore } from '../storage/key-store.ts';
 import { countMetric } from '../shared/observability.ts';
 
-/** `arn:aws:execute-api:region:account:apiId/stage/METHOD/path` → `arn:…:apiId/stage/*` */
+/** `arn:aws:execute-api:region:account:apiId/stage/METHOD/path` → `arn:aws:execute-api:region:account:apiId/stage/*` */
 export function stageWildcard(methodArn: string): string {
-  const [prefix, apiId, stage] = methodArn.split('/');
-  return `${prefix}/${apiId}/${stage}/*`;
+  const [apiArn, stage] = methodArn.split('/');
+  return `${apiArn}/${stage}/*`;
 }
 
 export const handler = async (event: APIGatewayTokenAuthorizerEvent): Promise<APIGatewayAuthorizerResult> => {

@@ -2,7 +2,7 @@
  * Runtime configuration, read once at cold start through a schema: a missing or malformed variable fails the
  * init, not the hundredth request.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 const Env = z.object({
   PETS_TABLE_NAME: z.string().min(3),

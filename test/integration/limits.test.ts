@@ -127,3 +127,19 @@ describe('limits over HTTP', () => {
     expect(rl(next).remaining).toBe('59');
   });
 });
+
+describe('authorizer cache', () => {
+  it('lets a policy cached on a GET serve a POST and every other route', async () => {
+    const cached = await startTestApi({ authCacheTtlSeconds: 60 });
+    try {
+      expect((await cached.call('/pets', { key: cached.keys.pro })).status).toBe(200);
+      const created = await cached.call('/pets', { key: cached.keys.pro, method: 'POST', body: JSON.stringify({ name: 'c', categoryId: 1 }) });
+      expect(created.status).toBe(201);
+      const { id } = (await created.json()) as { id: number };
+      expect((await cached.call(`/pets/${id}`, { key: cached.keys.pro })).status).toBe(200);
+      expect((await cached.call('/store/orders', { key: cached.keys.pro })).status).toBe(501);
+    } finally {
+      await cached.close();
+    }
+  });
+});
