@@ -1,0 +1,58 @@
+/** The zod schemas: what the service accepts and rejects, and the defaults it applies. */
+import { describe, expect, it } from 'vitest';
+import { ListPetsQuery, NewPet, Pet, PetIdParam, describeIssues, NAME_MAX_LENGTH } from '../../lambdas/domain/schemas.ts';
+
+describe('NewPet', () => {
+  it('accepts name and categoryId, with an optional known status, and drops unknown fields', () => {
+    expect(NewPet.parse({ name: 'Rex', categoryId: 1 })).toEqual({ name: 'Rex', categoryId: 1 });
+    expect(NewPet.parse({ name: 'Rex', categoryId: 1, status: 'sold', id: 9, extra: true })).toEqual({ name: 'Rex', categoryId: 1, status: 'sold' });
+    expect(NewPet.parse({ name: 'x'.repeat(NAME_MAX_LENGTH), categoryId: Number.MAX_SAFE_INTEGER }).categoryId).toBe(Number.MAX_SAFE_INTEGER);
+  });
+
+  it.each([
+    [{ categoryId: 1 }],
+    [{ name: 'Rex' }],
+    [{ name: '', categoryId: 1 }],
+    [{ name: ' \t', categoryId: 1 }],
+    [{ name: 'x'.repeat(NAME_MAX_LENGTH + 1), categoryId: 1 }],
+    [{ name: '\ud800', categoryId: 1 }],
+    [{ name: 'Rex', categoryId: 0 }],
+    [{ name: 'Rex', categoryId: -3 }],
+    [{ name: 'Rex', categoryId: 1.5 }],
+    [{ name: 'Rex', categoryId: 2 ** 53 }],
+    [{ name: 'Rex', categoryId: '1' }],
+    [{ name: 'Rex', categoryId: 1, status: 'lost' }],
+    [null],
+    [[]],
+    ['Rex'],
+  ])('rejects %j', (input) => {
+    expect(NewPet.safeParse(input).success).toBe(false);
+  });
+
+  it('describes failures in one readable sentence', () => {
+    const r = NewPet.safeParse({ name: 5 });
+    expect(r.success).toBe(false);
+    expect(describeIssues(r.error!)).toMatch(/^name: .+; categoryId: .+/);
+  });
+});
+
+describe('Pet', () => {
+  it('requires the id and a status', () => {
+    expect(Pet.safeParse({ id: 1, name: 'Rex', categoryId: 1, status: 'available' }).success).toBe(true);
+    expect(Pet.safeParse({ name: 'Rex', categoryId: 1, status: 'available' }).success).toBe(false);
+  });
+});
+
+describe('query and path parameters', () => {
+  it('takes limit as a canonical whole number from 1 to 100', () => {
+    expect(ListPetsQuery.parse({ limit: '1' }).limit).toBe(1);
+    expect(ListPetsQuery.parse({ limit: '100', status: 'pending' })).toEqual({ limit: 100, status: 'pending' });
+    for (const limit of ['0', '101', '-1', 'abc', '1.5', '', '01', ' 5', '1e2']) expect(ListPetsQuery.safeParse({ limit }).success).toBe(false);
+    expect(ListPetsQuery.safeParse({ status: 'lost' }).success).toBe(false);
+  });
+
+  it('takes petId as a positive safe integer', () => {
+    expect(PetIdParam.parse({ petId: '42' }).petId).toBe(42);
+    for (const petId of ['0', '-1', 'abc', '1.0', '9007199254740992']) expect(PetIdParam.safeParse({ petId }).success).toBe(false);
+  });
+});
