@@ -72,18 +72,14 @@ describe('fuzzing every operation (limiter on, Enterprise key)', () => {
 
 
 describe('authorizer cache', () => {
-  // BUG (lambdas/handlers/authorizer.ts, stageWildcard): the policy is meant to allow the whole stage ("so a cached
-  // result works on every route"), but methodArn is `arn:…:{apiId}/{stage}/{METHOD}/{path}` and the account segment
-  // already ends in `:{apiId}`, so split('/') yields [`arn:…:apiId`, stage, METHOD, …] and the "wildcard" is
-  // `arn:…:apiId/stage/METHOD/*`. With the authorizer cache on (the stack deploys one), a key's cached policy only
-  // allows the method it was first used with: POST /pets then GET /pets within the TTL → 403 forbidden.
-  // Fix: `const [prefix, stage] = methodArn.split('/'); return `${prefix}/${stage}/*`;` (and a unit test on a
-  // real-shaped methodArn). Remove `.fails` when fixed.
-  it.fails('serves every operation from one cached Allow (POST, then GET with the same key)', async () => {
+  // Regression test: the policy must allow the whole stage. It once allowed only `…/{stage}/{METHOD}/*` (methodArn's
+  // account segment already ends in `:{apiId}`, so split('/') was misread), and with the cache on, POST then GET with
+  // the same key got 403. Fixed in f2aebbf (lambdas/handlers/authorizer.ts stageWildcard).
+  it('serves every operation from one cached Allow (POST, then GET with the same key)', async () => {
     const key = await enterpriseKey('cache');
     const created = await api.call('/pets', { method: 'POST', key, body: JSON.stringify({ name: 'Cached', categoryId: 1 }) });
     expect(created.status).toBe(201);
-    const listed = await api.call('/pets', { key });
-    expect(listed.status).toBe(200);
+    expect((await api.call('/pets', { key })).status).toBe(200);
+    expect((await api.call(`/pets/${((await created.json()) as Pet).id}`, { key })).status).toBe(200);
   });
 });

@@ -18,9 +18,8 @@ const MAX_ID = Number.MAX_SAFE_INTEGER;
 /** What the fuzzer knows about the server's state, gathered before generating. */
 export interface World {
   /**
-   * The key requests are made with (Authorization: Bearer), per HTTP method: with the authorizer cache on, a key's
-   * cached policy only covers the method it was first used with (see the it.fails in fuzz.test.ts), so GETs and
-   * POSTs use different keys. Both may be the same key when the cache is off.
+   * The key requests are made with (Authorization: Bearer), per HTTP method (two keys also keep the limiter's
+   * counters for reads and writes apart). Both may be the same key.
    */
   readonly keys: { readonly GET: string; readonly POST: string };
   /** Pets known to exist and not to change. */

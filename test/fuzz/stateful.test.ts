@@ -31,7 +31,7 @@ const model: Model = { pets: new Map() };
 let requests = 0;
 
 beforeAll(async () => {
-  // Authorizer results cached as in the cloud; one key per method (see the it.fails in fuzz.test.ts).
+  // Authorizer results cached as in the cloud; one key for reads, one for writes.
   api = await startTestApi({ authCacheTtlSeconds: 300 });
   keys = { GET: await enterpriseKey('stateful-get'), POST: await enterpriseKey('stateful-post') };
 });

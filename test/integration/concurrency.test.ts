@@ -6,8 +6,7 @@
  *
  * The limiter stays on: the run uses an Enterprise key with a custom limit far above its ~2,100 requests, so the
  * limiter's counter updates are on the hot path too without any 429. The authorizer result is cached (300 s, as
- * API Gateway caches it in the cloud); creates and reads use separate keys because a cached policy currently
- * covers only the method it was first used with (see the it.fails in test/fuzz/fuzz.test.ts).
+ * API Gateway caches it in the cloud); creates and reads use separate keys.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PET_STATUSES, type Pet } from '../../lambdas/domain/schemas.ts';
