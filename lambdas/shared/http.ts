@@ -66,6 +66,26 @@ function header(event: APIGatewayProxyEvent, name: string): string | undefined {
   return undefined;
 }
 
+/** No NewPet needs more than a few levels; deeper bodies are refused before the parser recurses into them. */
+const MAX_JSON_DEPTH = 32;
+
+/** The deepest `{`/`[` nesting in a JSON text, ignoring brackets inside strings (stops counting past the cap). */
+function nestingDepth(text: string): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length && max <= MAX_JSON_DEPTH; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92 /* \ */) i++;
+      else if (c === 34 /* " */) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 || c === 91) max = Math.max(max, ++depth);
+    else if (c === 125 || c === 93) depth--;
+  }
+  return max;
+}
+
 /** CORS: deny by default; an allowed origin (stage config) is echoed back. */
 function cors(event: { headers?: APIGatewayProxyEvent['headers'] }): Record<string, string> {
   const origin = header(event as APIGatewayProxyEvent, 'origin');
@@ -135,6 +155,9 @@ const api = (route: Route, { limitStore }: ApiOptions): middy.MiddlewareObj<ApiE
       const size = typeof raw === 'string' ? Buffer.byteLength(raw, event.isBase64Encoded ? 'base64' : 'utf8') : 0;
       if (size > MAX_BODY_BYTES) throw new AppError('payload_too_large', `The request body must be at most ${MAX_BODY_BYTES} bytes.`);
       if (raw === null || raw === undefined || raw === '') throw new AppError('validation_failed', 'A JSON request body is required.');
+      if (typeof raw === 'string' && nestingDepth(raw) > MAX_JSON_DEPTH) {
+        throw new AppError('validation_failed', `The JSON body is nested more than ${MAX_JSON_DEPTH} levels deep.`);
+      }
       // Normalise the header name for the body parser, which looks at `content-type` or `Content-Type` only.
       const ct = header(event as unknown as APIGatewayProxyEvent, 'content-type');
       event.headers = { ...event.headers, 'content-type': ct };

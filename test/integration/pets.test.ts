@@ -173,3 +173,16 @@ describe('gateway behaviour', () => {
     await expectError(await api.call('/store/orders', { key: api.keys.business }), 501, 'not_implemented');
   });
 });
+
+describe('deeply nested bodies', () => {
+  it('refuses JSON nested past 32 levels with a clear 400, however it is nested', async () => {
+    for (const depth of [33, 3000]) {
+      const body = `{"name":"x","categoryId":1,"extra":${'['.repeat(depth)}1${']'.repeat(depth)}}`;
+      const res = await api.call('/pets', { method: 'POST', body, key: api.keys.business });
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { message: string }).message).toMatch(/nested more than 32 levels/);
+    }
+    const ok = await api.call('/pets', { method: 'POST', body: '{"name":"[[[[x","categoryId":1,"extra":[[[1]]]}', key: api.keys.business });
+    expect(ok.status).toBe(201);
+  });
+});
