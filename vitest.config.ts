@@ -8,6 +8,7 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     maxWorkers: 2,
-    reporters: ['default'],
+    // The JSON report lets .ci/run print a plain 'N passed, N failed' line.
+    reporters: ['default', ['json', { outputFile: 'test-results.json' }]],
   },
 });
