@@ -90,6 +90,7 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGa
   const authCache = new Map<string, { result: APIGatewayAuthorizerResult; expires: number }>();
   const anonymous = new Map<string, { windowStart: number; count: number }>();
   const paths = resourcePaths();
+  const corsOrigins = (process.env.CORS_ALLOWED_ORIGINS ?? '').split(',').map((o) => o.trim()).filter(Boolean);
 
   function anonymousHeaders(ip: string): Record<string, string> {
     const nowSec = Math.floor(now() / 1000);
@@ -153,6 +154,18 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGa
     }
     if (!match) return sendGateway(res, ip, 'MISSING_AUTHENTICATION_TOKEN');
     const route = ROUTES.find((r) => r.path === match.template && r.method === method);
+    const origin = req.headers.origin;
+    if (method === 'OPTIONS' && origin && corsOrigins.includes(origin)) {
+      // The CORS preflight the stack adds (defaultCorsPreflightOptions) when the stage allows origins.
+      return send(res, 204, {
+        'Access-Control-Allow-Origin': origin,
+        'Access-Control-Allow-Methods': (paths.get(match.template) ?? []).join(','),
+        'Access-Control-Allow-Headers': 'Authorization,Content-Type,Idempotency-Key',
+        'Access-Control-Max-Age': '600',
+        Vary: 'Origin',
+        ...anonymousHeaders(ip),
+      }, '');
+    }
     if (!route) {
       const r405 = methodNotAllowed(paths.get(match.template) ?? []);
       return send(res, r405.status, { ...r405.headers, ...anonymousHeaders(ip) }, method === 'HEAD' ? '' : r405.body);

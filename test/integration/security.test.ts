@@ -87,5 +87,12 @@ describe('hardening headers', () => {
     const allowed = await api.call('/pets', { headers: { Origin: 'https://app.example.com' } });
     expect(allowed.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
     expect(allowed.headers.get('vary')).toBe('Origin');
+    const preflight = await api.call('/pets', { method: 'OPTIONS', key: '', contract: false, headers: { Origin: 'https://app.example.com' } });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
+    expect(preflight.headers.get('access-control-allow-headers')).toMatch(/Authorization/);
+    const foreign = await api.call('/pets', { method: 'OPTIONS', key: '', headers: { Origin: 'https://evil.example' } });
+    expect(foreign.status).toBe(405);
+    expect(foreign.headers.get('access-control-allow-origin')).toBeNull();
   });
 });
