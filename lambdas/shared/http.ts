@@ -120,71 +120,75 @@ export interface ApiOptions {
   readonly limitStore: LimitStore;
 }
 
-const api = (route: Route, { limitStore }: ApiOptions): middy.MiddlewareObj<ApiEvent, APIGatewayProxyResult, Error, Context, Internal> => ({
-  name: 'api',
-  before: async (request) => {
-    const event = request.event;
-    const auth = authContext(event as unknown as APIGatewayProxyEvent);
-    event.auth = auth;
-    const headers: Record<string, string> = { ...AUTHENTICATED_HEADERS };
-    request.internal.headers = headers;
-    if (route.deprecation) {
-      Object.assign(headers, deprecationHeaders(route.deprecation));
-      countMetric('DeprecatedOperationCall', { operation: route.operationId });
-    }
-    if (config.RATE_LIMITER === 'on') {
-      const windows = windowsAt(now());
-      try {
-        Object.assign(headers, await enforce(limitStore, auth.keyId, auth, windows));
-      } catch (err) {
-        if (err instanceof AppError && err.status === 429) countMetric('RateLimited', { code: err.code });
-        // The counters cannot be read: nothing is admitted, so nothing is left until the retry.
-        if (err instanceof UnavailableError) {
-          Object.assign(headers, {
-            'X-RateLimit-Limit': String(auth.perMinute),
-            'X-RateLimit-Remaining': '0',
-            'X-RateLimit-Reset': String(windows.minuteReset),
-          });
+const api = (route: Route, { limitStore }: ApiOptions): middy.MiddlewareObj<ApiEvent, APIGatewayProxyResult, Error, Context, Internal> => {
+  // Computed once per container, not per request.
+  const deprecated = route.deprecation ? deprecationHeaders(route.deprecation) : undefined;
+  return {
+    name: 'api',
+    before: async (request) => {
+      const event = request.event;
+      const auth = authContext(event as unknown as APIGatewayProxyEvent);
+      event.auth = auth;
+      const headers: Record<string, string> = { ...AUTHENTICATED_HEADERS };
+      request.internal.headers = headers;
+      if (deprecated) {
+        Object.assign(headers, deprecated);
+        countMetric('DeprecatedOperationCall', { operation: route.operationId });
+      }
+      if (config.RATE_LIMITER === 'on') {
+        const windows = windowsAt(now());
+        try {
+          Object.assign(headers, await enforce(limitStore, auth.keyId, auth, windows));
+        } catch (err) {
+          if (err instanceof AppError && err.status === 429) countMetric('RateLimited', { code: err.code });
+          // The counters cannot be read: nothing is admitted, so nothing is left until the retry.
+          if (err instanceof UnavailableError) {
+            Object.assign(headers, {
+              'X-RateLimit-Limit': String(auth.perMinute),
+              'X-RateLimit-Remaining': '0',
+              'X-RateLimit-Reset': String(windows.minuteReset),
+            });
+          }
+          throw err;
         }
-        throw err;
       }
-    }
-    if (route.deprecation) assertNotRemoved(route.deprecation, now(), `${route.method} ${route.path}`);
-    if (route.method === 'POST' || route.method === 'PUT' || route.method === 'PATCH') {
-      const raw = event.body;
-      const size = typeof raw === 'string' ? Buffer.byteLength(raw, event.isBase64Encoded ? 'base64' : 'utf8') : 0;
-      if (size > MAX_BODY_BYTES) throw new AppError('payload_too_large', `The request body must be at most ${MAX_BODY_BYTES} bytes.`);
-      if (raw === null || raw === undefined || raw === '') throw new AppError('validation_failed', 'A JSON request body is required.');
-      if (typeof raw === 'string' && nestingDepth(raw) > MAX_JSON_DEPTH) {
-        throw new AppError('validation_failed', `The JSON body is nested more than ${MAX_JSON_DEPTH} levels deep.`);
+      if (route.deprecation) assertNotRemoved(route.deprecation, now(), `${route.method} ${route.path}`);
+      if (route.method === 'POST' || route.method === 'PUT' || route.method === 'PATCH') {
+        const raw = event.body;
+        const size = typeof raw === 'string' ? Buffer.byteLength(raw, event.isBase64Encoded ? 'base64' : 'utf8') : 0;
+        if (size > MAX_BODY_BYTES) throw new AppError('payload_too_large', `The request body must be at most ${MAX_BODY_BYTES} bytes.`);
+        if (raw === null || raw === undefined || raw === '') throw new AppError('validation_failed', 'A JSON request body is required.');
+        if (typeof raw === 'string' && nestingDepth(raw) > MAX_JSON_DEPTH) {
+          throw new AppError('validation_failed', `The JSON body is nested more than ${MAX_JSON_DEPTH} levels deep.`);
+        }
+        // Normalise the header name for the body parser, which looks at `content-type` or `Content-Type` only.
+        const ct = header(event as unknown as APIGatewayProxyEvent, 'content-type');
+        event.headers = { ...event.headers, 'content-type': ct };
       }
-      // Normalise the header name for the body parser, which looks at `content-type` or `Content-Type` only.
-      const ct = header(event as unknown as APIGatewayProxyEvent, 'content-type');
-      event.headers = { ...event.headers, 'content-type': ct };
-    }
-  },
-  after: (request) => {
-    const res = request.response as unknown as ApiResult;
-    request.response = {
-      statusCode: res.statusCode,
-      headers: { ...BASE_HEADERS, ...request.internal.headers, ...cors(request.event), ...res.headers },
-      body: JSON.stringify(res.body),
-    };
-  },
-  onError: (request) => {
-    const err = toAppError(request.error);
-    if (err.code === 'internal_error') {
-      // Name and message only: stack traces and request data (headers, keys) never reach the logs.
-      const e = request.error as Error | undefined;
-      logger.error('unhandled error', { errorName: e?.name, errorMessage: String(e?.message).slice(0, 200) });
-    } else if (err instanceof UnavailableError) {
-      logger.warn('storage unavailable', { reason: String(err.cause) });
-      countMetric('StorageUnavailable', { reason: String(err.cause) });
-    }
-    // An error before the limiter ran (e.g. no authorizer context) was not counted: say so, as the gateway does.
-    request.response = errorResponse(err, { ...UNCOUNTED_RATE_LIMIT_HEADERS, ...request.internal.headers, ...cors(request.event) });
-  },
-});
+    },
+    after: (request) => {
+      const res = request.response as unknown as ApiResult;
+      request.response = {
+        statusCode: res.statusCode,
+        headers: { ...BASE_HEADERS, ...request.internal.headers, ...cors(request.event), ...res.headers },
+        body: JSON.stringify(res.body),
+      };
+    },
+    onError: (request) => {
+      const err = toAppError(request.error);
+      if (err.code === 'internal_error') {
+        // Name and message only: stack traces and request data (headers, keys) never reach the logs.
+        const e = request.error as Error | undefined;
+        logger.error('unhandled error', { errorName: e?.name, errorMessage: String(e?.message).slice(0, 200) });
+      } else if (err instanceof UnavailableError) {
+        logger.warn('storage unavailable', { reason: String(err.cause) });
+        countMetric('StorageUnavailable', { reason: String(err.cause) });
+      }
+      // An error before the limiter ran (e.g. no authorizer context) was not counted: say so, as the gateway does.
+      request.response = errorResponse(err, { ...UNCOUNTED_RATE_LIMIT_HEADERS, ...request.internal.headers, ...cors(request.event) });
+    },
+  };
+};
 
 interface Schemas<Q, P, B> {
   readonly query?: z.ZodType<Q>;

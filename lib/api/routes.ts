@@ -83,13 +83,15 @@ export function resourcePaths(routes: readonly Route[] = ROUTES): Map<string, Ht
   return byPath;
 }
 
+const TEMPLATES = [...resourcePaths(ROUTES).keys()];
+
 /** Matches a concrete path (below the base path) against the route templates. */
 export function matchPath(
   path: string,
   routes: readonly Route[] = ROUTES,
 ): { template: string; params: Record<string, string> } | undefined {
   const parts = path.split('/').filter(Boolean);
-  for (const template of resourcePaths(routes).keys()) {
+  for (const template of routes === ROUTES ? TEMPLATES : resourcePaths(routes).keys()) {
     const tParts = template.split('/').filter(Boolean);
     if (tParts.length !== parts.length) continue;
     const params: Record<string, string> = {};
