@@ -1,8 +1,13 @@
 /**
  * The spec's resources as zod schemas, declared once. Types, request validation and the OpenAPI document all
- * derive from these.
+ * derive from these. Written with zod/mini, zod's tree-shakable API: the same engine and JSON Schema output as
+ * classic zod at a fraction of the bundle (docs/performance.md).
  */
-import * as z from 'zod';
+import * as z from 'zod/mini';
+import { en } from 'zod/locales';
+
+// English messages for validation errors (zod/mini ships none by default): they reach clients in the Error object.
+z.config(en());
 
 export const PET_STATUSES = ['available', 'pending', 'sold'] as const;
 /** Default `status` when a create omits it (spec: "not shown"): a new animal in the store is available. */
@@ -12,71 +17,84 @@ export const PAGE_SIZE = { min: 1, max: 100, default: 20 } as const;
 /** Bodies larger than this (bytes, after base64 decoding) get 413. A NewPet is well under 1 KiB. */
 export const MAX_BODY_BYTES = 8 * 1024;
 
-export const PetStatus = z.enum(PET_STATUSES).meta({ id: 'PetStatus', description: 'Availability of the animal.' });
+/** Attaches OpenAPI metadata (id, description, example…) to a schema instance. */
+const meta = <T extends z.ZodMiniType>(schema: T, data: z.core.GlobalMeta): T => {
+  z.globalRegistry.add(schema, data);
+  return schema;
+};
 
-const name = z
-  .string()
-  .min(1)
-  .max(NAME_MAX_LENGTH)
-  .refine((s) => s.trim().length > 0, 'name must not be blank')
-  .refine((s) => s.isWellFormed(), 'name must be well-formed Unicode (no lone surrogates)')
-  .meta({ description: "The animal's name.", example: 'Rex' });
+export const PetStatus = meta(z.enum(PET_STATUSES), { id: 'PetStatus', description: 'Availability of the animal.' });
 
-const positiveId = z.int().min(1).meta({ format: 'int64' });
+const name = meta(
+  z.string().check(
+    z.minLength(1),
+    z.maxLength(NAME_MAX_LENGTH),
+    z.refine((s) => s.trim().length > 0, 'name must not be blank'),
+    z.refine((s) => s.isWellFormed(), 'name must be well-formed Unicode (no lone surrogates)'),
+  ),
+  { description: "The animal's name.", example: 'Rex' },
+);
 
-export const NewPet = z
-  .object({
+const positiveId = (data: Record<string, unknown>) => meta(z.int().check(z.minimum(1)), { format: 'int64', ...data });
+const categoryId = () => positiveId({ description: 'Identifier of the category the animal belongs to.', example: 1 });
+
+export const NewPet = meta(
+  z.object({
     name,
-    categoryId: positiveId.meta({ description: 'Identifier of the category the animal belongs to.', example: 1 }),
-    status: PetStatus.optional().meta({ description: `Defaults to \`${DEFAULT_PET_STATUS}\` when omitted.` }),
-  })
-  .meta({ id: 'NewPet', description: 'An animal as sent when creating it. Unknown fields are ignored.' });
+    categoryId: categoryId(),
+    status: meta(z.optional(PetStatus), { description: `Defaults to \`${DEFAULT_PET_STATUS}\` when omitted.` }),
+  }),
+  { id: 'NewPet', description: 'An animal as sent when creating it. Unknown fields are ignored.' },
+);
 export type NewPet = z.infer<typeof NewPet>;
 
-export const Pet = z
-  .object({
-    id: positiveId.meta({ description: 'Unique identifier assigned by the service on creation.', example: 1001 }),
+export const Pet = meta(
+  z.object({
+    id: positiveId({ description: 'Unique identifier assigned by the service on creation.', example: 1001 }),
     name,
-    categoryId: positiveId.meta({ description: 'Identifier of the category the animal belongs to.', example: 1 }),
+    categoryId: categoryId(),
     status: PetStatus,
-  })
-  .meta({ id: 'Pet', description: 'An animal as returned.' });
+  }),
+  { id: 'Pet', description: 'An animal as returned.' },
+);
 export type Pet = z.infer<typeof Pet>;
 export type PetStatus = z.infer<typeof PetStatus>;
 
-export const Pets = z.array(Pet).meta({ id: 'Pets', description: 'A page of animals.' });
+export const Pets = meta(z.array(Pet), { id: 'Pets', description: 'A page of animals.' });
 
 /** Query strings arrive as strings: accept only canonical decimal integers. */
 const decimal = (min: number, max: number) =>
-  z
-    .string()
-    .regex(/^(0|[1-9][0-9]*)$/, 'must be a whole number')
-    .transform(Number)
-    .pipe(z.int().min(min).max(max));
+  z.pipe(
+    z.pipe(z.string().check(z.regex(/^(0|[1-9][0-9]*)$/, 'must be a whole number')), z.transform(Number)),
+    z.int().check(z.minimum(min), z.maximum(max)),
+  );
 
 export const ListPetsQuery = z.object({
-  limit: decimal(PAGE_SIZE.min, PAGE_SIZE.max)
-    .optional()
-    .meta({ description: `Maximum number of animals returned (${PAGE_SIZE.min} to ${PAGE_SIZE.max}, default ${PAGE_SIZE.default}).` }),
-  status: PetStatus.optional(),
-  cursor: z.string().min(1).max(2048).optional().meta({ description: 'Opaque cursor from a previous page\'s `Link: rel="next"`.' }),
+  limit: meta(z.optional(decimal(PAGE_SIZE.min, PAGE_SIZE.max)), {
+    description: `Maximum number of animals returned (${PAGE_SIZE.min} to ${PAGE_SIZE.max}, default ${PAGE_SIZE.default}).`,
+  }),
+  status: z.optional(PetStatus),
+  cursor: meta(z.optional(z.string().check(z.minLength(1), z.maxLength(2048))), {
+    description: 'Opaque cursor from a previous page\'s `Link: rel="next"`.',
+  }),
 });
 export type ListPetsQuery = z.infer<typeof ListPetsQuery>;
 
 export const PetIdParam = z.object({
-  petId: decimal(1, Number.MAX_SAFE_INTEGER).meta({ description: 'Identifier of the animal to retrieve.' }),
+  petId: meta(decimal(1, Number.MAX_SAFE_INTEGER), { description: 'Identifier of the animal to retrieve.' }),
 });
 
-export const ErrorObject = z
-  .object({
-    code: z.string().meta({ description: 'Machine-readable error code.', example: 'not_found' }),
-    message: z.string().meta({ description: 'Human-readable description.' }),
-    status: z.int().meta({ description: 'The HTTP status code.', example: 404 }),
-  })
-  .meta({ id: 'Error' });
+export const ErrorObject = meta(
+  z.object({
+    code: meta(z.string(), { description: 'Machine-readable error code.', example: 'not_found' }),
+    message: meta(z.string(), { description: 'Human-readable description.' }),
+    status: meta(z.int(), { description: 'The HTTP status code.', example: 404 }),
+  }),
+  { id: 'Error' },
+);
 
 /** Turns a zod failure into one readable sentence for the Error object's message. */
-export function describeIssues(error: z.ZodError): string {
+export function describeIssues(error: z.core.$ZodError): string {
   return error.issues
     .slice(0, 5)
     .map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message))

@@ -9,7 +9,7 @@
 import middy from '@middy/core';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import type { z } from 'zod';
+import type * as z from 'zod/mini';
 import { ROUTES, type Route } from '../../lib/api/routes.ts';
 import { UNCOUNTED_RATE_LIMIT_HEADERS } from '../../lib/api/gateway-responses.ts';
 import { assertNotRemoved, deprecationHeaders } from '../domain/deprecation.ts';
@@ -191,16 +191,16 @@ const api = (route: Route, { limitStore }: ApiOptions): middy.MiddlewareObj<ApiE
 };
 
 interface Schemas<Q, P, B> {
-  readonly query?: z.ZodType<Q>;
-  readonly params?: z.ZodType<P>;
-  readonly body?: z.ZodType<B>;
+  readonly query?: z.ZodMiniType<Q>;
+  readonly params?: z.ZodMiniType<P>;
+  readonly body?: z.ZodMiniType<B>;
 }
 
 const validate = <Q, P, B>(s: Schemas<Q, P, B>): middy.MiddlewareObj<ApiEvent<Q, P, B>> => ({
   name: 'validate',
   before: (request) => {
     const e = request.event;
-    const parse = <T>(schema: z.ZodType<T> | undefined, input: unknown, where: string): T => {
+    const parse = <T>(schema: z.ZodMiniType<T> | undefined, input: unknown, where: string): T => {
       if (!schema) return undefined as T;
       const r = schema.safeParse(where === 'body' ? input : (input ?? {}));
       if (!r.success) throw new AppError('validation_failed', `Invalid ${where}: ${describeIssues(r.error)}`);

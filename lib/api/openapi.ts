@@ -5,7 +5,7 @@
  *
  * Plain data, no CDK and no Lambda runtime imports (the schemas module imports zod only).
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { ERROR_CODES, type ErrorCode } from '../../lambdas/domain/errors.ts';
 import { ErrorObject, NewPet, PAGE_SIZE, Pet, PetStatus, Pets, MAX_BODY_BYTES } from '../../lambdas/domain/schemas.ts';
 import { PLANS, STANDARD_PLANS } from '../config/plans.ts';
@@ -179,7 +179,7 @@ function successResponse(route: Route): [string, Json] | undefined {
   }
 }
 
-const fromMeta = (s: z.ZodType): string | undefined => (z.globalRegistry.get(s) as { description?: string } | undefined)?.description;
+const fromMeta = (s: z.ZodMiniType): string | undefined => (z.globalRegistry.get(s) as { description?: string } | undefined)?.description;
 
 function parameters(route: Route): Json[] | undefined {
   if (route.operationId === 'listPets') {
