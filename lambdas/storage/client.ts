@@ -3,8 +3,9 @@
  * the AWS SDK. Timeouts and attempts are bounded well under API Gateway's 29 s integration timeout, so an
  * unreachable database gives a prompt 503, never a hang.
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, type ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { config } from '../shared/config.ts';
 import { UnavailableError } from '../domain/errors.ts';
 
@@ -66,4 +67,12 @@ export async function guarded<T>(fn: () => Promise<T>): Promise<T> {
   } catch (err) {
     return rethrowStorageError(err);
   }
+}
+
+/**
+ * The item returned with a failed condition (ReturnValuesOnConditionCheckFailure: ALL_OLD), as plain values: the
+ * document client leaves it in attribute-value form. Undefined when no item existed.
+ */
+export function conditionFailedItem(err: ConditionalCheckFailedException): Record<string, unknown> | undefined {
+  return err.Item ? unmarshall(err.Item) : undefined;
 }

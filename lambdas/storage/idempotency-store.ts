@@ -16,11 +16,10 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ConditionalCheckFailedException, TransactionCanceledException, TransactionConflictException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { AppError, UnavailableError } from '../domain/errors.ts';
 import type { IdempotencyId, IdempotencyRecord, IdempotencyStore } from '../domain/idempotency.ts';
 import type { Pet } from '../domain/schemas.ts';
-import { doc, guarded, tableNames } from './client.ts';
+import { conditionFailedItem, doc, guarded, tableNames } from './client.ts';
 
 const CONFLICT_ATTEMPTS = 3;
 
@@ -75,8 +74,8 @@ export const dynamoIdempotencyStore: IdempotencyStore = {
       );
       return undefined;
     } catch (err) {
-      // The document client does not unmarshall the item that comes with a failed condition.
-      if (err instanceof ConditionalCheckFailedException && err.Item) return toRecord(unmarshall(err.Item));
+      const existing = err instanceof ConditionalCheckFailedException ? conditionFailedItem(err) : undefined;
+      if (existing) return toRecord(existing);
       // The record is being completed by a transaction right now: the first request is still in flight.
       if (err instanceof TransactionConflictException) throw inProgress();
       throw err;

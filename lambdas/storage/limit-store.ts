@@ -9,10 +9,9 @@
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { BAN_POLICY, type PlanLimits } from '../../lib/config/plans.ts';
 import type { Consumption, LimitStore, Windows } from '../domain/rate-limit.ts';
-import { doc, guarded, tableNames } from './client.ts';
+import { conditionFailedItem, doc, guarded, tableNames } from './client.ts';
 
 const KEEP_SECONDS = 2 * 86_400;
 const key = (subject: string, dayStart: number) => ({ pk: `rl#${subject}#${dayStart}` });
@@ -30,8 +29,7 @@ async function conditionalUpdate(
     );
     return { ok: true, item: (out.Attributes ?? {}) as Item };
   } catch (err) {
-    // The document client does not unmarshall the item that comes with a failed condition.
-    if (err instanceof ConditionalCheckFailedException) return { ok: false, old: (err.Item ? unmarshall(err.Item) : {}) as Item };
+    if (err instanceof ConditionalCheckFailedException) return { ok: false, old: (conditionFailedItem(err) ?? {}) as Item };
     throw err;
   }
 }
