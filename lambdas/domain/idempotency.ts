@@ -146,7 +146,8 @@ export interface IdempotentCreateResult {
 }
 
 export interface IdempotentPetCreator {
-  create(input: NewPet, id: IdempotencyId): Promise<IdempotentCreateResult>;
+  /** Creates a pet; under the caller's Idempotency-Key when `key` is given, as a plain create (no extra request) when not. */
+  create(input: NewPet, id: { readonly keyId: string; readonly key?: string }): Promise<IdempotentCreateResult>;
 }
 
 export interface IdempotentPetCreatorDeps {
@@ -164,8 +165,11 @@ export interface IdempotentPetCreatorDeps {
  * (claim, create, release).
  */
 export function createIdempotentPetCreator({ store, pets, ids, clock, newToken = randomUUID }: IdempotentPetCreatorDeps): IdempotentPetCreator {
+  const plain = createPetService(pets, ids);
   return {
-    async create(input, id) {
+    async create(input, { keyId, key }) {
+      if (key === undefined) return { pet: await plain.create(input), statusCode: 201, replayed: false };
+      const id: IdempotencyId = { keyId, key };
       const fp = fingerprint(input);
       const token = newToken();
       const now = clock();

@@ -1,19 +1,15 @@
 import { apiHandler } from '../shared/http.ts';
-import { idempotentPetCreator, limitStore, petService } from '../shared/services.ts';
+import { limitStore, petCreator } from '../shared/services.ts';
 import { idempotencyKeyOf } from '../domain/idempotency.ts';
 import { NewPet } from '../domain/schemas.ts';
 import { BASE_PATH } from '../../lib/api/routes.ts';
 
 export const handler = apiHandler('createPet', { body: NewPet }, { limitStore }, async (event) => {
-  // Without an Idempotency-Key the create is unchanged and costs no extra DynamoDB request.
   const key = idempotencyKeyOf(event.headers, event.multiValueHeaders);
-  const result = key === undefined
-    ? { pet: await petService.create(event.validated.body), statusCode: 201, replayed: false }
-    : await idempotentPetCreator.create(event.validated.body, { keyId: event.auth.keyId, key });
-  const { pet } = result;
+  const { pet, statusCode, replayed } = await petCreator.create(event.validated.body, { keyId: event.auth.keyId, key });
   return {
-    statusCode: result.statusCode,
+    statusCode,
     body: pet,
-    headers: { Location: `${BASE_PATH}/pets/${pet.id}`, ...(result.replayed ? { 'Idempotent-Replayed': 'true' } : {}) },
+    headers: { Location: `${BASE_PATH}/pets/${pet.id}`, ...(replayed ? { 'Idempotent-Replayed': 'true' } : {}) },
   };
 });

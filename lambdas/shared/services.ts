@@ -9,10 +9,11 @@ import { dynamoLimitStore } from '../storage/limit-store.ts';
 import { dynamoKeyStore } from '../storage/key-store.ts';
 import { now } from './clock.ts';
 
-/** One id allocator per container, shared by plain and idempotent creates (one reserved block, not two). */
+/** One id allocator per container, shared by every create (one reserved block, not two). */
 const petIds = createIdAllocator();
 export const petService = createPetService(dynamoPetStore, petIds);
-export const idempotentPetCreator = createIdempotentPetCreator({
+/** Creates pets, under an Idempotency-Key when the request carries one. */
+export const petCreator = createIdempotentPetCreator({
   store: dynamoIdempotencyStore,
   pets: dynamoPetStore,
   ids: petIds,
