@@ -7,7 +7,7 @@ import { cpus, totalmem, tmpdir } from 'node:os';
 import { readFileSync, mkdirSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
-import { AUTHORIZER_ENTRY, ROUTES } from '../lib/api/routes.ts';
+import { AUTHORIZER_ENTRY, ROUTES } from '../contract/routes.ts';
 import { startDynamoLocal } from '../lib/local/dynamodb.ts';
 import { localClient, localTableEnv, provisionLocalTables } from '../lambdas/storage/provision.ts';
 import { ROOT, bundle, lambdaName, weightByPackage, type BundleResult } from './lib/bundle.ts';

@@ -2,7 +2,7 @@
 import { BatchWriteItemCommand, type DynamoDBClient, type WriteRequest } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { hashKey } from '../../lambdas/domain/keys.ts';
-import { PET_STATUSES } from '../../lambdas/domain/schemas.ts';
+import { PET_STATUSES } from '../../contract/schemas.ts';
 import { BENCH_AUTH } from './events.ts';
 
 /** Seeded pets get ids from here up, far above the id allocator's blocks, so creates never collide with them. */

@@ -1,8 +1,8 @@
 /**
  * The deprecation lifecycle of an operation (spec section 9): headers until the sunset, 410 Gone from then on.
  */
-import type { Deprecation } from '../../lib/api/routes.ts';
-import { BASE_PATH } from '../../lib/api/routes.ts';
+import type { Deprecation } from '../../contract/routes.ts';
+import { BASE_PATH } from '../../contract/routes.ts';
 import { AppError } from './errors.ts';
 
 /** `Deprecation: @<unix seconds>` (RFC 9745), `Sunset: <HTTP date>` (RFC 8594), `Link` to the successor. */

@@ -23,7 +23,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { AppError } from './errors.ts';
 import { createPetService, type IdAllocator, type PetStore } from './pets.ts';
-import type { NewPet, Pet } from './schemas.ts';
+import type { NewPet, Pet } from '../../contract/schemas.ts';
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;

@@ -3,12 +3,8 @@
  * The plaintext key is shown once on creation and never stored or logged: storage holds its SHA-256.
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { PLANS, type PlanLimits, type PlanName } from '../../lib/config/plans.ts';
-
-/** A key is 20-128 URL-safe characters. Generated keys: `ask_` + 32 random bytes (256 bits) in base64url. */
-export const KEY_PATTERN = /^[A-Za-z0-9_-]{20,128}$/;
-/** The TOKEN authorizer's identity validation expression: malformed headers get 401 without invoking it. */
-export const BEARER_VALIDATION_EXPRESSION = '^Bearer [A-Za-z0-9_-]{20,128}$';
+import { BEARER_PATTERN } from '../../contract/auth.ts';
+import { PLANS, type PlanLimits, type PlanName } from '../../contract/plans.ts';
 
 export type KeyStatus = 'active' | 'revoked';
 
@@ -59,7 +55,7 @@ export interface AuthContext {
 
 /** Extracts the key from `Bearer <key>`; undefined for anything else. */
 export function parseBearer(header: string | undefined): string | undefined {
-  const m = /^Bearer ([A-Za-z0-9_-]{20,128})$/.exec(header ?? '');
+  const m = BEARER_PATTERN.exec(header ?? '');
   return m?.[1];
 }
 

@@ -4,12 +4,12 @@
  * carries the filter it was made for and expires; forged, expired or mismatched cursors get 400 `invalid_cursor`.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { BASE_PATH } from '../../lib/api/routes.ts';
+import { BASE_PATH } from '../../contract/routes.ts';
 import { config } from '../shared/config.ts';
 import { now } from '../shared/clock.ts';
 import { AppError } from './errors.ts';
 import type { PageKey } from './pets.ts';
-import type { PetStatus } from './schemas.ts';
+import type { PetStatus } from '../../contract/schemas.ts';
 
 export const CURSOR_TTL_SECONDS = 24 * 3600;
 

@@ -2,7 +2,7 @@
  * Pet rules: what create, list and get mean, independent of storage.
  */
 import { AppError } from './errors.ts';
-import { DEFAULT_PET_STATUS, PAGE_SIZE, type NewPet, type Pet, type PetStatus } from './schemas.ts';
+import { DEFAULT_PET_STATUS, PAGE_SIZE, type NewPet, type Pet, type PetStatus } from '../../contract/schemas.ts';
 
 /** Where a page ends; opaque to clients (it travels inside a signed cursor). */
 export interface PageKey {

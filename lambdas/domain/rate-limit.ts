@@ -2,7 +2,7 @@
  * Rate-limit rules (spec section 8): fixed per-minute and per-day windows per key, the headers every response
  * carries, and the 429s. Storage (lambdas/storage/limit-store.ts) does the atomic counting.
  */
-import { BAN_POLICY, type PlanLimits } from '../../lib/config/plans.ts';
+import { BAN_POLICY, type PlanLimits } from '../../contract/plans.ts';
 import { AppError } from './errors.ts';
 
 export interface Windows {

@@ -1,8 +1,8 @@
 import { apiHandler } from '../shared/http.ts';
 import { limitStore, petCreator } from '../shared/services.ts';
 import { idempotencyKeyOf } from '../domain/idempotency.ts';
-import { NewPet } from '../domain/schemas.ts';
-import { BASE_PATH } from '../../lib/api/routes.ts';
+import { NewPet } from '../../contract/schemas.ts';
+import { BASE_PATH } from '../../contract/routes.ts';
 
 export const handler = apiHandler('createPet', { body: NewPet }, { limitStore }, async (event) => {
   const key = idempotencyKeyOf(event.headers, event.multiValueHeaders);

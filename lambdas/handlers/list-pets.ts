@@ -1,6 +1,6 @@
 import { apiHandler } from '../shared/http.ts';
 import { limitStore, petService } from '../shared/services.ts';
-import { ListPetsQuery } from '../domain/schemas.ts';
+import { ListPetsQuery } from '../../contract/schemas.ts';
 import { nextPageLink, readCursor } from '../domain/pagination.ts';
 
 export const handler = apiHandler('listPets', { query: ListPetsQuery }, { limitStore }, async (event) => {

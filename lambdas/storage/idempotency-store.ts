@@ -18,7 +18,7 @@ import { ConditionalCheckFailedException, TransactionCanceledException, Transact
 import { DeleteCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { AppError, UnavailableError } from '../domain/errors.ts';
 import type { IdempotencyId, IdempotencyRecord, IdempotencyStore } from '../domain/idempotency.ts';
-import type { Pet } from '../domain/schemas.ts';
+import type { Pet } from '../../contract/schemas.ts';
 import { conditionFailedItem, doc, guarded, tableNames } from './client.ts';
 
 const CONFLICT_ATTEMPTS = 3;

@@ -4,7 +4,7 @@
 import { GetCommand, PutCommand, QueryCommand, ScanCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { KeyRecord, KeyStore } from '../domain/keys.ts';
 import { doc, guarded, tableNames } from './client.ts';
-import { KEYS_TABLE } from './tables.ts';
+import { KEYS_TABLE } from '../../contract/tables.ts';
 
 const BY_KEY_ID = KEYS_TABLE.indexes[0].indexName;
 

@@ -9,7 +9,7 @@
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { BAN_POLICY, type PlanLimits } from '../../lib/config/plans.ts';
+import { BAN_POLICY, type PlanLimits } from '../../contract/plans.ts';
 import type { Consumption, LimitStore, Windows } from '../domain/rate-limit.ts';
 import { conditionFailedItem, doc, guarded, tableNames } from './client.ts';
 

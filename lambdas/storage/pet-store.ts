@@ -4,9 +4,9 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { IdAllocator, PetStore } from '../domain/pets.ts';
-import type { Pet } from '../domain/schemas.ts';
+import type { Pet } from '../../contract/schemas.ts';
 import { doc, guarded, tableNames } from './client.ts';
-import { PETS_TABLE } from './tables.ts';
+import { PETS_TABLE } from '../../contract/tables.ts';
 
 const STATUS_INDEX = PETS_TABLE.indexes[0].indexName;
 

@@ -9,7 +9,7 @@ import {
   UpdateTimeToLiveCommand,
   type AttributeDefinition,
 } from '@aws-sdk/client-dynamodb';
-import { TABLES, type TableDefinition } from './tables.ts';
+import { TABLES, type TableDefinition } from '../../contract/tables.ts';
 
 /** Physical names for a local prefix; the env vars the functions read them from. */
 export function localTableEnv(prefix: string): Record<string, string> {

@@ -3,7 +3,7 @@
  * Targets: `--local` (the DynamoDB Local that `npm start` runs) or `--stage staging|production` (AWS).
  */
 import { parseArgs } from 'node:util';
-import { PLAN_NAMES, type PlanName } from '../config/plans.ts';
+import { PLAN_NAMES, type PlanName } from '../../contract/plans.ts';
 import { AdminError, keyAdmin, type AdminDeps, type KeyView } from './service.ts';
 import { noGateway } from './gateway.ts';
 

@@ -12,7 +12,7 @@ import {
   DeleteUsagePlanKeyCommand,
   UpdateUsagePlanCommand,
 } from '@aws-sdk/client-api-gateway';
-import { usagePlanThrottle, type PlanLimits } from '../config/plans.ts';
+import { usagePlanThrottle, type PlanLimits } from '../../contract/plans.ts';
 
 export interface KeyGateway {
   /** Creates an enabled API key whose value is the client's key (the authorizer returns it as usageIdentifierKey). */

@@ -4,7 +4,7 @@
  * rollback on failure, DynamoDB (what the authorizer reads) last; revocation the other way round, so a key is never
  * left active by a failure.
  */
-import { MAX_CUSTOM_LIMITS, PLANS, type PlanLimits, type PlanName } from '../config/plans.ts';
+import { MAX_CUSTOM_LIMITS, PLANS, type PlanLimits, type PlanName } from '../../contract/plans.ts';
 import { generateKey, generateKeyId, hashKey, limitsOf, type KeyRecord } from '../../lambdas/domain/keys.ts';
 import { windowsAt, type LimitStore } from '../../lambdas/domain/rate-limit.ts';
 import type { KeyGateway } from './gateway.ts';

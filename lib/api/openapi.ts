@@ -1,15 +1,15 @@
 /**
- * The OpenAPI 3.1 document, generated from the zod schemas (lambdas/domain/schemas.ts), the route table
- * (lib/api/routes.ts), the error codes (lambdas/domain/errors.ts) and the plans. Never hand-written: `npm run openapi`
+ * The OpenAPI 3.1 document, generated from the zod schemas (contract/schemas.ts), the route table
+ * (contract/routes.ts), the error codes (contract/errors.ts) and the plans. Never hand-written: `npm run openapi`
  * writes it to /openapi.json, and test/contract/openapi.test.ts fails when the committed file is stale.
  *
  * Plain data, no CDK and no Lambda runtime imports (the schemas module imports zod only).
  */
 import * as z from 'zod/mini';
-import { ERROR_CODES, type ErrorCode } from '../../lambdas/domain/errors.ts';
-import { ErrorObject, NewPet, PAGE_SIZE, Pet, PetStatus, Pets, MAX_BODY_BYTES } from '../../lambdas/domain/schemas.ts';
-import { PLANS, STANDARD_PLANS } from '../config/plans.ts';
-import { BASE_PATH, ROUTES, type Route } from './routes.ts';
+import { ERROR_CODES, type ErrorCode } from '../../contract/errors.ts';
+import { ErrorObject, NewPet, PAGE_SIZE, Pet, PetStatus, Pets, MAX_BODY_BYTES } from '../../contract/schemas.ts';
+import { PLANS, STANDARD_PLANS } from '../../contract/plans.ts';
+import { BASE_PATH, ROUTES, type Route } from '../../contract/routes.ts';
 
 export const OPENAPI_VERSION = '3.1.0';
 export const API_VERSION = '1.0.0';

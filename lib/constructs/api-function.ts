@@ -11,7 +11,7 @@ import type { LogLevel } from '../config/stages.ts';
 const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 export interface ApiFunctionProps {
-  /** Handler module relative to the repository root (from lib/api/routes.ts); it exports `handler`. */
+  /** Handler module relative to the repository root (from contract/routes.ts); it exports `handler`. */
   readonly entry: string;
   /** Used for the description, the Powertools service dimension and construct ids. */
   readonly operationId: string;

@@ -1,7 +1,7 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { AttributeType, Billing, TableEncryptionV2, TableV2, type Attribute } from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
-import { TABLES, type KeyAttribute, type TableDefinition } from '../../lambdas/storage/tables.ts';
+import { TABLES, type KeyAttribute, type TableDefinition } from '../../contract/tables.ts';
 
 export interface DataTablesProps {
   /** @default RemovalPolicy.RETAIN */
@@ -16,7 +16,7 @@ const attribute = (a: KeyAttribute): Attribute => ({
 });
 
 /**
- * Every table of lambdas/storage/tables.ts: on-demand, encrypted with an AWS-owned key, point-in-time recovery on,
+ * Every table of contract/tables.ts: on-demand, encrypted with an AWS-owned key, point-in-time recovery on,
  * TTL where the definition names an attribute. Physical names are left to CloudFormation.
  */
 export class DataTables extends Construct {

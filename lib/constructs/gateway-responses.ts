@@ -1,11 +1,11 @@
 import { ResponseType, type RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { Construct } from 'constructs';
-import { GATEWAY_RESPONSES, type GatewayResponseSpec } from '../api/gateway-responses.ts';
+import { GATEWAY_RESPONSES, type GatewayResponseSpec } from '../../contract/gateway-responses.ts';
 import { staticHeaders } from './literal.ts';
 
 export interface GatewayResponsesProps {
   readonly api: RestApi;
-  /** @default GATEWAY_RESPONSES from lib/api/gateway-responses.ts */
+  /** @default GATEWAY_RESPONSES from contract/gateway-responses.ts */
   readonly responses?: readonly GatewayResponseSpec[];
 }
 
@@ -16,7 +16,7 @@ export function errorBodyTemplate(r: Pick<GatewayResponseSpec, 'code' | 'message
 
 /**
  * Every error API Gateway itself produces answers with the spec's Error object, a JSON content type and the
- * static headers of lib/api/gateway-responses.ts (the gateway cannot compute X-RateLimit-* values).
+ * static headers of contract/gateway-responses.ts (the gateway cannot compute X-RateLimit-* values).
  */
 export class GatewayResponses extends Construct {
   constructor(scope: Construct, id: string, props: GatewayResponsesProps) {

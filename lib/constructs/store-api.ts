@@ -20,10 +20,10 @@ import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { methodNotAllowed } from '../api/gateway-responses.ts';
-import { BASE_PATH, ROUTES, resourcePaths, type Route } from '../api/routes.ts';
+import { methodNotAllowed } from '../../contract/gateway-responses.ts';
+import { BASE_PATH, ROUTES, resourcePaths, type Route } from '../../contract/routes.ts';
 import type { CustomDomain } from '../config/stages.ts';
-import { BEARER_VALIDATION_EXPRESSION } from '../../lambdas/domain/keys.ts';
+import { BEARER_VALIDATION_EXPRESSION } from '../../contract/auth.ts';
 import { staticHeaders } from './literal.ts';
 
 /** The deployment stage: both base addresses end in `/v1` (spec section 9). */

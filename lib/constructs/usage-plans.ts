@@ -1,6 +1,6 @@
 import { Period, UsagePlan, type RestApi, type Stage } from 'aws-cdk-lib/aws-apigateway';
 import { Construct } from 'constructs';
-import { PLANS, STANDARD_PLANS, usagePlanThrottle, type PlanName } from '../config/plans.ts';
+import { PLANS, STANDARD_PLANS, usagePlanThrottle, type PlanName } from '../../contract/plans.ts';
 
 export interface UsagePlansProps {
   readonly api: RestApi;

@@ -2,7 +2,8 @@
  * Starts the whole API locally: DynamoDB Local (or a given endpoint), its tables, the functions' environment,
  * development keys, and the local gateway. `npm start`, the integration tests and the benchmarks all use this.
  */
-import { PLAN_NAMES, type PlanName } from '../config/plans.ts';
+import { BEARER_PATTERN } from '../../contract/auth.ts';
+import { PLAN_NAMES, type PlanName } from '../../contract/plans.ts';
 import { startDynamoLocal, type DynamoLocal } from './dynamodb.ts';
 import type { RunningGateway } from './gateway.ts';
 
@@ -48,7 +49,7 @@ export function parseDevKeys(spec: string): DevKey[] {
       const i = entry.lastIndexOf(':');
       const key = i > 0 ? entry.slice(0, i) : entry;
       const plan = (i > 0 ? entry.slice(i + 1) : 'free').toLowerCase();
-      if (!/^[A-Za-z0-9_-]{20,128}$/.test(key)) throw new Error(`ANIMAL_STORE_DEV_KEYS: a key must be 20-128 URL-safe characters (A-Z a-z 0-9 _ -): "${key.slice(0, 8)}…"`);
+      if (!BEARER_PATTERN.test(`Bearer ${key}`)) throw new Error(`ANIMAL_STORE_DEV_KEYS: a key must be 20-128 URL-safe characters (A-Z a-z 0-9 _ -): "${key.slice(0, 8)}…"`);
       if (!(PLAN_NAMES as readonly string[]).includes(plan) || plan === 'enterprise') {
         throw new Error(`ANIMAL_STORE_DEV_KEYS: unknown plan "${plan}" (use free, pro or business)`);
       }

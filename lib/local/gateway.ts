@@ -16,9 +16,9 @@ import type {
   APIGatewayTokenAuthorizerEvent,
   Context,
 } from 'aws-lambda';
-import { AUTHORIZER_ENTRY, BASE_PATH, ROUTES, matchPath, resourcePaths, type Route } from '../api/routes.ts';
-import { gatewayResponse, methodNotAllowed, type GatewayResponseType } from '../api/gateway-responses.ts';
-import { BEARER_VALIDATION_EXPRESSION } from '../../lambdas/domain/keys.ts';
+import { AUTHORIZER_ENTRY, BASE_PATH, ROUTES, matchPath, resourcePaths, type Route } from '../../contract/routes.ts';
+import { gatewayResponse, methodNotAllowed, type GatewayResponseType } from '../../contract/gateway-responses.ts';
+import { BEARER_VALIDATION_EXPRESSION } from '../../contract/auth.ts';
 import { now } from '../../lambdas/shared/clock.ts';
 
 type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;

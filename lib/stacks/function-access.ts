@@ -2,7 +2,7 @@
  * What each function may touch: exactly the DynamoDB actions its storage adapters call (lambdas/storage/*), on
  * exactly the tables and indexes involved. The stack grants these and nothing else.
  */
-import { KEYS_TABLE, PETS_TABLE, STATE_TABLE, type TableDefinition } from '../../lambdas/storage/tables.ts';
+import { KEYS_TABLE, PETS_TABLE, STATE_TABLE, type TableDefinition } from '../../contract/tables.ts';
 
 export interface TableGrant {
   readonly table: TableDefinition;
@@ -20,7 +20,7 @@ export interface FunctionAccess {
 /** Every operation runs the rate limiter: conditional UpdateItem on its window item (limit-store.ts). */
 const RATE_LIMITER: TableGrant = { table: STATE_TABLE, actions: ['dynamodb:UpdateItem'] };
 
-/** By operationId (lib/api/routes.ts), plus `authorizer`. */
+/** By operationId (contract/routes.ts), plus `authorizer`. */
 export const FUNCTION_ACCESS: Readonly<Record<string, FunctionAccess>> = {
   authorizer: { tables: [{ table: KEYS_TABLE, actions: ['dynamodb:GetItem'] }] },
   listPets: {

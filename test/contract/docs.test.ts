@@ -1,7 +1,7 @@
 /** docs/api.md's error table mirrors ERROR_CODES. */
 import { readFileSync } from 'node:fs';
 import { expect, it } from 'vitest';
-import { ERROR_CODES } from '../../lambdas/domain/errors.ts';
+import { ERROR_CODES } from '../../contract/errors.ts';
 
 it('docs/api.md lists every error code with its status, and no other', () => {
   const doc = readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8');

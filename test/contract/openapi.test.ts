@@ -3,8 +3,8 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { ERROR_CODES } from '../../lambdas/domain/errors.ts';
-import { ROUTES } from '../../lib/api/routes.ts';
+import { ERROR_CODES } from '../../contract/errors.ts';
+import { ROUTES } from '../../contract/routes.ts';
 import { CLIENT_TYPES_PATH, OPENAPI_PATH, ROOT, generate } from '../../scripts/openapi.ts';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any

@@ -4,7 +4,7 @@
  * server on DynamoDB Local. The authorizer cache is off (the local default), so a revocation shows at once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROUTES, resourcePaths } from '../../lib/api/routes.ts';
+import { ROUTES, resourcePaths } from '../../contract/routes.ts';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
 import { newStats, send, type FuzzRequest, type Pet } from './exchange.ts';
 import { enterpriseKey } from './keys.ts';

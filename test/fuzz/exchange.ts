@@ -9,7 +9,7 @@
  */
 import { expect } from 'vitest';
 import { assertConforms } from '../helpers/contract.ts';
-import type { Pet } from '../../lambdas/domain/schemas.ts';
+import type { Pet } from '../../contract/schemas.ts';
 
 export interface Expectation {
   /** The status the request must get. */

@@ -5,7 +5,7 @@
  * Import only after startTestApi() (the storage modules read the table names at import).
  */
 import { randomBytes } from 'node:crypto';
-import { MAX_CUSTOM_LIMITS } from '../../lib/config/plans.ts';
+import { MAX_CUSTOM_LIMITS } from '../../contract/plans.ts';
 
 export async function enterpriseKey(owner: string, limits = MAX_CUSTOM_LIMITS): Promise<string> {
   const { hashKey } = await import('../../lambdas/domain/keys.ts');

@@ -9,7 +9,7 @@
  * lone surrogates in a raw body become U+FFFD in UTF-8, JSON.stringify escapes them instead.
  */
 import fc from 'fast-check';
-import { MAX_BODY_BYTES, NAME_MAX_LENGTH, PAGE_SIZE, PET_STATUSES, type Pet } from '../../lambdas/domain/schemas.ts';
+import { MAX_BODY_BYTES, NAME_MAX_LENGTH, PAGE_SIZE, PET_STATUSES, type Pet } from '../../contract/schemas.ts';
 import { describe, nextLink, type Expectation, type FuzzRequest } from './exchange.ts';
 
 const STATUSES: readonly string[] = PET_STATUSES;

@@ -8,7 +8,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { NAME_MAX_LENGTH, PAGE_SIZE, PET_STATUSES, type Pet, type PetStatus } from '../../lambdas/domain/schemas.ts';
+import { NAME_MAX_LENGTH, PAGE_SIZE, PET_STATUSES, type Pet, type PetStatus } from '../../contract/schemas.ts';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
 import { nextLink } from './exchange.ts';
 import { enterpriseKey } from './keys.ts';

@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
-import type { PlanName } from '../../lib/config/plans.ts';
+import type { PlanName } from '../../contract/plans.ts';
 import { startLocalApi, type LocalApi, type LocalApiOptions } from '../../lib/local/app.ts';
 import { checkResponse } from './contract.ts';
 

@@ -10,8 +10,8 @@
 import { readFileSync } from 'node:fs';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { BASE_PATH, ROUTES, matchPath } from '../../lib/api/routes.ts';
-import { ERROR_CODES } from '../../lambdas/domain/errors.ts';
+import { BASE_PATH, ROUTES, matchPath } from '../../contract/routes.ts';
+import { ERROR_CODES } from '../../contract/errors.ts';
 
 type Json = Record<string, unknown>;
 interface HeaderObject {

@@ -5,14 +5,14 @@
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { GATEWAY_RESPONSES, methodNotAllowed } from '../../lib/api/gateway-responses.ts';
-import { ROUTES, resourcePaths } from '../../lib/api/routes.ts';
-import { PLANS, STANDARD_PLANS, usagePlanThrottle } from '../../lib/config/plans.ts';
+import { GATEWAY_RESPONSES, methodNotAllowed } from '../../contract/gateway-responses.ts';
+import { ROUTES, resourcePaths } from '../../contract/routes.ts';
+import { PLANS, STANDARD_PLANS, usagePlanThrottle } from '../../contract/plans.ts';
 import { STAGES, STAGE_NAMES, type StageName } from '../../lib/config/stages.ts';
 import { createApp } from '../../lib/stacks/app.ts';
 import { FUNCTION_ACCESS } from '../../lib/stacks/function-access.ts';
-import { BEARER_VALIDATION_EXPRESSION } from '../../lambdas/domain/keys.ts';
-import { TABLES } from '../../lambdas/storage/tables.ts';
+import { BEARER_VALIDATION_EXPRESSION } from '../../contract/auth.ts';
+import { TABLES } from '../../contract/tables.ts';
 
 type Resource = { Type: string; Properties: Record<string, any>; DeletionPolicy?: string; UpdateReplacePolicy?: string };
 

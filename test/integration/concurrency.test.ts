@@ -9,7 +9,7 @@
  * API Gateway caches it in the cloud); creates and reads use separate keys.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PET_STATUSES, type Pet } from '../../lambdas/domain/schemas.ts';
+import { PET_STATUSES, type Pet } from '../../contract/schemas.ts';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
 import { nextLink, pool } from '../fuzz/exchange.ts';
 import { enterpriseKey } from '../fuzz/keys.ts';

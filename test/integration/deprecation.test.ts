@@ -5,7 +5,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { resetClock, setClock } from '../../lambdas/shared/clock.ts';
-import { ROUTES } from '../../lib/api/routes.ts';
+import { ROUTES } from '../../contract/routes.ts';
 import { createAnimalStoreClient, type Pet } from '../../client/index.ts';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
 

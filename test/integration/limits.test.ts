@@ -1,6 +1,6 @@
 /** Issue #4: plans and rate limits, against DynamoDB Local and over HTTP through the local gateway. */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { BAN_POLICY } from '../../lib/config/plans.ts';
+import { BAN_POLICY } from '../../contract/plans.ts';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
 
 let api: TestApi;

@@ -8,7 +8,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { resetClock, setClock } from '../../lambdas/shared/clock.ts';
-import { PET_STATUSES, type Pet, type PetStatus } from '../../lambdas/domain/schemas.ts';
+import { PET_STATUSES, type Pet, type PetStatus } from '../../contract/schemas.ts';
 import { createAnimalStoreClient, nextLink, type AnimalStoreClient } from '../../client/index.ts';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
 

@@ -1,6 +1,7 @@
 /** The one error mapper: anything thrown becomes the spec's Error object, and raw errors never leak. */
 import { describe, expect, it } from 'vitest';
-import { AppError, ERROR_CODES, UnavailableError } from '../../lambdas/domain/errors.ts';
+import { ERROR_CODES } from '../../contract/errors.ts';
+import { AppError, UnavailableError } from '../../lambdas/domain/errors.ts';
 
 process.env.PETS_TABLE_NAME ??= 'unit-Pets';
 process.env.KEYS_TABLE_NAME ??= 'unit-ApiKeys';

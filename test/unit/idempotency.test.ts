@@ -14,7 +14,7 @@ import {
   type IdempotencyStore,
 } from '../../lambdas/domain/idempotency.ts';
 import type { IdAllocator, PetStore } from '../../lambdas/domain/pets.ts';
-import type { Pet } from '../../lambdas/domain/schemas.ts';
+import type { Pet } from '../../contract/schemas.ts';
 
 function codeOf(fn: () => unknown): string | undefined {
   try {

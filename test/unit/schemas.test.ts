@@ -1,6 +1,6 @@
 /** The zod schemas: what the service accepts and rejects, and the defaults it applies. */
 import { describe, expect, it } from 'vitest';
-import { ListPetsQuery, NewPet, Pet, PetIdParam, describeIssues, NAME_MAX_LENGTH } from '../../lambdas/domain/schemas.ts';
+import { ListPetsQuery, NewPet, Pet, PetIdParam, describeIssues, NAME_MAX_LENGTH } from '../../contract/schemas.ts';
 
 describe('NewPet', () => {
   it('accepts name and categoryId, with an optional known status, and drops unknown fields', () => {

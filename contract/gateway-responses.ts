@@ -6,7 +6,7 @@
  * not counted against any key" (locally an anonymous per-client bucket gives real values instead). Retry-After on
  * THROTTLED is one token-bucket refill (1 s); on QUOTA_EXCEEDED an hour (the usage-plan day quota is a backstop).
  */
-import { ERROR_CODES, type ErrorCode } from '../../lambdas/domain/errors.ts';
+import { ERROR_CODES, type ErrorCode } from './errors.ts';
 
 export type GatewayResponseType =
   | 'UNAUTHORIZED'

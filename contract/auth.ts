@@ -1,0 +1,13 @@
+/**
+ * How a bearer key looks on the wire. The TOKEN authorizer's identity validation expression, the local gateway and
+ * the authorizer's own parsing all derive from this one pattern, so a key the gateway lets through is one the
+ * function can read.
+ */
+/** A key is 20-128 URL-safe characters. Generated keys: `ask_` + 32 random bytes (256 bits) in base64url. */
+const KEY_CHARS = '[A-Za-z0-9_-]{20,128}';
+
+/** The TOKEN authorizer's identity validation expression: malformed headers get 401 without invoking it. */
+export const BEARER_VALIDATION_EXPRESSION = `^Bearer ${KEY_CHARS}$`;
+
+/** Captures the key of a well-formed `Authorization: Bearer <key>` header. */
+export const BEARER_PATTERN = new RegExp(`^Bearer (${KEY_CHARS})$`);
