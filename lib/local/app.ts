@@ -26,6 +26,8 @@ export interface LocalApiOptions {
   readonly tablePrefix?: string;
   readonly devKeys?: readonly DevKey[];
   readonly authCacheTtlSeconds?: number;
+  /** The functions' timeout in the local gateway (default: the deployed one, 10 s). */
+  readonly functionTimeoutMs?: number;
   /** Extra environment for the functions (e.g. RATE_LIMITER=off for benchmarks). */
   readonly env?: Record<string, string>;
 }
@@ -77,7 +79,7 @@ export async function startLocalApi(opts: LocalApiOptions = {}): Promise<LocalAp
       await seedKeys(opts.devKeys);
     }
     const { startGateway } = await import('./gateway.ts');
-    const gw: RunningGateway = await startGateway({ port: opts.port, host: opts.host, authCacheTtlSeconds: opts.authCacheTtlSeconds });
+    const gw: RunningGateway = await startGateway({ port: opts.port, host: opts.host, authCacheTtlSeconds: opts.authCacheTtlSeconds, functionTimeoutMs: opts.functionTimeoutMs });
     return {
       url: gw.url,
       port: gw.port,

@@ -39,7 +39,12 @@ export interface GatewayOptions {
   readonly host?: string;
   /** Authorizer result cache per token, seconds (0 = off, the local default, so revocations show at once). */
   readonly authCacheTtlSeconds?: number;
+  /** The functions' timeout, which their context's remaining time counts down from. @default FUNCTION_TIMEOUT_MS */
+  readonly functionTimeoutMs?: number;
 }
+
+/** The deployed functions' timeout (lib/constructs/api-function.ts, default 10 s). */
+export const FUNCTION_TIMEOUT_MS = 10_000;
 
 export interface RunningGateway {
   readonly url: string;
@@ -52,8 +57,8 @@ async function load<T>(entry: string): Promise<T> {
   return mod.handler;
 }
 
-function lambdaContext(name: string): Context {
-  const deadline = Date.now() + 29_000;
+function lambdaContext(name: string, timeoutMs: number): Context {
+  const deadline = Date.now() + timeoutMs;
   return {
     callbackWaitsForEmptyEventLoop: false,
     functionName: name,
@@ -224,7 +229,7 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGa
     };
     let result: APIGatewayProxyResult;
     try {
-      result = await handlers.get(route)!(event, lambdaContext(route.operationId));
+      result = await handlers.get(route)!(event, lambdaContext(route.operationId, opts.functionTimeoutMs ?? FUNCTION_TIMEOUT_MS));
     } catch {
       return sendGateway(res, ip, 'DEFAULT_5XX'); // a crashed function: API Gateway answers 502 → mapped
     }
