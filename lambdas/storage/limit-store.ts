@@ -11,9 +11,10 @@
  * Retries: the SDK resends a request whose answer was lost (a timeout, a reset connection), and the first copy may
  * have been applied. Each call carries a random token, added to a token set in the same conditional update that
  * counts it; a resent copy finds its token, fails its condition, and the returned item (ALL_OLD) shows the count
- * was made, so one request is counted once. The token sets rotate by 10-second slot (three attributes `t0`-`t2`,
- * each write clearing the one that comes next), so a token is kept at least 10 s, longer than the SDK retries of
- * one call run within a request's deadline, and the item stays small (tokens of the last 10-30 s only).
+ * was made, so one request is counted once. The tokens rotate through TOKEN_SETS sets by one-second slot (`t0`,
+ * `t1`, ...; each write clears the set that comes next), so a token is kept at least 9 s, longer than the SDK's
+ * resends of one call can run within a request's deadline, and the item holds only the last ~10 s of tokens (about
+ * 170 at a Business key's full rate, ~1.4 KB).
  */
 import { randomBytes } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
@@ -36,7 +37,8 @@ import { conditionFailedItem, doc, guarded, tableNames } from './client.ts';
 const KEEP_SECONDS = 2 * 86_400;
 /** Attempts before giving up on a window that keeps moving under this request (then 503, never a guess). */
 const SETTLE_ATTEMPTS = 6;
-const TOKEN_SLOT_MS = 10_000;
+const TOKEN_SLOT_MS = 1_000;
+const TOKEN_SETS = 11;
 const key = (subject: string, dayStart: number) => ({ pk: `rl#${subject}#${dayStart}` });
 
 type Item = LimiterState & Partial<Record<`t${number}`, Set<string>>>;
@@ -57,11 +59,11 @@ async function conditionalUpdate(input: UpdateInput): Promise<{ ok: true; item: 
 /** This call's token and the token-set attributes of its 10-second slot. */
 function tokenOf(w: Windows) {
   const slot = Math.floor(w.nowMs / TOKEN_SLOT_MS);
-  const current = `t${slot % 3}` as const;
+  const current = `t${slot % TOKEN_SETS}` as const;
   return {
     token: randomBytes(6).toString('base64url'),
     current,
-    names: { '#tk': current, '#tkNext': `t${(slot + 1) % 3}` },
+    names: { '#tk': current, '#tkNext': `t${(slot + 1) % TOKEN_SETS}` },
   };
 }
 
