@@ -19,7 +19,8 @@ Commands:
   keys usage <id>           today's counts from the rate limiter
 
 Targets:
-  --local                   DynamoDB Local of \`npm start\` (port ANIMAL_STORE_DYNAMODB_PORT, default 8000)
+  --local                   DynamoDB Local of \`npm start\` (ANIMAL_STORE_DYNAMODB_ENDPOINT, else port
+                            ANIMAL_STORE_DYNAMODB_PORT, default 8000)
   --stage <name>            the AnimalStore-<name> stack in AWS (AWS credentials and region from the environment)`;
 
 export interface Io {
@@ -148,7 +149,7 @@ export const realDeps: DepsFactory = async ({ local, stage }) => {
     const { localTableEnv } = await import('../../lambdas/storage/provision.ts');
     tableEnv = {
       ...localTableEnv(process.env.ANIMAL_STORE_TABLE_PREFIX ?? 'animal-store-local'),
-      DYNAMODB_ENDPOINT: `http://127.0.0.1:${process.env.ANIMAL_STORE_DYNAMODB_PORT ?? 8000}`,
+      DYNAMODB_ENDPOINT: process.env.ANIMAL_STORE_DYNAMODB_ENDPOINT || `http://127.0.0.1:${process.env.ANIMAL_STORE_DYNAMODB_PORT ?? 8000}`,
     };
   } else {
     const { CloudFormationClient, DescribeStacksCommand } = await import('@aws-sdk/client-cloudformation');
