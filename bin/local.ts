@@ -5,7 +5,9 @@
  *   ANIMAL_STORE_DYNAMODB_PORT=8000           DynamoDB Local's port (the admin tool's --local target)
  *   ANIMAL_STORE_DYNAMODB_ENDPOINT=<url>      use this DynamoDB endpoint instead of starting DynamoDB Local
  *   ANIMAL_STORE_TABLE_PREFIX=animal-store-local   physical table name prefix (shared with the admin tool)
- *   ANIMAL_STORE_AUTH_CACHE_TTL=0             authorizer cache seconds (the cloud uses 60)
+ *   ANIMAL_STORE_AUTH_CACHE_TTL=<seconds>     authorizer cache (default: the template's, 60; 0 shows revocations at once)
+ * The gateway is the synthesized staging stack (lib/local/synth.ts): routes, authorizer, usage plans, gateway
+ * responses, MOCK methods and the functions' environment come from its template.
  */
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -29,7 +31,7 @@ const api = await startLocalApi({
   dataDir,
   tablePrefix: process.env.ANIMAL_STORE_TABLE_PREFIX || undefined,
   devKeys,
-  authCacheTtlSeconds: Number(process.env.ANIMAL_STORE_AUTH_CACHE_TTL ?? 0),
+  authCacheTtlSeconds: process.env.ANIMAL_STORE_AUTH_CACHE_TTL ? Number(process.env.ANIMAL_STORE_AUTH_CACHE_TTL) : undefined,
 });
 const url = api.url.replace('127.0.0.1', 'localhost');
 console.log(`Animal Store API listening on ${url}`);
