@@ -9,6 +9,7 @@ import * as z from 'zod/mini';
 import { ERROR_CODES, type ErrorCode } from '../../contract/errors.ts';
 import { ErrorObject, NewPet, PAGE_SIZE, Pet, PetStatus, Pets, MAX_BODY_BYTES } from '../../contract/schemas.ts';
 import { PLANS, STANDARD_PLANS } from '../../contract/plans.ts';
+import { infoDescription } from './overview.ts';
 import { BASE_PATH, ROUTES, type Route } from '../../contract/routes.ts';
 
 export const OPENAPI_VERSION = '3.1.0';
@@ -274,10 +275,7 @@ export function buildOpenApi(): Json {
     info: {
       title: 'Animal Store API',
       version: API_VERSION,
-      description:
-        'A store-inventory service for animals. Every operation requires an API key sent as `Authorization: Bearer <API_KEY>`. ' +
-        'Every response carries X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset; a 429 carries Retry-After. ' +
-        'Errors carry the Error object (`code`, `message`, `status`). Generated from the service\'s schemas and route table: do not edit by hand.',
+      description: infoDescription(),
       contact: { name: 'Animal Store team', url: 'https://api.example.com/docs' },
       license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
     },
