@@ -1,9 +1,8 @@
 import { apiHandler } from '../shared/http.ts';
 import { limitStore, petService } from '../shared/services.ts';
 import { cursors } from '../shared/cursors.ts';
-import { ListPetsQuery } from '../../contract/schemas.ts';
 
-export const handler = apiHandler('listPets', { query: ListPetsQuery }, { limitStore }, async (event) => {
+export const handler = apiHandler('listPets', { limitStore }, async (event) => {
   const { limit, status, cursor } = event.validated.query;
   const after = cursor ? cursors.read(cursor, { status }) : undefined;
   const page = await petService.list({ limit, status, after });
