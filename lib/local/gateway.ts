@@ -15,6 +15,7 @@ import { GatewayResponses, type RequestFacts } from './responses.ts';
 import { Router } from './router.ts';
 import type { ApiModel, LambdaMethod } from './template.ts';
 import { UsagePlanEnforcer } from './usage-plans.ts';
+import { serveDocs } from './docs-page.ts';
 
 /** API Gateway's payload limit. */
 const MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
@@ -174,6 +175,7 @@ function requestOf(req: IncomingMessage, stageName: string): Request {
 export async function startGateway(opts: GatewayOptions): Promise<RunningGateway> {
   const g = buildGateway(opts);
   const server = createServer((req, res) => {
+    if (serveDocs(req, res)) return; // the API reference page, outside the stage (not part of the template)
     const r = requestOf(req, g.model.stageName);
     route(g, r)
       .then((a) => send(res, r, a))
