@@ -11,11 +11,12 @@ import { inject } from 'vitest';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
 import { startFaultProxy, type FaultProxy } from '../helpers/fault-proxy.ts';
 
-/** The SDK's per-attempt timeout here; a lost answer is held longer, so the SDK gives up on it and resends. */
-const ATTEMPT_MS = 2_000;
+/**
+ * The SDK's per-attempt timeout here; a lost answer is held longer, so the SDK gives up on it and resends. Three
+ * attempts of it (12 s) outlast the functions' 10 s timeout, which the local gateway takes from the template.
+ */
+const ATTEMPT_MS = 4_000;
 const LOST = { kind: 'lose-answer', holdMs: ATTEMPT_MS + 500 } as const;
-/** Shorter than the deployed 10 s so the deadline test is quick; still above one lost answer plus its retry. */
-const FUNCTION_TIMEOUT_MS = 5_000;
 
 let proxy: FaultProxy;
 let api: TestApi;
@@ -26,7 +27,6 @@ beforeAll(async () => {
   proxy = await startFaultProxy(inject('dynamoEndpoint'));
   api = await startTestApi({
     dynamoEndpoint: proxy.url,
-    functionTimeoutMs: FUNCTION_TIMEOUT_MS,
     env: { DYNAMODB_TIMEOUT_MS: String(ATTEMPT_MS) },
   });
   const { localClient } = await import('../../lambdas/storage/provision.ts');
@@ -131,20 +131,17 @@ describe('a dependency that is unsure or slow answers 503 + Retry-After', () => 
     expect(() => rethrowStorageError(Object.assign(new Error('x'), { name: 'TransactionInProgressException' }))).toThrow(UnavailableError);
   });
 
-  // The deadline is a correctness property here, not speed: Lambda kills a function at its timeout, and then the
-  // client gets no Error object, no headers, and the Idempotency-Key claim is never released.
+  // Lambda ends a function at its timeout (the local gateway does too): then the client gets the gateway's error,
+  // without the rate-limit headers, no metric is counted, and the Idempotency-Key claim is never released.
   it('a hanging DynamoDB is cut off before the function timeout: 503 with the Error object, headers and a metric', async () => {
     const { metrics } = await import('../../lambdas/shared/observability.ts');
     const single = vi.spyOn(metrics, 'singleMetric');
     proxy.add({ target: 'Scan', body: api.tableEnv.PETS_TABLE_NAME, fault: { kind: 'hang' } });
-    const started = Date.now();
     const res = await api.call('/pets', { key: api.keys.business });
-    const elapsed = Date.now() - started;
     expect(res.status).toBe(503);
     expect(await res.json()).toEqual({ code: 'service_unavailable', message: expect.any(String), status: 503 });
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(res.headers.get('x-ratelimit-limit')).toBe('1000');
-    expect(elapsed).toBeLessThan(FUNCTION_TIMEOUT_MS);
     expect(single).toHaveBeenCalled();
     single.mockRestore();
   });
@@ -153,10 +150,9 @@ describe('a dependency that is unsure or slow answers 503 + Retry-After', () => 
     const name = `deadline-${randomUUID()}`;
     const key = randomUUID();
     proxy.add({ target: 'TransactWriteItems', body: name, fault: { kind: 'hang' } });
-    const started = Date.now();
     const res = await post(name, { 'Idempotency-Key': key });
-    expect(Date.now() - started).toBeLessThan(FUNCTION_TIMEOUT_MS);
     expect(res.status).toBe(503);
+    expect(await res.json()).toEqual({ code: 'service_unavailable', message: expect.any(String), status: 503 });
     proxy.clear();
     const retry = await post(name, { 'Idempotency-Key': key });
     expect(retry.status).toBe(201);
