@@ -8,8 +8,8 @@ import type { Construct } from 'constructs';
 import { AUTHORIZER_ENTRY, ROUTES } from '../../contract/routes.ts';
 import { PLANS } from '../../contract/plans.ts';
 import type { StageConfig } from '../config/stages.ts';
-import { ApiAlarms } from '../constructs/alarms.ts';
-import { ApiFunction } from '../constructs/api-function.ts';
+import { ApiAlarms, AUTHORIZER } from '../constructs/alarms.ts';
+import { ApiFunction, POWERTOOLS } from '../constructs/api-function.ts';
 import { DataTables } from '../constructs/data-tables.ts';
 import { GatewayResponses } from '../constructs/gateway-responses.ts';
 import { STAGE_NAME, StoreApi } from '../constructs/store-api.ts';
@@ -84,9 +84,11 @@ export class AnimalStoreStack extends Stack {
 
     new ApiAlarms(this, 'Alarms', {
       api: store.api,
-      functions: new Map([...handlers, ['authorizer', authorizerHandler]]),
+      functions: new Map([...handlers, [AUTHORIZER, authorizerHandler]]),
       tables: new Map(data.entries().map(({ def, table }) => [def.id, table])),
       thresholds: stage.alarms,
+      // The functions' default metric dimensions (lambdas/shared/observability.ts): Powertools' service, and STAGE.
+      customMetrics: { namespace: POWERTOOLS.metricsNamespace, dimensions: { service: POWERTOOLS.serviceName, stage: stage.name } },
       action: stage.alarmTopicArn ? new SnsAction(Topic.fromTopicArn(this, 'AlarmTopic', stage.alarmTopicArn)) : undefined,
     });
 
