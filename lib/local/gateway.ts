@@ -20,6 +20,7 @@ import { AUTHORIZER_ENTRY, BASE_PATH, ROUTES, matchPath, resourcePaths, type Rou
 import { gatewayResponse, methodNotAllowed, type GatewayResponseType } from '../../contract/gateway-responses.ts';
 import { BEARER_VALIDATION_EXPRESSION } from '../../contract/auth.ts';
 import { now } from '../../lambdas/shared/clock.ts';
+import { serveDocs } from './docs-page.ts';
 
 type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 type AuthorizerHandler = (event: APIGatewayTokenAuthorizerEvent) => Promise<APIGatewayAuthorizerResult>;
@@ -141,6 +142,7 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGa
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (serveDocs(req, res)) return; // the API reference page, outside the base path
     const ip = req.socket.remoteAddress ?? '127.0.0.1';
     const url = new URL(req.url ?? '/', 'http://localhost');
     const method = (req.method ?? 'GET').toUpperCase();
