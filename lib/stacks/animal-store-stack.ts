@@ -1,13 +1,12 @@
 import { CfnOutput, Stack, Validations, type StackProps } from 'aws-cdk-lib';
-import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
-import { Topic } from 'aws-cdk-lib/aws-sns';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { AUTHORIZER_ENTRY, ROUTES } from '../../contract/routes.ts';
 import { PLANS } from '../../contract/plans.ts';
-import type { StageConfig } from '../config/stages.ts';
+import { alarmNotificationsOf, type StageConfig } from '../config/stages.ts';
+import { AlarmTopic } from '../constructs/alarm-topic.ts';
 import { ApiAlarms } from '../constructs/alarms.ts';
 import { ApiFunction } from '../constructs/api-function.ts';
 import { DataTables } from '../constructs/data-tables.ts';
@@ -20,7 +19,7 @@ export interface AnimalStoreStackProps extends StackProps {
   readonly stage: StageConfig;
 }
 
-/** One stage of the Animal Store: tables, functions, the REST API (stage v1), usage plans, alarms, outputs. */
+/** One stage of the Animal Store: tables, functions, the REST API (stage v1), usage plans, alarms and their topic, outputs. */
 export class AnimalStoreStack extends Stack {
   constructor(scope: Construct, id: string, props: AnimalStoreStackProps) {
     super(scope, id, props);
@@ -87,8 +86,13 @@ export class AnimalStoreStack extends Stack {
       functions: new Map([...handlers, ['authorizer', authorizerHandler]]),
       tables: new Map(data.entries().map(({ def, table }) => [def.id, table])),
       thresholds: stage.alarms,
-      action: stage.alarmTopicArn ? new SnsAction(Topic.fromTopicArn(this, 'AlarmTopic', stage.alarmTopicArn)) : undefined,
     });
+    // Every alarm of the stack, whichever construct made it, notifies the stage's topic on ALARM and on OK.
+    const alarmTopic = new AlarmTopic(this, 'AlarmTopic', {
+      ...alarmNotificationsOf(stage, (key) => this.node.tryGetContext(key)),
+      removalPolicy: stage.removalPolicy,
+    });
+    alarmTopic.notifyFromEveryAlarmIn(this);
 
     new CfnOutput(this, 'ApiUrl', {
       value: `https://${store.api.restApiId}.execute-api.${this.region}.${this.urlSuffix}/${STAGE_NAME}/`,
@@ -108,6 +112,7 @@ export class AnimalStoreStack extends Stack {
     for (const [name, plan] of usagePlans.plans) {
       new CfnOutput(this, `UsagePlanId${PLANS[name].displayName}`, { value: plan.usagePlanId, description: `Usage plan ${PLANS[name].displayName}` });
     }
+    new CfnOutput(this, 'AlarmTopicArn', { value: alarmTopic.topic.topicArn, description: 'SNS topic every alarm notifies (ALARM and OK)' });
     new CfnOutput(this, 'CursorSecretArn', { value: cursorSecret.secretArn, description: 'Secret that signs pagination cursors' });
   }
 }
