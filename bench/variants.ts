@@ -16,54 +16,6 @@ import { median, printTable, ratio, round, runChild } from './lib/util.ts';
 
 type Patch = { file: string; from?: string; to: string };
 
-/** Proposed lambdas/shared/config.ts: the same variables, defaults and fail-at-init behaviour, without zod. */
-const CONFIG_NO_ZOD = `/**
- * Runtime configuration, read once at cold start: a missing or malformed variable fails the init, not the hundredth
- * request. Plain checks (no zod), so a Lambda that validates nothing else (the authorizer) does not bundle zod.
- */
-export interface Config {
-  readonly PETS_TABLE_NAME: string;
-  readonly KEYS_TABLE_NAME: string;
-  readonly STATE_TABLE_NAME: string;
-  readonly STAGE: string;
-  readonly AWS_REGION: string;
-  /** Set locally (DynamoDB Local); unset in AWS. */
-  readonly DYNAMODB_ENDPOINT?: string;
-  /** Per-stage secret that signs pagination cursors. */
-  readonly CURSOR_SECRET: string;
-  /** Set to "off" to bypass the rate limiter (benchmarks measure its overhead this way; never in a stage). */
-  readonly RATE_LIMITER: 'on' | 'off';
-}
-
-export function load(env: Record<string, string | undefined> = process.env): Config {
-  const problems: string[] = [];
-  const str = (name: string, min: number, fallback?: string): string => {
-    const v = env[name] ?? fallback;
-    if (v === undefined) problems.push(\`\${name}: required\`);
-    else if (v.length < min) problems.push(\`\${name}: must have at least \${min} characters\`);
-    return v ?? '';
-  };
-  const endpoint = env.DYNAMODB_ENDPOINT;
-  if (endpoint !== undefined && !URL.canParse(endpoint)) problems.push('DYNAMODB_ENDPOINT: must be a URL');
-  const limiter = env.RATE_LIMITER ?? 'on';
-  if (limiter !== 'on' && limiter !== 'off') problems.push('RATE_LIMITER: must be "on" or "off"');
-  const config: Config = {
-    PETS_TABLE_NAME: str('PETS_TABLE_NAME', 3),
-    KEYS_TABLE_NAME: str('KEYS_TABLE_NAME', 3),
-    STATE_TABLE_NAME: str('STATE_TABLE_NAME', 3),
-    STAGE: str('STAGE', 1, 'local'),
-    AWS_REGION: str('AWS_REGION', 1, 'us-east-1'),
-    ...(endpoint !== undefined ? { DYNAMODB_ENDPOINT: endpoint } : {}),
-    CURSOR_SECRET: str('CURSOR_SECRET', 16, 'local-development-cursor-secret'),
-    RATE_LIMITER: limiter as Config['RATE_LIMITER'],
-  };
-  if (problems.length) throw new Error(\`Invalid configuration: \${problems.join('; ')}\`);
-  return config;
-}
-
-export const config: Config = load();
-`;
-
 /** Proposed lambdas/shared/observability.ts: JSON log lines and CloudWatch EMF metrics, without Powertools. */
 const OBSERVABILITY_NO_POWERTOOLS = `/**
  * Structured logs (one JSON line each) and CloudWatch metrics in Embedded Metric Format, written to stdout. Honours
@@ -122,26 +74,6 @@ export function flushMetrics(): void {
 const VARIANTS: Array<{ name: string; description: string; patches: Patch[]; noSourceMaps?: boolean }> = [
   { name: 'baseline', description: 'the code as it is', patches: [] },
   {
-    name: '+zod namespace import',
-    description: "import * as z from 'zod' instead of import { z } from 'zod' (config.ts, schemas.ts): the z object defeats tree-shaking",
-    patches: [
-      { file: 'lambdas/shared/config.ts', from: "import { z } from 'zod';", to: "import * as z from 'zod';" },
-      { file: 'lambdas/domain/schemas.ts', from: "import { z } from 'zod';", to: "import * as z from 'zod';" },
-    ],
-  },
-  {
-    name: '+config without zod, authorizer imports key-store only',
-    description: 'config.ts with plain checks; authorizer.ts imports dynamoKeyStore from ../storage/key-store.ts, not services.ts (which pulls pets → schemas → zod)',
-    patches: [
-      { file: 'lambdas/shared/config.ts', to: CONFIG_NO_ZOD },
-      {
-        file: 'lambdas/handlers/authorizer.ts',
-        from: "import { keyStore } from '../shared/services.ts';",
-        to: "import { dynamoKeyStore as keyStore } from '../storage/key-store.ts';",
-      },
-    ],
-  },
-  {
     name: '+observability without Powertools',
     description: 'observability.ts: JSON log lines + EMF metrics on stdout (same levels/env), drops @aws-lambda-powertools/*',
     patches: [{ file: 'lambdas/shared/observability.ts', to: OBSERVABILITY_NO_POWERTOOLS }],
@@ -159,9 +91,18 @@ const LAMBDAS = ['list-pets', 'create-pet', 'get-pet', 'list-orders', 'authorize
 const COLD = ['list-pets', 'create-pet', 'authorizer'];
 const BENCH_KEY = 'bench_0123456789abcdefghijklmnopqrstuv';
 
+// A patch whose anchor text is gone would measure the wrong code: refuse before spending minutes on a run.
+for (const v of VARIANTS) {
+  for (const p of v.patches) {
+    if (p.from !== undefined && !readFileSync(join(ROOT, p.file), 'utf8').includes(p.from)) {
+      throw new Error(`variant "${v.name}": ${p.file} no longer contains ${JSON.stringify(p.from)}`);
+    }
+  }
+}
+
 const work = mkdtempSync(join(tmpdir(), 'bench-variants-'));
 const src = join(work, 'src');
-for (const d of ['lambdas', 'lib', 'bench']) cpSync(join(ROOT, d), join(src, d), { recursive: true, filter: (p) => !p.includes('bench/results') });
+for (const d of ['contract', 'lambdas', 'lib', 'bench']) cpSync(join(ROOT, d), join(src, d), { recursive: true, filter: (p) => !p.includes('bench/results') });
 symlinkSync(join(ROOT, 'node_modules'), join(src, 'node_modules'));
 writeFileSync(join(src, 'package.json'), readFileSync(join(ROOT, 'package.json')));
 

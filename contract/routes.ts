@@ -2,10 +2,11 @@
  * The route table: one entry per operation. The CDK stack, the local gateway, the OpenAPI document and the
  * benchmarks all read it, so they cannot drift. Plain data, no CDK imports.
  */
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS';
+import { ListPetsQuery, MAX_BODY_BYTES, NewPet, PAGE_SIZE, PetIdParam } from './schemas.ts';
+import { KEYS_TABLE, PETS_TABLE, STATE_TABLE, type TableDefinition } from './tables.ts';
+import type { ErrorCode } from './errors.ts';
 
-/** Which table actions an operation needs; the stack grants exactly these. */
-export type TableAccess = 'none' | 'read' | 'write' | 'readWrite';
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS';
 
 export interface Deprecation {
   /** When the operation was deprecated (sent as `Deprecation: @<epoch>`, RFC 9745). */
@@ -16,6 +17,48 @@ export interface Deprecation {
   readonly successor: string;
 }
 
+/** One IAM grant on a table (or one of its indexes): exactly the DynamoDB actions the storage adapters call. */
+export interface TableGrant {
+  readonly table: TableDefinition;
+  /** A GSI name: the grant applies to `<table arn>/index/<name>` instead of the table. */
+  readonly index?: string;
+  readonly actions: readonly `dynamodb:${string}`[];
+}
+
+/** What a function may touch. The stack grants exactly these and nothing else. */
+export interface FunctionAccess {
+  readonly tables: readonly TableGrant[];
+  /** Receives the pagination-cursor signing key as CURSOR_SECRET. */
+  readonly cursorSecret?: boolean;
+}
+
+/** The zod schemas a request is validated with; types, validation and the OpenAPI document all derive from them. */
+export interface RequestSchemas {
+  readonly query?: unknown;
+  readonly params?: unknown;
+  readonly body?: unknown;
+}
+
+/** An error response an operation can give beyond the common ones (401, 403, 429, 500, 503), by status. */
+export interface ErrorResponseSpec {
+  readonly status: number;
+  readonly description: string;
+  readonly codes: readonly ErrorCode[];
+  readonly retryAfter?: boolean;
+}
+
+export interface SuccessResponseSpec {
+  readonly status: 200 | 201;
+  readonly description: string;
+  /** The component schema of the body. */
+  readonly schema: 'Pet' | 'Pets';
+  /** Headers beyond the rate-limit ones, by their OpenAPI component name. */
+  readonly headers?: readonly ('LinkNext' | 'Location')[];
+}
+
+/** An OpenAPI parameter object, as documented (validation itself comes from `request`). */
+export type ParameterDoc = Readonly<Record<string, unknown>> & { readonly name: string; readonly in: 'query' | 'path' | 'header' };
+
 export interface Route {
   readonly operationId: string;
   readonly method: HttpMethod;
@@ -24,7 +67,15 @@ export interface Route {
   /** Handler module, relative to the repository root; it exports `handler`. */
   readonly entry: string;
   readonly summary: string;
-  readonly pets: TableAccess;
+  /** The OpenAPI description; the summary when absent. */
+  readonly description?: string;
+  readonly request: RequestSchemas;
+  readonly parameters?: readonly ParameterDoc[];
+  /** An example request body for the document. */
+  readonly example?: unknown;
+  readonly success?: SuccessResponseSpec;
+  readonly errors: readonly ErrorResponseSpec[];
+  readonly access: FunctionAccess;
   readonly deprecation?: Deprecation;
   /** True for operations whose contract the spec has not shown yet (they answer 501). */
   readonly notImplemented?: boolean;
@@ -32,14 +83,71 @@ export interface Route {
 
 export const BASE_PATH = '/v1';
 
-export const ROUTES: readonly Route[] = [
+/** Every operation runs the rate limiter: conditional UpdateItem on its window item. */
+const RATE_LIMITER: TableGrant = { table: STATE_TABLE, actions: ['dynamodb:UpdateItem'] };
+
+const badRequest = (codes: readonly ErrorCode[], description: string): ErrorResponseSpec => ({
+  status: 400,
+  description,
+  codes: [...codes, 'bad_request'],
+});
+
+const GET_PET_SUNSET = '2030-12-05T00:00:00Z';
+
+const ROUTE_TABLE = [
   {
     operationId: 'listPets',
     method: 'GET',
     path: '/pets',
     entry: 'lambdas/handlers/list-pets.ts',
     summary: 'List all animals',
-    pets: 'read',
+    description:
+      'Returns a page of animals (a bare array), optionally filtered by status. Follow `Link: rel="next"` for further pages.',
+    request: { query: ListPetsQuery },
+    parameters: [
+      {
+        name: 'limit',
+        in: 'query',
+        required: false,
+        description: `Maximum number of animals returned (${PAGE_SIZE.min} to ${PAGE_SIZE.max}, default ${PAGE_SIZE.default}).`,
+        schema: { type: 'integer', minimum: PAGE_SIZE.min, maximum: PAGE_SIZE.max, default: PAGE_SIZE.default },
+      },
+      {
+        name: 'status',
+        in: 'query',
+        required: false,
+        description: 'Filters by availability.',
+        schema: { $ref: '#/components/schemas/PetStatus' },
+      },
+      {
+        name: 'cursor',
+        in: 'query',
+        required: false,
+        description:
+          'Opaque cursor taken from the previous page\'s `Link: rel="next"`; use that link as is. It is bound to the status filter and expires after 24 hours.',
+        schema: { type: 'string', minLength: 1, maxLength: 2048 },
+      },
+    ],
+    success: {
+      status: 200,
+      description: 'A page of animals, in a stable order; further pages are announced in `Link: rel="next"`.',
+      schema: 'Pets',
+      headers: ['LinkNext'],
+    },
+    errors: [
+      badRequest(
+        ['validation_failed', 'invalid_cursor'],
+        'Invalid query parameters, or a forged, expired or mismatched cursor (`invalid_cursor`).',
+      ),
+    ],
+    access: {
+      tables: [
+        RATE_LIMITER,
+        { table: PETS_TABLE, actions: ['dynamodb:Scan'] },
+        { table: PETS_TABLE, index: PETS_TABLE.indexes[0].indexName, actions: ['dynamodb:Query'] },
+      ],
+      cursorSecret: true,
+    },
   },
   {
     operationId: 'createPet',
@@ -47,7 +155,43 @@ export const ROUTES: readonly Route[] = [
     path: '/pets',
     entry: 'lambdas/handlers/create-pet.ts',
     summary: 'Add an animal',
-    pets: 'write',
+    description:
+      'Adds an animal. Send an `Idempotency-Key` to make retries safe: a retry with the same key and body returns the first result.',
+    request: { body: NewPet },
+    parameters: [
+      {
+        name: 'Idempotency-Key',
+        in: 'header',
+        required: false,
+        description:
+          'Makes the create safe to retry: the same key with the same body returns the first result (201, same id); with another body 422; while the first is in flight 409.',
+        schema: { type: 'string', minLength: 1, maxLength: 255 },
+      },
+    ],
+    example: { name: 'Rex', categoryId: 1, status: 'available' },
+    success: {
+      status: 201,
+      description: 'The created animal, with the id the service assigned.',
+      schema: 'Pet',
+      headers: ['Location'],
+    },
+    errors: [
+      badRequest(['validation_failed', 'invalid_json'], 'The body is missing, not valid JSON, or has missing or invalid fields.'),
+      { status: 409, description: 'A request with the same Idempotency-Key is still in progress.', codes: ['idempotency_in_progress'] },
+      { status: 413, description: `The body is larger than ${MAX_BODY_BYTES} bytes.`, codes: ['payload_too_large'] },
+      { status: 415, description: 'The body is not sent as application/json.', codes: ['unsupported_media_type'] },
+      { status: 422, description: 'The Idempotency-Key was used before with a different body.', codes: ['idempotency_key_reused'] },
+    ],
+    // PutItem of the pet (also inside the idempotent-create transaction); the id-block counter and the transaction's
+    // record update are UpdateItems on the state table, like the limiter's; an Idempotency-Key is claimed with a
+    // conditional PutItem and released with a DeleteItem.
+    access: {
+      tables: [
+        RATE_LIMITER,
+        { table: PETS_TABLE, actions: ['dynamodb:PutItem'] },
+        { table: STATE_TABLE, actions: ['dynamodb:PutItem', 'dynamodb:DeleteItem'] },
+      ],
+    },
   },
   {
     operationId: 'getPet',
@@ -55,10 +199,26 @@ export const ROUTES: readonly Route[] = [
     path: '/pets/{petId}',
     entry: 'lambdas/handlers/get-pet.ts',
     summary: 'Get one animal (deprecated: use GET /pets with the status filter)',
-    pets: 'read',
+    request: { params: PetIdParam },
+    parameters: [
+      {
+        name: 'petId',
+        in: 'path',
+        required: true,
+        description: 'Identifier of the animal to retrieve.',
+        schema: { type: 'integer', format: 'int64', minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
+      },
+    ],
+    success: { status: 200, description: 'The animal.', schema: 'Pet' },
+    errors: [
+      badRequest(['validation_failed'], 'The petId is not a positive integer.'),
+      { status: 404, description: 'No animal has this id.', codes: ['not_found'] },
+      { status: 410, description: `The operation was removed at its sunset (${GET_PET_SUNSET}).`, codes: ['endpoint_removed'] },
+    ],
+    access: { tables: [RATE_LIMITER, { table: PETS_TABLE, actions: ['dynamodb:GetItem'] }] },
     deprecation: {
       deprecatedAt: '2026-01-01T00:00:00Z',
-      sunsetAt: '2030-12-05T00:00:00Z',
+      sunsetAt: GET_PET_SUNSET,
       successor: '/pets?status=available',
     },
   },
@@ -68,13 +228,37 @@ export const ROUTES: readonly Route[] = [
     path: '/store/orders',
     entry: 'lambdas/handlers/list-orders.ts',
     summary: 'List store orders (contract not yet specified)',
-    pets: 'none',
+    request: {},
+    errors: [
+      { status: 501, description: 'The operation exists but its contract is not specified yet.', codes: ['not_implemented'] },
+    ],
+    access: { tables: [RATE_LIMITER] },
     notImplemented: true,
   },
-];
+] as const satisfies readonly Route[];
+
+/** The operations, checked by the compiler wherever one is named. */
+export type OperationId = (typeof ROUTE_TABLE)[number]['operationId'];
+
+/** Every operation, for code that walks them all. */
+export const ROUTES: readonly (Route & { readonly operationId: OperationId })[] = ROUTE_TABLE;
+
+/** The route of one operation, with its exact request schemas (so a handler's input types follow its route). */
+export type RouteOf<I extends OperationId> = Extract<(typeof ROUTE_TABLE)[number], { readonly operationId: I }>;
+
+export function routeOf<I extends OperationId>(operationId: I): RouteOf<I> {
+  return ROUTE_TABLE.find((r) => r.operationId === operationId) as RouteOf<I>;
+}
 
 /** The authorizer is not a route but is bundled and deployed like one. */
-export const AUTHORIZER_ENTRY = 'lambdas/handlers/authorizer.ts';
+export const AUTHORIZER = {
+  name: 'authorizer',
+  entry: 'lambdas/handlers/authorizer.ts',
+  access: { tables: [{ table: KEYS_TABLE, actions: ['dynamodb:GetItem'] }] },
+} as const satisfies { name: string; entry: string; access: FunctionAccess };
+
+/** The authorizer's handler module. */
+export const AUTHORIZER_ENTRY = AUTHORIZER.entry;
 
 /** Distinct resource paths, each with the methods it supports (for 405 + Allow). */
 export function resourcePaths(routes: readonly Route[] = ROUTES): Map<string, HttpMethod[]> {

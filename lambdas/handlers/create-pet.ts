@@ -1,10 +1,9 @@
 import { apiHandler } from '../shared/http.ts';
 import { limitStore, petCreator } from '../shared/services.ts';
 import { idempotencyKeyOf } from '../domain/idempotency.ts';
-import { NewPet } from '../../contract/schemas.ts';
 import { BASE_PATH } from '../../contract/routes.ts';
 
-export const handler = apiHandler('createPet', { body: NewPet }, { limitStore }, async (event) => {
+export const handler = apiHandler('createPet', { limitStore }, async (event) => {
   const key = idempotencyKeyOf(event.headers, event.multiValueHeaders);
   const { pet, statusCode, replayed } = await petCreator.create(event.validated.body, { keyId: event.auth.keyId, key });
   return {

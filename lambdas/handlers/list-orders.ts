@@ -3,6 +3,6 @@ import { limitStore } from '../shared/services.ts';
 import { AppError } from '../domain/errors.ts';
 
 /** GET /store/orders exists in the spec, but its contract is "not shown": 501 until it is specified. */
-export const handler = apiHandler('listOrders', {}, { limitStore }, async () => {
+export const handler = apiHandler('listOrders', { limitStore }, async () => {
   throw new AppError('not_implemented', 'GET /store/orders exists but its contract is not specified yet.');
 });

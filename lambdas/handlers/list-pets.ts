@@ -1,9 +1,8 @@
 import { apiHandler } from '../shared/http.ts';
 import { limitStore, petService } from '../shared/services.ts';
-import { ListPetsQuery } from '../../contract/schemas.ts';
 import { nextPageLink, readCursor } from '../domain/pagination.ts';
 
-export const handler = apiHandler('listPets', { query: ListPetsQuery }, { limitStore }, async (event) => {
+export const handler = apiHandler('listPets', { limitStore }, async (event) => {
   const { limit, status, cursor } = event.validated.query;
   const after = cursor ? readCursor(cursor, { status }) : undefined;
   const page = await petService.list({ limit, status, after });

@@ -10,7 +10,7 @@ import middy from '@middy/core';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type * as z from 'zod/mini';
-import { ROUTES, type Route } from '../../contract/routes.ts';
+import { routeOf, type OperationId, type Route, type RouteOf } from '../../contract/routes.ts';
 import { UNCOUNTED_RATE_LIMIT_HEADERS } from '../../contract/gateway-responses.ts';
 import { assertNotRemoved, deprecationHeaders } from '../domain/deprecation.ts';
 import { AppError, UnavailableError } from '../domain/errors.ts';
@@ -219,22 +219,30 @@ const validate = <Q, P, B>(s: Schemas<Q, P, B>): middy.MiddlewareObj<ApiEvent<Q,
   },
 });
 
-function routeOf(operationId: string): Route {
-  const route = ROUTES.find((r) => r.operationId === operationId);
-  if (!route) throw new Error(`no route for ${operationId}`);
-  return route;
-}
+/** What a request schema validates to; undefined where the route declares none. */
+type Validates<R, K extends 'query' | 'params' | 'body'> = R extends { readonly [k in K]: infer S }
+  ? S extends z.ZodMiniType
+    ? z.output<S>
+    : undefined
+  : undefined;
+
+type EventOf<I extends OperationId> = ApiEvent<
+  Validates<RouteOf<I>['request'], 'query'>,
+  Validates<RouteOf<I>['request'], 'params'>,
+  Validates<RouteOf<I>['request'], 'body'>
+>;
 
 /**
- * Builds an operation's Lambda handler: the shared envelope, then the handler. A handler file calls only this.
+ * Builds an operation's Lambda handler: the shared envelope, then the handler. A handler file calls only this; the
+ * request schemas, and so the handler's input types, come from the operation's route.
  */
-export function apiHandler<Q = undefined, P = undefined, B = undefined>(
-  operationId: string,
-  schemas: Schemas<Q, P, B>,
+export function apiHandler<I extends OperationId>(
+  operationId: I,
   options: ApiOptions,
-  fn: (event: ApiEvent<Q, P, B>) => Promise<ApiResult>,
+  fn: (event: EventOf<I>) => Promise<ApiResult>,
 ) {
   const route = routeOf(operationId);
+  const schemas = route.request as Schemas<unknown, unknown, unknown>;
   const middlewares = [
     api(route, options),
     { name: 'metrics', after: flushMetrics, onError: flushMetrics },

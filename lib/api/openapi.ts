@@ -6,10 +6,10 @@
  * Plain data, no CDK and no Lambda runtime imports (the schemas module imports zod only).
  */
 import * as z from 'zod/mini';
-import { ERROR_CODES, type ErrorCode } from '../../contract/errors.ts';
-import { ErrorObject, NewPet, PAGE_SIZE, Pet, PetStatus, Pets, MAX_BODY_BYTES } from '../../contract/schemas.ts';
+import { ERROR_CODES } from '../../contract/errors.ts';
+import { ErrorObject, NewPet, Pet, PetStatus, Pets } from '../../contract/schemas.ts';
 import { PLANS, STANDARD_PLANS } from '../../contract/plans.ts';
-import { BASE_PATH, ROUTES, type Route } from '../../contract/routes.ts';
+import { BASE_PATH, ROUTES, type ErrorResponseSpec, type Route } from '../../contract/routes.ts';
 
 export const OPENAPI_VERSION = '3.1.0';
 export const API_VERSION = '1.0.0';
@@ -78,46 +78,15 @@ const HEADERS: Record<string, Json> = {
 };
 
 /** Error responses every operation can give, by status, with the codes each may carry. */
-interface ErrorResponseSpec {
-  readonly status: number;
-  readonly description: string;
-  readonly codes: readonly ErrorCode[];
-  readonly retryAfter?: boolean;
-  readonly extraHeaders?: Record<string, Json>;
-}
+type CommonErrorSpec = ErrorResponseSpec & { readonly extraHeaders?: Record<string, Json> };
 
-const COMMON_ERRORS: readonly ErrorResponseSpec[] = [
+const COMMON_ERRORS: readonly CommonErrorSpec[] = [
   { status: 401, description: 'The API key is missing or invalid.', codes: ['unauthorized'], extraHeaders: { 'WWW-Authenticate': { description: '`Bearer` when the gateway rejects the key.', required: false, schema: { type: 'string' } } } },
   { status: 403, description: 'The API key may not call this operation (not on a usage plan for this stage).', codes: ['forbidden'] },
   { status: 429, description: 'Rate limit or daily quota exceeded, or the key is temporarily banned for ignoring limits. Wait for Retry-After, then back off exponentially.', codes: ['rate_limited', 'quota_exceeded', 'key_banned'], retryAfter: true },
   { status: 500, description: 'Unexpected error.', codes: ['internal_error'] },
   { status: 503, description: 'The service is temporarily unavailable. Retry after Retry-After seconds.', codes: ['service_unavailable'], retryAfter: true },
 ];
-
-/** Error responses per operation, beyond the common ones. */
-function operationErrors(route: Route): ErrorResponseSpec[] {
-  const badRequest = (codes: ErrorCode[], description: string): ErrorResponseSpec => ({ status: 400, description, codes: [...codes, 'bad_request'] });
-  switch (route.operationId) {
-    case 'listPets':
-      return [badRequest(['validation_failed', 'invalid_cursor'], 'Invalid query parameters, or a forged, expired or mismatched cursor (`invalid_cursor`).')];
-    case 'createPet':
-      return [
-        badRequest(['validation_failed', 'invalid_json'], 'The body is missing, not valid JSON, or has missing or invalid fields.'),
-        { status: 409, description: 'A request with the same Idempotency-Key is still in progress.', codes: ['idempotency_in_progress'] },
-        { status: 413, description: `The body is larger than ${MAX_BODY_BYTES} bytes.`, codes: ['payload_too_large'] },
-        { status: 415, description: 'The body is not sent as application/json.', codes: ['unsupported_media_type'] },
-        { status: 422, description: 'The Idempotency-Key was used before with a different body.', codes: ['idempotency_key_reused'] },
-      ];
-    case 'getPet':
-      return [
-        badRequest(['validation_failed'], 'The petId is not a positive integer.'),
-        { status: 404, description: 'No animal has this id.', codes: ['not_found'] },
-        { status: 410, description: `The operation was removed at its sunset (${route.deprecation?.sunsetAt}).`, codes: ['endpoint_removed'] },
-      ];
-    default:
-      return route.notImplemented ? [{ status: 501, description: 'The operation exists but its contract is not specified yet.', codes: ['not_implemented'] }] : [];
-  }
-}
 
 function deprecationHeaders(route: Route, required: boolean): Record<string, Json> {
   const d = route.deprecation;
@@ -157,7 +126,7 @@ const jsonContent = (schema: string, example?: unknown) => ({
 /** Statuses whose errors come from the operation's Lambda (so they carry the deprecation headers). */
 const FROM_FUNCTION = new Set([200, 201, 400, 404, 409, 410, 422, 500]);
 
-function errorResponse(route: Route, e: ErrorResponseSpec): Json {
+function errorResponse(route: Route, e: CommonErrorSpec): Json {
   const first = e.codes[0]!;
   return {
     description: `${e.description} Codes: ${e.codes.map((c) => `\`${c}\``).join(', ')}.`,
@@ -166,51 +135,18 @@ function errorResponse(route: Route, e: ErrorResponseSpec): Json {
   };
 }
 
+const SUCCESS_HEADERS = { LinkNext: 'Link', Location: 'Location' } as const;
+
 function successResponse(route: Route): [string, Json] | undefined {
-  switch (route.operationId) {
-    case 'listPets':
-      return ['200', { description: 'A page of animals, in a stable order; further pages are announced in `Link: rel="next"`.', headers: { ...rateLimitHeaders(false), Link: ref('headers', 'LinkNext') }, content: jsonContent('Pets') }];
-    case 'createPet':
-      return ['201', { description: 'The created animal, with the id the service assigned.', headers: { ...rateLimitHeaders(false), Location: ref('headers', 'Location') }, content: jsonContent('Pet') }];
-    case 'getPet':
-      return ['200', { description: 'The animal.', headers: { ...rateLimitHeaders(false), ...deprecationHeaders(route, true) }, content: jsonContent('Pet') }];
-    default:
-      return undefined;
-  }
+  const ok = route.success;
+  if (!ok) return undefined;
+  const headers: Record<string, Json> = { ...rateLimitHeaders(false) };
+  for (const h of ok.headers ?? []) headers[SUCCESS_HEADERS[h]] = ref('headers', h);
+  Object.assign(headers, deprecationHeaders(route, true));
+  return [String(ok.status), { description: ok.description, headers, content: jsonContent(ok.schema) }];
 }
 
 const fromMeta = (s: z.ZodMiniType): string | undefined => (z.globalRegistry.get(s) as { description?: string } | undefined)?.description;
-
-function parameters(route: Route): Json[] | undefined {
-  if (route.operationId === 'listPets') {
-    return [
-      {
-        name: 'limit',
-        in: 'query',
-        required: false,
-        description: `Maximum number of animals returned (${PAGE_SIZE.min} to ${PAGE_SIZE.max}, default ${PAGE_SIZE.default}).`,
-        schema: { type: 'integer', minimum: PAGE_SIZE.min, maximum: PAGE_SIZE.max, default: PAGE_SIZE.default },
-      },
-      { name: 'status', in: 'query', required: false, description: 'Filters by availability.', schema: ref('schemas', 'PetStatus') },
-      {
-        name: 'cursor',
-        in: 'query',
-        required: false,
-        description: 'Opaque cursor taken from the previous page\'s `Link: rel="next"`; use that link as is. It is bound to the status filter and expires after 24 hours.',
-        schema: { type: 'string', minLength: 1, maxLength: 2048 },
-      },
-    ];
-  }
-  const params = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
-  if (!params.length) return undefined;
-  return params.map((name) => ({
-    name,
-    in: 'path',
-    required: true,
-    description: name === 'petId' ? 'Identifier of the animal to retrieve.' : name,
-    schema: { type: 'integer', format: 'int64', minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
-  }));
-}
 
 const TAGS: Record<string, string> = { pets: 'Animals in the store.', store: 'Store operations.' };
 const tagOf = (route: Route) => (route.path.startsWith('/store') ? 'store' : 'pets');
@@ -220,12 +156,10 @@ function operation(route: Route): Json {
   const responses: Record<string, Json> = {};
   const success = successResponse(route);
   if (success) responses[success[0]] = success[1];
-  const errors = [...operationErrors(route), ...COMMON_ERRORS].sort((a, b) => a.status - b.status);
+  const errors = [...route.errors, ...COMMON_ERRORS].sort((a, b) => a.status - b.status);
   for (const e of errors) responses[String(e.status)] = errorResponse(route, e);
 
-  let description = route.summary + '.';
-  if (route.operationId === 'listPets') description = 'Returns a page of animals (a bare array), optionally filtered by status. Follow `Link: rel="next"` for further pages.';
-  if (route.operationId === 'createPet') description = 'Adds an animal. Send an `Idempotency-Key` to make retries safe: a retry with the same key and body returns the first result.';
+  let description = route.description ?? `${route.summary}.`;
   if (d) {
     description =
       `Returns one animal. **Deprecated** since ${d.deprecatedAt.slice(0, 10)}; removed on ${d.sunsetAt.slice(0, 10)} (sunset ${new Date(d.sunsetAt).toUTCString()}), ` +
@@ -240,19 +174,12 @@ function operation(route: Route): Json {
     tags: [tagOf(route)],
     security: [{ bearerAuth: [] }],
   };
-  const params = parameters(route);
-  if (params) op.parameters = params;
-  if (route.operationId === 'createPet') {
-    op.parameters = [
-      {
-        name: 'Idempotency-Key',
-        in: 'header',
-        required: false,
-        description: 'Makes the create safe to retry: the same key with the same body returns the first result (201, same id); with another body 422; while the first is in flight 409.',
-        schema: { type: 'string', minLength: 1, maxLength: 255 },
-      },
-    ];
-    op.requestBody = { required: true, description: fromMeta(NewPet), content: jsonContent('NewPet', { name: 'Rex', categoryId: 1, status: 'available' }) };
+  if (route.parameters) op.parameters = route.parameters;
+  const body = route.request.body;
+  if (body) {
+    const name = (z.globalRegistry.get(body as z.ZodMiniType) as { id?: string } | undefined)?.id;
+    if (!name) throw new Error(`${route.operationId}: the request body schema lacks .meta({ id })`);
+    op.requestBody = { required: true, description: fromMeta(body as z.ZodMiniType), content: jsonContent(name, route.example) };
   }
   op.responses = responses;
   if (d) {
