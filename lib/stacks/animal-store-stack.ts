@@ -1,14 +1,14 @@
 import { CfnOutput, Stack, Validations, type StackProps } from 'aws-cdk-lib';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
-import { AUTHORIZER_ENTRY, ROUTES } from '../../contract/routes.ts';
+import { AUTHORIZER, AUTHORIZER_ENTRY, ROUTES } from '../../contract/routes.ts';
 import { PLANS } from '../../contract/plans.ts';
 import { alarmNotificationsOf, type StageConfig } from '../config/stages.ts';
 import { AlarmTopic } from '../constructs/alarm-topic.ts';
 import { ApiAlarms } from '../constructs/alarms.ts';
 import { ApiFunction } from '../constructs/api-function.ts';
+import { CanaryDeployments } from '../constructs/canary-deployments.ts';
 import { DataTables } from '../constructs/data-tables.ts';
 import { GatewayResponses } from '../constructs/gateway-responses.ts';
 import { STAGE_NAME, StoreApi } from '../constructs/store-api.ts';
@@ -41,7 +41,7 @@ export class AnimalStoreStack extends Stack {
       reason: 'The cursor signing key only makes pagination cursors tamper-evident; rotating it would invalidate every cursor in flight and needs a rotation function for little gain. Rotate by hand if it leaks (docs/deployment.md).',
     });
 
-    const functionFor = (name: string, entry: string): IFunction => {
+    const functionFor = (name: string, entry: string): ApiFunction => {
       const access = accessOf(name);
       const fn = new ApiFunction(this, `${name[0]!.toUpperCase()}${name.slice(1)}`, {
         entry,
@@ -56,22 +56,25 @@ export class AnimalStoreStack extends Stack {
           // A dynamic reference: CloudFormation resolves it at deploy time (see docs/deployment.md).
           ...(access.cursorSecret ? { CURSOR_SECRET: cursorSecret.secretValue.unsafeUnwrap() } : {}),
         },
-      }).function;
+      });
       for (const grant of access.tables) {
         const arn = data.table(grant.table).tableArn;
-        fn.addToRolePolicy(
+        fn.function.addToRolePolicy(
           new PolicyStatement({ actions: [...grant.actions], resources: [grant.index ? `${arn}/index/${grant.index}` : arn] }),
         );
       }
       return fn;
     };
 
-    const handlers = new Map(ROUTES.map((r) => [r.operationId, functionFor(r.operationId, r.entry)]));
-    const authorizerHandler = functionFor('authorizer', AUTHORIZER_ENTRY);
+    const functions = new Map<string, ApiFunction>(ROUTES.map((r) => [r.operationId, functionFor(r.operationId, r.entry)]));
+    functions.set(AUTHORIZER.name, functionFor(AUTHORIZER.name, AUTHORIZER_ENTRY));
+    const handlers = new Map(ROUTES.map((r) => [r.operationId, functions.get(r.operationId)!.function]));
+    const authorizerHandler = functions.get(AUTHORIZER.name)!.function;
 
     const store = new StoreApi(this, 'Api', {
-      handlers,
-      authorizerHandler,
+      // API Gateway invokes the `live` aliases (the permissions are granted on them), so deploys can shift traffic.
+      handlers: new Map(ROUTES.map((r) => [r.operationId, functions.get(r.operationId)!.alias])),
+      authorizerHandler: functions.get(AUTHORIZER.name)!.alias,
       authorizerCacheTtl: stage.authorizerCacheTtl,
       accessLogRetention: stage.logRetention,
       removalPolicy: stage.removalPolicy,
@@ -94,6 +97,18 @@ export class AnimalStoreStack extends Stack {
     });
     alarmTopic.notifyFromEveryAlarmIn(this);
 
+    // Without a deployment config (staging) CloudFormation moves each alias to its new version at once.
+    const deployments = stage.deploymentConfig
+      ? new CanaryDeployments(this, 'Deploy', {
+          aliases: new Map([...functions].map(([name, fn]) => [name, fn.alias])),
+          errorsAreAnswers: [AUTHORIZER.name],
+          api: store.api,
+          deploymentConfig: stage.deploymentConfig,
+          serverErrorRatePercent: stage.alarms.serverErrorRatePercent,
+          lambdaErrors: stage.alarms.lambdaErrors,
+        })
+      : undefined;
+
     new CfnOutput(this, 'ApiUrl', {
       value: `https://${store.api.restApiId}.execute-api.${this.region}.${this.urlSuffix}/${STAGE_NAME}/`,
       description: 'Base URL (ends in /v1/)',
@@ -113,6 +128,9 @@ export class AnimalStoreStack extends Stack {
       new CfnOutput(this, `UsagePlanId${PLANS[name].displayName}`, { value: plan.usagePlanId, description: `Usage plan ${PLANS[name].displayName}` });
     }
     new CfnOutput(this, 'AlarmTopicArn', { value: alarmTopic.topic.topicArn, description: 'SNS topic every alarm notifies (ALARM and OK)' });
+    if (deployments) {
+      new CfnOutput(this, 'DeployApplicationName', { value: deployments.application.applicationName, description: 'CodeDeploy application of the gradual deploys' });
+    }
     new CfnOutput(this, 'CursorSecretArn', { value: cursorSecret.secretArn, description: 'Secret that signs pagination cursors' });
   }
 }
