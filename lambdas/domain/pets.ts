@@ -30,7 +30,8 @@ export interface IdAllocator {
 
 export interface PetService {
   create(input: NewPet): Promise<Pet>;
-  get(id: number): Promise<Pet>;
+  /** Any int64 (a bigint when it is outside the ids the service assigns); not_found when no pet has it. */
+  get(id: number | bigint): Promise<Pet>;
   list(query: { limit?: number; status?: PetStatus; after?: PageKey }): Promise<PetPage>;
 }
 
@@ -50,7 +51,8 @@ export function createPetService(store: PetStore, ids: IdAllocator): PetService 
       throw new Error('could not allocate a free pet id after 3 attempts');
     },
     async get(id) {
-      const pet = await store.get(id);
+      // Ids are assigned from 1 to 2^53-1: any other int64 names no pet, without a read.
+      const pet = typeof id === 'number' && id >= 1 ? await store.get(id) : undefined;
       if (!pet) throw new AppError('not_found', `No animal has id ${id}.`);
       return pet;
     },

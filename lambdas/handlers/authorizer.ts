@@ -5,7 +5,7 @@
  * The policy allows the whole API stage, so a cached result works on every route.
  */
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
-import { authenticate, parseBearer } from '../domain/keys.ts';
+import { authenticate, usageIdentifierKey } from '../domain/keys.ts';
 // The key store alone (not the services module), so the authorizer bundle carries no pet or limiter code.
 import { dynamoKeyStore as keyStore } from '../storage/key-store.ts';
 import { countMetric } from '../shared/observability.ts';
@@ -30,7 +30,7 @@ export const handler = async (event: APIGatewayTokenAuthorizerEvent): Promise<AP
       Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: stageWildcard(event.methodArn) }],
     },
     context: { keyId: auth.keyId, plan: auth.plan, perMinute: auth.perMinute, perDay: auth.perDay },
-    // The API Gateway API key's value is the client's key itself, so the usage-plan backstop counts it.
-    usageIdentifierKey: parseBearer(event.authorizationToken),
+    // The key's API Gateway API key (usage-plan backstop): a value derived from the key id, never the client's secret.
+    usageIdentifierKey: usageIdentifierKey(auth.keyId),
   };
 };

@@ -10,6 +10,7 @@ import { ERROR_CODES } from '../../contract/errors.ts';
 import { ErrorObject, NewPet, Pet, PetStatus, Pets } from '../../contract/schemas.ts';
 import { PLANS, STANDARD_PLANS } from '../../contract/plans.ts';
 import { BASE_PATH, ROUTES, type ErrorResponseSpec, type Route } from '../../contract/routes.ts';
+import { infoDescription } from './overview.ts';
 
 export const OPENAPI_VERSION = '3.1.0';
 export const API_VERSION = '1.0.0';
@@ -201,10 +202,7 @@ export function buildOpenApi(): Json {
     info: {
       title: 'Animal Store API',
       version: API_VERSION,
-      description:
-        'A store-inventory service for animals. Every operation requires an API key sent as `Authorization: Bearer <API_KEY>`. ' +
-        'Every response carries X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset; a 429 carries Retry-After. ' +
-        'Errors carry the Error object (`code`, `message`, `status`). Generated from the service\'s schemas and route table: do not edit by hand.',
+      description: infoDescription(),
       contact: { name: 'Animal Store team', url: 'https://api.example.com/docs' },
       license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
     },

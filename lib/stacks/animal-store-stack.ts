@@ -1,4 +1,4 @@
-import { CfnOutput, Stack, Validations, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Stack, Validations, type CfnResource, type StackProps } from 'aws-cdk-lib';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
@@ -14,6 +14,7 @@ import { GatewayResponses } from '../constructs/gateway-responses.ts';
 import { STAGE_NAME, StoreApi } from '../constructs/store-api.ts';
 import { UsagePlans } from '../constructs/usage-plans.ts';
 import { accessOf } from './function-access.ts';
+import { ENTRY_METADATA, TABLE_METADATA } from './metadata.ts';
 
 export interface AnimalStoreStackProps extends StackProps {
   readonly stage: StageConfig;
@@ -30,6 +31,8 @@ export class AnimalStoreStack extends Stack {
       deletionProtection: stage.deletionProtection,
     });
     const tableEnv = Object.fromEntries(data.entries().map(({ def, table }) => [def.envVar, table.tableName]));
+    // Lets the local gateway name each table of the template locally (lib/local).
+    for (const { def, table } of data.entries()) (table.node.defaultChild as CfnResource).addMetadata(TABLE_METADATA, def.id);
 
     const cursorSecret = new Secret(this, 'CursorSecret', {
       description: `Animal Store ${stage.name}: signs pagination cursors`,
@@ -57,6 +60,8 @@ export class AnimalStoreStack extends Stack {
           ...(access.cursorSecret ? { CURSOR_SECRET: cursorSecret.secretValue.unsafeUnwrap() } : {}),
         },
       });
+      // Lets the local gateway run this function's handler module (lib/local).
+      (fn.function.node.defaultChild as CfnResource).addMetadata(ENTRY_METADATA, entry);
       for (const grant of access.tables) {
         const arn = data.table(grant.table).tableArn;
         fn.function.addToRolePolicy(

@@ -1,0 +1,33 @@
+/**
+ * The document's overview (info.description), the first thing a reader sees on the reference page (`/docs`): how
+ * to authenticate, the plans with their limits, and the deprecations. Markdown, so every OpenAPI renderer shows it
+ * without extensions. Built from the plans and route tables, like the rest of the document.
+ */
+import { BAN_POLICY, PLANS } from '../../contract/plans.ts';
+import { BASE_PATH, ROUTES } from '../../contract/routes.ts';
+
+const count = (n: number) => n.toLocaleString('en-US');
+
+export function infoDescription(): string {
+  const plans = Object.values(PLANS).map((p) =>
+    p.limits ? `| ${p.displayName} | ${count(p.limits.perMinute)} | ${count(p.limits.perDay)} |` : `| ${p.displayName} | agreed per key | agreed per key |`,
+  );
+  const deprecated = ROUTES.filter((r) => r.deprecation).map((r) => {
+    const d = r.deprecation!;
+    return `- \`${r.method} ${BASE_PATH}${r.path}\` (\`${r.operationId}\`): deprecated since ${d.deprecatedAt.slice(0, 10)}, sunset ${d.sunsetAt.slice(0, 10)} (410 \`endpoint_removed\` from then on); use \`GET ${BASE_PATH}${d.successor.split('?')[0]}\` with the \`status\` filter. Its responses carry \`Deprecation\`, \`Sunset\` and \`Link: rel="successor-version"\`.`;
+  });
+  return [
+    'A store-inventory service for animals. Generated from the service\'s schemas and route table: do not edit by hand.',
+    '## Authentication',
+    'Every operation requires an API key sent as `Authorization: Bearer <API_KEY>` (security scheme `bearerAuth`). A missing, malformed, unknown or revoked key gets 401 `unauthorized`.',
+    '## Plans and rate limits',
+    'Each key belongs to a plan; limits count per key in fixed UTC windows (minute and day).',
+    ['| Plan | Requests per minute | Requests per day |', '|---|---|---|', ...plans].join('\n'),
+    'Every response carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset` for the window that binds soonest. ' +
+      `A 429 (\`rate_limited\`, \`quota_exceeded\`, or \`key_banned\` after ${BAN_POLICY.rejectionsInWindow} rejected requests in one minute) carries \`Retry-After\`: wait that long, then back off exponentially.`,
+    '## Deprecations',
+    ...deprecated,
+    '## Errors',
+    'Every error is the Error object (`code`, `message`, `status`) with `Content-Type: application/json`; `status` equals the HTTP status.',
+  ].join('\n\n');
+}
