@@ -12,6 +12,7 @@ import {
 import { Operation, type ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
+import { AUTHORIZER } from '../../contract/routes.ts';
 import type { AlarmThresholds } from '../config/stages.ts';
 
 export interface CustomMetrics {
@@ -26,7 +27,7 @@ export interface CustomMetrics {
 
 export interface ApiAlarmsProps {
   readonly api: RestApi;
-  /** Functions by a readable name (operationId, and AUTHORIZER for the authorizer). */
+  /** Functions by a readable name (operationId, and AUTHORIZER.name for the authorizer). */
   readonly functions: ReadonlyMap<string, IFunction>;
   /** Tables by their definition id. */
   readonly tables: ReadonlyMap<string, ITable>;
@@ -36,9 +37,6 @@ export interface ApiAlarmsProps {
   /** @default - no action */
   readonly action?: IAlarmAction;
 }
-
-/** The name of the authorizer in `functions`. */
-export const AUTHORIZER = 'authorizer';
 
 const PERIOD = Duration.minutes(5);
 /**
@@ -86,7 +84,7 @@ export class ApiAlarms extends Construct {
     for (const [name, fn] of props.functions) {
       // The authorizer's Errors count every unknown key (it throws `Unauthorized`): its real failures are
       // AuthorizerFailure below; a crash or timeout shows as AUTHORIZER_FAILURE 503s in the API 5xx rate.
-      if (name !== AUTHORIZER) {
+      if (name !== AUTHORIZER.name) {
         this.add(`${name}Errors`, `Lambda ${name} errors`, t.lambdaErrors, fn.metricErrors({ period: PERIOD, statistic: 'Sum' }));
       }
       this.add(`${name}Throttles`, `Lambda ${name} throttles`, t.throttles, fn.metricThrottles({ period: PERIOD, statistic: 'Sum' }));
