@@ -13,6 +13,8 @@ const api = await startLocalApi({
   dynamoEndpoint: process.argv[2] || undefined,
   tablePrefix: `emf${randomBytes(4).toString('hex')}`,
   devKeys: [{ key, plan: 'free' }],
+  // Every request reaches the authorizer (no cached decision), as a first request with a new key does.
+  authCacheTtlSeconds: 0,
   // The stage's function environment (from the template), with metrics back on and the logs quiet.
   env: {
     ...(JSON.parse(process.argv[3] ?? '{}') as Record<string, string>),
@@ -50,9 +52,9 @@ try {
   );
   // StorageUnavailable: the operation's tables fail (the key lookup works).
   await call('/pets');
-  // AuthorizerFailure: the key lookup fails (the authorizer fails closed).
+  // AuthorizerFailure: the key lookup fails (the authorizer fails closed); a key never seen, so nothing is cached.
   failKeys = true;
-  await call('/pets');
+  await call('/pets', { headers: { Authorization: `Bearer never_seen_${randomBytes(16).toString('hex')}` } });
 } finally {
   await api.close();
 }
