@@ -127,6 +127,9 @@ const api = (route: Route, { limitStore }: ApiOptions): middy.MiddlewareObj<ApiE
     name: 'api',
     before: async (request) => {
       const event = request.event;
+      // API Gateway's request id (its x-amzn-RequestId header) on every log line of this request.
+      logger.setCorrelationId((event as unknown as APIGatewayProxyEvent).requestContext?.requestId);
+      logger.debug('request', { operation: route.operationId });
       const auth = authContext(event as unknown as APIGatewayProxyEvent);
       event.auth = auth;
       const headers: Record<string, string> = { ...AUTHENTICATED_HEADERS };

@@ -20,7 +20,8 @@ Commands:
   keys purge                deletes the API Gateway keys of keys revoked longer ago than the authorizer cache TTL
 
 Targets:
-  --local                   DynamoDB Local of \`npm start\` (port ANIMAL_STORE_DYNAMODB_PORT, default 8000)
+  --local                   DynamoDB Local of \`npm start\` (ANIMAL_STORE_DYNAMODB_ENDPOINT, else port
+                            ANIMAL_STORE_DYNAMODB_PORT, default 8000)
   --stage <name>            the AnimalStore-<name> stack in AWS: credentials and region from the environment or
                             profile (AWS_REGION, else the profile's region), resolved once for every AWS client`;
 
@@ -155,7 +156,7 @@ export const realDeps: DepsFactory = async ({ local, stage }) => {
     const { localTableEnv } = await import('../../lambdas/storage/provision.ts');
     tableEnv = {
       ...localTableEnv(process.env.ANIMAL_STORE_TABLE_PREFIX ?? 'animal-store-local'),
-      DYNAMODB_ENDPOINT: `http://127.0.0.1:${process.env.ANIMAL_STORE_DYNAMODB_PORT ?? 8000}`,
+      DYNAMODB_ENDPOINT: process.env.ANIMAL_STORE_DYNAMODB_ENDPOINT || `http://127.0.0.1:${process.env.ANIMAL_STORE_DYNAMODB_PORT ?? 8000}`,
     };
   } else {
     const { CloudFormationClient, DescribeStacksCommand } = await import('@aws-sdk/client-cloudformation');
