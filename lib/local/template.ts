@@ -100,6 +100,21 @@ export function referencedId(value: unknown, attribute?: string): string | undef
   return Object.values(o).map((v) => referencedId(v, attribute)).find(Boolean);
 }
 
+/**
+ * The function a Lambda invocation URI calls: a function's `Arn`, or (what the stack uses) a `Ref` to an
+ * AWS::Lambda::Alias, whose function is the one the alias belongs to.
+ */
+function invokedFunctionId(t: CfnTemplate, uri: unknown): string | undefined {
+  const direct = referencedId(uri, 'Arn');
+  if (direct && t.Resources[direct]?.Type === 'AWS::Lambda::Function') return direct;
+  const parts = JSON.stringify(uri ?? null).matchAll(/"Ref":"([^"]+)"/g);
+  for (const [, id] of parts) {
+    const r = t.Resources[id!];
+    if (r?.Type === 'AWS::Lambda::Alias') return referencedId(r.Properties?.FunctionName);
+  }
+  return direct;
+}
+
 /** `'text'` → text; any other mapping expression is not emulated. */
 function staticValue(where: string, expr: string): string {
   const m = /^'(.*)'$/s.exec(expr);
@@ -132,7 +147,7 @@ function resourcePaths(t: CfnTemplate): Map<string, string> {
   return paths;
 }
 
-function methodOf(id: string, p: Record<string, any>, paths: Map<string, string>): MethodDef {
+function methodOf(t: CfnTemplate, id: string, p: Record<string, any>, paths: Map<string, string>): MethodDef {
   const resourceId = p.ResourceId?.Ref as string | undefined;
   const base: MethodBase = {
     httpMethod: p.HttpMethod,
@@ -142,7 +157,7 @@ function methodOf(id: string, p: Record<string, any>, paths: Map<string, string>
   };
   const integration = p.Integration ?? {};
   if (integration.Type === 'AWS_PROXY') {
-    const functionId = referencedId(integration.Uri, 'Arn');
+    const functionId = invokedFunctionId(t, integration.Uri);
     if (!functionId) throw new Error(`${id}: no Lambda function in the integration URI`);
     return { ...base, kind: 'lambda', functionId };
   }
@@ -194,7 +209,7 @@ function authorizersOf(t: CfnTemplate): Map<string, AuthorizerDef> {
       return [
         id,
         {
-          functionId: referencedId(p.AuthorizerUri, 'Arn')!,
+          functionId: invokedFunctionId(t, p.AuthorizerUri)!,
           identityHeader: header[1]!,
           validationExpression: p.IdentityValidationExpression,
           // API Gateway's default when the property is absent.
@@ -251,7 +266,7 @@ export function apiModel(t: CfnTemplate): ApiModel {
   );
   return {
     stageName: stages[0]![1].Properties!.StageName,
-    methods: byType(t, 'AWS::ApiGateway::Method').map(([id, r]) => methodOf(id, r.Properties!, paths)),
+    methods: byType(t, 'AWS::ApiGateway::Method').map(([id, r]) => methodOf(t, id, r.Properties!, paths)),
     authorizers: authorizersOf(t),
     usagePlans,
     usagePlanOutputs,
