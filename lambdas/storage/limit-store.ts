@@ -117,7 +117,8 @@ async function rejected(subject: string, limits: PlanLimits, w: Windows, old: It
     await recordRejection(subject, limits, w, old);
   } catch (err) {
     logger.warn('ban bookkeeping failed', { errorName: (err as Error)?.name });
-    countMetric('BanBookkeepingFailed');
+    // The storage outage metric (and its alarm), with its own reason: the client was answered, the ban was not kept.
+    countMetric('StorageUnavailable', { reason: 'BanBookkeeping' });
   }
   return answer;
 }
