@@ -1,0 +1,46 @@
+// Lint rules and the import boundaries that keep dependencies pointing one way (README, Layout).
+// ESLint + Prettier rather than Biome: Biome's per-platform binaries are not all on the registry this project
+// installs from, so its lock file fails `npm ci`; these are plain JavaScript.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+/** An import boundary: files matching `files` may not import what `group` matches. */
+const boundary = (files, group, message) => ({
+  files,
+  rules: { 'no-restricted-imports': ['error', { patterns: [{ group, message }] }] },
+});
+
+export default tseslint.config(
+  { ignores: ['node_modules/**', 'cdk.out/**', 'client/schema.d.ts', 'site/**', 'bench/results/**', 'coverage/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly', URL: 'readonly' } },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      // Tests and adapters read untyped JSON (templates, EMF lines, DynamoDB items) on purpose.
+      '@typescript-eslint/no-explicit-any': 'off',
+      '@typescript-eslint/no-non-null-assertion': 'off',
+    },
+  },
+  boundary(
+    ['lambdas/**'],
+    ['**/lib/**', 'aws-cdk-lib', 'aws-cdk-lib/*', 'constructs', 'cdk-nag'],
+    'Function code never imports the CDK side (lib/): data both sides share lives in contract/.',
+  ),
+  boundary(
+    ['lambdas/domain/**'],
+    ['**/lib/**', '**/storage/**', '**/shared/**', '@aws-sdk/*'],
+    'The domain imports neither storage nor configuration: take them (and the clock) as parameters.',
+  ),
+  boundary(
+    ['contract/**'],
+    ['**/lib/**', '**/lambdas/**', '**/bin/**', 'aws-cdk-lib', 'aws-cdk-lib/*', '@aws-sdk/*'],
+    'contract/ is plain data both sides share: it imports neither side.',
+  ),
+  boundary(
+    ['lambdas/storage/**'],
+    ['**/lib/**', '**/handlers/**'],
+    'Storage adapters implement the domain ports; they never reach up to handlers or the CDK side.',
+  ),
+);
