@@ -18,8 +18,10 @@ export function stageWildcard(methodArn: string): string {
 
 export const handler = async (event: APIGatewayTokenAuthorizerEvent): Promise<APIGatewayAuthorizerResult> => {
   const auth = await authenticate(keyStore, event.authorizationToken).catch((err: unknown) => {
-    // Fail closed: API Gateway answers AUTHORIZER_FAILURE (mapped to 503), never lets the request through.
-    countMetric('StorageUnavailable', { reason: (err as Error)?.name ?? 'Error', function: 'authorizer' });
+    // Fail closed: API Gateway answers AUTHORIZER_FAILURE (mapped to 503), never lets the request through. The
+    // alarm watches this metric, not the function's Errors: the `Unauthorized` thrown for unknown keys counts there.
+    const e = err as { name?: string; cause?: unknown } | undefined;
+    countMetric('AuthorizerFailure', { reason: String(e?.cause ?? e?.name ?? 'Error') });
     throw err;
   });
   if (!auth) throw new Error('Unauthorized');

@@ -1,8 +1,9 @@
 /**
  * Per-stage deployment settings: one typed, read-only record per stage. The CDK app builds one stack per entry.
- * Account and region come from context (`-c animal-store:<stage>:account=…`, `…:region=…`) or, failing that,
- * from the CLI's CDK_DEFAULT_ACCOUNT / CDK_DEFAULT_REGION; with neither the stack is environment-agnostic, which
- * is enough to synthesize offline.
+ * Account and region are pinned only on purpose: context (`-c animal-store:<stage>:account=…`, `…:region=…`) or
+ * `account`/`region` here. Otherwise the stack is environment-agnostic (region and account are CloudFormation's
+ * AWS::Region / AWS::AccountId, resolved where it is deployed). CDK_DEFAULT_REGION is deliberately not read: the
+ * CDK CLI sets it to us-east-1 when no region is configured, which would bake us-east-1 into every ARN and URL.
  */
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { LambdaDeploymentConfig, type ILambdaDeploymentConfig } from 'aws-cdk-lib/aws-codedeploy';
@@ -53,9 +54,9 @@ export interface StageConfig {
   readonly name: StageName;
   /** The CloudFormation stack name; `npx cdk deploy <stackName>`. */
   readonly stackName: string;
-  /** @default - CDK_DEFAULT_ACCOUNT (environment-agnostic when unset) */
+  /** @default - environment-agnostic: the account `cdk deploy` deploys to */
   readonly account?: string;
-  /** @default - CDK_DEFAULT_REGION (environment-agnostic when unset) */
+  /** @default - environment-agnostic: the region `cdk deploy` deploys to (AWS_REGION / profile) */
   readonly region?: string;
   /** POWERTOOLS_LOG_LEVEL of every function. */
   readonly logLevel: LogLevel;
@@ -85,14 +86,10 @@ export interface StageConfig {
   readonly authorizerCacheTtl: Duration;
 }
 
-const env = (name: string): string | undefined => process.env[name] || undefined;
-
 export const STAGES: Readonly<Record<StageName, StageConfig>> = {
   staging: {
     name: 'staging',
     stackName: 'AnimalStore-staging',
-    account: env('CDK_DEFAULT_ACCOUNT'),
-    region: env('CDK_DEFAULT_REGION'),
     logLevel: 'DEBUG',
     logRetention: RetentionDays.TWO_WEEKS,
     alarms: { serverErrorRatePercent: 5, p99LatencyMs: 3_000, lambdaErrors: 10, throttles: 10, storageErrors: 10 },
@@ -106,8 +103,6 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
   production: {
     name: 'production',
     stackName: 'AnimalStore-production',
-    account: env('CDK_DEFAULT_ACCOUNT'),
-    region: env('CDK_DEFAULT_REGION'),
     logLevel: 'INFO',
     logRetention: RetentionDays.ONE_YEAR,
     alarms: { serverErrorRatePercent: 1, p99LatencyMs: 1_000, lambdaErrors: 1, throttles: 1, storageErrors: 1 },

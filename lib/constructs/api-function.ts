@@ -10,6 +10,9 @@ import type { LogLevel } from '../config/stages.ts';
 
 const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
+/** Powertools settings of every function: the service name is also the `service` dimension of custom metrics. */
+export const POWERTOOLS = { serviceName: 'animal-store', metricsNamespace: 'AnimalStore' } as const;
+
 /** The alias every caller (API Gateway integrations, the authorizer) invokes; deploys move it between versions. */
 export const LIVE_ALIAS = 'live';
 
@@ -78,9 +81,9 @@ export class ApiFunction extends Construct {
       environment: {
         STAGE: props.stage,
         NODE_OPTIONS: '--enable-source-maps',
-        POWERTOOLS_SERVICE_NAME: 'animal-store',
+        POWERTOOLS_SERVICE_NAME: POWERTOOLS.serviceName,
         POWERTOOLS_LOG_LEVEL: props.logLevel ?? 'INFO',
-        POWERTOOLS_METRICS_NAMESPACE: 'AnimalStore',
+        POWERTOOLS_METRICS_NAMESPACE: POWERTOOLS.metricsNamespace,
         ...props.environment,
       },
       bundling: {

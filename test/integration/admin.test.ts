@@ -15,6 +15,7 @@ import {
   DeleteUsagePlanKeyCommand,
 } from '@aws-sdk/client-api-gateway';
 import { API_KEY_VALUE_PATTERN, usageIdentifierKey } from '../../lambdas/domain/keys.ts';
+import { usagePlanThrottle } from '../../contract/plans.ts';
 import { runAdmin, realDeps } from '../../lib/admin/cli.ts';
 import { awsKeyGateway } from '../../lib/admin/gateway.ts';
 import { keyAdmin, type AdminDeps } from '../../lib/admin/service.ts';
@@ -139,10 +140,13 @@ describe('admin tool against API Gateway (aws-sdk-client-mock)', () => {
 
   it('gives Enterprise keys a usage plan of their own with their limits', async () => {
     await keyAdmin(deps).create({ owner: 'bigco', plan: 'enterprise', perMinute: 6000, perDay: 5_000_000 });
+    // The same mapping as the standard plans (docs/deployment.md); 6,000/min is capped at the account throttle.
+    const t = usagePlanThrottle({ perMinute: 6000, perDay: 5_000_000 });
+    expect(t).toMatchObject({ rateLimit: 101, burstLimit: 5_000, guaranteed: false });
     expect(apigw.commandCalls(CreateUsagePlanCommand)[0]!.args[0].input).toMatchObject({
       apiStages: [{ apiId: 'api123', stage: 'v1' }],
-      throttle: { rateLimit: 100, burstLimit: 6000 },
-      quota: { limit: 5_000_000, period: 'DAY' },
+      throttle: { rateLimit: t.rateLimit, burstLimit: t.burstLimit },
+      quota: { limit: t.quotaPerDay, period: 'DAY' },
     });
     expect(apigw.commandCalls(CreateUsagePlanKeyCommand)[0]!.args[0].input).toMatchObject({ usagePlanId: 'plan-acme' });
   });
