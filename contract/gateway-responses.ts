@@ -1,9 +1,10 @@
 /**
- * The errors API Gateway itself produces, as plain data: the CDK gateway-responses construct and the local gateway
- * both read this, so a gateway-generated error looks the same in the cloud and on `npm start`.
+ * The errors API Gateway itself produces, as plain data: the CDK gateway-responses construct builds them into the
+ * template, and the local gateway answers from that template, so a gateway-generated error looks the same in the
+ * cloud and on `npm start`.
  *
  * The gateway cannot count requests, so its X-RateLimit-* headers are static: `0` means "produced by the gateway,
- * not counted against any key" (locally an anonymous per-client bucket gives real values instead). Retry-After on
+ * not counted against any key" (locally too). Retry-After on
  * THROTTLED is one token-bucket refill (1 s); on QUOTA_EXCEEDED an hour (the usage-plan day quota is a backstop).
  */
 import { ERROR_CODES, type ErrorCode } from './errors.ts';
