@@ -42,7 +42,7 @@ export async function runCost({ P, endpoint, seedClient, result, target, log }: 
       const n = o.n ?? P.callsPerOp;
       meter.reset();
       let returned = 0;
-      let statuses = new Set<number>();
+      const statuses = new Set<number>();
       for (let i = 0; i < n; i++) {
         const r = await call(o.path, o.init);
         statuses.add(r.status);
