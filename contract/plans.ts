@@ -33,11 +33,18 @@ export const STANDARD_PLANS = PLAN_NAMES.filter((p) => PLANS[p].limits !== undef
 export const MAX_CUSTOM_LIMITS: PlanLimits = { perMinute: 1_000_000, perDay: 1_000_000_000 };
 
 /**
- * The temporary ban of spec section 8.3. A key that keeps calling while it is limited (BAN_AFTER_REJECTIONS
- * rejected requests within one minute window) is banned for BAN_SECONDS: every request gets 429 `key_banned`
- * with Retry-After until the ban ends. A client that honours Retry-After never gets near the threshold.
+ * The temporary ban of spec section 8.3: it follows requests that keep coming after the client was told 429.
+ * A rejection counts towards the ban only when it arrives more than `graceMs` after the key's first 429 of that
+ * minute window (a parallel burst that overshoots arrives within the grace and bans nothing). `banThreshold`
+ * such late rejections within one minute window ban the key for `banSeconds`: every request then gets 429
+ * `key_banned` with Retry-After until the ban ends. A client that honours Retry-After never gets near it.
  */
-export const BAN_POLICY = { rejectionsInWindow: 30, banSeconds: 15 * 60 } as const;
+export const BAN_POLICY = { graceMs: 1_000, minRejections: 30, rejectionShare: 0.1, banSeconds: 15 * 60 } as const;
+
+/** Late rejections in one minute window that ban a key: 10 % of its per-minute limit, at least 30. */
+export function banThreshold(limits: PlanLimits): number {
+  return Math.max(BAN_POLICY.minRejections, Math.ceil(limits.perMinute * BAN_POLICY.rejectionShare));
+}
 
 /**
  * API Gateway's default account-level throttle per Region ("Amazon API Gateway quotas": 10,000 requests per
@@ -51,10 +58,11 @@ const MAX_QUOTA = 2 ** 31 - 1;
 
 /**
  * The most 429s a client that honours the headers gets from one window: the requests it already had in flight when
- * the first 429 arrived (afterwards it waits for the reset). It keeps fewer than the ban threshold in flight, so by
- * the app's own rule it is never abusive: that bound is the allowance.
+ * the first 429 arrived (afterwards it waits for the reset). It keeps fewer than the smallest ban threshold in
+ * flight (and those arrive within the ban's grace anyway), so by the app's own rule it is never abusive: that bound
+ * is the allowance.
  */
-export const HONOURING_REJECTIONS_PER_WINDOW = BAN_POLICY.rejectionsInWindow - 1;
+export const HONOURING_REJECTIONS_PER_WINDOW = BAN_POLICY.minRejections - 1;
 
 export interface UsagePlanLimits {
   /** Token bucket refill, requests per second. */

@@ -8,14 +8,15 @@
  *   model also counts requests the bucket throttled (the stricter reading for the property below).
  * The app side is the real limiter rules (lambdas/domain/rate-limit.ts `enforce`, headers and 429s) on an
  * in-memory store with the semantics of lambdas/storage/limit-store.ts (test/integration/limits.test.ts checks
- * those on DynamoDB Local): count in both windows when both have room and the key is not banned; each rejection
- * counts towards the ban, and the one that reaches BAN_POLICY.rejectionsInWindow in a minute bans the key.
+ * those on DynamoDB Local): count in both windows when both have room and the key is not banned; a rejection
+ * arriving more than BAN_POLICY.graceMs after the window's first 429 counts towards the ban, and reaching
+ * banThreshold in a minute bans the key (the domain's own rejectionStep and shouldBan decide).
  */
 import { BAN_POLICY, type PlanLimits, type UsagePlanLimits } from '../../contract/plans.ts';
-import { enforce, windowsAt, type Consumption, type LimitStore, type RateLimitHeaders, type Windows } from '../../lambdas/domain/rate-limit.ts';
+import { enforce, rejectionStep, shouldBan, windowsAt, type Consumption, type LimitStore, type RateLimitHeaders, type Windows } from '../../lambdas/domain/rate-limit.ts';
 import { AppError } from '../../lambdas/domain/errors.ts';
 
-type Counters = { ms: number; m: number; d: number; rjm: number; rj: number };
+type Counters = { ms: number; m: number; d: number; rjm?: number; rf?: number; rj: number };
 
 /** One key's limiter state, as limit-store.ts keeps it (one item per UTC day, a ban that outlives the day). */
 export class MemoryLimitStore implements LimitStore {
@@ -24,7 +25,7 @@ export class MemoryLimitStore implements LimitStore {
 
   private day(w: Windows): Counters {
     let c = this.days.get(w.dayStart);
-    if (!c) this.days.set(w.dayStart, (c = { ms: -1, m: 0, d: 0, rjm: -1, rj: 0 }));
+    if (!c) this.days.set(w.dayStart, (c = { ms: -1, m: 0, d: 0, rj: 0 }));
     if (c.ms !== w.minuteStart) Object.assign(c, { ms: w.minuteStart, m: 0 });
     return c;
   }
@@ -43,9 +44,9 @@ export class MemoryLimitStore implements LimitStore {
       c.d++;
       return { allowed: true, minuteCount: c.m, dayCount: c.d };
     }
-    if (c.rjm !== w.minuteStart) Object.assign(c, { rjm: w.minuteStart, rj: 0 });
-    c.rj++;
-    if (c.rj === BAN_POLICY.rejectionsInWindow) this.banUntil = w.nowSec + BAN_POLICY.banSeconds;
+    const step = rejectionStep(c, w);
+    if (step.kind === 'open') Object.assign(c, { rjm: w.minuteStart, rf: w.nowMs, rj: 0 });
+    if (step.kind === 'late' && shouldBan(++c.rj, limits)) this.banUntil = w.nowSec + BAN_POLICY.banSeconds;
     return { allowed: false, reason: c.d >= limits.perDay ? 'day' : 'minute', minuteCount: c.m, dayCount: c.d };
   }
 
