@@ -7,7 +7,8 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
 import { newStats, send, type Pet } from './exchange.ts';
-import { anyRequest, type World } from './requests.ts';
+import type { World } from './oracle.ts';
+import { anyRequest } from './requests.ts';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20_260_107) + 1;
 const BATCH = 25;

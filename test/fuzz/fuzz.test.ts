@@ -16,7 +16,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
 import { nextLink, newStats, send, type Pet } from './exchange.ts';
 import { enterpriseKey } from './keys.ts';
-import { anyRequest, type World } from './requests.ts';
+import type { World } from './oracle.ts';
+import { anyRequest } from './requests.ts';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20_260_107);
 /** Requests per property run (sent in parallel), and runs: BATCH × RUNS generated requests. */

@@ -12,7 +12,8 @@ import { NAME_MAX_LENGTH, PAGE_SIZE, PET_STATUSES, type Pet, type PetStatus } fr
 import { startTestApi, type TestApi } from '../helpers/api.ts';
 import { nextLink } from './exchange.ts';
 import { enterpriseKey } from './keys.ts';
-import { newPetProblem, oddString } from './requests.ts';
+import { oddString } from './arbitraries.ts';
+import { newPetProblem } from './oracle.ts';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20_260_107);
 const RUNS = Number(process.env.STATEFUL_RUNS ?? 60);

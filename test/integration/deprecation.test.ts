@@ -8,6 +8,7 @@ import { resetClock, setClock } from '../../lambdas/shared/clock.ts';
 import { ROUTES } from '../../contract/routes.ts';
 import { createAnimalStoreClient, type Pet } from '../../client/index.ts';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
+import { jsonOf } from '../helpers/common.ts';
 
 const route = ROUTES.find((r) => r.operationId === 'getPet')!;
 const d = route.deprecation!;
@@ -24,8 +25,6 @@ afterAll(() => api?.close());
 afterEach(() => resetClock());
 
 const get = (id: number | string) => api.call(`/pets/${id}`, { key: api.keys.business });
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-const jsonOf = (r: Response): Promise<any> => r.json();
 
 function expectDeprecationHeaders(res: Response) {
   expect(res.headers.get('deprecation')).toBe(`@${Math.floor(Date.parse(d.deprecatedAt) / 1000)}`);

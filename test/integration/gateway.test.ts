@@ -4,10 +4,9 @@
  * (Developer Guide, "$context variables"); usage plans count every request the authorizer lets through, whatever
  * the function answers, and reject the rest with the THROTTLED / QUOTA_EXCEEDED gateway responses.
  */
-import { Console } from 'node:console';
-import { Writable } from 'node:stream';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
+import { captureLogs } from '../helpers/common.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 let api: TestApi;
@@ -17,14 +16,7 @@ const logLines: string[] = [];
 beforeAll(async () => {
   api = await startTestApi({ env: { POWERTOOLS_LOG_LEVEL: 'DEBUG' } });
   clock = await import('../../lambdas/shared/clock.ts');
-  const { logger } = await import('../../lambdas/shared/observability.ts');
-  const sink = new Writable({
-    write(chunk, _enc, done) {
-      logLines.push(String(chunk));
-      done();
-    },
-  });
-  (logger as unknown as { console: Console }).console = new Console({ stdout: sink, stderr: sink });
+  await captureLogs(logLines);
 });
 afterAll(() => api?.close());
 afterEach(() => clock.resetClock());

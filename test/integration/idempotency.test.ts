@@ -4,6 +4,7 @@ import { ScanCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
+import { expectError, jsonOf } from '../helpers/common.ts';
 
 let api: TestApi;
 let client: DynamoDBClient;
@@ -39,8 +40,6 @@ afterAll(async () => {
 });
 afterEach(() => clock.resetClock());
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-const jsonOf = (r: Response): Promise<any> => r.json();
 const create = (body: unknown, idempotencyKey?: string, key = api.keys.business) =>
   api.call('/pets', {
     method: 'POST',
@@ -48,11 +47,6 @@ const create = (body: unknown, idempotencyKey?: string, key = api.keys.business)
     key,
     headers: { 'Content-Type': 'application/json', ...(idempotencyKey === undefined ? {} : { 'Idempotency-Key': idempotencyKey }) },
   });
-
-async function expectError(res: Response, status: number, code: string) {
-  expect(res.status).toBe(status);
-  expect(await jsonOf(res)).toEqual({ code, message: expect.any(String), status });
-}
 
 /** Every stored pet with this name, read straight from the table. */
 async function petsNamed(name: string): Promise<Record<string, unknown>[]> {

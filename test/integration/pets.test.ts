@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAnimalStoreClient, type AnimalStoreClient } from '../../client/index.ts';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
+import { expectError, jsonOf } from '../helpers/common.ts';
 
 let api: TestApi;
 /** Happy paths go through the typed client (contract-validated like every call). */
@@ -13,17 +14,7 @@ beforeAll(async () => {
 afterAll(() => api?.close());
 
 const json = { 'Content-Type': 'application/json' };
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-const jsonOf = (r: Response): Promise<any> => r.json();
 const create = (body: unknown) => api.call('/pets', { method: 'POST', body: JSON.stringify(body), headers: json, key: api.keys.business });
-
-async function expectError(res: Response, status: number, code?: string) {
-  expect(res.status).toBe(status);
-  expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-  const body = await jsonOf(res);
-  expect(body).toEqual({ code: code ?? expect.any(String), message: expect.any(String), status });
-  return body;
-}
 
 describe('POST /pets', () => {
   it('creates a pet with a service-assigned id, default status available, and a Location', async () => {

@@ -2,10 +2,9 @@
  * Issue #7, secrets and hardening: no plaintext key, Authorization header or stack trace in any log line or
  * response body; Cache-Control on authenticated responses, nosniff everywhere; CORS denied unless allowed.
  */
-import { Console } from 'node:console';
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
+import { captureLogs } from '../helpers/common.ts';
 
 let api: TestApi;
 const captured: string[] = [];
@@ -14,15 +13,8 @@ const bodies: string[] = [];
 beforeAll(async () => {
   // The stack synthesized with one allowed origin: its CORS preflight methods and its functions' CORS_ALLOWED_ORIGINS.
   api = await startTestApi({ corsAllowedOrigins: ['https://app.example.com'], env: { POWERTOOLS_LOG_LEVEL: 'DEBUG' } });
-  // Capture what the functions log: Powertools writes through its own Console; point it at a sink.
-  const { logger } = await import('../../lambdas/shared/observability.ts');
-  const sink = new Writable({
-    write(chunk, _enc, done) {
-      captured.push(String(chunk));
-      done();
-    },
-  });
-  (logger as unknown as { console: Console }).console = new Console({ stdout: sink, stderr: sink });
+  // Capture what the functions log.
+  await captureLogs(captured);
 });
 afterAll(() => api?.close());
 

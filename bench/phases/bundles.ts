@@ -1,0 +1,38 @@
+/** Phase 1: bundle sizes of every lambda against the floor bundle (DocumentClient + one GetItem). */
+import { join } from 'node:path';
+import { AUTHORIZER_ENTRY, ROUTES } from '../../contract/routes.ts';
+import { ROOT, bundle, lambdaName, weightByPackage, type BundleResult } from '../lib/bundle.ts';
+import { printTable, ratio, round } from '../lib/util.ts';
+import type { BenchContext } from './context.ts';
+
+const RESULTS = join(ROOT, 'bench/results');
+const LAMBDAS = [...ROUTES.map((r) => r.entry), AUTHORIZER_ENTRY];
+const FLOOR_ENTRY = 'bench/floor-handler.ts';
+
+export type Bundles = { bundles: BundleResult[]; floorBundle: BundleResult };
+
+/** Builds, measures and reports the bundles; the cold-start phase runs the returned bundles. */
+export async function runBundles({ result, target }: BenchContext): Promise<Bundles> {
+  const bundleDir = join(RESULTS, 'bundles');
+  const floorBundle = await bundle('floor-handler', FLOOR_ENTRY, bundleDir);
+  const bundles = await Promise.all(LAMBDAS.map((e) => bundle(lambdaName(e), e, bundleDir)));
+  const rows = bundles.map((b) => ({
+    lambda: b.name,
+    minBytes: b.minBytes,
+    gzipBytes: b.gzipBytes,
+    minRatio: round(ratio(b.minBytes, floorBundle.minBytes), 3),
+    gzipRatio: round(ratio(b.gzipBytes, floorBundle.gzipBytes), 3),
+    top: weightByPackage(b.metafile).slice(0, 6),
+  }));
+  result.bundles = { floor: { minBytes: floorBundle.minBytes, gzipBytes: floorBundle.gzipBytes }, lambdas: rows };
+  printTable(
+    '1. Bundles (shared esbuild config; floor = DocumentClient + one GetItem)',
+    ['lambda', 'min KB', 'gzip KB', 'min x floor', 'gzip x floor', 'largest package'],
+    [
+      ['floor', floorBundle.minBytes / 1024, floorBundle.gzipBytes / 1024, 1, 1, ''],
+      ...rows.map((r) => [r.lambda, r.minBytes / 1024, r.gzipBytes / 1024, r.minRatio, r.gzipRatio, `${r.top[0]!.pkg} ${(r.top[0]!.bytes / 1024).toFixed(0)} KB`]),
+    ],
+  );
+  for (const r of rows) target('bundle <= 1.2x floor', r.lambda, r.minRatio, '<= 1.2', r.minRatio <= 1.2);
+  return { bundles, floorBundle };
+}

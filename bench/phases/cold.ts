@@ -1,0 +1,86 @@
+/** Phase 2: cold start, each lambda bundle in a fresh node process paired with the floor bundle (A/B rounds). */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { provisionLocalTables } from '../../lambdas/storage/provision.ts';
+import { ROOT } from '../lib/bundle.ts';
+import { EXPECTED_STATUS, eventFor } from '../lib/events.ts';
+import { seedBenchKey, seedPets, seededId } from '../lib/seed.ts';
+import { median, printTable, round, runChild } from '../lib/util.ts';
+import { BENCH_KEY, type BenchContext } from './context.ts';
+import type { Bundles } from './bundles.ts';
+
+export async function runCold({ argv, P, endpoint, seedClient, result, target, log }: BenchContext, { bundles, floorBundle }: Bundles): Promise<void> {
+  const prefix = 'bench-cold';
+  const tableEnv = await provisionLocalTables(endpoint, prefix);
+  await seedPets(seedClient, tableEnv.PETS_TABLE_NAME!, 0, 100);
+  await seedBenchKey(seedClient, tableEnv.KEYS_TABLE_NAME!, BENCH_KEY);
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    ...tableEnv,
+    DYNAMODB_ENDPOINT: endpoint,
+    AWS_REGION: 'us-east-1',
+    STAGE: 'local',
+    POWERTOOLS_METRICS_DISABLED: 'true',
+    POWERTOOLS_LOG_LEVEL: 'WARN',
+    CURSOR_SECRET: 'bench-cursor-secret-0123456789',
+    // As the stack sets it (lib/constructs/api-function.ts); --no-source-maps measures without it.
+    ...(argv.includes('--no-source-maps') ? {} : { NODE_OPTIONS: '--enable-source-maps' }),
+  };
+  const evDir = mkdtempSync(join(tmpdir(), 'bench-events-'));
+  const evFile = (name: string) => {
+    const f = join(evDir, `${name}.json`);
+    writeFileSync(f, JSON.stringify(eventFor(name, { petId: seededId(7), bearer: BENCH_KEY })));
+    return f;
+  };
+  const floorEv = evFile('floor-handler');
+  const probe = join(ROOT, 'bench/cold-start.ts');
+  type Sample = { initMs: number; invokeMs: number; totalMs: number; processMs: number; status: number | string; wallMs: number };
+  const samples = new Map<string, { l: Sample[]; f: Sample[] }>();
+  log(`cold start: ${P.coldRounds} rounds x ${bundles.length} lambdas, each paired with the floor (alternating order)`);
+  // One throwaway run warms the OS file cache for node and the bundles.
+  await runChild([probe, floorBundle.outfile, floorEv], env);
+  for (let round_ = 0; round_ < P.coldRounds; round_++) {
+    for (const b of bundles) {
+      const ev = evFile(b.name);
+      const s = samples.get(b.name) ?? { l: [], f: [] };
+      samples.set(b.name, s);
+      const runL = async () => s.l.push(await runChild<Sample>([probe, b.outfile, ev], env));
+      const runF = async () => s.f.push(await runChild<Sample>([probe, floorBundle.outfile, floorEv], env));
+      if (round_ % 2) await runF().then(runL);
+      else await runL().then(runF);
+    }
+  }
+  rmSync(evDir, { recursive: true, force: true });
+  const rows = [...samples].map(([name, { l, f }]) => {
+    const bad = [...l.map((x) => x.status), ...f.map((x) => x.status)].filter((st, i) => {
+      const exp = i < l.length ? (EXPECTED_STATUS[name] ?? 'allow') : 200;
+      return st !== exp;
+    });
+    return {
+      lambda: name,
+      rounds: l.length,
+      initMs: round(median(l.map((x) => x.initMs))),
+      invokeMs: round(median(l.map((x) => x.invokeMs))),
+      totalMs: round(median(l.map((x) => x.totalMs))),
+      floorTotalMs: round(median(f.map((x) => x.totalMs))),
+      ratio: round(median(l.map((x, i) => x.totalMs / f[i]!.totalMs)), 3),
+      processMs: round(median(l.map((x) => x.processMs))),
+      floorProcessMs: round(median(f.map((x) => x.processMs))),
+      unexpectedStatus: bad.length ? [...new Set(bad.map(String))] : [],
+    };
+  });
+  const floorInit = median([...samples.values()].flatMap((s) => s.f.map((x) => x.initMs)));
+  const floorInvoke = median([...samples.values()].flatMap((s) => s.f.map((x) => x.invokeMs)));
+  result.coldStart = { floor: { initMs: round(floorInit), invokeMs: round(floorInvoke) }, lambdas: rows };
+  printTable(
+    `2. Cold start: fresh node, import bundle + first invoke vs DynamoDB Local (median of ${P.coldRounds} A/B rounds)`,
+    ['lambda', 'init ms', 'invoke ms', 'total ms', 'floor ms', 'x floor', 'process ms', 'floor proc'],
+    [
+      ['floor', floorInit, floorInvoke, floorInit + floorInvoke, '', 1, '', ''],
+      ...rows.map((r) => [r.lambda + (r.unexpectedStatus.length ? ` (!${r.unexpectedStatus.join(',')})` : ''), r.initMs, r.invokeMs, r.totalMs, r.floorTotalMs, r.ratio, r.processMs, r.floorProcessMs]),
+    ],
+  );
+  for (const r of rows) target('cold start <= 1.2x floor', r.lambda, r.ratio, '<= 1.2', r.ratio <= 1.2);
+}

@@ -1,0 +1,176 @@
+/**
+ * The fuzzer's oracle: what the service must answer for a generated request. It is written here from the spec and
+ * the documented limits (it does not call the service's zod schemas), and it judges the bytes as they go on the
+ * wire: lone surrogates in a raw body become U+FFFD in UTF-8, JSON.stringify escapes them instead.
+ */
+import { MAX_BODY_BYTES, NAME_MAX_LENGTH, PAGE_SIZE, PET_STATUSES, type Pet } from '../../contract/schemas.ts';
+import { nextLink, type Expectation } from './exchange.ts';
+
+const STATUSES: readonly string[] = PET_STATUSES;
+
+/** What the fuzzer knows about the server's state, gathered before generating. */
+export interface World {
+  /**
+   * The key requests are made with (Authorization: Bearer), per HTTP method (two keys also keep the limiter's
+   * counters for reads and writes apart). Both may be the same key.
+   */
+  readonly keys: { readonly GET: string; readonly POST: string };
+  /** Pets known to exist and not to change. */
+  readonly pets: readonly Pet[];
+  /** Real cursors from `Link: rel="next"`, with the status filter each was made for. */
+  readonly cursors: readonly { cursor: string; status?: string }[];
+}
+
+export type Pair = readonly [string, string];
+
+export const INT64_MIN = -(2n ** 63n);
+export const INT64_MAX = 2n ** 63n - 1n;
+
+// ---------------------------------------------------------------------------------------------- oracle: POST /pets
+
+/** The content types the body parser accepts: application/json and any +json, with parameters, any case. */
+const JSON_CT = /^application\/([a-z0-9.+-]+\+)?json(;|$)/i;
+
+/** Whether the body parser's prototype-pollution guard (a JSON.parse reviver) rejects this JSON; 'too-deep' when
+ * the reviver itself overflows the stack (V8 recurses per nesting level: around 2,500 levels). */
+function forbiddenKey(text: string): boolean | 'too-deep' {
+  let bad = false;
+  try {
+    JSON.parse(text, (k, v: unknown) => {
+      if (k === '__proto__' || (k === 'constructor' && v !== null && typeof v === 'object' && Object.hasOwn(v, 'prototype'))) bad = true;
+      return v;
+    });
+  } catch (err) {
+    if (err instanceof RangeError) return 'too-deep';
+    throw err;
+  }
+  return bad;
+}
+
+/** The service refuses bodies whose `[`/`{` nesting (outside JSON strings) passes 32 levels, before parsing them. */
+function bracketDepth(text: string): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  let escaped = false;
+  for (const ch of text) {
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (ch === '\\') escaped = true;
+      else if (ch === '"') inString = false;
+    } else if (ch === '"') inString = true;
+    else if (ch === '[' || ch === '{') max = Math.max(max, ++depth);
+    else if (ch === ']' || ch === '}') depth--;
+  }
+  return max;
+}
+
+/** The spec's NewPet rules, written independently of the zod schema. */
+export function newPetProblem(v: unknown): string | undefined {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return 'body is not an object';
+  const o = v as Record<string, unknown>;
+  if (typeof o.name !== 'string') return 'name is not a string';
+  // Characters are Unicode code points, as JSON Schema's maxLength counts them (zod and Ajv both do).
+  const chars = [...o.name].length;
+  if (chars < 1 || chars > NAME_MAX_LENGTH) return 'name length out of range';
+  if (o.name.trim() === '') return 'name is blank';
+  if (!o.name.isWellFormed()) return 'name has a lone surrogate';
+  if (typeof o.categoryId !== 'number' || !Number.isSafeInteger(o.categoryId) || o.categoryId < 1) return 'categoryId is not a positive safe integer';
+  if (o.status !== undefined && !STATUSES.includes(o.status as string)) return 'status is not a PetStatus';
+  return undefined;
+}
+
+/** What POST /pets must answer for these bytes and this Content-Type. */
+export function createExpectation(body: string | undefined, contentType: string | undefined): { expect: Expectation; why: string } {
+  const onWire = body === undefined ? undefined : Buffer.from(body, 'utf8').toString('utf8');
+  if (onWire !== undefined && Buffer.byteLength(onWire) > MAX_BODY_BYTES) return { expect: { status: 413, code: 'payload_too_large' }, why: 'over the body cap' };
+  if (!onWire) return { expect: { status: 400, code: 'validation_failed' }, why: 'no body' };
+  if (bracketDepth(onWire) > 32) return { expect: { status: 400, code: 'validation_failed' }, why: 'nested more than 32 levels' };
+  if (!contentType || !JSON_CT.test(contentType.trim())) return { expect: { status: 415, code: 'unsupported_media_type' }, why: `content type ${contentType}` };
+  let value: unknown;
+  try {
+    value = JSON.parse(onWire);
+  } catch {
+    return { expect: { status: 400, code: 'invalid_json' }, why: 'not JSON' };
+  }
+  const forbidden = forbiddenKey(onWire);
+  if (forbidden === 'too-deep') throw new Error('unreachable: deep bodies are refused before parsing');
+  if (forbidden) return { expect: { status: 400, code: 'invalid_json' }, why: 'prototype-pollution key' };
+  const problem = newPetProblem(value);
+  if (problem) return { expect: { status: 400, code: 'validation_failed' }, why: problem };
+  const sent = value as { name: string; categoryId: number; status?: string };
+  const echo = { name: sent.name, categoryId: sent.categoryId, status: sent.status ?? 'available' };
+  return {
+    why: 'valid NewPet',
+    expect: {
+      status: 201,
+      check: (got, headers) => {
+        const pet = got as Pet;
+        if (!(Number.isSafeInteger(pet.id) && pet.id > 0)) throw new Error(`bad id ${JSON.stringify(got)}`);
+        const { id, ...rest } = pet;
+        if (JSON.stringify(rest) !== JSON.stringify(echo)) throw new Error(`201 body does not echo the input: sent ${JSON.stringify(echo)}, got ${JSON.stringify(got)}`);
+        if (headers.get('location') !== `/v1/pets/${id}`) throw new Error(`Location ${headers.get('location')} for id ${id}`);
+      },
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------- GET /pets
+
+export function listExpectation(pairs: readonly Pair[], world: World): { expect: Expectation; why: string } {
+  const seen = new Map<string, string[]>();
+  for (const [k, v] of pairs) seen.set(k.toWellFormed(), [...(seen.get(k.toWellFormed()) ?? []), v.toWellFormed()]);
+  const dup = [...seen].find(([, v]) => v.length > 1);
+  const bad = (why: string) => ({ expect: { status: 400, code: 'validation_failed' }, why });
+  if (dup) return bad(`${dup[0]} given twice`);
+  const one = (k: string) => seen.get(k)?.[0];
+  const limit = one('limit');
+  const status = one('status');
+  const cursor = one('cursor');
+  if (limit !== undefined && !(/^(0|[1-9][0-9]*)$/.test(limit) && Number(limit) >= PAGE_SIZE.min && Number(limit) <= PAGE_SIZE.max)) return bad(`limit ${limit}`);
+  if (status !== undefined && !STATUSES.includes(status)) return bad(`status ${status}`);
+  if (cursor !== undefined && (cursor.length < 1 || cursor.length > 2048)) return bad('cursor length');
+  if (cursor !== undefined) {
+    const real = world.cursors.find((c) => c.cursor === cursor);
+    if (!real || (real.status ?? undefined) !== status) return { expect: { status: 400, code: 'invalid_cursor' }, why: 'forged or mismatched cursor' };
+  }
+  const max = limit === undefined ? PAGE_SIZE.default : Number(limit);
+  return {
+    why: 'valid list',
+    expect: {
+      status: 200,
+      check: (body, headers) => {
+        if (!Array.isArray(body)) throw new Error('list body is not an array');
+        if (body.length > max) throw new Error(`page of ${body.length} > limit ${max}`);
+        for (const p of body as Pet[]) if (status && p.status !== status) throw new Error(`status filter ${status} returned ${JSON.stringify(p)}`);
+        const next = nextLink(headers);
+        if (headers.get('link') && !next) throw new Error(`unparseable Link ${headers.get('link')}`);
+        if (next && status && !next.includes(`status=${status}`)) throw new Error(`next link drops the filter: ${next}`);
+      },
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------- GET /pets/{petId}
+
+export function getExpectation(segment: string, world: World): { expect: Expectation; why: string } {
+  let id: string;
+  try {
+    id = decodeURIComponent(segment);
+  } catch {
+    return { expect: { status: 404, code: 'not_found' }, why: 'undecodable path (no route matches)' };
+  }
+  // The spec types petId as int64: anything else is 400; an int64 no pet has (the service assigns 1 to 2^53-1) is 404.
+  if (!/^(0|-?[1-9][0-9]*)$/.test(id) || BigInt(id) < INT64_MIN || BigInt(id) > INT64_MAX) return { expect: { status: 400, code: 'validation_failed' }, why: `petId ${id.slice(0, 40)}` };
+  const pet = world.pets.find((p) => BigInt(p.id) === BigInt(id));
+  if (!pet) return { expect: { status: 404, code: 'not_found' }, why: 'no such pet' };
+  return {
+    why: 'existing pet',
+    expect: {
+      status: 200,
+      check: (body) => {
+        if (JSON.stringify(body) !== JSON.stringify(pet)) throw new Error(`GET returned ${JSON.stringify(body)}, stored ${JSON.stringify(pet)}`);
+      },
+    },
+  };
+}

@@ -1,0 +1,32 @@
+/** Small helpers several test files share: response checks and log capture. */
+import { Console } from 'node:console';
+import { Writable } from 'node:stream';
+import { expect } from 'vitest';
+
+/** The parsed JSON body, untyped: tests index into it freely and assert on what they read. */
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are whatever the server sent; the assertions check them
+export const jsonOf = (r: Response): Promise<any> => r.json();
+
+/** Asserts `res` is the spec's Error object with this status (and code, when given); returns the body. */
+export async function expectError(res: Response, status: number, code?: string) {
+  expect(res.status).toBe(status);
+  expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+  const body = await jsonOf(res);
+  expect(body).toEqual({ code: code ?? expect.any(String), message: expect.any(String), status });
+  return body;
+}
+
+/**
+ * Appends every line the functions log to `lines`: Powertools writes through its own Console, pointed here at a sink.
+ * Call it after startTestApi, which sets the environment the logger reads when first imported.
+ */
+export async function captureLogs(lines: string[]): Promise<void> {
+  const { logger } = await import('../../lambdas/shared/observability.ts');
+  const sink = new Writable({
+    write(chunk, _enc, done) {
+      lines.push(String(chunk));
+      done();
+    },
+  });
+  (logger as unknown as { console: Console }).console = new Console({ stdout: sink, stderr: sink });
+}
