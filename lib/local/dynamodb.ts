@@ -66,7 +66,7 @@ export async function startDynamoLocal(opts: { port?: number; dataDir?: string }
     await waitUntilUp(endpoint, child, 90_000);
   } catch (err) {
     child.kill('SIGKILL');
-    throw new Error(`${(err as Error).message}\n${stderr}`);
+    throw new Error(`${(err as Error).message}\n${stderr}`, { cause: err });
   }
   return {
     endpoint,

@@ -7,7 +7,7 @@ import { ERROR_CODES } from '../../contract/errors.ts';
 import { ROUTES } from '../../contract/routes.ts';
 import { CLIENT_TYPES_PATH, OPENAPI_PATH, ROOT, generate } from '../../scripts/openapi.ts';
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;
 const doc = JSON.parse(readFileSync(OPENAPI_PATH, 'utf8')) as Json;
 const op = (path: string, method: string): Json => doc.paths[path][method];
 

@@ -67,7 +67,7 @@ export async function send(baseUrl: string, r: FuzzRequest, stats: Stats): Promi
   try {
     assertConforms({ method: r.method, path: r.path, status: res.status, headers: res.headers, body: text });
   } catch (err) {
-    throw new Error(`${(err as Error).message}\nrequest: ${describe(r)}`);
+    throw new Error(`${(err as Error).message}\nrequest: ${describe(r)}`, { cause: err });
   }
   expect(res.headers.get('content-type') ?? '', `content type: ${where}`).toMatch(/^application\/json(;|$)/);
   expect(res.status, `status: ${where}`).toBe(r.expect.status);

@@ -4,7 +4,7 @@ import { Writable } from 'node:stream';
 import { expect } from 'vitest';
 
 /** The parsed JSON body, untyped: tests index into it freely and assert on what they read. */
-// biome-ignore lint/suspicious/noExplicitAny: response bodies are whatever the server sent; the assertions check them
+// Response bodies are whatever the server sent (any): the assertions check them.
 export const jsonOf = (r: Response): Promise<any> => r.json();
 
 /** Asserts `res` is the spec's Error object with this status (and code, when given); returns the body. */

@@ -28,7 +28,7 @@ describe('usage plan enforcement', () => {
     let t = T0;
     for (let i = 0; i < 8; i++) expect(e.admit('k', free, (t += 1_000))).toBe('ok');
     expect(e.used('k', free)).toBe(8);
-    expect(e.admit('k', free, (t += 1_000))).toBe('QUOTA_EXCEEDED');
+    expect(e.admit('k', free, t + 1_000)).toBe('QUOTA_EXCEEDED');
     expect(e.used('k', free), 'a rejected request is not counted').toBe(8);
     expect(e.admit('k', free, Date.UTC(2026, 0, 2, 0, 0, 0))).toBe('ok');
     expect(e.used('k', free)).toBe(1);
