@@ -3,7 +3,11 @@
  *   ANIMAL_STORE_DEV_KEYS="<key>:<plan>,…"   keys to accept (plans free, pro, business); default: one new Free key
  *   ANIMAL_STORE_DATA_DIR=.data               keep data on disk across restarts (default: in memory)
  *   ANIMAL_STORE_DYNAMODB_PORT=8000           DynamoDB Local's port (the admin tool's --local target)
- *   ANIMAL_STORE_AUTH_CACHE_TTL=0             authorizer cache seconds (the cloud uses 60)
+ *   ANIMAL_STORE_DYNAMODB_ENDPOINT=<url>      use this DynamoDB endpoint instead of starting DynamoDB Local
+ *   ANIMAL_STORE_TABLE_PREFIX=animal-store-local   physical table name prefix (shared with the admin tool)
+ *   ANIMAL_STORE_AUTH_CACHE_TTL=<seconds>     authorizer cache (default: the template's, 60; 0 shows revocations at once)
+ * The gateway is the synthesized staging stack (lib/local/synth.ts): routes, authorizer, usage plans, gateway
+ * responses, MOCK methods and the functions' environment come from its template.
  */
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -14,23 +18,31 @@ const port = Number(process.env.PORT ?? 3000);
 const dynamoPort = Number(process.env.ANIMAL_STORE_DYNAMODB_PORT ?? 8000);
 const dataDir = process.env.ANIMAL_STORE_DATA_DIR ? resolve(process.env.ANIMAL_STORE_DATA_DIR) : undefined;
 if (dataDir) mkdirSync(dataDir, { recursive: true });
+const dynamoEndpoint = process.env.ANIMAL_STORE_DYNAMODB_ENDPOINT || undefined;
+if (dynamoEndpoint && !/^https?:\/\/[^/]+/.test(dynamoEndpoint)) throw new Error(`ANIMAL_STORE_DYNAMODB_ENDPOINT must be an http(s) URL: "${dynamoEndpoint}"`);
 const given = process.env.ANIMAL_STORE_DEV_KEYS;
 const devKeys = given ? parseDevKeys(given) : [{ key: generateKey(), plan: 'free' as const }];
 
 const api = await startLocalApi({
   port,
   host: process.env.HOST ?? '127.0.0.1',
+  dynamoEndpoint,
   dynamoPort,
   dataDir,
+  tablePrefix: process.env.ANIMAL_STORE_TABLE_PREFIX || undefined,
   devKeys,
-  authCacheTtlSeconds: Number(process.env.ANIMAL_STORE_AUTH_CACHE_TTL ?? 0),
+  authCacheTtlSeconds: process.env.ANIMAL_STORE_AUTH_CACHE_TTL ? Number(process.env.ANIMAL_STORE_AUTH_CACHE_TTL) : undefined,
 });
 const url = api.url.replace('127.0.0.1', 'localhost');
 console.log(`Animal Store API listening on ${url}`);
-console.log(`DynamoDB Local on ${api.dynamoEndpoint} (${dataDir ? `data in ${dataDir}` : 'in memory'})`);
+console.log(
+  api.dynamo
+    ? `DynamoDB Local on ${api.dynamoEndpoint} (${dataDir ? `data in ${dataDir}` : 'in memory'})`
+    : `DynamoDB at ${api.dynamoEndpoint} (ANIMAL_STORE_DYNAMODB_ENDPOINT; tables created if missing)`,
+);
 for (const k of devKeys) console.log(`API key (${k.plan}): ${k.key}`);
 console.log(`Try: curl -i -H "Authorization: Bearer ${devKeys[0]!.key}" ${url}/pets`);
-console.log('Ctrl-C stops the API and DynamoDB Local.');
+console.log(api.dynamo ? 'Ctrl-C stops the API and DynamoDB Local.' : 'Ctrl-C stops the API (the DynamoDB endpoint keeps running).');
 
 let stopping = false;
 async function stop(): Promise<void> {

@@ -565,7 +565,7 @@ export interface operations {
                     "application/json": components["schemas"]["Pet"];
                 };
             };
-            /** @description The petId is not a positive integer. Codes: `validation_failed`, `bad_request`. */
+            /** @description The petId is not a 64-bit integer (int64) in decimal. Codes: `validation_failed`, `bad_request`. */
             400: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];

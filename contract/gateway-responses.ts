@@ -1,30 +1,43 @@
 /**
- * The errors API Gateway itself produces, as plain data: the CDK gateway-responses construct and the local gateway
- * both read this, so a gateway-generated error looks the same in the cloud and on `npm start`.
+ * The errors API Gateway itself produces, as plain data: the CDK gateway-responses construct builds them into the
+ * template, and the local gateway answers from that template, so a gateway-generated error looks the same in the
+ * cloud and on `npm start`.
  *
  * The gateway cannot count requests, so its X-RateLimit-* headers are static: `0` means "produced by the gateway,
- * not counted against any key" (locally an anonymous per-client bucket gives real values instead). Retry-After on
+ * not counted against any key" (locally too). Retry-After on
  * THROTTLED is one token-bucket refill (1 s); on QUOTA_EXCEEDED an hour (the usage-plan day quota is a backstop).
  */
 import { ERROR_CODES, type ErrorCode } from './errors.ts';
 
-export type GatewayResponseType =
-  | 'UNAUTHORIZED'
-  | 'ACCESS_DENIED'
-  | 'INVALID_API_KEY'
-  | 'MISSING_AUTHENTICATION_TOKEN'
-  | 'THROTTLED'
-  | 'QUOTA_EXCEEDED'
-  | 'BAD_REQUEST_BODY'
-  | 'BAD_REQUEST_PARAMETERS'
-  | 'REQUEST_TOO_LARGE'
-  | 'UNSUPPORTED_MEDIA_TYPE'
-  | 'AUTHORIZER_FAILURE'
-  | 'AUTHORIZER_CONFIGURATION_ERROR'
-  | 'INTEGRATION_FAILURE'
-  | 'INTEGRATION_TIMEOUT'
-  | 'DEFAULT_4XX'
-  | 'DEFAULT_5XX';
+/**
+ * Every gateway response type API Gateway has (REST API reference, GatewayResponse.responseType "Valid Values"; the
+ * developer guide's "Gateway response types for API Gateway" gives each its default status). Each gets a response of
+ * its own below: a type without one falls back to DEFAULT_4XX/DEFAULT_5XX, whose status would replace the type's.
+ */
+export const GATEWAY_RESPONSE_TYPES = [
+  'ACCESS_DENIED',
+  'API_CONFIGURATION_ERROR',
+  'AUTHORIZER_CONFIGURATION_ERROR',
+  'AUTHORIZER_FAILURE',
+  'BAD_REQUEST_BODY',
+  'BAD_REQUEST_PARAMETERS',
+  'DEFAULT_4XX',
+  'DEFAULT_5XX',
+  'EXPIRED_TOKEN',
+  'INTEGRATION_FAILURE',
+  'INTEGRATION_TIMEOUT',
+  'INVALID_API_KEY',
+  'INVALID_SIGNATURE',
+  'MISSING_AUTHENTICATION_TOKEN',
+  'QUOTA_EXCEEDED',
+  'REQUEST_TOO_LARGE',
+  'RESOURCE_NOT_FOUND',
+  'THROTTLED',
+  'UNAUTHORIZED',
+  'UNSUPPORTED_MEDIA_TYPE',
+  'WAF_FILTERED',
+] as const;
+export type GatewayResponseType = (typeof GATEWAY_RESPONSE_TYPES)[number];
 
 export interface GatewayResponseSpec {
   readonly type: GatewayResponseType;
@@ -53,17 +66,30 @@ const spec = (
   headers: { 'Content-Type': 'application/json', 'X-Content-Type-Options': 'nosniff', ...UNCOUNTED_RATE_LIMIT_HEADERS, ...extra },
 });
 
+/**
+ * One response per type. The status is the type's default except where the spec wants another: an unknown route
+ * (MISSING_AUTHENTICATION_TOKEN, default 403) is a 404, and the transient 5xx types are 503 with Retry-After.
+ * DEFAULT_4XX and DEFAULT_5XX only catch errors no type names (a Lambda proxy failure is one: 502 by default); they
+ * keep a fixed status because a gateway response template does simple variable substitution only (no VTL, and no
+ * status variable), so a fixed status is the only way their body's `status` can equal the HTTP status.
+ */
 export const GATEWAY_RESPONSES: readonly GatewayResponseSpec[] = [
   spec('UNAUTHORIZED', 'unauthorized', { 'WWW-Authenticate': 'Bearer' }),
   spec('ACCESS_DENIED', 'forbidden'),
   spec('INVALID_API_KEY', 'forbidden', {}, 'The API key is not on a usage plan for this stage.'),
+  spec('EXPIRED_TOKEN', 'forbidden', {}, 'The request\'s AWS credentials have expired.'),
+  spec('INVALID_SIGNATURE', 'forbidden', {}, 'The request\'s AWS signature is not valid.'),
+  spec('WAF_FILTERED', 'forbidden', {}, 'The request was blocked by the web application firewall.'),
   spec('MISSING_AUTHENTICATION_TOKEN', 'not_found'),
+  spec('RESOURCE_NOT_FOUND', 'not_found'),
   spec('THROTTLED', 'rate_limited', { 'Retry-After': '1' }),
   spec('QUOTA_EXCEEDED', 'quota_exceeded', { 'Retry-After': '3600' }),
   spec('BAD_REQUEST_BODY', 'validation_failed'),
   spec('BAD_REQUEST_PARAMETERS', 'validation_failed'),
   spec('REQUEST_TOO_LARGE', 'payload_too_large'),
   spec('UNSUPPORTED_MEDIA_TYPE', 'unsupported_media_type'),
+  // Not transient: a retry cannot help, so no Retry-After.
+  spec('API_CONFIGURATION_ERROR', 'internal_error'),
   spec('AUTHORIZER_FAILURE', 'service_unavailable', { 'Retry-After': '1' }),
   spec('AUTHORIZER_CONFIGURATION_ERROR', 'service_unavailable', { 'Retry-After': '1' }),
   spec('INTEGRATION_FAILURE', 'service_unavailable', { 'Retry-After': '1' }),
@@ -90,3 +116,29 @@ export function methodNotAllowed(allow: readonly string[]): { status: number; he
     body: JSON.stringify({ code: 'method_not_allowed', message: `${e.message} Allowed: ${allow.join(', ')}.`, status: e.status }),
   };
 }
+
+/**
+ * The request content types the MOCK 405 methods map. A MOCK integration answers with the status its request
+ * template produces (`{"statusCode": 200}`, then the integration response turns it into the 405); a body passed
+ * through instead (WHEN_NO_MATCH with an unmapped type) is no such document and the mock fails with a 500. So the
+ * mocks use passthrough NEVER with this template for each type below: these get the 405 whatever the body (a request
+ * without Content-Type counts as application/json), and any other type gets UNSUPPORTED_MEDIA_TYPE (415), a 4xx
+ * that is never retried. API Gateway matches mapping templates by exact media type: there is no wildcard key.
+ */
+export const METHOD_NOT_ALLOWED_CONTENT_TYPES = [
+  'application/json',
+  'application/merge-patch+json',
+  'application/json-patch+json',
+  'application/problem+json',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data',
+  'application/xml',
+  'text/xml',
+  'text/plain',
+  'text/html',
+  'text/csv',
+  'application/octet-stream',
+] as const;
+
+/** What each of those maps a request to: the MOCK integration's status selector. */
+export const MOCK_REQUEST_TEMPLATE = '{"statusCode": 200}';

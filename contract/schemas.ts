@@ -80,8 +80,30 @@ export const ListPetsQuery = z.object({
 });
 export type ListPetsQuery = z.infer<typeof ListPetsQuery>;
 
+const INT64 = { min: -(2n ** 63n), max: 2n ** 63n - 1n } as const;
+
+/**
+ * A path id is any int64 (the spec's type) in canonical decimal form; anything else is 400. The service assigns ids
+ * from 1 to 2^53-1 only, so a valid int64 outside that range simply names no pet (404): it comes out as a bigint,
+ * exact, and is never rounded to a number (above 2^53 two ids would round to one) nor sent to DynamoDB.
+ */
+const CANONICAL_INT = /^(0|-?[1-9][0-9]{0,18})$/;
+export const PetId = z.pipe(
+  z.string().check(
+    z.regex(CANONICAL_INT, 'must be a 64-bit integer in decimal'),
+    // zod runs every check: this one only judges what the pattern let through.
+    z.refine((s) => !CANONICAL_INT.test(s) || (BigInt(s) >= INT64.min && BigInt(s) <= INT64.max), 'must be a 64-bit integer (int64)'),
+  ),
+  z.transform((s): number | bigint => {
+    const n = Number(s);
+    return Number.isSafeInteger(n) && n >= 1 ? n : BigInt(s);
+  }),
+);
+/** A pet id as parsed from a path: a number when the service could have assigned it, else a bigint that names no pet. */
+export type PetId = z.infer<typeof PetId>;
+
 export const PetIdParam = z.object({
-  petId: meta(decimal(1, Number.MAX_SAFE_INTEGER), { description: 'Identifier of the animal to retrieve.' }),
+  petId: meta(PetId, { description: 'Identifier of the animal to retrieve.' }),
 });
 
 export const ErrorObject = meta(

@@ -12,8 +12,9 @@
  * - Lifecycle of a record: a conditional put claims the key as IN_PROGRESS with a random claim token and an expiry
  *   of IN_PROGRESS_MS; the pet is written together with the record's move to COMPLETED (response stored, expiry
  *   COMPLETED_MS) in one transaction, so a pet never exists without its completed record (no crash window);
- *   if the create fails, the IN_PROGRESS record is deleted (only if still ours and still IN_PROGRESS) so the client
- *   can retry at once.
+ *   if the create fails (the claim's own call included), the IN_PROGRESS record is deleted (only if still ours and
+ *   still IN_PROGRESS) so the client can retry at once. A claim that finds its own token (an SDK retry whose first
+ *   copy was applied) is claimed, not 409.
  * - A record whose own expiry is in the past counts as absent (DynamoDB's TTL deletes late; `expiresAt` is
  *   housekeeping only).
  * - A live record with another fingerprint → 422 idempotency_key_reused (also while it is in progress);
@@ -173,7 +174,15 @@ export function createIdempotentPetCreator({ store, pets, ids, clock, newToken =
       const fp = fingerprint(input);
       const token = newToken();
       const now = clock();
-      const existing = await store.claim(id, { status: 'IN_PROGRESS', fingerprint: fp, token, expiresAtMs: now + IN_PROGRESS_MS }, now);
+      const release = () => store.release(id, token).catch(() => undefined);
+      const existing = await store
+        .claim(id, { status: 'IN_PROGRESS', fingerprint: fp, token, expiresAtMs: now + IN_PROGRESS_MS }, now)
+        .catch(async (err: unknown) => {
+          // The claim may have been written although the call failed (its answer lost, the deadline reached): free
+          // it, or the client's retry would get 409 until it expires. Only a record under this token is deleted.
+          await release();
+          throw err;
+        });
       if (existing) {
         const decision = decide(existing, fp);
         if (decision.kind === 'error') throw decision.error;
@@ -191,7 +200,7 @@ export function createIdempotentPetCreator({ store, pets, ids, clock, newToken =
         // Free the key so the client can retry now. If the transaction did commit (an ambiguous timeout), the record
         // is COMPLETED and the conditional delete leaves it: the retry then gets the stored pet. A failed release is
         // not the client's concern: the record expires after IN_PROGRESS_MS.
-        await store.release(id, token).catch(() => undefined);
+        await release();
         throw err;
       }
     },

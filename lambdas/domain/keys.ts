@@ -22,6 +22,39 @@ export interface KeyRecord {
   readonly apiGatewayKeyId?: string;
   /** The per-customer usage plan (Enterprise keys only). */
   readonly usagePlanId?: string;
+  /** When the key was revoked (its API Gateway key is deleted only after the authorizer cache TTL has passed). */
+  readonly revokedAt?: string;
+  /**
+   * Optimistic concurrency: every admin write is conditional on the version it read and stores version + 1, so two
+   * admins never undo each other's change. Records written before versions existed count as version 0.
+   */
+  readonly version?: number;
+  /** Random id of the admin write that produced this version: a retried write recognises its own earlier success. */
+  readonly writeId?: string;
+}
+
+/** An admin write found the record changed (another version, or rotated away) since it was read. */
+export class StaleKeyRecordError extends Error {
+  constructor(keyId: string) {
+    super(`key ${keyId} changed while it was being updated`);
+    this.name = 'StaleKeyRecordError';
+  }
+}
+
+/**
+ * API Gateway API key values are alphanumeric, 20 to 128 characters (API Gateway developer guide, "Usage plans and
+ * API keys"; older versions of that page and of the import format said 30): the values made here satisfy both.
+ */
+export const API_KEY_VALUE_PATTERN = /^[A-Za-z0-9]{30,128}$/;
+
+/**
+ * The value of a key's API Gateway API key, which the authorizer returns as `usageIdentifierKey` for the usage-plan
+ * backstop. It is derived from the key id, never from the client's secret: anyone with `apigateway:GET` can read API
+ * key values, and the value grants nothing (the gateway takes it only from the authorizer, never from a client).
+ * It does not change when the secret is rotated, so the API Gateway key outlives rotations.
+ */
+export function usageIdentifierKey(keyId: string): string {
+  return `animalstore${createHash('sha256').update(`usage-identifier:${keyId}`, 'utf8').digest('hex').slice(0, 32)}`;
 }
 
 export interface KeyStore {

@@ -2,14 +2,14 @@
  * Pagination beyond `limit` (a gap in the spec): the body stays a bare array; a further page is announced in
  * `Link: <…>; rel="next"` (RFC 8288) with an opaque cursor. The cursor is HMAC-signed with the stage's secret,
  * carries the filter it was made for and expires; forged, expired or mismatched cursors get 400 `invalid_cursor`.
+ *
+ * The secret and the clock are passed in by the composition root: this module reads neither configuration nor time.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { BASE_PATH } from '../../contract/routes.ts';
-import { config } from '../shared/config.ts';
-import { now } from '../shared/clock.ts';
+import { PET_STATUSES, type PetStatus } from '../../contract/schemas.ts';
 import { AppError } from './errors.ts';
 import type { PageKey } from './pets.ts';
-import type { PetStatus } from '../../contract/schemas.ts';
 
 export const CURSOR_TTL_SECONDS = 24 * 3600;
 
@@ -22,32 +22,76 @@ interface CursorPayload {
   readonly e: number;
 }
 
-const sign = (data: string) => createHmac('sha256', config.CURSOR_SECRET).update(data).digest('base64url');
-
-export function makeCursor(after: PageKey, filter: { status?: PetStatus }): string {
-  const payload: CursorPayload = { a: after.id, s: filter.status ?? null, e: Math.floor(now() / 1000) + CURSOR_TTL_SECONDS };
-  const data = Buffer.from(JSON.stringify(payload)).toString('base64url');
-  return `${data}.${sign(data)}`;
+export interface CursorCodec {
+  /** A signed cursor for the page after `after`, bound to the filter. */
+  make(after: PageKey, filter: { status?: PetStatus }): string;
+  /** The page key a cursor carries; AppError `invalid_cursor` for anything the service did not sign as is. */
+  read(cursor: string, filter: { status?: PetStatus }): PageKey;
+  /** The `Link` header value announcing the next page. */
+  nextPageLink(query: { limit?: number; status?: PetStatus }, next: PageKey): string;
 }
 
-export function readCursor(cursor: string, filter: { status?: PetStatus }): PageKey {
-  const [data, mac, extra] = cursor.split('.');
-  const expected = data ? sign(data) : '';
-  if (!data || !mac || extra !== undefined || mac.length !== expected.length || !timingSafeEqual(Buffer.from(mac), Buffer.from(expected))) {
-    throw new AppError('invalid_cursor', 'The cursor is not valid: use the Link rel="next" of the previous page as is.');
-  }
-  const p = JSON.parse(Buffer.from(data, 'base64url').toString('utf8')) as CursorPayload;
-  if (p.e < now() / 1000) throw new AppError('invalid_cursor', 'The cursor has expired: start again from the first page.');
-  if (p.s !== (filter.status ?? null)) {
-    throw new AppError('invalid_cursor', 'The cursor was made for another status filter: keep the filter of the first page.');
-  }
-  return { id: p.a };
+const invalid = (message = 'The cursor is not valid: use the Link rel="next" of the previous page as is.') =>
+  new AppError('invalid_cursor', message);
+
+/** A payload as this module writes it; anything else (even correctly signed, e.g. with a leaked secret) is refused. */
+function isPayload(p: unknown): p is CursorPayload {
+  if (typeof p !== 'object' || p === null) return false;
+  const { a, s, e } = p as Record<string, unknown>;
+  return (
+    Number.isSafeInteger(a) && (a as number) >= 1 &&
+    (s === null || (PET_STATUSES as readonly unknown[]).includes(s)) &&
+    Number.isSafeInteger(e)
+  );
 }
 
-export function nextPageLink(query: { limit?: number; status?: PetStatus }, next: PageKey): string {
-  const params = new URLSearchParams();
-  if (query.limit !== undefined) params.set('limit', String(query.limit));
-  if (query.status) params.set('status', query.status);
-  params.set('cursor', makeCursor(next, query));
-  return `<${BASE_PATH}/pets?${params}>; rel="next"`;
+export function cursorCodec(deps: { readonly secret: string; readonly now: () => number }): CursorCodec {
+  if (!deps.secret) throw new Error('cursorCodec needs a signing secret');
+  const sign = (data: string) => createHmac('sha256', deps.secret).update(data).digest('base64url');
+
+  /** The signed data of a cursor whose MAC is exactly the one the service computes, else undefined. */
+  function verifiedData(cursor: string): string | undefined {
+    const parts = cursor.split('.');
+    if (parts.length !== 2 || !parts[0] || !parts[1]) return undefined;
+    const [data, mac] = parts as [string, string];
+    // Compare bytes, after checking the byte lengths: a MAC of non-ASCII characters has more bytes than characters,
+    // and timingSafeEqual throws (RangeError) on buffers of different lengths.
+    const given = Buffer.from(mac, 'utf8');
+    const expected = Buffer.from(sign(data), 'utf8');
+    return given.length === expected.length && timingSafeEqual(given, expected) ? data : undefined;
+  }
+
+  const codec: CursorCodec = {
+    make(after, filter) {
+      const payload: CursorPayload = { a: after.id, s: filter.status ?? null, e: Math.floor(deps.now() / 1000) + CURSOR_TTL_SECONDS };
+      const data = Buffer.from(JSON.stringify(payload)).toString('base64url');
+      return `${data}.${sign(data)}`;
+    },
+
+    read(cursor, filter) {
+      const data = verifiedData(cursor);
+      if (data === undefined) throw invalid();
+      let p: unknown;
+      try {
+        p = JSON.parse(Buffer.from(data, 'base64url').toString('utf8'));
+      } catch {
+        throw invalid();
+      }
+      if (!isPayload(p)) throw invalid();
+      if (p.e < deps.now() / 1000) throw invalid('The cursor has expired: start again from the first page.');
+      if (p.s !== (filter.status ?? null)) {
+        throw invalid('The cursor was made for another status filter: keep the filter of the first page.');
+      }
+      return { id: p.a };
+    },
+
+    nextPageLink(query, next) {
+      const params = new URLSearchParams();
+      if (query.limit !== undefined) params.set('limit', String(query.limit));
+      if (query.status) params.set('status', query.status);
+      params.set('cursor', codec.make(next, query));
+      return `<${BASE_PATH}/pets?${params}>; rel="next"`;
+    },
+  };
+  return codec;
 }

@@ -1,7 +1,7 @@
 /**
  * Pet rules: what create, list and get mean, independent of storage.
  */
-import { AppError } from './errors.ts';
+import { AppError, UnavailableError } from './errors.ts';
 import { DEFAULT_PET_STATUS, PAGE_SIZE, type NewPet, type Pet, type PetStatus } from '../../contract/schemas.ts';
 
 /** Where a page ends; opaque to clients (it travels inside a signed cursor). */
@@ -17,7 +17,10 @@ export interface PetPage {
 
 /** The storage port for pets. One adapter implements it (lambdas/storage/pet-store.ts). */
 export interface PetStore {
-  /** Writes a new pet; resolves false when the id is already taken (nothing is overwritten). */
+  /**
+   * Writes a new pet; resolves false when the id is already taken by another pet (nothing is overwritten). A write
+   * that was applied although its answer was lost (the SDK resent it) resolves true: it is this create's pet.
+   */
   insert(pet: Pet): Promise<boolean>;
   get(id: number): Promise<Pet | undefined>;
   list(query: { limit: number; status?: PetStatus; after?: PageKey }): Promise<PetPage>;
@@ -30,7 +33,8 @@ export interface IdAllocator {
 
 export interface PetService {
   create(input: NewPet): Promise<Pet>;
-  get(id: number): Promise<Pet>;
+  /** Any int64 (a bigint when it is outside the ids the service assigns); not_found when no pet has it. */
+  get(id: number | bigint): Promise<Pet>;
   list(query: { limit?: number; status?: PetStatus; after?: PageKey }): Promise<PetPage>;
 }
 
@@ -47,10 +51,12 @@ export function createPetService(store: PetStore, ids: IdAllocator): PetService 
         };
         if (await store.insert(pet)) return pet;
       }
-      throw new Error('could not allocate a free pet id after 3 attempts');
+      // Only a damaged id counter gets here: not the client's fault, and perhaps over soon, so 503 rather than 500.
+      throw new UnavailableError('IdAllocation');
     },
     async get(id) {
-      const pet = await store.get(id);
+      // Ids are assigned from 1 to 2^53-1: any other int64 names no pet, without a read.
+      const pet = typeof id === 'number' && id >= 1 ? await store.get(id) : undefined;
       if (!pet) throw new AppError('not_found', `No animal has id ${id}.`);
       return pet;
     },

@@ -5,7 +5,7 @@
  * The policy allows the whole API stage, so a cached result works on every route.
  */
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
-import { authenticate, parseBearer } from '../domain/keys.ts';
+import { authenticate, usageIdentifierKey } from '../domain/keys.ts';
 // The key store alone (not the services module), so the authorizer bundle carries no pet or limiter code.
 import { dynamoKeyStore as keyStore } from '../storage/key-store.ts';
 import { countMetric } from '../shared/observability.ts';
@@ -18,8 +18,10 @@ export function stageWildcard(methodArn: string): string {
 
 export const handler = async (event: APIGatewayTokenAuthorizerEvent): Promise<APIGatewayAuthorizerResult> => {
   const auth = await authenticate(keyStore, event.authorizationToken).catch((err: unknown) => {
-    // Fail closed: API Gateway answers AUTHORIZER_FAILURE (mapped to 503), never lets the request through.
-    countMetric('StorageUnavailable', { reason: (err as Error)?.name ?? 'Error', function: 'authorizer' });
+    // Fail closed: API Gateway answers AUTHORIZER_FAILURE (mapped to 503), never lets the request through. The
+    // alarm watches this metric, not the function's Errors: the `Unauthorized` thrown for unknown keys counts there.
+    const e = err as { name?: string; cause?: unknown } | undefined;
+    countMetric('AuthorizerFailure', { reason: String(e?.cause ?? e?.name ?? 'Error') });
     throw err;
   });
   if (!auth) throw new Error('Unauthorized');
@@ -30,7 +32,7 @@ export const handler = async (event: APIGatewayTokenAuthorizerEvent): Promise<AP
       Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: stageWildcard(event.methodArn) }],
     },
     context: { keyId: auth.keyId, plan: auth.plan, perMinute: auth.perMinute, perDay: auth.perDay },
-    // The API Gateway API key's value is the client's key itself, so the usage-plan backstop counts it.
-    usageIdentifierKey: parseBearer(event.authorizationToken),
+    // The key's API Gateway API key (usage-plan backstop): a value derived from the key id, never the client's secret.
+    usageIdentifierKey: usageIdentifierKey(auth.keyId),
   };
 };

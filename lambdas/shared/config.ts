@@ -16,8 +16,8 @@ const Env = z.object({
   DYNAMODB_ENDPOINT: z.optional(z.url()),
   /** Per-attempt DynamoDB request timeout (3 attempts at most): bounded well under API Gateway's 29 s. */
   DYNAMODB_TIMEOUT_MS: z._default(z.pipe(z.coerce.number(), z.int().check(z.minimum(100), z.maximum(8_000))), 2_000),
-  /** Per-stage secret that signs pagination cursors. */
-  CURSOR_SECRET: z._default(text(16), 'local-development-cursor-secret'),
+  /** Per-stage secret that signs pagination cursors (listPets only); required outside STAGE=local (cursorSecret). */
+  CURSOR_SECRET: z.optional(text(16)),
   /** Browser origins allowed by CORS, comma-separated (stage config). Empty: CORS denied. */
   CORS_ALLOWED_ORIGINS: z.pipe(
     z._default(z.string(), ''),
@@ -38,3 +38,16 @@ function load(): Config {
 }
 
 export const config: Config = load();
+
+/** Public (it is in this file), so anyone can sign cursors with it: acceptable only for STAGE=local. */
+export const LOCAL_CURSOR_SECRET = 'local-development-cursor-secret';
+
+/**
+ * The secret that signs pagination cursors. Outside STAGE=local a missing CURSOR_SECRET fails the cold start of
+ * the function that needs it, rather than signing with a constant anyone can read.
+ */
+export function cursorSecret(c: Pick<Config, 'STAGE' | 'CURSOR_SECRET'>): string {
+  if (c.CURSOR_SECRET) return c.CURSOR_SECRET;
+  if (c.STAGE === 'local') return LOCAL_CURSOR_SECRET;
+  throw new Error(`Invalid configuration: CURSOR_SECRET is required outside STAGE=local (STAGE is ${c.STAGE})`);
+}

@@ -19,6 +19,7 @@ import { enforce, windowsAt, type LimitStore } from '../domain/rate-limit.ts';
 import { MAX_BODY_BYTES, describeIssues } from '../../contract/schemas.ts';
 import { now } from './clock.ts';
 import { config } from './config.ts';
+import { withDeadline } from './deadline.ts';
 import { countMetric, flushMetrics, logger } from './observability.ts';
 
 /** Headers every response carries. */
@@ -104,6 +105,8 @@ export function toAppError(err: unknown): AppError {
   // @middy/http-json-body-parser: 415 for a non-JSON content type, 422 for malformed JSON.
   if (status === 415) return new AppError('unsupported_media_type');
   if (status === 422 || status === 400) return new AppError('invalid_json');
+  // middy's early timeout, just before the function's own: the dependency was too slow, not our bug.
+  if ((err as Error)?.name === 'TimeoutError') return new UnavailableError('Deadline');
   return new AppError('internal_error');
 }
 
@@ -127,6 +130,9 @@ const api = (route: Route, { limitStore }: ApiOptions): middy.MiddlewareObj<ApiE
     name: 'api',
     before: async (request) => {
       const event = request.event;
+      // API Gateway's request id (its x-amzn-RequestId header) on every log line of this request.
+      logger.setCorrelationId((event as unknown as APIGatewayProxyEvent).requestContext?.requestId);
+      logger.debug('request', { operation: route.operationId });
       const auth = authContext(event as unknown as APIGatewayProxyEvent);
       event.auth = auth;
       const headers: Record<string, string> = { ...AUTHENTICATED_HEADERS };
@@ -249,5 +255,13 @@ export function apiHandler<I extends OperationId>(
     ...(schemas.body ? [httpJsonBodyParser()] : []),
     validate(schemas),
   ] as middy.MiddlewareObj[];
-  return middy().use(middlewares).handler(fn as never) as unknown as (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+  const handler = middy().use(middlewares).handler(fn as never) as unknown as (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+  return (event: APIGatewayProxyEvent, context: Context): Promise<APIGatewayProxyResult> => {
+    // Storage calls stop RESPONSE_MARGIN_MS before the function's timeout, so the client gets our 503, not silence.
+    const left = context?.getRemainingTimeInMillis?.();
+    return left === undefined ? handler(event, context) : withDeadline(left - RESPONSE_MARGIN_MS, () => handler(event, context));
+  };
 }
+
+/** Time kept, after the last storage call is cut off, to map the error, flush metrics and return the response. */
+export const RESPONSE_MARGIN_MS = 300;

@@ -15,11 +15,17 @@ export const metrics = new Metrics({
 
 let pending = false;
 
-/** Counts one occurrence of a metric in this invocation (published by flushMetrics). */
+/**
+ * Counts one occurrence of a metric in this invocation. With `dimensions` it is published at once (one EMF line)
+ * under two dimension sets: the default ones alone ({service, stage}) and the defaults plus `dimensions`. CloudWatch
+ * matches an alarm's dimensions exactly, so alarms watch the first set (every occurrence, whatever the details);
+ * the second is the breakdown (by reason, code, operation) for dashboards and investigation.
+ */
 export function countMetric(name: string, dimensions: Record<string, string> = {}): void {
   if (Object.keys(dimensions).length) {
     const single = metrics.singleMetric();
-    for (const [k, v] of Object.entries(dimensions)) single.addDimension(k, v);
+    single.addDimensions({});
+    single.addDimensions(dimensions);
     single.addMetric(name, MetricUnit.Count, 1);
     return;
   }

@@ -7,6 +7,7 @@ import { DynamoDBClient, type ConditionalCheckFailedException } from '@aws-sdk/c
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { config } from '../shared/config.ts';
+import { timeLeft } from '../shared/deadline.ts';
 import { UnavailableError } from '../domain/errors.ts';
 
 export const TIMEOUTS = {
@@ -44,26 +45,69 @@ const UNAVAILABLE = new Set([
   'TimeoutError',
   'RequestTimeout',
   'RequestTimeoutException',
+  // A transaction with the same client token is still running: the outcome is not known yet, so try later.
+  'TransactionInProgressException',
+  // The request's deadline (lambdas/shared/deadline.ts) aborted the call.
+  'AbortError',
 ]);
-const NETWORK = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND']);
+/** Node.js socket and DNS errors: the database could not be reached, or the answer was lost. */
+const NETWORK = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'EHOSTDOWN',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'ENETRESET',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EAI_FAIL',
+]);
+
+function isUnavailable(err: unknown, depth = 0): boolean {
+  const e = err as { name?: string; code?: string; $metadata?: { httpStatusCode?: number }; cause?: unknown } | undefined;
+  if (!e || typeof e !== 'object') return false;
+  return (
+    UNAVAILABLE.has(e.name ?? '') ||
+    NETWORK.has(e.code ?? '') ||
+    (e.$metadata?.httpStatusCode ?? 0) >= 500 ||
+    (depth < 3 && e.cause !== undefined && isUnavailable(e.cause, depth + 1))
+  );
+}
 
 /** Maps SDK failures that mean "cannot serve now" to UnavailableError (503 + Retry-After); rethrows the rest. */
 export function rethrowStorageError(err: unknown): never {
-  const e = err as { name?: string; code?: string; $metadata?: { httpStatusCode?: number } };
-  if (
-    UNAVAILABLE.has(e?.name ?? '') ||
-    NETWORK.has(e?.code ?? '') ||
-    (e?.$metadata?.httpStatusCode ?? 0) >= 500
-  ) {
-    throw new UnavailableError(e?.name ?? e?.code ?? 'storage unavailable');
+  if (isUnavailable(err)) {
+    const e = err as { name?: string; code?: string };
+    throw new UnavailableError(e.name === 'AbortError' ? 'Deadline' : (e.code ?? e.name ?? 'storage unavailable'));
   }
   throw err;
 }
 
-/** Runs a storage call, mapping outage-type failures to UnavailableError. */
-export async function guarded<T>(fn: () => Promise<T>): Promise<T> {
+/**
+ * Time kept back from ordinary calls near the request's deadline for the cleanup after a failed create (releasing
+ * an Idempotency-Key claim), which runs with `cleanup: true` and may use it.
+ */
+export const CLEANUP_RESERVE_MS = 1_000;
+
+/** What `guarded` hands to `doc.send`: the signal that stops the call (SDK retries included) at the deadline. */
+export interface SendOptions {
+  readonly abortSignal?: AbortSignal;
+}
+
+/**
+ * Runs a storage call, mapping outage-type failures to UnavailableError. Inside a request, the call is aborted at
+ * the request's deadline (less CLEANUP_RESERVE_MS unless `cleanup`), and not started when no time is left.
+ */
+export async function guarded<T>(fn: (options: SendOptions) => Promise<T>, { cleanup = false } = {}): Promise<T> {
+  const left = timeLeft();
+  const budget = left === undefined ? undefined : Math.floor(left - (cleanup ? 0 : CLEANUP_RESERVE_MS));
+  if (budget !== undefined && budget <= 0) throw new UnavailableError('Deadline');
   try {
-    return await fn();
+    return await fn(budget === undefined ? {} : { abortSignal: AbortSignal.timeout(budget) });
   } catch (err) {
     return rethrowStorageError(err);
   }

@@ -5,7 +5,8 @@
  *
  * DynamoDB requests (the rules are in lambdas/domain/idempotency.ts):
  * - claim: 1 conditional PutItem. When a live record holds the key, the failed condition returns that record
- *   (ReturnValuesOnConditionCheckFailure), so a replay, a 409 or a 422 costs this one request and no read.
+ *   (ReturnValuesOnConditionCheckFailure), so a replay, a 409 or a 422 costs this one request and no read. A record
+ *   carrying this attempt's own claim token is this claim, applied by an SDK retry's first copy: claimed, not 409.
  * - insertAndComplete: 1 TransactWriteItems (pet Put if the id is free + record Update if still ours and in
  *   progress); transactional writes cost 2 WCU per item. Retried (fresh request) only on a transaction conflict.
  * - release: 1 conditional DeleteItem, only after a failed create.
@@ -53,7 +54,7 @@ const inProgress = () => new AppError('idempotency_in_progress', undefined, { 'R
 export const dynamoIdempotencyStore: IdempotencyStore = {
   async claim(id, record, nowMs) {
     try {
-      await guarded(() =>
+      await guarded((options) =>
         doc.send(
           new PutCommand({
             TableName: tableNames.state,
@@ -70,11 +71,14 @@ export const dynamoIdempotencyStore: IdempotencyStore = {
             ExpressionAttributeValues: { ':now': nowMs },
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           }),
+          options,
         ),
       );
       return undefined;
     } catch (err) {
       const existing = err instanceof ConditionalCheckFailedException ? conditionFailedItem(err) : undefined;
+      // Our own claim: the SDK resent the put after its answer was lost, and the first copy was applied.
+      if (existing?.token === record.token && existing.status === 'IN_PROGRESS') return undefined;
       if (existing) return toRecord(existing);
       // The record is being completed by a transaction right now: the first request is still in flight.
       if (err instanceof TransactionConflictException) throw inProgress();
@@ -85,7 +89,7 @@ export const dynamoIdempotencyStore: IdempotencyStore = {
   async insertAndComplete(id, token, pet, response, expiresAtMs) {
     for (let attempt = 1; ; attempt++) {
       try {
-        await guarded(() =>
+        await guarded((options) =>
           doc.send(
             new TransactWriteCommand({
               // Makes the SDK's own retries of this request idempotent (a timed-out attempt that did commit).
@@ -111,6 +115,7 @@ export const dynamoIdempotencyStore: IdempotencyStore = {
                 },
               ],
             }),
+            options,
           ),
         );
         return true;
@@ -138,16 +143,20 @@ export const dynamoIdempotencyStore: IdempotencyStore = {
 
   async release(id, token) {
     try {
-      await guarded(() =>
-        doc.send(
-          new DeleteCommand({
-            TableName: tableNames.state,
-            Key: { pk: idempotencyPk(id) },
-            ConditionExpression: '#s = :progress AND #t = :token',
-            ExpressionAttributeNames: { '#s': 'status', '#t': 'token' },
-            ExpressionAttributeValues: { ':progress': 'IN_PROGRESS', ':token': token },
-          }),
-        ),
+      // Runs after a failed create, possibly at the request's deadline: it may use the time kept for cleanup.
+      await guarded(
+        (options) =>
+          doc.send(
+            new DeleteCommand({
+              TableName: tableNames.state,
+              Key: { pk: idempotencyPk(id) },
+              ConditionExpression: '#s = :progress AND #t = :token',
+              ExpressionAttributeNames: { '#s': 'status', '#t': 'token' },
+              ExpressionAttributeValues: { ':progress': 'IN_PROGRESS', ':token': token },
+            }),
+            options,
+          ),
+        { cleanup: true },
       );
     } catch (err) {
       // Completed (an ambiguous failure that did commit) or taken over: not ours to delete.

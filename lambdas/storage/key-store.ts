@@ -1,8 +1,15 @@
 /**
  * The DynamoDB adapter for API keys (the authorizer's lookup, and the admin tool's records).
+ *
+ * Admin writes are conditional on the record's version (optimistic concurrency), and each recognises its own
+ * earlier success: the SDK resends a request whose answer was lost, and the resent condition then fails on the
+ * write it already made.
  */
+import { randomUUID } from 'node:crypto';
+import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, QueryCommand, ScanCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { KeyRecord, KeyStore } from '../domain/keys.ts';
+import { StaleKeyRecordError, type KeyRecord, type KeyStore } from '../domain/keys.ts';
+import { UnavailableError } from '../domain/errors.ts';
 import { doc, guarded, tableNames } from './client.ts';
 import { KEYS_TABLE } from '../../contract/tables.ts';
 
@@ -17,13 +24,52 @@ export const dynamoKeyStore: KeyStore = {
   },
 };
 
+/** `version = :ver` for the version read (records from before versions: no version attribute). */
+function versionIs(record: KeyRecord, names: Record<string, string>, values: Record<string, unknown>): string {
+  names['#ver'] = 'version';
+  if (!record.version) return 'attribute_not_exists(#ver)';
+  values[':ver'] = record.version;
+  return '#ver = :ver';
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Runs a conditional write. When it fails, either on its condition (a resend that finds its own earlier write) or
+ * with no answer at all (UnavailableError after the SDK's attempts: applied or not, nobody knows), `ownWrite` reads
+ * back whether this very write is in place: then it succeeded. A failed condition otherwise means another write came
+ * first (`conflict`); an unknown outcome that did not apply is rethrown.
+ */
+async function idempotent<T>(send: () => Promise<T>, ownWrite: (err: unknown) => Promise<T | undefined>, conflict: () => Error): Promise<T> {
+  try {
+    return await send();
+  } catch (err) {
+    const conditional = err instanceof ConditionalCheckFailedException || err instanceof TransactionCanceledException;
+    if (!conditional && !(err instanceof UnavailableError)) throw err;
+    const mine = await ownWrite(err).catch(() => undefined);
+    if (mine !== undefined) return mine;
+    throw conditional ? conflict() : err;
+  }
+}
+
 /** Admin operations on key records. */
 export const keyAdminStore = {
+  /** Writes a new record; a resent put that finds its own record (same key id) succeeds. */
   async put(record: KeyRecord): Promise<void> {
-    await guarded(() =>
-      doc.send(
-        new PutCommand({ TableName: tableNames.keys, Item: record, ConditionExpression: 'attribute_not_exists(#h)', ExpressionAttributeNames: { '#h': 'hash' } }),
-      ),
+    await idempotent(
+      () =>
+        guarded(() =>
+          doc.send(
+            new PutCommand({
+              TableName: tableNames.keys,
+              Item: record,
+              ConditionExpression: 'attribute_not_exists(#h)',
+              ExpressionAttributeNames: { '#h': 'hash' },
+            }),
+          ),
+        ).then(() => true),
+      async () => ((await dynamoKeyStore.getByHash(record.hash))?.keyId === record.keyId ? true : undefined),
+      () => new StaleKeyRecordError(record.keyId),
     );
   },
 
@@ -32,20 +78,32 @@ export const keyAdminStore = {
     await guarded(() => doc.send(new PutCommand({ TableName: tableNames.keys, Item: record })));
   },
 
+  /**
+   * The current record of a key id. The byKeyId index is eventually consistent: right after a rotation it may still
+   * name the old hash (or both), so each hash it names is re-read consistently, and the query is repeated briefly
+   * when none of them exists any more.
+   */
   async getById(keyId: string): Promise<KeyRecord | undefined> {
-    const out = await guarded(() =>
-      doc.send(
-        new QueryCommand({
-          TableName: tableNames.keys,
-          IndexName: BY_KEY_ID,
-          KeyConditionExpression: 'keyId = :k',
-          ExpressionAttributeValues: { ':k': keyId },
-        }),
-      ),
-    );
-    // The index is eventually consistent: re-read the record by its hash to see its latest state.
-    const hash = (out.Items?.[0] as KeyRecord | undefined)?.hash;
-    return hash ? dynamoKeyStore.getByHash(hash) : undefined;
+    for (let attempt = 0; attempt < 6; attempt++) {
+      if (attempt) await sleep(100 * attempt);
+      const out = await guarded(() =>
+        doc.send(
+          new QueryCommand({
+            TableName: tableNames.keys,
+            IndexName: BY_KEY_ID,
+            KeyConditionExpression: 'keyId = :k',
+            ExpressionAttributeValues: { ':k': keyId },
+          }),
+        ),
+      );
+      const hashes = ((out.Items ?? []) as KeyRecord[]).map((i) => i.hash);
+      if (!hashes.length) return undefined;
+      for (const hash of hashes) {
+        const record = await dynamoKeyStore.getByHash(hash);
+        if (record) return record;
+      }
+    }
+    return undefined;
   },
 
   async list(): Promise<KeyRecord[]> {
@@ -61,9 +119,15 @@ export const keyAdminStore = {
     return items.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
   },
 
-  async update(hash: string, changes: Partial<Omit<KeyRecord, 'hash' | 'keyId'>>, remove: string[] = []): Promise<KeyRecord> {
-    const names: Record<string, string> = {};
-    const values: Record<string, unknown> = {};
+  /**
+   * Changes the record that was read (`current`), if it is still that version; StaleKeyRecordError when another
+   * write came first (or the key was rotated away). Returns the new record.
+   */
+  async update(current: KeyRecord, changes: Partial<Omit<KeyRecord, 'hash' | 'keyId' | 'version' | 'writeId'>>, remove: string[] = []): Promise<KeyRecord> {
+    const writeId = randomUUID();
+    const names: Record<string, string> = { '#h': 'hash', '#wid': 'writeId' };
+    const values: Record<string, unknown> = { ':next': (current.version ?? 0) + 1, ':wid': writeId };
+    const condition = `attribute_exists(#h) AND ${versionIs(current, names, values)}`;
     const sets = Object.entries(changes)
       .filter(([, v]) => v !== undefined)
       .map(([k, v], i) => {
@@ -71,41 +135,70 @@ export const keyAdminStore = {
         values[`:v${i}`] = v;
         return `#a${i} = :v${i}`;
       });
+    sets.push('#ver = :next', '#wid = :wid');
     const removes = remove.map((k, i) => {
       names[`#r${i}`] = k;
       return `#r${i}`;
     });
-    const expr = [sets.length ? `SET ${sets.join(', ')}` : '', removes.length ? `REMOVE ${removes.join(', ')}` : '']
-      .filter(Boolean)
-      .join(' ');
-    names['#h'] = 'hash';
-    const out = await guarded(() =>
-      doc.send(
-        new UpdateCommand({
-          TableName: tableNames.keys,
-          Key: { hash },
-          UpdateExpression: expr,
-          ConditionExpression: 'attribute_exists(#h)',
-          ExpressionAttributeNames: names,
-          ...(Object.keys(values).length ? { ExpressionAttributeValues: values } : {}),
-          ReturnValues: 'ALL_NEW',
-        }),
-      ),
+    const expr = [`SET ${sets.join(', ')}`, removes.length ? `REMOVE ${removes.join(', ')}` : ''].filter(Boolean).join(' ');
+    return idempotent(
+      async () => {
+        const out = await guarded(() =>
+          doc.send(
+            new UpdateCommand({
+              TableName: tableNames.keys,
+              Key: { hash: current.hash },
+              UpdateExpression: expr,
+              ConditionExpression: condition,
+              ExpressionAttributeNames: names,
+              ExpressionAttributeValues: values,
+              ReturnValues: 'ALL_NEW',
+            }),
+          ),
+        );
+        return out.Attributes as KeyRecord;
+      },
+      // Our own write, resent after its answer was lost: it is applied (and nobody wrote after it).
+      async () => {
+        const now = await dynamoKeyStore.getByHash(current.hash);
+        return now?.writeId === writeId ? now : undefined;
+      },
+      () => new StaleKeyRecordError(current.keyId),
     );
-    return out.Attributes as KeyRecord;
   },
 
-  /** Replaces a record's hash (rotation) in one transaction: the old secret stops working as the new one starts. */
-  async replaceHash(oldHash: string, next: KeyRecord): Promise<void> {
-    await guarded(() =>
-      doc.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            { Delete: { TableName: tableNames.keys, Key: { hash: oldHash }, ConditionExpression: 'attribute_exists(#h)', ExpressionAttributeNames: { '#h': 'hash' } } },
-            { Put: { TableName: tableNames.keys, Item: next, ConditionExpression: 'attribute_not_exists(#h)', ExpressionAttributeNames: { '#h': 'hash' } } },
-          ],
-        }),
-      ),
+  /**
+   * Rotation: replaces the record read (`current`, if still that version) by `next` under a new hash, in one
+   * transaction, so the old secret stops working as the new one starts. A resent transaction that finds `next`
+   * already written succeeds (only this call knows the new hash); any other conflict is StaleKeyRecordError.
+   */
+  async replaceHash(current: KeyRecord, next: KeyRecord): Promise<void> {
+    const names: Record<string, string> = { '#h': 'hash' };
+    const values: Record<string, unknown> = {};
+    const condition = `attribute_exists(#h) AND ${versionIs(current, names, values)}`;
+    await idempotent(
+      () =>
+        guarded(() =>
+          doc.send(
+            new TransactWriteCommand({
+              TransactItems: [
+                {
+                  Delete: {
+                    TableName: tableNames.keys,
+                    Key: { hash: current.hash },
+                    ConditionExpression: condition,
+                    ExpressionAttributeNames: names,
+                    ...(Object.keys(values).length ? { ExpressionAttributeValues: values } : {}),
+                  },
+                },
+                { Put: { TableName: tableNames.keys, Item: next, ConditionExpression: 'attribute_not_exists(#h)', ExpressionAttributeNames: { '#h': 'hash' } } },
+              ],
+            }),
+          ),
+        ).then(() => true),
+      // Only this call knows the new hash: a record under it is this rotation, applied.
+      async () => ((await dynamoKeyStore.getByHash(next.hash))?.keyId === next.keyId ? true : undefined),
+      () => new StaleKeyRecordError(current.keyId),
     );
   },
 };

@@ -1,14 +1,17 @@
 /**
  * The DynamoDB adapter for pets and pet ids.
  */
+import { randomBytes } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { IdAllocator, PetStore } from '../domain/pets.ts';
 import type { Pet } from '../../contract/schemas.ts';
-import { doc, guarded, tableNames } from './client.ts';
+import { conditionFailedItem, doc, guarded, tableNames } from './client.ts';
 import { PETS_TABLE } from '../../contract/tables.ts';
 
 const STATUS_INDEX = PETS_TABLE.indexes[0].indexName;
+/** The attribute holding the token of the write that created a pet (never part of the Pet the API shows). */
+export const WRITE_TOKEN = 'wt';
 
 function toPet(item: Record<string, unknown>): Pet {
   return {
@@ -21,31 +24,37 @@ function toPet(item: Record<string, unknown>): Pet {
 
 export const dynamoPetStore: PetStore = {
   async insert(pet) {
+    // A token per attempt, written with the pet: when the SDK resends a put whose answer was lost and the first copy
+    // was applied, the resent copy fails its condition on our own item; the token tells it apart from an id that
+    // is really taken, so one create never writes a second pet under a new id.
+    const token = randomBytes(9).toString('base64url');
     try {
-      await guarded(() =>
+      await guarded((options) =>
         doc.send(
           new PutCommand({
             TableName: tableNames.pets,
-            Item: pet,
+            Item: { ...pet, [WRITE_TOKEN]: token },
             ConditionExpression: 'attribute_not_exists(id)',
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           }),
+          options,
         ),
       );
       return true;
     } catch (err) {
-      if (err instanceof ConditionalCheckFailedException) return false;
+      if (err instanceof ConditionalCheckFailedException) return conditionFailedItem(err)?.[WRITE_TOKEN] === token;
       throw err;
     }
   },
 
   async get(id) {
-    const out = await guarded(() => doc.send(new GetCommand({ TableName: tableNames.pets, Key: { id } })));
+    const out = await guarded((options) => doc.send(new GetCommand({ TableName: tableNames.pets, Key: { id } }), options));
     return out.Item ? toPet(out.Item) : undefined;
   },
 
   async list({ limit, status, after }) {
     // No FilterExpression anywhere: every item read is an item returned, so pages are full.
-    const out = await guarded(() =>
+    const out = await guarded((options) =>
       status
         ? doc.send(
             new QueryCommand({
@@ -57,6 +66,7 @@ export const dynamoPetStore: PetStore = {
               Limit: limit,
               ...(after ? { ExclusiveStartKey: { id: after.id, status } } : {}),
             }),
+            options,
           )
         : doc.send(
             new ScanCommand({
@@ -64,6 +74,7 @@ export const dynamoPetStore: PetStore = {
               Limit: limit,
               ...(after ? { ExclusiveStartKey: { id: after.id } } : {}),
             }),
+            options,
           ),
     );
     const pets = (out.Items ?? []).map(toPet);
@@ -86,7 +97,7 @@ export function createIdAllocator(counterKey = 'ids#pets'): IdAllocator {
   let pending: Promise<void> | undefined;
 
   async function reserve(): Promise<void> {
-    const out = await guarded(() =>
+    const out = await guarded((options) =>
       doc.send(
         new UpdateCommand({
           TableName: tableNames.state,
@@ -96,6 +107,7 @@ export function createIdAllocator(counterKey = 'ids#pets'): IdAllocator {
           ExpressionAttributeValues: { ':block': ID_BLOCK },
           ReturnValues: 'UPDATED_NEW',
         }),
+        options,
       ),
     );
     const top = Number(out.Attributes?.allocated);

@@ -17,10 +17,13 @@ Commands:
   keys rotate <id>          new secret, same id and plan; the old secret stops working at once
   keys set-plan <id> <plan> [--per-minute N --per-day N]
   keys usage <id>           today's counts from the rate limiter
+  keys purge                deletes the API Gateway keys of keys revoked longer ago than the authorizer cache TTL
 
 Targets:
-  --local                   DynamoDB Local of \`npm start\` (port ANIMAL_STORE_DYNAMODB_PORT, default 8000)
-  --stage <name>            the AnimalStore-<name> stack in AWS (AWS credentials and region from the environment)`;
+  --local                   DynamoDB Local of \`npm start\` (ANIMAL_STORE_DYNAMODB_ENDPOINT, else port
+                            ANIMAL_STORE_DYNAMODB_PORT, default 8000)
+  --stage <name>            the AnimalStore-<name> stack in AWS: credentials and region from the environment or
+                            profile (AWS_REGION, else the profile's region), resolved once for every AWS client`;
 
 export interface Io {
   out(line: string): void;
@@ -84,7 +87,7 @@ export async function runAdmin(argv: string[], io: Io, depsFor: DepsFactory): Pr
     };
     const perMinute = int('--per-minute', o['per-minute']);
     const perDay = int('--per-day', o['per-day']);
-    const known = ['create', 'list', 'show', 'revoke', 'rotate', 'set-plan', 'usage'];
+    const known = ['create', 'list', 'show', 'revoke', 'rotate', 'set-plan', 'usage', 'purge'];
     if (!known.includes(command)) throw new AdminError(`unknown command "keys ${command}" (see --help)`);
     if (command === 'create' && !o.owner?.trim()) throw new AdminError('--owner is required');
     if (command === 'create') plan(o.plan);
@@ -108,7 +111,7 @@ export async function runAdmin(argv: string[], io: Io, depsFor: DepsFactory): Pr
       }
       case 'revoke': {
         const k = await admin.revoke(id());
-        print(`Revoked ${k.keyId} (requests with it get 401 once cached authorizer results expire)`, k);
+        print(`Revoked ${k.keyId} (requests with it get 401 once cached authorizer results expire; \`keys purge\` later deletes its API Gateway key)`, k);
         break;
       }
       case 'rotate': {
@@ -119,6 +122,11 @@ export async function runAdmin(argv: string[], io: Io, depsFor: DepsFactory): Pr
       case 'set-plan': {
         const k = await admin.setPlan(id(), { plan: plan(rest[1]), perMinute, perDay });
         print(`Moved ${describe(k)}`, k);
+        break;
+      }
+      case 'purge': {
+        const purged = await admin.purge();
+        print(purged.length ? purged.map((k) => `Purged the API Gateway key of ${k.keyId}`).join('\n') : 'Nothing to purge.', purged);
         break;
       }
       case 'usage': {
@@ -143,28 +151,36 @@ export async function runAdmin(argv: string[], io: Io, depsFor: DepsFactory): Pr
 /** Dependencies for the real targets: DynamoDB Local, or a deployed stage found through its stack outputs. */
 export const realDeps: DepsFactory = async ({ local, stage }) => {
   let tableEnv: Record<string, string>;
-  let gatewayDeps: Pick<AdminDeps, 'gateway' | 'usagePlans'> = { gateway: noGateway, usagePlans: {} };
+  let gatewayDeps: Pick<AdminDeps, 'gateway' | 'usagePlans' | 'revokedKeyGraceMs'> = { gateway: noGateway, usagePlans: {} };
   if (local) {
     const { localTableEnv } = await import('../../lambdas/storage/provision.ts');
     tableEnv = {
       ...localTableEnv(process.env.ANIMAL_STORE_TABLE_PREFIX ?? 'animal-store-local'),
-      DYNAMODB_ENDPOINT: `http://127.0.0.1:${process.env.ANIMAL_STORE_DYNAMODB_PORT ?? 8000}`,
+      DYNAMODB_ENDPOINT: process.env.ANIMAL_STORE_DYNAMODB_ENDPOINT || `http://127.0.0.1:${process.env.ANIMAL_STORE_DYNAMODB_PORT ?? 8000}`,
     };
   } else {
     const { CloudFormationClient, DescribeStacksCommand } = await import('@aws-sdk/client-cloudformation');
     const { APIGatewayClient } = await import('@aws-sdk/client-api-gateway');
     const { awsKeyGateway } = await import('./gateway.ts');
+    const { STAGES } = await import('../config/stages.ts');
     const stackName = `AnimalStore-${stage}`;
-    const out = await new CloudFormationClient({}).send(new DescribeStacksCommand({ StackName: stackName }));
+    // One region for every client, resolved once the way the SDK does (AWS_REGION, else the profile's region): the
+    // stack, its API keys and its tables are in the same region.
+    const region = await new CloudFormationClient({}).config.region().catch(() => undefined);
+    if (!region) throw new AdminError('no AWS region: set AWS_REGION or a region in your AWS profile (the region the stack is deployed in)');
+    const out = await new CloudFormationClient({ region }).send(new DescribeStacksCommand({ StackName: stackName }));
     const outputs = Object.fromEntries((out.Stacks?.[0]?.Outputs ?? []).map((x) => [x.OutputKey, x.OutputValue ?? '']));
     const need = (k: string) => {
       if (!outputs[k]) throw new AdminError(`stack ${stackName} has no output ${k}: deploy it first (see docs/deployment.md)`);
       return outputs[k]!;
     };
-    tableEnv = { PETS_TABLE_NAME: need('PetsTableName'), KEYS_TABLE_NAME: need('KeysTableName'), STATE_TABLE_NAME: need('StateTableName') };
+    // The storage modules build their DynamoDB client from AWS_REGION: the same region.
+    tableEnv = { PETS_TABLE_NAME: need('PetsTableName'), KEYS_TABLE_NAME: need('KeysTableName'), STATE_TABLE_NAME: need('StateTableName'), AWS_REGION: region };
     gatewayDeps = {
-      gateway: awsKeyGateway(new APIGatewayClient({}), { apiId: need('ApiId'), stage: 'v1' }),
+      gateway: awsKeyGateway(new APIGatewayClient({ region }), { apiId: need('ApiId'), stage: 'v1' }),
       usagePlans: { free: need('UsagePlanIdFree'), pro: need('UsagePlanIdPro'), business: need('UsagePlanIdBusiness') },
+      // Twice the stage's authorizer cache TTL: no cached authorizer result still names a key purge deletes.
+      revokedKeyGraceMs: 2 * STAGES[stage as keyof typeof STAGES].authorizerCacheTtl.toMilliseconds(),
     };
   }
   // The storage modules read their configuration at import: set it first.

@@ -15,7 +15,10 @@ import {
 import { usagePlanThrottle, type PlanLimits } from '../../contract/plans.ts';
 
 export interface KeyGateway {
-  /** Creates an enabled API key whose value is the client's key (the authorizer returns it as usageIdentifierKey). */
+  /**
+   * Creates an enabled API key with the given value: usageIdentifierKey(keyId), which the authorizer returns; never
+   * the client's secret (API key values are readable with apigateway:GET).
+   */
   createKey(name: string, value: string): Promise<string>;
   deleteKey(apiKeyId: string): Promise<void>;
   attach(apiKeyId: string, usagePlanId: string): Promise<void>;

@@ -1,23 +1,32 @@
 /**
- * Key administration: create, list, show, revoke, rotate, set-plan, usage. Every command that touches both
+ * Key administration: create, list, show, revoke, rotate, set-plan, purge, usage. Every command that touches both
  * DynamoDB and API Gateway orders its steps so a failure never leaves a key half-written: API Gateway first with
- * rollback on failure, DynamoDB (what the authorizer reads) last; revocation the other way round, so a key is never
- * left active by a failure.
+ * rollback on failure, DynamoDB (what the authorizer reads) last.
+ *
+ * Each key has one API Gateway API key for its whole life, valued from its key id (usageIdentifierKey), never from
+ * its secret. Rotation changes only the DynamoDB record; revocation leaves the API Gateway key in its usage plan
+ * until `purge`, after the authorizer cache TTL: a cached authorizer result names that API key, and API Gateway
+ * answers 403 to a request whose usageIdentifierKey names a deleted key or one in no usage plan of the stage.
+ *
+ * Record writes are conditional on the version read: a command that finds the record changed re-reads it and
+ * applies itself again, so a concurrent revoke or set-plan is never undone.
  */
 import { MAX_CUSTOM_LIMITS, PLANS, type PlanLimits, type PlanName } from '../../contract/plans.ts';
-import { generateKey, generateKeyId, hashKey, limitsOf, type KeyRecord } from '../../lambdas/domain/keys.ts';
+import { randomUUID } from 'node:crypto';
+import { generateKey, generateKeyId, hashKey, limitsOf, StaleKeyRecordError, usageIdentifierKey, type KeyRecord } from '../../lambdas/domain/keys.ts';
 import { windowsAt, type LimitStore } from '../../lambdas/domain/rate-limit.ts';
 import type { KeyGateway } from './gateway.ts';
 
 /** An error the admin prints as one line and exits non-zero for. */
 export class AdminError extends Error {}
 
+/** Writes are conditional on the version of the record passed in; StaleKeyRecordError when it changed meanwhile. */
 export interface KeyAdminStorePort {
   put(record: KeyRecord): Promise<void>;
   getById(keyId: string): Promise<KeyRecord | undefined>;
   list(): Promise<KeyRecord[]>;
-  update(hash: string, changes: Partial<Omit<KeyRecord, 'hash' | 'keyId'>>, remove?: string[]): Promise<KeyRecord>;
-  replaceHash(oldHash: string, next: KeyRecord): Promise<void>;
+  update(current: KeyRecord, changes: Partial<Omit<KeyRecord, 'hash' | 'keyId' | 'version' | 'writeId'>>, remove?: string[]): Promise<KeyRecord>;
+  replaceHash(current: KeyRecord, next: KeyRecord): Promise<void>;
 }
 
 export interface AdminDeps {
@@ -27,12 +36,20 @@ export interface AdminDeps {
   /** Usage plan id per standard plan on the target stage (empty locally). */
   readonly usagePlans: Partial<Record<PlanName, string>>;
   readonly stage: string;
+  /**
+   * How long after a revocation `purge` leaves the key's API Gateway key in place: at least the authorizer cache
+   * TTL, so no cached result names a deleted API key. @default 2 minutes (twice the stages' 60 s TTL)
+   */
+  readonly revokedKeyGraceMs?: number;
   readonly now?: () => number;
 }
 
+/** Attempts of a command whose record keeps changing under it (another admin at work) before it gives up. */
+const MAX_ATTEMPTS = 5;
+
 /** A key record as shown to admins: never the hash. */
 export type KeyView = Omit<KeyRecord, 'hash'> & { limits: PlanLimits | undefined };
-const view = ({ hash: _hash, ...rest }: KeyRecord): KeyView => ({ ...rest, limits: limitsOf(rest) });
+const view = ({ hash: _hash, writeId: _writeId, ...rest }: KeyRecord): KeyView => ({ ...rest, limits: limitsOf(rest) });
 
 function checkLimits(plan: PlanName, perMinute?: number, perDay?: number): PlanLimits | undefined {
   if (plan !== 'enterprise') {
@@ -71,6 +88,18 @@ export function keyAdmin(deps: AdminDeps) {
     return record;
   }
 
+  /** Reads the key and applies a change to that version; when another write came first, reads again and retries. */
+  async function onLatest<T>(keyId: string, apply: (record: KeyRecord) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await apply(await find(keyId));
+      } catch (err) {
+        if (!(err instanceof StaleKeyRecordError)) throw err;
+        if (attempt >= MAX_ATTEMPTS) throw new AdminError(`key ${keyId} kept changing while this command ran (another admin at work?); nothing was changed, run it again`);
+      }
+    }
+  }
+
   /** The usage plan for a plan (a new per-customer one for Enterprise). */
   async function planFor(plan: PlanName, keyId: string, limits?: PlanLimits): Promise<{ id: string; created: boolean }> {
     if (plan === 'enterprise') return { id: await gateway.createPlan(`animal-store-${deps.stage}-enterprise-${keyId}`, limits!), created: true };
@@ -98,10 +127,14 @@ export function keyAdmin(deps: AdminDeps) {
         createdAt,
         ...(apiKeyId ? { apiGatewayKeyId: apiKeyId } : {}),
         ...(plan.created && plan.id ? { usagePlanId: plan.id } : {}),
+        version: 1,
+        writeId,
       });
+      const writeId = randomUUID();
       await saga([
         { run: async () => (plan = await planFor(input.plan, keyId, limits)), undo: () => (plan.created ? gateway.deletePlan(plan.id) : Promise.resolve()) },
-        { run: async () => (apiKeyId = await gateway.createKey(`animal-store-${keyId}`, key)), undo: () => gateway.deleteKey(apiKeyId) },
+        // The API key's value is derived from the key id (never the secret): it stays the same across rotations.
+        { run: async () => (apiKeyId = await gateway.createKey(`animal-store-${keyId}`, usageIdentifierKey(keyId))), undo: () => gateway.deleteKey(apiKeyId) },
         { run: () => gateway.attach(apiKeyId, plan.id), undo: () => gateway.detach(apiKeyId, plan.id) },
         { run: () => store.put(record()) },
       ]);
@@ -118,63 +151,79 @@ export function keyAdmin(deps: AdminDeps) {
       return view(await find(keyId));
     },
 
+    /**
+     * Marks the key revoked: the authorizer refuses it from now on (after its cache TTL). Its API Gateway key stays
+     * (see `purge`): a cached result of the authorizer still names it until the TTL ends. Revoking twice is a no-op.
+     */
     async revoke(keyId: string): Promise<KeyView> {
-      const record = await find(keyId);
-      // DynamoDB first: the authorizer stops accepting the key whatever happens to the gateway step.
-      const updated = await store.update(record.hash, { status: 'revoked' });
-      if (record.apiGatewayKeyId) await gateway.deleteKey(record.apiGatewayKeyId);
-      if (record.usagePlanId) await gateway.deletePlan(record.usagePlanId);
-      return view(updated);
+      const revokedAt = new Date(now()).toISOString();
+      return onLatest(keyId, async (record) => (record.status === 'revoked' ? view(record) : view(await store.update(record, { status: 'revoked', revokedAt }))));
     },
 
-    /** A new secret on the same key id and plan. The old secret stops working at once (after the authorizer cache). */
+    /**
+     * A new secret on the same key id, plan and API Gateway key. The old secret stops working at once (in the cloud,
+     * once cached authorizer results expire; until then those results still name the same, existing API key).
+     */
     async rotate(keyId: string): Promise<{ key: string; record: KeyView }> {
-      const record = await find(keyId);
-      if (record.status !== 'active') throw new AdminError(`key ${keyId} is ${record.status}: only active keys can be rotated`);
-      const key = generateKey();
-      let apiKeyId = '';
-      const planId = record.usagePlanId ?? deps.usagePlans[record.plan] ?? '';
       const rotatedAt = new Date(now()).toISOString();
-      const next = (): KeyRecord => ({
-        ...record,
-        hash: hashKey(key),
-        rotatedAt,
-        ...(apiKeyId ? { apiGatewayKeyId: apiKeyId } : {}),
+      return onLatest(keyId, async (record) => {
+        if (record.status !== 'active') throw new AdminError(`key ${keyId} is ${record.status}: only active keys can be rotated`);
+        const key = generateKey();
+        const next: KeyRecord = { ...record, hash: hashKey(key), rotatedAt, version: (record.version ?? 0) + 1, writeId: randomUUID() };
+        await store.replaceHash(record, next);
+        return { key, record: view(next) };
       });
-      await saga([
-        { run: async () => (apiKeyId = await gateway.createKey(`animal-store-${keyId}`, key)), undo: () => gateway.deleteKey(apiKeyId) },
-        { run: () => gateway.attach(apiKeyId, planId), undo: () => gateway.detach(apiKeyId, planId) },
-        { run: () => store.replaceHash(record.hash, next()) },
-      ]);
-      if (record.apiGatewayKeyId) await gateway.deleteKey(record.apiGatewayKeyId);
-      return { key, record: view(next()) };
+    },
+
+    /**
+     * Deletes the API Gateway key (and Enterprise usage plan) of every key revoked longer ago than the grace period
+     * (at least the authorizer cache TTL); the records stay, revoked. Returns the keys it cleaned.
+     */
+    async purge(): Promise<KeyView[]> {
+      const cutoff = now() - (deps.revokedKeyGraceMs ?? 120_000);
+      const due = (await store.list()).filter(
+        (r) => r.status === 'revoked' && (r.apiGatewayKeyId || r.usagePlanId) && Date.parse(r.revokedAt ?? r.createdAt) <= cutoff,
+      );
+      const cleaned: KeyView[] = [];
+      for (const stale of due) {
+        cleaned.push(
+          await onLatest(stale.keyId, async (record) => {
+            if (record.apiGatewayKeyId) await gateway.deleteKey(record.apiGatewayKeyId);
+            if (record.usagePlanId) await gateway.deletePlan(record.usagePlanId);
+            return view(await store.update(record, {}, ['apiGatewayKeyId', 'usagePlanId']));
+          }),
+        );
+      }
+      return cleaned;
     },
 
     /** Moves a key to another plan: out of its old usage plan first (a key is in one plan per stage). */
     async setPlan(keyId: string, input: { plan: PlanName; perMinute?: number; perDay?: number }): Promise<KeyView> {
       if (!(input.plan in PLANS)) throw new AdminError(`unknown plan ${input.plan}`);
       const limits = checkLimits(input.plan, input.perMinute, input.perDay);
-      const record = await find(keyId);
-      if (record.status !== 'active') throw new AdminError(`key ${keyId} is ${record.status}`);
-      const apiKeyId = record.apiGatewayKeyId ?? '';
-      const oldPlanId = record.usagePlanId ?? deps.usagePlans[record.plan] ?? '';
-      let plan = { id: '', created: false };
-      let updated: KeyRecord | undefined;
-      await saga([
-        { run: async () => (plan = await planFor(input.plan, keyId, limits)), undo: () => (plan.created ? gateway.deletePlan(plan.id) : Promise.resolve()) },
-        { run: () => gateway.detach(apiKeyId, oldPlanId), undo: () => gateway.attach(apiKeyId, oldPlanId) },
-        { run: () => gateway.attach(apiKeyId, plan.id), undo: () => gateway.detach(apiKeyId, plan.id) },
-        {
-          run: async () =>
-            (updated = await store.update(
-              record.hash,
-              { plan: input.plan, ...(limits ? { limits } : {}), ...(plan.created && plan.id ? { usagePlanId: plan.id } : {}) },
-              [...(limits ? [] : ['limits']), ...(plan.created && plan.id ? [] : ['usagePlanId'])],
-            )),
-        },
-      ]);
-      if (record.usagePlanId) await gateway.deletePlan(record.usagePlanId).catch(() => undefined);
-      return view(updated!);
+      return onLatest(keyId, async (record) => {
+        if (record.status !== 'active') throw new AdminError(`key ${keyId} is ${record.status}`);
+        const apiKeyId = record.apiGatewayKeyId ?? '';
+        const oldPlanId = record.usagePlanId ?? deps.usagePlans[record.plan] ?? '';
+        let plan = { id: '', created: false };
+        let updated: KeyRecord | undefined;
+        // A conflict in the last step undoes the gateway steps; onLatest then starts again from the new record.
+        await saga([
+          { run: async () => (plan = await planFor(input.plan, keyId, limits)), undo: () => (plan.created ? gateway.deletePlan(plan.id) : Promise.resolve()) },
+          { run: () => gateway.detach(apiKeyId, oldPlanId), undo: () => gateway.attach(apiKeyId, oldPlanId) },
+          { run: () => gateway.attach(apiKeyId, plan.id), undo: () => gateway.detach(apiKeyId, plan.id) },
+          {
+            run: async () =>
+              (updated = await store.update(
+                record,
+                { plan: input.plan, ...(limits ? { limits } : {}), ...(plan.created && plan.id ? { usagePlanId: plan.id } : {}) },
+                [...(limits ? [] : ['limits']), ...(plan.created && plan.id ? [] : ['usagePlanId'])],
+              )),
+          },
+        ]);
+        if (record.usagePlanId) await gateway.deletePlan(record.usagePlanId).catch(() => undefined);
+        return view(updated!);
+      });
     },
 
     async usage(keyId: string) {

@@ -12,26 +12,53 @@ import {
 import { Operation, type ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
+import { AUTHORIZER } from '../../contract/routes.ts';
 import type { AlarmThresholds } from '../config/stages.ts';
+
+export interface CustomMetrics {
+  /** The functions' POWERTOOLS_METRICS_NAMESPACE. */
+  readonly namespace: string;
+  /**
+   * The functions' default dimensions, exactly: Powertools' `service` (POWERTOOLS_SERVICE_NAME) and `stage` (STAGE).
+   * The functions publish every counted metric under this set alone (lambdas/shared/observability.ts).
+   */
+  readonly dimensions: Readonly<Record<string, string>>;
+}
 
 export interface ApiAlarmsProps {
   readonly api: RestApi;
-  /** Functions by a readable name (operationId, `authorizer`). */
+  /** Functions by a readable name (operationId, and AUTHORIZER.name for the authorizer). */
   readonly functions: ReadonlyMap<string, IFunction>;
   /** Tables by their definition id. */
   readonly tables: ReadonlyMap<string, ITable>;
   readonly thresholds: AlarmThresholds;
+  /** Where the functions' custom metrics live (namespace and exact dimension set). */
+  readonly customMetrics: CustomMetrics;
   /** @default - no action */
   readonly action?: IAlarmAction;
 }
 
 const PERIOD = Duration.minutes(5);
-/** The operations the service performs (an alarm's math expression may use at most 10 metrics). */
-const OPERATIONS = [Operation.GET_ITEM, Operation.PUT_ITEM, Operation.UPDATE_ITEM, Operation.QUERY, Operation.SCAN, Operation.TRANSACT_WRITE_ITEMS];
+/**
+ * Every DynamoDB operation the service performs (lambdas/storage: Get/Put/Update/Delete, Query, Scan, and the
+ * idempotent create's TransactWriteItems). The per-table alarms watch all of them on every table: an operation a
+ * table never sees only adds a series filled with 0. An alarm's math may use at most 10 metrics.
+ */
+export const TABLE_OPERATIONS: readonly Operation[] = [
+  Operation.GET_ITEM,
+  Operation.PUT_ITEM,
+  Operation.UPDATE_ITEM,
+  Operation.DELETE_ITEM,
+  Operation.QUERY,
+  Operation.SCAN,
+  Operation.TRANSACT_WRITE_ITEMS,
+];
 
 /**
- * CloudWatch alarms: API 5xx rate, API p99 latency, Lambda errors and throttles per function, DynamoDB system
- * errors and throttled requests per table, and the handlers' StorageUnavailable metric (Powertools).
+ * CloudWatch alarms: API 5xx rate, API p99 latency, Lambda errors (handlers) and throttles per function, DynamoDB
+ * system errors and throttled requests per table, and the functions' own StorageUnavailable and AuthorizerFailure
+ * metrics. Math follows CloudWatch's metric math rules, which are checked only when an alarm is created:
+ * a division is guarded with IF (no scalar inside an array), and each series of a sum is wrapped in FILL.
  */
 export class ApiAlarms extends Construct {
   readonly alarms: Alarm[] = [];
@@ -43,7 +70,8 @@ export class ApiAlarms extends Construct {
 
     this.add('Api5xxRate', 'API 5xx responses, percent of requests', t.serverErrorRatePercent,
       new MathExpression({
-        expression: '100 * errors / MAX([requests, 1])',
+        // A period without requests has no rate: 0, not a division by zero (a dropped data point).
+        expression: 'IF(requests > 0, 100 * errors / requests, 0)',
         usingMetrics: {
           errors: api.metricServerError({ period: PERIOD, statistic: 'Sum' }),
           requests: api.metricCount({ period: PERIOD, statistic: 'SampleCount' }),
@@ -54,23 +82,23 @@ export class ApiAlarms extends Construct {
       api.metricLatency({ period: PERIOD, statistic: 'p99' }));
 
     for (const [name, fn] of props.functions) {
-      this.add(`${name}Errors`, `Lambda ${name} errors`, t.lambdaErrors, fn.metricErrors({ period: PERIOD, statistic: 'Sum' }));
+      // The authorizer's Errors count every unknown key (it throws `Unauthorized`): its real failures are
+      // AuthorizerFailure below; a crash or timeout shows as AUTHORIZER_FAILURE 503s in the API 5xx rate.
+      if (name !== AUTHORIZER.name) {
+        this.add(`${name}Errors`, `Lambda ${name} errors`, t.lambdaErrors, fn.metricErrors({ period: PERIOD, statistic: 'Sum' }));
+      }
       this.add(`${name}Throttles`, `Lambda ${name} throttles`, t.throttles, fn.metricThrottles({ period: PERIOD, statistic: 'Sum' }));
     }
     for (const [name, table] of props.tables) {
       this.add(`${name}SystemErrors`, `DynamoDB ${name} system errors`, t.storageErrors,
-        table.metricSystemErrorsForOperations({ operations: OPERATIONS, period: PERIOD, statistic: 'Sum' }));
+        sumOfOperations((operation) => table.metric('SystemErrors', { dimensionsMap: { TableName: table.tableName, Operation: operation }, period: PERIOD, statistic: 'Sum' })));
       this.add(`${name}Throttled`, `DynamoDB ${name} throttled requests`, t.throttles,
-        table.metricThrottledRequestsForOperations({ operations: OPERATIONS, period: PERIOD, statistic: 'Sum' }));
+        sumOfOperations((operation) => table.metric('ThrottledRequests', { dimensionsMap: { TableName: table.tableName, Operation: operation }, period: PERIOD, statistic: 'Sum' })));
     }
-    this.add('StorageUnavailable', 'Requests answered 503 because DynamoDB was unavailable', t.storageErrors,
-      new Metric({
-        namespace: 'AnimalStore',
-        metricName: 'StorageUnavailable',
-        dimensionsMap: { service: 'animal-store' },
-        period: PERIOD,
-        statistic: 'Sum',
-      }));
+    const custom = (metricName: string) =>
+      new Metric({ namespace: props.customMetrics.namespace, metricName, dimensionsMap: { ...props.customMetrics.dimensions }, period: PERIOD, statistic: 'Sum' });
+    this.add('StorageUnavailable', 'Requests answered 503 because DynamoDB was unavailable', t.storageErrors, custom('StorageUnavailable'));
+    this.add('AuthorizerFailure', 'Authorizer failures (fail closed: 503 for every request it could not check)', t.lambdaErrors, custom('AuthorizerFailure'));
 
     if (props.action) for (const alarm of this.alarms) { alarm.addAlarmAction(props.action); alarm.addOkAction(props.action); }
   }
@@ -87,4 +115,16 @@ export class ApiAlarms extends Construct {
       }),
     );
   }
+}
+
+/** `FILL(getItem, 0) + FILL(putItem, 0) + …`: an operation without data adds 0 instead of emptying the sum. */
+function sumOfOperations(metricFor: (operation: string) => IMetric): MathExpression {
+  const usingMetrics = Object.fromEntries(
+    TABLE_OPERATIONS.map((op) => [`${op[0]!.toLowerCase()}${op.slice(1)}`, metricFor(op)]),
+  );
+  return new MathExpression({
+    expression: Object.keys(usingMetrics).map((id) => `FILL(${id}, 0)`).join(' + '),
+    usingMetrics,
+    period: PERIOD,
+  });
 }

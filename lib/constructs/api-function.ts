@@ -1,6 +1,6 @@
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { Alias, Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
@@ -9,6 +9,12 @@ import { BUNDLING } from '../config/bundling.ts';
 import type { LogLevel } from '../config/stages.ts';
 
 const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** Powertools settings of every function: the service name is also the `service` dimension of custom metrics. */
+export const POWERTOOLS = { serviceName: 'animal-store', metricsNamespace: 'AnimalStore' } as const;
+
+/** The alias every caller (API Gateway integrations, the authorizer) invokes; deploys move it between versions. */
+export const LIVE_ALIAS = 'live';
 
 export interface ApiFunctionProps {
   /** Handler module relative to the repository root (from contract/routes.ts); it exports `handler`. */
@@ -36,9 +42,14 @@ export interface ApiFunctionProps {
  * with the project's one bundling config, X-Ray tracing, Powertools settings, and its own log group with a
  * retention (no log-retention custom resource). Its role may write to that log group and send traces, nothing
  * else (no AWSLambdaBasicExecutionRole); table grants are added by the caller.
+ *
+ * Each deploy publishes a version (`currentVersion`: a new one whenever code or configuration changes) and points
+ * the `live` alias at it; callers invoke the alias, so a deploy can shift traffic between versions gradually.
  */
 export class ApiFunction extends Construct {
   readonly function: NodejsFunction;
+  /** What callers invoke. */
+  readonly alias: Alias;
 
   constructor(scope: Construct, id: string, props: ApiFunctionProps) {
     super(scope, id);
@@ -70,9 +81,9 @@ export class ApiFunction extends Construct {
       environment: {
         STAGE: props.stage,
         NODE_OPTIONS: '--enable-source-maps',
-        POWERTOOLS_SERVICE_NAME: 'animal-store',
+        POWERTOOLS_SERVICE_NAME: POWERTOOLS.serviceName,
         POWERTOOLS_LOG_LEVEL: props.logLevel ?? 'INFO',
-        POWERTOOLS_METRICS_NAMESPACE: 'AnimalStore',
+        POWERTOOLS_METRICS_NAMESPACE: POWERTOOLS.metricsNamespace,
         ...props.environment,
       },
       bundling: {
@@ -87,6 +98,8 @@ export class ApiFunction extends Construct {
         forceDockerBundling: false,
       },
     });
+    // Old versions stay (RETAIN, the default): a rollback points the alias back at one.
+    this.alias = new Alias(this, 'Live', { aliasName: LIVE_ALIAS, version: this.function.currentVersion });
     Validations.of(role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason: 'X-Ray tracing (Tracing.ACTIVE): xray:PutTraceSegments and xray:PutTelemetryRecords support no resource-level permissions, so AWS requires Resource "*".',

@@ -20,7 +20,7 @@ import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { methodNotAllowed } from '../../contract/gateway-responses.ts';
+import { METHOD_NOT_ALLOWED_CONTENT_TYPES, MOCK_REQUEST_TEMPLATE, methodNotAllowed } from '../../contract/gateway-responses.ts';
 import { BASE_PATH, ROUTES, resourcePaths, type Route } from '../../contract/routes.ts';
 import type { CustomDomain } from '../config/stages.ts';
 import { BEARER_VALIDATION_EXPRESSION } from '../../contract/auth.ts';
@@ -194,8 +194,9 @@ export class StoreApi extends Construct {
     const method = this.api.root.resourceForPath(path).addMethod(
       'ANY',
       new MockIntegration({
-        passthroughBehavior: PassthroughBehavior.WHEN_NO_MATCH,
-        requestTemplates: { 'application/json': '{"statusCode": 200}' },
+        // NEVER: a body is never passed to the mock (it would answer 500); unmapped types get 415 instead.
+        passthroughBehavior: PassthroughBehavior.NEVER,
+        requestTemplates: Object.fromEntries(METHOD_NOT_ALLOWED_CONTENT_TYPES.map((t) => [t, MOCK_REQUEST_TEMPLATE])),
         // The default integration response (no selection pattern) turns whatever the mock returns into the 405.
         integrationResponses: [
           {

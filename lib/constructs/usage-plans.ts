@@ -12,7 +12,8 @@ export interface UsagePlansProps {
 
 /**
  * One usage plan per standard plan (Free, Pro, Business) from the plans table, via usagePlanThrottle: the
- * best-effort backstop behind the app limiter. Enterprise plans are per customer, created by the admin tool.
+ * best-effort backstop behind the app limiter, sized so that it never rejects what the app admits from a client
+ * that honours the headers (docs/deployment.md). Enterprise plans are per customer, created by the admin tool.
  */
 export class UsagePlans extends Construct {
   readonly plans: ReadonlyMap<PlanName, UsagePlan>;
@@ -24,11 +25,12 @@ export class UsagePlans extends Construct {
     for (const name of STANDARD_PLANS) {
       const plan = PLANS[name];
       const t = usagePlanThrottle(plan.limits!);
+      if (!t.guaranteed) throw new Error(`Usage plan ${plan.displayName} exceeds the account-level throttle (ACCOUNT_THROTTLE): it would reject what the app admits`);
       plans.set(
         name,
         new UsagePlan(this, plan.displayName, {
           name: props.namePrefix ? `${props.namePrefix}-${plan.displayName}` : plan.displayName,
-          description: `${plan.displayName}: ${plan.limits!.perMinute}/min, ${plan.limits!.perDay}/day (app limiter); gateway backstop`,
+          description: `${plan.displayName}: ${plan.limits!.perMinute}/min, ${plan.limits!.perDay}/day (app limiter); gateway backstop above them`,
           throttle: { rateLimit: t.rateLimit, burstLimit: t.burstLimit },
           quota: { limit: t.quotaPerDay, period: Period.DAY },
           apiStages: [{ api: props.api, stage }],

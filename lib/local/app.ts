@@ -1,11 +1,16 @@
 /**
- * Starts the whole API locally: DynamoDB Local (or a given endpoint), its tables, the functions' environment,
- * development keys, and the local gateway. `npm start`, the integration tests and the benchmarks all use this.
+ * Starts the whole API locally from the synthesized stack: DynamoDB Local (or a given endpoint), its tables, the
+ * template's functions with their environment, development keys, and the gateway emulating the template's REST API.
+ * `npm start`, the integration tests and the benchmarks all use this.
  */
 import { BEARER_PATTERN } from '../../contract/auth.ts';
 import { PLAN_NAMES, type PlanName } from '../../contract/plans.ts';
+import { TABLES } from '../../contract/tables.ts';
 import { startDynamoLocal, type DynamoLocal } from './dynamodb.ts';
 import type { RunningGateway } from './gateway.ts';
+import { localAssembly, type LocalAssembly } from './synth.ts';
+import { apiModel, type ApiModel } from './template.ts';
+import type { UsagePlanEnforcer } from './usage-plans.ts';
 
 export interface DevKey {
   readonly key: string;
@@ -25,7 +30,14 @@ export interface LocalApiOptions {
   /** Physical table name prefix. */
   readonly tablePrefix?: string;
   readonly devKeys?: readonly DevKey[];
+  /** Overrides the authorizer result TTL of the template (seconds; 0 = off, so revocations show at once). */
   readonly authCacheTtlSeconds?: number;
+  /** Enforce the template's usage plans (token bucket and day quota per API key). @default true */
+  readonly usagePlans?: boolean;
+  /** Browser origins allowed by CORS: synthesizes the stack with these instead of the stage's. */
+  readonly corsAllowedOrigins?: readonly string[];
+  /** An assembly already synthesized. @default - localAssembly() (cached per state of the sources) */
+  readonly assembly?: LocalAssembly;
   /** Extra environment for the functions (e.g. RATE_LIMITER=off for benchmarks). */
   readonly env?: Record<string, string>;
 }
@@ -36,6 +48,10 @@ export interface LocalApi {
   readonly dynamoEndpoint: string;
   readonly dynamo?: DynamoLocal;
   readonly tableEnv: Record<string, string>;
+  /** What the gateway emulates, as read from the template. */
+  readonly model: ApiModel;
+  /** The usage-plan counters. */
+  readonly usage: UsagePlanEnforcer;
   close(): Promise<void>;
 }
 
@@ -58,32 +74,29 @@ export function parseDevKeys(spec: string): DevKey[] {
 }
 
 export async function startLocalApi(opts: LocalApiOptions = {}): Promise<LocalApi> {
+  const assembly = opts.assembly ?? (await localAssembly(opts.corsAllowedOrigins ? { corsAllowedOrigins: opts.corsAllowedOrigins } : {}));
+  const model = apiModel(assembly.template);
   const dynamo = opts.dynamoEndpoint ? undefined : await startDynamoLocal({ port: opts.dynamoPort, dataDir: opts.dataDir });
   const dynamoEndpoint = opts.dynamoEndpoint ?? dynamo!.endpoint;
   try {
     const { provisionLocalTables } = await import('../../lambdas/storage/provision.ts');
     const tableEnv = await provisionLocalTables(dynamoEndpoint, opts.tablePrefix ?? 'animal-store-local');
-    Object.assign(process.env, {
-      POWERTOOLS_METRICS_DISABLED: 'true',
-      POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'WARN',
-      AWS_REGION: 'us-east-1',
-      STAGE: 'local',
-      DYNAMODB_ENDPOINT: dynamoEndpoint,
-      ...tableEnv,
-      ...opts.env,
-    });
+    const { functionEnvironment } = await import('./environment.ts');
+    const tables = Object.fromEntries(TABLES.map((t) => [t.id, tableEnv[t.envVar]!]));
+    Object.assign(process.env, functionEnvironment(assembly.template, model.functions.values(), { tables, dynamoEndpoint }, opts.env));
     if (opts.devKeys?.length) {
       const { seedKeys } = await import('./keys.ts');
       await seedKeys(opts.devKeys);
     }
-    const { startGateway } = await import('./gateway.ts');
-    const gw: RunningGateway = await startGateway({ port: opts.port, host: opts.host, authCacheTtlSeconds: opts.authCacheTtlSeconds });
+    const gw = await startFunctionsAndGateway(model, opts);
     return {
       url: gw.url,
       port: gw.port,
       dynamoEndpoint,
       dynamo,
       tableEnv,
+      model,
+      usage: gw.usage,
       async close() {
         await gw.close();
         await dynamo?.stop();
@@ -93,4 +106,18 @@ export async function startLocalApi(opts: LocalApiOptions = {}): Promise<LocalAp
     await dynamo?.stop();
     throw err;
   }
+}
+
+/** Imports the handler modules (their environment is set by now) and starts the gateway in front of them. */
+async function startFunctionsAndGateway(model: ApiModel, opts: LocalApiOptions): Promise<RunningGateway> {
+  const { loadFunctions } = await import('./lambda.ts');
+  const { startGateway } = await import('./gateway.ts');
+  return startGateway({
+    port: opts.port,
+    host: opts.host,
+    model,
+    functions: await loadFunctions(model.functions.values()),
+    authCacheTtlSeconds: opts.authCacheTtlSeconds,
+    usagePlans: opts.usagePlans,
+  });
 }

@@ -62,7 +62,8 @@ export async function startDynamoLocal(opts: { port?: number; dataDir?: string }
   child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
   const endpoint = `http://127.0.0.1:${port}`;
   try {
-    await waitUntilUp(endpoint, child, 30_000);
+    // Generous: a busy machine (tests run files in parallel) can take this long to start a JVM.
+    await waitUntilUp(endpoint, child, 90_000);
   } catch (err) {
     child.kill('SIGKILL');
     throw new Error(`${(err as Error).message}\n${stderr}`);

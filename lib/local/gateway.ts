@@ -1,245 +1,185 @@
 /**
- * A small emulator of API Gateway (REST API, Lambda proxy integration, TOKEN authorizer) for `npm start`, tests and
- * benchmarks. It runs the same handler and authorizer modules the Lambdas run, passing them REST (v1 proxy)
- * events, and answers gateway-generated errors from the same table the CDK stack deploys (gateway-responses.ts).
- * Not emulated: usage plans (the in-app limiter is the enforcement), custom domains, binary media types.
- *
- * Import this only after the functions' environment (table names, endpoint) is set: handlers read it at import.
+ * A small emulator of API Gateway (REST API, stage, Lambda proxy and MOCK integrations, TOKEN authorizer, usage
+ * plans, gateway responses) driven by the synthesized template (template.ts), for `npm start`, tests and
+ * benchmarks. Each request gets an id, sent back as `x-amzn-RequestId` and passed as requestContext.requestId.
+ * Not emulated: custom domains, binary media types, stage/account throttling, WAF.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
-import type {
-  APIGatewayAuthorizerResult,
-  APIGatewayProxyEvent,
-  APIGatewayProxyResult,
-  APIGatewayTokenAuthorizerEvent,
-  Context,
-} from 'aws-lambda';
-import { AUTHORIZER_ENTRY, BASE_PATH, ROUTES, matchPath, resourcePaths, type Route } from '../../contract/routes.ts';
-import { gatewayResponse, methodNotAllowed, type GatewayResponseType } from '../../contract/gateway-responses.ts';
-import { BEARER_VALIDATION_EXPRESSION } from '../../contract/auth.ts';
+import type { APIGatewayProxyResult } from 'aws-lambda';
 import { now } from '../../lambdas/shared/clock.ts';
+import { LocalAuthorizer, methodArn } from './authorizer.ts';
+import { invoke, isProxyResult, proxyEvent, type LocalFunction } from './lambda.ts';
+import { runMock } from './mock.ts';
+import { GatewayResponses, type RequestFacts } from './responses.ts';
+import { Router } from './router.ts';
+import type { ApiModel, LambdaMethod } from './template.ts';
+import { UsagePlanEnforcer } from './usage-plans.ts';
 import { serveDocs } from './docs-page.ts';
 
-type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
-type AuthorizerHandler = (event: APIGatewayTokenAuthorizerEvent) => Promise<APIGatewayAuthorizerResult>;
-
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** API Gateway's payload limit. */
 const MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
-/** Unauthenticated callers get an anonymous per-client bucket locally (the cloud gateway sends static headers). */
-export const ANONYMOUS_PER_MINUTE = 60;
-const FAKE_ACCOUNT = '123456789012';
-const FAKE_API = 'local';
-const STAGE = BASE_PATH.slice(1);
-const bearer = new RegExp(BEARER_VALIDATION_EXPRESSION);
 
 export interface GatewayOptions {
   readonly port?: number;
   readonly host?: string;
-  /** Authorizer result cache per token, seconds (0 = off, the local default, so revocations show at once). */
+  readonly model: ApiModel;
+  /** The template's functions, loaded (lambda.ts), by logical id. */
+  readonly functions: ReadonlyMap<string, LocalFunction>;
+  /** Overrides the authorizer's result TTL from the template (seconds). */
   readonly authCacheTtlSeconds?: number;
+  /** Enforce the template's usage plans. @default true */
+  readonly usagePlans?: boolean;
 }
 
 export interface RunningGateway {
   readonly url: string;
   readonly port: number;
+  /** Usage-plan counters (what API Gateway's get-usage reports), for tests. */
+  readonly usage: UsagePlanEnforcer;
   close(): Promise<void>;
 }
 
-async function load<T>(entry: string): Promise<T> {
-  const mod = (await import(`${ROOT}${entry}`)) as { handler: T };
-  return mod.handler;
+type Headers = Record<string, string | string[]>;
+interface Answer {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly body: string;
 }
 
-function lambdaContext(name: string): Context {
-  const deadline = Date.now() + 29_000;
+interface Request extends RequestFacts {
+  readonly req: IncomingMessage;
+  readonly url: URL;
+}
+
+function send(res: ServerResponse, r: Request, a: Answer): void {
+  const body = r.httpMethod === 'HEAD' ? '' : a.body;
+  res.writeHead(a.status, { ...a.headers, 'x-amzn-RequestId': r.requestId, 'Content-Length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_PAYLOAD_BYTES) return undefined;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
+function proxyAnswer(result: APIGatewayProxyResult): Answer {
+  const headers: Headers = { ...(result.headers as Record<string, string>) };
+  for (const [k, v] of Object.entries(result.multiValueHeaders ?? {})) headers[k] = v.map(String);
+  return { status: result.statusCode, headers, body: result.body ?? '' };
+}
+
+/** What handling a request needs, built once from the template. */
+interface Gateway {
+  readonly model: ApiModel;
+  readonly router: Router;
+  readonly responses: GatewayResponses;
+  readonly usage: UsagePlanEnforcer;
+  readonly enforceUsagePlans: boolean;
+  readonly authorizers: ReadonlyMap<string, LocalAuthorizer>;
+  readonly functions: ReadonlyMap<string, LocalFunction>;
+}
+
+function buildGateway(opts: GatewayOptions): Gateway {
+  const { model, functions } = opts;
+  const authorizers = new Map(
+    [...model.authorizers].map(([id, def]) => [id, new LocalAuthorizer(def, functions.get(def.functionId)!, opts.authCacheTtlSeconds)]),
+  );
   return {
-    callbackWaitsForEmptyEventLoop: false,
-    functionName: name,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:us-east-1:${FAKE_ACCOUNT}:function:${name}`,
-    memoryLimitInMB: '256',
-    awsRequestId: randomUUID(),
-    logGroupName: `/aws/lambda/${name}`,
-    logStreamName: 'local',
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
+    model,
+    router: new Router(model.methods),
+    responses: new GatewayResponses(model.gatewayResponses),
+    usage: new UsagePlanEnforcer(model),
+    enforceUsagePlans: opts.usagePlans !== false,
+    authorizers,
+    functions,
   };
 }
 
-function resourceMatches(pattern: string, arn: string): boolean {
-  const re = new RegExp(`^${pattern.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
-  return re.test(arn);
+/** The authorizer, then the usage plan: the authorizer context, or the gateway response that refuses the request. */
+async function admit(g: Gateway, r: Request, method: LambdaMethod): Promise<{ context: Record<string, unknown> } | { refused: Answer }> {
+  const auth = method.authorizerId ? g.authorizers.get(method.authorizerId) : undefined;
+  if (!auth) return { context: {} };
+  const header = r.req.headers[auth.def.identityHeader.toLowerCase()];
+  const outcome = await auth.authorize(typeof header === 'string' ? header : undefined, methodArn(g.model.stageName, r.httpMethod, r.path));
+  if (outcome.kind === 'reject') return { refused: g.responses.answer(outcome.type, r) };
+  if (method.apiKeyRequired && g.enforceUsagePlans) {
+    const verdict = g.usage.admit(outcome.usageIdentifierKey, outcome.context, now());
+    if (verdict !== 'ok') return { refused: g.responses.answer(verdict, r) };
+  }
+  return { context: outcome.context };
 }
 
-function allows(policy: APIGatewayAuthorizerResult['policyDocument'], arn: string): boolean {
-  const stmts = policy.Statement as Array<{ Effect: string; Resource?: string | string[] }>;
-  const matches = (s: { Resource?: string | string[] }) => [s.Resource ?? []].flat().some((r) => resourceMatches(r, arn));
-  if (stmts.some((s) => s.Effect === 'Deny' && matches(s))) return false;
-  return stmts.some((s) => s.Effect === 'Allow' && matches(s));
+/** What API Gateway does for a Lambda proxy method: admit, build the event, invoke, map the result. */
+async function runLambda(g: Gateway, r: Request, method: LambdaMethod, params: Record<string, string>, body: Buffer): Promise<Answer> {
+  const admitted = await admit(g, r, method);
+  if ('refused' in admitted) return admitted.refused;
+  const event = proxyEvent({
+    requestId: r.requestId,
+    method: r.httpMethod,
+    resourcePath: r.resourcePath,
+    path: r.path,
+    stage: g.model.stageName,
+    rawHeaders: r.req.rawHeaders,
+    search: r.url.searchParams,
+    pathParameters: params,
+    body,
+    sourceIp: r.sourceIp,
+    userAgent: r.req.headers['user-agent'],
+    protocol: `HTTP/${r.req.httpVersion}`,
+    authorizer: admitted.context,
+  });
+  const out = await invoke(g.functions.get(method.functionId)!, event);
+  // A failed invocation or a result API Gateway cannot read: 502, answered as DEFAULT_5XX.
+  return out.ok && isProxyResult(out.result) ? proxyAnswer(out.result) : g.responses.answer('DEFAULT_5XX', r);
 }
 
-export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGateway> {
-  const handlers = new Map<Route, ProxyHandler>();
-  for (const r of ROUTES) handlers.set(r, await load<ProxyHandler>(r.entry));
-  const authorizer = await load<AuthorizerHandler>(AUTHORIZER_ENTRY);
-  const cacheTtlMs = (opts.authCacheTtlSeconds ?? 0) * 1000;
-  const authCache = new Map<string, { result: APIGatewayAuthorizerResult; expires: number }>();
-  const anonymous = new Map<string, { windowStart: number; count: number }>();
-  const paths = resourcePaths();
-  const corsOrigins = (process.env.CORS_ALLOWED_ORIGINS ?? '').split(',').map((o) => o.trim()).filter(Boolean);
-
-  function anonymousHeaders(ip: string): Record<string, string> {
-    const nowSec = Math.floor(now() / 1000);
-    const windowStart = nowSec - (nowSec % 60);
-    const b = anonymous.get(ip);
-    const bucket = b && b.windowStart === windowStart ? b : { windowStart, count: 0 };
-    bucket.count++;
-    anonymous.set(ip, bucket);
-    if (anonymous.size > 10_000) anonymous.clear(); // bounded memory under address churn
-    return {
-      'X-RateLimit-Limit': String(ANONYMOUS_PER_MINUTE),
-      'X-RateLimit-Remaining': String(Math.max(0, ANONYMOUS_PER_MINUTE - bucket.count)),
-      'X-RateLimit-Reset': String(windowStart + 60),
-    };
+/** Stage, resource and method, the payload limit, then the method's integration. */
+async function route(g: Gateway, r: Request): Promise<Answer> {
+  if (!r.url.pathname.startsWith(`/${g.model.stageName}/`)) return g.responses.answer('MISSING_AUTHENTICATION_TOKEN', r);
+  let match;
+  try {
+    match = g.router.match(r.path, r.httpMethod);
+  } catch {
+    match = undefined; // an undecodable %-escape in a path parameter
   }
+  if (!match?.method) return g.responses.answer('MISSING_AUTHENTICATION_TOKEN', r);
+  const facts: Request = { ...r, resourcePath: match.resourcePath };
+  const body = await readBody(r.req);
+  if (!body) return g.responses.answer('REQUEST_TOO_LARGE', facts);
+  if (match.method.kind === 'lambda') return runLambda(g, facts, match.method, match.params, body);
+  const mock = runMock(match.method, r.req.headers['content-type'], body.toString('utf8'), { requestId: r.requestId });
+  return mock.kind === 'gateway' ? g.responses.answer(mock.type, facts) : mock;
+}
 
-  function send(res: ServerResponse, status: number, headers: Record<string, string | string[]>, body: string): void {
-    res.writeHead(status, { ...headers, 'Content-Length': Buffer.byteLength(body) });
-    res.end(body);
-  }
+function requestOf(req: IncomingMessage, stageName: string): Request {
+  const url = new URL(req.url ?? '/', 'http://localhost');
+  return {
+    req,
+    url,
+    requestId: randomUUID(),
+    sourceIp: req.socket.remoteAddress ?? '127.0.0.1',
+    httpMethod: (req.method ?? 'GET').toUpperCase(),
+    path: url.pathname.slice(stageName.length + 1) || '/',
+    resourcePath: '',
+    stage: stageName,
+  };
+}
 
-  function sendGateway(res: ServerResponse, ip: string, type: GatewayResponseType): void {
-    const g = gatewayResponse(type);
-    send(res, g.status, { ...g.headers, ...anonymousHeaders(ip) }, JSON.stringify({ code: g.code, message: g.message, status: g.status }));
-  }
-
-  async function readBody(req: IncomingMessage): Promise<Buffer | 'too-large'> {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of req as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > MAX_PAYLOAD_BYTES) return 'too-large';
-      chunks.push(chunk);
-    }
-    return Buffer.concat(chunks);
-  }
-
-  async function authorize(token: string, methodArn: string): Promise<APIGatewayAuthorizerResult | 'unauthorized' | 'failure'> {
-    const cached = authCache.get(token);
-    if (cached && cached.expires > Date.now()) return cached.result;
-    try {
-      const result = await authorizer({ type: 'TOKEN', authorizationToken: token, methodArn });
-      if (cacheTtlMs > 0) authCache.set(token, { result, expires: Date.now() + cacheTtlMs });
-      return result;
-    } catch (err) {
-      return (err as Error)?.message === 'Unauthorized' ? 'unauthorized' : 'failure';
-    }
-  }
-
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (serveDocs(req, res)) return; // the API reference page, outside the base path
-    const ip = req.socket.remoteAddress ?? '127.0.0.1';
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    const method = (req.method ?? 'GET').toUpperCase();
-    if (!url.pathname.startsWith(`${BASE_PATH}/`)) return sendGateway(res, ip, 'MISSING_AUTHENTICATION_TOKEN');
-    const path = url.pathname.slice(BASE_PATH.length);
-    let match: ReturnType<typeof matchPath>;
-    try {
-      match = matchPath(path);
-    } catch {
-      return sendGateway(res, ip, 'MISSING_AUTHENTICATION_TOKEN'); // undecodable %-escape in a path parameter
-    }
-    if (!match) return sendGateway(res, ip, 'MISSING_AUTHENTICATION_TOKEN');
-    const route = ROUTES.find((r) => r.path === match.template && r.method === method);
-    const origin = req.headers.origin;
-    if (method === 'OPTIONS' && origin && corsOrigins.includes(origin)) {
-      // The CORS preflight the stack adds (defaultCorsPreflightOptions) when the stage allows origins.
-      return send(res, 204, {
-        'Access-Control-Allow-Origin': origin,
-        'Access-Control-Allow-Methods': (paths.get(match.template) ?? []).join(','),
-        'Access-Control-Allow-Headers': 'Authorization,Content-Type,Idempotency-Key',
-        'Access-Control-Max-Age': '600',
-        Vary: 'Origin',
-        ...anonymousHeaders(ip),
-      }, '');
-    }
-    if (!route) {
-      const r405 = methodNotAllowed(paths.get(match.template) ?? []);
-      return send(res, r405.status, { ...r405.headers, ...anonymousHeaders(ip) }, method === 'HEAD' ? '' : r405.body);
-    }
-    const body = await readBody(req);
-    if (body === 'too-large') return sendGateway(res, ip, 'REQUEST_TOO_LARGE');
-
-    const token = req.headers.authorization;
-    if (typeof token !== 'string' || !bearer.test(token)) return sendGateway(res, ip, 'UNAUTHORIZED');
-    const methodArn = `arn:aws:execute-api:us-east-1:${FAKE_ACCOUNT}:${FAKE_API}/${STAGE}/${method}${path}`;
-    const auth = await authorize(token, methodArn);
-    if (auth === 'unauthorized') return sendGateway(res, ip, 'UNAUTHORIZED');
-    if (auth === 'failure') return sendGateway(res, ip, 'AUTHORIZER_FAILURE');
-    if (!allows(auth.policyDocument, methodArn)) return sendGateway(res, ip, 'ACCESS_DENIED');
-
-    const headers: Record<string, string> = {};
-    const multiValueHeaders: Record<string, string[]> = {};
-    for (let i = 0; i < req.rawHeaders.length; i += 2) {
-      const [k, v] = [req.rawHeaders[i]!, req.rawHeaders[i + 1]!];
-      headers[k] = v;
-      (multiValueHeaders[k] ??= []).push(v);
-    }
-    const query: Record<string, string> = {};
-    const multiQuery: Record<string, string[]> = {};
-    for (const [k, v] of url.searchParams) {
-      query[k] = v;
-      (multiQuery[k] ??= []).push(v);
-    }
-    const hasQuery = Object.keys(query).length > 0;
-    const event: APIGatewayProxyEvent = {
-      resource: route.path,
-      path,
-      httpMethod: method,
-      headers,
-      multiValueHeaders,
-      queryStringParameters: hasQuery ? query : null,
-      multiValueQueryStringParameters: hasQuery ? multiQuery : null,
-      pathParameters: Object.keys(match.params).length ? match.params : null,
-      stageVariables: null,
-      body: body.length ? body.toString('utf8') : null,
-      isBase64Encoded: false,
-      requestContext: {
-        accountId: FAKE_ACCOUNT,
-        apiId: FAKE_API,
-        authorizer: { ...auth.context, principalId: auth.principalId, integrationLatency: 0 },
-        httpMethod: method,
-        identity: { sourceIp: ip, userAgent: req.headers['user-agent'] ?? null } as APIGatewayProxyEvent['requestContext']['identity'],
-        path: url.pathname,
-        protocol: `HTTP/${req.httpVersion}`,
-        requestId: randomUUID(),
-        requestTimeEpoch: Date.now(),
-        resourceId: 'local',
-        resourcePath: route.path,
-        stage: STAGE,
-      },
-    };
-    let result: APIGatewayProxyResult;
-    try {
-      result = await handlers.get(route)!(event, lambdaContext(route.operationId));
-    } catch {
-      return sendGateway(res, ip, 'DEFAULT_5XX'); // a crashed function: API Gateway answers 502 → mapped
-    }
-    const out: Record<string, string | string[]> = { ...(result.headers as Record<string, string>) };
-    for (const [k, v] of Object.entries(result.multiValueHeaders ?? {})) out[k] = v.map(String);
-    send(res, result.statusCode, out, method === 'HEAD' ? '' : result.body);
-  }
-
+export async function startGateway(opts: GatewayOptions): Promise<RunningGateway> {
+  const g = buildGateway(opts);
   const server = createServer((req, res) => {
-    handle(req, res).catch(() => {
-      if (!res.headersSent) sendGateway(res, req.socket.remoteAddress ?? '', 'DEFAULT_5XX');
-      else res.destroy();
-    });
+    if (serveDocs(req, res)) return; // the API reference page, outside the stage (not part of the template)
+    const r = requestOf(req, g.model.stageName);
+    route(g, r)
+      .then((a) => send(res, r, a))
+      .catch(() => (res.headersSent ? res.destroy() : send(res, r, g.responses.answer('DEFAULT_5XX', r))));
   });
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
@@ -248,8 +188,9 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<RunningGa
   });
   const port = (server.address() as { port: number }).port;
   return {
-    url: `http://${opts.host && opts.host !== '0.0.0.0' ? opts.host : '127.0.0.1'}:${port}${BASE_PATH}`,
+    url: `http://${opts.host && opts.host !== '0.0.0.0' ? opts.host : '127.0.0.1'}:${port}/${g.model.stageName}`,
     port,
+    usage: g.usage,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

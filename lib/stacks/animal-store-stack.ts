@@ -1,26 +1,26 @@
-import { CfnOutput, Stack, Validations, type StackProps } from 'aws-cdk-lib';
-import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import { CfnOutput, Stack, Validations, type CfnResource, type StackProps } from 'aws-cdk-lib';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import type { IFunction } from 'aws-cdk-lib/aws-lambda';
-import { Topic } from 'aws-cdk-lib/aws-sns';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
-import { AUTHORIZER_ENTRY, ROUTES } from '../../contract/routes.ts';
+import { AUTHORIZER, AUTHORIZER_ENTRY, ROUTES } from '../../contract/routes.ts';
 import { PLANS } from '../../contract/plans.ts';
-import type { StageConfig } from '../config/stages.ts';
+import { alarmNotificationsOf, type StageConfig } from '../config/stages.ts';
+import { AlarmTopic } from '../constructs/alarm-topic.ts';
 import { ApiAlarms } from '../constructs/alarms.ts';
-import { ApiFunction } from '../constructs/api-function.ts';
+import { ApiFunction, POWERTOOLS } from '../constructs/api-function.ts';
+import { CanaryDeployments } from '../constructs/canary-deployments.ts';
 import { DataTables } from '../constructs/data-tables.ts';
 import { GatewayResponses } from '../constructs/gateway-responses.ts';
 import { STAGE_NAME, StoreApi } from '../constructs/store-api.ts';
 import { UsagePlans } from '../constructs/usage-plans.ts';
 import { accessOf } from './function-access.ts';
+import { ENTRY_METADATA, TABLE_METADATA } from './metadata.ts';
 
 export interface AnimalStoreStackProps extends StackProps {
   readonly stage: StageConfig;
 }
 
-/** One stage of the Animal Store: tables, functions, the REST API (stage v1), usage plans, alarms, outputs. */
+/** One stage of the Animal Store: tables, functions, the REST API (stage v1), usage plans, alarms and their topic, outputs. */
 export class AnimalStoreStack extends Stack {
   constructor(scope: Construct, id: string, props: AnimalStoreStackProps) {
     super(scope, id, props);
@@ -31,6 +31,8 @@ export class AnimalStoreStack extends Stack {
       deletionProtection: stage.deletionProtection,
     });
     const tableEnv = Object.fromEntries(data.entries().map(({ def, table }) => [def.envVar, table.tableName]));
+    // Lets the local gateway name each table of the template locally (lib/local).
+    for (const { def, table } of data.entries()) (table.node.defaultChild as CfnResource).addMetadata(TABLE_METADATA, def.id);
 
     const cursorSecret = new Secret(this, 'CursorSecret', {
       description: `Animal Store ${stage.name}: signs pagination cursors`,
@@ -42,7 +44,7 @@ export class AnimalStoreStack extends Stack {
       reason: 'The cursor signing key only makes pagination cursors tamper-evident; rotating it would invalidate every cursor in flight and needs a rotation function for little gain. Rotate by hand if it leaks (docs/deployment.md).',
     });
 
-    const functionFor = (name: string, entry: string): IFunction => {
+    const functionFor = (name: string, entry: string): ApiFunction => {
       const access = accessOf(name);
       const fn = new ApiFunction(this, `${name[0]!.toUpperCase()}${name.slice(1)}`, {
         entry,
@@ -57,22 +59,27 @@ export class AnimalStoreStack extends Stack {
           // A dynamic reference: CloudFormation resolves it at deploy time (see docs/deployment.md).
           ...(access.cursorSecret ? { CURSOR_SECRET: cursorSecret.secretValue.unsafeUnwrap() } : {}),
         },
-      }).function;
+      });
+      // Lets the local gateway run this function's handler module (lib/local).
+      (fn.function.node.defaultChild as CfnResource).addMetadata(ENTRY_METADATA, entry);
       for (const grant of access.tables) {
         const arn = data.table(grant.table).tableArn;
-        fn.addToRolePolicy(
+        fn.function.addToRolePolicy(
           new PolicyStatement({ actions: [...grant.actions], resources: [grant.index ? `${arn}/index/${grant.index}` : arn] }),
         );
       }
       return fn;
     };
 
-    const handlers = new Map(ROUTES.map((r) => [r.operationId, functionFor(r.operationId, r.entry)]));
-    const authorizerHandler = functionFor('authorizer', AUTHORIZER_ENTRY);
+    const functions = new Map<string, ApiFunction>(ROUTES.map((r) => [r.operationId, functionFor(r.operationId, r.entry)]));
+    functions.set(AUTHORIZER.name, functionFor(AUTHORIZER.name, AUTHORIZER_ENTRY));
+    const handlers = new Map(ROUTES.map((r) => [r.operationId, functions.get(r.operationId)!.function]));
+    const authorizerHandler = functions.get(AUTHORIZER.name)!.function;
 
     const store = new StoreApi(this, 'Api', {
-      handlers,
-      authorizerHandler,
+      // API Gateway invokes the `live` aliases (the permissions are granted on them), so deploys can shift traffic.
+      handlers: new Map(ROUTES.map((r) => [r.operationId, functions.get(r.operationId)!.alias])),
+      authorizerHandler: functions.get(AUTHORIZER.name)!.alias,
       authorizerCacheTtl: stage.authorizerCacheTtl,
       accessLogRetention: stage.logRetention,
       removalPolicy: stage.removalPolicy,
@@ -84,11 +91,30 @@ export class AnimalStoreStack extends Stack {
 
     new ApiAlarms(this, 'Alarms', {
       api: store.api,
-      functions: new Map([...handlers, ['authorizer', authorizerHandler]]),
+      functions: new Map([...handlers, [AUTHORIZER.name, authorizerHandler]]),
       tables: new Map(data.entries().map(({ def, table }) => [def.id, table])),
       thresholds: stage.alarms,
-      action: stage.alarmTopicArn ? new SnsAction(Topic.fromTopicArn(this, 'AlarmTopic', stage.alarmTopicArn)) : undefined,
+      // The functions' default metric dimensions (lambdas/shared/observability.ts): Powertools' service, and STAGE.
+      customMetrics: { namespace: POWERTOOLS.metricsNamespace, dimensions: { service: POWERTOOLS.serviceName, stage: stage.name } },
     });
+    // Every alarm of the stack, whichever construct made it, notifies the stage's topic on ALARM and on OK.
+    const alarmTopic = new AlarmTopic(this, 'AlarmTopic', {
+      ...alarmNotificationsOf(stage, (key) => this.node.tryGetContext(key)),
+      removalPolicy: stage.removalPolicy,
+    });
+    alarmTopic.notifyFromEveryAlarmIn(this);
+
+    // Without a deployment config (staging) CloudFormation moves each alias to its new version at once.
+    const deployments = stage.deploymentConfig
+      ? new CanaryDeployments(this, 'Deploy', {
+          aliases: new Map([...functions].map(([name, fn]) => [name, fn.alias])),
+          errorsAreAnswers: [AUTHORIZER.name],
+          api: store.api,
+          deploymentConfig: stage.deploymentConfig,
+          serverErrorRatePercent: stage.alarms.serverErrorRatePercent,
+          lambdaErrors: stage.alarms.lambdaErrors,
+        })
+      : undefined;
 
     new CfnOutput(this, 'ApiUrl', {
       value: `https://${store.api.restApiId}.execute-api.${this.region}.${this.urlSuffix}/${STAGE_NAME}/`,
@@ -107,6 +133,10 @@ export class AnimalStoreStack extends Stack {
     }
     for (const [name, plan] of usagePlans.plans) {
       new CfnOutput(this, `UsagePlanId${PLANS[name].displayName}`, { value: plan.usagePlanId, description: `Usage plan ${PLANS[name].displayName}` });
+    }
+    new CfnOutput(this, 'AlarmTopicArn', { value: alarmTopic.topic.topicArn, description: 'SNS topic every alarm notifies (ALARM and OK)' });
+    if (deployments) {
+      new CfnOutput(this, 'DeployApplicationName', { value: deployments.application.applicationName, description: 'CodeDeploy application of the gradual deploys' });
     }
     new CfnOutput(this, 'CursorSecretArn', { value: cursorSecret.secretArn, description: 'Secret that signs pagination cursors' });
   }

@@ -5,7 +5,8 @@ import { AnimalStoreStack } from './animal-store-stack.ts';
 
 /**
  * The CDK app: one stack per stage, cdk-nag AwsSolutions checks on every synth. Account and region per stage:
- * context `animal-store:<stage>:account` / `animal-store:<stage>:region`, else the stage config (CDK_DEFAULT_*).
+ * context `animal-store:<stage>:account` / `animal-store:<stage>:region`, else the stage config; with neither the
+ * stack is environment-agnostic (never the CLI's CDK_DEFAULT_REGION, which is us-east-1 when nothing is set).
  */
 export function createApp(props: AppProps = {}): { app: App; stacks: Record<StageName, AnimalStoreStack> } {
   const app = new App(props);

@@ -58,7 +58,7 @@ describe('ignored auth: bad credentials never reach an operation', () => {
     await keyAdminStore.upsert(record);
     const listed = await fetch(`${api.url}/pets`, { headers: { Authorization: `Bearer ${key}` } });
     expect(listed.status, 'the key works before it is revoked').toBe(200);
-    await keyAdminStore.update(record.hash, { status: 'revoked' });
+    await keyAdminStore.update(record, { status: 'revoked' });
     for (const r of requests()) {
       await send(api.url, { ...r, headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, expect: { status: 401, code: 'unauthorized' }, why: 'revoked key' }, stats);
     }

@@ -67,7 +67,8 @@ describe('fuzzing every operation (limiter on, Enterprise key)', () => {
     console.info(`[fuzz] property run: ${BATCH * RUNS} requests in ${((Date.now() - started) / 1000).toFixed(1)} s (seed ${SEED})`);
     expect(stats.fiveXx).toBe(0);
     if (!process.env.FUZZ_RUNS) expect(stats.requests).toBeGreaterThanOrEqual(MIN_REQUESTS);
-  }, 120_000);
+    // ~35 s on a quiet 2-core machine; the limit only guards against a hang, so a loaded machine must not fail it.
+  }, 900_000);
 });
 
 

@@ -44,10 +44,11 @@ export const oddString: fc.Arbitrary<string> = fc.oneof(
   { weight: 3, arbitrary: fc.array(fc.oneof(fc.constantFrom(...ODD), fc.string({ maxLength: 3 })), { minLength: 1, maxLength: 6 }).map((a) => a.join('')) },
 );
 
-/** Names around and past NAME_MAX_LENGTH (in UTF-16 code units, as JSON Schema's maxLength counts them in JS). */
+/** Names around and past NAME_MAX_LENGTH, in characters of one and two UTF-16 code units. */
 const longName: fc.Arbitrary<string> = fc.oneof(
   fc.integer({ min: NAME_MAX_LENGTH - 2, max: NAME_MAX_LENGTH + 2 }).map((n) => 'n'.repeat(n)),
   fc.integer({ min: 90, max: 110 }).map((n) => '😀'.repeat(n)),
+  fc.integer({ min: NAME_MAX_LENGTH - 2, max: NAME_MAX_LENGTH + 2 }).map((n) => '😀'.repeat(n)),
   fc.integer({ min: 1_000, max: 9_000 }).map((n) => 'h'.repeat(n)),
 );
 
@@ -95,7 +96,9 @@ export function newPetProblem(v: unknown): string | undefined {
   if (v === null || typeof v !== 'object' || Array.isArray(v)) return 'body is not an object';
   const o = v as Record<string, unknown>;
   if (typeof o.name !== 'string') return 'name is not a string';
-  if (o.name.length < 1 || o.name.length > NAME_MAX_LENGTH) return 'name length out of range';
+  // Characters are Unicode code points, as JSON Schema's maxLength counts them (zod and Ajv both do).
+  const chars = [...o.name].length;
+  if (chars < 1 || chars > NAME_MAX_LENGTH) return 'name length out of range';
   if (o.name.trim() === '') return 'name is blank';
   if (!o.name.isWellFormed()) return 'name has a lone surrogate';
   if (typeof o.categoryId !== 'number' || !Number.isSafeInteger(o.categoryId) || o.categoryId < 1) return 'categoryId is not a positive safe integer';
@@ -333,8 +336,10 @@ const RAW_QUERIES = ['?%', '?limit=%zz', '?limit=%ED%A0%80', '?status=%C0%AF', '
 
 // ---------------------------------------------------------------------------------------------- GET /pets/{petId}
 
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
 const GARBAGE_IDS = [
-  '0', '-1', '01', '1.0', '1e3', '0x10', '+1', ' 1', '1 ', '9007199254740992', '99999999999999999999', 'abc', 'null', 'undefined',
+  '0', '-1', '-0', '01', '9223372036854775807', '9223372036854775808', '-9223372036854775808', '-9223372036854775809', '9007199254740993', '1.0', '1e3', '0x10', '+1', ' 1', '1 ', '9007199254740992', '99999999999999999999', 'abc', 'null', 'undefined',
   '١', '１', '1\u0000', '\u202e1', '😀', '%', "'; DROP TABLE pets;--", '$(id)', 'x'.repeat(4000), '/', '?', '#',
 ];
 /** Encoded on the wire as given: some are not valid percent-encoding at all (the gateway answers 404 for those). */
@@ -347,8 +352,9 @@ function getExpectation(segment: string, world: World): { expect: Expectation; w
   } catch {
     return { expect: { status: 404, code: 'not_found' }, why: 'undecodable path (no route matches)' };
   }
-  if (!/^(0|[1-9][0-9]*)$/.test(id) || Number(id) < 1 || Number(id) > MAX_ID) return { expect: { status: 400, code: 'validation_failed' }, why: `petId ${id.slice(0, 40)}` };
-  const pet = world.pets.find((p) => p.id === Number(id));
+  // The spec types petId as int64: anything else is 400; an int64 no pet has (the service assigns 1 to 2^53-1) is 404.
+  if (!/^(0|-?[1-9][0-9]*)$/.test(id) || BigInt(id) < INT64_MIN || BigInt(id) > INT64_MAX) return { expect: { status: 400, code: 'validation_failed' }, why: `petId ${id.slice(0, 40)}` };
+  const pet = world.pets.find((p) => BigInt(p.id) === BigInt(id));
   if (!pet) return { expect: { status: 404, code: 'not_found' }, why: 'no such pet' };
   return {
     why: 'existing pet',
@@ -366,7 +372,10 @@ const petIdSegment = (world: World): fc.Arbitrary<string> =>
     { weight: 4, arbitrary: world.pets.length ? fc.constantFrom(...world.pets.map((p) => String(p.id))) : fc.constant('1') },
     // Ids far above anything the run allocates, so a concurrent create never makes them exist.
     { weight: 2, arbitrary: fc.integer({ min: 1e12, max: MAX_ID }).map(String) },
-    { weight: 3, arbitrary: fc.oneof(fc.constantFrom(...GARBAGE_IDS), oddString.filter((s) => s !== '')).map((s) => encodeURIComponent(s.toWellFormed())) },
+    // int64 values up to and just past its bounds (none the run can allocate): valid ones are 404, the others 400.
+    { weight: 1, arbitrary: fc.oneof(fc.bigInt({ min: INT64_MIN - 2n, max: 0n }), fc.bigInt({ min: 10n ** 12n, max: INT64_MAX + 2n })).map(String) },
+    // Not ids the run may allocate meanwhile (a concurrent create would make the oracle's 404 a 200).
+    { weight: 3, arbitrary: fc.oneof(fc.constantFrom(...GARBAGE_IDS), oddString.filter((s) => s !== '' && !/^[1-9][0-9]{0,11}$/.test(s))).map((s) => encodeURIComponent(s.toWellFormed())) },
     { weight: 1, arbitrary: fc.constantFrom(...RAW_ID_SEGMENTS) },
   ).filter((s) => s !== '' && s !== '.' && s !== '..');
 

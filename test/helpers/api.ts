@@ -39,6 +39,8 @@ export async function startTestApi(opts: LocalApiOptions = {}): Promise<TestApi>
       { key: keys.pro, plan: 'pro' },
       { key: keys.business, plan: 'business' },
     ],
+    // Uncached unless a test asks for the template's cache: tests revoke keys and expect the next request to see it.
+    authCacheTtlSeconds: 0,
     ...opts,
     env: { CURSOR_SECRET: 'test-cursor-secret-0123456789', DYNAMODB_TIMEOUT_MS: '8000', ...opts.env },
   });

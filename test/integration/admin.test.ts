@@ -11,8 +11,11 @@ import {
   CreateUsagePlanCommand,
   CreateUsagePlanKeyCommand,
   DeleteApiKeyCommand,
+  DeleteUsagePlanCommand,
   DeleteUsagePlanKeyCommand,
 } from '@aws-sdk/client-api-gateway';
+import { API_KEY_VALUE_PATTERN, usageIdentifierKey } from '../../lambdas/domain/keys.ts';
+import { usagePlanThrottle } from '../../contract/plans.ts';
 import { runAdmin, realDeps } from '../../lib/admin/cli.ts';
 import { awsKeyGateway } from '../../lib/admin/gateway.ts';
 import { keyAdmin, type AdminDeps } from '../../lib/admin/service.ts';
@@ -122,19 +125,28 @@ describe('admin tool against API Gateway (aws-sdk-client-mock)', () => {
     };
   });
 
-  it('creates the API key with the client key as its value and puts it on the plan', async () => {
+  it('creates the API key with a value derived from the key id, never the secret, within AWS API key value rules, and puts it on the plan', async () => {
     const { key, record } = await keyAdmin(deps).create({ owner: 'acme', plan: 'business' });
-    expect(apigw.commandCalls(CreateApiKeyCommand)[0]!.args[0].input).toEqual({ name: `animal-store-${record.keyId}`, value: key, enabled: true });
+    const input = apigw.commandCalls(CreateApiKeyCommand)[0]!.args[0].input;
+    expect(input).toEqual({ name: `animal-store-${record.keyId}`, value: usageIdentifierKey(record.keyId), enabled: true });
+    // Anyone with apigateway:GET reads API key values (get-api-keys --include-values): no part of the secret in it.
+    expect(input.value).not.toContain(key.slice(4, 14));
+    // API Gateway developer guide, "Usage plans and API keys": an API key value is alphanumeric, 20 to 128 characters.
+    expect(input.value).toMatch(/^[A-Za-z0-9]{20,128}$/);
+    expect(input.value).toMatch(API_KEY_VALUE_PATTERN);
     expect(apigw.commandCalls(CreateUsagePlanKeyCommand)[0]!.args[0].input).toEqual({ usagePlanId: 'plan-business', keyId: 'apikey-1', keyType: 'API_KEY' });
     expect(record.apiGatewayKeyId).toBe('apikey-1');
   });
 
   it('gives Enterprise keys a usage plan of their own with their limits', async () => {
     await keyAdmin(deps).create({ owner: 'bigco', plan: 'enterprise', perMinute: 6000, perDay: 5_000_000 });
+    // The same mapping as the standard plans (docs/deployment.md); 6,000/min is capped at the account throttle.
+    const t = usagePlanThrottle({ perMinute: 6000, perDay: 5_000_000 });
+    expect(t).toMatchObject({ rateLimit: 101, burstLimit: 5_000, guaranteed: false });
     expect(apigw.commandCalls(CreateUsagePlanCommand)[0]!.args[0].input).toMatchObject({
       apiStages: [{ apiId: 'api123', stage: 'v1' }],
-      throttle: { rateLimit: 100, burstLimit: 6000 },
-      quota: { limit: 5_000_000, period: 'DAY' },
+      throttle: { rateLimit: t.rateLimit, burstLimit: t.burstLimit },
+      quota: { limit: t.quotaPerDay, period: 'DAY' },
     });
     expect(apigw.commandCalls(CreateUsagePlanKeyCommand)[0]!.args[0].input).toMatchObject({ usagePlanId: 'plan-acme' });
   });
@@ -171,11 +183,60 @@ describe('admin tool against API Gateway (aws-sdk-client-mock)', () => {
     expect((await admin.show(record.keyId)).plan).toBe('pro');
   });
 
-  it('revokes in DynamoDB first, so a gateway failure never leaves the key active', async () => {
+  it('the authorizer returns the same derived value as usageIdentifierKey, for the first secret and after a rotation', async () => {
+    const { handler } = await import('../../lambdas/handlers/authorizer.ts');
+    const authorize = (key: string) => handler({ type: 'TOKEN', authorizationToken: `Bearer ${key}`, methodArn: 'arn:aws:execute-api:eu-west-1:123456789012:api123/v1/GET/pets' });
     const admin = keyAdmin(deps);
-    const { record } = await admin.create({ owner: 'leaver', plan: 'pro' });
+    const { key, record } = await admin.create({ owner: 'acme', plan: 'pro' });
+    const value = apigw.commandCalls(CreateApiKeyCommand)[0]!.args[0].input.value;
+    expect((await authorize(key)).usageIdentifierKey).toBe(value);
+    apigw.resetHistory();
+    const rotated = await admin.rotate(record.keyId);
+    expect((await authorize(rotated.key)).usageIdentifierKey).toBe(value);
+    await expect(authorize(key)).rejects.toThrow('Unauthorized');
+  });
+
+  // With apiKeySourceType AUTHORIZER, API Gateway answers 403 when the usageIdentifierKey of an authorizer result
+  // (cached up to the authorizer TTL) names an API key that was deleted or is in no usage plan of the stage.
+  it('rotates without touching API Gateway: the same API key and usage plan serve the new secret', async () => {
+    const admin = keyAdmin(deps);
+    const { record } = await admin.create({ owner: 'rotator', plan: 'free' });
+    apigw.resetHistory();
+    const rotated = await admin.rotate(record.keyId);
+    expect(apigw.calls()).toHaveLength(0);
+    expect(rotated.record.apiGatewayKeyId).toBe(record.apiGatewayKeyId);
+  });
+
+  it('revokes without deleting the API key; purge deletes it (and an Enterprise plan) only after the authorizer cache TTL', async () => {
+    let t = Date.UTC(2026, 10, 22, 12);
+    const admin = keyAdmin({ ...deps, now: () => t, revokedKeyGraceMs: 120_000 });
+    const { record } = await admin.create({ owner: 'leaver', plan: 'enterprise', perMinute: 10, perDay: 100 });
+    apigw.resetHistory();
+    expect((await admin.revoke(record.keyId)).status).toBe('revoked');
+    expect(apigw.calls(), 'no gateway call on revoke').toHaveLength(0);
+    t += 60_000;
+    expect((await admin.purge()).map((k) => k.keyId)).not.toContain(record.keyId);
+    expect(apigw.commandCalls(DeleteApiKeyCommand)).toHaveLength(0);
+    t += 61_000;
+    expect((await admin.purge()).map((k) => k.keyId)).toContain(record.keyId);
+    expect(apigw.commandCalls(DeleteApiKeyCommand).map((c) => c.args[0].input)).toContainEqual({ apiKey: 'apikey-1' });
+    expect(apigw.commandCalls(DeleteUsagePlanCommand).map((c) => c.args[0].input)).toContainEqual({ usagePlanId: 'plan-acme' });
+    const after = await admin.show(record.keyId);
+    expect(after).toMatchObject({ status: 'revoked' });
+    expect(after.apiGatewayKeyId).toBeUndefined();
+    apigw.resetHistory();
+    await admin.purge();
+    expect(apigw.commandCalls(DeleteApiKeyCommand), 'purged once').toHaveLength(0);
+  });
+
+  it('a failed purge keeps the key revoked and its API key recorded, so the next purge retries', async () => {
+    let t = Date.UTC(2026, 10, 22, 12);
+    const admin = keyAdmin({ ...deps, now: () => t });
+    const { record } = await admin.create({ owner: 'leaver2', plan: 'pro' });
+    await admin.revoke(record.keyId);
+    t += 10 * 60_000;
     apigw.on(DeleteApiKeyCommand).rejects(new Error('gateway down'));
-    await expect(admin.revoke(record.keyId)).rejects.toThrow('gateway down');
-    expect((await admin.show(record.keyId)).status).toBe('revoked');
+    await expect(admin.purge()).rejects.toThrow('gateway down');
+    expect(await admin.show(record.keyId)).toMatchObject({ status: 'revoked', apiGatewayKeyId: 'apikey-1' });
   });
 });

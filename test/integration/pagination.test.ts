@@ -6,7 +6,9 @@
  * a next page (the store cannot know there is nothing left without reading on); that page is then empty and has no
  * next link. Clients stop at the first page without a next link (the typed client's listAllPets does).
  */
+import { createHmac } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { CURSOR_TTL_SECONDS } from '../../lambdas/domain/pagination.ts';
 import { resetClock, setClock } from '../../lambdas/shared/clock.ts';
 import { PET_STATUSES, type Pet, type PetStatus } from '../../contract/schemas.ts';
 import { createAnimalStoreClient, nextLink, type AnimalStoreClient } from '../../client/index.ts';
@@ -139,9 +141,23 @@ describe('invalid cursors → 400 invalid_cursor', () => {
     }
   });
 
+  it('rejects a MAC with non-ASCII characters (400, not a 500 from comparing buffers of different lengths)', async () => {
+    const [data, mac] = (await firstCursor('limit=2')).split('.') as [string, string];
+    for (const odd of ['é', '€', '😀']) await expectInvalid(`/pets?limit=2&cursor=${encodeURIComponent(`${data}.${mac.slice(0, mac.length - odd.length)}${odd}`)}`);
+  });
+
+  it('rejects a correctly signed cursor whose position is not a pet id (as with a leaked secret): 400, not a DynamoDB 500', async () => {
+    // startTestApi put the functions' secret in the environment; sign what an attacker holding it could.
+    const secret = process.env.CURSOR_SECRET!;
+    const e = Math.floor(Date.now() / 1000) + 600;
+    for (const a of ['x', { N: '1' }, -1, 1.5, 2 ** 60]) {
+      const data = Buffer.from(JSON.stringify({ a, s: null, e })).toString('base64url');
+      const mac = createHmac('sha256', secret).update(data).digest('base64url');
+      await expectInvalid(`/pets?limit=2&cursor=${data}.${mac}`);
+    }
+  });
+
   it('rejects expired cursors, and accepts them until they expire', async () => {
-    // Imported late: the module reads the functions' configuration, which startTestApi sets.
-    const { CURSOR_TTL_SECONDS } = await import('../../lambdas/domain/pagination.ts');
     const t0 = Date.now();
     setClock(() => t0);
     const cursor = await firstCursor('limit=2');

@@ -51,8 +51,15 @@ describe('query and path parameters', () => {
     expect(ListPetsQuery.safeParse({ status: 'lost' }).success).toBe(false);
   });
 
-  it('takes petId as a positive safe integer', () => {
+  it('takes petId as any int64 in canonical decimal: a number when assignable (1 to 2^53-1), else an exact bigint', () => {
     expect(PetIdParam.parse({ petId: '42' }).petId).toBe(42);
-    for (const petId of ['0', '-1', 'abc', '1.0', '9007199254740992']) expect(PetIdParam.safeParse({ petId }).success).toBe(false);
+    expect(PetIdParam.parse({ petId: '9007199254740991' }).petId).toBe(Number.MAX_SAFE_INTEGER);
+    // Valid int64 values the service never assigns: kept exact (2^53 + 1 would round to 2^53 as a number).
+    for (const petId of ['0', '-1', '9007199254740992', '9007199254740993', '9223372036854775807', '-9223372036854775808']) {
+      expect(PetIdParam.parse({ petId }).petId).toBe(BigInt(petId));
+    }
+    for (const petId of ['9223372036854775808', '-9223372036854775809', '99999999999999999999', '01', '-0', '+1', '1.0', '1e3', '0x10', ' 1', 'abc', '', '١']) {
+      expect(PetIdParam.safeParse({ petId }).success, petId).toBe(false);
+    }
   });
 });

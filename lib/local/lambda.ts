@@ -1,0 +1,139 @@
+/**
+ * The Lambda side: each function of the template runs its handler module (named by the stack's metadata) in this
+ * process, with a Lambda context that carries the function's timeout; a handler that throws, returns no valid
+ * result or outlives its timeout fails the invocation, as Lambda does.
+ */
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { LOCAL_ACCOUNT, LOCAL_REGION } from './intrinsics.ts';
+import type { FunctionDef } from './template.ts';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+export type Handler = (event: unknown, context: Context) => Promise<unknown>;
+
+export interface LocalFunction {
+  readonly def: FunctionDef;
+  readonly handler: Handler;
+}
+
+/** Imports each function's handler module (after the functions' environment is set: modules read it at import). */
+export async function loadFunctions(defs: Iterable<FunctionDef>): Promise<Map<string, LocalFunction>> {
+  const out = new Map<string, LocalFunction>();
+  for (const def of defs) {
+    const mod = (await import(`${ROOT}${def.entry}`)) as { handler?: Handler };
+    if (typeof mod.handler !== 'function') throw new Error(`${def.entry} (function ${def.logicalId}) exports no handler`);
+    out.set(def.logicalId, { def, handler: mod.handler });
+  }
+  return out;
+}
+
+function lambdaContext(def: FunctionDef, deadline: number): Context {
+  const name = def.logicalId;
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName: name,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT}:function:${name}`,
+    memoryLimitInMB: String(def.memoryMb),
+    awsRequestId: randomUUID(),
+    logGroupName: `/aws/lambda/${name}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+export type Invocation<T> = { readonly ok: true; readonly result: T } | { readonly ok: false; readonly error: unknown };
+
+/** Runs one invocation; a thrown error or the function's timeout is a failed invocation. */
+export async function invoke<T>(fn: LocalFunction, event: unknown): Promise<Invocation<T>> {
+  const timeoutMs = fn.def.timeoutSeconds * 1000;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_r, reject) => {
+    timer = setTimeout(() => reject(new Error(`Task timed out after ${fn.def.timeoutSeconds} seconds`)), timeoutMs);
+  });
+  try {
+    const result = (await Promise.race([fn.handler(event, lambdaContext(fn.def, Date.now() + timeoutMs)), timeout])) as T;
+    return { ok: true, result };
+  } catch (error) {
+    return { ok: false, error };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** A Lambda proxy result API Gateway accepts; anything else is a 502. */
+export function isProxyResult(r: unknown): r is APIGatewayProxyResult {
+  const o = r as APIGatewayProxyResult | undefined;
+  return !!o && Number.isInteger(o.statusCode) && (o.body === undefined || typeof o.body === 'string');
+}
+
+export interface ProxyRequest {
+  readonly requestId: string;
+  readonly method: string;
+  readonly resourcePath: string;
+  readonly path: string;
+  readonly stage: string;
+  readonly rawHeaders: readonly string[];
+  readonly search: URLSearchParams;
+  readonly pathParameters: Record<string, string>;
+  readonly body: Buffer;
+  readonly sourceIp: string;
+  readonly userAgent?: string;
+  readonly protocol: string;
+  readonly authorizer: Record<string, unknown>;
+}
+
+function multi(pairs: Iterable<[string, string]>): { single: Record<string, string>; multi: Record<string, string[]> } {
+  const single: Record<string, string> = {};
+  const all: Record<string, string[]> = {};
+  for (const [k, v] of pairs) {
+    single[k] = v;
+    (all[k] ??= []).push(v);
+  }
+  return { single, multi: all };
+}
+
+function headerPairs(raw: readonly string[]): [string, string][] {
+  const out: [string, string][] = [];
+  for (let i = 0; i < raw.length; i += 2) out.push([raw[i]!, raw[i + 1]!]);
+  return out;
+}
+
+/** The REST API (payload 1.0) proxy event API Gateway sends. */
+export function proxyEvent(r: ProxyRequest): APIGatewayProxyEvent {
+  const headers = multi(headerPairs(r.rawHeaders));
+  const query = multi(r.search);
+  const hasQuery = Object.keys(query.single).length > 0;
+  return {
+    resource: r.resourcePath,
+    path: r.path,
+    httpMethod: r.method,
+    headers: headers.single,
+    multiValueHeaders: headers.multi,
+    queryStringParameters: hasQuery ? query.single : null,
+    multiValueQueryStringParameters: hasQuery ? query.multi : null,
+    pathParameters: Object.keys(r.pathParameters).length ? r.pathParameters : null,
+    stageVariables: null,
+    body: r.body.length ? r.body.toString('utf8') : null,
+    isBase64Encoded: false,
+    requestContext: {
+      accountId: LOCAL_ACCOUNT,
+      apiId: 'local',
+      authorizer: r.authorizer,
+      httpMethod: r.method,
+      identity: { sourceIp: r.sourceIp, userAgent: r.userAgent ?? null } as APIGatewayProxyEvent['requestContext']['identity'],
+      path: `/${r.stage}${r.path}`,
+      protocol: r.protocol,
+      requestId: r.requestId,
+      requestTimeEpoch: Date.now(),
+      resourceId: 'local',
+      resourcePath: r.resourcePath,
+      stage: r.stage,
+    },
+  };
+}

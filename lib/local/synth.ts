@@ -1,0 +1,113 @@
+/**
+ * The cloud assembly the local gateway runs: the staging stack synthesized offline by the project's own stack
+ * class, at most once per state of the sources. The assembly is cached on disk (node_modules/.cache/animal-store)
+ * under a hash of everything the template and the bundles depend on, so `npm start`, every test worker and the
+ * bundle test share one synth; aws-cdk-lib is only imported on a cache miss.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { CfnTemplate } from './template.ts';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const CACHE = join(ROOT, 'node_modules', '.cache', 'animal-store');
+/** What the template and the bundles are built from. */
+const INPUTS = ['contract', 'lambdas', 'lib/api', 'lib/config', 'lib/constructs', 'lib/stacks', 'package-lock.json', 'cdk.json'];
+/** Cached assemblies kept besides the newest (other branches, other options). */
+const KEEP = 6;
+
+export interface SynthOptions {
+  /** The stage whose configuration the stack is built with. @default 'staging' */
+  readonly stage?: 'staging' | 'production';
+  /** Run esbuild for the functions (the bundle test needs them; the gateway does not). @default false */
+  readonly bundle?: boolean;
+  /** Browser origins allowed by CORS, instead of the stage's (tests of the CORS preflight). @default - the stage's */
+  readonly corsAllowedOrigins?: readonly string[];
+}
+
+export interface LocalAssembly {
+  /** The cloud assembly directory (manifest.json, `<stack>.template.json`, `asset.*` bundles when bundled). */
+  readonly dir: string;
+  readonly stackName: string;
+  readonly template: CfnTemplate;
+  readonly bundled: boolean;
+}
+
+function filesUnder(path: string): string[] {
+  const abs = join(ROOT, path);
+  if (!existsSync(abs)) return [];
+  if (!statSync(abs).isDirectory()) return [abs];
+  return readdirSync(abs, { recursive: true, encoding: 'utf8' })
+    .map((f) => join(abs, f))
+    .filter((f) => statSync(f).isFile())
+    .sort();
+}
+
+/** A hash of the inputs' contents and the options: the cache key. */
+export function sourceHash(opts: SynthOptions): string {
+  const h = createHash('sha256');
+  h.update(JSON.stringify({ stage: opts.stage ?? 'staging', cors: opts.corsAllowedOrigins ?? null, node: process.version }));
+  for (const f of INPUTS.flatMap(filesUnder)) h.update(relative(ROOT, f)).update(readFileSync(f));
+  return h.digest('hex').slice(0, 20);
+}
+
+function read(dir: string): LocalAssembly {
+  const info = JSON.parse(readFileSync(join(dir, 'local.json'), 'utf8')) as { stackName: string; bundled: boolean };
+  const template = JSON.parse(readFileSync(join(dir, `${info.stackName}.template.json`), 'utf8')) as CfnTemplate;
+  return { dir, template, ...info };
+}
+
+async function synthesize(outdir: string, opts: SynthOptions): Promise<void> {
+  const [{ App }, { AnimalStoreStack }, { STAGES }] = await Promise.all([
+    import('aws-cdk-lib'),
+    import('../stacks/animal-store-stack.ts'),
+    import('../config/stages.ts'),
+  ]);
+  const base = STAGES[opts.stage ?? 'staging'];
+  const stage = opts.corsAllowedOrigins ? { ...base, corsAllowedOrigins: [...opts.corsAllowedOrigins] } : base;
+  const app = new App({
+    outdir,
+    context: {
+      'aws:cdk:bundling-stacks': opts.bundle ? [stage.stackName] : [],
+      // Records each function's asset directory on its resource (aws:asset:path), as the CLI does.
+      'aws:cdk:enable-asset-metadata': true,
+    },
+  });
+  // Environment-agnostic, like an offline `cdk synth` with no account or region set.
+  new AnimalStoreStack(app, stage.stackName, { stage, stackName: stage.stackName });
+  app.synth();
+  writeFileSync(join(outdir, 'local.json'), JSON.stringify({ stackName: stage.stackName, bundled: !!opts.bundle }));
+}
+
+function prune(): void {
+  const dirs = readdirSync(CACHE)
+    .filter((d) => /^[0-9a-f]{20}(-bundled)?$/.test(d))
+    .map((d) => ({ d, t: statSync(join(CACHE, d)).mtimeMs }))
+    .sort((a, b) => b.t - a.t);
+  for (const { d } of dirs.slice(KEEP)) rmSync(join(CACHE, d), { recursive: true, force: true });
+}
+
+/**
+ * The synthesized stack for these options: from the cache, else synthesized now (and cached). A bundled assembly
+ * also serves a request that needs no bundles.
+ */
+export async function localAssembly(opts: SynthOptions = {}): Promise<LocalAssembly> {
+  const key = sourceHash(opts);
+  const bundledDir = join(CACHE, `${key}-bundled`);
+  const plainDir = join(CACHE, key);
+  if (existsSync(join(bundledDir, 'local.json'))) return read(bundledDir);
+  if (!opts.bundle && existsSync(join(plainDir, 'local.json'))) return read(plainDir);
+  const target = opts.bundle ? bundledDir : plainDir;
+  mkdirSync(CACHE, { recursive: true });
+  const tmp = join(CACHE, `tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
+  try {
+    await synthesize(tmp, opts);
+    // Another process may have written the same entry meanwhile: both are the same synth, keep theirs.
+    if (!existsSync(target)) renameSync(tmp, target);
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+  prune();
+  return read(target);
+}

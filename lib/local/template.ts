@@ -1,0 +1,276 @@
+/**
+ * Reads what the local gateway emulates out of a synthesized CloudFormation template: the REST API's stage,
+ * resources and methods (Lambda proxy or MOCK), the TOKEN authorizer, usage plans, gateway responses and the
+ * functions with their handler modules and environment. Anything the emulator would silently get wrong (an
+ * integration type or header mapping it does not know) fails here, at start-up.
+ */
+import { ENTRY_METADATA } from '../stacks/metadata.ts';
+
+export interface CfnResource {
+  readonly Type: string;
+  readonly Properties?: Record<string, any>;
+  readonly Metadata?: Record<string, unknown>;
+}
+export interface CfnTemplate {
+  readonly Resources: Record<string, CfnResource>;
+  readonly Outputs?: Record<string, { Value: unknown }>;
+}
+
+export interface FunctionDef {
+  readonly logicalId: string;
+  /** The handler module (repository-relative) the stack bundled for this function. */
+  readonly entry: string;
+  /** Unresolved: values may be intrinsics (intrinsics.ts resolves them). */
+  readonly environment: Record<string, unknown>;
+  readonly timeoutSeconds: number;
+  readonly memoryMb: number;
+  /** The bundle's directory in the assembly, when bundled. */
+  readonly assetPath?: string;
+}
+
+export interface IntegrationResponse {
+  readonly statusCode: number;
+  readonly selectionPattern?: string;
+  /** Static header values (`'…'` in the template). */
+  readonly headers: Record<string, string>;
+  readonly templates: Record<string, string>;
+}
+
+interface MethodBase {
+  readonly httpMethod: string;
+  readonly resourcePath: string;
+  readonly apiKeyRequired: boolean;
+  readonly authorizerId?: string;
+}
+export interface LambdaMethod extends MethodBase {
+  readonly kind: 'lambda';
+  readonly functionId: string;
+}
+export interface MockMethod extends MethodBase {
+  readonly kind: 'mock';
+  readonly passthrough: 'WHEN_NO_MATCH' | 'WHEN_NO_TEMPLATES' | 'NEVER';
+  readonly requestTemplates: Record<string, string>;
+  readonly responses: readonly IntegrationResponse[];
+}
+export type MethodDef = LambdaMethod | MockMethod;
+
+export interface AuthorizerDef {
+  readonly functionId: string;
+  /** The request header named by the identity source. */
+  readonly identityHeader: string;
+  readonly validationExpression?: string;
+  readonly ttlSeconds: number;
+}
+
+export interface UsagePlanDef {
+  readonly id: string;
+  readonly rateLimit?: number;
+  readonly burstLimit?: number;
+  readonly quota?: { readonly limit: number; readonly period: 'DAY' | 'WEEK' | 'MONTH' };
+}
+
+export interface GatewayResponseDef {
+  readonly statusCode?: number;
+  readonly headers: Record<string, string>;
+  readonly templates: Record<string, string>;
+}
+
+export interface ApiModel {
+  readonly stageName: string;
+  readonly methods: readonly MethodDef[];
+  readonly authorizers: ReadonlyMap<string, AuthorizerDef>;
+  readonly usagePlans: ReadonlyMap<string, UsagePlanDef>;
+  /** Stack outputs naming a usage plan (`UsagePlanIdFree` → its id), as the admin tool reads them. */
+  readonly usagePlanOutputs: ReadonlyMap<string, string>;
+  readonly gatewayResponses: ReadonlyMap<string, GatewayResponseDef>;
+  readonly functions: ReadonlyMap<string, FunctionDef>;
+}
+
+const byType = (t: CfnTemplate, type: string): [string, CfnResource][] =>
+  Object.entries(t.Resources).filter(([, r]) => r.Type === type);
+
+/** The logical id a `Ref` or `Fn::GetAtt` names, wherever it sits in a value. */
+export function referencedId(value: unknown, attribute?: string): string | undefined {
+  if (Array.isArray(value)) return value.map((v) => referencedId(v, attribute)).find(Boolean);
+  if (!value || typeof value !== 'object') return undefined;
+  const o = value as Record<string, unknown>;
+  if (attribute === undefined && typeof o.Ref === 'string') return o.Ref;
+  const getAtt = o['Fn::GetAtt'] as [string, string] | undefined;
+  if (getAtt && (attribute === undefined || getAtt[1] === attribute)) return getAtt[0];
+  return Object.values(o).map((v) => referencedId(v, attribute)).find(Boolean);
+}
+
+/**
+ * The function a Lambda invocation URI calls: a function's `Arn`, or (what the stack uses) a `Ref` to an
+ * AWS::Lambda::Alias, whose function is the one the alias belongs to.
+ */
+function invokedFunctionId(t: CfnTemplate, uri: unknown): string | undefined {
+  const direct = referencedId(uri, 'Arn');
+  if (direct && t.Resources[direct]?.Type === 'AWS::Lambda::Function') return direct;
+  const parts = JSON.stringify(uri ?? null).matchAll(/"Ref":"([^"]+)"/g);
+  for (const [, id] of parts) {
+    const r = t.Resources[id!];
+    if (r?.Type === 'AWS::Lambda::Alias') return referencedId(r.Properties?.FunctionName);
+  }
+  return direct;
+}
+
+/** `'text'` → text; any other mapping expression is not emulated. */
+function staticValue(where: string, expr: string): string {
+  const m = /^'(.*)'$/s.exec(expr);
+  if (!m) throw new Error(`${where}: the local gateway only emulates static header values, not ${expr}`);
+  return m[1]!;
+}
+
+function staticHeaders(where: string, params: Record<string, string> | undefined, prefix: string): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(params ?? {}).map(([k, v]) => {
+      if (!k.startsWith(prefix)) throw new Error(`${where}: unexpected response parameter ${k}`);
+      return [k.slice(prefix.length), staticValue(`${where} ${k}`, v)];
+    }),
+  );
+}
+
+function resourcePaths(t: CfnTemplate): Map<string, string> {
+  const raw = new Map(byType(t, 'AWS::ApiGateway::Resource').map(([id, r]) => [id, r.Properties!]));
+  const paths = new Map<string, string>();
+  const pathOf = (id: string): string => {
+    const known = paths.get(id);
+    if (known !== undefined) return known;
+    const props = raw.get(id)!;
+    const parent = props.ParentId?.Ref as string | undefined;
+    const path = `${parent ? pathOf(parent) : ''}/${props.PathPart}`;
+    paths.set(id, path);
+    return path;
+  };
+  for (const id of raw.keys()) pathOf(id);
+  return paths;
+}
+
+function methodOf(t: CfnTemplate, id: string, p: Record<string, any>, paths: Map<string, string>): MethodDef {
+  const resourceId = p.ResourceId?.Ref as string | undefined;
+  const base: MethodBase = {
+    httpMethod: p.HttpMethod,
+    resourcePath: resourceId ? paths.get(resourceId)! : '/',
+    apiKeyRequired: p.ApiKeyRequired === true,
+    authorizerId: p.AuthorizationType === 'CUSTOM' ? referencedId(p.AuthorizerId) : undefined,
+  };
+  const integration = p.Integration ?? {};
+  if (integration.Type === 'AWS_PROXY') {
+    const functionId = invokedFunctionId(t, integration.Uri);
+    if (!functionId) throw new Error(`${id}: no Lambda function in the integration URI`);
+    return { ...base, kind: 'lambda', functionId };
+  }
+  if (integration.Type === 'MOCK') {
+    return {
+      ...base,
+      kind: 'mock',
+      passthrough: integration.PassthroughBehavior ?? 'WHEN_NO_MATCH',
+      requestTemplates: integration.RequestTemplates ?? {},
+      responses: (integration.IntegrationResponses ?? []).map((r: Record<string, any>) => ({
+        statusCode: Number(r.StatusCode),
+        selectionPattern: r.SelectionPattern,
+        headers: staticHeaders(id, r.ResponseParameters, 'method.response.header.'),
+        templates: r.ResponseTemplates ?? {},
+      })),
+    };
+  }
+  throw new Error(`${id}: the local gateway does not emulate ${integration.Type} integrations`);
+}
+
+function functionsOf(t: CfnTemplate): Map<string, FunctionDef> {
+  return new Map(
+    byType(t, 'AWS::Lambda::Function').map(([logicalId, r]) => {
+      const entry = r.Metadata?.[ENTRY_METADATA];
+      if (typeof entry !== 'string') throw new Error(`${logicalId}: no ${ENTRY_METADATA} metadata naming its handler module`);
+      const p = r.Properties!;
+      const assetPath = r.Metadata?.['aws:asset:path'];
+      return [
+        logicalId,
+        {
+          logicalId,
+          entry,
+          environment: p.Environment?.Variables ?? {},
+          timeoutSeconds: p.Timeout ?? 3,
+          memoryMb: p.MemorySize ?? 128,
+          ...(typeof assetPath === 'string' ? { assetPath } : {}),
+        },
+      ];
+    }),
+  );
+}
+
+function authorizersOf(t: CfnTemplate): Map<string, AuthorizerDef> {
+  return new Map(
+    byType(t, 'AWS::ApiGateway::Authorizer').map(([id, r]) => {
+      const p = r.Properties!;
+      const header = /^method\.request\.header\.(.+)$/.exec(p.IdentitySource ?? '');
+      if (p.Type !== 'TOKEN' || !header) throw new Error(`${id}: the local gateway emulates TOKEN authorizers on one header only`);
+      return [
+        id,
+        {
+          functionId: invokedFunctionId(t, p.AuthorizerUri)!,
+          identityHeader: header[1]!,
+          validationExpression: p.IdentityValidationExpression,
+          // API Gateway's default when the property is absent.
+          ttlSeconds: p.AuthorizerResultTtlInSeconds ?? 300,
+        },
+      ];
+    }),
+  );
+}
+
+function usagePlansOf(t: CfnTemplate): Map<string, UsagePlanDef> {
+  return new Map(
+    byType(t, 'AWS::ApiGateway::UsagePlan').map(([id, r]) => {
+      const p = r.Properties!;
+      return [
+        id,
+        {
+          id,
+          rateLimit: p.Throttle?.RateLimit,
+          burstLimit: p.Throttle?.BurstLimit,
+          ...(p.Quota ? { quota: { limit: p.Quota.Limit, period: p.Quota.Period } } : {}),
+        },
+      ];
+    }),
+  );
+}
+
+function gatewayResponsesOf(t: CfnTemplate): Map<string, GatewayResponseDef> {
+  return new Map(
+    byType(t, 'AWS::ApiGateway::GatewayResponse').map(([id, r]) => {
+      const p = r.Properties!;
+      return [
+        p.ResponseType as string,
+        {
+          ...(p.StatusCode ? { statusCode: Number(p.StatusCode) } : {}),
+          headers: staticHeaders(id, p.ResponseParameters, 'gatewayresponse.header.'),
+          templates: p.ResponseTemplates ?? {},
+        },
+      ];
+    }),
+  );
+}
+
+/** The API model of a template with exactly one REST API stage. */
+export function apiModel(t: CfnTemplate): ApiModel {
+  const stages = byType(t, 'AWS::ApiGateway::Stage');
+  if (stages.length !== 1) throw new Error(`expected one API Gateway stage, found ${stages.length}`);
+  const paths = resourcePaths(t);
+  const usagePlans = usagePlansOf(t);
+  const usagePlanOutputs = new Map(
+    Object.entries(t.Outputs ?? {})
+      .map(([k, o]) => [k, referencedId(o.Value)] as const)
+      .filter((e): e is [string, string] => !!e[1] && usagePlans.has(e[1])),
+  );
+  return {
+    stageName: stages[0]![1].Properties!.StageName,
+    methods: byType(t, 'AWS::ApiGateway::Method').map(([id, r]) => methodOf(t, id, r.Properties!, paths)),
+    authorizers: authorizersOf(t),
+    usagePlans,
+    usagePlanOutputs,
+    gatewayResponses: gatewayResponsesOf(t),
+    functions: functionsOf(t),
+  };
+}

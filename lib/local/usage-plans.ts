@@ -1,0 +1,97 @@
+/**
+ * The usage plans of the template, enforced per API key as API Gateway does: a token bucket (rate per second,
+ * burst = capacity, full at first use) and a quota per UTC day. API Gateway counts every request that gets past
+ * the authorizer and the plan's checks, whatever the function answers (its own 429s and 503s included); a
+ * request the bucket or the quota rejects is not counted.
+ *
+ * Keys join plans the way the admin tool attaches them in AWS: a standard plan's key to the usage plan named by
+ * the stack output `UsagePlanId<Plan>`, an Enterprise key to a plan of its own built from its limits.
+ */
+import { PLANS, usagePlanThrottle, type PlanName } from '../../contract/plans.ts';
+import type { ApiModel, UsagePlanDef } from './template.ts';
+
+export type UsageVerdict = 'ok' | 'THROTTLED' | 'QUOTA_EXCEEDED' | 'INVALID_API_KEY';
+
+/** What the authorizer said about the caller (its context), enough to find the key's usage plan. */
+export interface KeyPlan {
+  readonly plan?: string;
+  readonly perMinute?: number;
+  readonly perDay?: number;
+}
+
+interface KeyState {
+  tokens: number;
+  refilledAt: number;
+  period: number;
+  used: number;
+}
+
+const DAY_MS = 86_400_000;
+
+function periodOf(plan: UsagePlanDef, ms: number): number {
+  // WEEK and MONTH quotas are counted per day here: the template uses DAY only.
+  if (plan.quota && plan.quota.period !== 'DAY') throw new Error(`usage plan ${plan.id}: only DAY quotas are emulated`);
+  return Math.floor(ms / DAY_MS);
+}
+
+export class UsagePlanEnforcer {
+  private readonly state = new Map<string, KeyState>();
+
+  private readonly model: Pick<ApiModel, 'usagePlans' | 'usagePlanOutputs'>;
+
+  constructor(model: Pick<ApiModel, 'usagePlans' | 'usagePlanOutputs'>) {
+    this.model = model;
+  }
+
+  /** The usage plan an API key (the authorizer's usageIdentifierKey) belongs to, if any. */
+  planFor(apiKey: string, caller: KeyPlan): UsagePlanDef | undefined {
+    const name = caller.plan as PlanName | undefined;
+    if (!name || !PLANS[name]) return undefined;
+    if (name === 'enterprise') {
+      if (!caller.perMinute || !caller.perDay) return undefined;
+      const t = usagePlanThrottle({ perMinute: caller.perMinute, perDay: caller.perDay });
+      return { id: `enterprise-${apiKey}`, rateLimit: t.rateLimit, burstLimit: t.burstLimit, quota: { limit: t.quotaPerDay, period: 'DAY' } };
+    }
+    const id = this.model.usagePlanOutputs.get(`UsagePlanId${PLANS[name].displayName}`);
+    return id ? this.model.usagePlans.get(id) : undefined;
+  }
+
+  /** Admits (and counts) one request of `apiKey` at time `ms`, or names the gateway response that rejects it. */
+  admit(apiKey: string | undefined, caller: KeyPlan, ms: number): UsageVerdict {
+    if (!apiKey) return 'INVALID_API_KEY';
+    const plan = this.planFor(apiKey, caller);
+    if (!plan) return 'INVALID_API_KEY';
+    const stateKey = `${plan.id}\u0000${apiKey}`;
+    const s = this.state.get(stateKey) ?? { tokens: plan.burstLimit ?? Infinity, refilledAt: ms, period: periodOf(plan, ms), used: 0 };
+    this.state.set(stateKey, s);
+    this.refill(s, plan, ms);
+    if (s.tokens < 1) return 'THROTTLED';
+    if (s.period !== periodOf(plan, ms)) {
+      s.period = periodOf(plan, ms);
+      s.used = 0;
+    }
+    if (plan.quota && s.used >= plan.quota.limit) return 'QUOTA_EXCEEDED';
+    s.tokens -= 1;
+    s.used += 1;
+    return 'ok';
+  }
+
+  /** Requests counted against the key's quota in the current period (what `get-usage` would report). */
+  used(apiKey: string, caller: KeyPlan): number {
+    const plan = this.planFor(apiKey, caller);
+    return plan ? (this.state.get(`${plan.id}\u0000${apiKey}`)?.used ?? 0) : 0;
+  }
+
+  /** Requests counted against all keys' quotas in their current periods. */
+  total(): number {
+    return [...this.state.values()].reduce((n, s) => n + s.used, 0);
+  }
+
+  private refill(s: KeyState, plan: UsagePlanDef, ms: number): void {
+    if (plan.rateLimit === undefined || plan.burstLimit === undefined) return;
+    // A clock moved backwards (tests move it) adds nothing.
+    const elapsed = Math.max(0, ms - s.refilledAt) / 1000;
+    s.tokens = Math.min(plan.burstLimit, s.tokens + elapsed * plan.rateLimit);
+    s.refilledAt = ms;
+  }
+}

@@ -1,0 +1,60 @@
+/**
+ * Run as a child process by emf-capture.ts (a fresh process per stage, so the functions read that stage's
+ * environment at import): starts the local API with metrics ON and drives every path that counts a metric, so the
+ * EMF lines Powertools prints to stdout are the ones the deployed functions would emit. Prints nothing else to
+ * stdout. Usage: node test/infra/emf-scenarios.ts <dynamoEndpoint> <the stage's function environment as JSON>.
+ */
+import { randomBytes } from 'node:crypto';
+import { startLocalApi } from '../../lib/local/app.ts';
+import { PLANS } from '../../contract/plans.ts';
+
+const key = `free_${randomBytes(16).toString('hex')}`;
+const api = await startLocalApi({
+  dynamoEndpoint: process.argv[2] || undefined,
+  tablePrefix: `emf${randomBytes(4).toString('hex')}`,
+  devKeys: [{ key, plan: 'free' }],
+  // Every request reaches the authorizer (no cached decision), as a first request with a new key does.
+  authCacheTtlSeconds: 0,
+  // The stage's function environment (from the template), with metrics back on and the logs quiet.
+  env: {
+    ...(JSON.parse(process.argv[3] ?? '{}') as Record<string, string>),
+    POWERTOOLS_METRICS_DISABLED: 'false',
+    POWERTOOLS_LOG_LEVEL: 'SILENT',
+    CURSOR_SECRET: 'emf-cursor-secret-0123456789',
+  },
+});
+const call = (path: string, init: RequestInit = {}) =>
+  fetch(`${api.url}${path}`, { ...init, headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', ...init.headers } });
+
+try {
+  // DeprecatedOperationCall: the deprecated GET /pets/{petId}.
+  const created = (await (await call('/pets', { method: 'POST', body: JSON.stringify({ name: 'Emf', categoryId: 1 }) })).json()) as { id: number };
+  await call(`/pets/${created.id}`);
+  // RateLimited: requests over the Free minute (until one is refused: a minute boundary may pass meanwhile).
+  for (let i = 0; i < 3 * PLANS.free.limits!.perMinute; i++) if ((await call('/pets?limit=1')).status === 429) break;
+
+  // Storage failures, injected into the functions' own DynamoDB client (the faults test does the same).
+  const { ddb } = await import('../../lambdas/storage/client.ts');
+  let failKeys = false;
+  ddb.middlewareStack.add(
+    (next) => async (args) => {
+      const isKeys = String((args.input as { TableName?: string }).TableName).endsWith('ApiKeys');
+      if (isKeys === failKeys) {
+        throw Object.assign(new Error('Rate of requests exceeds the allowed throughput.'), {
+          name: 'ThrottlingException',
+          $fault: 'client',
+          $metadata: { httpStatusCode: 400 },
+        });
+      }
+      return next(args);
+    },
+    { step: 'finalizeRequest', name: 'emfInjectThrottling' },
+  );
+  // StorageUnavailable: the operation's tables fail (the key lookup works).
+  await call('/pets');
+  // AuthorizerFailure: the key lookup fails (the authorizer fails closed); a key never seen, so nothing is cached.
+  failKeys = true;
+  await call('/pets', { headers: { Authorization: `Bearer never_seen_${randomBytes(16).toString('hex')}` } });
+} finally {
+  await api.close();
+}

@@ -1,0 +1,145 @@
+/**
+ * Gradual deploys: every function is invoked through its `live` alias, production shifts each alias with a
+ * CodeDeploy canary gated on alarms, staging moves all at once. Bundling is skipped (`aws:cdk:bundling-stacks: []`);
+ * cli.test.ts synthesizes with real bundling and cdk-nag.
+ */
+import { Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { AUTHORIZER, ROUTES } from '../../contract/routes.ts';
+import { LIVE_ALIAS } from '../../lib/constructs/api-function.ts';
+import { STAGES, STAGE_NAMES, type StageName } from '../../lib/config/stages.ts';
+import { createApp } from '../../lib/stacks/app.ts';
+
+type Resource = { Type: string; Properties: Record<string, any>; UpdatePolicy?: Record<string, any> };
+const templates = {} as Record<StageName, Record<string, Resource>>;
+
+beforeAll(() => {
+  const { stacks } = createApp({ context: { 'aws:cdk:bundling-stacks': [] } });
+  for (const name of STAGE_NAMES) templates[name] = Template.fromStack(stacks[name]).toJSON().Resources;
+}, 240_000);
+
+const ofType = (stage: StageName, type: string): [string, Resource][] =>
+  Object.entries(templates[stage]).filter(([, r]) => r.Type === type);
+
+/** The logical id a value references (`Ref` or `Fn::GetAtt`), searched anywhere inside it. */
+const refsIn = (value: unknown): string[] => {
+  const text = JSON.stringify(value);
+  return [...text.matchAll(/"Ref":"([A-Za-z0-9]+)"|"Fn::GetAtt":\["([A-Za-z0-9]+)"/g)].map((m) => m[1] ?? m[2]!);
+};
+
+/** Alias logical id → the operation (or `authorizer`) of its function, read from the function's description. */
+const aliasesOf = (stage: StageName): Map<string, string> =>
+  new Map(
+    ofType(stage, 'AWS::Lambda::Alias').map(([id, alias]) => {
+      const fn = templates[stage][alias.Properties.FunctionName.Ref]!;
+      return [id, String(fn.Properties.Description).split(': ').pop()!];
+    }),
+  );
+
+const FUNCTIONS = [...ROUTES.map((r) => r.operationId), AUTHORIZER.name].sort();
+
+describe.each(STAGE_NAMES)('stage %s', (stage) => {
+  it(`publishes every function as a version behind the alias "${LIVE_ALIAS}"`, () => {
+    const aliases = ofType(stage, 'AWS::Lambda::Alias');
+    expect([...aliasesOf(stage).values()].sort()).toEqual(FUNCTIONS);
+    for (const [, alias] of aliases) {
+      expect(alias.Properties.Name).toBe(LIVE_ALIAS);
+      // The alias points at the function's own published version (AWS::Lambda::Version of the same function).
+      const [versionId] = refsIn(alias.Properties.FunctionVersion);
+      const version = templates[stage][versionId!]!;
+      expect(version.Type).toBe('AWS::Lambda::Version');
+      expect(version.Properties.FunctionName).toEqual(alias.Properties.FunctionName);
+    }
+  });
+
+  it('points every Lambda integration and the authorizer at an alias, and grants invoke on the alias only', () => {
+    const aliases = aliasesOf(stage);
+    const integrations = ofType(stage, 'AWS::ApiGateway::Method').filter(([, m]) => m.Properties.Integration?.Type === 'AWS_PROXY');
+    expect(integrations).toHaveLength(ROUTES.length);
+    for (const [, method] of integrations) {
+      const targets = refsIn(method.Properties.Integration.Uri).filter((id) => aliases.has(id));
+      expect(targets.map((id) => aliases.get(id))).toEqual([method.Properties.OperationName]);
+      expect(refsIn(method.Properties.Integration.Uri).some((id) => templates[stage][id]?.Type === 'AWS::Lambda::Function')).toBe(false);
+    }
+    const [[, authorizer]] = ofType(stage, 'AWS::ApiGateway::Authorizer') as [[string, Resource]];
+    expect(new Set(refsIn(authorizer.Properties.AuthorizerUri).map((id) => aliases.get(id)))).toEqual(new Set([AUTHORIZER.name]));
+    // Unchanged by the alias: the TOKEN authorizer's result cache (usageIdentifierKey comes from its answer).
+    expect(authorizer.Properties.AuthorizerResultTtlInSeconds).toBe(STAGES[stage].authorizerCacheTtl.toSeconds());
+    // API Gateway needs lambda:InvokeFunction on exactly what its URI names: a permission on the function
+    // would not let it call the alias (Lambda resource policies are per qualifier).
+    const permissions = ofType(stage, 'AWS::Lambda::Permission').filter(([, p]) => p.Properties.Principal === 'apigateway.amazonaws.com');
+    expect(permissions.length).toBeGreaterThanOrEqual(ROUTES.length + 1);
+    for (const [id, p] of permissions) expect(aliases.has(p.Properties.FunctionName.Ref), id).toBe(true);
+  });
+});
+
+describe('production', () => {
+  const groups = () => ofType('production', 'AWS::CodeDeploy::DeploymentGroup');
+
+  it('shifts each alias with a CodeDeploy canary (10 % for 5 minutes) that rolls back on alarms', () => {
+    const aliases = aliasesOf('production');
+    expect(groups()).toHaveLength(FUNCTIONS.length);
+    for (const [id, group] of groups()) {
+      expect(group.Properties.DeploymentConfigName, id).toBe('CodeDeployDefault.LambdaCanary10Percent5Minutes');
+      expect(group.Properties.DeploymentStyle).toEqual({ DeploymentOption: 'WITH_TRAFFIC_CONTROL', DeploymentType: 'BLUE_GREEN' });
+      expect(group.Properties.AutoRollbackConfiguration).toEqual({
+        Enabled: true,
+        Events: expect.arrayContaining(['DEPLOYMENT_FAILURE', 'DEPLOYMENT_STOP_ON_ALARM', 'DEPLOYMENT_STOP_ON_REQUEST']),
+      });
+      expect(group.Properties.AlarmConfiguration.Enabled).toBe(true);
+    }
+    // CloudFormation hands an alias update to CodeDeploy only with this update policy on the alias.
+    for (const [id, alias] of ofType('production', 'AWS::Lambda::Alias')) {
+      const policy = alias.UpdatePolicy?.CodeDeployLambdaAliasUpdate;
+      expect(policy, id).toBeDefined();
+      expect(templates.production[policy.DeploymentGroupName.Ref]?.Type).toBe('AWS::CodeDeploy::DeploymentGroup');
+      expect(aliases.get(id)).toBeDefined();
+    }
+  });
+
+  it('gates every group on alarms that exist in the stack, at most 10 (the CodeDeploy limit per group)', () => {
+    for (const [id, group] of groups()) {
+      const alarms = group.Properties.AlarmConfiguration.Alarms as { Name: { Ref: string } }[];
+      expect(alarms.length, id).toBeGreaterThan(0);
+      expect(alarms.length, id).toBeLessThanOrEqual(10);
+      for (const a of alarms) expect(templates.production[a.Name.Ref]?.Type, id).toBe('AWS::CloudWatch::Alarm');
+    }
+  });
+
+  it('rolls an operation back on its alias errors and the API 5xx rate; the authorizer on the 5xx rate only', () => {
+    const aliases = aliasesOf('production');
+    const groupOf = (name: string) => {
+      const [aliasId] = [...aliases].find(([, n]) => n === name)!;
+      const groupId = templates.production[aliasId]!.UpdatePolicy!.CodeDeployLambdaAliasUpdate.DeploymentGroupName.Ref;
+      return (templates.production[groupId]!.Properties.AlarmConfiguration.Alarms as { Name: { Ref: string } }[]).map(
+        (a) => templates.production[a.Name.Ref]!.Properties,
+      );
+    };
+    const isApi5xxRate = (a: Record<string, any>) =>
+      a.Metrics?.some((m: any) => m.Expression === 'IF(requests > 0, 100 * errors / requests, 0)') &&
+      a.Metrics.some((m: any) => m.MetricStat?.Metric.MetricName === '5XXError');
+    for (const route of ROUTES) {
+      const alarms = groupOf(route.operationId);
+      expect(alarms.some(isApi5xxRate), route.operationId).toBe(true);
+      // Lambda publishes per-alias metrics with the dimensions FunctionName and Resource = "<function>:<alias>".
+      const errors = alarms.find((a) => a.MetricName === 'Errors')!;
+      expect(errors.Namespace).toBe('AWS/Lambda');
+      expect(errors.Period).toBe(60);
+      expect(errors.Dimensions.map((d: any) => d.Name).sort()).toEqual(['FunctionName', 'Resource']);
+      expect(JSON.stringify(errors.Dimensions)).toContain(`:${LIVE_ALIAS}`);
+    }
+    // The TOKEN authorizer denies an unknown key by throwing "Unauthorized", which Lambda counts as an error: an
+    // errors alarm would roll back on callers' mistakes. Its failures reach clients as AUTHORIZER_FAILURE (a 5xx).
+    const authorizer = groupOf(AUTHORIZER.name);
+    expect(authorizer.some(isApi5xxRate)).toBe(true);
+    expect(authorizer.some((a) => a.MetricName === 'Errors')).toBe(false);
+  });
+});
+
+describe('staging', () => {
+  it('deploys all at once: no CodeDeploy group, the alias moves with the stack update', () => {
+    expect(STAGES.staging.deploymentConfig).toBeUndefined();
+    expect(ofType('staging', 'AWS::CodeDeploy::DeploymentGroup')).toHaveLength(0);
+    for (const [, alias] of ofType('staging', 'AWS::Lambda::Alias')) expect(alias.UpdatePolicy).toBeUndefined();
+  });
+});

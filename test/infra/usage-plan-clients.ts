@@ -1,0 +1,80 @@
+/**
+ * Simulated clients for the usage-plan model (usage-plan-model.ts), on a simulated clock.
+ */
+import { HONOURING_REJECTIONS_PER_WINDOW, PLANS, STANDARD_PLANS, usagePlanThrottle, type PlanLimits, type UsagePlanLimits } from '../../contract/plans.ts';
+import { GatewayModel, honouredUntil, type Outcome } from './usage-plan-model.ts';
+
+export interface Burst {
+  /** Wait this long after the previous burst (ms)... */
+  readonly gapMs: number;
+  /**
+   * Instead: start at the first minute boundary after the previous burst began (or at once if that has passed), as
+   * soon as X-RateLimit-Reset allows a whole new budget.
+   */
+  readonly toBoundary: boolean;
+  readonly count: number;
+  /** Requests in flight at once (the client learns their answers together). */
+  readonly inFlight: number;
+  /** After a 429: wait until X-RateLimit-Reset, or for Retry-After seconds. */
+  readonly prefer: 'reset' | 'retry-after';
+  /** Time between sending a batch and the next one (ms). */
+  readonly latencyMs: number;
+}
+
+/** A Monday 00:00 UTC: the simulations start within the day after it. */
+export const EPOCH_MS = Date.UTC(2026, 0, 5);
+
+/**
+ * A client that honours the headers: after a 429 it sends nothing until the Retry-After or X-RateLimit-Reset it
+ * was given, after X-RateLimit-Remaining: 0 nothing until X-RateLimit-Reset, and it never has more requests in
+ * flight than HONOURING_REJECTIONS_PER_WINDOW. Within that, it sends as soon as it may: it keeps sending while it
+ * has requests to send, so it receives every 429 those rules still allow.
+ */
+export async function honouringClient(gw: GatewayModel, bursts: readonly Burst[], startMs: number, untilMs = Infinity): Promise<Outcome[]> {
+  const outcomes: Outcome[] = [];
+  let t = startMs;
+  let blockedUntil = 0;
+  let began = startMs;
+  for (const b of bursts) {
+    if (b.inFlight > HONOURING_REJECTIONS_PER_WINDOW) throw new Error('not an honouring client');
+    t = b.toBoundary ? Math.max(t, (Math.floor(began / 60_000) + 1) * 60_000) : t + b.gapMs;
+    began = t;
+    for (let left = b.count; left > 0;) {
+      t = Math.max(t, blockedUntil);
+      if (t >= untilMs) return outcomes;
+      const n = Math.min(b.inFlight, left);
+      const batch: Outcome[] = [];
+      for (let i = 0; i < n; i++) batch.push(await gw.request(t));
+      for (const o of batch) blockedUntil = Math.max(blockedUntil, honouredUntil(o, t, b.prefer));
+      outcomes.push(...batch);
+      left -= n;
+      t += b.latencyMs;
+    }
+  }
+  return outcomes;
+}
+
+/** A client that honours the headers and always has the most requests in flight: it uses up every window. */
+export const greedyClient = (gw: GatewayModel, startMs: number, untilMs: number, prefer: Burst['prefer'] = 'reset') =>
+  honouringClient(gw, [{ gapMs: 0, toBoundary: false, count: Infinity, inFlight: HONOURING_REJECTIONS_PER_WINDOW, prefer, latencyMs: 0 }], startMs, untilMs);
+
+/** A client that ignores every header and sends one request every `intervalMs`. */
+export async function runawayClient(gw: GatewayModel, startMs: number, intervalMs: number, untilMs: number): Promise<void> {
+  for (let t = startMs; t < untilMs; t += intervalMs) await gw.request(t);
+}
+
+/**
+ * A whole minute's budget (and the 429s of the requests still in flight) at the very end of a window, and another
+ * right after the boundary, as X-RateLimit-Reset allows: two windows within a millisecond.
+ */
+export function boundaryBursts(limits: PlanLimits): Burst[] {
+  const burst = { count: limits.perMinute + HONOURING_REJECTIONS_PER_WINDOW, inFlight: HONOURING_REJECTIONS_PER_WINDOW, prefer: 'reset', latencyMs: 0 } as const;
+  return [
+    { ...burst, gapMs: 59_999, toBoundary: false },
+    { ...burst, gapMs: 0, toBoundary: true },
+  ];
+}
+
+/** The standard plans with their app limits and the usage plan usagePlanThrottle maps them to. */
+export const standardPlans = (): { name: string; limits: PlanLimits; plan: UsagePlanLimits }[] =>
+  STANDARD_PLANS.map((name) => ({ name, limits: PLANS[name].limits!, plan: usagePlanThrottle(PLANS[name].limits!) }));

@@ -1,0 +1,150 @@
+/**
+ * Admin commands racing each other and the network, on DynamoDB Local: every record write is conditional on the
+ * version read, so a revoke or set-plan landing in the middle of a rotation is never undone, and a write the SDK
+ * resends after losing its answer recognises its own earlier success instead of failing.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { keyAdmin, type AdminDeps } from '../../lib/admin/service.ts';
+import { realDeps } from '../../lib/admin/cli.ts';
+import { startTestApi, uniquePrefix, type TestApi } from '../helpers/api.ts';
+
+let api: TestApi;
+let deps: AdminDeps;
+
+beforeAll(async () => {
+  const prefix = uniquePrefix();
+  api = await startTestApi({ tablePrefix: prefix });
+  process.env.ANIMAL_STORE_DYNAMODB_PORT = new URL(api.dynamoEndpoint).port;
+  process.env.ANIMAL_STORE_TABLE_PREFIX = prefix;
+  deps = await realDeps({ local: true });
+});
+afterAll(() => api?.close());
+
+const status = async (key: string) => (await api.call('/pets', { key })).status;
+
+/** A store whose next read of a key runs `between` after reading, as if another admin acted at that moment. */
+function interleaved(between: (keyId: string) => Promise<unknown>): AdminDeps {
+  let armed = true;
+  return {
+    ...deps,
+    store: {
+      ...deps.store,
+      async getById(keyId) {
+        const record = await deps.store.getById(keyId);
+        if (armed) {
+          armed = false;
+          await between(keyId);
+        }
+        return record;
+      },
+    },
+  };
+}
+
+/**
+ * Every DynamoDB request of the named operation reaches DynamoDB, but no answer comes back: each attempt times out,
+ * the SDK resends (DynamoDB drops a repeated transaction by its ClientRequestToken), and finally gives up.
+ */
+async function neverAnswered<T>(operation: RegExp, run: () => Promise<T>): Promise<T> {
+  const { ddb } = await import('../../lambdas/storage/client.ts');
+  const name = 'test-never-answered';
+  ddb.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (!operation.test(String(context.commandName))) return next(args);
+      await next(args);
+      throw Object.assign(new Error('socket timed out (test)'), { name: 'TimeoutError' });
+    },
+    { step: 'finalizeRequest', name, priority: 'low' },
+  );
+  try {
+    return await run();
+  } finally {
+    ddb.middlewareStack.remove(name);
+  }
+}
+
+/**
+ * Sends every DynamoDB request of the named operation twice and answers with the second reply: the first is applied
+ * and its answer lost, the second is the SDK's retry of the same request (what a timed-out attempt leads to).
+ */
+async function answerLost<T>(operation: RegExp, run: () => Promise<T>): Promise<T> {
+  const { ddb } = await import('../../lambdas/storage/client.ts');
+  const name = 'test-answer-lost';
+  ddb.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (!operation.test(String(context.commandName))) return next(args);
+      await next(args);
+      return next(args);
+    },
+    { step: 'finalizeRequest', name, priority: 'low' },
+  );
+  try {
+    return await run();
+  } finally {
+    ddb.middlewareStack.remove(name);
+  }
+}
+
+describe('admin races', () => {
+  it('a revoke landing while a rotation is under way stays revoked: the rotation gives up, no secret works', async () => {
+    const admin = keyAdmin(deps);
+    const { key, record } = await admin.create({ owner: 'race-revoke', plan: 'pro' });
+    const racing = keyAdmin(interleaved((id) => admin.revoke(id)));
+    await expect(racing.rotate(record.keyId)).rejects.toThrow(/revoked: only active keys can be rotated/);
+    expect((await admin.show(record.keyId)).status).toBe('revoked');
+    expect(await status(key)).toBe(401);
+    expect(await admin.list({ owner: 'race-revoke' })).toHaveLength(1);
+  });
+
+  it('a set-plan landing while a rotation is under way is kept: the new secret has the new plan', async () => {
+    const admin = keyAdmin(deps);
+    const { key, record } = await admin.create({ owner: 'race-plan', plan: 'pro' });
+    const racing = keyAdmin(interleaved((id) => admin.setPlan(id, { plan: 'business' })));
+    const rotated = await racing.rotate(record.keyId);
+    expect(rotated.record.plan).toBe('business');
+    expect(await admin.show(record.keyId)).toMatchObject({ plan: 'business', status: 'active' });
+    expect(await status(key)).toBe(401);
+    const res = await api.call('/pets', { key: rotated.key });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-ratelimit-limit')).toBe('1000');
+  });
+
+  it('a rotation landing while a set-plan is under way: both apply, in either order', async () => {
+    const admin = keyAdmin(deps);
+    const { record } = await admin.create({ owner: 'race-plan2', plan: 'free' });
+    let rotatedKey = '';
+    const racing = keyAdmin(interleaved(async (id) => (rotatedKey = (await admin.rotate(id)).key)));
+    expect(await racing.setPlan(record.keyId, { plan: 'pro' })).toMatchObject({ plan: 'pro' });
+    expect((await api.call('/pets', { key: rotatedKey })).headers.get('x-ratelimit-limit')).toBe('300');
+  });
+
+  it('a rotation whose answer was lost and resent by the SDK succeeds once: the new secret works, the old does not', async () => {
+    const admin = keyAdmin(deps);
+    const { key, record } = await admin.create({ owner: 'race-retry', plan: 'pro' });
+    const rotated = await answerLost(/TransactWrite/, () => admin.rotate(record.keyId));
+    expect(await status(rotated.key)).toBe(200);
+    expect(await status(key)).toBe(401);
+    expect(await admin.list({ owner: 'race-retry' })).toHaveLength(1);
+  });
+
+  it('a rotation applied whose answers never came back (the SDK gave up) is recognised as done, not reported failed', async () => {
+    const admin = keyAdmin(deps);
+    const { key, record } = await admin.create({ owner: 'race-timeout', plan: 'pro' });
+    const rotated = await neverAnswered(/TransactWrite/, () => admin.rotate(record.keyId));
+    expect(await status(rotated.key)).toBe(200);
+    expect(await status(key)).toBe(401);
+    expect(await admin.show(record.keyId)).toMatchObject({ status: 'active', rotatedAt: expect.any(String) });
+    // A revoke whose answer never comes back either: applied, and reported as done.
+    expect(await neverAnswered(/UpdateItem|UpdateCommand/, () => admin.revoke(record.keyId))).toMatchObject({ status: 'revoked' });
+    expect(await status(rotated.key)).toBe(401);
+  });
+
+  it('a revoke, a set-plan and a create whose answers were lost and resent succeed, applied once', async () => {
+    const admin = keyAdmin(deps);
+    const created = await answerLost(/Put/, () => admin.create({ owner: 'race-retry2', plan: 'free' }));
+    expect(await status(created.key)).toBe(200);
+    expect(await answerLost(/Update/, () => admin.setPlan(created.record.keyId, { plan: 'pro' }))).toMatchObject({ plan: 'pro', version: 2 });
+    expect(await answerLost(/Update/, () => admin.revoke(created.record.keyId))).toMatchObject({ status: 'revoked', version: 3 });
+    expect(await status(created.key)).toBe(401);
+  });
+});

@@ -1,0 +1,101 @@
+/**
+ * The local gateway is the synthesized stack: its request ids, its usage plans and its gateway responses, over
+ * HTTP. API Gateway sends `x-amzn-RequestId` on every response and passes the same id as requestContext.requestId
+ * (Developer Guide, "$context variables"); usage plans count every request the authorizer lets through, whatever
+ * the function answers, and reject the rest with the THROTTLED / QUOTA_EXCEEDED gateway responses.
+ */
+import { Console } from 'node:console';
+import { Writable } from 'node:stream';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApi, type TestApi } from '../helpers/api.ts';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+let api: TestApi;
+let clock: typeof import('../../lambdas/shared/clock.ts');
+const logLines: string[] = [];
+
+beforeAll(async () => {
+  api = await startTestApi({ env: { POWERTOOLS_LOG_LEVEL: 'DEBUG' } });
+  clock = await import('../../lambdas/shared/clock.ts');
+  const { logger } = await import('../../lambdas/shared/observability.ts');
+  const sink = new Writable({
+    write(chunk, _enc, done) {
+      logLines.push(String(chunk));
+      done();
+    },
+  });
+  (logger as unknown as { console: Console }).console = new Console({ stdout: sink, stderr: sink });
+});
+afterAll(() => api?.close());
+afterEach(() => clock.resetClock());
+
+describe('request ids', () => {
+  it('sends a fresh x-amzn-RequestId on every response, gateway-made or not', async () => {
+    const responses = await Promise.all([
+      api.call('/pets'),
+      api.call('/pets', { key: '' }),
+      api.call('/nowhere', { contract: false }),
+      api.call('/pets', { method: 'DELETE' }),
+      api.call('/pets/abc'),
+    ]);
+    const ids = responses.map((r) => r.headers.get('x-amzn-requestid'));
+    for (const id of ids) expect(id).toMatch(UUID);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it("is the id in the function's log lines for that request", async () => {
+    logLines.length = 0;
+    const res = await api.call('/pets');
+    const id = res.headers.get('x-amzn-requestid');
+    const entries = logLines.flatMap((l) => l.split('\n')).filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(entries.length).toBeGreaterThan(0);
+    expect(entries.every((e) => e.correlation_id === id)).toBe(true);
+  });
+});
+
+describe('usage plans from the template', () => {
+  it("counts every request the authorizer admits, the function's own 429s included, then answers the gateway's rejection", async () => {
+    const free = api.model.usagePlans.get(api.model.usagePlanOutputs.get('UsagePlanIdFree')!)!;
+    // A fixed instant: the bucket does not refill, so a client that never waits meets its burst or its quota first.
+    const limit = Math.min(free.burstLimit!, free.quota!.limit);
+    const type = free.burstLimit! <= free.quota!.limit ? 'THROTTLED' : 'QUOTA_EXCEEDED';
+    // A day ahead: earlier requests of this file are in another quota period, and the bucket is full again.
+    const instant = Date.now() + 86_400_000;
+    clock.setClock(() => instant);
+    // The first request opens the new quota period (earlier requests of this file leave the total with theirs).
+    const statuses = [(await api.call('/pets', { contract: false })).status];
+    const before = api.usage.total() - 1;
+    for (let i = 1; i <= limit; i++) statuses.push((await api.call('/pets', { contract: false })).status);
+    expect(api.usage.total() - before, 'every admitted request counts, 200 or the app\'s 429').toBe(limit);
+    const rejection = await api.call('/pets', { contract: false });
+    expect(api.usage.total() - before, 'a rejected request is not counted').toBe(limit);
+    const def = api.model.gatewayResponses.get(type)!;
+    expect(rejection.status).toBe(def.statusCode);
+    for (const [name, value] of Object.entries(def.headers)) expect(rejection.headers.get(name), name).toBe(value);
+    expect(rejection.headers.get('x-amzn-requestid')).toMatch(UUID);
+    expect(statuses.at(-1), 'the request past the limit was the gateway\'s too').toBe(def.statusCode);
+  });
+
+  it('does not count requests the authorizer refuses or MOCK methods answer', async () => {
+    const before = api.usage.total();
+    await api.call('/pets', { key: 'unknown_key_0123456789abcdefghij' });
+    await api.call('/pets', { method: 'DELETE', key: api.keys.pro });
+    expect(api.usage.total()).toBe(before);
+    await api.call('/pets', { key: api.keys.pro });
+    expect(api.usage.total()).toBe(before + 1);
+  });
+});
+
+describe('the template drives the gateway', () => {
+  it('takes the authorizer from the template: Authorization header, validation expression, cache TTL', () => {
+    const [auth] = [...api.model.authorizers.values()];
+    expect(auth).toMatchObject({ identityHeader: 'Authorization', ttlSeconds: 60 });
+    expect(new RegExp(auth!.validationExpression!).test('Bearer short')).toBe(false);
+  });
+
+  it('answers an undeclared method with the MOCK method of the template: 405 with Allow', async () => {
+    const res = await api.call('/pets/1', { method: 'PUT', body: '{}' });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('GET');
+  });
+});

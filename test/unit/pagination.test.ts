@@ -1,0 +1,69 @@
+/**
+ * The cursor codec on its own, with the secret and clock passed in: any cursor that is not exactly what the service
+ * signed is 400 invalid_cursor, never a thrown RangeError or a payload that reaches DynamoDB.
+ */
+import { createHmac } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { CURSOR_TTL_SECONDS, cursorCodec } from '../../lambdas/domain/pagination.ts';
+import { AppError } from '../../lambdas/domain/errors.ts';
+
+const SECRET = 'unit-cursor-secret-0123456789';
+const T0 = Date.UTC(2026, 10, 22, 12);
+const codec = cursorCodec({ secret: SECRET, now: () => T0 });
+
+/** What someone holding the secret (or a leaked one) could sign: any payload at all. */
+const signed = (payload: unknown, secret = SECRET) => {
+  const data = Buffer.from(JSON.stringify(payload)).toString('base64url');
+  return `${data}.${createHmac('sha256', secret).update(data).digest('base64url')}`;
+};
+
+function invalid(cursor: string, filter: { status?: 'sold' } = {}): AppError {
+  try {
+    codec.read(cursor, filter);
+  } catch (err) {
+    expect(err).toBeInstanceOf(AppError);
+    expect((err as AppError).code).toBe('invalid_cursor');
+    return err as AppError;
+  }
+  throw new Error(`accepted ${cursor}`);
+}
+
+describe('cursorCodec', () => {
+  it('reads back what it made, bound to the filter, until it expires', () => {
+    const c = codec.make({ id: 42 }, { status: 'sold' });
+    expect(codec.read(c, { status: 'sold' })).toEqual({ id: 42 });
+    invalid(c);
+    const later = cursorCodec({ secret: SECRET, now: () => T0 + (CURSOR_TTL_SECONDS + 1) * 1000 });
+    expect(() => later.read(c, { status: 'sold' })).toThrow(/expired/);
+  });
+
+  it('refuses a MAC with non-ASCII characters (as long in characters as a real one) without throwing RangeError', () => {
+    const [data, mac] = codec.make({ id: 7 }, {}).split('.') as [string, string];
+    for (const odd of ['é', '😀', '\u0000', 'Ā']) {
+      // Same length in UTF-16 code units as the real MAC, more bytes in UTF-8.
+      invalid(`${data}.${mac.slice(0, mac.length - odd.length)}${odd}`);
+    }
+  });
+
+  it('refuses anything but the exact signed text: another secret, extra parts, padding, empty parts', () => {
+    const real = codec.make({ id: 7 }, {});
+    const [data, mac] = real.split('.') as [string, string];
+    for (const c of [signed({ a: 7, s: null, e: 2e9 }, 'another-secret-0123456789'), `${real}.`, `.${mac}`, `${data}.`, `${data}.${mac}=`, `${data}=.${mac}`, real.toUpperCase(), '']) {
+      invalid(c);
+    }
+  });
+
+  it('refuses a correctly signed payload this module would never write (non-number position, unknown status, no expiry)', () => {
+    const e = T0 / 1000 + 60;
+    for (const p of [{ a: 'x', s: null, e }, { a: { S: '1' }, s: null, e }, { a: 1.5, s: null, e }, { a: 0, s: null, e }, { a: 2 ** 60, s: null, e }, { a: 1, s: 'lost', e }, { a: 1, s: null }, { a: 1, s: null, e: 'never' }, null, [1], 'text']) {
+      invalid(signed(p));
+    }
+    // Signed text that is not JSON at all.
+    const data = Buffer.from('not json').toString('base64url');
+    invalid(`${data}.${createHmac('sha256', SECRET).update(data).digest('base64url')}`);
+  });
+
+  it('needs a secret', () => {
+    expect(() => cursorCodec({ secret: '', now: Date.now })).toThrow(/secret/);
+  });
+});
