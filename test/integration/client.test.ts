@@ -8,10 +8,7 @@ import { startTestApi, type TestApi } from '../helpers/api.ts';
 let api: TestApi;
 let store: AnimalStoreClient;
 beforeAll(async () => {
-  // The client against the app's own limits: the usage plans' token bucket (burst = one minute's budget today)
-  // would answer the request past the minute with the gateway's THROTTLED before the app's 429. gateway.test.ts
-  // covers the usage plans.
-  api = await startTestApi({ usagePlans: false });
+  api = await startTestApi();
   store = createAnimalStoreClient({ baseUrl: api.url, apiKey: api.keys.business, fetch: api.fetch, retry: { sleep: async () => {} } });
 });
 afterAll(() => api?.close());

@@ -9,8 +9,7 @@ let windowsAt: typeof import('../../lambdas/domain/rate-limit.ts').windowsAt;
 let clock: typeof import('../../lambdas/shared/clock.ts');
 
 beforeAll(async () => {
-  // The app limiter alone: the usage plans behind it (the gateway's backstop) are tested in gateway.test.ts.
-  api = await startTestApi({ usagePlans: false });
+  api = await startTestApi();
   ({ dynamoLimitStore: limits } = await import('../../lambdas/storage/limit-store.ts'));
   ({ windowsAt } = await import('../../lambdas/domain/rate-limit.ts'));
   clock = await import('../../lambdas/shared/clock.ts');
