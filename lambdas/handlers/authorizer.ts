@@ -8,7 +8,7 @@ import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 
 import { authenticate, usageIdentifierKey } from '../domain/keys.ts';
 // The key store alone (not the services module), so the authorizer bundle carries no pet or limiter code.
 import { dynamoKeyStore as keyStore } from '../storage/key-store.ts';
-import { countMetric } from '../shared/observability.ts';
+import { countMetric, flushMetrics } from '../shared/observability.ts';
 
 /** `arn:aws:execute-api:region:account:apiId/stage/METHOD/path` → `arn:aws:execute-api:region:account:apiId/stage/*` */
 export function stageWildcard(methodArn: string): string {
@@ -24,7 +24,12 @@ export const handler = async (event: APIGatewayTokenAuthorizerEvent): Promise<AP
     countMetric('AuthorizerFailure', { reason: String(e?.cause ?? e?.name ?? 'Error') });
     throw err;
   });
-  if (!auth) throw new Error('Unauthorized');
+  if (!auth) {
+    // Denials apart from failures (the function's Errors count both): an unknown or revoked key, answered 401.
+    countMetric('AuthorizerDenied');
+    flushMetrics();
+    throw new Error('Unauthorized');
+  }
   return {
     principalId: auth.keyId,
     policyDocument: {

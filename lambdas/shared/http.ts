@@ -146,7 +146,7 @@ const api = (route: Route, { limitStore }: ApiOptions): middy.MiddlewareObj<ApiE
         try {
           Object.assign(headers, await enforce(limitStore, auth.keyId, auth, windows));
         } catch (err) {
-          if (err instanceof AppError && err.status === 429) countMetric('RateLimited', { code: err.code });
+          if (err instanceof AppError && err.status === 429) countMetric('RateLimited', { code: err.code }, { plan: auth.plan });
           // The counters cannot be read: nothing is admitted, so nothing is left until the retry.
           if (err instanceof UnavailableError) {
             Object.assign(headers, {

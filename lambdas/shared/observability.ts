@@ -19,13 +19,15 @@ let pending = false;
  * Counts one occurrence of a metric in this invocation. With `dimensions` it is published at once (one EMF line)
  * under two dimension sets: the default ones alone ({service, stage}) and the defaults plus `dimensions`. CloudWatch
  * matches an alarm's dimensions exactly, so alarms watch the first set (every occurrence, whatever the details);
- * the second is the breakdown (by reason, code, operation) for dashboards and investigation.
+ * the second is the breakdown (by reason, code, operation) for dashboards and investigation. Each of `more` is one
+ * further breakdown, its own dimension set (e.g. 429s by code and, separately, by plan).
  */
-export function countMetric(name: string, dimensions: Record<string, string> = {}): void {
+export function countMetric(name: string, dimensions: Record<string, string> = {}, ...more: Record<string, string>[]): void {
   if (Object.keys(dimensions).length) {
     const single = metrics.singleMetric();
     single.addDimensions({});
     single.addDimensions(dimensions);
+    for (const breakdown of more) single.addDimensions(breakdown);
     single.addMetric(name, MetricUnit.Count, 1);
     return;
   }

@@ -77,6 +77,8 @@ const ACCESS_LOG = AccessLogFormat.custom(
 export class StoreApi extends Construct {
   readonly api: RestApi;
   readonly authorizer: TokenAuthorizer;
+  /** The JSON access log (one line per request, with the caller's key id). */
+  readonly accessLogs: LogGroup;
 
   constructor(scope: Construct, id: string, props: StoreApiProps) {
     super(scope, id);
@@ -84,6 +86,7 @@ export class StoreApi extends Construct {
       retention: props.accessLogRetention ?? RetentionDays.ONE_MONTH,
       removalPolicy: props.removalPolicy ?? RemovalPolicy.RETAIN,
     });
+    this.accessLogs = accessLogs;
     const origins = props.corsAllowedOrigins ?? [];
     this.api = new RestApi(this, 'Api', {
       // Also the ApiName dimension of the API's metrics: unique per stage, so alarms of two stages never mix.

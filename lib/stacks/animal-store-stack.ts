@@ -1,14 +1,17 @@
 import { CfnOutput, Stack, Validations, type CfnResource, type StackProps } from 'aws-cdk-lib';
+import { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { AUTHORIZER, AUTHORIZER_ENTRY, ROUTES } from '../../contract/routes.ts';
 import { PLANS } from '../../contract/plans.ts';
+import { ERROR_CODES } from '../../contract/errors.ts';
 import { alarmNotificationsOf, type StageConfig } from '../config/stages.ts';
 import { AlarmTopic } from '../constructs/alarm-topic.ts';
 import { ApiAlarms } from '../constructs/alarms.ts';
 import { ApiFunction, POWERTOOLS } from '../constructs/api-function.ts';
 import { CanaryDeployments } from '../constructs/canary-deployments.ts';
+import { OperationsDashboard } from '../constructs/dashboard.ts';
 import { DataTables } from '../constructs/data-tables.ts';
 import { GatewayResponses } from '../constructs/gateway-responses.ts';
 import { STAGE_NAME, StoreApi } from '../constructs/store-api.ts';
@@ -116,6 +119,20 @@ export class AnimalStoreStack extends Stack {
         })
       : undefined;
 
+    // Built last: its alarm status widget shows every alarm of the stack, whichever construct made it.
+    const dashboard = new OperationsDashboard(this, 'Dashboard', {
+      api: store.api,
+      operations: handlers,
+      authorizer: authorizerHandler,
+      tables: new Map(data.entries().map(({ def, table }) => [def.id, table])),
+      alarms: this.node.findAll().filter((c): c is Alarm => c instanceof Alarm),
+      customMetrics: { namespace: 'AnimalStore', dimensions: { service: 'animal-store', stage: stage.name } },
+      rateLimitCodes: Object.keys(ERROR_CODES).filter((code) => ERROR_CODES[code as keyof typeof ERROR_CODES].status === 429),
+      plans: Object.keys(PLANS),
+      deprecated: ROUTES.flatMap((r) => (r.deprecation ? [{ operationId: r.operationId, method: r.method, path: r.path, sunsetAt: r.deprecation.sunsetAt }] : [])),
+      accessLogs: store.accessLogs,
+    });
+
     new CfnOutput(this, 'ApiUrl', {
       value: `https://${store.api.restApiId}.execute-api.${this.region}.${this.urlSuffix}/${STAGE_NAME}/`,
       description: 'Base URL (ends in /v1/)',
@@ -134,6 +151,7 @@ export class AnimalStoreStack extends Stack {
     for (const [name, plan] of usagePlans.plans) {
       new CfnOutput(this, `UsagePlanId${PLANS[name].displayName}`, { value: plan.usagePlanId, description: `Usage plan ${PLANS[name].displayName}` });
     }
+    new CfnOutput(this, 'DashboardName', { value: dashboard.dashboard.dashboardName, description: 'CloudWatch dashboard of the stage' });
     new CfnOutput(this, 'AlarmTopicArn', { value: alarmTopic.topic.topicArn, description: 'SNS topic every alarm notifies (ALARM and OK)' });
     if (deployments) {
       new CfnOutput(this, 'DeployApplicationName', { value: deployments.application.applicationName, description: 'CodeDeploy application of the gradual deploys' });

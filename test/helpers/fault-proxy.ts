@@ -19,7 +19,14 @@ export type Fault =
   | { readonly kind: 'reset' }
   | { readonly kind: 'delay'; readonly ms: number }
   | { readonly kind: 'hang' }
-  | { readonly kind: 'error'; readonly status: number; readonly type: string; readonly message?: string };
+  | {
+      readonly kind: 'error';
+      readonly status: number;
+      readonly type: string;
+      readonly message?: string;
+      /** More fields of the error body, e.g. `Item` (attribute-value form) for a ConditionalCheckFailedException. */
+      readonly fields?: Record<string, unknown>;
+    };
 
 export interface FaultRule {
   /** The DynamoDB operation, e.g. 'PutItem' (the part of X-Amz-Target after the dot). */
@@ -104,7 +111,11 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
       return;
     }
     if (fault?.kind === 'error') {
-      const payload = JSON.stringify({ __type: `com.amazonaws.dynamodb.v20120810#${fault.type}`, message: fault.message ?? `injected ${fault.type}` });
+      const payload = JSON.stringify({
+        __type: `com.amazonaws.dynamodb.v20120810#${fault.type}`,
+        message: fault.message ?? `injected ${fault.type}`,
+        ...fault.fields,
+      });
       res.writeHead(fault.status, { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-requestid': 'fault-proxy' });
       res.end(payload);
       return;

@@ -33,6 +33,9 @@ try {
   // RateLimited: requests over the Free minute (until one is refused: a minute boundary may pass meanwhile).
   for (let i = 0; i < 3 * PLANS.free.limits!.perMinute; i++) if ((await call('/pets?limit=1')).status === 429) break;
 
+  // AuthorizerDenied: a well-formed key nobody issued (answered 401 by the authorizer, not by the header check).
+  await call('/pets', { headers: { Authorization: `Bearer unknown_${randomBytes(16).toString('hex')}` } });
+
   // Storage failures, injected into the functions' own DynamoDB client (the faults test does the same).
   const { ddb } = await import('../../lambdas/storage/client.ts');
   let failKeys = false;

@@ -79,6 +79,27 @@ describe('windows only move forward', () => {
   });
 });
 
+describe('contention', () => {
+  it('a window that keeps moving under a request answers 503 (UnavailableError), never a 500', async () => {
+    const { UnavailableError } = await import('../../lambdas/domain/errors.ts');
+    const s = subject();
+    const w = windowsAt(freshMinute());
+    // Every write on this subject's item fails its condition, and the item returned always shows room: the limiter
+    // can never settle (what extreme contention looks like from one request).
+    proxy.add({
+      target: 'UpdateItem',
+      body: s,
+      fault: {
+        kind: 'error',
+        status: 400,
+        type: 'ConditionalCheckFailedException',
+        fields: { Item: { pk: { S: `rl#${s}#${w.dayStart}` }, ms: { N: String(w.minuteStart) }, m: { N: '0' }, d: { N: '0' } } },
+      },
+    });
+    await expect(limits.consume(s, { perMinute: 5, perDay: 100 }, w)).rejects.toBeInstanceOf(UnavailableError);
+  });
+});
+
 describe('bans follow requests that keep coming after a 429, not a parallel burst', () => {
   it('a burst of 130 in parallel against 100/min gets 30 rejections and no ban', async () => {
     const s = subject();

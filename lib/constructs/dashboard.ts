@@ -1,0 +1,144 @@
+import { Duration } from 'aws-cdk-lib';
+import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
+import {
+  AlarmStatusWidget,
+  Dashboard,
+  GraphWidget,
+  LogQueryWidget,
+  MathExpression,
+  Metric,
+  type IAlarm,
+  type IMetric,
+} from 'aws-cdk-lib/aws-cloudwatch';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import type { ILogGroup } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+
+/** The functions' custom metrics: their namespace and the default dimensions every one of them carries. */
+export interface CustomMetrics {
+  readonly namespace: string;
+  /** Powertools' `service` and the function's STAGE (lambdas/shared/observability.ts). */
+  readonly dimensions: Readonly<Record<string, string>>;
+}
+
+export interface OperationsDashboardProps {
+  readonly api: RestApi;
+  /** Operation functions by operationId. */
+  readonly operations: ReadonlyMap<string, IFunction>;
+  readonly authorizer: IFunction;
+  /** Tables by their definition id. */
+  readonly tables: ReadonlyMap<string, ITable>;
+  /** Shown in one alarm status widget. */
+  readonly alarms: readonly IAlarm[];
+  readonly customMetrics: CustomMetrics;
+  /** The 429 error codes the limiter counts (RateLimited by `code`). */
+  readonly rateLimitCodes: readonly string[];
+  /** The plan names (RateLimited by `plan`). */
+  readonly plans: readonly string[];
+  /** Deprecated operations: their DeprecatedOperationCall count, and who still calls them. */
+  readonly deprecated: readonly { readonly operationId: string; readonly method: string; readonly path: string; readonly sunsetAt: string }[];
+  /** The API access log group (JSON lines with keyId, method, resourcePath). @default - no caller table */
+  readonly accessLogs?: ILogGroup;
+  /** @default - generated */
+  readonly dashboardName?: string;
+}
+
+const PERIOD = Duration.minutes(1);
+const WIDE = 12;
+const HIGH = 6;
+
+/**
+ * The stage's CloudWatch dashboard: API traffic, per-operation requests and latency, 429s by reason and by plan,
+ * authorizer denials vs failures, DynamoDB capacity and throttles per table, calls to deprecated operations (and
+ * who makes them), and the state of every alarm. Custom metrics use exactly the dimension sets the functions emit:
+ * CloudWatch matches a metric by its full dimension set, so a widget on any other set stays empty.
+ */
+export class OperationsDashboard extends Construct {
+  readonly dashboard: Dashboard;
+
+  constructor(scope: Construct, id: string, props: OperationsDashboardProps) {
+    super(scope, id);
+    const { api } = props;
+    const custom = (metricName: string, breakdown: Record<string, string> = {}, label?: string): Metric =>
+      new Metric({
+        namespace: props.customMetrics.namespace,
+        metricName,
+        dimensionsMap: { ...props.customMetrics.dimensions, ...breakdown },
+        statistic: 'Sum',
+        period: PERIOD,
+        label: label ?? metricName,
+      });
+    const perOperation = (make: (fn: IFunction) => IMetric, label: string) =>
+      [...props.operations].map(([name, fn]) => withLabel(make(fn), `${name} ${label}`));
+    const graph = (title: string, left: IMetric[], right: IMetric[] = [], width = WIDE) =>
+      new GraphWidget({ title, left, right, width, height: HIGH, period: PERIOD });
+
+    const d = new Dashboard(this, 'Dashboard', { dashboardName: props.dashboardName, defaultInterval: Duration.hours(3) });
+    d.addWidgets(
+      graph('API requests, 4xx and 5xx', [
+        api.metricCount({ statistic: 'Sum', period: PERIOD, label: 'requests' }),
+        api.metricClientError({ statistic: 'Sum', period: PERIOD, label: '4xx' }),
+        api.metricServerError({ statistic: 'Sum', period: PERIOD, label: '5xx' }),
+      ]),
+      graph('API latency (p50, p99, ms)', [
+        api.metricLatency({ statistic: 'p50', period: PERIOD, label: 'p50' }),
+        api.metricLatency({ statistic: 'p99', period: PERIOD, label: 'p99' }),
+        api.metricIntegrationLatency({ statistic: 'p99', period: PERIOD, label: 'integration p99' }),
+      ]),
+    );
+    d.addWidgets(
+      graph('Requests per operation (invocations)', perOperation((fn) => fn.metricInvocations({ statistic: 'Sum', period: PERIOD }), 'invocations')),
+      graph('Errors and throttles per operation (Lambda)', [
+        ...perOperation((fn) => fn.metricErrors({ statistic: 'Sum', period: PERIOD }), 'errors'),
+        ...perOperation((fn) => fn.metricThrottles({ statistic: 'Sum', period: PERIOD }), 'throttles'),
+      ]),
+    );
+    d.addWidgets(
+      graph('Latency per operation p50 (ms)', perOperation((fn) => fn.metricDuration({ statistic: 'p50', period: PERIOD }), 'p50')),
+      graph('Latency per operation p99 (ms)', perOperation((fn) => fn.metricDuration({ statistic: 'p99', period: PERIOD }), 'p99')),
+    );
+    d.addWidgets(
+      graph('429 by reason', props.rateLimitCodes.map((code) => custom('RateLimited', { code }, code))),
+      graph('429 by plan', props.plans.map((plan) => custom('RateLimited', { plan }, plan))),
+    );
+    d.addWidgets(
+      graph('Authorizer: denials (401) vs failures (503)', [
+        custom('AuthorizerDenied', {}, 'denied (unknown, revoked key)'),
+        custom('AuthorizerFailure', {}, 'failed (key lookup)'),
+      ], [props.authorizer.metricInvocations({ statistic: 'Sum', period: PERIOD, label: 'invocations (cache misses)' })]),
+      graph('Deprecated operations: calls', props.deprecated.map((op) =>
+        custom('DeprecatedOperationCall', { operation: op.operationId }, `${op.operationId} (sunset ${op.sunsetAt.slice(0, 10)})`))),
+    );
+    const tables = [...props.tables];
+    d.addWidgets(
+      graph('DynamoDB consumed capacity per table', tables.flatMap(([name, t]) => [
+        withLabel(t.metricConsumedReadCapacityUnits({ statistic: 'Sum', period: PERIOD }), `${name} read`),
+        withLabel(t.metricConsumedWriteCapacityUnits({ statistic: 'Sum', period: PERIOD }), `${name} write`),
+      ])),
+      graph('DynamoDB throttles per table', tables.flatMap(([name, t]) => [
+        withLabel(t.metric('ReadThrottleEvents', { statistic: 'Sum', period: PERIOD }), `${name} read`),
+        withLabel(t.metric('WriteThrottleEvents', { statistic: 'Sum', period: PERIOD }), `${name} write`),
+      ])),
+    );
+    if (props.accessLogs && props.deprecated.length) {
+      const filters = props.deprecated.map((op) => `(method = '${op.method}' and resourcePath = '${op.path}')`).join(' or ');
+      d.addWidgets(
+        new LogQueryWidget({
+          title: 'Who still calls deprecated operations (API key ids, from the access log)',
+          logGroupNames: [props.accessLogs.logGroupName],
+          queryLines: [`fields keyId, resourcePath`, `filter ${filters}`, 'stats count(*) as calls by keyId, resourcePath', 'sort calls desc', 'limit 50'],
+          width: 24,
+          height: HIGH,
+        }),
+      );
+    }
+    d.addWidgets(
+      new AlarmStatusWidget({ title: 'Alarms', alarms: [...props.alarms], width: 24, height: Math.max(3, Math.ceil(props.alarms.length / 4) + 1) }),
+    );
+    this.dashboard = d;
+  }
+}
+
+const withLabel = (m: IMetric, label: string): IMetric =>
+  m instanceof Metric ? m.with({ label }) : m instanceof MathExpression ? m.with({ label }) : m;

@@ -1,0 +1,30 @@
+/**
+ * A dependency that is slow or unsure answers 503 + Retry-After, not 500: the failures the service raises itself
+ * (an id that cannot be allocated, the function's early timeout) map to service_unavailable in the one error mapper.
+ */
+import { describe, expect, it } from 'vitest';
+import { UnavailableError } from '../../lambdas/domain/errors.ts';
+import { createPetService, type PetStore } from '../../lambdas/domain/pets.ts';
+
+process.env.PETS_TABLE_NAME ??= 'unit-Pets';
+process.env.KEYS_TABLE_NAME ??= 'unit-ApiKeys';
+process.env.STATE_TABLE_NAME ??= 'unit-State';
+const { errorResponse, toAppError } = await import('../../lambdas/shared/http.ts');
+
+describe('503, not 500, when the service cannot be sure', () => {
+  it('a create that finds every id it is given taken is 503 with Retry-After', async () => {
+    let next = 1;
+    const taken: PetStore = { insert: async () => false, get: async () => undefined, list: async () => ({ pets: [] }) };
+    const service = createPetService(taken, { next: async () => next++ });
+    const err = await service.create({ name: 'Rex', categoryId: 1 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UnavailableError);
+    const res = errorResponse(toAppError(err));
+    expect(res.statusCode).toBe(503);
+    expect(res.headers?.['Retry-After']).toBe('1');
+  });
+
+  it("middy's early timeout just before the function's own is 503", () => {
+    const timeout = Object.assign(new Error('[AbortError]: The operation was aborted.'), { name: 'TimeoutError' });
+    expect(toAppError(timeout)).toBeInstanceOf(UnavailableError);
+  });
+});
