@@ -6,6 +6,7 @@ import { createPetService } from '../domain/pets.ts';
 import { dynamoIdempotencyStore } from '../storage/idempotency-store.ts';
 import { createIdAllocator, dynamoPetStore } from '../storage/pet-store.ts';
 import { dynamoLimitStore } from '../storage/limit-store.ts';
+import { withUsageHistory } from '../storage/usage-history.ts';
 import { dynamoKeyStore } from '../storage/key-store.ts';
 import { now } from './clock.ts';
 
@@ -19,5 +20,6 @@ export const petCreator = createIdempotentPetCreator({
   ids: petIds,
   clock: () => now(),
 });
-export const limitStore = dynamoLimitStore;
+/** The limiter, recording a key's minute-by-minute history for the admin tool's usage chart. */
+export const limitStore = withUsageHistory(dynamoLimitStore);
 export const keyStore = dynamoKeyStore;

@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { PLAN_NAMES, type PlanName } from '../../contract/plans.ts';
 import { AdminError, keyAdmin, type AdminDeps, type KeyView } from './service.ts';
 import { noGateway } from './gateway.ts';
+import { chartWidth, renderUsageChart } from './usage-chart.ts';
 
 export const USAGE = `Usage: npm run admin -- <command> [options] (--local | --stage staging|production) [--json]
 
@@ -16,7 +17,7 @@ Commands:
   keys revoke <id>
   keys rotate <id>          new secret, same id and plan; the old secret stops working at once
   keys set-plan <id> <plan> [--per-minute N --per-day N]
-  keys usage <id>           today's counts from the rate limiter
+  keys usage <id>           today's counts from the rate limiter, and a minute-by-minute chart of the day
   keys purge                deletes the API Gateway keys of keys revoked longer ago than the authorizer cache TTL
 
 Targets:
@@ -134,7 +135,8 @@ export async function runAdmin(argv: string[], io: Io, depsFor: DepsFactory): Pr
         const lim = u.limits;
         print(
           `${u.keyId} (${u.plan}): this minute ${u.minute.count}${lim ? `/${lim.perMinute}` : ''}, today ${u.day.count}${lim ? `/${lim.perDay}` : ''}` +
-            (u.bannedUntil ? `, banned until ${u.bannedUntil}` : ''),
+            (u.bannedUntil ? `, banned until ${u.bannedUntil}` : '') +
+            (u.history ? `\n${renderUsageChart(u.history, { ...u.history, width: chartWidth(), perMinute: lim?.perMinute }).join('\n')}` : ''),
           u,
         );
         break;
@@ -187,5 +189,6 @@ export const realDeps: DepsFactory = async ({ local, stage }) => {
   Object.assign(process.env, { POWERTOOLS_METRICS_DISABLED: 'true', ...tableEnv });
   const { keyAdminStore } = await import('../../lambdas/storage/key-store.ts');
   const { dynamoLimitStore } = await import('../../lambdas/storage/limit-store.ts');
-  return { store: keyAdminStore, limits: dynamoLimitStore, stage: stage ?? 'local', ...gatewayDeps };
+  const { readUsageHistory } = await import('../../lambdas/storage/usage-history.ts');
+  return { store: keyAdminStore, limits: dynamoLimitStore, history: readUsageHistory, stage: stage ?? 'local', ...gatewayDeps };
 };

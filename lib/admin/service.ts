@@ -14,8 +14,10 @@
 import { MAX_CUSTOM_LIMITS, PLANS, type PlanLimits, type PlanName } from '../../contract/plans.ts';
 import { randomUUID } from 'node:crypto';
 import { generateKey, generateKeyId, hashKey, limitsOf, StaleKeyRecordError, usageIdentifierKey, type KeyRecord } from '../../lambdas/domain/keys.ts';
-import { windowsAt, type LimitStore } from '../../lambdas/domain/rate-limit.ts';
+import { windowsAt, type LimitStore, type Windows } from '../../lambdas/domain/rate-limit.ts';
+import type { MinuteOpens } from '../../lambdas/storage/usage-history.ts';
 import type { KeyGateway } from './gateway.ts';
+import { minuteCounts } from './usage-chart.ts';
 
 /** An error the admin prints as one line and exits non-zero for. */
 export class AdminError extends Error {}
@@ -41,6 +43,8 @@ export interface AdminDeps {
    * TTL, so no cached result names a deleted API key. @default 2 minutes (twice the stages' 60 s TTL)
    */
   readonly revokedKeyGraceMs?: number;
+  /** Today's minute history of a key (lambdas/storage/usage-history.ts), for the usage chart; absent: no history. */
+  readonly history?: (subject: string, w: Windows) => Promise<MinuteOpens>;
   readonly now?: () => number;
 }
 
@@ -238,6 +242,7 @@ export function keyAdmin(deps: AdminDeps) {
         minute: { count: u.minuteCount, resetsAt: new Date(w.minuteReset * 1000).toISOString() },
         day: { count: u.dayCount, resetsAt: new Date(w.dayReset * 1000).toISOString() },
         bannedUntil: u.banUntil ? new Date(u.banUntil * 1000).toISOString() : null,
+        ...(deps.history ? { history: { dayStart: w.dayStart, nowMinute: w.minuteStart, ...minuteCounts(await deps.history(record.keyId, w), u.dayCount) } } : {}),
       };
     },
   };

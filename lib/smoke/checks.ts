@@ -1,0 +1,119 @@
+/**
+ * The smoke checks, in the order they run. Safe against production: without `--write` the only keyed requests are
+ * one list page and one getPet (2 requests of the key's quota); the unauthenticated ones are answered by the
+ * gateway before any function runs. `--write` adds one create (with an Idempotency-Key) and its read-back.
+ */
+import { randomUUID } from 'node:crypto';
+import type { AnimalStoreClient } from '../../client/index.ts';
+import { CheckFailed, expectError, fail, rateLimitHeaders, type Seen } from './probe.ts';
+
+export interface SmokeContext {
+  /** The stage's base URL, ending in the version segment (`…/v1`), no trailing slash. */
+  readonly base: string;
+  readonly client: AnimalStoreClient;
+  /** The recording fetch, for requests the typed client cannot make (no key, unknown paths, other methods). */
+  readonly fetch: typeof fetch;
+  /** Every response so far. */
+  readonly seen: readonly Seen[];
+  readonly now: () => number;
+  /** A pet id the list returned, for getPet. */
+  petId?: number;
+}
+
+export interface Check {
+  readonly name: string;
+  /** Only with `--write`. */
+  readonly writes?: boolean;
+  /** Resolves to a short detail on success; throws (CheckFailed or a network error) on failure. */
+  run(ctx: SmokeContext): Promise<string>;
+}
+
+/** An id far beyond any allocated one: getPet answers 404 with the deprecation headers still on. */
+const UNLIKELY_PET_ID = Number.MAX_SAFE_INTEGER;
+
+export const CHECKS: readonly Check[] = [
+  {
+    name: '401 without a key (Error object)',
+    async run(ctx) {
+      const res = await ctx.fetch(`${ctx.base}/pets`);
+      await expectError(res, 401, 'unauthorized');
+      return '401 unauthorized';
+    },
+  },
+  {
+    name: 'listPets with the key, X-RateLimit-* headers',
+    async run(ctx) {
+      const page = await ctx.client.listPets({ limit: 1 });
+      if (page.error) fail(`expected 200, got ${page.response.status} ${page.error.code}: ${page.error.message}`);
+      if (!Array.isArray(page.data)) fail('the body is not a JSON array');
+      const rl = rateLimitHeaders(page.response.headers);
+      if (rl.limit < 1) fail(`X-RateLimit-Limit is ${rl.limit} on a counted request`);
+      if (rl.remaining > rl.limit) fail(`X-RateLimit-Remaining ${rl.remaining} exceeds the limit ${rl.limit}`);
+      if (rl.reset * 1000 < ctx.now() - 5_000) fail(`X-RateLimit-Reset ${rl.reset} is in the past`);
+      ctx.petId = page.data![0]?.id;
+      return `200, ${page.data!.length} pet(s); limit ${rl.limit}, remaining ${rl.remaining}, resets in ${Math.max(0, Math.round(rl.reset - ctx.now() / 1000))} s`;
+    },
+  },
+  {
+    name: 'getPet deprecation headers (Deprecation, Sunset, Link successor)',
+    async run(ctx) {
+      const id = ctx.petId ?? UNLIKELY_PET_ID;
+      const r = await ctx.client.getPet(id); // deprecated, and that is what this checks
+      const status = r.response.status;
+      if (![200, 404, 410].includes(status)) fail(`expected 200, 404 or 410, got ${status}${r.error ? ` ${r.error.code}` : ''}`);
+      const h = r.response.headers;
+      const deprecation = h.get('Deprecation');
+      const sunset = h.get('Sunset');
+      const link = h.get('Link');
+      if (!deprecation || !/^@\d+$/.test(deprecation)) fail(`Deprecation is ${deprecation === null ? 'missing' : `"${deprecation}"`}, expected @<unix seconds> (RFC 9745)`);
+      if (!sunset || Number.isNaN(Date.parse(sunset))) fail(`Sunset is ${sunset === null ? 'missing' : `"${sunset}"`}, expected an HTTP date (RFC 8594)`);
+      if (!link || !/rel="?successor-version"?/.test(link)) fail(`Link is ${link === null ? 'missing' : `"${link}"`}, expected rel="successor-version"`);
+      return `${status}; Deprecation ${deprecation}, Sunset ${sunset}`;
+    },
+  },
+  {
+    name: 'gateway 404 on an unknown path (Error object)',
+    async run(ctx) {
+      const res = await ctx.fetch(`${ctx.base}/smoke-no-such-path`);
+      await expectError(res, 404, 'not_found');
+      return '404 not_found';
+    },
+  },
+  {
+    name: 'gateway 405 on an unsupported method (Error object, Allow)',
+    async run(ctx) {
+      // Sent without a key: even if PATCH /pets ever became an operation, the authorizer would refuse it.
+      const res = await ctx.fetch(`${ctx.base}/pets`, { method: 'PATCH' });
+      await expectError(res, 405, 'method_not_allowed');
+      const allow = res.headers.get('Allow') ?? '';
+      if (!/\bGET\b/.test(allow) || !/\bPOST\b/.test(allow)) fail(`Allow is "${allow}", expected GET and POST`);
+      return `405 method_not_allowed, Allow: ${allow}`;
+    },
+  },
+  {
+    name: 'createPet and read-back',
+    writes: true,
+    async run(ctx) {
+      const name = `smoke-test ${new Date(ctx.now()).toISOString()}`;
+      const created = await ctx.client.createPet({ name, categoryId: 1 }, { idempotencyKey: randomUUID() });
+      if (created.error) fail(`create: expected 201, got ${created.response.status} ${created.error.code}: ${created.error.message}`);
+      if (created.response.status !== 201) fail(`create: expected 201, got ${created.response.status}`);
+      if (!created.location) fail('create: Location is missing');
+      const read = await ctx.client.getPet(created.data!.id); // the only read by id
+      if (read.error) fail(`read-back of ${created.data!.id}: got ${read.response.status} ${read.error.code}`);
+      if (read.data!.name !== name) fail(`read-back of ${created.data!.id}: name is "${read.data!.name}", expected "${name}"`);
+      return `created pet ${created.data!.id} ("${name}") at ${created.location}, read back`;
+    },
+  },
+  {
+    name: 'x-amzn-RequestId on every response',
+    async run(ctx) {
+      if (!ctx.seen.length) fail('no response to look at');
+      const missing = ctx.seen.filter((s) => !s.headers.get('x-amzn-RequestId'));
+      if (missing.length) fail(`missing on ${missing.map((s) => `${s.method} ${new URL(s.url).pathname} (${s.status})`).join(', ')}`);
+      return `present on all ${ctx.seen.length} responses`;
+    },
+  },
+];
+
+export { CheckFailed };
