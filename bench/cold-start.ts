@@ -17,7 +17,9 @@ const context = {
   getRemainingTimeInMillis: () => 29_000,
 };
 const t0 = performance.now();
-const mod = (await import(pathToFileURL(bundlePath!).href)) as { handler: (e: unknown, c: unknown) => Promise<unknown> };
+const mod = (await import(pathToFileURL(bundlePath!).href)) as {
+  handler: (e: unknown, c: unknown) => Promise<unknown>;
+};
 const t1 = performance.now();
 let status: number | string;
 try {
@@ -27,5 +29,7 @@ try {
   status = `error: ${(err as Error).message}`;
 }
 const t2 = performance.now();
-process.stdout.write(`${JSON.stringify({ initMs: t1 - t0, invokeMs: t2 - t1, totalMs: t2 - t0, processMs: t2, status })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ initMs: t1 - t0, invokeMs: t2 - t1, totalMs: t2 - t0, processMs: t2, status })}\n`,
+);
 process.exit(0);

@@ -15,6 +15,8 @@ const doc = DynamoDBDocumentClient.from(
 const table = process.env.PETS_TABLE_NAME;
 
 export const handler = async (event: { pathParameters?: { petId?: string } | null }) => {
-  const out = await doc.send(new GetCommand({ TableName: table, Key: { id: Number(event.pathParameters?.petId ?? 1) } }));
+  const out = await doc.send(
+    new GetCommand({ TableName: table, Key: { id: Number(event.pathParameters?.petId ?? 1) } }),
+  );
   return { statusCode: out.Item ? 200 : 404, body: JSON.stringify(out.Item ?? null) };
 };

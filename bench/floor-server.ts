@@ -10,14 +10,25 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createHash } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  ScanCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { localTableEnv } from '../lambdas/storage/provision.ts';
 
 const [endpoint, prefix] = process.argv.slice(2);
 const env = localTableEnv(prefix!);
 const T = { pets: env.PETS_TABLE_NAME!, keys: env.KEYS_TABLE_NAME!, state: env.STATE_TABLE_NAME! };
 const doc = DynamoDBDocumentClient.from(
-  new DynamoDBClient({ region: 'us-east-1', endpoint: endpoint!, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
+  new DynamoDBClient({
+    region: 'us-east-1',
+    endpoint: endpoint!,
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  }),
   { marshallOptions: { removeUndefinedValues: true } },
 );
 /** Ids for creates: a range of its own per process, far from the allocator's and the seeded ones. */
@@ -46,7 +57,12 @@ async function limiter(subject: string): Promise<void> {
     );
   } catch {
     await doc.send(
-      new UpdateCommand({ TableName: T.state, Key, UpdateExpression: 'SET ms = :ms, m = :one ADD d :one', ExpressionAttributeValues: { ':one': 1, ':ms': ms } }),
+      new UpdateCommand({
+        TableName: T.state,
+        Key,
+        UpdateExpression: 'SET ms = :ms, m = :one ADD d :one',
+        ExpressionAttributeValues: { ':one': 1, ':ms': ms },
+      }),
     );
   }
 }
@@ -57,7 +73,13 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
   for await (const c of req as AsyncIterable<Buffer>) chunks.push(c);
   const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
   if (!token) return json(res, 401, { code: 'unauthorized' });
-  const key = await doc.send(new GetCommand({ TableName: T.keys, Key: { hash: createHash('sha256').update(token).digest('hex') }, ConsistentRead: true }));
+  const key = await doc.send(
+    new GetCommand({
+      TableName: T.keys,
+      Key: { hash: createHash('sha256').update(token).digest('hex') },
+      ConsistentRead: true,
+    }),
+  );
   if (!key.Item) return json(res, 401, { code: 'unauthorized' });
   await limiter(String(key.Item.keyId));
   const m = /^\/v1\/pets(?:\/(\d+))?$/.exec(url.pathname);
@@ -71,13 +93,24 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
     const status = url.searchParams.get('status');
     const out = await doc.send(
       status
-        ? new QueryCommand({ TableName: T.pets, IndexName: 'byStatus', KeyConditionExpression: '#s = :s', ExpressionAttributeNames: { '#s': 'status' }, ExpressionAttributeValues: { ':s': status }, Limit: limit })
+        ? new QueryCommand({
+            TableName: T.pets,
+            IndexName: 'byStatus',
+            KeyConditionExpression: '#s = :s',
+            ExpressionAttributeNames: { '#s': 'status' },
+            ExpressionAttributeValues: { ':s': status },
+            Limit: limit,
+          })
         : new ScanCommand({ TableName: T.pets, Limit: limit }),
     );
     return json(res, 200, out.Items ?? []);
   }
   if (req.method === 'POST') {
-    const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { name: string; categoryId: number; status?: string };
+    const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+      name: string;
+      categoryId: number;
+      status?: string;
+    };
     const pet = { id: nextId++, name: body.name, categoryId: body.categoryId, status: body.status ?? 'available' };
     await doc.send(new PutCommand({ TableName: T.pets, Item: pet, ConditionExpression: 'attribute_not_exists(id)' }));
     return json(res, 201, pet);

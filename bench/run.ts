@@ -21,8 +21,24 @@ const argv = process.argv.slice(2);
 const QUICK = argv.includes('--quick');
 const ONLY = new Set((argv.find((a) => a.startsWith('--only='))?.slice(7) ?? 'bundles,cold,warm,cost').split(','));
 const P: Params = QUICK
-  ? { coldRounds: 3, warmRounds: 1, warmSeconds: 1, warmSeed: 200, sizes: [1_000, 3_000, 10_000], callsPerOp: 10, creates: 200 }
-  : { coldRounds: 10, warmRounds: 3, warmSeconds: 3, warmSeed: 1_000, sizes: [1_000, 10_000, 100_000], callsPerOp: 30, creates: 1_000 };
+  ? {
+      coldRounds: 3,
+      warmRounds: 1,
+      warmSeconds: 1,
+      warmSeed: 200,
+      sizes: [1_000, 3_000, 10_000],
+      callsPerOp: 10,
+      creates: 200,
+    }
+  : {
+      coldRounds: 10,
+      warmRounds: 3,
+      warmSeconds: 3,
+      warmSeed: 1_000,
+      sizes: [1_000, 10_000, 100_000],
+      callsPerOp: 30,
+      creates: 1_000,
+    };
 const RESULTS = join(ROOT, 'bench/results');
 const started = performance.now();
 const elapsed = () => `${((performance.now() - started) / 1000).toFixed(0)} s`;
@@ -32,11 +48,18 @@ const cpuModel = /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf
 const result: Record<string, unknown> = {
   startedAt: new Date().toISOString(),
   mode: QUICK ? 'quick' : 'full',
-  machine: { nproc: cpus().length, cpu: cpuModel, memGiB: round(totalmem() / 2 ** 30, 1), node: process.version, loadavg: readFileSync('/proc/loadavg', 'utf8').trim() },
+  machine: {
+    nproc: cpus().length,
+    cpu: cpuModel,
+    memGiB: round(totalmem() / 2 ** 30, 1),
+    node: process.version,
+    loadavg: readFileSync('/proc/loadavg', 'utf8').trim(),
+  },
   params: P,
 };
 const targets: Array<{ target: string; subject: string; value: number; limit: string; met: boolean }> = [];
-const target = (t: string, subject: string, value: number, limit: string, met: boolean) => targets.push({ target: t, subject, value: round(value, 3), limit, met });
+const target = (t: string, subject: string, value: number, limit: string, met: boolean) =>
+  targets.push({ target: t, subject, value: round(value, 3), limit, met });
 
 log(`mode ${result.mode}; starting DynamoDB Local`);
 const dynamo = await startDynamoLocal();
@@ -51,8 +74,16 @@ try {
   }
   if (ONLY.has('warm')) await runWarm(ctx);
   if (ONLY.has('cost')) await runCost(ctx);
-  const idw = (result.idAllocationWarm ?? result.idAllocationCost) as { writesPerCreate: number; creates: number } | undefined;
-  if (idw) target('id allocation <= 1.01 writes per create', `${idw.creates} creates`, idw.writesPerCreate, '<= 1.01', idw.writesPerCreate <= 1.01);
+  const idw = (result.idAllocationWarm ?? result.idAllocationCost) as
+    { writesPerCreate: number; creates: number } | undefined;
+  if (idw)
+    target(
+      'id allocation <= 1.01 writes per create',
+      `${idw.creates} creates`,
+      idw.writesPerCreate,
+      '<= 1.01',
+      idw.writesPerCreate <= 1.01,
+    );
 } finally {
   for (const c of children) await stopChild(c);
   seedClient.destroy();
@@ -61,7 +92,11 @@ try {
 
 result.targets = targets;
 result.durationSeconds = Math.round((performance.now() - started) / 1000);
-printTable('Targets', ['target', 'subject', 'value', 'goal', 'met'], targets.map((t) => [t.target, t.subject, t.value, t.limit, t.met ? 'yes' : 'NO']));
+printTable(
+  'Targets',
+  ['target', 'subject', 'value', 'goal', 'met'],
+  targets.map((t) => [t.target, t.subject, t.value, t.limit, t.met ? 'yes' : 'NO']),
+);
 mkdirSync(RESULTS, { recursive: true });
 writeFileSync(join(RESULTS, 'latest.json'), `${JSON.stringify(result, null, 2)}\n`);
 console.log(`\nwrote bench/results/latest.json (${result.mode} run, ${result.durationSeconds} s)`);

@@ -75,12 +75,14 @@ const VARIANTS: Array<{ name: string; description: string; patches: Patch[]; noS
   { name: 'baseline', description: 'the code as it is', patches: [] },
   {
     name: '+observability without Powertools',
-    description: 'observability.ts: JSON log lines + EMF metrics on stdout (same levels/env), drops @aws-lambda-powertools/*',
+    description:
+      'observability.ts: JSON log lines + EMF metrics on stdout (same levels/env), drops @aws-lambda-powertools/*',
     patches: [{ file: 'lambdas/shared/observability.ts', to: OBSERVABILITY_NO_POWERTOOLS }],
   },
   {
     name: '+no --enable-source-maps at runtime',
-    description: "api-function.ts: drop NODE_OPTIONS '--enable-source-maps' (keep uploading the .map for offline decoding)",
+    description:
+      "api-function.ts: drop NODE_OPTIONS '--enable-source-maps' (keep uploading the .map for offline decoding)",
     patches: [],
     noSourceMaps: true,
   },
@@ -102,7 +104,8 @@ for (const v of VARIANTS) {
 
 const work = mkdtempSync(join(tmpdir(), 'bench-variants-'));
 const src = join(work, 'src');
-for (const d of ['contract', 'lambdas', 'lib', 'bench']) cpSync(join(ROOT, d), join(src, d), { recursive: true, filter: (p) => !p.includes('bench/results') });
+for (const d of ['contract', 'lambdas', 'lib', 'bench'])
+  cpSync(join(ROOT, d), join(src, d), { recursive: true, filter: (p) => !p.includes('bench/results') });
 symlinkSync(join(ROOT, 'node_modules'), join(src, 'node_modules'));
 writeFileSync(join(src, 'package.json'), readFileSync(join(ROOT, 'package.json')));
 
@@ -125,7 +128,8 @@ try {
     for (const p of v.patches) {
       const f = join(src, p.file);
       const text = readFileSync(f, 'utf8');
-      if (p.from !== undefined && !text.includes(p.from)) throw new Error(`${v.name}: ${p.file} no longer contains ${p.from}`);
+      if (p.from !== undefined && !text.includes(p.from))
+        throw new Error(`${v.name}: ${p.file} no longer contains ${p.from}`);
       writeFileSync(f, p.from === undefined ? p.to : text.replace(p.from, p.to));
     }
     const bundles = new Map<string, BundleResult>();
@@ -147,8 +151,10 @@ try {
       const ratios: number[] = [];
       const totals: number[] = [];
       for (let r = 0; r < ROUNDS; r++) {
-        const a = () => runChild<{ totalMs: number }>([join(ROOT, 'bench/cold-start.ts'), bundles.get(n)!.outfile, ev(n)], env);
-        const b = () => runChild<{ totalMs: number }>([join(ROOT, 'bench/cold-start.ts'), floor.outfile, ev('floor-handler')], env);
+        const a = () =>
+          runChild<{ totalMs: number }>([join(ROOT, 'bench/cold-start.ts'), bundles.get(n)!.outfile, ev(n)], env);
+        const b = () =>
+          runChild<{ totalMs: number }>([join(ROOT, 'bench/cold-start.ts'), floor.outfile, ev('floor-handler')], env);
         const [x, y] = r % 2 ? [await a(), await b()] : await b().then(async (fy) => [await a(), fy] as const);
         ratios.push(x.totalMs / y.totalMs);
         totals.push(x.totalMs);
@@ -159,23 +165,55 @@ try {
     const row = {
       variant: v.name,
       description: v.description,
-      bytes: Object.fromEntries([...bundles].map(([n, b]) => [n, { min: b.minBytes, gzip: b.gzipBytes, ratio: round(ratio(b.minBytes, floor.minBytes), 3) }])),
+      bytes: Object.fromEntries(
+        [...bundles].map(([n, b]) => [
+          n,
+          { min: b.minBytes, gzip: b.gzipBytes, ratio: round(ratio(b.minBytes, floor.minBytes), 3) },
+        ]),
+      ),
       coldRatio: cold,
     };
     out.push(row);
-    console.error(`[variants] ${v.name}: create-pet ${bundles.get('create-pet')!.minBytes} B, authorizer ${bundles.get('authorizer')!.minBytes} B, cold ${JSON.stringify(cold)}`);
+    console.error(
+      `[variants] ${v.name}: create-pet ${bundles.get('create-pet')!.minBytes} B, authorizer ${bundles.get('authorizer')!.minBytes} B, cold ${JSON.stringify(cold)}`,
+    );
   }
   printTable(
     `Proposed optimisations, cumulative (bundle min KB and x floor ${(floor.minBytes / 1024).toFixed(0)} KB; cold start x floor, median of ${ROUNDS} A/B rounds)`,
-    ['variant', 'list-pets KB', 'x', 'create-pet KB', 'x', 'authorizer KB', 'x', 'cold list', 'cold create', 'cold auth'],
+    [
+      'variant',
+      'list-pets KB',
+      'x',
+      'create-pet KB',
+      'x',
+      'authorizer KB',
+      'x',
+      'cold list',
+      'cold create',
+      'cold auth',
+    ],
     out.map((r) => {
       const b = r.bytes as Record<string, { min: number; ratio: number }>;
       const c = r.coldRatio as Record<string, number>;
-      return [String(r.variant), b['list-pets']!.min / 1024, b['list-pets']!.ratio, b['create-pet']!.min / 1024, b['create-pet']!.ratio, b.authorizer!.min / 1024, b.authorizer!.ratio, c['list-pets']!, c['create-pet']!, c.authorizer!];
+      return [
+        String(r.variant),
+        b['list-pets']!.min / 1024,
+        b['list-pets']!.ratio,
+        b['create-pet']!.min / 1024,
+        b['create-pet']!.ratio,
+        b.authorizer!.min / 1024,
+        b.authorizer!.ratio,
+        c['list-pets']!,
+        c['create-pet']!,
+        c.authorizer!,
+      ];
     }),
   );
   mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
-  writeFileSync(join(ROOT, 'bench/results/variants.json'), `${JSON.stringify({ at: new Date().toISOString(), rounds: ROUNDS, floor: { min: floor.minBytes, gzip: floor.gzipBytes }, variants: out }, null, 2)}\n`);
+  writeFileSync(
+    join(ROOT, 'bench/results/variants.json'),
+    `${JSON.stringify({ at: new Date().toISOString(), rounds: ROUNDS, floor: { min: floor.minBytes, gzip: floor.gzipBytes }, variants: out }, null, 2)}\n`,
+  );
   console.log('wrote bench/results/variants.json');
 } finally {
   client.destroy();

@@ -19,7 +19,8 @@ const dynamoPort = Number(process.env.ANIMAL_STORE_DYNAMODB_PORT ?? 8000);
 const dataDir = process.env.ANIMAL_STORE_DATA_DIR ? resolve(process.env.ANIMAL_STORE_DATA_DIR) : undefined;
 if (dataDir) mkdirSync(dataDir, { recursive: true });
 const dynamoEndpoint = process.env.ANIMAL_STORE_DYNAMODB_ENDPOINT || undefined;
-if (dynamoEndpoint && !/^https?:\/\/[^/]+/.test(dynamoEndpoint)) throw new Error(`ANIMAL_STORE_DYNAMODB_ENDPOINT must be an http(s) URL: "${dynamoEndpoint}"`);
+if (dynamoEndpoint && !/^https?:\/\/[^/]+/.test(dynamoEndpoint))
+  throw new Error(`ANIMAL_STORE_DYNAMODB_ENDPOINT must be an http(s) URL: "${dynamoEndpoint}"`);
 const given = process.env.ANIMAL_STORE_DEV_KEYS;
 const devKeys = given ? parseDevKeys(given) : [{ key: generateKey(), plan: 'free' as const }];
 
@@ -31,7 +32,9 @@ const api = await startLocalApi({
   dataDir,
   tablePrefix: process.env.ANIMAL_STORE_TABLE_PREFIX || undefined,
   devKeys,
-  authCacheTtlSeconds: process.env.ANIMAL_STORE_AUTH_CACHE_TTL ? Number(process.env.ANIMAL_STORE_AUTH_CACHE_TTL) : undefined,
+  authCacheTtlSeconds: process.env.ANIMAL_STORE_AUTH_CACHE_TTL
+    ? Number(process.env.ANIMAL_STORE_AUTH_CACHE_TTL)
+    : undefined,
 });
 const url = api.url.replace('127.0.0.1', 'localhost');
 console.log(`Animal Store API listening on ${url}`);
@@ -42,7 +45,11 @@ console.log(
 );
 for (const k of devKeys) console.log(`API key (${k.plan}): ${k.key}`);
 console.log(`Try: curl -i -H "Authorization: Bearer ${devKeys[0]!.key}" ${url}/pets`);
-console.log(api.dynamo ? 'Ctrl-C stops the API and DynamoDB Local.' : 'Ctrl-C stops the API (the DynamoDB endpoint keeps running).');
+console.log(
+  api.dynamo
+    ? 'Ctrl-C stops the API and DynamoDB Local.'
+    : 'Ctrl-C stops the API (the DynamoDB endpoint keeps running).',
+);
 
 let stopping = false;
 async function stop(): Promise<void> {

@@ -58,8 +58,7 @@ export class AnimalStoreError extends Error {
 }
 
 export type Result<T> =
-  | { data: T; error?: undefined; response: Response }
-  | { data?: undefined; error: ApiErrorBody; response: Response };
+  { data: T; error?: undefined; response: Response } | { data?: undefined; error: ApiErrorBody; response: Response };
 
 const sleepReal = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -79,7 +78,11 @@ export function isRetryable(status: number, method: string, hasIdempotencyKey: b
 }
 
 /** The delay before retry number `retry` (1-based): at least Retry-After, plus an exponential step with full jitter. */
-export function backoffMs(retry: number, retryAfter: number | undefined, o: Required<Pick<RetryOptions, 'baseDelayMs' | 'maxDelayMs' | 'random'>>): number {
+export function backoffMs(
+  retry: number,
+  retryAfter: number | undefined,
+  o: Required<Pick<RetryOptions, 'baseDelayMs' | 'maxDelayMs' | 'random'>>,
+): number {
   const step = Math.min(o.maxDelayMs, o.baseDelayMs * 2 ** (retry - 1));
   const jitter = Math.floor(o.random() * step);
   return retryAfter !== undefined ? retryAfter + jitter : Math.max(jitter, Math.floor(step / 2));
@@ -122,7 +125,11 @@ export function nextLink(link: string | null): string | undefined {
 
 function result<T>(r: { data?: T; error?: unknown; response: Response }): Result<T> {
   if (r.error !== undefined || r.data === undefined) {
-    const error = (r.error && typeof r.error === 'object' ? r.error : { code: 'unknown', message: String(r.error ?? 'empty response'), status: r.response.status }) as ApiErrorBody;
+    const error = (
+      r.error && typeof r.error === 'object'
+        ? r.error
+        : { code: 'unknown', message: String(r.error ?? 'empty response'), status: r.response.status }
+    ) as ApiErrorBody;
     return { error, response: r.response };
   }
   return { data: r.data, response: r.response };
@@ -153,7 +160,8 @@ export function createAnimalStoreClient(options: AnimalStoreClientOptions): Anim
   /** `/v1/pets?limit=…&cursor=…` (relative to the origin, as the server sends it) → the query for listPets. */
   function queryOf(link: string): ListPetsQuery {
     const url = new URL(link, `${baseUrl}/`);
-    if (!url.pathname.endsWith('/pets') || (basePath && !url.pathname.startsWith(basePath))) throw new Error(`unexpected next link: ${link}`);
+    if (!url.pathname.endsWith('/pets') || (basePath && !url.pathname.startsWith(basePath)))
+      throw new Error(`unexpected next link: ${link}`);
     const q: ListPetsQuery = {};
     const limit = url.searchParams.get('limit');
     const status = url.searchParams.get('status');

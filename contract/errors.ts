@@ -21,7 +21,10 @@ export const ERROR_CODES = {
   key_banned: { status: 429, message: 'The API key is temporarily banned for ignoring rate limits.' },
   internal_error: { status: 500, message: 'Something went wrong on our side.' },
   not_implemented: { status: 501, message: 'This operation is not implemented yet.' },
-  service_unavailable: { status: 503, message: 'The service is temporarily unavailable: retry after Retry-After seconds.' },
+  service_unavailable: {
+    status: 503,
+    message: 'The service is temporarily unavailable: retry after Retry-After seconds.',
+  },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

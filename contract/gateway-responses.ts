@@ -63,7 +63,12 @@ const spec = (
   code,
   status: ERROR_CODES[code].status,
   message,
-  headers: { 'Content-Type': 'application/json', 'X-Content-Type-Options': 'nosniff', ...UNCOUNTED_RATE_LIMIT_HEADERS, ...extra },
+  headers: {
+    'Content-Type': 'application/json',
+    'X-Content-Type-Options': 'nosniff',
+    ...UNCOUNTED_RATE_LIMIT_HEADERS,
+    ...extra,
+  },
 });
 
 /**
@@ -77,8 +82,8 @@ export const GATEWAY_RESPONSES: readonly GatewayResponseSpec[] = [
   spec('UNAUTHORIZED', 'unauthorized', { 'WWW-Authenticate': 'Bearer' }),
   spec('ACCESS_DENIED', 'forbidden'),
   spec('INVALID_API_KEY', 'forbidden', {}, 'The API key is not on a usage plan for this stage.'),
-  spec('EXPIRED_TOKEN', 'forbidden', {}, 'The request\'s AWS credentials have expired.'),
-  spec('INVALID_SIGNATURE', 'forbidden', {}, 'The request\'s AWS signature is not valid.'),
+  spec('EXPIRED_TOKEN', 'forbidden', {}, "The request's AWS credentials have expired."),
+  spec('INVALID_SIGNATURE', 'forbidden', {}, "The request's AWS signature is not valid."),
   spec('WAF_FILTERED', 'forbidden', {}, 'The request was blocked by the web application firewall.'),
   spec('MISSING_AUTHENTICATION_TOKEN', 'not_found'),
   spec('RESOURCE_NOT_FOUND', 'not_found'),
@@ -103,7 +108,11 @@ export function gatewayResponse(type: GatewayResponseType): GatewayResponseSpec 
 }
 
 /** The 405 answer of the MOCK `ANY` method on each resource. */
-export function methodNotAllowed(allow: readonly string[]): { status: number; headers: Record<string, string>; body: string } {
+export function methodNotAllowed(allow: readonly string[]): {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+} {
   const e = ERROR_CODES.method_not_allowed;
   return {
     status: e.status,
@@ -113,7 +122,11 @@ export function methodNotAllowed(allow: readonly string[]): { status: number; he
       ...UNCOUNTED_RATE_LIMIT_HEADERS,
       Allow: allow.join(', '),
     },
-    body: JSON.stringify({ code: 'method_not_allowed', message: `${e.message} Allowed: ${allow.join(', ')}.`, status: e.status }),
+    body: JSON.stringify({
+      code: 'method_not_allowed',
+      message: `${e.message} Allowed: ${allow.join(', ')}.`,
+      status: e.status,
+    }),
   };
 }
 

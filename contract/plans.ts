@@ -101,6 +101,7 @@ export function usagePlanThrottle(limits: PlanLimits): UsagePlanLimits {
     rateLimit: Math.min(rateLimit, ACCOUNT_THROTTLE.rateLimit),
     burstLimit: Math.min(burstLimit, ACCOUNT_THROTTLE.burstLimit),
     quotaPerDay: Math.min(quotaPerDay, MAX_QUOTA),
-    guaranteed: rateLimit <= ACCOUNT_THROTTLE.rateLimit && burstLimit <= ACCOUNT_THROTTLE.burstLimit && quotaPerDay <= MAX_QUOTA,
+    guaranteed:
+      rateLimit <= ACCOUNT_THROTTLE.rateLimit && burstLimit <= ACCOUNT_THROTTLE.burstLimit && quotaPerDay <= MAX_QUOTA,
   };
 }

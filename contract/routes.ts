@@ -57,7 +57,10 @@ export interface SuccessResponseSpec {
 }
 
 /** An OpenAPI parameter object, as documented (validation itself comes from `request`). */
-export type ParameterDoc = Readonly<Record<string, unknown>> & { readonly name: string; readonly in: 'query' | 'path' | 'header' };
+export type ParameterDoc = Readonly<Record<string, unknown>> & {
+  readonly name: string;
+  readonly in: 'query' | 'path' | 'header';
+};
 
 export interface Route {
   readonly operationId: string;
@@ -176,11 +179,22 @@ const ROUTE_TABLE = [
       headers: ['Location'],
     },
     errors: [
-      badRequest(['validation_failed', 'invalid_json'], 'The body is missing, not valid JSON, or has missing or invalid fields.'),
-      { status: 409, description: 'A request with the same Idempotency-Key is still in progress.', codes: ['idempotency_in_progress'] },
+      badRequest(
+        ['validation_failed', 'invalid_json'],
+        'The body is missing, not valid JSON, or has missing or invalid fields.',
+      ),
+      {
+        status: 409,
+        description: 'A request with the same Idempotency-Key is still in progress.',
+        codes: ['idempotency_in_progress'],
+      },
       { status: 413, description: `The body is larger than ${MAX_BODY_BYTES} bytes.`, codes: ['payload_too_large'] },
       { status: 415, description: 'The body is not sent as application/json.', codes: ['unsupported_media_type'] },
-      { status: 422, description: 'The Idempotency-Key was used before with a different body.', codes: ['idempotency_key_reused'] },
+      {
+        status: 422,
+        description: 'The Idempotency-Key was used before with a different body.',
+        codes: ['idempotency_key_reused'],
+      },
     ],
     // PutItem of the pet (also inside the idempotent-create transaction); the id-block counter and the transaction's
     // record update are UpdateItems on the state table, like the limiter's; an Idempotency-Key is claimed with a
@@ -215,7 +229,11 @@ const ROUTE_TABLE = [
     errors: [
       badRequest(['validation_failed'], 'The petId is not a 64-bit integer (int64) in decimal.'),
       { status: 404, description: 'No animal has this id.', codes: ['not_found'] },
-      { status: 410, description: `The operation was removed at its sunset (${GET_PET_SUNSET}).`, codes: ['endpoint_removed'] },
+      {
+        status: 410,
+        description: `The operation was removed at its sunset (${GET_PET_SUNSET}).`,
+        codes: ['endpoint_removed'],
+      },
     ],
     access: { tables: [RATE_LIMITER, { table: PETS_TABLE, actions: ['dynamodb:GetItem'] }] },
     deprecation: {
@@ -232,7 +250,11 @@ const ROUTE_TABLE = [
     summary: 'List store orders (contract not yet specified)',
     request: {},
     errors: [
-      { status: 501, description: 'The operation exists but its contract is not specified yet.', codes: ['not_implemented'] },
+      {
+        status: 501,
+        description: 'The operation exists but its contract is not specified yet.',
+        codes: ['not_implemented'],
+      },
     ],
     access: { tables: [RATE_LIMITER] },
     notImplemented: true,

@@ -92,7 +92,10 @@ export const PetId = z.pipe(
   z.string().check(
     z.regex(CANONICAL_INT, 'must be a 64-bit integer in decimal'),
     // zod runs every check: this one only judges what the pattern let through.
-    z.refine((s) => !CANONICAL_INT.test(s) || (BigInt(s) >= INT64.min && BigInt(s) <= INT64.max), 'must be a 64-bit integer (int64)'),
+    z.refine(
+      (s) => !CANONICAL_INT.test(s) || (BigInt(s) >= INT64.min && BigInt(s) <= INT64.max),
+      'must be a 64-bit integer (int64)',
+    ),
   ),
   z.transform((s): number | bigint => {
     const n = Number(s);

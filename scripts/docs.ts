@@ -24,5 +24,7 @@ if (import.meta.main) {
   const outDir = resolve(values.out ?? fileURLToPath(new URL('../dist/docs/', import.meta.url)));
   const files = writeDocs(outDir);
   console.log(`wrote ${files.length} files to ${outDir}: ${files.join(', ')}`);
-  console.log(`open ${join(outDir, 'index.html')} through any static file server (the page loads openapi.json beside it)`);
+  console.log(
+    `open ${join(outDir, 'index.html')} through any static file server (the page loads openapi.json beside it)`,
+  );
 }

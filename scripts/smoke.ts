@@ -35,7 +35,9 @@ export async function main(argv: string[], out: (s: string) => void, err: (s: st
   const key = values.key ?? process.env.ANIMAL_STORE_API_KEY;
   const timeout = Number(values.timeout ?? 10);
   if (!values.base || !key || !(timeout > 0)) {
-    err(`error: ${!values.base ? '--base is required' : !key ? '--key (or ANIMAL_STORE_API_KEY) is required' : '--timeout must be a positive number of seconds'}\n${USAGE}`);
+    err(
+      `error: ${!values.base ? '--base is required' : !key ? '--key (or ANIMAL_STORE_API_KEY) is required' : '--timeout must be a positive number of seconds'}\n${USAGE}`,
+    );
     return 2;
   }
   try {

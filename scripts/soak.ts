@@ -47,13 +47,19 @@ async function one(key: string): Promise<void> {
     res = await fetch(`${api.url}/pets`, {
       method: 'POST',
       headers: { ...auth, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ name, categoryId: 1 + Math.floor(Math.random() * 9), status: ['available', 'pending', 'sold'][Math.floor(Math.random() * 3)] }),
+      body: JSON.stringify({
+        name,
+        categoryId: 1 + Math.floor(Math.random() * 9),
+        status: ['available', 'pending', 'sold'][Math.floor(Math.random() * 3)],
+      }),
     });
     if (res.status === 201) created.push({ id: ((await res.clone().json()) as { id: number }).id, name });
   } else if (r < 0.6) {
     res = await fetch(`${api.url}/pets?limit=${1 + Math.floor(Math.random() * 100)}`, { headers: auth });
   } else if (r < 0.8) {
-    res = await fetch(`${api.url}/pets?status=${['available', 'pending', 'sold'][Math.floor(Math.random() * 3)]}`, { headers: auth });
+    res = await fetch(`${api.url}/pets?status=${['available', 'pending', 'sold'][Math.floor(Math.random() * 3)]}`, {
+      headers: auth,
+    });
   } else {
     const id = created.length ? created[Math.floor(Math.random() * created.length)]!.id : 1;
     res = await fetch(`${api.url}/pets/${id}`, { headers: auth });

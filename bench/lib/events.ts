@@ -6,7 +6,12 @@ export const BENCH_AUTH = { keyId: 'key_bench', plan: 'enterprise', perMinute: 1
 
 const ARN = 'arn:aws:execute-api:us-east-1:123456789012:local/v1';
 
-function proxy(method: string, resource: string, path: string, extra: Partial<APIGatewayProxyEvent> = {}): APIGatewayProxyEvent {
+function proxy(
+  method: string,
+  resource: string,
+  path: string,
+  extra: Partial<APIGatewayProxyEvent> = {},
+): APIGatewayProxyEvent {
   return {
     resource,
     path,
@@ -41,9 +46,16 @@ function proxy(method: string, resource: string, path: string, extra: Partial<AP
 export function eventFor(name: string, opts: { petId: number; bearer: string }): unknown {
   switch (name) {
     case 'authorizer':
-      return { type: 'TOKEN', authorizationToken: `Bearer ${opts.bearer}`, methodArn: `${ARN}/GET/pets` } satisfies APIGatewayTokenAuthorizerEvent;
+      return {
+        type: 'TOKEN',
+        authorizationToken: `Bearer ${opts.bearer}`,
+        methodArn: `${ARN}/GET/pets`,
+      } satisfies APIGatewayTokenAuthorizerEvent;
     case 'list-pets':
-      return proxy('GET', '/pets', '/pets', { queryStringParameters: { limit: '20' }, multiValueQueryStringParameters: { limit: ['20'] } });
+      return proxy('GET', '/pets', '/pets', {
+        queryStringParameters: { limit: '20' },
+        multiValueQueryStringParameters: { limit: ['20'] },
+      });
     case 'create-pet':
       return proxy('POST', '/pets', '/pets', {
         headers: { 'Content-Type': 'application/json' },

@@ -45,8 +45,17 @@ export function attachMeter(client: DynamoDBClient): Meter {
       const base = { command: context.commandName ?? '?', table, role: roleOf(table, input.Key) };
       try {
         const r = await next(args);
-        const out = r.output as { ConsumedCapacity?: { CapacityUnits?: number }; ScannedCount?: number; Count?: number };
-        meter.calls.push({ ...base, capacity: out.ConsumedCapacity?.CapacityUnits ?? 0, scanned: out.ScannedCount, count: out.Count });
+        const out = r.output as {
+          ConsumedCapacity?: { CapacityUnits?: number };
+          ScannedCount?: number;
+          Count?: number;
+        };
+        meter.calls.push({
+          ...base,
+          capacity: out.ConsumedCapacity?.CapacityUnits ?? 0,
+          scanned: out.ScannedCount,
+          count: out.Count,
+        });
         return r;
       } catch (err) {
         meter.calls.push({ ...base, capacity: 0, failed: (err as Error).name });

@@ -10,7 +10,13 @@ export const SEED_ID_BASE = 1_000_000_000;
 export const seededId = (i: number) => SEED_ID_BASE + i;
 
 /** Writes pets [from, to) (ids SEED_ID_BASE + i, statuses in rotation), 25 per BatchWrite, `parallel` in flight. */
-export async function seedPets(client: DynamoDBClient, table: string, from: number, to: number, parallel = 16): Promise<number> {
+export async function seedPets(
+  client: DynamoDBClient,
+  table: string,
+  from: number,
+  to: number,
+  parallel = 16,
+): Promise<number> {
   const t0 = performance.now();
   let next = from;
   async function worker(): Promise<void> {

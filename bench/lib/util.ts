@@ -17,7 +17,8 @@ export const round = (x: number, d = 2) => (Number.isFinite(x) ? Math.round(x * 
 export function printTable(title: string, header: string[], rows: Array<Array<string | number>>): void {
   const cells = [header, ...rows.map((r) => r.map((c) => (typeof c === 'number' ? fmt(c) : c)))];
   const widths = header.map((_, i) => Math.max(...cells.map((r) => String(r[i] ?? '').length)));
-  const line = (r: Array<string | number>) => r.map((c, i) => (i ? String(c).padStart(widths[i]!) : String(c).padEnd(widths[i]!))).join('  ');
+  const line = (r: Array<string | number>) =>
+    r.map((c, i) => (i ? String(c).padStart(widths[i]!) : String(c).padEnd(widths[i]!))).join('  ');
   console.log(`\n${title}`);
   console.log(line(header));
   console.log(widths.map((w) => '-'.repeat(w)).join('  '));
@@ -31,7 +32,10 @@ function fmt(x: number): string {
 }
 
 /** Starts a node child that prints one JSON line when ready; resolves with that line and the child. */
-export async function startChild<T>(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ info: T; child: ChildProcess }> {
+export async function startChild<T>(
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ info: T; child: ChildProcess }> {
   const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
@@ -44,7 +48,9 @@ export async function startChild<T>(args: string[], env: NodeJS.ProcessEnv = pro
         reject(err as Error);
       }
     });
-    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited (${code}) before it was ready:\n${stderr}`)));
+    child.once('exit', (code) =>
+      reject(new Error(`${args.join(' ')} exited (${code}) before it was ready:\n${stderr}`)),
+    );
   });
   return { info, child };
 }

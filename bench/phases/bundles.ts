@@ -30,7 +30,14 @@ export async function runBundles({ result, target }: BenchContext): Promise<Bund
     ['lambda', 'min KB', 'gzip KB', 'min x floor', 'gzip x floor', 'largest package'],
     [
       ['floor', floorBundle.minBytes / 1024, floorBundle.gzipBytes / 1024, 1, 1, ''],
-      ...rows.map((r) => [r.lambda, r.minBytes / 1024, r.gzipBytes / 1024, r.minRatio, r.gzipRatio, `${r.top[0]!.pkg} ${(r.top[0]!.bytes / 1024).toFixed(0)} KB`]),
+      ...rows.map((r) => [
+        r.lambda,
+        r.minBytes / 1024,
+        r.gzipBytes / 1024,
+        r.minRatio,
+        r.gzipRatio,
+        `${r.top[0]!.pkg} ${(r.top[0]!.bytes / 1024).toFixed(0)} KB`,
+      ]),
     ],
   );
   for (const r of rows) target('bundle <= 1.2x floor', r.lambda, r.minRatio, '<= 1.2', r.minRatio <= 1.2);

@@ -10,7 +10,10 @@ import { median, printTable, round, runChild } from '../lib/util.ts';
 import { BENCH_KEY, type BenchContext } from './context.ts';
 import type { Bundles } from './bundles.ts';
 
-export async function runCold({ argv, P, endpoint, seedClient, result, target, log }: BenchContext, { bundles, floorBundle }: Bundles): Promise<void> {
+export async function runCold(
+  { argv, P, endpoint, seedClient, result, target, log }: BenchContext,
+  { bundles, floorBundle }: Bundles,
+): Promise<void> {
   const prefix = 'bench-cold';
   const tableEnv = await provisionLocalTables(endpoint, prefix);
   await seedPets(seedClient, tableEnv.PETS_TABLE_NAME!, 0, 100);
@@ -36,7 +39,14 @@ export async function runCold({ argv, P, endpoint, seedClient, result, target, l
   };
   const floorEv = evFile('floor-handler');
   const probe = join(ROOT, 'bench/cold-start.ts');
-  type Sample = { initMs: number; invokeMs: number; totalMs: number; processMs: number; status: number | string; wallMs: number };
+  type Sample = {
+    initMs: number;
+    invokeMs: number;
+    totalMs: number;
+    processMs: number;
+    status: number | string;
+    wallMs: number;
+  };
   const samples = new Map<string, { l: Sample[]; f: Sample[] }>();
   log(`cold start: ${P.coldRounds} rounds x ${bundles.length} lambdas, each paired with the floor (alternating order)`);
   // One throwaway run warms the OS file cache for node and the bundles.
@@ -79,7 +89,16 @@ export async function runCold({ argv, P, endpoint, seedClient, result, target, l
     ['lambda', 'init ms', 'invoke ms', 'total ms', 'floor ms', 'x floor', 'process ms', 'floor proc'],
     [
       ['floor', floorInit, floorInvoke, floorInit + floorInvoke, '', 1, '', ''],
-      ...rows.map((r) => [r.lambda + (r.unexpectedStatus.length ? ` (!${r.unexpectedStatus.join(',')})` : ''), r.initMs, r.invokeMs, r.totalMs, r.floorTotalMs, r.ratio, r.processMs, r.floorProcessMs]),
+      ...rows.map((r) => [
+        r.lambda + (r.unexpectedStatus.length ? ` (!${r.unexpectedStatus.join(',')})` : ''),
+        r.initMs,
+        r.invokeMs,
+        r.totalMs,
+        r.floorTotalMs,
+        r.ratio,
+        r.processMs,
+        r.floorProcessMs,
+      ]),
     ],
   );
   for (const r of rows) target('cold start <= 1.2x floor', r.lambda, r.ratio, '<= 1.2', r.ratio <= 1.2);

@@ -11,14 +11,22 @@ export async function runCost({ P, endpoint, seedClient, result, target, log }: 
   const { startLocalApi } = await import('../../lib/local/app.ts');
   // Authorizer uncached (the deployed 60 s cache would make it ~0 per call, but the authorizer's policy currently
   // covers only the first call's method, so a cached GET policy answers a later POST with 403: see docs/performance.md).
-  const api = await startLocalApi({ dynamoEndpoint: endpoint, tablePrefix: prefix, authCacheTtlSeconds: 0, env: { CURSOR_SECRET: 'bench-cursor-secret-0123456789' } });
+  const api = await startLocalApi({
+    dynamoEndpoint: endpoint,
+    tablePrefix: prefix,
+    authCacheTtlSeconds: 0,
+    env: { CURSOR_SECRET: 'bench-cursor-secret-0123456789' },
+  });
   const tableEnv = localTableEnv(prefix);
   await seedBenchKey(seedClient, tableEnv.KEYS_TABLE_NAME!, BENCH_KEY);
   const { ddb } = await import('../../lambdas/storage/client.ts');
   const { attachMeter } = await import('../lib/meter.ts');
   const meter: Meter = attachMeter(ddb);
   const call = async (path: string, init: RequestInit = {}) => {
-    const res = await fetch(`${api.url}${path}`, { ...init, headers: { Authorization: `Bearer ${BENCH_KEY}`, 'Content-Type': 'application/json' } });
+    const res = await fetch(`${api.url}${path}`, {
+      ...init,
+      headers: { Authorization: `Bearer ${BENCH_KEY}`, 'Content-Type': 'application/json' },
+    });
     const body = (await res.json()) as unknown;
     return { status: res.status, body, link: res.headers.get('link') };
   };
@@ -26,7 +34,9 @@ export async function runCost({ P, endpoint, seedClient, result, target, log }: 
   let seeded = 0;
   for (const size of P.sizes) {
     const ms = await seedPets(seedClient, tableEnv.PETS_TABLE_NAME!, seeded, size);
-    log(`cost: seeded ${size - seeded} pets in ${(ms / 1000).toFixed(1)} s (${((size - seeded) / (ms / 1000)).toFixed(0)}/s)`);
+    log(
+      `cost: seeded ${size - seeded} pets in ${(ms / 1000).toFixed(1)} s (${((size - seeded) / (ms / 1000)).toFixed(0)}/s)`,
+    );
     seeded = size;
     const first = await call('/pets?limit=20');
     const page2 = first.link ? /<\/v1([^>]+)>/.exec(first.link)?.[1] : undefined;
@@ -35,7 +45,12 @@ export async function runCost({ P, endpoint, seedClient, result, target, log }: 
       { op: 'listPets?status', path: '/pets?limit=20&status=available' },
       { op: 'listPets page 2', path: page2 ?? '/pets?limit=20' },
       { op: 'getPet', path: `/pets/${seededId(Math.floor(size / 2))}` },
-      { op: 'createPet', path: '/pets', init: { method: 'POST', body: JSON.stringify({ name: 'Cost', categoryId: 2 }) }, n: size === P.sizes[0] ? P.creates : P.callsPerOp },
+      {
+        op: 'createPet',
+        path: '/pets',
+        init: { method: 'POST', body: JSON.stringify({ name: 'Cost', categoryId: 2 }) },
+        n: size === P.sizes[0] ? P.creates : P.callsPerOp,
+      },
     ];
     const rows = [];
     for (const o of ops) {
@@ -50,7 +65,9 @@ export async function runCost({ P, endpoint, seedClient, result, target, log }: 
       }
       const calls = meter.calls;
       const byRole = (role: string) => calls.filter((c) => c.role === role);
-      const petsReads = calls.filter((c) => c.role === 'pets' && (c.command === 'ScanCommand' || c.command === 'QueryCommand'));
+      const petsReads = calls.filter(
+        (c) => c.role === 'pets' && (c.command === 'ScanCommand' || c.command === 'QueryCommand'),
+      );
       const scanned = petsReads.reduce((a, c) => a + (c.scanned ?? 0), 0);
       const listed = petsReads.reduce((a, c) => a + (c.count ?? 0), 0);
       rows.push({
@@ -74,18 +91,42 @@ export async function runCost({ P, endpoint, seedClient, result, target, log }: 
   }
   await api.close();
   result.cost = sizes;
-  const header = ['op', 'pets', 'status', 'req/call', 'handler req', 'auth', 'limiter', 'op', 'id ctr', 'CU/call', 'op CU', 'read/ret'];
+  const header = [
+    'op',
+    'pets',
+    'status',
+    'req/call',
+    'handler req',
+    'auth',
+    'limiter',
+    'op',
+    'id ctr',
+    'CU/call',
+    'op CU',
+    'read/ret',
+  ];
   printTable(
     '4. DynamoDB cost per API call (SDK middleware, ReturnConsumedCapacity TOTAL; auth = authorizer GetItem, uncached locally; ~0 behind the deployed 60 s cache)',
     header,
     sizes.flatMap((s) =>
       (s.ops as Array<Record<string, number | string | undefined>>).map((r) => [
-        String(r.op), Number(s.pets), String(r.statuses), r.requestsPerCall!, r.handlerRequestsPerCall!, r.authRequestsPerCall!, r.limiterRequestsPerCall!,
-        r.opRequestsPerCall!, r.idCounterWritesPerCall!, r.capacityPerCall!, r.opCapacityPerCall!, r.itemsReadPerReturned ?? '-',
+        String(r.op),
+        Number(s.pets),
+        String(r.statuses),
+        r.requestsPerCall!,
+        r.handlerRequestsPerCall!,
+        r.authRequestsPerCall!,
+        r.limiterRequestsPerCall!,
+        r.opRequestsPerCall!,
+        r.idCounterWritesPerCall!,
+        r.capacityPerCall!,
+        r.opCapacityPerCall!,
+        r.itemsReadPerReturned ?? '-',
       ]),
     ),
   );
-  const opAt = (i: number, op: string) => ((sizes[i]!.ops as Array<{ op: string } & Record<string, number>>).find((r) => r.op === op))!;
+  const opAt = (i: number, op: string) =>
+    (sizes[i]!.ops as Array<{ op: string } & Record<string, number>>).find((r) => r.op === op)!;
   const last = sizes.length - 1;
   for (const op of ['listPets', 'listPets?status', 'listPets page 2']) {
     const g = ratio(opAt(last, op).opCapacityPerCall!, opAt(0, op).opCapacityPerCall!);
@@ -97,8 +138,20 @@ export async function runCost({ P, endpoint, seedClient, result, target, log }: 
   }
   for (const op of ['listPets', 'listPets?status', 'getPet', 'createPet']) {
     const r = opAt(last, op);
-    target('DynamoDB requests per API call <= 2 (handler: limiter + op)', op, r.handlerRequestsPerCall!, '<= 2', r.handlerRequestsPerCall! <= 2);
-    target('DynamoDB requests per API call <= 2 (incl. uncached authorizer)', op, r.requestsPerCall!, '<= 2', r.requestsPerCall! <= 2);
+    target(
+      'DynamoDB requests per API call <= 2 (handler: limiter + op)',
+      op,
+      r.handlerRequestsPerCall!,
+      '<= 2',
+      r.handlerRequestsPerCall! <= 2,
+    );
+    target(
+      'DynamoDB requests per API call <= 2 (incl. uncached authorizer)',
+      op,
+      r.requestsPerCall!,
+      '<= 2',
+      r.requestsPerCall! <= 2,
+    );
   }
   const c0 = opAt(0, 'createPet');
   const wpc = 1 + c0.idCounterWritesPerCall!;

@@ -15,7 +15,10 @@ export async function runWarm({ P, endpoint, seedClient, children, result, targe
     ['api-limiter-off', ['bench/api-server.ts', endpoint, prefix, 'off']],
     ['floor', ['bench/floor-server.ts', endpoint, prefix]],
   ] as const) {
-    const { info, child } = await startChild<{ url: string }>([...args], { ...process.env, POWERTOOLS_LOG_LEVEL: 'WARN' });
+    const { info, child } = await startChild<{ url: string }>([...args], {
+      ...process.env,
+      POWERTOOLS_LOG_LEVEL: 'WARN',
+    });
     children.push(child);
     servers[name] = info.url;
   }
@@ -23,7 +26,12 @@ export async function runWarm({ P, endpoint, seedClient, children, result, targe
   const ops = [
     { op: 'listPets', path: '/pets?limit=20', method: 'GET' },
     { op: 'listPets?status', path: '/pets?limit=20&status=available', method: 'GET' },
-    { op: 'createPet', path: '/pets', method: 'POST', body: JSON.stringify({ name: 'Bench', categoryId: 3, status: 'pending' }) },
+    {
+      op: 'createPet',
+      path: '/pets',
+      method: 'POST',
+      body: JSON.stringify({ name: 'Bench', categoryId: 3, status: 'pending' }),
+    },
     { op: 'getPet', path: `/pets/${seededId(42)}`, method: 'GET' },
   ];
   const conns = [1, 16];
@@ -44,7 +52,9 @@ export async function runWarm({ P, endpoint, seedClient, children, result, targe
   };
   log('warm path: warming each server up');
   for (const s of names) for (const o of ops) await one(s, o, 4, 0.5);
-  log(`warm path: ${P.warmRounds} rounds x ${ops.length} ops x ${conns.length} concurrencies x ${names.length} servers x ${P.warmSeconds} s`);
+  log(
+    `warm path: ${P.warmRounds} rounds x ${ops.length} ops x ${conns.length} concurrencies x ${names.length} servers x ${P.warmSeconds} s`,
+  );
   for (let r = 0; r < P.warmRounds; r++) {
     for (const o of ops) {
       for (const c of conns) {
@@ -72,21 +82,41 @@ export async function runWarm({ P, endpoint, seedClient, children, result, targe
       const api = cell('api', o.op, c);
       const off = cell('api-limiter-off', o.op, c);
       const floor = cell('floor', o.op, c);
-      return { op: o.op, connections: c, api, limiterOff: off, floor, ratioToFloor: round(ratio(api.rps, floor.rps), 3), limiterOnVsOff: round(ratio(api.rps, off.rps), 3) };
+      return {
+        op: o.op,
+        connections: c,
+        api,
+        limiterOff: off,
+        floor,
+        ratioToFloor: round(ratio(api.rps, floor.rps), 3),
+        limiterOnVsOff: round(ratio(api.rps, off.rps), 3),
+      };
     }),
   );
   result.warm = { seededPets: P.warmSeed, seconds: P.warmSeconds, rounds: P.warmRounds, rows: warm };
   printTable(
     `3. Warm path: autocannon, median of ${P.warmRounds} rounds x ${P.warmSeconds} s (floor = node:http + same DynamoDB calls: key GetItem, limiter UpdateItem, op)`,
     ['op', 'conns', 'api req/s', 'p50 ms', 'p99 ms', 'floor req/s', 'p50', 'p99', 'x floor', 'non-2xx'],
-    warm.map((w) => [w.op, w.connections, w.api.rps, w.api.p50, w.api.p99, w.floor.rps, w.floor.p50, w.floor.p99, w.ratioToFloor, w.api.non2xx + w.api.errors]),
+    warm.map((w) => [
+      w.op,
+      w.connections,
+      w.api.rps,
+      w.api.p50,
+      w.api.p99,
+      w.floor.rps,
+      w.floor.p50,
+      w.floor.p99,
+      w.ratioToFloor,
+      w.api.non2xx + w.api.errors,
+    ]),
   );
   printTable(
     '5. Limiter overhead: the same API with RATE_LIMITER=off, same run',
     ['op', 'conns', 'limiter on req/s', 'off req/s', 'on / off', 'on p50', 'off p50'],
     warm.map((w) => [w.op, w.connections, w.api.rps, w.limiterOff.rps, w.limiterOnVsOff, w.api.p50, w.limiterOff.p50]),
   );
-  for (const w of warm) target('throughput >= 0.8x floor', `${w.op} c=${w.connections}`, w.ratioToFloor, '>= 0.8', w.ratioToFloor >= 0.8);
+  for (const w of warm)
+    target('throughput >= 0.8x floor', `${w.op} c=${w.connections}`, w.ratioToFloor, '>= 0.8', w.ratioToFloor >= 0.8);
   for (const c of children.splice(0)) await stopChild(c);
   // Id allocation over every create of the warm phase: one counter write per block reserved.
   const { DynamoDBDocumentClient, GetCommand } = await import('@aws-sdk/lib-dynamodb');
@@ -95,5 +125,9 @@ export async function runWarm({ P, endpoint, seedClient, children, result, targe
   );
   const blocks = Number(counter.Item?.allocated ?? 0) / 1000;
   const apiCreates = (creates.api ?? 0) + (creates['api-limiter-off'] ?? 0);
-  result.idAllocationWarm = { creates: apiCreates, counterWrites: blocks, writesPerCreate: round((apiCreates + blocks) / apiCreates, 4) };
+  result.idAllocationWarm = {
+    creates: apiCreates,
+    counterWrites: blocks,
+    writesPerCreate: round((apiCreates + blocks) / apiCreates, 4),
+  };
 }

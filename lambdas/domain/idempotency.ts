@@ -53,7 +53,12 @@ export interface StoredResponse {
 }
 
 export type IdempotencyRecord =
-  | { readonly status: 'IN_PROGRESS'; readonly fingerprint: string; readonly token: string; readonly expiresAtMs: number }
+  | {
+      readonly status: 'IN_PROGRESS';
+      readonly fingerprint: string;
+      readonly token: string;
+      readonly expiresAtMs: number;
+    }
   | {
       readonly status: 'COMPLETED';
       readonly fingerprint: string;
@@ -68,13 +73,23 @@ export interface IdempotencyStore {
    * Claims the key with an IN_PROGRESS record unless a live record (own expiry > nowMs) exists. Resolves undefined
    * when claimed, or the live record that prevented the claim (read in the same request).
    */
-  claim(id: IdempotencyId, record: IdempotencyRecord & { status: 'IN_PROGRESS' }, nowMs: number): Promise<IdempotencyRecord | undefined>;
+  claim(
+    id: IdempotencyId,
+    record: IdempotencyRecord & { status: 'IN_PROGRESS' },
+    nowMs: number,
+  ): Promise<IdempotencyRecord | undefined>;
   /**
    * Writes the pet (only if its id is free) and completes the record (only if it is still IN_PROGRESS under
    * `token`) atomically. Resolves false when the pet id is taken (nothing written); rejects with
    * AppError('idempotency_in_progress') when the claim was lost.
    */
-  insertAndComplete(id: IdempotencyId, token: string, pet: Pet, response: StoredResponse, expiresAtMs: number): Promise<boolean>;
+  insertAndComplete(
+    id: IdempotencyId,
+    token: string,
+    pet: Pet,
+    response: StoredResponse,
+    expiresAtMs: number,
+  ): Promise<boolean>;
   /** Deletes the record if it is still IN_PROGRESS under `token`; otherwise leaves it. */
   release(id: IdempotencyId, token: string): Promise<void>;
 }
@@ -96,7 +111,8 @@ export function idempotencyKeyOf(headers: Headers, multiValueHeaders?: MultiHead
     for (const [k, v] of Object.entries(headers)) if (k.toLowerCase() === lower && v !== undefined) values.push(v);
   }
   if (!values.length) return undefined;
-  if (values.length > 1) throw new AppError('validation_failed', `Invalid header: ${IDEMPOTENCY_HEADER} is given more than once.`);
+  if (values.length > 1)
+    throw new AppError('validation_failed', `Invalid header: ${IDEMPOTENCY_HEADER} is given more than once.`);
   return validateIdempotencyKey(values[0]!);
 }
 
@@ -127,15 +143,19 @@ export function fingerprint(body: unknown): string {
   return createHash('sha256').update(canonicalJson(body)).digest('hex');
 }
 
-export type Decision = { readonly kind: 'replay'; readonly response: StoredResponse } | { readonly kind: 'error'; readonly error: AppError };
+export type Decision =
+  { readonly kind: 'replay'; readonly response: StoredResponse } | { readonly kind: 'error'; readonly error: AppError };
 
 /** What to answer when a live record already holds the key. */
 export function decide(existing: IdempotencyRecord, requestFingerprint: string): Decision {
-  if (existing.fingerprint !== requestFingerprint) return { kind: 'error', error: new AppError('idempotency_key_reused') };
+  if (existing.fingerprint !== requestFingerprint)
+    return { kind: 'error', error: new AppError('idempotency_key_reused') };
   if (existing.status === 'COMPLETED') return { kind: 'replay', response: existing.response };
   return {
     kind: 'error',
-    error: new AppError('idempotency_in_progress', undefined, { 'Retry-After': String(IN_PROGRESS_RETRY_AFTER_SECONDS) }),
+    error: new AppError('idempotency_in_progress', undefined, {
+      'Retry-After': String(IN_PROGRESS_RETRY_AFTER_SECONDS),
+    }),
   };
 }
 
@@ -165,7 +185,13 @@ export interface IdempotentPetCreatorDeps {
  * a 422 (the failed conditional claim returns the live record), 2 + the failed writes when the create fails
  * (claim, create, release).
  */
-export function createIdempotentPetCreator({ store, pets, ids, clock, newToken = randomUUID }: IdempotentPetCreatorDeps): IdempotentPetCreator {
+export function createIdempotentPetCreator({
+  store,
+  pets,
+  ids,
+  clock,
+  newToken = randomUUID,
+}: IdempotentPetCreatorDeps): IdempotentPetCreator {
   const plain = createPetService(pets, ids);
   return {
     async create(input, { keyId, key }) {
@@ -190,7 +216,11 @@ export function createIdempotentPetCreator({ store, pets, ids, clock, newToken =
       }
       // The pet rules stay in one place (createPetService); only the write is swapped for the atomic one.
       const service = createPetService(
-        { ...pets, insert: (pet) => store.insertAndComplete(id, token, pet, { statusCode: 201, body: pet }, clock() + COMPLETED_MS) },
+        {
+          ...pets,
+          insert: (pet) =>
+            store.insertAndComplete(id, token, pet, { statusCode: 201, body: pet }, clock() + COMPLETED_MS),
+        },
         ids,
       );
       try {

@@ -39,7 +39,8 @@ function isPayload(p: unknown): p is CursorPayload {
   if (typeof p !== 'object' || p === null) return false;
   const { a, s, e } = p as Record<string, unknown>;
   return (
-    Number.isSafeInteger(a) && (a as number) >= 1 &&
+    Number.isSafeInteger(a) &&
+    (a as number) >= 1 &&
     (s === null || (PET_STATUSES as readonly unknown[]).includes(s)) &&
     Number.isSafeInteger(e)
   );
@@ -63,7 +64,11 @@ export function cursorCodec(deps: { readonly secret: string; readonly now: () =>
 
   const codec: CursorCodec = {
     make(after, filter) {
-      const payload: CursorPayload = { a: after.id, s: filter.status ?? null, e: Math.floor(deps.now() / 1000) + CURSOR_TTL_SECONDS };
+      const payload: CursorPayload = {
+        a: after.id,
+        s: filter.status ?? null,
+        e: Math.floor(deps.now() / 1000) + CURSOR_TTL_SECONDS,
+      };
       const data = Buffer.from(JSON.stringify(payload)).toString('base64url');
       return `${data}.${sign(data)}`;
     },

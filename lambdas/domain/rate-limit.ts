@@ -26,7 +26,12 @@ export function windowsAt(nowMs: number): Windows {
 /** What the limiter store answers for one request. */
 export type Consumption =
   | { readonly allowed: true; readonly minuteCount: number; readonly dayCount: number }
-  | { readonly allowed: false; readonly reason: 'minute' | 'day'; readonly minuteCount: number; readonly dayCount: number }
+  | {
+      readonly allowed: false;
+      readonly reason: 'minute' | 'day';
+      readonly minuteCount: number;
+      readonly dayCount: number;
+    }
   | { readonly allowed: false; readonly reason: 'banned'; readonly banUntil: number };
 
 /** The counting port: counts one request for `subject` if both windows have room and it is not banned. */
@@ -82,9 +87,7 @@ export function limiterStep(state: LimiterState, limits: PlanLimits, w: Windows)
  * - `none`: within the grace after the window's first 429 (a burst in flight, not a client ignoring 429): no write.
  */
 export type RejectionStep =
-  | { readonly kind: 'open' }
-  | { readonly kind: 'late'; readonly minuteStart: number }
-  | { readonly kind: 'none' };
+  { readonly kind: 'open' } | { readonly kind: 'late'; readonly minuteStart: number } | { readonly kind: 'none' };
 
 export function rejectionStep(state: LimiterState, w: Windows): RejectionStep {
   if (state.rjm === undefined || state.rjm < w.minuteStart || state.rf === undefined) return { kind: 'open' };
@@ -141,12 +144,16 @@ export async function enforce(
   if (c.allowed) return headersFor(limits, w, c.minuteCount, c.dayCount);
   if (c.reason === 'banned') {
     const retry = Math.max(1, c.banUntil - w.nowSec);
-    throw new AppError('key_banned', `The API key is banned until ${new Date(c.banUntil * 1000).toISOString()} for repeated requests over its rate limit.`, {
-      'X-RateLimit-Limit': String(limits.perMinute),
-      'X-RateLimit-Remaining': '0',
-      'X-RateLimit-Reset': String(c.banUntil),
-      'Retry-After': String(retry),
-    });
+    throw new AppError(
+      'key_banned',
+      `The API key is banned until ${new Date(c.banUntil * 1000).toISOString()} for repeated requests over its rate limit.`,
+      {
+        'X-RateLimit-Limit': String(limits.perMinute),
+        'X-RateLimit-Remaining': '0',
+        'X-RateLimit-Reset': String(c.banUntil),
+        'Retry-After': String(retry),
+      },
+    );
   }
   const reset = c.reason === 'minute' ? w.minuteReset : w.dayReset;
   const limit = c.reason === 'minute' ? limits.perMinute : limits.perDay;

@@ -21,7 +21,12 @@ const Env = z.object({
   /** Browser origins allowed by CORS, comma-separated (stage config). Empty: CORS denied. */
   CORS_ALLOWED_ORIGINS: z.pipe(
     z._default(z.string(), ''),
-    z.transform((v: string) => v.split(',').map((o) => o.trim()).filter(Boolean)),
+    z.transform((v: string) =>
+      v
+        .split(',')
+        .map((o) => o.trim())
+        .filter(Boolean),
+    ),
   ),
   /** Set to "off" to bypass the rate limiter (benchmarks measure its overhead this way; never in a stage). */
   RATE_LIMITER: z._default(z.enum(['on', 'off']), 'on'),

@@ -93,7 +93,8 @@ function cors(event: { headers?: APIGatewayProxyEvent['headers'] }): Record<stri
   if (!origin || !config.CORS_ALLOWED_ORIGINS.includes(origin)) return {};
   return {
     'Access-Control-Allow-Origin': origin,
-    'Access-Control-Expose-Headers': 'X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, Link, Location, Deprecation, Sunset',
+    'Access-Control-Expose-Headers':
+      'X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, Link, Location, Deprecation, Sunset',
     Vary: 'Origin',
   };
 }
@@ -123,7 +124,10 @@ export interface ApiOptions {
   readonly limitStore: LimitStore;
 }
 
-const api = (route: Route, { limitStore }: ApiOptions): middy.MiddlewareObj<ApiEvent, APIGatewayProxyResult, Error, Context, Internal> => {
+const api = (
+  route: Route,
+  { limitStore }: ApiOptions,
+): middy.MiddlewareObj<ApiEvent, APIGatewayProxyResult, Error, Context, Internal> => {
   // Computed once per container, not per request.
   const deprecated = route.deprecation ? deprecationHeaders(route.deprecation) : undefined;
   return {
@@ -146,7 +150,8 @@ const api = (route: Route, { limitStore }: ApiOptions): middy.MiddlewareObj<ApiE
         try {
           Object.assign(headers, await enforce(limitStore, auth.keyId, auth, windows));
         } catch (err) {
-          if (err instanceof AppError && err.status === 429) countMetric('RateLimited', { code: err.code }, { plan: auth.plan });
+          if (err instanceof AppError && err.status === 429)
+            countMetric('RateLimited', { code: err.code }, { plan: auth.plan });
           // The counters cannot be read: nothing is admitted, so nothing is left until the retry.
           if (err instanceof UnavailableError) {
             Object.assign(headers, {
@@ -162,8 +167,10 @@ const api = (route: Route, { limitStore }: ApiOptions): middy.MiddlewareObj<ApiE
       if (route.method === 'POST' || route.method === 'PUT' || route.method === 'PATCH') {
         const raw = event.body;
         const size = typeof raw === 'string' ? Buffer.byteLength(raw, event.isBase64Encoded ? 'base64' : 'utf8') : 0;
-        if (size > MAX_BODY_BYTES) throw new AppError('payload_too_large', `The request body must be at most ${MAX_BODY_BYTES} bytes.`);
-        if (raw === null || raw === undefined || raw === '') throw new AppError('validation_failed', 'A JSON request body is required.');
+        if (size > MAX_BODY_BYTES)
+          throw new AppError('payload_too_large', `The request body must be at most ${MAX_BODY_BYTES} bytes.`);
+        if (raw === null || raw === undefined || raw === '')
+          throw new AppError('validation_failed', 'A JSON request body is required.');
         if (typeof raw === 'string' && nestingDepth(raw) > MAX_JSON_DEPTH) {
           throw new AppError('validation_failed', `The JSON body is nested more than ${MAX_JSON_DEPTH} levels deep.`);
         }
@@ -191,7 +198,11 @@ const api = (route: Route, { limitStore }: ApiOptions): middy.MiddlewareObj<ApiE
         countMetric('StorageUnavailable', { reason: String(err.cause) });
       }
       // An error before the limiter ran (e.g. no authorizer context) was not counted: say so, as the gateway does.
-      request.response = errorResponse(err, { ...UNCOUNTED_RATE_LIMIT_HEADERS, ...request.internal.headers, ...cors(request.event) });
+      request.response = errorResponse(err, {
+        ...UNCOUNTED_RATE_LIMIT_HEADERS,
+        ...request.internal.headers,
+        ...cors(request.event),
+      });
     },
   };
 };
@@ -255,11 +266,18 @@ export function apiHandler<I extends OperationId>(
     ...(schemas.body ? [httpJsonBodyParser()] : []),
     validate(schemas),
   ] as middy.MiddlewareObj[];
-  const handler = middy().use(middlewares).handler(fn as never) as unknown as (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+  const handler = middy()
+    .use(middlewares)
+    .handler(fn as never) as unknown as (
+    event: APIGatewayProxyEvent,
+    context: Context,
+  ) => Promise<APIGatewayProxyResult>;
   return (event: APIGatewayProxyEvent, context: Context): Promise<APIGatewayProxyResult> => {
     // Storage calls stop RESPONSE_MARGIN_MS before the function's timeout, so the client gets our 503, not silence.
     const left = context?.getRemainingTimeInMillis?.();
-    return left === undefined ? handler(event, context) : withDeadline(left - RESPONSE_MARGIN_MS, () => handler(event, context));
+    return left === undefined
+      ? handler(event, context)
+      : withDeadline(left - RESPONSE_MARGIN_MS, () => handler(event, context));
   };
 }
 

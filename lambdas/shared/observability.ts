@@ -22,7 +22,11 @@ let pending = false;
  * the second is the breakdown (by reason, code, operation) for dashboards and investigation. Each of `more` is one
  * further breakdown, its own dimension set (e.g. 429s by code and, separately, by plan).
  */
-export function countMetric(name: string, dimensions: Record<string, string> = {}, ...more: Record<string, string>[]): void {
+export function countMetric(
+  name: string,
+  dimensions: Record<string, string> = {},
+  ...more: Record<string, string>[]
+): void {
   if (Object.keys(dimensions).length) {
     const single = metrics.singleMetric();
     single.addDimensions({});

@@ -20,7 +20,11 @@ export const ddb = new DynamoDBClient({
   region: config.AWS_REGION,
   maxAttempts: TIMEOUTS.maxAttempts,
   // throwOnRequestTimeout: without it the handler only logs a warning and keeps waiting.
-  requestHandler: { connectionTimeout: TIMEOUTS.connectionMs, requestTimeout: TIMEOUTS.requestMs, throwOnRequestTimeout: true },
+  requestHandler: {
+    connectionTimeout: TIMEOUTS.connectionMs,
+    requestTimeout: TIMEOUTS.requestMs,
+    throwOnRequestTimeout: true,
+  },
   ...(config.DYNAMODB_ENDPOINT
     ? { endpoint: config.DYNAMODB_ENDPOINT, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
     : {}),
@@ -68,7 +72,8 @@ const NETWORK = new Set([
 ]);
 
 function isUnavailable(err: unknown, depth = 0): boolean {
-  const e = err as { name?: string; code?: string; $metadata?: { httpStatusCode?: number }; cause?: unknown } | undefined;
+  const e = err as
+    { name?: string; code?: string; $metadata?: { httpStatusCode?: number }; cause?: unknown } | undefined;
   if (!e || typeof e !== 'object') return false;
   return (
     UNAVAILABLE.has(e.name ?? '') ||

@@ -7,7 +7,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand, QueryCommand, ScanCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  ScanCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { StaleKeyRecordError, type KeyRecord, type KeyStore } from '../domain/keys.ts';
 import { UnavailableError } from '../domain/errors.ts';
 import { doc, guarded, tableNames } from './client.ts';
@@ -40,7 +47,11 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * back whether this very write is in place: then it succeeded. A failed condition otherwise means another write came
  * first (`conflict`); an unknown outcome that did not apply is rethrown.
  */
-async function idempotent<T>(send: () => Promise<T>, ownWrite: (err: unknown) => Promise<T | undefined>, conflict: () => Error): Promise<T> {
+async function idempotent<T>(
+  send: () => Promise<T>,
+  ownWrite: (err: unknown) => Promise<T | undefined>,
+  conflict: () => Error,
+): Promise<T> {
   try {
     return await send();
   } catch (err) {
@@ -123,7 +134,11 @@ export const keyAdminStore = {
    * Changes the record that was read (`current`), if it is still that version; StaleKeyRecordError when another
    * write came first (or the key was rotated away). Returns the new record.
    */
-  async update(current: KeyRecord, changes: Partial<Omit<KeyRecord, 'hash' | 'keyId' | 'version' | 'writeId'>>, remove: string[] = []): Promise<KeyRecord> {
+  async update(
+    current: KeyRecord,
+    changes: Partial<Omit<KeyRecord, 'hash' | 'keyId' | 'version' | 'writeId'>>,
+    remove: string[] = [],
+  ): Promise<KeyRecord> {
     const writeId = randomUUID();
     const names: Record<string, string> = { '#h': 'hash', '#wid': 'writeId' };
     const values: Record<string, unknown> = { ':next': (current.version ?? 0) + 1, ':wid': writeId };
@@ -140,7 +155,9 @@ export const keyAdminStore = {
       names[`#r${i}`] = k;
       return `#r${i}`;
     });
-    const expr = [`SET ${sets.join(', ')}`, removes.length ? `REMOVE ${removes.join(', ')}` : ''].filter(Boolean).join(' ');
+    const expr = [`SET ${sets.join(', ')}`, removes.length ? `REMOVE ${removes.join(', ')}` : '']
+      .filter(Boolean)
+      .join(' ');
     return idempotent(
       async () => {
         const out = await guarded(() =>
@@ -191,7 +208,14 @@ export const keyAdminStore = {
                     ...(Object.keys(values).length ? { ExpressionAttributeValues: values } : {}),
                   },
                 },
-                { Put: { TableName: tableNames.keys, Item: next, ConditionExpression: 'attribute_not_exists(#h)', ExpressionAttributeNames: { '#h': 'hash' } } },
+                {
+                  Put: {
+                    TableName: tableNames.keys,
+                    Item: next,
+                    ConditionExpression: 'attribute_not_exists(#h)',
+                    ExpressionAttributeNames: { '#h': 'hash' },
+                  },
+                },
               ],
             }),
           ),

@@ -42,16 +42,23 @@ const TOKEN_SETS = 11;
 const key = (subject: string, dayStart: number) => ({ pk: `rl#${subject}#${dayStart}` });
 
 type Item = LimiterState & Partial<Record<`t${number}`, Set<string>>>;
-type UpdateInput = Omit<ConstructorParameters<typeof UpdateCommand>[0], 'TableName' | 'ReturnValuesOnConditionCheckFailure'>;
+type UpdateInput = Omit<
+  ConstructorParameters<typeof UpdateCommand>[0],
+  'TableName' | 'ReturnValuesOnConditionCheckFailure'
+>;
 
 async function conditionalUpdate(input: UpdateInput): Promise<{ ok: true; item: Item } | { ok: false; old: Item }> {
   try {
     const out = await guarded((options) =>
-      doc.send(new UpdateCommand({ ...input, TableName: tableNames.state, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' }), options),
+      doc.send(
+        new UpdateCommand({ ...input, TableName: tableNames.state, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' }),
+        options,
+      ),
     );
     return { ok: true, item: (out.Attributes ?? {}) as Item };
   } catch (err) {
-    if (err instanceof ConditionalCheckFailedException) return { ok: false, old: (conditionFailedItem(err) ?? {}) as Item };
+    if (err instanceof ConditionalCheckFailedException)
+      return { ok: false, old: (conditionFailedItem(err) ?? {}) as Item };
     throw err;
   }
 }
@@ -112,7 +119,13 @@ async function ban(subject: string, w: Windows): Promise<void> {
 }
 
 /** Rejections answer 429 whatever happens to the ban bookkeeping: a failure there is logged, not the client's. */
-async function rejected(subject: string, limits: PlanLimits, w: Windows, old: Item, answer: Consumption): Promise<Consumption> {
+async function rejected(
+  subject: string,
+  limits: PlanLimits,
+  w: Windows,
+  old: Item,
+  answer: Consumption,
+): Promise<Consumption> {
   try {
     await recordRejection(subject, limits, w, old);
   } catch (err) {
@@ -158,7 +171,8 @@ export const dynamoLimitStore: LimitStore = {
         // move forward: `ms < :ms`, never `<>`, so a late request cannot reset a newer minute.
         const opened = await conditionalUpdate({
           Key,
-          UpdateExpression: 'SET ms = :ms, m = :one, expiresAt = if_not_exists(expiresAt, :exp) ADD d :one, #tk :tokset REMOVE #tkNext',
+          UpdateExpression:
+            'SET ms = :ms, m = :one, expiresAt = if_not_exists(expiresAt, :exp) ADD d :one, #tk :tokset REMOVE #tkNext',
           ConditionExpression: `(attribute_not_exists(ms) OR ms < :ms) AND (attribute_not_exists(d) OR d < :dlim) AND ${guards}`,
           ExpressionAttributeNames: names,
           ExpressionAttributeValues: { ...values, ':ms': w.minuteStart, ':exp': w.dayStart + KEEP_SECONDS },
@@ -174,7 +188,10 @@ export const dynamoLimitStore: LimitStore = {
 
   async usage(subject, w) {
     const out = await guarded((options) =>
-      doc.send(new GetCommand({ TableName: tableNames.state, Key: key(subject, w.dayStart), ConsistentRead: true }), options),
+      doc.send(
+        new GetCommand({ TableName: tableNames.state, Key: key(subject, w.dayStart), ConsistentRead: true }),
+        options,
+      ),
     );
     const item = (out.Item ?? {}) as Item;
     return {

@@ -48,7 +48,9 @@ export const dynamoPetStore: PetStore = {
   },
 
   async get(id) {
-    const out = await guarded((options) => doc.send(new GetCommand({ TableName: tableNames.pets, Key: { id } }), options));
+    const out = await guarded((options) =>
+      doc.send(new GetCommand({ TableName: tableNames.pets, Key: { id } }), options),
+    );
     return out.Item ? toPet(out.Item) : undefined;
   },
 

@@ -55,7 +55,10 @@ async function createTable(client: DynamoDBClient, def: TableDefinition, name: s
     );
     if (def.ttlAttribute) {
       await client.send(
-        new UpdateTimeToLiveCommand({ TableName: name, TimeToLiveSpecification: { AttributeName: def.ttlAttribute, Enabled: true } }),
+        new UpdateTimeToLiveCommand({
+          TableName: name,
+          TimeToLiveSpecification: { AttributeName: def.ttlAttribute, Enabled: true },
+        }),
       );
     }
   } catch (err) {

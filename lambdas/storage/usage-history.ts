@@ -59,7 +59,9 @@ export async function readUsageHistory(subject: string, w: Windows): Promise<Min
   let keys: Array<Record<string, unknown>> = hours.map((h) => hourKey(subject, h));
   const items: Array<Record<string, unknown>> = [];
   for (let attempt = 0; keys.length && attempt < 5; attempt++) {
-    const out = await guarded((options) => doc.send(new BatchGetCommand({ RequestItems: { [table]: { Keys: keys, ConsistentRead: true } } }), options));
+    const out = await guarded((options) =>
+      doc.send(new BatchGetCommand({ RequestItems: { [table]: { Keys: keys, ConsistentRead: true } } }), options),
+    );
     items.push(...(out.Responses?.[table] ?? []));
     keys = (out.UnprocessedKeys?.[table]?.Keys as Array<Record<string, unknown>> | undefined) ?? [];
   }

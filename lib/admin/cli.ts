@@ -42,7 +42,8 @@ function int(name: string, v: string | undefined): number | undefined {
 
 function plan(v: string | undefined): PlanName {
   const p = (v ?? '').toLowerCase();
-  if (!(PLAN_NAMES as readonly string[]).includes(p)) throw new AdminError(`unknown plan "${v ?? ''}" (use ${PLAN_NAMES.join(', ')})`);
+  if (!(PLAN_NAMES as readonly string[]).includes(p))
+    throw new AdminError(`unknown plan "${v ?? ''}" (use ${PLAN_NAMES.join(', ')})`);
   return p as PlanName;
 }
 
@@ -72,16 +73,21 @@ export async function runAdmin(argv: string[], io: Io, depsFor: DepsFactory): Pr
     io.err(`error: ${(err as Error).message}`);
     return 2;
   }
-  const { values: o, positionals: [group, command, ...rest] } = parsed;
+  const {
+    values: o,
+    positionals: [group, command, ...rest],
+  } = parsed;
   if (o.help || !group) {
     io.out(USAGE);
     return o.help ? 0 : 2;
   }
   const print = (human: string, data: unknown) => io.out(o.json ? JSON.stringify(data, null, 2) : human);
   try {
-    if (group !== 'keys' || !command) throw new AdminError(`unknown command "${[group, command].filter(Boolean).join(' ')}" (see --help)`);
+    if (group !== 'keys' || !command)
+      throw new AdminError(`unknown command "${[group, command].filter(Boolean).join(' ')}" (see --help)`);
     if (!o.local === !o.stage) throw new AdminError('choose one target: --local or --stage staging|production');
-    if (o.stage && !['staging', 'production'].includes(o.stage)) throw new AdminError(`unknown stage "${o.stage}" (use staging or production)`);
+    if (o.stage && !['staging', 'production'].includes(o.stage))
+      throw new AdminError(`unknown stage "${o.stage}" (use staging or production)`);
     const id = () => {
       if (!rest[0]) throw new AdminError(`keys ${command} needs a key id`);
       return rest[0];
@@ -112,12 +118,18 @@ export async function runAdmin(argv: string[], io: Io, depsFor: DepsFactory): Pr
       }
       case 'revoke': {
         const k = await admin.revoke(id());
-        print(`Revoked ${k.keyId} (requests with it get 401 once cached authorizer results expire; \`keys purge\` later deletes its API Gateway key)`, k);
+        print(
+          `Revoked ${k.keyId} (requests with it get 401 once cached authorizer results expire; \`keys purge\` later deletes its API Gateway key)`,
+          k,
+        );
         break;
       }
       case 'rotate': {
         const { key, record } = await admin.rotate(id());
-        print(`Rotated ${record.keyId}: the old secret no longer works.\nNew API key (shown once): ${key}`, { key, ...record });
+        print(`Rotated ${record.keyId}: the old secret no longer works.\nNew API key (shown once): ${key}`, {
+          key,
+          ...record,
+        });
         break;
       }
       case 'set-plan': {
@@ -127,7 +139,12 @@ export async function runAdmin(argv: string[], io: Io, depsFor: DepsFactory): Pr
       }
       case 'purge': {
         const purged = await admin.purge();
-        print(purged.length ? purged.map((k) => `Purged the API Gateway key of ${k.keyId}`).join('\n') : 'Nothing to purge.', purged);
+        print(
+          purged.length
+            ? purged.map((k) => `Purged the API Gateway key of ${k.keyId}`).join('\n')
+            : 'Nothing to purge.',
+          purged,
+        );
         break;
       }
       case 'usage': {
@@ -136,7 +153,9 @@ export async function runAdmin(argv: string[], io: Io, depsFor: DepsFactory): Pr
         print(
           `${u.keyId} (${u.plan}): this minute ${u.minute.count}${lim ? `/${lim.perMinute}` : ''}, today ${u.day.count}${lim ? `/${lim.perDay}` : ''}` +
             (u.bannedUntil ? `, banned until ${u.bannedUntil}` : '') +
-            (u.history ? `\n${renderUsageChart(u.history, { ...u.history, width: chartWidth(), perMinute: lim?.perMinute }).join('\n')}` : ''),
+            (u.history
+              ? `\n${renderUsageChart(u.history, { ...u.history, width: chartWidth(), perMinute: lim?.perMinute }).join('\n')}`
+              : ''),
           u,
         );
         break;
@@ -144,7 +163,8 @@ export async function runAdmin(argv: string[], io: Io, depsFor: DepsFactory): Pr
     }
     return 0;
   } catch (err) {
-    const message = err instanceof AdminError ? err.message : `${(err as Error).name ?? 'Error'}: ${(err as Error).message}`;
+    const message =
+      err instanceof AdminError ? err.message : `${(err as Error).name ?? 'Error'}: ${(err as Error).message}`;
     io.err(`error: ${message}`);
     return 1;
   }
@@ -153,12 +173,17 @@ export async function runAdmin(argv: string[], io: Io, depsFor: DepsFactory): Pr
 /** Dependencies for the real targets: DynamoDB Local, or a deployed stage found through its stack outputs. */
 export const realDeps: DepsFactory = async ({ local, stage }) => {
   let tableEnv: Record<string, string>;
-  let gatewayDeps: Pick<AdminDeps, 'gateway' | 'usagePlans' | 'revokedKeyGraceMs'> = { gateway: noGateway, usagePlans: {} };
+  let gatewayDeps: Pick<AdminDeps, 'gateway' | 'usagePlans' | 'revokedKeyGraceMs'> = {
+    gateway: noGateway,
+    usagePlans: {},
+  };
   if (local) {
     const { localTableEnv } = await import('../../lambdas/storage/provision.ts');
     tableEnv = {
       ...localTableEnv(process.env.ANIMAL_STORE_TABLE_PREFIX ?? 'animal-store-local'),
-      DYNAMODB_ENDPOINT: process.env.ANIMAL_STORE_DYNAMODB_ENDPOINT || `http://127.0.0.1:${process.env.ANIMAL_STORE_DYNAMODB_PORT ?? 8000}`,
+      DYNAMODB_ENDPOINT:
+        process.env.ANIMAL_STORE_DYNAMODB_ENDPOINT ||
+        `http://127.0.0.1:${process.env.ANIMAL_STORE_DYNAMODB_PORT ?? 8000}`,
     };
   } else {
     const { CloudFormationClient, DescribeStacksCommand } = await import('@aws-sdk/client-cloudformation');
@@ -169,15 +194,24 @@ export const realDeps: DepsFactory = async ({ local, stage }) => {
     // One region for every client, resolved once the way the SDK does (AWS_REGION, else the profile's region): the
     // stack, its API keys and its tables are in the same region.
     const region = await new CloudFormationClient({}).config.region().catch(() => undefined);
-    if (!region) throw new AdminError('no AWS region: set AWS_REGION or a region in your AWS profile (the region the stack is deployed in)');
+    if (!region)
+      throw new AdminError(
+        'no AWS region: set AWS_REGION or a region in your AWS profile (the region the stack is deployed in)',
+      );
     const out = await new CloudFormationClient({ region }).send(new DescribeStacksCommand({ StackName: stackName }));
     const outputs = Object.fromEntries((out.Stacks?.[0]?.Outputs ?? []).map((x) => [x.OutputKey, x.OutputValue ?? '']));
     const need = (k: string) => {
-      if (!outputs[k]) throw new AdminError(`stack ${stackName} has no output ${k}: deploy it first (see docs/deployment.md)`);
+      if (!outputs[k])
+        throw new AdminError(`stack ${stackName} has no output ${k}: deploy it first (see docs/deployment.md)`);
       return outputs[k]!;
     };
     // The storage modules build their DynamoDB client from AWS_REGION: the same region.
-    tableEnv = { PETS_TABLE_NAME: need('PetsTableName'), KEYS_TABLE_NAME: need('KeysTableName'), STATE_TABLE_NAME: need('StateTableName'), AWS_REGION: region };
+    tableEnv = {
+      PETS_TABLE_NAME: need('PetsTableName'),
+      KEYS_TABLE_NAME: need('KeysTableName'),
+      STATE_TABLE_NAME: need('StateTableName'),
+      AWS_REGION: region,
+    };
     gatewayDeps = {
       gateway: awsKeyGateway(new APIGatewayClient({ region }), { apiId: need('ApiId'), stage: 'v1' }),
       usagePlans: { free: need('UsagePlanIdFree'), pro: need('UsagePlanIdPro'), business: need('UsagePlanIdBusiness') },
@@ -190,5 +224,11 @@ export const realDeps: DepsFactory = async ({ local, stage }) => {
   const { keyAdminStore } = await import('../../lambdas/storage/key-store.ts');
   const { dynamoLimitStore } = await import('../../lambdas/storage/limit-store.ts');
   const { readUsageHistory } = await import('../../lambdas/storage/usage-history.ts');
-  return { store: keyAdminStore, limits: dynamoLimitStore, history: readUsageHistory, stage: stage ?? 'local', ...gatewayDeps };
+  return {
+    store: keyAdminStore,
+    limits: dynamoLimitStore,
+    history: readUsageHistory,
+    stage: stage ?? 'local',
+    ...gatewayDeps,
+  };
 };

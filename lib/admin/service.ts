@@ -13,7 +13,15 @@
  */
 import { MAX_CUSTOM_LIMITS, PLANS, type PlanLimits, type PlanName } from '../../contract/plans.ts';
 import { randomUUID } from 'node:crypto';
-import { generateKey, generateKeyId, hashKey, limitsOf, StaleKeyRecordError, usageIdentifierKey, type KeyRecord } from '../../lambdas/domain/keys.ts';
+import {
+  generateKey,
+  generateKeyId,
+  hashKey,
+  limitsOf,
+  StaleKeyRecordError,
+  usageIdentifierKey,
+  type KeyRecord,
+} from '../../lambdas/domain/keys.ts';
 import { windowsAt, type LimitStore, type Windows } from '../../lambdas/domain/rate-limit.ts';
 import type { MinuteOpens } from '../../lambdas/storage/usage-history.ts';
 import type { KeyGateway } from './gateway.ts';
@@ -27,7 +35,11 @@ export interface KeyAdminStorePort {
   put(record: KeyRecord): Promise<void>;
   getById(keyId: string): Promise<KeyRecord | undefined>;
   list(): Promise<KeyRecord[]>;
-  update(current: KeyRecord, changes: Partial<Omit<KeyRecord, 'hash' | 'keyId' | 'version' | 'writeId'>>, remove?: string[]): Promise<KeyRecord>;
+  update(
+    current: KeyRecord,
+    changes: Partial<Omit<KeyRecord, 'hash' | 'keyId' | 'version' | 'writeId'>>,
+    remove?: string[],
+  ): Promise<KeyRecord>;
   replaceHash(current: KeyRecord, next: KeyRecord): Promise<void>;
 }
 
@@ -57,12 +69,18 @@ const view = ({ hash: _hash, writeId: _writeId, ...rest }: KeyRecord): KeyView =
 
 function checkLimits(plan: PlanName, perMinute?: number, perDay?: number): PlanLimits | undefined {
   if (plan !== 'enterprise') {
-    if (perMinute !== undefined || perDay !== undefined) throw new AdminError(`--per-minute/--per-day apply to the enterprise plan only (${plan} has fixed limits)`);
+    if (perMinute !== undefined || perDay !== undefined)
+      throw new AdminError(`--per-minute/--per-day apply to the enterprise plan only (${plan} has fixed limits)`);
     return undefined;
   }
-  if (perMinute === undefined || perDay === undefined) throw new AdminError('the enterprise plan needs --per-minute N and --per-day N');
-  for (const [name, v, max] of [['--per-minute', perMinute, MAX_CUSTOM_LIMITS.perMinute], ['--per-day', perDay, MAX_CUSTOM_LIMITS.perDay]] as const) {
-    if (!Number.isSafeInteger(v) || v < 1 || v > max) throw new AdminError(`${name} must be a whole number from 1 to ${max}`);
+  if (perMinute === undefined || perDay === undefined)
+    throw new AdminError('the enterprise plan needs --per-minute N and --per-day N');
+  for (const [name, v, max] of [
+    ['--per-minute', perMinute, MAX_CUSTOM_LIMITS.perMinute],
+    ['--per-day', perDay, MAX_CUSTOM_LIMITS.perDay],
+  ] as const) {
+    if (!Number.isSafeInteger(v) || v < 1 || v > max)
+      throw new AdminError(`${name} must be a whole number from 1 to ${max}`);
   }
   if (perDay < perMinute) throw new AdminError('--per-day must be at least --per-minute');
   return { perMinute, perDay };
@@ -99,19 +117,32 @@ export function keyAdmin(deps: AdminDeps) {
         return await apply(await find(keyId));
       } catch (err) {
         if (!(err instanceof StaleKeyRecordError)) throw err;
-        if (attempt >= MAX_ATTEMPTS) throw new AdminError(`key ${keyId} kept changing while this command ran (another admin at work?); nothing was changed, run it again`);
+        if (attempt >= MAX_ATTEMPTS)
+          throw new AdminError(
+            `key ${keyId} kept changing while this command ran (another admin at work?); nothing was changed, run it again`,
+          );
       }
     }
   }
 
   /** The usage plan for a plan (a new per-customer one for Enterprise). */
-  async function planFor(plan: PlanName, keyId: string, limits?: PlanLimits): Promise<{ id: string; created: boolean }> {
-    if (plan === 'enterprise') return { id: await gateway.createPlan(`animal-store-${deps.stage}-enterprise-${keyId}`, limits!), created: true };
+  async function planFor(
+    plan: PlanName,
+    keyId: string,
+    limits?: PlanLimits,
+  ): Promise<{ id: string; created: boolean }> {
+    if (plan === 'enterprise')
+      return { id: await gateway.createPlan(`animal-store-${deps.stage}-enterprise-${keyId}`, limits!), created: true };
     return { id: deps.usagePlans[plan] ?? '', created: false };
   }
 
   return {
-    async create(input: { owner: string; plan: PlanName; perMinute?: number; perDay?: number }): Promise<{ key: string; record: KeyView }> {
+    async create(input: {
+      owner: string;
+      plan: PlanName;
+      perMinute?: number;
+      perDay?: number;
+    }): Promise<{ key: string; record: KeyView }> {
       const owner = input.owner?.trim();
       if (!owner) throw new AdminError('--owner is required');
       if (!(input.plan in PLANS)) throw new AdminError(`unknown plan ${input.plan}`);
@@ -136,9 +167,15 @@ export function keyAdmin(deps: AdminDeps) {
       });
       const writeId = randomUUID();
       await saga([
-        { run: async () => (plan = await planFor(input.plan, keyId, limits)), undo: () => (plan.created ? gateway.deletePlan(plan.id) : Promise.resolve()) },
+        {
+          run: async () => (plan = await planFor(input.plan, keyId, limits)),
+          undo: () => (plan.created ? gateway.deletePlan(plan.id) : Promise.resolve()),
+        },
         // The API key's value is derived from the key id (never the secret): it stays the same across rotations.
-        { run: async () => (apiKeyId = await gateway.createKey(`animal-store-${keyId}`, usageIdentifierKey(keyId))), undo: () => gateway.deleteKey(apiKeyId) },
+        {
+          run: async () => (apiKeyId = await gateway.createKey(`animal-store-${keyId}`, usageIdentifierKey(keyId))),
+          undo: () => gateway.deleteKey(apiKeyId),
+        },
         { run: () => gateway.attach(apiKeyId, plan.id), undo: () => gateway.detach(apiKeyId, plan.id) },
         { run: () => store.put(record()) },
       ]);
@@ -161,7 +198,9 @@ export function keyAdmin(deps: AdminDeps) {
      */
     async revoke(keyId: string): Promise<KeyView> {
       const revokedAt = new Date(now()).toISOString();
-      return onLatest(keyId, async (record) => (record.status === 'revoked' ? view(record) : view(await store.update(record, { status: 'revoked', revokedAt }))));
+      return onLatest(keyId, async (record) =>
+        record.status === 'revoked' ? view(record) : view(await store.update(record, { status: 'revoked', revokedAt })),
+      );
     },
 
     /**
@@ -171,9 +210,16 @@ export function keyAdmin(deps: AdminDeps) {
     async rotate(keyId: string): Promise<{ key: string; record: KeyView }> {
       const rotatedAt = new Date(now()).toISOString();
       return onLatest(keyId, async (record) => {
-        if (record.status !== 'active') throw new AdminError(`key ${keyId} is ${record.status}: only active keys can be rotated`);
+        if (record.status !== 'active')
+          throw new AdminError(`key ${keyId} is ${record.status}: only active keys can be rotated`);
         const key = generateKey();
-        const next: KeyRecord = { ...record, hash: hashKey(key), rotatedAt, version: (record.version ?? 0) + 1, writeId: randomUUID() };
+        const next: KeyRecord = {
+          ...record,
+          hash: hashKey(key),
+          rotatedAt,
+          version: (record.version ?? 0) + 1,
+          writeId: randomUUID(),
+        };
         await store.replaceHash(record, next);
         return { key, record: view(next) };
       });
@@ -186,7 +232,10 @@ export function keyAdmin(deps: AdminDeps) {
     async purge(): Promise<KeyView[]> {
       const cutoff = now() - (deps.revokedKeyGraceMs ?? 120_000);
       const due = (await store.list()).filter(
-        (r) => r.status === 'revoked' && (r.apiGatewayKeyId || r.usagePlanId) && Date.parse(r.revokedAt ?? r.createdAt) <= cutoff,
+        (r) =>
+          r.status === 'revoked' &&
+          (r.apiGatewayKeyId || r.usagePlanId) &&
+          Date.parse(r.revokedAt ?? r.createdAt) <= cutoff,
       );
       const cleaned: KeyView[] = [];
       for (const stale of due) {
@@ -213,14 +262,21 @@ export function keyAdmin(deps: AdminDeps) {
         let updated: KeyRecord | undefined;
         // A conflict in the last step undoes the gateway steps; onLatest then starts again from the new record.
         await saga([
-          { run: async () => (plan = await planFor(input.plan, keyId, limits)), undo: () => (plan.created ? gateway.deletePlan(plan.id) : Promise.resolve()) },
+          {
+            run: async () => (plan = await planFor(input.plan, keyId, limits)),
+            undo: () => (plan.created ? gateway.deletePlan(plan.id) : Promise.resolve()),
+          },
           { run: () => gateway.detach(apiKeyId, oldPlanId), undo: () => gateway.attach(apiKeyId, oldPlanId) },
           { run: () => gateway.attach(apiKeyId, plan.id), undo: () => gateway.detach(apiKeyId, plan.id) },
           {
             run: async () =>
               (updated = await store.update(
                 record,
-                { plan: input.plan, ...(limits ? { limits } : {}), ...(plan.created && plan.id ? { usagePlanId: plan.id } : {}) },
+                {
+                  plan: input.plan,
+                  ...(limits ? { limits } : {}),
+                  ...(plan.created && plan.id ? { usagePlanId: plan.id } : {}),
+                },
                 [...(limits ? [] : ['limits']), ...(plan.created && plan.id ? [] : ['usagePlanId'])],
               )),
           },
@@ -242,7 +298,15 @@ export function keyAdmin(deps: AdminDeps) {
         minute: { count: u.minuteCount, resetsAt: new Date(w.minuteReset * 1000).toISOString() },
         day: { count: u.dayCount, resetsAt: new Date(w.dayReset * 1000).toISOString() },
         bannedUntil: u.banUntil ? new Date(u.banUntil * 1000).toISOString() : null,
-        ...(deps.history ? { history: { dayStart: w.dayStart, nowMinute: w.minuteStart, ...minuteCounts(await deps.history(record.keyId, w), u.dayCount) } } : {}),
+        ...(deps.history
+          ? {
+              history: {
+                dayStart: w.dayStart,
+                nowMinute: w.minuteStart,
+                ...minuteCounts(await deps.history(record.keyId, w), u.dayCount),
+              },
+            }
+          : {}),
       };
     },
   };

@@ -55,10 +55,15 @@ export function renderUsageChart(series: UsageSeries, o: ChartOptions): string[]
     const i = Math.floor((m.minuteStart - o.dayStart) / 60 / per);
     if (i >= 0 && i < columns.length) columns[i] = Math.max(columns[i]!, m.count);
   }
-  const peak = series.minutes.reduce<MinuteCount | undefined>((best, m) => (!best || m.count > best.count ? m : best), undefined);
+  const peak = series.minutes.reduce<MinuteCount | undefined>(
+    (best, m) => (!best || m.count > best.count ? m : best),
+    undefined,
+  );
   if (!peak) return [`No requests recorded minute by minute today (00:00-${hhmm(o.nowMinute)} UTC).`];
   const top = Math.max(peak.count, 1);
-  const line = columns.map((c) => (c === 0 ? ' ' : BARS[Math.min(BARS.length - 1, Math.ceil((c / top) * BARS.length) - 1)])).join('');
+  const line = columns
+    .map((c) => (c === 0 ? ' ' : BARS[Math.min(BARS.length - 1, Math.ceil((c / top) * BARS.length) - 1)]))
+    .join('');
   const start = '00:00';
   const end = hhmm(o.nowMinute);
   const lines = [

@@ -26,7 +26,9 @@ export const SERVERS = [
 
 type Json = Record<string, unknown>;
 
-const ref = (kind: 'schemas' | 'responses' | 'headers' | 'parameters', name: string) => ({ $ref: `#/components/${kind}/${name}` });
+const ref = (kind: 'schemas' | 'responses' | 'headers' | 'parameters', name: string) => ({
+  $ref: `#/components/${kind}/${name}`,
+});
 
 /** The registered zod schemas as JSON Schema 2020-12 (OpenAPI 3.1's dialect), `$ref`-linked by their meta id. */
 function componentSchemas(): Record<string, Json> {
@@ -67,7 +69,11 @@ const HEADERS: Record<string, Json> = {
   'X-RateLimit-Remaining': int('Requests left in the current window.', 59),
   'X-RateLimit-Reset': int('Unix timestamp (seconds) at which the window resets.', 1767225660),
   'Retry-After': int('Seconds to wait before retrying (then back off exponentially).', 30),
-  Location: { description: 'Path of the created animal.', required: true, schema: { type: 'string', example: `${BASE_PATH}/pets/1001` } },
+  Location: {
+    description: 'Path of the created animal.',
+    required: true,
+    schema: { type: 'string', example: `${BASE_PATH}/pets/1001` },
+  },
   LinkNext: {
     description:
       'RFC 8288 link to the next page, present only when a further page may exist: `<' +
@@ -82,11 +88,37 @@ const HEADERS: Record<string, Json> = {
 type CommonErrorSpec = ErrorResponseSpec & { readonly extraHeaders?: Record<string, Json> };
 
 const COMMON_ERRORS: readonly CommonErrorSpec[] = [
-  { status: 401, description: 'The API key is missing or invalid.', codes: ['unauthorized'], extraHeaders: { 'WWW-Authenticate': { description: '`Bearer` when the gateway rejects the key.', required: false, schema: { type: 'string' } } } },
-  { status: 403, description: 'The API key may not call this operation (not on a usage plan for this stage).', codes: ['forbidden'] },
-  { status: 429, description: 'Rate limit or daily quota exceeded, or the key is temporarily banned for ignoring limits. Wait for Retry-After, then back off exponentially.', codes: ['rate_limited', 'quota_exceeded', 'key_banned'], retryAfter: true },
+  {
+    status: 401,
+    description: 'The API key is missing or invalid.',
+    codes: ['unauthorized'],
+    extraHeaders: {
+      'WWW-Authenticate': {
+        description: '`Bearer` when the gateway rejects the key.',
+        required: false,
+        schema: { type: 'string' },
+      },
+    },
+  },
+  {
+    status: 403,
+    description: 'The API key may not call this operation (not on a usage plan for this stage).',
+    codes: ['forbidden'],
+  },
+  {
+    status: 429,
+    description:
+      'Rate limit or daily quota exceeded, or the key is temporarily banned for ignoring limits. Wait for Retry-After, then back off exponentially.',
+    codes: ['rate_limited', 'quota_exceeded', 'key_banned'],
+    retryAfter: true,
+  },
   { status: 500, description: 'Unexpected error.', codes: ['internal_error'] },
-  { status: 503, description: 'The service is temporarily unavailable. Retry after Retry-After seconds.', codes: ['service_unavailable'], retryAfter: true },
+  {
+    status: 503,
+    description: 'The service is temporarily unavailable. Retry after Retry-After seconds.',
+    codes: ['service_unavailable'],
+    retryAfter: true,
+  },
 ];
 
 function deprecationHeaders(route: Route, required: boolean): Record<string, Json> {
@@ -131,7 +163,11 @@ function errorResponse(route: Route, e: CommonErrorSpec): Json {
   const first = e.codes[0]!;
   return {
     description: `${e.description} Codes: ${e.codes.map((c) => `\`${c}\``).join(', ')}.`,
-    headers: { ...rateLimitHeaders(e.retryAfter ?? false), ...(e.extraHeaders ?? {}), ...deprecationHeaders(route, FROM_FUNCTION.has(e.status)) },
+    headers: {
+      ...rateLimitHeaders(e.retryAfter ?? false),
+      ...(e.extraHeaders ?? {}),
+      ...deprecationHeaders(route, FROM_FUNCTION.has(e.status)),
+    },
     content: jsonContent('Error', { code: first, message: ERROR_CODES[first].message, status: e.status }),
   };
 }
@@ -147,7 +183,8 @@ function successResponse(route: Route): [string, Json] | undefined {
   return [String(ok.status), { description: ok.description, headers, content: jsonContent(ok.schema) }];
 }
 
-const fromMeta = (s: z.ZodMiniType): string | undefined => (z.globalRegistry.get(s) as { description?: string } | undefined)?.description;
+const fromMeta = (s: z.ZodMiniType): string | undefined =>
+  (z.globalRegistry.get(s) as { description?: string } | undefined)?.description;
 
 const TAGS: Record<string, string> = { pets: 'Animals in the store.', store: 'Store operations.' };
 const tagOf = (route: Route) => (route.path.startsWith('/store') ? 'store' : 'pets');
@@ -166,7 +203,8 @@ function operation(route: Route): Json {
       `Returns one animal. **Deprecated** since ${d.deprecatedAt.slice(0, 10)}; removed on ${d.sunsetAt.slice(0, 10)} (sunset ${new Date(d.sunsetAt).toUTCString()}), ` +
       `after which it answers 410 \`endpoint_removed\`. Use \`GET ${BASE_PATH}${d.successor.split('?')[0]}\` with the \`status\` filter instead.`;
   }
-  if (route.notImplemented) description = `${route.summary}. Not implemented: the route exists with the same authentication, limits and headers as every other, and answers 501 \`not_implemented\` until its contract is specified.`;
+  if (route.notImplemented)
+    description = `${route.summary}. Not implemented: the route exists with the same authentication, limits and headers as every other, and answers 501 \`not_implemented\` until its contract is specified.`;
 
   const op: Json = {
     operationId: route.operationId,
@@ -180,7 +218,11 @@ function operation(route: Route): Json {
   if (body) {
     const name = (z.globalRegistry.get(body as z.ZodMiniType) as { id?: string } | undefined)?.id;
     if (!name) throw new Error(`${route.operationId}: the request body schema lacks .meta({ id })`);
-    op.requestBody = { required: true, description: fromMeta(body as z.ZodMiniType), content: jsonContent(name, route.example) };
+    op.requestBody = {
+      required: true,
+      description: fromMeta(body as z.ZodMiniType),
+      content: jsonContent(name, route.example),
+    };
   }
   op.responses = responses;
   if (d) {

@@ -10,14 +10,16 @@ const count = (n: number) => n.toLocaleString('en-US');
 
 export function infoDescription(): string {
   const plans = Object.values(PLANS).map((p) =>
-    p.limits ? `| ${p.displayName} | ${count(p.limits.perMinute)} | ${count(p.limits.perDay)} |` : `| ${p.displayName} | agreed per key | agreed per key |`,
+    p.limits
+      ? `| ${p.displayName} | ${count(p.limits.perMinute)} | ${count(p.limits.perDay)} |`
+      : `| ${p.displayName} | agreed per key | agreed per key |`,
   );
   const deprecated = ROUTES.filter((r) => r.deprecation).map((r) => {
     const d = r.deprecation!;
     return `- \`${r.method} ${BASE_PATH}${r.path}\` (\`${r.operationId}\`): deprecated since ${d.deprecatedAt.slice(0, 10)}, sunset ${d.sunsetAt.slice(0, 10)} (410 \`endpoint_removed\` from then on); use \`GET ${BASE_PATH}${d.successor.split('?')[0]}\` with the \`status\` filter. Its responses carry \`Deprecation\`, \`Sunset\` and \`Link: rel="successor-version"\`.`;
   });
   return [
-    'A store-inventory service for animals. Generated from the service\'s schemas and route table: do not edit by hand.',
+    "A store-inventory service for animals. Generated from the service's schemas and route table: do not edit by hand.",
     '## Authentication',
     'Every operation requires an API key sent as `Authorization: Bearer <API_KEY>` (security scheme `bearerAuth`). A missing, malformed, unknown or revoked key gets 401 `unauthorized`.',
     '## Plans and rate limits',

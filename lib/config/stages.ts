@@ -121,7 +121,13 @@ export function alarmNotificationsOf(stage: StageConfig, context: (key: string) 
   const emails = context(`animal-store:${stage.name}:alarmEmails`);
   const topicArn = context(`animal-store:${stage.name}:alarmTopicArn`);
   return {
-    emails: typeof emails === 'string' ? emails.split(',').map((e) => e.trim()).filter(Boolean) : stage.alarmNotifications.emails,
+    emails:
+      typeof emails === 'string'
+        ? emails
+            .split(',')
+            .map((e) => e.trim())
+            .filter(Boolean)
+        : stage.alarmNotifications.emails,
     topicArn: typeof topicArn === 'string' && topicArn ? topicArn : stage.alarmNotifications.topicArn,
   };
 }

@@ -58,7 +58,9 @@ export class AlarmTopic extends Construct {
           principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
           actions: ['sns:Publish'],
           resources: [topic.topicArn],
-          conditions: { ArnLike: { 'aws:SourceArn': `arn:${stack.partition}:cloudwatch:${stack.region}:${stack.account}:alarm:*` } },
+          conditions: {
+            ArnLike: { 'aws:SourceArn': `arn:${stack.partition}:cloudwatch:${stack.region}:${stack.account}:alarm:*` },
+          },
         }),
       );
       for (const email of props.emails ?? []) topic.addSubscription(new EmailSubscription(email));

@@ -68,7 +68,10 @@ export class ApiAlarms extends Construct {
     const t = props.thresholds;
     const { api } = props;
 
-    this.add('Api5xxRate', 'API 5xx responses, percent of requests', t.serverErrorRatePercent,
+    this.add(
+      'Api5xxRate',
+      'API 5xx responses, percent of requests',
+      t.serverErrorRatePercent,
       new MathExpression({
         // A period without requests has no rate: 0, not a division by zero (a dropped data point).
         expression: 'IF(requests > 0, 100 * errors / requests, 0)',
@@ -77,30 +80,85 @@ export class ApiAlarms extends Construct {
           requests: api.metricCount({ period: PERIOD, statistic: 'SampleCount' }),
         },
         period: PERIOD,
-      }));
-    this.add('ApiP99Latency', 'API p99 latency (ms)', t.p99LatencyMs,
-      api.metricLatency({ period: PERIOD, statistic: 'p99' }));
+      }),
+    );
+    this.add(
+      'ApiP99Latency',
+      'API p99 latency (ms)',
+      t.p99LatencyMs,
+      api.metricLatency({ period: PERIOD, statistic: 'p99' }),
+    );
 
     for (const [name, fn] of props.functions) {
       // The authorizer's Errors count every unknown key (it throws `Unauthorized`): its real failures are
       // AuthorizerFailure below; a crash or timeout shows as AUTHORIZER_FAILURE 503s in the API 5xx rate.
       if (name !== AUTHORIZER.name) {
-        this.add(`${name}Errors`, `Lambda ${name} errors`, t.lambdaErrors, fn.metricErrors({ period: PERIOD, statistic: 'Sum' }));
+        this.add(
+          `${name}Errors`,
+          `Lambda ${name} errors`,
+          t.lambdaErrors,
+          fn.metricErrors({ period: PERIOD, statistic: 'Sum' }),
+        );
       }
-      this.add(`${name}Throttles`, `Lambda ${name} throttles`, t.throttles, fn.metricThrottles({ period: PERIOD, statistic: 'Sum' }));
+      this.add(
+        `${name}Throttles`,
+        `Lambda ${name} throttles`,
+        t.throttles,
+        fn.metricThrottles({ period: PERIOD, statistic: 'Sum' }),
+      );
     }
     for (const [name, table] of props.tables) {
-      this.add(`${name}SystemErrors`, `DynamoDB ${name} system errors`, t.storageErrors,
-        sumOfOperations((operation) => table.metric('SystemErrors', { dimensionsMap: { TableName: table.tableName, Operation: operation }, period: PERIOD, statistic: 'Sum' })));
-      this.add(`${name}Throttled`, `DynamoDB ${name} throttled requests`, t.throttles,
-        sumOfOperations((operation) => table.metric('ThrottledRequests', { dimensionsMap: { TableName: table.tableName, Operation: operation }, period: PERIOD, statistic: 'Sum' })));
+      this.add(
+        `${name}SystemErrors`,
+        `DynamoDB ${name} system errors`,
+        t.storageErrors,
+        sumOfOperations((operation) =>
+          table.metric('SystemErrors', {
+            dimensionsMap: { TableName: table.tableName, Operation: operation },
+            period: PERIOD,
+            statistic: 'Sum',
+          }),
+        ),
+      );
+      this.add(
+        `${name}Throttled`,
+        `DynamoDB ${name} throttled requests`,
+        t.throttles,
+        sumOfOperations((operation) =>
+          table.metric('ThrottledRequests', {
+            dimensionsMap: { TableName: table.tableName, Operation: operation },
+            period: PERIOD,
+            statistic: 'Sum',
+          }),
+        ),
+      );
     }
     const custom = (metricName: string) =>
-      new Metric({ namespace: props.customMetrics.namespace, metricName, dimensionsMap: { ...props.customMetrics.dimensions }, period: PERIOD, statistic: 'Sum' });
-    this.add('StorageUnavailable', 'Requests answered 503 because DynamoDB was unavailable', t.storageErrors, custom('StorageUnavailable'));
-    this.add('AuthorizerFailure', 'Authorizer failures (fail closed: 503 for every request it could not check)', t.lambdaErrors, custom('AuthorizerFailure'));
+      new Metric({
+        namespace: props.customMetrics.namespace,
+        metricName,
+        dimensionsMap: { ...props.customMetrics.dimensions },
+        period: PERIOD,
+        statistic: 'Sum',
+      });
+    this.add(
+      'StorageUnavailable',
+      'Requests answered 503 because DynamoDB was unavailable',
+      t.storageErrors,
+      custom('StorageUnavailable'),
+    );
+    this.add(
+      'AuthorizerFailure',
+      'Authorizer failures (fail closed: 503 for every request it could not check)',
+      t.lambdaErrors,
+      custom('AuthorizerFailure'),
+    );
 
-    if (props.action) for (const alarm of this.alarms) { alarm.addAlarmAction(props.action); alarm.addOkAction(props.action); }
+    if (props.action)
+      for (const alarm of this.alarms) {
+        alarm.addAlarmAction(props.action);
+        alarm.addOkAction(props.action);
+      }
   }
 
   private add(id: string, description: string, threshold: number, metric: IMetric): void {
@@ -123,7 +181,9 @@ function sumOfOperations(metricFor: (operation: string) => IMetric): MathExpress
     TABLE_OPERATIONS.map((op) => [`${op[0]!.toLowerCase()}${op.slice(1)}`, metricFor(op)]),
   );
   return new MathExpression({
-    expression: Object.keys(usingMetrics).map((id) => `FILL(${id}, 0)`).join(' + '),
+    expression: Object.keys(usingMetrics)
+      .map((id) => `FILL(${id}, 0)`)
+      .join(' + '),
     usingMetrics,
     period: PERIOD,
   });

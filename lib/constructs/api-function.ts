@@ -62,7 +62,10 @@ export class ApiFunction extends Construct {
       description: `Animal Store ${props.stage}: ${props.operationId}`,
     });
     role.addToPrincipalPolicy(
-      new PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [logGroup.logGroupArn] }),
+      new PolicyStatement({
+        actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+        resources: [logGroup.logGroupArn],
+      }),
     );
     this.function = new NodejsFunction(this, 'Function', {
       role,
@@ -102,7 +105,8 @@ export class ApiFunction extends Construct {
     this.alias = new Alias(this, 'Live', { aliasName: LIVE_ALIAS, version: this.function.currentVersion });
     Validations.of(role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
-      reason: 'X-Ray tracing (Tracing.ACTIVE): xray:PutTraceSegments and xray:PutTelemetryRecords support no resource-level permissions, so AWS requires Resource "*".',
+      reason:
+        'X-Ray tracing (Tracing.ACTIVE): xray:PutTraceSegments and xray:PutTelemetryRecords support no resource-level permissions, so AWS requires Resource "*".',
     });
   }
 }

@@ -84,7 +84,8 @@ export class CanaryDeployments extends Construct {
       });
       Validations.of(group.role).acknowledge({
         id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSCodeDeployRoleForLambdaLimited]',
-        reason: 'The service role CodeDeploy needs to shift a Lambda alias and read its alarms; AWS documents this managed policy for Lambda deployment groups, limited to the functions CodeDeploy deploys.',
+        reason:
+          'The service role CodeDeploy needs to shift a Lambda alias and read its alarms; AWS documents this managed policy for Lambda deployment groups, limited to the functions CodeDeploy deploys.',
       });
       groups.set(name, group);
     }

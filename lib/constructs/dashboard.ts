@@ -37,7 +37,12 @@ export interface OperationsDashboardProps {
   /** The plan names (RateLimited by `plan`). */
   readonly plans: readonly string[];
   /** Deprecated operations: their DeprecatedOperationCall count, and who still calls them. */
-  readonly deprecated: readonly { readonly operationId: string; readonly method: string; readonly path: string; readonly sunsetAt: string }[];
+  readonly deprecated: readonly {
+    readonly operationId: string;
+    readonly method: string;
+    readonly path: string;
+    readonly sunsetAt: string;
+  }[];
   /** The API access log group (JSON lines with keyId, method, resourcePath). @default - no caller table */
   readonly accessLogs?: ILogGroup;
   /** @default - generated */
@@ -74,7 +79,10 @@ export class OperationsDashboard extends Construct {
     const graph = (title: string, left: IMetric[], right: IMetric[] = [], width = WIDE) =>
       new GraphWidget({ title, left, right, width, height: HIGH, period: PERIOD });
 
-    const d = new Dashboard(this, 'Dashboard', { dashboardName: props.dashboardName, defaultInterval: Duration.hours(3) });
+    const d = new Dashboard(this, 'Dashboard', {
+      dashboardName: props.dashboardName,
+      defaultInterval: Duration.hours(3),
+    });
     d.addWidgets(
       graph('API requests, 4xx and 5xx', [
         api.metricCount({ statistic: 'Sum', period: PERIOD, label: 'requests' }),
@@ -88,53 +96,99 @@ export class OperationsDashboard extends Construct {
       ]),
     );
     d.addWidgets(
-      graph('Requests per operation (invocations)', perOperation((fn) => fn.metricInvocations({ statistic: 'Sum', period: PERIOD }), 'invocations')),
+      graph(
+        'Requests per operation (invocations)',
+        perOperation((fn) => fn.metricInvocations({ statistic: 'Sum', period: PERIOD }), 'invocations'),
+      ),
       graph('Errors and throttles per operation (Lambda)', [
         ...perOperation((fn) => fn.metricErrors({ statistic: 'Sum', period: PERIOD }), 'errors'),
         ...perOperation((fn) => fn.metricThrottles({ statistic: 'Sum', period: PERIOD }), 'throttles'),
       ]),
     );
     d.addWidgets(
-      graph('Latency per operation p50 (ms)', perOperation((fn) => fn.metricDuration({ statistic: 'p50', period: PERIOD }), 'p50')),
-      graph('Latency per operation p99 (ms)', perOperation((fn) => fn.metricDuration({ statistic: 'p99', period: PERIOD }), 'p99')),
+      graph(
+        'Latency per operation p50 (ms)',
+        perOperation((fn) => fn.metricDuration({ statistic: 'p50', period: PERIOD }), 'p50'),
+      ),
+      graph(
+        'Latency per operation p99 (ms)',
+        perOperation((fn) => fn.metricDuration({ statistic: 'p99', period: PERIOD }), 'p99'),
+      ),
     );
     d.addWidgets(
-      graph('429 by reason', props.rateLimitCodes.map((code) => custom('RateLimited', { code }, code))),
-      graph('429 by plan', props.plans.map((plan) => custom('RateLimited', { plan }, plan))),
+      graph(
+        '429 by reason',
+        props.rateLimitCodes.map((code) => custom('RateLimited', { code }, code)),
+      ),
+      graph(
+        '429 by plan',
+        props.plans.map((plan) => custom('RateLimited', { plan }, plan)),
+      ),
     );
     d.addWidgets(
-      graph('Authorizer: denials (401) vs failures (503)', [
-        custom('AuthorizerDenied', {}, 'denied (unknown, revoked key)'),
-        custom('AuthorizerFailure', {}, 'failed (key lookup)'),
-      ], [props.authorizer.metricInvocations({ statistic: 'Sum', period: PERIOD, label: 'invocations (cache misses)' })]),
-      graph('Deprecated operations: calls', props.deprecated.map((op) =>
-        custom('DeprecatedOperationCall', { operation: op.operationId }, `${op.operationId} (sunset ${op.sunsetAt.slice(0, 10)})`))),
+      graph(
+        'Authorizer: denials (401) vs failures (503)',
+        [
+          custom('AuthorizerDenied', {}, 'denied (unknown, revoked key)'),
+          custom('AuthorizerFailure', {}, 'failed (key lookup)'),
+        ],
+        [props.authorizer.metricInvocations({ statistic: 'Sum', period: PERIOD, label: 'invocations (cache misses)' })],
+      ),
+      graph(
+        'Deprecated operations: calls',
+        props.deprecated.map((op) =>
+          custom(
+            'DeprecatedOperationCall',
+            { operation: op.operationId },
+            `${op.operationId} (sunset ${op.sunsetAt.slice(0, 10)})`,
+          ),
+        ),
+      ),
     );
     const tables = [...props.tables];
     d.addWidgets(
-      graph('DynamoDB consumed capacity per table', tables.flatMap(([name, t]) => [
-        withLabel(t.metricConsumedReadCapacityUnits({ statistic: 'Sum', period: PERIOD }), `${name} read`),
-        withLabel(t.metricConsumedWriteCapacityUnits({ statistic: 'Sum', period: PERIOD }), `${name} write`),
-      ])),
-      graph('DynamoDB throttles per table', tables.flatMap(([name, t]) => [
-        withLabel(t.metric('ReadThrottleEvents', { statistic: 'Sum', period: PERIOD }), `${name} read`),
-        withLabel(t.metric('WriteThrottleEvents', { statistic: 'Sum', period: PERIOD }), `${name} write`),
-      ])),
+      graph(
+        'DynamoDB consumed capacity per table',
+        tables.flatMap(([name, t]) => [
+          withLabel(t.metricConsumedReadCapacityUnits({ statistic: 'Sum', period: PERIOD }), `${name} read`),
+          withLabel(t.metricConsumedWriteCapacityUnits({ statistic: 'Sum', period: PERIOD }), `${name} write`),
+        ]),
+      ),
+      graph(
+        'DynamoDB throttles per table',
+        tables.flatMap(([name, t]) => [
+          withLabel(t.metric('ReadThrottleEvents', { statistic: 'Sum', period: PERIOD }), `${name} read`),
+          withLabel(t.metric('WriteThrottleEvents', { statistic: 'Sum', period: PERIOD }), `${name} write`),
+        ]),
+      ),
     );
     if (props.accessLogs && props.deprecated.length) {
-      const filters = props.deprecated.map((op) => `(method = '${op.method}' and resourcePath = '${op.path}')`).join(' or ');
+      const filters = props.deprecated
+        .map((op) => `(method = '${op.method}' and resourcePath = '${op.path}')`)
+        .join(' or ');
       d.addWidgets(
         new LogQueryWidget({
           title: 'Who still calls deprecated operations (API key ids, from the access log)',
           logGroupNames: [props.accessLogs.logGroupName],
-          queryLines: [`fields keyId, resourcePath`, `filter ${filters}`, 'stats count(*) as calls by keyId, resourcePath', 'sort calls desc', 'limit 50'],
+          queryLines: [
+            `fields keyId, resourcePath`,
+            `filter ${filters}`,
+            'stats count(*) as calls by keyId, resourcePath',
+            'sort calls desc',
+            'limit 50',
+          ],
           width: 24,
           height: HIGH,
         }),
       );
     }
     d.addWidgets(
-      new AlarmStatusWidget({ title: 'Alarms', alarms: [...props.alarms], width: 24, height: Math.max(3, Math.ceil(props.alarms.length / 4) + 1) }),
+      new AlarmStatusWidget({
+        title: 'Alarms',
+        alarms: [...props.alarms],
+        width: 24,
+        height: Math.max(3, Math.ceil(props.alarms.length / 4) + 1),
+      }),
     );
     this.dashboard = d;
   }

@@ -20,7 +20,11 @@ import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { METHOD_NOT_ALLOWED_CONTENT_TYPES, MOCK_REQUEST_TEMPLATE, methodNotAllowed } from '../../contract/gateway-responses.ts';
+import {
+  METHOD_NOT_ALLOWED_CONTENT_TYPES,
+  MOCK_REQUEST_TEMPLATE,
+  methodNotAllowed,
+} from '../../contract/gateway-responses.ts';
 import { BASE_PATH, ROUTES, resourcePaths, type Route } from '../../contract/routes.ts';
 import type { CustomDomain } from '../config/stages.ts';
 import { BEARER_VALIDATION_EXPRESSION } from '../../contract/auth.ts';
@@ -119,16 +123,19 @@ export class StoreApi extends Construct {
     Validations.of(this.api).acknowledge(
       {
         id: 'AwsSolutions-APIG2',
-        reason: 'Requests are validated in each function by the zod schemas shared with the local gateway, which answer 400 with the spec Error object and field details; a gateway validator would duplicate the rules and answer differently.',
+        reason:
+          'Requests are validated in each function by the zod schemas shared with the local gateway, which answer 400 with the spec Error object and field details; a gateway validator would duplicate the rules and answer differently.',
       },
       {
         id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
-        reason: 'The account-level role API Gateway needs to write access and execution logs; AWS documents this managed policy for it and it grants only CloudWatch Logs writes.',
+        reason:
+          'The account-level role API Gateway needs to write access and execution logs; AWS documents this managed policy for it and it grants only CloudWatch Logs writes.',
       },
     );
     Validations.of(this.api.deploymentStage).acknowledge({
       id: 'AwsSolutions-APIG3',
-      reason: 'No WAF for now: callers are authenticated API-key clients, abuse is limited per key by the app rate limiter (429 and ban) and the usage-plan backstop, and the stage throttle caps the rest. A WAFv2 web ACL (rate-based rule, AWS managed common rules) is the next step if anonymous floods appear; it costs per request.',
+      reason:
+        'No WAF for now: callers are authenticated API-key clients, abuse is limited per key by the app rate limiter (429 and ban) and the usage-plan backstop, and the stage throttle caps the rest. A WAFv2 web ACL (rate-based rule, AWS managed common rules) is the next step if anonymous floods appear; it costs per request.',
     });
 
     this.authorizer = new TokenAuthorizer(this, 'KeyAuthorizer', {
@@ -156,12 +163,15 @@ export class StoreApi extends Construct {
     const handler = handlers.get(route.operationId);
     if (!handler) throw new Error(`No function for route ${route.operationId}`);
     const deprecationHeaders = route.deprecation
-      ? { 'method.response.header.Deprecation': true, 'method.response.header.Sunset': true, 'method.response.header.Link': true }
+      ? {
+          'method.response.header.Deprecation': true,
+          'method.response.header.Sunset': true,
+          'method.response.header.Link': true,
+        }
       : undefined;
-    const method = this.api.root.resourceForPath(route.path).addMethod(
-      route.method,
-      new LambdaIntegration(handler, { proxy: true, allowTestInvoke: false }),
-      {
+    const method = this.api.root
+      .resourceForPath(route.path)
+      .addMethod(route.method, new LambdaIntegration(handler, { proxy: true, allowTestInvoke: false }), {
         operationName: route.operationId,
         authorizer: this.authorizer,
         authorizationType: AuthorizationType.CUSTOM,
@@ -169,11 +179,11 @@ export class StoreApi extends Construct {
         ...(deprecationHeaders
           ? { methodResponses: [{ statusCode: '200', responseParameters: deprecationHeaders }] }
           : {}),
-      },
-    );
+      });
     Validations.of(method).acknowledge({
       id: 'AwsSolutions-COG4',
-      reason: 'Clients are API-key holders (spec: HTTP bearer API key), not Cognito users: the Lambda TOKEN authorizer authenticates every operation against the keys table.',
+      reason:
+        'Clients are API-key holders (spec: HTTP bearer API key), not Cognito users: the Lambda TOKEN authorizer authenticates every operation against the keys table.',
     });
     if (route.deprecation) {
       // The API definition's deprecation flag (exported as OpenAPI `deprecated: true` with the documentation).
@@ -224,11 +234,13 @@ export class StoreApi extends Construct {
     Validations.of(method).acknowledge(
       {
         id: 'AwsSolutions-APIG4',
-        reason: 'The MOCK ANY method only answers 405 with a static body and invokes no backend; like the local gateway it answers before authentication.',
+        reason:
+          'The MOCK ANY method only answers 405 with a static body and invokes no backend; like the local gateway it answers before authentication.',
       },
       {
         id: 'AwsSolutions-COG4',
-        reason: 'The MOCK ANY method only answers 405 with a static body and invokes no backend; like the local gateway it answers before authentication.',
+        reason:
+          'The MOCK ANY method only answers 405 with a static body and invokes no backend; like the local gateway it answers before authentication.',
       },
     );
   }

@@ -25,7 +25,10 @@ export class UsagePlans extends Construct {
     for (const name of STANDARD_PLANS) {
       const plan = PLANS[name];
       const t = usagePlanThrottle(plan.limits!);
-      if (!t.guaranteed) throw new Error(`Usage plan ${plan.displayName} exceeds the account-level throttle (ACCOUNT_THROTTLE): it would reject what the app admits`);
+      if (!t.guaranteed)
+        throw new Error(
+          `Usage plan ${plan.displayName} exceeds the account-level throttle (ACCOUNT_THROTTLE): it would reject what the app admits`,
+        );
       plans.set(
         name,
         new UsagePlan(this, plan.displayName, {

@@ -27,7 +27,8 @@ export interface Asset {
  * What the browser may load: this origin only, so a CDN or a tracking pixel would be refused. Also in the page as
  * a meta tag, so a published copy keeps it on any host (frame-ancestors only works as a header).
  */
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'";
+const CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'";
 export const CONTENT_SECURITY_POLICY = `${CSP}; frame-ancestors 'none'`;
 
 const INDEX_HTML = `<!doctype html>
@@ -83,7 +84,10 @@ export interface SiteOptions {
 export function docsSite(opts: SiteOptions = {}): Map<string, Asset> {
   const doc = readOpenApi();
   if (opts.server) doc.servers = [opts.server, ...((doc.servers as unknown[] | undefined) ?? [])];
-  const ui = (name: string, contentType: string): [string, Asset] => [name, { contentType, body: readFileSync(join(UI_DIR, name)) }];
+  const ui = (name: string, contentType: string): [string, Asset] => [
+    name,
+    { contentType, body: readFileSync(join(UI_DIR, name)) },
+  ];
   return new Map<string, Asset>([
     ['index.html', { contentType: 'text/html; charset=utf-8', body: INDEX_HTML }],
     ['init.js', { contentType: 'text/javascript; charset=utf-8', body: INIT_JS }],

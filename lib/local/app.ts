@@ -65,7 +65,10 @@ export function parseDevKeys(spec: string): DevKey[] {
       const i = entry.lastIndexOf(':');
       const key = i > 0 ? entry.slice(0, i) : entry;
       const plan = (i > 0 ? entry.slice(i + 1) : 'free').toLowerCase();
-      if (!BEARER_PATTERN.test(`Bearer ${key}`)) throw new Error(`ANIMAL_STORE_DEV_KEYS: a key must be 20-128 URL-safe characters (A-Z a-z 0-9 _ -): "${key.slice(0, 8)}…"`);
+      if (!BEARER_PATTERN.test(`Bearer ${key}`))
+        throw new Error(
+          `ANIMAL_STORE_DEV_KEYS: a key must be 20-128 URL-safe characters (A-Z a-z 0-9 _ -): "${key.slice(0, 8)}…"`,
+        );
       if (!(PLAN_NAMES as readonly string[]).includes(plan) || plan === 'enterprise') {
         throw new Error(`ANIMAL_STORE_DEV_KEYS: unknown plan "${plan}" (use free, pro or business)`);
       }
@@ -74,16 +77,23 @@ export function parseDevKeys(spec: string): DevKey[] {
 }
 
 export async function startLocalApi(opts: LocalApiOptions = {}): Promise<LocalApi> {
-  const assembly = opts.assembly ?? (await localAssembly(opts.corsAllowedOrigins ? { corsAllowedOrigins: opts.corsAllowedOrigins } : {}));
+  const assembly =
+    opts.assembly ??
+    (await localAssembly(opts.corsAllowedOrigins ? { corsAllowedOrigins: opts.corsAllowedOrigins } : {}));
   const model = apiModel(assembly.template);
-  const dynamo = opts.dynamoEndpoint ? undefined : await startDynamoLocal({ port: opts.dynamoPort, dataDir: opts.dataDir });
+  const dynamo = opts.dynamoEndpoint
+    ? undefined
+    : await startDynamoLocal({ port: opts.dynamoPort, dataDir: opts.dataDir });
   const dynamoEndpoint = opts.dynamoEndpoint ?? dynamo!.endpoint;
   try {
     const { provisionLocalTables } = await import('../../lambdas/storage/provision.ts');
     const tableEnv = await provisionLocalTables(dynamoEndpoint, opts.tablePrefix ?? 'animal-store-local');
     const { functionEnvironment } = await import('./environment.ts');
     const tables = Object.fromEntries(TABLES.map((t) => [t.id, tableEnv[t.envVar]!]));
-    Object.assign(process.env, functionEnvironment(assembly.template, model.functions.values(), { tables, dynamoEndpoint }, opts.env));
+    Object.assign(
+      process.env,
+      functionEnvironment(assembly.template, model.functions.values(), { tables, dynamoEndpoint }, opts.env),
+    );
     if (opts.devKeys?.length) {
       const { seedKeys } = await import('./keys.ts');
       await seedKeys(opts.devKeys);

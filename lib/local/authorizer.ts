@@ -9,21 +9,35 @@ import { invoke, type LocalFunction } from './lambda.ts';
 import type { AuthorizerDef } from './template.ts';
 
 export type AuthOutcome =
-  | { readonly kind: 'allow'; readonly principalId: string; readonly context: Record<string, unknown>; readonly usageIdentifierKey?: string }
-  | { readonly kind: 'reject'; readonly type: 'UNAUTHORIZED' | 'ACCESS_DENIED' | 'AUTHORIZER_FAILURE' | 'AUTHORIZER_CONFIGURATION_ERROR' };
+  | {
+      readonly kind: 'allow';
+      readonly principalId: string;
+      readonly context: Record<string, unknown>;
+      readonly usageIdentifierKey?: string;
+    }
+  | {
+      readonly kind: 'reject';
+      readonly type: 'UNAUTHORIZED' | 'ACCESS_DENIED' | 'AUTHORIZER_FAILURE' | 'AUTHORIZER_CONFIGURATION_ERROR';
+    };
 
 export function methodArn(stage: string, method: string, path: string): string {
   return `arn:aws:execute-api:${LOCAL_REGION}:${LOCAL_ACCOUNT}:local/${stage}/${method}${path}`;
 }
 
 function resourceMatches(pattern: string, arn: string): boolean {
-  const re = new RegExp(`^${pattern.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+  const re = new RegExp(
+    `^${pattern
+      .split('*')
+      .map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*')}$`,
+  );
   return re.test(arn);
 }
 
 function allows(policy: APIGatewayAuthorizerResult['policyDocument'], arn: string): boolean {
   const stmts = policy.Statement as Array<{ Effect: string; Resource?: string | string[] }>;
-  const matches = (s: { Resource?: string | string[] }) => [s.Resource ?? []].flat().some((r) => resourceMatches(r, arn));
+  const matches = (s: { Resource?: string | string[] }) =>
+    [s.Resource ?? []].flat().some((r) => resourceMatches(r, arn));
   if (stmts.some((s) => s.Effect === 'Deny' && matches(s))) return false;
   return stmts.some((s) => s.Effect === 'Allow' && matches(s));
 }
@@ -61,10 +75,17 @@ export class LocalAuthorizer {
     };
   }
 
-  private async result(token: string, arn: string): Promise<APIGatewayAuthorizerResult | Extract<AuthOutcome, { kind: 'reject' }>> {
+  private async result(
+    token: string,
+    arn: string,
+  ): Promise<APIGatewayAuthorizerResult | Extract<AuthOutcome, { kind: 'reject' }>> {
     const cached = this.cache.get(token);
     if (cached && cached.expires > Date.now()) return cached.result;
-    const out = await invoke<APIGatewayAuthorizerResult>(this.fn, { type: 'TOKEN', authorizationToken: token, methodArn: arn });
+    const out = await invoke<APIGatewayAuthorizerResult>(this.fn, {
+      type: 'TOKEN',
+      authorizationToken: token,
+      methodArn: arn,
+    });
     if (!out.ok) {
       const unauthorized = (out.error as Error | undefined)?.message === 'Unauthorized';
       return { kind: 'reject', type: unauthorized ? 'UNAUTHORIZED' : 'AUTHORIZER_FAILURE' };

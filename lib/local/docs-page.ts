@@ -15,7 +15,8 @@ let site: Map<string, Asset> | undefined;
 export function serveDocs(req: IncomingMessage, res: ServerResponse): boolean {
   const method = req.method ?? 'GET';
   const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-  if ((method !== 'GET' && method !== 'HEAD') || (path !== DOCS_PATH && !path.startsWith(`${DOCS_PATH}/`))) return false;
+  if ((method !== 'GET' && method !== 'HEAD') || (path !== DOCS_PATH && !path.startsWith(`${DOCS_PATH}/`)))
+    return false;
   if (path === DOCS_PATH) {
     // The page links its assets relatively (so a published copy works under any path): it must end in a slash.
     res.writeHead(308, { Location: `${DOCS_PATH}/`, 'Content-Length': 0 }).end();

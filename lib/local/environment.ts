@@ -37,7 +37,9 @@ export function functionEnvironment(
       if (PROCESS_LEVEL.has(name)) continue;
       const value = resolve(raw);
       if (name in merged && merged[name] !== value) {
-        throw new Error(`${name} differs between ${setBy[name]} and ${fn.logicalId}: the local gateway runs all functions in one process`);
+        throw new Error(
+          `${name} differs between ${setBy[name]} and ${fn.logicalId}: the local gateway runs all functions in one process`,
+        );
       }
       merged[name] = value;
       setBy[name] = fn.logicalId;

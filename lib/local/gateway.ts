@@ -89,7 +89,10 @@ interface Gateway {
 function buildGateway(opts: GatewayOptions): Gateway {
   const { model, functions } = opts;
   const authorizers = new Map(
-    [...model.authorizers].map(([id, def]) => [id, new LocalAuthorizer(def, functions.get(def.functionId)!, opts.authCacheTtlSeconds)]),
+    [...model.authorizers].map(([id, def]) => [
+      id,
+      new LocalAuthorizer(def, functions.get(def.functionId)!, opts.authCacheTtlSeconds),
+    ]),
   );
   return {
     model,
@@ -103,11 +106,18 @@ function buildGateway(opts: GatewayOptions): Gateway {
 }
 
 /** The authorizer, then the usage plan: the authorizer context, or the gateway response that refuses the request. */
-async function admit(g: Gateway, r: Request, method: LambdaMethod): Promise<{ context: Record<string, unknown> } | { refused: Answer }> {
+async function admit(
+  g: Gateway,
+  r: Request,
+  method: LambdaMethod,
+): Promise<{ context: Record<string, unknown> } | { refused: Answer }> {
   const auth = method.authorizerId ? g.authorizers.get(method.authorizerId) : undefined;
   if (!auth) return { context: {} };
   const header = r.req.headers[auth.def.identityHeader.toLowerCase()];
-  const outcome = await auth.authorize(typeof header === 'string' ? header : undefined, methodArn(g.model.stageName, r.httpMethod, r.path));
+  const outcome = await auth.authorize(
+    typeof header === 'string' ? header : undefined,
+    methodArn(g.model.stageName, r.httpMethod, r.path),
+  );
   if (outcome.kind === 'reject') return { refused: g.responses.answer(outcome.type, r) };
   if (method.apiKeyRequired && g.enforceUsagePlans) {
     const verdict = g.usage.admit(outcome.usageIdentifierKey, outcome.context, now());
@@ -117,7 +127,13 @@ async function admit(g: Gateway, r: Request, method: LambdaMethod): Promise<{ co
 }
 
 /** What API Gateway does for a Lambda proxy method: admit, build the event, invoke, map the result. */
-async function runLambda(g: Gateway, r: Request, method: LambdaMethod, params: Record<string, string>, body: Buffer): Promise<Answer> {
+async function runLambda(
+  g: Gateway,
+  r: Request,
+  method: LambdaMethod,
+  params: Record<string, string>,
+  body: Buffer,
+): Promise<Answer> {
   const admitted = await admit(g, r, method);
   if ('refused' in admitted) return admitted.refused;
   const event = proxyEvent({
@@ -142,7 +158,8 @@ async function runLambda(g: Gateway, r: Request, method: LambdaMethod, params: R
 
 /** Stage, resource and method, the payload limit, then the method's integration. */
 async function route(g: Gateway, r: Request): Promise<Answer> {
-  if (!r.url.pathname.startsWith(`/${g.model.stageName}/`)) return g.responses.answer('MISSING_AUTHENTICATION_TOKEN', r);
+  if (!r.url.pathname.startsWith(`/${g.model.stageName}/`))
+    return g.responses.answer('MISSING_AUTHENTICATION_TOKEN', r);
   let match;
   try {
     match = g.router.match(r.path, r.httpMethod);

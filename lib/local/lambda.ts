@@ -23,7 +23,8 @@ export async function loadFunctions(defs: Iterable<FunctionDef>): Promise<Map<st
   const out = new Map<string, LocalFunction>();
   for (const def of defs) {
     const mod = (await import(`${ROOT}${def.entry}`)) as { handler?: Handler };
-    if (typeof mod.handler !== 'function') throw new Error(`${def.entry} (function ${def.logicalId}) exports no handler`);
+    if (typeof mod.handler !== 'function')
+      throw new Error(`${def.entry} (function ${def.logicalId}) exports no handler`);
     out.set(def.logicalId, { def, handler: mod.handler });
   }
   return out;
@@ -57,7 +58,10 @@ export async function invoke<T>(fn: LocalFunction, event: unknown): Promise<Invo
     timer = setTimeout(() => reject(new Error(`Task timed out after ${fn.def.timeoutSeconds} seconds`)), timeoutMs);
   });
   try {
-    const result = (await Promise.race([fn.handler(event, lambdaContext(fn.def, Date.now() + timeoutMs)), timeout])) as T;
+    const result = (await Promise.race([
+      fn.handler(event, lambdaContext(fn.def, Date.now() + timeoutMs)),
+      timeout,
+    ])) as T;
     return { ok: true, result };
   } catch (error) {
     return { ok: false, error };
@@ -126,7 +130,10 @@ export function proxyEvent(r: ProxyRequest): APIGatewayProxyEvent {
       apiId: 'local',
       authorizer: r.authorizer,
       httpMethod: r.method,
-      identity: { sourceIp: r.sourceIp, userAgent: r.userAgent ?? null } as APIGatewayProxyEvent['requestContext']['identity'],
+      identity: {
+        sourceIp: r.sourceIp,
+        userAgent: r.userAgent ?? null,
+      } as APIGatewayProxyEvent['requestContext']['identity'],
       path: `/${r.stage}${r.path}`,
       protocol: r.protocol,
       requestId: r.requestId,

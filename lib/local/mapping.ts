@@ -16,11 +16,17 @@ export function checkTemplate(where: string, template: string, known: (path: str
     if (!known(path.slice(1))) throw new Error(`${where}: $context${path} is not emulated by the local gateway`);
     return '';
   });
-  if (/[#$]/.test(rest)) throw new Error(`${where}: mapping template syntax beyond $context references is not emulated: ${template}`);
+  if (/[#$]/.test(rest))
+    throw new Error(`${where}: mapping template syntax beyond $context references is not emulated: ${template}`);
 }
 
 function lookup(ctx: MappingContext, path: string): string | number | MappingContext | undefined {
-  return path.split('.').reduce<MappingContext | string | number | undefined>((o, k) => (o && typeof o === 'object' ? o[k] : undefined), ctx);
+  return path
+    .split('.')
+    .reduce<MappingContext | string | number | undefined>(
+      (o, k) => (o && typeof o === 'object' ? o[k] : undefined),
+      ctx,
+    );
 }
 
 /** Renders a template; an undefined reference renders empty, as `$!` does (API Gateway's templates here use values always set). */

@@ -8,14 +8,22 @@ import { checkTemplate, render, type MappingContext } from './mapping.ts';
 import type { MockMethod } from './template.ts';
 
 export type MockResult =
-  | { readonly kind: 'response'; readonly status: number; readonly headers: Record<string, string>; readonly body: string }
+  | {
+      readonly kind: 'response';
+      readonly status: number;
+      readonly headers: Record<string, string>;
+      readonly body: string;
+    }
   | { readonly kind: 'gateway'; readonly type: 'UNSUPPORTED_MEDIA_TYPE' | 'DEFAULT_5XX' };
 
 /** Fails at start-up on request or response templates the emulator cannot render. */
 export function checkMock(m: MockMethod): void {
   const none = () => false;
-  for (const t of Object.values(m.requestTemplates)) checkTemplate(`${m.httpMethod} ${m.resourcePath} request template`, t, none);
-  for (const r of m.responses) for (const t of Object.values(r.templates)) checkTemplate(`${m.httpMethod} ${m.resourcePath} response template`, t, none);
+  for (const t of Object.values(m.requestTemplates))
+    checkTemplate(`${m.httpMethod} ${m.resourcePath} request template`, t, none);
+  for (const r of m.responses)
+    for (const t of Object.values(r.templates))
+      checkTemplate(`${m.httpMethod} ${m.resourcePath} response template`, t, none);
 }
 
 /** The integration request: a template's output, the body passed through, or a 415. */
@@ -33,7 +41,12 @@ function mockStatus(request: string): number | undefined {
   return m ? Number(m[1]) : undefined;
 }
 
-export function runMock(m: MockMethod, contentTypeHeader: string | undefined, body: string, ctx: MappingContext = {}): MockResult {
+export function runMock(
+  m: MockMethod,
+  contentTypeHeader: string | undefined,
+  body: string,
+  ctx: MappingContext = {},
+): MockResult {
   // API Gateway takes application/json when the request names no content type.
   const contentType = (contentTypeHeader ?? 'application/json').split(';')[0]!.trim().toLowerCase();
   const request = integrationRequest(m, contentType, body);
@@ -45,5 +58,10 @@ export function runMock(m: MockMethod, contentTypeHeader: string | undefined, bo
     m.responses.find((r) => !r.selectionPattern);
   if (!selected) return { kind: 'gateway', type: 'DEFAULT_5XX' };
   const template = selected.templates['application/json'];
-  return { kind: 'response', status: selected.statusCode, headers: { ...selected.headers }, body: template === undefined ? '' : render(template, ctx) };
+  return {
+    kind: 'response',
+    status: selected.statusCode,
+    headers: { ...selected.headers },
+    body: template === undefined ? '' : render(template, ctx),
+  };
 }

@@ -68,8 +68,18 @@ export class GatewayResponses {
 
   constructor(defs: ReadonlyMap<string, GatewayResponseDef>) {
     this.defs = defs;
-    const known = knownPaths(context('DEFAULT_4XX', 'm', { requestId: 'r', sourceIp: 'i', httpMethod: 'GET', path: '/', resourcePath: '/', stage: 's' }));
-    for (const [type, def] of defs) for (const t of Object.values(def.templates)) checkTemplate(`gateway response ${type}`, t, known);
+    const known = knownPaths(
+      context('DEFAULT_4XX', 'm', {
+        requestId: 'r',
+        sourceIp: 'i',
+        httpMethod: 'GET',
+        path: '/',
+        resourcePath: '/',
+        stage: 's',
+      }),
+    );
+    for (const [type, def] of defs)
+      for (const t of Object.values(def.templates)) checkTemplate(`gateway response ${type}`, t, known);
   }
 
   answer(type: ResponseType, r: RequestFacts): GatewayAnswer {

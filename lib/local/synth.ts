@@ -13,7 +13,16 @@ import type { CfnTemplate } from './template.ts';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CACHE = join(ROOT, 'node_modules', '.cache', 'animal-store');
 /** What the template and the bundles are built from. */
-const INPUTS = ['contract', 'lambdas', 'lib/api', 'lib/config', 'lib/constructs', 'lib/stacks', 'package-lock.json', 'cdk.json'];
+const INPUTS = [
+  'contract',
+  'lambdas',
+  'lib/api',
+  'lib/config',
+  'lib/constructs',
+  'lib/stacks',
+  'package-lock.json',
+  'cdk.json',
+];
 /** Cached assemblies kept besides the newest (other branches, other options). */
 const KEEP = 6;
 
@@ -47,7 +56,9 @@ function filesUnder(path: string): string[] {
 /** A hash of the inputs' contents and the options: the cache key. */
 export function sourceHash(opts: SynthOptions): string {
   const h = createHash('sha256');
-  h.update(JSON.stringify({ stage: opts.stage ?? 'staging', cors: opts.corsAllowedOrigins ?? null, node: process.version }));
+  h.update(
+    JSON.stringify({ stage: opts.stage ?? 'staging', cors: opts.corsAllowedOrigins ?? null, node: process.version }),
+  );
   for (const f of INPUTS.flatMap(filesUnder)) h.update(relative(ROOT, f)).update(readFileSync(f));
   return h.digest('hex').slice(0, 20);
 }

@@ -97,7 +97,9 @@ export function referencedId(value: unknown, attribute?: string): string | undef
   if (attribute === undefined && typeof o.Ref === 'string') return o.Ref;
   const getAtt = o['Fn::GetAtt'] as [string, string] | undefined;
   if (getAtt && (attribute === undefined || getAtt[1] === attribute)) return getAtt[0];
-  return Object.values(o).map((v) => referencedId(v, attribute)).find(Boolean);
+  return Object.values(o)
+    .map((v) => referencedId(v, attribute))
+    .find(Boolean);
 }
 
 /**
@@ -122,7 +124,11 @@ function staticValue(where: string, expr: string): string {
   return m[1]!;
 }
 
-function staticHeaders(where: string, params: Record<string, string> | undefined, prefix: string): Record<string, string> {
+function staticHeaders(
+  where: string,
+  params: Record<string, string> | undefined,
+  prefix: string,
+): Record<string, string> {
   return Object.fromEntries(
     Object.entries(params ?? {}).map(([k, v]) => {
       if (!k.startsWith(prefix)) throw new Error(`${where}: unexpected response parameter ${k}`);
@@ -182,7 +188,8 @@ function functionsOf(t: CfnTemplate): Map<string, FunctionDef> {
   return new Map(
     byType(t, 'AWS::Lambda::Function').map(([logicalId, r]) => {
       const entry = r.Metadata?.[ENTRY_METADATA];
-      if (typeof entry !== 'string') throw new Error(`${logicalId}: no ${ENTRY_METADATA} metadata naming its handler module`);
+      if (typeof entry !== 'string')
+        throw new Error(`${logicalId}: no ${ENTRY_METADATA} metadata naming its handler module`);
       const p = r.Properties!;
       const assetPath = r.Metadata?.['aws:asset:path'];
       return [
@@ -205,7 +212,8 @@ function authorizersOf(t: CfnTemplate): Map<string, AuthorizerDef> {
     byType(t, 'AWS::ApiGateway::Authorizer').map(([id, r]) => {
       const p = r.Properties!;
       const header = /^method\.request\.header\.(.+)$/.exec(p.IdentitySource ?? '');
-      if (p.Type !== 'TOKEN' || !header) throw new Error(`${id}: the local gateway emulates TOKEN authorizers on one header only`);
+      if (p.Type !== 'TOKEN' || !header)
+        throw new Error(`${id}: the local gateway emulates TOKEN authorizers on one header only`);
       return [
         id,
         {

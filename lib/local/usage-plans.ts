@@ -50,7 +50,12 @@ export class UsagePlanEnforcer {
     if (name === 'enterprise') {
       if (!caller.perMinute || !caller.perDay) return undefined;
       const t = usagePlanThrottle({ perMinute: caller.perMinute, perDay: caller.perDay });
-      return { id: `enterprise-${apiKey}`, rateLimit: t.rateLimit, burstLimit: t.burstLimit, quota: { limit: t.quotaPerDay, period: 'DAY' } };
+      return {
+        id: `enterprise-${apiKey}`,
+        rateLimit: t.rateLimit,
+        burstLimit: t.burstLimit,
+        quota: { limit: t.quotaPerDay, period: 'DAY' },
+      };
     }
     const id = this.model.usagePlanOutputs.get(`UsagePlanId${PLANS[name].displayName}`);
     return id ? this.model.usagePlans.get(id) : undefined;
@@ -62,7 +67,12 @@ export class UsagePlanEnforcer {
     const plan = this.planFor(apiKey, caller);
     if (!plan) return 'INVALID_API_KEY';
     const stateKey = `${plan.id}\u0000${apiKey}`;
-    const s = this.state.get(stateKey) ?? { tokens: plan.burstLimit ?? Infinity, refilledAt: ms, period: periodOf(plan, ms), used: 0 };
+    const s = this.state.get(stateKey) ?? {
+      tokens: plan.burstLimit ?? Infinity,
+      refilledAt: ms,
+      period: periodOf(plan, ms),
+      used: 0,
+    };
     this.state.set(stateKey, s);
     this.refill(s, plan, ms);
     if (s.tokens < 1) return 'THROTTLED';

@@ -60,14 +60,20 @@ export const CHECKS: readonly Check[] = [
       const id = ctx.petId ?? UNLIKELY_PET_ID;
       const r = await ctx.client.getPet(id); // deprecated, and that is what this checks
       const status = r.response.status;
-      if (![200, 404, 410].includes(status)) fail(`expected 200, 404 or 410, got ${status}${r.error ? ` ${r.error.code}` : ''}`);
+      if (![200, 404, 410].includes(status))
+        fail(`expected 200, 404 or 410, got ${status}${r.error ? ` ${r.error.code}` : ''}`);
       const h = r.response.headers;
       const deprecation = h.get('Deprecation');
       const sunset = h.get('Sunset');
       const link = h.get('Link');
-      if (!deprecation || !/^@\d+$/.test(deprecation)) fail(`Deprecation is ${deprecation === null ? 'missing' : `"${deprecation}"`}, expected @<unix seconds> (RFC 9745)`);
-      if (!sunset || Number.isNaN(Date.parse(sunset))) fail(`Sunset is ${sunset === null ? 'missing' : `"${sunset}"`}, expected an HTTP date (RFC 8594)`);
-      if (!link || !/rel="?successor-version"?/.test(link)) fail(`Link is ${link === null ? 'missing' : `"${link}"`}, expected rel="successor-version"`);
+      if (!deprecation || !/^@\d+$/.test(deprecation))
+        fail(
+          `Deprecation is ${deprecation === null ? 'missing' : `"${deprecation}"`}, expected @<unix seconds> (RFC 9745)`,
+        );
+      if (!sunset || Number.isNaN(Date.parse(sunset)))
+        fail(`Sunset is ${sunset === null ? 'missing' : `"${sunset}"`}, expected an HTTP date (RFC 8594)`);
+      if (!link || !/rel="?successor-version"?/.test(link))
+        fail(`Link is ${link === null ? 'missing' : `"${link}"`}, expected rel="successor-version"`);
       return `${status}; Deprecation ${deprecation}, Sunset ${sunset}`;
     },
   },
@@ -96,12 +102,14 @@ export const CHECKS: readonly Check[] = [
     async run(ctx) {
       const name = `smoke-test ${new Date(ctx.now()).toISOString()}`;
       const created = await ctx.client.createPet({ name, categoryId: 1 }, { idempotencyKey: randomUUID() });
-      if (created.error) fail(`create: expected 201, got ${created.response.status} ${created.error.code}: ${created.error.message}`);
+      if (created.error)
+        fail(`create: expected 201, got ${created.response.status} ${created.error.code}: ${created.error.message}`);
       if (created.response.status !== 201) fail(`create: expected 201, got ${created.response.status}`);
       if (!created.location) fail('create: Location is missing');
       const read = await ctx.client.getPet(created.data!.id); // the only read by id
       if (read.error) fail(`read-back of ${created.data!.id}: got ${read.response.status} ${read.error.code}`);
-      if (read.data!.name !== name) fail(`read-back of ${created.data!.id}: name is "${read.data!.name}", expected "${name}"`);
+      if (read.data!.name !== name)
+        fail(`read-back of ${created.data!.id}: name is "${read.data!.name}", expected "${name}"`);
       return `created pet ${created.data!.id} ("${name}") at ${created.location}, read back`;
     },
   },
@@ -110,7 +118,8 @@ export const CHECKS: readonly Check[] = [
     async run(ctx) {
       if (!ctx.seen.length) fail('no response to look at');
       const missing = ctx.seen.filter((s) => !s.headers.get('x-amzn-RequestId'));
-      if (missing.length) fail(`missing on ${missing.map((s) => `${s.method} ${new URL(s.url).pathname} (${s.status})`).join(', ')}`);
+      if (missing.length)
+        fail(`missing on ${missing.map((s) => `${s.method} ${new URL(s.url).pathname} (${s.status})`).join(', ')}`);
       return `present on all ${ctx.seen.length} responses`;
     },
   },

@@ -20,7 +20,10 @@ export interface Seen {
 }
 
 /** A fetch that gives up after `timeoutMs` and remembers every response it returned. */
-export function recordingFetch(timeoutMs: number, base: typeof fetch = globalThis.fetch): { fetch: typeof fetch; seen: Seen[] } {
+export function recordingFetch(
+  timeoutMs: number,
+  base: typeof fetch = globalThis.fetch,
+): { fetch: typeof fetch; seen: Seen[] } {
   const seen: Seen[] = [];
   const wrapped: typeof fetch = async (input, init) => {
     const req = new Request(input, init);
@@ -43,8 +46,10 @@ export function describeError(err: unknown): string {
 /** Reads a response as the spec's Error object with the expected status and code. */
 export async function expectError(res: Response, status: number, code: string): Promise<void> {
   const text = await res.text();
-  if (res.status !== status) fail(`expected ${status} ${code}, got ${res.status}${text ? `: ${text.slice(0, 120)}` : ''}`);
-  if (!/^application\/json\b/i.test(res.headers.get('content-type') ?? '')) fail(`Content-Type is ${res.headers.get('content-type') ?? 'missing'}, not application/json`);
+  if (res.status !== status)
+    fail(`expected ${status} ${code}, got ${res.status}${text ? `: ${text.slice(0, 120)}` : ''}`);
+  if (!/^application\/json\b/i.test(res.headers.get('content-type') ?? ''))
+    fail(`Content-Type is ${res.headers.get('content-type') ?? 'missing'}, not application/json`);
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -66,5 +71,9 @@ export function rateLimitHeaders(headers: Headers): { limit: number; remaining: 
     if (!/^\d+$/.test(v!)) fail(`${name} is "${v}", not a whole number`);
     return Number(v);
   };
-  return { limit: read('X-RateLimit-Limit'), remaining: read('X-RateLimit-Remaining'), reset: read('X-RateLimit-Reset') };
+  return {
+    limit: read('X-RateLimit-Limit'),
+    remaining: read('X-RateLimit-Remaining'),
+    reset: read('X-RateLimit-Reset'),
+  };
 }

@@ -40,7 +40,8 @@ export function normalizeBase(base: string): string {
   } catch {
     throw new Error(`--base must be an absolute URL such as https://api.example.com/v1, got "${base}"`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`--base must be http(s), got ${url.protocol}`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new Error(`--base must be http(s), got ${url.protocol}`);
   if (url.search || url.hash) throw new Error('--base must not carry a query or fragment');
   return url.href.replace(/\/+$/, '');
 }
@@ -51,7 +52,12 @@ export async function runSmoke(opts: SmokeOptions): Promise<SmokeReport> {
   const ctx: SmokeContext = {
     base,
     // One attempt: a smoke check reports what the stage answers, it does not retry a 5xx or a 429 away.
-    client: createAnimalStoreClient({ baseUrl: base, apiKey: opts.key, fetch: recorder.fetch, retry: { maxAttempts: 1 } }),
+    client: createAnimalStoreClient({
+      baseUrl: base,
+      apiKey: opts.key,
+      fetch: recorder.fetch,
+      retry: { maxAttempts: 1 },
+    }),
     fetch: recorder.fetch,
     seen: recorder.seen,
     now: opts.now ?? Date.now,
@@ -75,7 +81,9 @@ export function formatReport(report: SmokeReport, opts: { write?: boolean } = {}
   const failed = report.results.filter((r) => !r.ok).length;
   lines.push(`${report.results.length - failed} passed, ${failed} failed`);
   if (failed && failed === report.results.length) {
-    lines.push(`Nothing passed: is ${report.base} the stage's base URL (the ApiUrl output, ending in /v1) and reachable?`);
+    lines.push(
+      `Nothing passed: is ${report.base} the stage's base URL (the ApiUrl output, ending in /v1) and reachable?`,
+    );
   }
   return lines.join('\n');
 }

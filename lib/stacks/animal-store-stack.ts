@@ -35,7 +35,8 @@ export class AnimalStoreStack extends Stack {
     });
     const tableEnv = Object.fromEntries(data.entries().map(({ def, table }) => [def.envVar, table.tableName]));
     // Lets the local gateway name each table of the template locally (lib/local).
-    for (const { def, table } of data.entries()) (table.node.defaultChild as CfnResource).addMetadata(TABLE_METADATA, def.id);
+    for (const { def, table } of data.entries())
+      (table.node.defaultChild as CfnResource).addMetadata(TABLE_METADATA, def.id);
 
     const cursorSecret = new Secret(this, 'CursorSecret', {
       description: `Animal Store ${stage.name}: signs pagination cursors`,
@@ -44,7 +45,8 @@ export class AnimalStoreStack extends Stack {
     });
     Validations.of(cursorSecret).acknowledge({
       id: 'AwsSolutions-SMG4',
-      reason: 'The cursor signing key only makes pagination cursors tamper-evident; rotating it would invalidate every cursor in flight and needs a rotation function for little gain. Rotate by hand if it leaks (docs/deployment.md).',
+      reason:
+        'The cursor signing key only makes pagination cursors tamper-evident; rotating it would invalidate every cursor in flight and needs a rotation function for little gain. Rotate by hand if it leaks (docs/deployment.md).',
     });
 
     const functionFor = (name: string, entry: string): ApiFunction => {
@@ -68,13 +70,18 @@ export class AnimalStoreStack extends Stack {
       for (const grant of access.tables) {
         const arn = data.table(grant.table).tableArn;
         fn.function.addToRolePolicy(
-          new PolicyStatement({ actions: [...grant.actions], resources: [grant.index ? `${arn}/index/${grant.index}` : arn] }),
+          new PolicyStatement({
+            actions: [...grant.actions],
+            resources: [grant.index ? `${arn}/index/${grant.index}` : arn],
+          }),
         );
       }
       return fn;
     };
 
-    const functions = new Map<string, ApiFunction>(ROUTES.map((r) => [r.operationId, functionFor(r.operationId, r.entry)]));
+    const functions = new Map<string, ApiFunction>(
+      ROUTES.map((r) => [r.operationId, functionFor(r.operationId, r.entry)]),
+    );
     functions.set(AUTHORIZER.name, functionFor(AUTHORIZER.name, AUTHORIZER_ENTRY));
     const handlers = new Map(ROUTES.map((r) => [r.operationId, functions.get(r.operationId)!.function]));
     const authorizerHandler = functions.get(AUTHORIZER.name)!.function;
@@ -98,7 +105,10 @@ export class AnimalStoreStack extends Stack {
       tables: new Map(data.entries().map(({ def, table }) => [def.id, table])),
       thresholds: stage.alarms,
       // The functions' default metric dimensions (lambdas/shared/observability.ts): Powertools' service, and STAGE.
-      customMetrics: { namespace: POWERTOOLS.metricsNamespace, dimensions: { service: POWERTOOLS.serviceName, stage: stage.name } },
+      customMetrics: {
+        namespace: POWERTOOLS.metricsNamespace,
+        dimensions: { service: POWERTOOLS.serviceName, stage: stage.name },
+      },
     });
     // Every alarm of the stack, whichever construct made it, notifies the stage's topic on ALARM and on OK.
     const alarmTopic = new AlarmTopic(this, 'AlarmTopic', {
@@ -127,9 +137,15 @@ export class AnimalStoreStack extends Stack {
       tables: new Map(data.entries().map(({ def, table }) => [def.id, table])),
       alarms: this.node.findAll().filter((c): c is Alarm => c instanceof Alarm),
       customMetrics: { namespace: 'AnimalStore', dimensions: { service: 'animal-store', stage: stage.name } },
-      rateLimitCodes: Object.keys(ERROR_CODES).filter((code) => ERROR_CODES[code as keyof typeof ERROR_CODES].status === 429),
+      rateLimitCodes: Object.keys(ERROR_CODES).filter(
+        (code) => ERROR_CODES[code as keyof typeof ERROR_CODES].status === 429,
+      ),
       plans: Object.keys(PLANS),
-      deprecated: ROUTES.flatMap((r) => (r.deprecation ? [{ operationId: r.operationId, method: r.method, path: r.path, sunsetAt: r.deprecation.sunsetAt }] : [])),
+      deprecated: ROUTES.flatMap((r) =>
+        r.deprecation
+          ? [{ operationId: r.operationId, method: r.method, path: r.path, sunsetAt: r.deprecation.sunsetAt }]
+          : [],
+      ),
       accessLogs: store.accessLogs,
     });
 
@@ -139,23 +155,51 @@ export class AnimalStoreStack extends Stack {
     });
     new CfnOutput(this, 'ApiId', { value: store.api.restApiId, description: 'REST API id' });
     if (store.api.domainName) {
-      new CfnOutput(this, 'CustomDomainUrl', { value: `https://${store.api.domainName.domainName}/${STAGE_NAME}/`, description: 'Base URL on the custom domain' });
-      new CfnOutput(this, 'CustomDomainTarget', { value: store.api.domainName.domainNameAliasDomainName, description: 'DNS alias (CNAME/ALIAS) target of the custom domain' });
-    }
-    for (const { def, table } of data.entries()) {
-      new CfnOutput(this, `${def.envVar.replace(/_TABLE_NAME$/, '').toLowerCase().replace(/^./, (c) => c.toUpperCase())}TableName`, {
-        value: table.tableName,
-        description: `DynamoDB table ${def.id} (${def.envVar})`,
+      new CfnOutput(this, 'CustomDomainUrl', {
+        value: `https://${store.api.domainName.domainName}/${STAGE_NAME}/`,
+        description: 'Base URL on the custom domain',
+      });
+      new CfnOutput(this, 'CustomDomainTarget', {
+        value: store.api.domainName.domainNameAliasDomainName,
+        description: 'DNS alias (CNAME/ALIAS) target of the custom domain',
       });
     }
+    for (const { def, table } of data.entries()) {
+      new CfnOutput(
+        this,
+        `${def.envVar
+          .replace(/_TABLE_NAME$/, '')
+          .toLowerCase()
+          .replace(/^./, (c) => c.toUpperCase())}TableName`,
+        {
+          value: table.tableName,
+          description: `DynamoDB table ${def.id} (${def.envVar})`,
+        },
+      );
+    }
     for (const [name, plan] of usagePlans.plans) {
-      new CfnOutput(this, `UsagePlanId${PLANS[name].displayName}`, { value: plan.usagePlanId, description: `Usage plan ${PLANS[name].displayName}` });
+      new CfnOutput(this, `UsagePlanId${PLANS[name].displayName}`, {
+        value: plan.usagePlanId,
+        description: `Usage plan ${PLANS[name].displayName}`,
+      });
     }
-    new CfnOutput(this, 'DashboardName', { value: dashboard.dashboard.dashboardName, description: 'CloudWatch dashboard of the stage' });
-    new CfnOutput(this, 'AlarmTopicArn', { value: alarmTopic.topic.topicArn, description: 'SNS topic every alarm notifies (ALARM and OK)' });
+    new CfnOutput(this, 'DashboardName', {
+      value: dashboard.dashboard.dashboardName,
+      description: 'CloudWatch dashboard of the stage',
+    });
+    new CfnOutput(this, 'AlarmTopicArn', {
+      value: alarmTopic.topic.topicArn,
+      description: 'SNS topic every alarm notifies (ALARM and OK)',
+    });
     if (deployments) {
-      new CfnOutput(this, 'DeployApplicationName', { value: deployments.application.applicationName, description: 'CodeDeploy application of the gradual deploys' });
+      new CfnOutput(this, 'DeployApplicationName', {
+        value: deployments.application.applicationName,
+        description: 'CodeDeploy application of the gradual deploys',
+      });
     }
-    new CfnOutput(this, 'CursorSecretArn', { value: cursorSecret.secretArn, description: 'Secret that signs pagination cursors' });
+    new CfnOutput(this, 'CursorSecretArn', {
+      value: cursorSecret.secretArn,
+      description: 'Secret that signs pagination cursors',
+    });
   }
 }

@@ -13,7 +13,9 @@ import { startTestApi, type TestApi } from '../helpers/api.ts';
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const haveBrowser = existsSync(CHROMIUM);
 if (!haveBrowser && !process.env.CI) {
-  console.warn(`NOTICE: ${CHROMIUM} not found: skipping the /docs browser test (install it: apt-get install -y chromium)`);
+  console.warn(
+    `NOTICE: ${CHROMIUM} not found: skipping the /docs browser test (install it: apt-get install -y chromium)`,
+  );
 }
 
 let api: TestApi;
@@ -66,7 +68,16 @@ describe.skipIf(!haveBrowser && !process.env.CI)('/docs in headless Chromium', (
     context = await chromium.launchPersistentContext(profile, {
       executablePath: CHROMIUM,
       headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
     page = context.pages()[0] ?? (await context.newPage());
     page.on('request', (r) => requested.push(r.url()));
@@ -84,10 +95,14 @@ describe.skipIf(!haveBrowser && !process.env.CI)('/docs in headless Chromium', (
     const ids = await page.locator('.opblock-summary-operation-id').allInnerTexts();
     expect(ids.map((s) => s.trim()).sort()).toEqual(['createPet', 'getPet', 'listOrders', 'listPets']);
     await expect.poll(() => ops.count()).toBe(4);
-    const getPet = page.locator('.opblock', { has: page.locator('.opblock-summary-operation-id', { hasText: 'getPet' }) });
+    const getPet = page.locator('.opblock', {
+      has: page.locator('.opblock-summary-operation-id', { hasText: 'getPet' }),
+    });
     expect(await getPet.getAttribute('class')).toContain('opblock-deprecated');
     for (const id of ['listPets', 'createPet', 'listOrders']) {
-      const op = page.locator('.opblock', { has: page.locator('.opblock-summary-operation-id', { hasText: new RegExp(`^${id}$`) }) });
+      const op = page.locator('.opblock', {
+        has: page.locator('.opblock-summary-operation-id', { hasText: new RegExp(`^${id}$`) }),
+      });
       expect(await op.getAttribute('class')).not.toContain('opblock-deprecated');
     }
   });

@@ -14,20 +14,43 @@ const op = (path: string, method: string): Json => doc.paths[path][method];
 describe('openapi.json', () => {
   it('is current: the committed document and client types equal what `npm run openapi` generates', async () => {
     const fresh = await generate();
-    expect(readFileSync(OPENAPI_PATH, 'utf8'), 'openapi.json is stale: run `npm run openapi` and commit it').toBe(fresh.openapi);
-    expect(readFileSync(CLIENT_TYPES_PATH, 'utf8'), 'client/schema.d.ts is stale: run `npm run openapi` and commit it').toBe(fresh.types);
+    expect(readFileSync(OPENAPI_PATH, 'utf8'), 'openapi.json is stale: run `npm run openapi` and commit it').toBe(
+      fresh.openapi,
+    );
+    expect(
+      readFileSync(CLIENT_TYPES_PATH, 'utf8'),
+      'client/schema.d.ts is stale: run `npm run openapi` and commit it',
+    ).toBe(fresh.types);
   });
 
   it('passes Spectral (spectral:oas) with no errors and no warnings', async () => {
     const cli = `${ROOT}node_modules/@stoplight/spectral-cli/dist/index.js`;
     const { stdout } = await promisify(execFile)(
       process.execPath,
-      [cli, 'lint', OPENAPI_PATH, '--ruleset', `${ROOT}.spectral.yaml`, '--format', 'json', '--fail-severity', 'error', '--quiet'],
+      [
+        cli,
+        'lint',
+        OPENAPI_PATH,
+        '--ruleset',
+        `${ROOT}.spectral.yaml`,
+        '--format',
+        'json',
+        '--fail-severity',
+        'error',
+        '--quiet',
+      ],
       { cwd: ROOT, maxBuffer: 10 * 1024 * 1024 },
     ).catch((e: { stdout?: string; message: string }) => ({ stdout: e.stdout || e.message }));
-    const results = JSON.parse(stdout || '[]') as Array<{ code: string; message: string; severity: number; path: string[] }>;
+    const results = JSON.parse(stdout || '[]') as Array<{
+      code: string;
+      message: string;
+      severity: number;
+      path: string[];
+    }>;
     // severity: 0 error, 1 warning, 2 info, 3 hint
-    const problems = results.filter((r) => r.severity <= 1).map((r) => `${r.code}: ${r.message} at ${r.path.join('.')}`);
+    const problems = results
+      .filter((r) => r.severity <= 1)
+      .map((r) => `${r.code}: ${r.message} at ${r.path.join('.')}`);
     expect(problems).toEqual([]);
   });
 
@@ -56,23 +79,43 @@ describe('openapi.json', () => {
 
   it('declares X-RateLimit-* on every response, Retry-After on every 429 and 503', () => {
     for (const r of ROUTES) {
-      for (const [status, res] of Object.entries(op(r.path, r.method.toLowerCase()).responses as Record<string, Json>)) {
-        for (const h of ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']) expect(res.headers?.[h], `${r.operationId} ${status} ${h}`).toBeDefined();
-        if (status === '429' || status === '503') expect(res.headers['Retry-After'], `${r.operationId} ${status}`).toBeDefined();
-        if (Number(status) >= 400) expect(res.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
+      for (const [status, res] of Object.entries(
+        op(r.path, r.method.toLowerCase()).responses as Record<string, Json>,
+      )) {
+        for (const h of ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'])
+          expect(res.headers?.[h], `${r.operationId} ${status} ${h}`).toBeDefined();
+        if (status === '429' || status === '503')
+          expect(res.headers['Retry-After'], `${r.operationId} ${status}`).toBeDefined();
+        if (Number(status) >= 400)
+          expect(res.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
       }
     }
   });
 
-  it('declares each operation\'s responses', () => {
+  it("declares each operation's responses", () => {
     const statuses = (p: string, m: string) => Object.keys(op(p, m).responses);
     expect(statuses('/pets', 'get')).toEqual(['200', '400', '401', '403', '429', '500', '503']);
-    expect(statuses('/pets', 'post')).toEqual(['201', '400', '401', '403', '409', '413', '415', '422', '429', '500', '503']);
+    expect(statuses('/pets', 'post')).toEqual([
+      '201',
+      '400',
+      '401',
+      '403',
+      '409',
+      '413',
+      '415',
+      '422',
+      '429',
+      '500',
+      '503',
+    ]);
     expect(statuses('/pets/{petId}', 'get')).toEqual(['200', '400', '401', '403', '404', '410', '429', '500', '503']);
     expect(statuses('/store/orders', 'get')).toEqual(['401', '403', '429', '500', '501', '503']);
     expect(op('/pets', 'post').responses['201'].headers.Location).toBeDefined();
     expect(op('/pets', 'get').responses['200'].headers.Link).toBeDefined();
-    expect(op('/pets', 'post').parameters.find((p: Json) => p.name === 'Idempotency-Key')).toMatchObject({ in: 'header', required: false });
+    expect(op('/pets', 'post').parameters.find((p: Json) => p.name === 'Idempotency-Key')).toMatchObject({
+      in: 'header',
+      required: false,
+    });
   });
 
   it('declares the query and path parameters', () => {
@@ -80,7 +123,12 @@ describe('openapi.json', () => {
     expect(params.limit.schema).toEqual({ type: 'integer', minimum: 1, maximum: 100, default: 20 });
     expect(params.status.schema).toEqual({ $ref: '#/components/schemas/PetStatus' });
     expect(params.cursor).toMatchObject({ in: 'query', required: false });
-    expect(op('/pets/{petId}', 'get').parameters[0]).toMatchObject({ name: 'petId', in: 'path', required: true, schema: { type: 'integer', format: 'int64' } });
+    expect(op('/pets/{petId}', 'get').parameters[0]).toMatchObject({
+      name: 'petId',
+      in: 'path',
+      required: true,
+      schema: { type: 'integer', format: 'int64' },
+    });
   });
 
   it('marks getPet deprecated with its sunset, and /store/orders not implemented', () => {

@@ -2,10 +2,21 @@
 import { describe, expect, it } from 'vitest';
 import { ContractViolation, assertConforms, operationFor, type Exchange } from '../helpers/contract.ts';
 
-const rl = { 'X-RateLimit-Limit': '60', 'X-RateLimit-Remaining': '59', 'X-RateLimit-Reset': '1767225660', 'Content-Type': 'application/json' };
+const rl = {
+  'X-RateLimit-Limit': '60',
+  'X-RateLimit-Remaining': '59',
+  'X-RateLimit-Reset': '1767225660',
+  'Content-Type': 'application/json',
+};
 const pet = { id: 1, name: 'Rex', categoryId: 1, status: 'available' };
-const dep = { Deprecation: '@1767225600', Sunset: 'Thu, 05 Dec 2030 00:00:00 GMT', Link: '</v1/pets?status=available>; rel="successor-version"' };
-const ex = (o: Partial<Omit<Exchange, 'headers'>> & { headers?: Record<string, string>; json?: unknown }): Exchange => ({
+const dep = {
+  Deprecation: '@1767225600',
+  Sunset: 'Thu, 05 Dec 2030 00:00:00 GMT',
+  Link: '</v1/pets?status=available>; rel="successor-version"',
+};
+const ex = (
+  o: Partial<Omit<Exchange, 'headers'>> & { headers?: Record<string, string>; json?: unknown },
+): Exchange => ({
   method: o.method ?? 'GET',
   path: o.path ?? '/pets',
   status: o.status ?? 200,
@@ -44,7 +55,11 @@ describe('contract validator', () => {
     ['a body that is not JSON', ex({ body: 'oops' }), /not valid JSON/],
     ['a 201 without Location', ex({ method: 'POST', status: 201, json: pet }), /Location/],
     ['a 429 without Retry-After', ex({ status: 429, json: err('rate_limited', 429) }), /Retry-After/],
-    ['getPet without Sunset', ex({ path: '/pets/1', json: pet, headers: { ...rl, Deprecation: dep.Deprecation, Link: dep.Link } }), /Sunset/],
+    [
+      'getPet without Sunset',
+      ex({ path: '/pets/1', json: pet, headers: { ...rl, Deprecation: dep.Deprecation, Link: dep.Link } }),
+      /Sunset/,
+    ],
     ['an unknown error code', ex({ status: 400, json: err('oops', 400) }), /schema/],
     ['a code whose status differs', ex({ status: 400, json: err('not_found', 400) }), /does not match/],
     ['a body status that differs', ex({ status: 400, json: err('validation_failed', 422) }), /schema|does not match/],

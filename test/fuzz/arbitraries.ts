@@ -14,17 +14,59 @@ const MAX_ID = Number.MAX_SAFE_INTEGER;
 
 /** Characters that break naive code: NUL, RTL marks, BOM, zero-width, combining, emoji ZWJ, lone surrogates, … */
 const ODD = [
-  '\u0000', '\u0001', '\u001f', '\u007f', '\u202e', '\u200f', '\u061c', 'עברית', 'العربية', '\ufeff', '\u200b', '\u2028',
-  '\u2029', 'e\u0301', '\u0301', '😀', '👩‍👩‍👧‍👦', '🏳️‍🌈', '\u{10ffff}', '\uffff', '\ufffd', '\ud800', '\udfff', '\udbff\udfff',
+  '\u0000',
+  '\u0001',
+  '\u001f',
+  '\u007f',
+  '\u202e',
+  '\u200f',
+  '\u061c',
+  'עברית',
+  'العربية',
+  '\ufeff',
+  '\u200b',
+  '\u2028',
+  '\u2029',
+  'e\u0301',
+  '\u0301',
+  '😀',
+  '👩‍👩‍👧‍👦',
+  '🏳️‍🌈',
+  '\u{10ffff}',
+  '\uffff',
+  '\ufffd',
+  '\ud800',
+  '\udfff',
+  '\udbff\udfff',
   // '${x}' is a literal on purpose: input for naive templating.
-  '\t', '\n', '\r', ' ', '\u00a0', '\u3000', '"', '\\', "'", '<script>', '${x}', '%00', '%s', '../', 'null', 'NaN',
+  '\t',
+  '\n',
+  '\r',
+  ' ',
+  '\u00a0',
+  '\u3000',
+  '"',
+  '\\',
+  "'",
+  '<script>',
+  '${x}',
+  '%00',
+  '%s',
+  '../',
+  'null',
+  'NaN',
 ];
 
 export const oddString: fc.Arbitrary<string> = fc.oneof(
   { weight: 3, arbitrary: fc.string({ maxLength: 24 }) },
   { weight: 2, arbitrary: fc.string({ unit: 'grapheme', maxLength: 12 }) },
   { weight: 2, arbitrary: fc.string({ unit: 'binary', maxLength: 12 }) },
-  { weight: 3, arbitrary: fc.array(fc.oneof(fc.constantFrom(...ODD), fc.string({ maxLength: 3 })), { minLength: 1, maxLength: 6 }).map((a) => a.join('')) },
+  {
+    weight: 3,
+    arbitrary: fc
+      .array(fc.oneof(fc.constantFrom(...ODD), fc.string({ maxLength: 3 })), { minLength: 1, maxLength: 6 })
+      .map((a) => a.join('')),
+  },
 );
 
 /** Names around and past NAME_MAX_LENGTH, in characters of one and two UTF-16 code units. */
@@ -39,7 +81,9 @@ const longName: fc.Arbitrary<string> = fc.oneof(
 
 const validNewPet = fc.record(
   {
-    name: fc.oneof(oddString, fc.constantFrom('Rex', 'Ωmega', '🐕 Fido', 'עברית', 'a\u0000b')).filter((s) => newPetProblem({ name: s, categoryId: 1 }) === undefined),
+    name: fc
+      .oneof(oddString, fc.constantFrom('Rex', 'Ωmega', '🐕 Fido', 'עברית', 'a\u0000b'))
+      .filter((s) => newPetProblem({ name: s, categoryId: 1 }) === undefined),
     categoryId: fc.oneof(fc.integer({ min: 1, max: 1_000 }), fc.constant(MAX_ID), fc.integer({ min: 1, max: MAX_ID })),
     status: fc.constantFrom(...PET_STATUSES),
   },
@@ -47,7 +91,9 @@ const validNewPet = fc.record(
 );
 
 const wrongValue: fc.Arbitrary<unknown> = fc.oneof(
-  fc.constantFrom(null, true, false, 0, -1, 1.5, 2 ** 53, -0, 1e308, '', ' ', '1', 'available', [], {}, [1], { name: 'x' }),
+  fc.constantFrom(null, true, false, 0, -1, 1.5, 2 ** 53, -0, 1e308, '', ' ', '1', 'available', [], {}, [1], {
+    name: 'x',
+  }),
   fc.string({ maxLength: 5 }),
   fc.double(),
   fc.integer(),
@@ -57,7 +103,11 @@ const wrongValue: fc.Arbitrary<unknown> = fc.oneof(
 
 /** A valid pet with one thing broken (or one harmless extra). */
 const mutatedPet: fc.Arbitrary<unknown> = fc
-  .tuple(validNewPet, fc.constantFrom('drop-name', 'drop-category', 'name', 'categoryId', 'status', 'extra', 'id', 'status-case'), wrongValue)
+  .tuple(
+    validNewPet,
+    fc.constantFrom('drop-name', 'drop-category', 'name', 'categoryId', 'status', 'extra', 'id', 'status-case'),
+    wrongValue,
+  )
   .map(([pet, how, w]) => {
     const p: Record<string, unknown> = { ...pet };
     if (how === 'drop-name') delete p.name;
@@ -73,7 +123,11 @@ const mutatedPet: fc.Arbitrary<unknown> = fc
 const deepBody: fc.Arbitrary<string> = fc
   // Depths around the service's cap of 32 levels and far beyond it (past the ~2,500 levels where a recursive parser
   // would overflow the stack).
-  .tuple(fc.oneof(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 41, max: 20_000 })), fc.constantFrom('[', '{"a":'), fc.boolean())
+  .tuple(
+    fc.oneof(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 41, max: 20_000 })),
+    fc.constantFrom('[', '{"a":'),
+    fc.boolean(),
+  )
   .map(([depth, open, wrapped]) => {
     const close = open === '[' ? ']' : '}';
     const deep = `${open.repeat(depth)}1${close.repeat(depth)}`;
@@ -82,12 +136,33 @@ const deepBody: fc.Arbitrary<string> = fc
 
 const rawBody: fc.Arbitrary<string> = fc.oneof(
   fc.constantFrom(
-    '', ' ', 'null', 'true', '0', '"pet"', '[]', '{}', '{"name":"x",', "{'name':'x','categoryId':1}", 'name=x&categoryId=1', 'NaN',
-    '{"name":"x","categoryId":1,}', '\ufeff{"name":"bom","categoryId":1}', '{"name":"x","categoryId":01}', '{"name":"x","categoryId":1e0}',
-    '{"name":"a","name":"b","categoryId":2}', '{"name":"x","categoryId":1,"__proto__":{"admin":true}}',
-    '{"name":"x","categoryId":1,"constructor":{"prototype":{"admin":true}}}', '{"name":"\\ud800","categoryId":1}',
-    '{"name":"nul\\u0000","categoryId":1}', '{"name":"x","categoryId":1e400}', '{"name":"x","categoryId":9007199254740993}',
-    '<pet><name>x</name></pet>', '\u0000', '{"name":"x","categoryId":1}\u0000', '{"name":"x","categoryId":1} trailing',
+    '',
+    ' ',
+    'null',
+    'true',
+    '0',
+    '"pet"',
+    '[]',
+    '{}',
+    '{"name":"x",',
+    "{'name':'x','categoryId':1}",
+    'name=x&categoryId=1',
+    'NaN',
+    '{"name":"x","categoryId":1,}',
+    '\ufeff{"name":"bom","categoryId":1}',
+    '{"name":"x","categoryId":01}',
+    '{"name":"x","categoryId":1e0}',
+    '{"name":"a","name":"b","categoryId":2}',
+    '{"name":"x","categoryId":1,"__proto__":{"admin":true}}',
+    '{"name":"x","categoryId":1,"constructor":{"prototype":{"admin":true}}}',
+    '{"name":"\\ud800","categoryId":1}',
+    '{"name":"nul\\u0000","categoryId":1}',
+    '{"name":"x","categoryId":1e400}',
+    '{"name":"x","categoryId":9007199254740993}',
+    '<pet><name>x</name></pet>',
+    '\u0000',
+    '{"name":"x","categoryId":1}\u0000',
+    '{"name":"x","categoryId":1} trailing',
   ),
   fc.string({ maxLength: 40 }),
   fc.string({ unit: 'binary', maxLength: 20 }),
@@ -113,9 +188,22 @@ export const contentType: fc.Arbitrary<string | undefined> = fc.oneof(
   {
     weight: 4,
     arbitrary: fc.constantFrom(
-      undefined, '', 'application/json; charset=utf-8', 'Application/JSON', 'application/problem+json', 'application/vnd.pets.v1+json;q=1',
-      'text/plain', 'text/json', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/jsonp',
-      'application/xml', '*/*', 'application/octet-stream', 'json', 'application/json-seq',
+      undefined,
+      '',
+      'application/json; charset=utf-8',
+      'Application/JSON',
+      'application/problem+json',
+      'application/vnd.pets.v1+json;q=1',
+      'text/plain',
+      'text/json',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=x',
+      'application/jsonp',
+      'application/xml',
+      '*/*',
+      'application/octet-stream',
+      'json',
+      'application/json-seq',
     ),
   },
 );
@@ -152,7 +240,24 @@ const limitValue: fc.Arbitrary<string> = fc.oneof(
   {
     weight: 3,
     arbitrary: fc.oneof(
-      fc.constantFrom('0', '101', '-1', '1.5', '1e2', '', ' 5', '05', '0x10', '+5', '99999999999999999999', 'abc', '٣', '5 ', 'NaN', 'Infinity'),
+      fc.constantFrom(
+        '0',
+        '101',
+        '-1',
+        '1.5',
+        '1e2',
+        '',
+        ' 5',
+        '05',
+        '0x10',
+        '+5',
+        '99999999999999999999',
+        'abc',
+        '٣',
+        '5 ',
+        'NaN',
+        'Infinity',
+      ),
       fc.integer().map(String),
       oddString,
     ),
@@ -160,57 +265,161 @@ const limitValue: fc.Arbitrary<string> = fc.oneof(
 );
 const statusValue: fc.Arbitrary<string> = fc.oneof(
   { weight: 5, arbitrary: fc.constantFrom(...PET_STATUSES) },
-  { weight: 3, arbitrary: fc.oneof(fc.constantFrom('Available', 'SOLD', 'lost', '', ' sold', 'sold\u0000', 'pending,sold', 'availabl'), oddString) },
+  {
+    weight: 3,
+    arbitrary: fc.oneof(
+      fc.constantFrom('Available', 'SOLD', 'lost', '', ' sold', 'sold\u0000', 'pending,sold', 'availabl'),
+      oddString,
+    ),
+  },
 );
 const junkCursor: fc.Arbitrary<string> = fc.oneof(
-  fc.constantFrom('', 'x', 'a.b', 'a.b.c', 'eyJhIjoxfQ.', '.sig', 'eyJhIjoxLCJzIjpudWxsLCJlIjo5OTk5OTk5OTk5fQ.AAAA', 'c'.repeat(2048), 'c'.repeat(2049)),
+  fc.constantFrom(
+    '',
+    'x',
+    'a.b',
+    'a.b.c',
+    'eyJhIjoxfQ.',
+    '.sig',
+    'eyJhIjoxLCJzIjpudWxsLCJlIjo5OTk5OTk5OTk5fQ.AAAA',
+    'c'.repeat(2048),
+    'c'.repeat(2049),
+  ),
   oddString,
   fc.base64String({ maxLength: 80 }),
 );
 
 export const listPairs = (world: World): fc.Arbitrary<Pair[]> => {
   const realCursor = world.cursors.length
-    ? fc.constantFrom(...world.cursors).map((c): Pair[] => [['cursor', c.cursor], ...(c.status ? [['status', c.status] as Pair] : [])])
+    ? fc
+        .constantFrom(...world.cursors)
+        .map((c): Pair[] => [['cursor', c.cursor], ...(c.status ? [['status', c.status] as Pair] : [])])
     : fc.constant<Pair[]>([]);
   const pair: fc.Arbitrary<Pair> = fc.oneof(
     { weight: 4, arbitrary: limitValue.map((v): Pair => ['limit', v]) },
     { weight: 4, arbitrary: statusValue.map((v): Pair => ['status', v]) },
     { weight: 1, arbitrary: junkCursor.map((v): Pair => ['cursor', v]) },
-    { weight: 1, arbitrary: fc.tuple(fc.constantFrom('LIMIT', 'Status', 'page', 'offset', 'q', 'limit[]', ''), oddString) },
+    {
+      weight: 1,
+      arbitrary: fc.tuple(fc.constantFrom('LIMIT', 'Status', 'page', 'offset', 'q', 'limit[]', ''), oddString),
+    },
   );
   return fc.oneof(
     { weight: 5, arbitrary: fc.array(pair, { maxLength: 3 }) },
-    { weight: 1, arbitrary: fc.tuple(realCursor, fc.option(limitValue.map((v): Pair => ['limit', v]), { nil: undefined })).map(([c, l]) => (l ? [...c, l] : c)) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(
+          realCursor,
+          fc.option(
+            limitValue.map((v): Pair => ['limit', v]),
+            { nil: undefined },
+          ),
+        )
+        .map(([c, l]) => (l ? [...c, l] : c)),
+    },
     // duplicates on purpose
     { weight: 1, arbitrary: fc.tuple(pair, fc.string({ maxLength: 4 })).map(([p, v]): Pair[] => [p, [p[0], v]]) },
   );
 };
 
 /** Raw query strings the encoder above would never produce: the gateway must still answer 200 or 400. */
-export const RAW_QUERIES = ['?%', '?limit=%zz', '?limit=%ED%A0%80', '?status=%C0%AF', '?&&&', '?=', '?limit', '?limit=5;status=sold', '?limit=1&limit', '?status[]=sold'];
+export const RAW_QUERIES = [
+  '?%',
+  '?limit=%zz',
+  '?limit=%ED%A0%80',
+  '?status=%C0%AF',
+  '?&&&',
+  '?=',
+  '?limit',
+  '?limit=5;status=sold',
+  '?limit=1&limit',
+  '?status[]=sold',
+];
 
 // ---------------------------------------------------------------------------------------------- GET /pets/{petId}
 
 const GARBAGE_IDS = [
-  '0', '-1', '-0', '01', '9223372036854775807', '9223372036854775808', '-9223372036854775808', '-9223372036854775809', '9007199254740993', '1.0', '1e3', '0x10', '+1', ' 1', '1 ', '9007199254740992', '99999999999999999999', 'abc', 'null', 'undefined',
-  '١', '１', '1\u0000', '\u202e1', '😀', '%', "'; DROP TABLE pets;--", '$(id)', 'x'.repeat(4000), '/', '?', '#',
+  '0',
+  '-1',
+  '-0',
+  '01',
+  '9223372036854775807',
+  '9223372036854775808',
+  '-9223372036854775808',
+  '-9223372036854775809',
+  '9007199254740993',
+  '1.0',
+  '1e3',
+  '0x10',
+  '+1',
+  ' 1',
+  '1 ',
+  '9007199254740992',
+  '99999999999999999999',
+  'abc',
+  'null',
+  'undefined',
+  '١',
+  '１',
+  '1\u0000',
+  '\u202e1',
+  '😀',
+  '%',
+  "'; DROP TABLE pets;--",
+  '$(id)',
+  'x'.repeat(4000),
+  '/',
+  '?',
+  '#',
 ];
 /** Encoded on the wire as given: some are not valid percent-encoding at all (the gateway answers 404 for those). */
 const RAW_ID_SEGMENTS = ['%', '%zz', '%ED%A0%80', '%C0%AF', '%FF', '%E2%82'];
 
 export const petIdSegment = (world: World): fc.Arbitrary<string> =>
-  fc.oneof(
-    { weight: 4, arbitrary: world.pets.length ? fc.constantFrom(...world.pets.map((p) => String(p.id))) : fc.constant('1') },
-    // Ids far above anything the run allocates, so a concurrent create never makes them exist.
-    { weight: 2, arbitrary: fc.integer({ min: 1e12, max: MAX_ID }).map(String) },
-    // int64 values up to and just past its bounds (none the run can allocate): valid ones are 404, the others 400.
-    { weight: 1, arbitrary: fc.oneof(fc.bigInt({ min: INT64_MIN - 2n, max: 0n }), fc.bigInt({ min: 10n ** 12n, max: INT64_MAX + 2n })).map(String) },
-    // Not ids the run may allocate meanwhile (a concurrent create would make the oracle's 404 a 200).
-    { weight: 3, arbitrary: fc.oneof(fc.constantFrom(...GARBAGE_IDS), oddString.filter((s) => s !== '' && !/^[1-9][0-9]{0,11}$/.test(s))).map((s) => encodeURIComponent(s.toWellFormed())) },
-    { weight: 1, arbitrary: fc.constantFrom(...RAW_ID_SEGMENTS) },
-  ).filter((s) => s !== '' && s !== '.' && s !== '..');
+  fc
+    .oneof(
+      {
+        weight: 4,
+        arbitrary: world.pets.length ? fc.constantFrom(...world.pets.map((p) => String(p.id))) : fc.constant('1'),
+      },
+      // Ids far above anything the run allocates, so a concurrent create never makes them exist.
+      { weight: 2, arbitrary: fc.integer({ min: 1e12, max: MAX_ID }).map(String) },
+      // int64 values up to and just past its bounds (none the run can allocate): valid ones are 404, the others 400.
+      {
+        weight: 1,
+        arbitrary: fc
+          .oneof(fc.bigInt({ min: INT64_MIN - 2n, max: 0n }), fc.bigInt({ min: 10n ** 12n, max: INT64_MAX + 2n }))
+          .map(String),
+      },
+      // Not ids the run may allocate meanwhile (a concurrent create would make the oracle's 404 a 200).
+      {
+        weight: 3,
+        arbitrary: fc
+          .oneof(
+            fc.constantFrom(...GARBAGE_IDS),
+            oddString.filter((s) => s !== '' && !/^[1-9][0-9]{0,11}$/.test(s)),
+          )
+          .map((s) => encodeURIComponent(s.toWellFormed())),
+      },
+      { weight: 1, arbitrary: fc.constantFrom(...RAW_ID_SEGMENTS) },
+    )
+    .filter((s) => s !== '' && s !== '.' && s !== '..');
 
 // ---------------------------------------------------------------------------------------------- undeclared methods
 
 /** Methods Node's HTTP parser knows that no declared path supports. (CONNECT/TRACE/TRACK are forbidden in fetch.) */
-export const UNDECLARED_METHODS = ['PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'PURGE', 'PROPFIND', 'COPY', 'MOVE', 'LOCK', 'SEARCH', 'REPORT'];
+export const UNDECLARED_METHODS = [
+  'PUT',
+  'PATCH',
+  'DELETE',
+  'HEAD',
+  'OPTIONS',
+  'PURGE',
+  'PROPFIND',
+  'COPY',
+  'MOVE',
+  'LOCK',
+  'SEARCH',
+  'REPORT',
+];

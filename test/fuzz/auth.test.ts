@@ -17,7 +17,11 @@ const stats = newStats();
 beforeAll(async () => {
   api = await startTestApi();
   const key = await enterpriseKey('auth');
-  const res = await api.call('/pets', { method: 'POST', key, body: JSON.stringify({ name: 'Auth target', categoryId: 1 }) });
+  const res = await api.call('/pets', {
+    method: 'POST',
+    key,
+    body: JSON.stringify({ name: 'Auth target', categoryId: 1 }),
+  });
   expect(res.status).toBe(201);
   world = { key, pets: [(await res.json()) as Pet] };
 });
@@ -40,11 +44,24 @@ describe('ignored auth: bad credentials never reach an operation', () => {
     let checked = 0;
     for (const r of requests()) {
       for (const [why, headers] of Object.entries(badCredentials(world.key))) {
-        await send(api.url, { ...r, headers: { ...headers, 'Content-Type': 'application/json' }, expect: { status: 401, code: 'unauthorized' }, why }, stats);
+        await send(
+          api.url,
+          {
+            ...r,
+            headers: { ...headers, 'Content-Type': 'application/json' },
+            expect: { status: 401, code: 'unauthorized' },
+            why,
+          },
+          stats,
+        );
         checked++;
       }
       // The control: the same request with the key is not refused.
-      const ok = await fetch(`${api.url}${r.path}`, { method: r.method, headers: { Authorization: `Bearer ${world.key}`, 'Content-Type': 'application/json' }, body: r.body });
+      const ok = await fetch(`${api.url}${r.path}`, {
+        method: r.method,
+        headers: { Authorization: `Bearer ${world.key}`, 'Content-Type': 'application/json' },
+        body: r.body,
+      });
       expect([200, 201, 501], `${r.operationId} with a good key`).toContain(ok.status);
     }
     expect(checked).toBe(ROUTES.length * Object.keys(badCredentials(world.key)).length);
@@ -54,13 +71,29 @@ describe('ignored auth: bad credentials never reach an operation', () => {
     const { hashKey } = await import('../../lambdas/domain/keys.ts');
     const { keyAdminStore } = await import('../../lambdas/storage/key-store.ts');
     const key = `fuzz_revoked_${'r'.repeat(24)}`;
-    const record = { hash: hashKey(key), keyId: 'key_fuzzrevoked', owner: 'fuzz', plan: 'business' as const, status: 'active' as const, createdAt: new Date().toISOString() };
+    const record = {
+      hash: hashKey(key),
+      keyId: 'key_fuzzrevoked',
+      owner: 'fuzz',
+      plan: 'business' as const,
+      status: 'active' as const,
+      createdAt: new Date().toISOString(),
+    };
     await keyAdminStore.upsert(record);
     const listed = await fetch(`${api.url}/pets`, { headers: { Authorization: `Bearer ${key}` } });
     expect(listed.status, 'the key works before it is revoked').toBe(200);
     await keyAdminStore.update(record, { status: 'revoked' });
     for (const r of requests()) {
-      await send(api.url, { ...r, headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, expect: { status: 401, code: 'unauthorized' }, why: 'revoked key' }, stats);
+      await send(
+        api.url,
+        {
+          ...r,
+          headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+          expect: { status: 401, code: 'unauthorized' },
+          why: 'revoked key',
+        },
+        stats,
+      );
     }
   });
 });
@@ -74,7 +107,17 @@ describe('undeclared methods on declared paths', () => {
       const allow = methods.join(', ');
       for (const method of UNDECLARED_METHODS.filter((m) => !(methods as string[]).includes(m))) {
         for (const headers of [{ Authorization: `Bearer ${world.key}` }, {}] as Record<string, string>[]) {
-          await send(api.url, { method, path, headers, expect: { status: 405, code: 'method_not_allowed', allow }, why: 'undeclared method' }, stats);
+          await send(
+            api.url,
+            {
+              method,
+              path,
+              headers,
+              expect: { status: 405, code: 'method_not_allowed', allow },
+              why: 'undeclared method',
+            },
+            stats,
+          );
           checked++;
         }
       }

@@ -45,7 +45,8 @@ export const newStats = (): Stats => ({ requests: 0, byStatus: {}, fiveXx: 0 });
 
 /** A short, printable description of a request for failure messages. */
 export function describe(r: FuzzRequest): string {
-  const body = r.body === undefined ? '' : ` body(${Buffer.byteLength(r.body)}B)=${JSON.stringify(r.body.slice(0, 200))}`;
+  const body =
+    r.body === undefined ? '' : ` body(${Buffer.byteLength(r.body)}B)=${JSON.stringify(r.body.slice(0, 200))}`;
   return `${r.method} ${r.path.slice(0, 300)} headers=${JSON.stringify(r.headers)}${body} [expect ${r.expect.status}${r.expect.code ? ` ${r.expect.code}` : ''}: ${r.why}]`;
 }
 
@@ -86,7 +87,11 @@ export async function send(baseUrl: string, r: FuzzRequest, stats: Stats): Promi
 }
 
 /** Runs requests with at most `concurrency` in flight; resolves with the results in order. */
-export async function pool<T, R>(items: readonly T[], concurrency: number, fn: (item: T, i: number) => Promise<R>): Promise<R[]> {
+export async function pool<T, R>(
+  items: readonly T[],
+  concurrency: number,
+  fn: (item: T, i: number) => Promise<R>,
+): Promise<R[]> {
   const out = new Array<R>(items.length);
   let next = 0;
   const worker = async () => {

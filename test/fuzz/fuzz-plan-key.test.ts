@@ -21,12 +21,18 @@ const stats = newStats();
 beforeAll(async () => {
   api = await startTestApi();
   const key = api.keys.business;
-  const res = await api.call('/pets', { method: 'POST', key, body: JSON.stringify({ name: 'plan key', categoryId: 1, status: 'sold' }) });
+  const res = await api.call('/pets', {
+    method: 'POST',
+    key,
+    body: JSON.stringify({ name: 'plan key', categoryId: 1, status: 'sold' }),
+  });
   expect(res.status).toBe(201);
   world = { keys: { GET: key, POST: key }, pets: [(await res.json()) as Pet], cursors: [] };
 });
 afterAll(async () => {
-  console.info(`[fuzz plan key] ${stats.requests} requests, ${stats.fiveXx} 5xx, by status ${JSON.stringify(stats.byStatus)}`);
+  console.info(
+    `[fuzz plan key] ${stats.requests} requests, ${stats.fiveXx} 5xx, by status ${JSON.stringify(stats.byStatus)}`,
+  );
   await api?.close();
 });
 

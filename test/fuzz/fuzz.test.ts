@@ -38,7 +38,11 @@ beforeAll(async () => {
   // Known pets (GET must return them unchanged) and real cursors for each filter (as a client would get them).
   const pets: Pet[] = [];
   for (const [i, status] of ['available', 'pending', 'sold', 'available', 'pending', 'sold'].entries()) {
-    const res = await api.call('/pets', { method: 'POST', key: keys.POST, body: JSON.stringify({ name: `seed ${i} ✓ עברית`, categoryId: i + 1, status }) });
+    const res = await api.call('/pets', {
+      method: 'POST',
+      key: keys.POST,
+      body: JSON.stringify({ name: `seed ${i} ✓ עברית`, categoryId: i + 1, status }),
+    });
     expect(res.status).toBe(201);
     pets.push((await res.json()) as Pet);
   }
@@ -46,7 +50,10 @@ beforeAll(async () => {
   for (const status of [undefined, 'available', 'pending', 'sold']) {
     const res = await api.call(`/pets?limit=1${status ? `&status=${status}` : ''}`, { key: keys.GET });
     const next = nextLink(res.headers);
-    expect(next, `a first page of 1 for ${status} announces a next page: ${res.status} ${JSON.stringify([...res.headers])} ${await res.text()}`).toBeDefined();
+    expect(
+      next,
+      `a first page of 1 for ${status} announces a next page: ${res.status} ${JSON.stringify([...res.headers])} ${await res.text()}`,
+    ).toBeDefined();
     cursors.push({ cursor: new URLSearchParams(next!.split('?')[1]).get('cursor')!, status });
   }
   world = { keys, pets, cursors };
@@ -65,13 +72,14 @@ describe('fuzzing every operation (limiter on, Enterprise key)', () => {
       }),
       { seed: SEED, numRuns: RUNS, endOnFailure: false, verbose: 1 },
     );
-    console.info(`[fuzz] property run: ${BATCH * RUNS} requests in ${((Date.now() - started) / 1000).toFixed(1)} s (seed ${SEED})`);
+    console.info(
+      `[fuzz] property run: ${BATCH * RUNS} requests in ${((Date.now() - started) / 1000).toFixed(1)} s (seed ${SEED})`,
+    );
     expect(stats.fiveXx).toBe(0);
     if (!process.env.FUZZ_RUNS) expect(stats.requests).toBeGreaterThanOrEqual(MIN_REQUESTS);
     // ~35 s on a quiet 2-core machine; the limit only guards against a hang, so a loaded machine must not fail it.
   }, 900_000);
 });
-
 
 describe('authorizer cache', () => {
   // Regression test: the policy must allow the whole stage. It once allowed only `…/{stage}/{METHOD}/*` (methodArn's
@@ -79,7 +87,11 @@ describe('authorizer cache', () => {
   // the same key got 403. Fixed in f2aebbf (lambdas/handlers/authorizer.ts stageWildcard).
   it('serves every operation from one cached Allow (POST, then GET with the same key)', async () => {
     const key = await enterpriseKey('cache');
-    const created = await api.call('/pets', { method: 'POST', key, body: JSON.stringify({ name: 'Cached', categoryId: 1 }) });
+    const created = await api.call('/pets', {
+      method: 'POST',
+      key,
+      body: JSON.stringify({ name: 'Cached', categoryId: 1 }),
+    });
     expect(created.status).toBe(201);
     expect((await api.call('/pets', { key })).status).toBe(200);
     expect((await api.call(`/pets/${((await created.json()) as Pet).id}`, { key })).status).toBe(200);

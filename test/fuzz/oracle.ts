@@ -37,7 +37,11 @@ function forbiddenKey(text: string): boolean | 'too-deep' {
   let bad = false;
   try {
     JSON.parse(text, (k, v: unknown) => {
-      if (k === '__proto__' || (k === 'constructor' && v !== null && typeof v === 'object' && Object.hasOwn(v, 'prototype'))) bad = true;
+      if (
+        k === '__proto__' ||
+        (k === 'constructor' && v !== null && typeof v === 'object' && Object.hasOwn(v, 'prototype'))
+      )
+        bad = true;
       return v;
     });
   } catch (err) {
@@ -75,18 +79,25 @@ export function newPetProblem(v: unknown): string | undefined {
   if (chars < 1 || chars > NAME_MAX_LENGTH) return 'name length out of range';
   if (o.name.trim() === '') return 'name is blank';
   if (!o.name.isWellFormed()) return 'name has a lone surrogate';
-  if (typeof o.categoryId !== 'number' || !Number.isSafeInteger(o.categoryId) || o.categoryId < 1) return 'categoryId is not a positive safe integer';
+  if (typeof o.categoryId !== 'number' || !Number.isSafeInteger(o.categoryId) || o.categoryId < 1)
+    return 'categoryId is not a positive safe integer';
   if (o.status !== undefined && !STATUSES.includes(o.status as string)) return 'status is not a PetStatus';
   return undefined;
 }
 
 /** What POST /pets must answer for these bytes and this Content-Type. */
-export function createExpectation(body: string | undefined, contentType: string | undefined): { expect: Expectation; why: string } {
+export function createExpectation(
+  body: string | undefined,
+  contentType: string | undefined,
+): { expect: Expectation; why: string } {
   const onWire = body === undefined ? undefined : Buffer.from(body, 'utf8').toString('utf8');
-  if (onWire !== undefined && Buffer.byteLength(onWire) > MAX_BODY_BYTES) return { expect: { status: 413, code: 'payload_too_large' }, why: 'over the body cap' };
+  if (onWire !== undefined && Buffer.byteLength(onWire) > MAX_BODY_BYTES)
+    return { expect: { status: 413, code: 'payload_too_large' }, why: 'over the body cap' };
   if (!onWire) return { expect: { status: 400, code: 'validation_failed' }, why: 'no body' };
-  if (bracketDepth(onWire) > 32) return { expect: { status: 400, code: 'validation_failed' }, why: 'nested more than 32 levels' };
-  if (!contentType || !JSON_CT.test(contentType.trim())) return { expect: { status: 415, code: 'unsupported_media_type' }, why: `content type ${contentType}` };
+  if (bracketDepth(onWire) > 32)
+    return { expect: { status: 400, code: 'validation_failed' }, why: 'nested more than 32 levels' };
+  if (!contentType || !JSON_CT.test(contentType.trim()))
+    return { expect: { status: 415, code: 'unsupported_media_type' }, why: `content type ${contentType}` };
   let value: unknown;
   try {
     value = JSON.parse(onWire);
@@ -108,8 +119,10 @@ export function createExpectation(body: string | undefined, contentType: string 
         const pet = got as Pet;
         if (!(Number.isSafeInteger(pet.id) && pet.id > 0)) throw new Error(`bad id ${JSON.stringify(got)}`);
         const { id, ...rest } = pet;
-        if (JSON.stringify(rest) !== JSON.stringify(echo)) throw new Error(`201 body does not echo the input: sent ${JSON.stringify(echo)}, got ${JSON.stringify(got)}`);
-        if (headers.get('location') !== `/v1/pets/${id}`) throw new Error(`Location ${headers.get('location')} for id ${id}`);
+        if (JSON.stringify(rest) !== JSON.stringify(echo))
+          throw new Error(`201 body does not echo the input: sent ${JSON.stringify(echo)}, got ${JSON.stringify(got)}`);
+        if (headers.get('location') !== `/v1/pets/${id}`)
+          throw new Error(`Location ${headers.get('location')} for id ${id}`);
       },
     },
   };
@@ -127,12 +140,17 @@ export function listExpectation(pairs: readonly Pair[], world: World): { expect:
   const limit = one('limit');
   const status = one('status');
   const cursor = one('cursor');
-  if (limit !== undefined && !(/^(0|[1-9][0-9]*)$/.test(limit) && Number(limit) >= PAGE_SIZE.min && Number(limit) <= PAGE_SIZE.max)) return bad(`limit ${limit}`);
+  if (
+    limit !== undefined &&
+    !(/^(0|[1-9][0-9]*)$/.test(limit) && Number(limit) >= PAGE_SIZE.min && Number(limit) <= PAGE_SIZE.max)
+  )
+    return bad(`limit ${limit}`);
   if (status !== undefined && !STATUSES.includes(status)) return bad(`status ${status}`);
   if (cursor !== undefined && (cursor.length < 1 || cursor.length > 2048)) return bad('cursor length');
   if (cursor !== undefined) {
     const real = world.cursors.find((c) => c.cursor === cursor);
-    if (!real || (real.status ?? undefined) !== status) return { expect: { status: 400, code: 'invalid_cursor' }, why: 'forged or mismatched cursor' };
+    if (!real || (real.status ?? undefined) !== status)
+      return { expect: { status: 400, code: 'invalid_cursor' }, why: 'forged or mismatched cursor' };
   }
   const max = limit === undefined ? PAGE_SIZE.default : Number(limit);
   return {
@@ -142,10 +160,12 @@ export function listExpectation(pairs: readonly Pair[], world: World): { expect:
       check: (body, headers) => {
         if (!Array.isArray(body)) throw new Error('list body is not an array');
         if (body.length > max) throw new Error(`page of ${body.length} > limit ${max}`);
-        for (const p of body as Pet[]) if (status && p.status !== status) throw new Error(`status filter ${status} returned ${JSON.stringify(p)}`);
+        for (const p of body as Pet[])
+          if (status && p.status !== status) throw new Error(`status filter ${status} returned ${JSON.stringify(p)}`);
         const next = nextLink(headers);
         if (headers.get('link') && !next) throw new Error(`unparseable Link ${headers.get('link')}`);
-        if (next && status && !next.includes(`status=${status}`)) throw new Error(`next link drops the filter: ${next}`);
+        if (next && status && !next.includes(`status=${status}`))
+          throw new Error(`next link drops the filter: ${next}`);
       },
     },
   };
@@ -161,7 +181,8 @@ export function getExpectation(segment: string, world: World): { expect: Expecta
     return { expect: { status: 404, code: 'not_found' }, why: 'undecodable path (no route matches)' };
   }
   // The spec types petId as int64: anything else is 400; an int64 no pet has (the service assigns 1 to 2^53-1) is 404.
-  if (!/^(0|-?[1-9][0-9]*)$/.test(id) || BigInt(id) < INT64_MIN || BigInt(id) > INT64_MAX) return { expect: { status: 400, code: 'validation_failed' }, why: `petId ${id.slice(0, 40)}` };
+  if (!/^(0|-?[1-9][0-9]*)$/.test(id) || BigInt(id) < INT64_MIN || BigInt(id) > INT64_MAX)
+    return { expect: { status: 400, code: 'validation_failed' }, why: `petId ${id.slice(0, 40)}` };
   const pet = world.pets.find((p) => BigInt(p.id) === BigInt(id));
   if (!pet) return { expect: { status: 404, code: 'not_found' }, why: 'no such pet' };
   return {
@@ -169,7 +190,8 @@ export function getExpectation(segment: string, world: World): { expect: Expecta
     expect: {
       status: 200,
       check: (body) => {
-        if (JSON.stringify(body) !== JSON.stringify(pet)) throw new Error(`GET returned ${JSON.stringify(body)}, stored ${JSON.stringify(pet)}`);
+        if (JSON.stringify(body) !== JSON.stringify(pet))
+          throw new Error(`GET returned ${JSON.stringify(body)}, stored ${JSON.stringify(pet)}`);
       },
     },
   };

@@ -3,12 +3,21 @@
  * (arbitraries.ts) with the oracle's expectation for it (oracle.ts); exchange.ts sends it and checks the answer.
  */
 import fc from 'fast-check';
-import { RAW_QUERIES, badAuth, contentType, createBody, listPairs, petIdSegment, UNDECLARED_METHODS } from './arbitraries.ts';
+import {
+  RAW_QUERIES,
+  badAuth,
+  contentType,
+  createBody,
+  listPairs,
+  petIdSegment,
+  UNDECLARED_METHODS,
+} from './arbitraries.ts';
 import { describe, type FuzzRequest } from './exchange.ts';
 import { createExpectation, getExpectation, listExpectation, type Pair, type World } from './oracle.ts';
 
 /** Form-encodes like URLSearchParams, but keeps every pair (duplicates included) in the order given. */
-const encodePairs = (pairs: readonly Pair[]) => pairs.map(([k, v]) => `${encodeURIComponent(k.toWellFormed())}=${encodeURIComponent(v.toWellFormed())}`).join('&');
+const encodePairs = (pairs: readonly Pair[]) =>
+  pairs.map(([k, v]) => `${encodeURIComponent(k.toWellFormed())}=${encodeURIComponent(v.toWellFormed())}`).join('&');
 
 // ---------------------------------------------------------------------------------------------- all operations
 
@@ -19,31 +28,55 @@ export function anyRequest(world: World): fc.Arbitrary<FuzzRequest> {
 
   const create = fc.tuple(createBody, contentType).map(([body, ct]): FuzzRequest => {
     const { expect, why } = createExpectation(body, ct);
-    return { method: 'POST', path: '/pets', headers: { ...postAuth, ...(ct === undefined ? {} : { 'Content-Type': ct }) }, body, expect, why };
+    return {
+      method: 'POST',
+      path: '/pets',
+      headers: { ...postAuth, ...(ct === undefined ? {} : { 'Content-Type': ct }) },
+      body,
+      expect,
+      why,
+    };
   });
 
-  const list = fc.oneof(
-    { weight: 9, arbitrary: listPairs(world).map((pairs) => ({ pairs, raw: undefined as string | undefined })) },
-    { weight: 1, arbitrary: fc.constantFrom(...RAW_QUERIES).map((raw) => ({ pairs: [] as Pair[], raw })) },
-  ).map(({ pairs, raw }): FuzzRequest => {
-    if (raw !== undefined) {
-      // The oracle reads raw queries the way a URL parser does (WHATWG: lenient percent-decoding).
-      const parsed = [...new URLSearchParams(raw.slice(1))] as Pair[];
-      return { method: 'GET', path: `/pets${raw}`, headers: auth, ...listExpectation(parsed, world) };
-    }
-    const q = encodePairs(pairs);
-    return { method: 'GET', path: `/pets${q ? `?${q}` : ''}`, headers: auth, ...listExpectation(pairs, world) };
-  });
+  const list = fc
+    .oneof(
+      { weight: 9, arbitrary: listPairs(world).map((pairs) => ({ pairs, raw: undefined as string | undefined })) },
+      { weight: 1, arbitrary: fc.constantFrom(...RAW_QUERIES).map((raw) => ({ pairs: [] as Pair[], raw })) },
+    )
+    .map(({ pairs, raw }): FuzzRequest => {
+      if (raw !== undefined) {
+        // The oracle reads raw queries the way a URL parser does (WHATWG: lenient percent-decoding).
+        const parsed = [...new URLSearchParams(raw.slice(1))] as Pair[];
+        return { method: 'GET', path: `/pets${raw}`, headers: auth, ...listExpectation(parsed, world) };
+      }
+      const q = encodePairs(pairs);
+      return { method: 'GET', path: `/pets${q ? `?${q}` : ''}`, headers: auth, ...listExpectation(pairs, world) };
+    });
 
-  const get = petIdSegment(world).map((seg): FuzzRequest => ({ method: 'GET', path: `/pets/${seg}`, headers: auth, ...getExpectation(seg, world) }));
+  const get = petIdSegment(world).map((seg): FuzzRequest => ({
+    method: 'GET',
+    path: `/pets/${seg}`,
+    headers: auth,
+    ...getExpectation(seg, world),
+  }));
 
   const orders = listPairs(world).map((pairs): FuzzRequest => {
     const q = encodePairs(pairs);
-    return { method: 'GET', path: `/store/orders${q ? `?${q}` : ''}`, headers: auth, expect: { status: 501, code: 'not_implemented' }, why: 'contract not specified' };
+    return {
+      method: 'GET',
+      path: `/store/orders${q ? `?${q}` : ''}`,
+      headers: auth,
+      expect: { status: 501, code: 'not_implemented' },
+      why: 'contract not specified',
+    };
   });
 
   const wrongMethod = fc
-    .tuple(fc.constantFrom(['/pets', 'GET, POST'], ['/pets/1', 'GET'], ['/store/orders', 'GET']), fc.constantFrom(...UNDECLARED_METHODS), fc.boolean())
+    .tuple(
+      fc.constantFrom(['/pets', 'GET, POST'], ['/pets/1', 'GET'], ['/store/orders', 'GET']),
+      fc.constantFrom(...UNDECLARED_METHODS),
+      fc.boolean(),
+    )
     .map(([[path, allow], method, withKey]): FuzzRequest => ({
       method,
       path,
@@ -54,7 +87,13 @@ export function anyRequest(world: World): fc.Arbitrary<FuzzRequest> {
 
   const unknownPath = fc
     .constantFrom('/', '/pet', '/pets/1/x', '/PETS', '/store', '/store/orders/1', '/v1/pets', '/pets/1/2/3')
-    .map((path): FuzzRequest => ({ method: 'GET', path, headers: auth, expect: { status: 404, code: 'not_found' }, why: 'no route' }));
+    .map((path): FuzzRequest => ({
+      method: 'GET',
+      path,
+      headers: auth,
+      expect: { status: 404, code: 'not_found' },
+      why: 'no route',
+    }));
 
   const operation = fc.oneof(
     { weight: 40, arbitrary: create },
@@ -66,14 +105,25 @@ export function anyRequest(world: World): fc.Arbitrary<FuzzRequest> {
   );
 
   // Now and then the same request with bad credentials: 401 wherever a route matches, before any other check.
-  return fc
-    .tuple(operation, fc.oneof({ weight: 11, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: badAuth(world.keys.GET) }))
-    .map(([r, bad]): FuzzRequest => {
-      const routed = r.expect.status !== 405 && !(r.expect.status === 404 && r.why !== 'no such pet' && r.why !== 'existing pet');
-      if (!bad || !routed) return r;
-      const { Authorization: _, ...rest } = r.headers;
-      return { ...r, headers: { ...rest, ...bad }, expect: { status: 401, code: 'unauthorized' }, why: `bad credentials (${JSON.stringify(bad).slice(0, 60)})` };
-    })
-    // fast-check prints counterexamples with this: one short line per request instead of closures and 30 KB bodies.
-    .map((r) => Object.assign(r, { [fc.toStringMethod]: () => describe(r) }));
+  return (
+    fc
+      .tuple(
+        operation,
+        fc.oneof({ weight: 11, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: badAuth(world.keys.GET) }),
+      )
+      .map(([r, bad]): FuzzRequest => {
+        const routed =
+          r.expect.status !== 405 && !(r.expect.status === 404 && r.why !== 'no such pet' && r.why !== 'existing pet');
+        if (!bad || !routed) return r;
+        const { Authorization: _, ...rest } = r.headers;
+        return {
+          ...r,
+          headers: { ...rest, ...bad },
+          expect: { status: 401, code: 'unauthorized' },
+          why: `bad credentials (${JSON.stringify(bad).slice(0, 60)})`,
+        };
+      })
+      // fast-check prints counterexamples with this: one short line per request instead of closures and 30 KB bodies.
+      .map((r) => Object.assign(r, { [fc.toStringMethod]: () => describe(r) }))
+  );
 }

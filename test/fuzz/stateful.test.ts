@@ -61,7 +61,12 @@ class Create implements fc.AsyncCommand<Model, Real> {
     const pet = (await res.json()) as Pet;
     if (res.status === 201) m.pets.set(pet.id, pet); // first, so the model stays in step even if a check below fails
     expect(res.status).toBe(201);
-    expect(pet).toEqual({ id: expect.any(Number), name: this.input.name, categoryId: this.input.categoryId, status: this.input.status ?? 'available' });
+    expect(pet).toEqual({
+      id: expect.any(Number),
+      name: this.input.name,
+      categoryId: this.input.categoryId,
+      status: this.input.status ?? 'available',
+    });
     expect(res.headers.get('location')).toBe(`/v1/pets/${pet.id}`);
   }
   toString = () => `Create(${JSON.stringify(this.input)})`;
@@ -153,7 +158,11 @@ class Paginate implements fc.AsyncCommand<Model, Real> {
       path = nextLink(res.headers);
     }
     const ids = seen.map((p) => p.id).sort((a, b) => a - b);
-    expect(ids, 'each matching pet exactly once').toEqual(filtered(m, this.status).map((p) => p.id).sort((a, b) => a - b));
+    expect(ids, 'each matching pet exactly once').toEqual(
+      filtered(m, this.status)
+        .map((p) => p.id)
+        .sort((a, b) => a - b),
+    );
     for (const p of seen) expect(p).toEqual(m.pets.get(p.id));
   }
   toString = () => `Paginate(limit=${this.limit}, status=${this.status})`;
@@ -162,7 +171,9 @@ class Paginate implements fc.AsyncCommand<Model, Real> {
 const status = fc.option(fc.constantFrom(...PET_STATUSES), { nil: undefined });
 const validInput = fc.record(
   {
-    name: fc.oneof(oddString, fc.string({ minLength: NAME_MAX_LENGTH - 1, maxLength: NAME_MAX_LENGTH })).filter((s) => newPetProblem({ name: s, categoryId: 1 }) === undefined),
+    name: fc
+      .oneof(oddString, fc.string({ minLength: NAME_MAX_LENGTH - 1, maxLength: NAME_MAX_LENGTH }))
+      .filter((s) => newPetProblem({ name: s, categoryId: 1 }) === undefined),
     categoryId: fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }),
     status: fc.constantFrom(...PET_STATUSES),
   },
@@ -183,14 +194,21 @@ const command: fc.Arbitrary<Cmd> = fc.oneof(
   { weight: 5, arbitrary: validInput.map((i): Cmd => new Create(i)) },
   { weight: 1, arbitrary: invalidInput.map((b): Cmd => new CreateInvalid(b)) },
   { weight: 3, arbitrary: fc.tuple(fc.nat(), fc.boolean()).map(([n, u]): Cmd => new Get(n, u)) },
-  { weight: 3, arbitrary: fc.tuple(fc.option(fc.integer({ min: 1, max: 100 }), { nil: undefined }), status).map(([l, s]): Cmd => new ListPage(l, s)) },
+  {
+    weight: 3,
+    arbitrary: fc
+      .tuple(fc.option(fc.integer({ min: 1, max: 100 }), { nil: undefined }), status)
+      .map(([l, s]): Cmd => new ListPage(l, s)),
+  },
   { weight: 1, arbitrary: fc.tuple(fc.constantFrom(3, 10, 25, 100), status).map(([l, s]): Cmd => new Paginate(l, s)) },
 );
 
 it('create / get / list / paginate sequences agree with an in-memory model', async () => {
   const started = Date.now();
   await fc.assert(
-    fc.asyncProperty(fc.commands([command], { maxCommands: 30 }), (cmds) => fc.asyncModelRun(() => ({ model, real: { api, keys } }), cmds)),
+    fc.asyncProperty(fc.commands([command], { maxCommands: 30 }), (cmds) =>
+      fc.asyncModelRun(() => ({ model, real: { api, keys } }), cmds),
+    ),
     { seed: SEED, numRuns: RUNS, verbose: 1 },
   );
   console.info(`[stateful] ${RUNS} runs in ${((Date.now() - started) / 1000).toFixed(1)} s (seed ${SEED})`);

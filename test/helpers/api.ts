@@ -51,7 +51,8 @@ export async function startTestApi(opts: LocalApiOptions = {}): Promise<TestApi>
       const { key = keys.free, contract = true, ...rest } = init;
       const headers = new Headers(rest.headers);
       if (key) headers.set('Authorization', `Bearer ${key}`);
-      if (typeof rest.body === 'string' && !headers.has('content-type')) headers.set('Content-Type', 'application/json');
+      if (typeof rest.body === 'string' && !headers.has('content-type'))
+        headers.set('Content-Type', 'application/json');
       const res = await fetch(`${api.url}${path}`, { ...rest, headers });
       if (contract) await checkResponse(rest.method ?? 'GET', path, res);
       return res;

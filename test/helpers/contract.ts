@@ -72,7 +72,10 @@ export interface Exchange {
 }
 
 /** Which operation (if any) a request maps to. */
-export function operationFor(method: string, path: string): { operationId: string; template: string } | 'unknown-path' | 'method-not-allowed' {
+export function operationFor(
+  method: string,
+  path: string,
+): { operationId: string; template: string } | 'unknown-path' | 'method-not-allowed' {
   const pathname = new URL(path, 'http://x').pathname;
   let match: ReturnType<typeof matchPath>;
   try {
@@ -86,7 +89,9 @@ export function operationFor(method: string, path: string): { operationId: strin
 }
 
 const fail = (x: Exchange, what: string): never => {
-  throw new ContractViolation(`${x.method} ${BASE_PATH}${x.path} → ${x.status}: ${what}\nbody: ${x.body.slice(0, 500)}`);
+  throw new ContractViolation(
+    `${x.method} ${BASE_PATH}${x.path} → ${x.status}: ${what}\nbody: ${x.body.slice(0, 500)}`,
+  );
 };
 
 function checkHeaders(x: Exchange, declared: Record<string, HeaderObject | { $ref: string }>): void {
@@ -97,8 +102,10 @@ function checkHeaders(x: Exchange, declared: Record<string, HeaderObject | { $re
       if (h.required) fail(x, `required header ${name} is missing`);
       continue;
     }
-    if (h.schema?.type === 'integer' && !/^-?[0-9]+$/.test(value)) fail(x, `header ${name} is not an integer: "${value}"`);
-    if (h.schema?.pattern && !new RegExp(h.schema.pattern).test(value)) fail(x, `header ${name} does not match ${h.schema.pattern}: "${value}"`);
+    if (h.schema?.type === 'integer' && !/^-?[0-9]+$/.test(value))
+      fail(x, `header ${name} is not an integer: "${value}"`);
+    if (h.schema?.pattern && !new RegExp(h.schema.pattern).test(value))
+      fail(x, `header ${name} does not match ${h.schema.pattern}: "${value}"`);
   }
 }
 
@@ -125,10 +132,16 @@ function checkBody(x: Exchange, content: Record<string, { schema: Json }> | unde
 function checkErrorCode(x: Exchange, body: { code: string; status: number }): void {
   const known = (ERROR_CODES as Record<string, { status: number }>)[body.code];
   if (!known) fail(x, `unknown error code ${body.code}`);
-  if (known!.status !== x.status || body.status !== x.status) fail(x, `error code ${body.code} (status ${known!.status}, body.status ${body.status}) does not match HTTP ${x.status}`);
+  if (known!.status !== x.status || body.status !== x.status)
+    fail(
+      x,
+      `error code ${body.code} (status ${known!.status}, body.status ${body.status}) does not match HTTP ${x.status}`,
+    );
 }
 
-const RATE_LIMIT_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'].map((n) => [n, { $ref: `#/components/headers/${n}` }] as const);
+const RATE_LIMIT_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'].map(
+  (n) => [n, { $ref: `#/components/headers/${n}` }] as const,
+);
 const ERROR_ONLY: ResponseObject = {
   headers: Object.fromEntries(RATE_LIMIT_HEADERS),
   content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
@@ -147,7 +160,11 @@ export function assertConforms(x: Exchange): void {
   const operation = openapiDoc.paths[op.template]?.[x.method.toLowerCase()];
   if (!operation) return fail(x, `${op.operationId} is missing from openapi.json`);
   const response = operation.responses[String(x.status)];
-  if (!response) fail(x, `status ${x.status} is not declared for ${op.operationId} (declared: ${Object.keys(operation.responses).join(', ')})`);
+  if (!response)
+    fail(
+      x,
+      `status ${x.status} is not declared for ${op.operationId} (declared: ${Object.keys(operation.responses).join(', ')})`,
+    );
   checkHeaders(x, response!.headers ?? {});
   checkBody(x, response!.content);
 }

@@ -78,14 +78,19 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
     return undefined;
   }
 
-  function forward(req: IncomingMessage, body: Buffer): Promise<{ status: number; headers: IncomingMessage['headers']; body: Buffer }> {
+  function forward(
+    req: IncomingMessage,
+    body: Buffer,
+  ): Promise<{ status: number; headers: IncomingMessage['headers']; body: Buffer }> {
     return new Promise((resolve, reject) => {
       const up = httpRequest(
         { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers, agent },
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => resolve({ status: res.statusCode ?? 502, headers: res.headers, body: Buffer.concat(chunks) }));
+          res.on('end', () =>
+            resolve({ status: res.statusCode ?? 502, headers: res.headers, body: Buffer.concat(chunks) }),
+          );
           res.on('error', reject);
         },
       );
@@ -99,7 +104,10 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
     for await (const c of req) chunks.push(c as Buffer);
     const body = Buffer.concat(chunks);
     const text = body.toString('utf8');
-    const op = String(req.headers['x-amz-target'] ?? '').split('.').pop() ?? '';
+    const op =
+      String(req.headers['x-amz-target'] ?? '')
+        .split('.')
+        .pop() ?? '';
     const fault = match(op, text);
     log.push({ target: op, body: text, ...(fault ? { fault: fault.kind } : {}) });
     if (fault?.kind === 'reset') {

@@ -18,7 +18,8 @@ beforeAll(() => {
   for (const name of STAGE_NAMES) templates[name] = Template.fromStack(stacks[name]);
 }, 240_000);
 
-const resources = (t: Template, type: string) => Object.entries(t.findResources(type)) as [string, { Properties: any }][];
+const resources = (t: Template, type: string) =>
+  Object.entries(t.findResources(type)) as [string, { Properties: any }][];
 
 /** A production stack alone, with extra context (as `-c key=value` on the CLI). */
 const production = (context: Record<string, string>) =>
@@ -47,7 +48,7 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
     );
   });
 
-  it('lets only TLS publishers and this account\'s alarms publish', () => {
+  it("lets only TLS publishers and this account's alarms publish", () => {
     const [[, policy]] = resources(t(), 'AWS::SNS::TopicPolicy') as [[string, { Properties: any }]];
     const statements = policy.Properties.PolicyDocument.Statement as any[];
     // enforceSSL: deny when aws:SecureTransport is false (cdk-nag AwsSolutions-SNS3).

@@ -23,10 +23,13 @@ beforeAll(() => {
 
 type MetricDataQuery = { Id: string; Expression?: string; ReturnData?: boolean; MetricStat?: { Metric: MetricRef } };
 type MetricRef = { Namespace: string; MetricName: string; Dimensions?: { Name: string; Value: unknown }[] };
-const alarmsOf = (t: CfnTemplate) => resourcesOf(t, 'AWS::CloudWatch::Alarm').map(([id, r]) => ({ id, p: r.Properties }));
+const alarmsOf = (t: CfnTemplate) =>
+  resourcesOf(t, 'AWS::CloudWatch::Alarm').map(([id, r]) => ({ id, p: r.Properties }));
 /** Every metric an alarm reads, plain or inside its metric math. */
 const metricsOf = (p: Record<string, any>): MetricRef[] =>
-  p.MetricName ? [{ Namespace: p.Namespace, MetricName: p.MetricName, Dimensions: p.Dimensions }] : (p.Metrics as MetricDataQuery[]).flatMap((q) => (q.MetricStat ? [q.MetricStat.Metric] : []));
+  p.MetricName
+    ? [{ Namespace: p.Namespace, MetricName: p.MetricName, Dimensions: p.Dimensions }]
+    : (p.Metrics as MetricDataQuery[]).flatMap((q) => (q.MetricStat ? [q.MetricStat.Metric] : []));
 
 /** Source files under a folder (recursively), for what the code itself does. */
 const sources = (dir: string): string[] =>
@@ -41,7 +44,7 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
     // CloudWatch User Guide, "Metric math syntax and functions": the argument types of each function, arrays of time
     // series only, and "any expression used in a PutMetricAlarm operation must return a single time series". These
     // are checked when the alarm is created (a rejected alarm rolls the whole stack back), never by synth.
-    it('metric math type-checks against CloudWatch\'s documented function signatures and returns one time series', () => {
+    it("metric math type-checks against CloudWatch's documented function signatures and returns one time series", () => {
       const maths = alarmsOf(t()).filter(({ p }) => p.Metrics);
       expect(maths.length).toBeGreaterThan(0);
       for (const { id, p } of maths) {
@@ -57,7 +60,10 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
           expect(r.errors, `${id}: ${q.Expression}`).toEqual([]);
           if (q === returned[0]) expect(r.type, `${id}: ${q.Expression}`).toBe('TS');
           // The guide recommends against these in alarms: they act differently when an alarm fetches extra data.
-          expect([...r.functions].filter((f) => NOT_FOR_ALARMS.includes(f)), `${id}: ${q.Expression}`).toEqual([]);
+          expect(
+            [...r.functions].filter((f) => NOT_FOR_ALARMS.includes(f)),
+            `${id}: ${q.Expression}`,
+          ).toEqual([]);
           // A sum of series is empty when one series has no data in the period: each needs FILL.
           expect([...r.unfilledSumOperands], `${id}: ${q.Expression}`).toEqual([]);
         }
@@ -67,11 +73,20 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
     it('the checker rejects what CloudWatch rejects, and accepts the documented forms', () => {
       const ts = { errors: 'TS', requests: 'TS', m1: 'TS', m2: 'TS' } as const;
       // CloudWatch: "Unsupported operand type(s) for MAX: '[Array[TimeSeries, Scalar]]'".
-      expect(checkExpression('100 * errors / MAX([requests, 1])', ts).errors).toEqual(['Array elements must be time series: [Array[TimeSeries, Scalar]]']);
-      expect(checkExpression('IF(requests > 0, 100 * errors / requests, 0)', ts)).toMatchObject({ errors: [], type: 'TS' });
+      expect(checkExpression('100 * errors / MAX([requests, 1])', ts).errors).toEqual([
+        'Array elements must be time series: [Array[TimeSeries, Scalar]]',
+      ]);
+      expect(checkExpression('IF(requests > 0, 100 * errors / requests, 0)', ts)).toMatchObject({
+        errors: [],
+        type: 'TS',
+      });
       expect(checkExpression('SUM(m1)', ts)).toMatchObject({ errors: [], type: 'S' });
       expect(checkExpression('m1 + m2', ts).unfilledSumOperands).toEqual(new Set(['m1', 'm2']));
-      expect(checkExpression('FILL(m1, 0) + FILL(m2, 0)', ts)).toMatchObject({ errors: [], type: 'TS', unfilledSumOperands: new Set() });
+      expect(checkExpression('FILL(m1, 0) + FILL(m2, 0)', ts)).toMatchObject({
+        errors: [],
+        type: 'TS',
+        unfilledSumOperands: new Set(),
+      });
     });
 
     // DynamoDB reports SystemErrors and ThrottledRequests per table AND operation: an alarm must name each operation
@@ -79,7 +94,9 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
     it('per-table DynamoDB alarms cover every operation the functions may perform on the table', () => {
       const code = sources('lambdas').join('\n');
       const transactional = /new TransactWriteCommand\(/.test(code) ? ['TransactWriteItems'] : [];
-      const policies = resourcesOf(t(), 'AWS::IAM::Policy').flatMap(([, r]) => r.Properties.PolicyDocument.Statement as any[]);
+      const policies = resourcesOf(t(), 'AWS::IAM::Policy').flatMap(
+        ([, r]) => r.Properties.PolicyDocument.Statement as any[],
+      );
       for (const [tableId] of resourcesOf(t(), 'AWS::DynamoDB::GlobalTable')) {
         const granted = policies
           .filter((s) => JSON.stringify(s.Resource).includes(`"${tableId}"`))
@@ -87,20 +104,30 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
           .filter((a) => a.startsWith('dynamodb:'))
           .map((a) => a.slice('dynamodb:'.length));
         for (const metric of ['SystemErrors', 'ThrottledRequests']) {
-          const alarm = alarmsOf(t()).find(({ p }) => metricsOf(p).some((m) => m.MetricName === metric && JSON.stringify(m.Dimensions).includes(`"${tableId}"`)));
+          const alarm = alarmsOf(t()).find(({ p }) =>
+            metricsOf(p).some((m) => m.MetricName === metric && JSON.stringify(m.Dimensions).includes(`"${tableId}"`)),
+          );
           expect(alarm, `${metric} ${tableId}`).toBeDefined();
           const operations = metricsOf(alarm!.p).map((m) => m.Dimensions!.find((d) => d.Name === 'Operation')?.Value);
-          for (const op of [...new Set([...granted, ...transactional])]) expect(operations, `${metric} ${tableId}`).toContain(op);
+          for (const op of [...new Set([...granted, ...transactional])])
+            expect(operations, `${metric} ${tableId}`).toContain(op);
         }
       }
     });
 
     // "Throwing Unauthorized" is how a TOKEN authorizer answers 401, and Lambda counts it in Errors: an Errors alarm
     // on the authorizer fires for every unknown key.
-    it('no alarm watches the authorizer\'s Lambda Errors', () => {
-      const [authorizerId] = resourcesOf(t(), 'AWS::Lambda::Function').find(([, f]) => f.Properties.Description?.endsWith(': authorizer'))!;
+    it("no alarm watches the authorizer's Lambda Errors", () => {
+      const [authorizerId] = resourcesOf(t(), 'AWS::Lambda::Function').find(([, f]) =>
+        f.Properties.Description?.endsWith(': authorizer'),
+      )!;
       const onAuthorizerErrors = alarmsOf(t()).filter(({ p }) =>
-        metricsOf(p).some((m) => m.Namespace === 'AWS/Lambda' && m.MetricName === 'Errors' && JSON.stringify(m.Dimensions).includes(`"${authorizerId}"`)),
+        metricsOf(p).some(
+          (m) =>
+            m.Namespace === 'AWS/Lambda' &&
+            m.MetricName === 'Errors' &&
+            JSON.stringify(m.Dimensions).includes(`"${authorizerId}"`),
+        ),
       );
       expect(onAuthorizerErrors).toEqual([]);
     });
@@ -113,7 +140,8 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
         for (const [, fn] of resourcesOf(t(), 'AWS::Lambda::Function')) {
           for (const [k, v] of Object.entries(fn.Properties.Environment?.Variables ?? {})) {
             if (typeof v !== 'string' || k === 'NODE_OPTIONS') continue;
-            if (k in env && env[k] !== v && !k.startsWith('POWERTOOLS_LOG')) throw new Error(`functions disagree on ${k}`);
+            if (k in env && env[k] !== v && !k.startsWith('POWERTOOLS_LOG'))
+              throw new Error(`functions disagree on ${k}`);
             env[k] = v;
           }
         }
@@ -121,7 +149,9 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
       }, 180_000);
 
       it('the local run emitted every metric the code counts', () => {
-        const counted = new Set(sources('lambdas').flatMap((s) => [...s.matchAll(/countMetric\('(\w+)'/g)].map((m) => m[1]!)));
+        const counted = new Set(
+          sources('lambdas').flatMap((s) => [...s.matchAll(/countMetric\('(\w+)'/g)].map((m) => m[1]!)),
+        );
         expect(counted.size).toBeGreaterThan(0);
         expect([...counted].filter((n) => !emitted.some((e) => e.name === n))).toEqual([]);
       });
@@ -129,14 +159,24 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
       // CloudWatch: "a metric is uniquely defined by a name, a namespace, and zero or more dimensions"; an alarm
       // on a metric whose dimension set the code never publishes stays in INSUFFICIENT_DATA (here: OK) for ever.
       it('every alarm on a custom metric watches a (namespace, name, exact dimension set) the functions emit', () => {
-        const custom = alarmsOf(t()).flatMap(({ id, p }) => metricsOf(p).filter((m) => !m.Namespace.startsWith('AWS/')).map((m) => ({ id, m })));
+        const custom = alarmsOf(t()).flatMap(({ id, p }) =>
+          metricsOf(p)
+            .filter((m) => !m.Namespace.startsWith('AWS/'))
+            .map((m) => ({ id, m })),
+        );
         expect(custom.length).toBeGreaterThan(0);
         for (const { id, m } of custom) {
           const dims = Object.fromEntries((m.Dimensions ?? []).map((d) => [d.Name, d.Value]));
           const match = emitted.find(
-            (e) => e.namespace === m.Namespace && e.name === m.MetricName && JSON.stringify(Object.entries(e.dimensions).sort()) === JSON.stringify(Object.entries(dims).sort()),
+            (e) =>
+              e.namespace === m.Namespace &&
+              e.name === m.MetricName &&
+              JSON.stringify(Object.entries(e.dimensions).sort()) === JSON.stringify(Object.entries(dims).sort()),
           );
-          expect(match, `${id}: ${m.Namespace}/${m.MetricName} ${JSON.stringify(dims)}; emitted: ${JSON.stringify(emitted.filter((e) => e.name === m.MetricName))}`).toBeDefined();
+          expect(
+            match,
+            `${id}: ${m.Namespace}/${m.MetricName} ${JSON.stringify(dims)}; emitted: ${JSON.stringify(emitted.filter((e) => e.name === m.MetricName))}`,
+          ).toBeDefined();
         }
       });
     });
@@ -146,18 +186,38 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
     // "Gateway response types for API Gateway": each type has a default status; DEFAULT_4XX/DEFAULT_5XX with a
     // status code changes the status of every type without a response of its own.
     const AWS_DEFAULT_STATUS: Record<string, number> = {
-      ACCESS_DENIED: 403, API_CONFIGURATION_ERROR: 500, AUTHORIZER_CONFIGURATION_ERROR: 500, AUTHORIZER_FAILURE: 500,
-      BAD_REQUEST_BODY: 400, BAD_REQUEST_PARAMETERS: 400, EXPIRED_TOKEN: 403, INTEGRATION_FAILURE: 504,
-      INTEGRATION_TIMEOUT: 504, INVALID_API_KEY: 403, INVALID_SIGNATURE: 403, MISSING_AUTHENTICATION_TOKEN: 403,
-      QUOTA_EXCEEDED: 429, REQUEST_TOO_LARGE: 413, RESOURCE_NOT_FOUND: 404, THROTTLED: 429, UNAUTHORIZED: 401,
-      UNSUPPORTED_MEDIA_TYPE: 415, WAF_FILTERED: 403,
+      ACCESS_DENIED: 403,
+      API_CONFIGURATION_ERROR: 500,
+      AUTHORIZER_CONFIGURATION_ERROR: 500,
+      AUTHORIZER_FAILURE: 500,
+      BAD_REQUEST_BODY: 400,
+      BAD_REQUEST_PARAMETERS: 400,
+      EXPIRED_TOKEN: 403,
+      INTEGRATION_FAILURE: 504,
+      INTEGRATION_TIMEOUT: 504,
+      INVALID_API_KEY: 403,
+      INVALID_SIGNATURE: 403,
+      MISSING_AUTHENTICATION_TOKEN: 403,
+      QUOTA_EXCEEDED: 429,
+      REQUEST_TOO_LARGE: 413,
+      RESOURCE_NOT_FOUND: 404,
+      THROTTLED: 429,
+      UNAUTHORIZED: 401,
+      UNSUPPORTED_MEDIA_TYPE: 415,
+      WAF_FILTERED: 403,
     };
 
     it('every gateway response type has a response of its own, answering its own status with a matching Error object', () => {
-      const cdkTypes = Object.values(ResponseType).filter((v): v is ResponseType => v instanceof ResponseType).map((r) => r.responseType);
+      const cdkTypes = Object.values(ResponseType)
+        .filter((v): v is ResponseType => v instanceof ResponseType)
+        .map((r) => r.responseType);
       expect([...GATEWAY_RESPONSE_TYPES].sort()).toEqual([...new Set(cdkTypes)].sort());
-      expect(Object.keys(AWS_DEFAULT_STATUS).sort()).toEqual(GATEWAY_RESPONSE_TYPES.filter((x) => !x.startsWith('DEFAULT_')).sort());
-      const responses = new Map(resourcesOf(t(), 'AWS::ApiGateway::GatewayResponse').map(([, r]) => [r.Properties.ResponseType, r.Properties]));
+      expect(Object.keys(AWS_DEFAULT_STATUS).sort()).toEqual(
+        GATEWAY_RESPONSE_TYPES.filter((x) => !x.startsWith('DEFAULT_')).sort(),
+      );
+      const responses = new Map(
+        resourcesOf(t(), 'AWS::ApiGateway::GatewayResponse').map(([, r]) => [r.Properties.ResponseType, r.Properties]),
+      );
       for (const type of GATEWAY_RESPONSE_TYPES) {
         const r = responses.get(type);
         expect(r, type).toBeDefined();
@@ -178,14 +238,17 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
     // integration untransformed; a MOCK integration then finds no statusCode and fails (500 → DEFAULT_5XX, a 503
     // that clients retry). NEVER answers an unmapped content type with UNSUPPORTED_MEDIA_TYPE (415) instead.
     it('MOCK methods never pass a request body through to the mock', () => {
-      const mocks = resourcesOf(t(), 'AWS::ApiGateway::Method').filter(([, m]) => m.Properties.Integration?.Type === 'MOCK');
+      const mocks = resourcesOf(t(), 'AWS::ApiGateway::Method').filter(
+        ([, m]) => m.Properties.Integration?.Type === 'MOCK',
+      );
       expect(mocks.length).toBeGreaterThan(0);
       for (const [id, m] of mocks) {
         const i = m.Properties.Integration;
         expect(i.PassthroughBehavior, id).toBe('NEVER');
         // API Gateway uses application/json for a request without Content-Type.
         expect(Object.keys(i.RequestTemplates), id).toContain('application/json');
-        for (const template of Object.values(i.RequestTemplates)) expect(JSON.parse(template as string)).toEqual({ statusCode: 200 });
+        for (const template of Object.values(i.RequestTemplates))
+          expect(JSON.parse(template as string)).toEqual({ statusCode: 200 });
       }
     });
 
@@ -197,7 +260,12 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
       for (const name of STANDARD_PLANS) {
         const limits = PLANS[name].limits!;
         const [, p] = plans.find(([, x]) => x.Properties.UsagePlanName.endsWith(`-${PLANS[name].displayName}`))!;
-        const deployed = { rateLimit: p.Properties.Throttle.RateLimit, burstLimit: p.Properties.Throttle.BurstLimit, quotaPerDay: p.Properties.Quota.Limit, guaranteed: true };
+        const deployed = {
+          rateLimit: p.Properties.Throttle.RateLimit,
+          burstLimit: p.Properties.Throttle.BurstLimit,
+          quotaPerDay: p.Properties.Quota.Limit,
+          guaranteed: true,
+        };
         expect(p.Properties.Quota.Period).toBe('DAY');
         // "Amazon API Gateway quotas": per-client limits cannot exceed the account-level throttle.
         expect(deployed.burstLimit).toBeLessThanOrEqual(ACCOUNT_THROTTLE.burstLimit);

@@ -50,7 +50,11 @@ const request = (method: string, resourcePath: string, path: string, params: Rec
 /** A sample event per handler module and what its answer must be. */
 const SAMPLES: Record<string, { event: unknown; expect: (out: { result?: any; error?: string }) => void }> = {
   'lambdas/handlers/authorizer.ts': {
-    event: { type: 'TOKEN', authorizationToken: 'Bearer not-a-key', methodArn: 'arn:aws:execute-api:us-east-1:123456789012:local/v1/GET/pets' },
+    event: {
+      type: 'TOKEN',
+      authorizationToken: 'Bearer not-a-key',
+      methodArn: 'arn:aws:execute-api:us-east-1:123456789012:local/v1/GET/pets',
+    },
     expect: (out) => expect(out.error).toBe('Unauthorized'),
   },
   'lambdas/handlers/get-pet.ts': {
@@ -100,7 +104,11 @@ describe('bundles in the cloud assembly', () => {
         };
         const bundle = join(assembly.dir, fn.assetPath!, 'index.mjs');
         const sample = SAMPLES[fn.entry]!;
-        const { stdout } = await run(process.execPath, ['--enable-source-maps', '--input-type=module', '-e', INVOKE, bundle, JSON.stringify(sample.event)], { env });
+        const { stdout } = await run(
+          process.execPath,
+          ['--enable-source-maps', '--input-type=module', '-e', INVOKE, bundle, JSON.stringify(sample.event)],
+          { env },
+        );
         sample.expect(JSON.parse(stdout.trim().split('\n').at(-1)!));
       }),
     );

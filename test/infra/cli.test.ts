@@ -16,7 +16,9 @@ afterAll(() => rmSync(outdir, { recursive: true, force: true }));
 
 it('synthesizes both stages offline with no unacknowledged cdk-nag findings', async () => {
   const env = Object.fromEntries(
-    Object.entries(process.env).filter(([k]) => !/^AWS_(ACCESS_KEY_ID|SECRET_ACCESS_KEY|SESSION_TOKEN|PROFILE)$/.test(k)),
+    Object.entries(process.env).filter(
+      ([k]) => !/^AWS_(ACCESS_KEY_ID|SECRET_ACCESS_KEY|SESSION_TOKEN|PROFILE)$/.test(k),
+    ),
   );
   const stacks = STAGE_NAMES.map((n) => STAGES[n].stackName);
   const result = await run('npx', ['cdk', 'synth', '--quiet', '--output', outdir, ...stacks], {

@@ -64,20 +64,27 @@ describe.each(STAGE_NAMES)('stage %s', (stage) => {
   });
 
   it('shows API requests, 4xx, 5xx and latency p50/p99', () => {
-    for (const name of ['Count', '4XXError', '5XXError']) expect(has({ namespace: 'AWS/ApiGateway', name }), name).toBe(true);
-    for (const stat of ['p50', 'p99']) expect(has({ namespace: 'AWS/ApiGateway', name: 'Latency', stat }), stat).toBe(true);
+    for (const name of ['Count', '4XXError', '5XXError'])
+      expect(has({ namespace: 'AWS/ApiGateway', name }), name).toBe(true);
+    for (const stat of ['p50', 'p99'])
+      expect(has({ namespace: 'AWS/ApiGateway', name: 'Latency', stat }), stat).toBe(true);
   });
 
   it('shows requests and latency p50/p99 per operation', () => {
     for (const route of ROUTES) {
       const dimensions = { FunctionName: `@${functionId(route.operationId)}` };
       expect(has({ namespace: 'AWS/Lambda', name: 'Invocations', dimensions }), route.operationId).toBe(true);
-      for (const stat of ['p50', 'p99']) expect(has({ namespace: 'AWS/Lambda', name: 'Duration', stat, dimensions }), `${route.operationId} ${stat}`).toBe(true);
+      for (const stat of ['p50', 'p99'])
+        expect(
+          has({ namespace: 'AWS/Lambda', name: 'Duration', stat, dimensions }),
+          `${route.operationId} ${stat}`,
+        ).toBe(true);
     }
   });
 
   it('shows 429s by reason and by plan, authorizer denials vs failures, and deprecated calls', () => {
-    for (const code of ['rate_limited', 'quota_exceeded', 'key_banned']) expect(has({ name: 'RateLimited', dimensions: { code } }), code).toBe(true);
+    for (const code of ['rate_limited', 'quota_exceeded', 'key_banned'])
+      expect(has({ name: 'RateLimited', dimensions: { code } }), code).toBe(true);
     for (const plan of Object.keys(PLANS)) expect(has({ name: 'RateLimited', dimensions: { plan } }), plan).toBe(true);
     expect(has({ name: 'AuthorizerDenied' })).toBe(true);
     expect(has({ name: 'AuthorizerFailure' })).toBe(true);
@@ -91,8 +98,15 @@ describe.each(STAGE_NAMES)('stage %s', (stage) => {
     const tables = resourcesOf(t(), 'AWS::DynamoDB::GlobalTable').map(([id]) => `@${id}`);
     expect(tables).toHaveLength(TABLES.length);
     for (const table of tables) {
-      for (const name of ['ConsumedReadCapacityUnits', 'ConsumedWriteCapacityUnits', 'ReadThrottleEvents', 'WriteThrottleEvents']) {
-        expect(has({ namespace: 'AWS/DynamoDB', name, dimensions: { TableName: table } }), `${table} ${name}`).toBe(true);
+      for (const name of [
+        'ConsumedReadCapacityUnits',
+        'ConsumedWriteCapacityUnits',
+        'ReadThrottleEvents',
+        'WriteThrottleEvents',
+      ]) {
+        expect(has({ namespace: 'AWS/DynamoDB', name, dimensions: { TableName: table } }), `${table} ${name}`).toBe(
+          true,
+        );
       }
     }
   });
@@ -100,7 +114,11 @@ describe.each(STAGE_NAMES)('stage %s', (stage) => {
   it('shows the state of every alarm in the stack', () => {
     const widget = bodyOf(t()).widgets.find((w) => w.type === 'alarm')!;
     const shown = (widget.properties.alarms as string[]).map((a) => a.slice(1)).sort();
-    expect(shown).toEqual(resourcesOf(t(), 'AWS::CloudWatch::Alarm').map(([id]) => id).sort());
+    expect(shown).toEqual(
+      resourcesOf(t(), 'AWS::CloudWatch::Alarm')
+        .map(([id]) => id)
+        .sort(),
+    );
   });
 
   describe('custom metrics', () => {
@@ -109,7 +127,8 @@ describe.each(STAGE_NAMES)('stage %s', (stage) => {
       // The stage's function environment as deployed (references, e.g. table names, left out).
       const env: Record<string, string> = {};
       for (const [, fn] of resourcesOf(t(), 'AWS::Lambda::Function')) {
-        for (const [k, v] of Object.entries(fn.Properties.Environment?.Variables ?? {})) if (typeof v === 'string' && k !== 'NODE_OPTIONS') env[k] = v;
+        for (const [k, v] of Object.entries(fn.Properties.Environment?.Variables ?? {}))
+          if (typeof v === 'string' && k !== 'NODE_OPTIONS') env[k] = v;
       }
       emitted = await captureEmf(env, inject('dynamoEndpoint'));
     }, 180_000);
@@ -125,7 +144,10 @@ describe.each(STAGE_NAMES)('stage %s', (stage) => {
       for (const m of custom) {
         expect(m.dimensions.stage).toBe(stage);
         const sameSet = emitted.filter((e) => key(e) === key(m));
-        expect(sameSet.some((e) => e.dimensions.service === m.dimensions.service), key(m)).toBe(true);
+        expect(
+          sameSet.some((e) => e.dimensions.service === m.dimensions.service),
+          key(m),
+        ).toBe(true);
       }
     });
   });

@@ -24,11 +24,16 @@ const api = await startLocalApi({
   },
 });
 const call = (path: string, init: RequestInit = {}) =>
-  fetch(`${api.url}${path}`, { ...init, headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', ...init.headers } });
+  fetch(`${api.url}${path}`, {
+    ...init,
+    headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', ...init.headers },
+  });
 
 try {
   // DeprecatedOperationCall: the deprecated GET /pets/{petId}.
-  const created = (await (await call('/pets', { method: 'POST', body: JSON.stringify({ name: 'Emf', categoryId: 1 }) })).json()) as { id: number };
+  const created = (await (
+    await call('/pets', { method: 'POST', body: JSON.stringify({ name: 'Emf', categoryId: 1 }) })
+  ).json()) as { id: number };
   await call(`/pets/${created.id}`);
   // RateLimited: requests over the Free minute (until one is refused: a minute boundary may pass meanwhile).
   for (let i = 0; i < 3 * PLANS.free.limits!.perMinute; i++) if ((await call('/pets?limit=1')).status === 429) break;

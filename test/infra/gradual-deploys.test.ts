@@ -54,20 +54,28 @@ describe.each(STAGE_NAMES)('stage %s', (stage) => {
 
   it('points every Lambda integration and the authorizer at an alias, and grants invoke on the alias only', () => {
     const aliases = aliasesOf(stage);
-    const integrations = ofType(stage, 'AWS::ApiGateway::Method').filter(([, m]) => m.Properties.Integration?.Type === 'AWS_PROXY');
+    const integrations = ofType(stage, 'AWS::ApiGateway::Method').filter(
+      ([, m]) => m.Properties.Integration?.Type === 'AWS_PROXY',
+    );
     expect(integrations).toHaveLength(ROUTES.length);
     for (const [, method] of integrations) {
       const targets = refsIn(method.Properties.Integration.Uri).filter((id) => aliases.has(id));
       expect(targets.map((id) => aliases.get(id))).toEqual([method.Properties.OperationName]);
-      expect(refsIn(method.Properties.Integration.Uri).some((id) => templates[stage][id]?.Type === 'AWS::Lambda::Function')).toBe(false);
+      expect(
+        refsIn(method.Properties.Integration.Uri).some((id) => templates[stage][id]?.Type === 'AWS::Lambda::Function'),
+      ).toBe(false);
     }
     const [[, authorizer]] = ofType(stage, 'AWS::ApiGateway::Authorizer') as [[string, Resource]];
-    expect(new Set(refsIn(authorizer.Properties.AuthorizerUri).map((id) => aliases.get(id)))).toEqual(new Set([AUTHORIZER.name]));
+    expect(new Set(refsIn(authorizer.Properties.AuthorizerUri).map((id) => aliases.get(id)))).toEqual(
+      new Set([AUTHORIZER.name]),
+    );
     // Unchanged by the alias: the TOKEN authorizer's result cache (usageIdentifierKey comes from its answer).
     expect(authorizer.Properties.AuthorizerResultTtlInSeconds).toBe(STAGES[stage].authorizerCacheTtl.toSeconds());
     // API Gateway needs lambda:InvokeFunction on exactly what its URI names: a permission on the function
     // would not let it call the alias (Lambda resource policies are per qualifier).
-    const permissions = ofType(stage, 'AWS::Lambda::Permission').filter(([, p]) => p.Properties.Principal === 'apigateway.amazonaws.com');
+    const permissions = ofType(stage, 'AWS::Lambda::Permission').filter(
+      ([, p]) => p.Properties.Principal === 'apigateway.amazonaws.com',
+    );
     expect(permissions.length).toBeGreaterThanOrEqual(ROUTES.length + 1);
     for (const [id, p] of permissions) expect(aliases.has(p.Properties.FunctionName.Ref), id).toBe(true);
   });
@@ -81,10 +89,17 @@ describe('production', () => {
     expect(groups()).toHaveLength(FUNCTIONS.length);
     for (const [id, group] of groups()) {
       expect(group.Properties.DeploymentConfigName, id).toBe('CodeDeployDefault.LambdaCanary10Percent5Minutes');
-      expect(group.Properties.DeploymentStyle).toEqual({ DeploymentOption: 'WITH_TRAFFIC_CONTROL', DeploymentType: 'BLUE_GREEN' });
+      expect(group.Properties.DeploymentStyle).toEqual({
+        DeploymentOption: 'WITH_TRAFFIC_CONTROL',
+        DeploymentType: 'BLUE_GREEN',
+      });
       expect(group.Properties.AutoRollbackConfiguration).toEqual({
         Enabled: true,
-        Events: expect.arrayContaining(['DEPLOYMENT_FAILURE', 'DEPLOYMENT_STOP_ON_ALARM', 'DEPLOYMENT_STOP_ON_REQUEST']),
+        Events: expect.arrayContaining([
+          'DEPLOYMENT_FAILURE',
+          'DEPLOYMENT_STOP_ON_ALARM',
+          'DEPLOYMENT_STOP_ON_REQUEST',
+        ]),
       });
       expect(group.Properties.AlarmConfiguration.Enabled).toBe(true);
     }

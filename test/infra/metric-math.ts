@@ -17,7 +17,8 @@ type Node =
   | { kind: 'unary'; arg: Node }
   | { kind: 'binary'; op: string; left: Node; right: Node };
 
-const TOKEN = /\s*(?:(\d+(?:\.\d+)?)|("[^"]*"|'[^']*')|([A-Za-z_][A-Za-z0-9_]*)|(==|!=|<=|>=|&&|\|\||[-+*/^<>()[\],]))/y;
+const TOKEN =
+  /\s*(?:(\d+(?:\.\d+)?)|("[^"]*"|'[^']*')|([A-Za-z_][A-Za-z0-9_]*)|(==|!=|<=|>=|&&|\|\||[-+*/^<>()[\],]))/y;
 
 function tokenize(src: string): string[] {
   const out: string[] = [];
@@ -25,13 +26,23 @@ function tokenize(src: string): string[] {
   while (TOKEN.lastIndex < src.length) {
     if (/^\s*$/.test(src.slice(TOKEN.lastIndex))) break;
     const m = TOKEN.exec(src);
-    if (!m) throw new Error(`Unexpected character at ${TOKEN.lastIndex}: ${src.slice(TOKEN.lastIndex, TOKEN.lastIndex + 10)}`);
+    if (!m)
+      throw new Error(
+        `Unexpected character at ${TOKEN.lastIndex}: ${src.slice(TOKEN.lastIndex, TOKEN.lastIndex + 10)}`,
+      );
     out.push(m[0].trim());
   }
   return out;
 }
 
-const LEVELS: readonly (readonly string[])[] = [['OR', '||'], ['AND', '&&'], ['==', '!=', '<=', '>=', '<', '>'], ['+', '-'], ['*', '/'], ['^']];
+const LEVELS: readonly (readonly string[])[] = [
+  ['OR', '||'],
+  ['AND', '&&'],
+  ['==', '!=', '<=', '>=', '<', '>'],
+  ['+', '-'],
+  ['*', '/'],
+  ['^'],
+];
 
 function parse(src: string): Node {
   const tokens = tokenize(src);
@@ -52,7 +63,12 @@ function parse(src: string): Node {
   };
   const list = (close: string): Node[] => {
     const items: Node[] = [];
-    if (peek() !== close) for (;;) { items.push(level(0)); if (peek() !== ',') break; i++; }
+    if (peek() !== close)
+      for (;;) {
+        items.push(level(0));
+        if (peek() !== ',') break;
+        i++;
+      }
     expect(close);
     return items;
   };
@@ -60,11 +76,18 @@ function parse(src: string): Node {
     const t = tokens[i++];
     if (t === undefined) throw new Error('Unexpected end of expression');
     if (t === '-') return { kind: 'unary', arg: unary() };
-    if (t === '(') { const e = level(0); expect(')'); return e; }
+    if (t === '(') {
+      const e = level(0);
+      expect(')');
+      return e;
+    }
     if (t === '[') return { kind: 'array', items: list(']') };
     if (/^\d/.test(t)) return { kind: 'num' };
     if (/^["']/.test(t)) return { kind: 'str' };
-    if (/^[A-Z][A-Z0-9_]*$/.test(t) && peek() === '(') { i++; return { kind: 'call', fn: t, args: list(')') }; }
+    if (/^[A-Z][A-Z0-9_]*$/.test(t) && peek() === '(') {
+      i++;
+      return { kind: 'call', fn: t, args: list(')') };
+    }
     if (/^[A-Za-z_]/.test(t)) return { kind: 'id', name: t };
     throw new Error(`Unexpected token ${t}`);
   };
@@ -75,16 +98,42 @@ function parse(src: string): Node {
 
 /** A function's accepted argument lists and what each returns (the guide's function table). */
 type Signature = readonly [args: readonly (readonly MathType[])[], returns: MathType];
-const eachPoint = (): Signature[] => [[[['TS']], 'TS'], [[['TS[]']], 'TS[]']];
-const reduce = (): Signature[] => [[[['TS']], 'S'], [[['TS[]']], 'TS']];
+const eachPoint = (): Signature[] => [
+  [[['TS']], 'TS'],
+  [[['TS[]']], 'TS[]'],
+];
+const reduce = (): Signature[] => [
+  [[['TS']], 'S'],
+  [[['TS[]']], 'TS'],
+];
 const FUNCTIONS: Readonly<Record<string, Signature[]>> = {
-  ABS: eachPoint(), CEIL: eachPoint(), FLOOR: eachPoint(), LOG: eachPoint(), LOG10: eachPoint(),
-  DIFF: eachPoint(), DIFF_TIME: eachPoint(), RATE: eachPoint(), RUNNING_SUM: eachPoint(),
-  AVG: reduce(), MAX: reduce(), MIN: reduce(), SUM: reduce(), STDDEV: reduce(), DATAPOINT_COUNT: reduce(),
-  FILL: [[[['TS'], ['S', 'KEYWORD']], 'TS'], [[['TS[]'], ['TS', 'S', 'KEYWORD']], 'TS[]']],
-  FIRST: [[[['TS[]']], 'TS']], LAST: [[[['TS[]']], 'TS']], METRIC_COUNT: [[[['TS[]']], 'S']],
+  ABS: eachPoint(),
+  CEIL: eachPoint(),
+  FLOOR: eachPoint(),
+  LOG: eachPoint(),
+  LOG10: eachPoint(),
+  DIFF: eachPoint(),
+  DIFF_TIME: eachPoint(),
+  RATE: eachPoint(),
+  RUNNING_SUM: eachPoint(),
+  AVG: reduce(),
+  MAX: reduce(),
+  MIN: reduce(),
+  SUM: reduce(),
+  STDDEV: reduce(),
+  DATAPOINT_COUNT: reduce(),
+  FILL: [
+    [[['TS'], ['S', 'KEYWORD']], 'TS'],
+    [[['TS[]'], ['TS', 'S', 'KEYWORD']], 'TS[]'],
+  ],
+  FIRST: [[[['TS[]']], 'TS']],
+  LAST: [[[['TS[]']], 'TS']],
+  METRIC_COUNT: [[[['TS[]']], 'S']],
   REMOVE_EMPTY: [[[['TS[]']], 'TS[]']],
-  METRICS: [[[], 'TS[]'], [[['STRING']], 'TS[]']],
+  METRICS: [
+    [[], 'TS[]'],
+    [[['STRING']], 'TS[]'],
+  ],
   PERIOD: [[[['TS']], 'S']],
   TIME_SERIES: [[[['S']], 'TS']],
   // IF(condition, trueValue[, falseValue]): condition TS (a comparison of a TS with S gives a TS) or S.
@@ -115,20 +164,28 @@ export function checkExpression(expression: string, ids: Readonly<Record<string,
   const errors: string[] = [];
   const functions = new Set<string>();
   const unfilledSumOperands = new Set<string>();
-  const name = (t: MathType) => ({ S: 'Scalar', TS: 'TimeSeries', 'TS[]': 'Array[TimeSeries]', STRING: 'String', KEYWORD: 'Keyword' })[t];
-  const sumOperands = (n: Node): Node[] => (n.kind === 'binary' && (n.op === '+' || n.op === '-') ? [...sumOperands(n.left), ...sumOperands(n.right)] : [n]);
+  const name = (t: MathType) =>
+    ({ S: 'Scalar', TS: 'TimeSeries', 'TS[]': 'Array[TimeSeries]', STRING: 'String', KEYWORD: 'Keyword' })[t];
+  const sumOperands = (n: Node): Node[] =>
+    n.kind === 'binary' && (n.op === '+' || n.op === '-') ? [...sumOperands(n.left), ...sumOperands(n.right)] : [n];
 
   const typeOf = (n: Node): MathType | undefined => {
     switch (n.kind) {
-      case 'num': return 'S';
-      case 'str': return 'STRING';
+      case 'num':
+        return 'S';
+      case 'str':
+        return 'STRING';
       case 'id':
         if (KEYWORDS.has(n.name)) return 'KEYWORD';
-        if (!(n.name in ids)) { errors.push(`Unknown id ${n.name}`); return undefined; }
+        if (!(n.name in ids)) {
+          errors.push(`Unknown id ${n.name}`);
+          return undefined;
+        }
         return ids[n.name];
       case 'unary': {
         const t = typeOf(n.arg);
-        if (t && t !== 'S' && t !== 'TS' && t !== 'TS[]') errors.push(`Unsupported operand type for unary -: ${name(t)}`);
+        if (t && t !== 'S' && t !== 'TS' && t !== 'TS[]')
+          errors.push(`Unsupported operand type for unary -: ${name(t)}`);
         return t;
       }
       case 'array': {
@@ -136,7 +193,9 @@ export function checkExpression(expression: string, ids: Readonly<Record<string,
         // "Arrays must hold time series": a scalar in an array is what CloudWatch rejects as
         // "Unsupported operand type(s) for MAX: '[Array[TimeSeries, Scalar]]'".
         if (types.some((t) => t !== 'TS' && t !== 'TS[]')) {
-          errors.push(`Array elements must be time series: [Array[${types.map((t) => (t ? name(t) : '?')).join(', ')}]]`);
+          errors.push(
+            `Array elements must be time series: [Array[${types.map((t) => (t ? name(t) : '?')).join(', ')}]]`,
+          );
         }
         return 'TS[]';
       }
@@ -144,9 +203,14 @@ export function checkExpression(expression: string, ids: Readonly<Record<string,
         functions.add(n.fn);
         const sigs = FUNCTIONS[n.fn];
         const args = n.args.map(typeOf);
-        if (!sigs) { errors.push(`Unknown or unsupported function ${n.fn}`); return undefined; }
+        if (!sigs) {
+          errors.push(`Unknown or unsupported function ${n.fn}`);
+          return undefined;
+        }
         if (args.some((a) => a === undefined)) return undefined;
-        const sig = sigs.find(([params]) => params.length === args.length && params.every((p, k) => p.includes(args[k]!)));
+        const sig = sigs.find(
+          ([params]) => params.length === args.length && params.every((p, k) => p.includes(args[k]!)),
+        );
         if (!sig) {
           errors.push(`Unsupported operand type(s) for ${n.fn}: '[${args.map((a) => name(a!)).join(', ')}]'`);
           return undefined;

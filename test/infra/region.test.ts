@@ -40,7 +40,10 @@ describe('synth-time region and account', () => {
   }, 240_000);
 
   it('pins a stage to the region and account given as context, and only that stage', async () => {
-    const stacks = await synth({ 'animal-store:production:region': 'eu-west-1', 'animal-store:production:account': '123456789012' });
+    const stacks = await synth({
+      'animal-store:production:region': 'eu-west-1',
+      'animal-store:production:account': '123456789012',
+    });
     expect(stacks.production.region).toBe('eu-west-1');
     expect(stacks.production.account).toBe('123456789012');
     const url = Template.fromStack(stacks.production).toJSON().Outputs.ApiUrl.Value;

@@ -14,7 +14,12 @@ import { FUNCTION_ACCESS } from '../../lib/stacks/function-access.ts';
 import { BEARER_VALIDATION_EXPRESSION } from '../../contract/auth.ts';
 import { TABLES } from '../../contract/tables.ts';
 
-type Resource = { Type: string; Properties: Record<string, any>; DeletionPolicy?: string; UpdateReplacePolicy?: string };
+type Resource = {
+  Type: string;
+  Properties: Record<string, any>;
+  DeletionPolicy?: string;
+  UpdateReplacePolicy?: string;
+};
 
 const built = { app: undefined as ReturnType<typeof createApp> | undefined };
 const templates = {} as Record<StageName, Template>;
@@ -30,16 +35,22 @@ const resources = (t: Template, type: string): [string, Resource][] =>
 /** The logical id of the table built from a definition (found by its partition key, unique per table). */
 const tableLogicalId = (t: Template, defId: string): string => {
   const def = TABLES.find((d) => d.id === defId)!;
-  const found = resources(t, 'AWS::DynamoDB::GlobalTable').find(([, r]) => r.Properties.KeySchema[0].AttributeName === def.partitionKey.name);
+  const found = resources(t, 'AWS::DynamoDB::GlobalTable').find(
+    ([, r]) => r.Properties.KeySchema[0].AttributeName === def.partitionKey.name,
+  );
   if (!found) throw new Error(`no table ${defId}`);
   return found[0];
 };
 
 /** The function whose description names the operation, with its role's inline statements. */
 const functionOf = (t: Template, name: string) => {
-  const [id, fn] = resources(t, 'AWS::Lambda::Function').find(([, r]) => r.Properties.Description?.endsWith(`: ${name}`))!;
+  const [id, fn] = resources(t, 'AWS::Lambda::Function').find(([, r]) =>
+    r.Properties.Description?.endsWith(`: ${name}`),
+  )!;
   const roleId = fn.Properties.Role['Fn::GetAtt'][0];
-  const policy = resources(t, 'AWS::IAM::Policy').find(([, p]) => p.Properties.Roles.some((r: any) => r.Ref === roleId))!;
+  const policy = resources(t, 'AWS::IAM::Policy').find(([, p]) =>
+    p.Properties.Roles.some((r: any) => r.Ref === roleId),
+  )!;
   return { id, fn, roleId, statements: policy[1].Properties.PolicyDocument.Statement as any[] };
 };
 
@@ -53,7 +64,9 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
     expect(s.Properties.TracingEnabled).toBe(true);
     const format = JSON.parse(s.Properties.AccessLogSetting.Format);
     expect(format).toMatchObject({ requestId: '$context.requestId', status: '$context.status' });
-    expect(s.Properties.MethodSettings).toEqual([expect.objectContaining({ LoggingLevel: 'ERROR', DataTraceEnabled: false })]);
+    expect(s.Properties.MethodSettings).toEqual([
+      expect.objectContaining({ LoggingLevel: 'ERROR', DataTraceEnabled: false }),
+    ]);
   });
 
   it('takes API keys from the authorizer', () => {
@@ -76,19 +89,29 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
       [...ROUTES.map((r) => r.operationId), 'authorizer'].map((n) => `Animal Store ${stageName}: ${n}`).sort(),
     );
     for (const [, f] of fns) {
-      expect(f.Properties).toMatchObject({ Runtime: 'nodejs24.x', Architectures: ['arm64'], TracingConfig: { Mode: 'Active' } });
+      expect(f.Properties).toMatchObject({
+        Runtime: 'nodejs24.x',
+        Architectures: ['arm64'],
+        TracingConfig: { Mode: 'Active' },
+      });
       expect(f.Properties.LoggingConfig.LogGroup).toBeDefined();
       const env = f.Properties.Environment.Variables;
-      expect(env).toMatchObject({ STAGE: stageName, POWERTOOLS_LOG_LEVEL: stage.logLevel, POWERTOOLS_SERVICE_NAME: 'animal-store' });
+      expect(env).toMatchObject({
+        STAGE: stageName,
+        POWERTOOLS_LOG_LEVEL: stage.logLevel,
+        POWERTOOLS_SERVICE_NAME: 'animal-store',
+      });
       for (const def of TABLES) expect(env[def.envVar]).toEqual({ Ref: tableLogicalId(t(), def.id) });
     }
-    for (const [, g] of resources(t(), 'AWS::Logs::LogGroup')) expect(g.Properties.RetentionInDays).toBe(stage.logRetention);
+    for (const [, g] of resources(t(), 'AWS::Logs::LogGroup'))
+      expect(g.Properties.RetentionInDays).toBe(stage.logRetention);
   });
 
   it('passes the cursor secret (a dynamic reference) to listPets only', () => {
     for (const name of Object.keys(FUNCTION_ACCESS)) {
       const env = functionOf(t(), name).fn.Properties.Environment.Variables;
-      if (FUNCTION_ACCESS[name]!.cursorSecret) expect(JSON.stringify(env.CURSOR_SECRET)).toContain('{{resolve:secretsmanager:');
+      if (FUNCTION_ACCESS[name]!.cursorSecret)
+        expect(JSON.stringify(env.CURSOR_SECRET)).toContain('{{resolve:secretsmanager:');
       else expect(env.CURSOR_SECRET).toBeUndefined();
     }
     expect(FUNCTION_ACCESS.listPets!.cursorSecret).toBe(true);
@@ -118,7 +141,11 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
     for (const [name, tableStatements] of Object.entries(expected)) {
       const { fn, roleId, statements } = functionOf(t(), name);
       expect(statements).toEqual([
-        { Effect: 'Allow', Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: { 'Fn::GetAtt': [fn.Properties.LoggingConfig.LogGroup.Ref, 'Arn'] } },
+        {
+          Effect: 'Allow',
+          Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+          Resource: { 'Fn::GetAtt': [fn.Properties.LoggingConfig.LogGroup.Ref, 'Arn'] },
+        },
         { Effect: 'Allow', Action: ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'], Resource: '*' },
         ...tableStatements.map((s) => ({ Effect: 'Allow', ...s })),
       ]);
@@ -149,7 +176,9 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
     expect(mocks).toHaveLength(resourcePaths().size);
     for (const [path, methods] of resourcePaths()) {
       const answer = methodNotAllowed(methods);
-      const mock = mocks.find(([, m]) => m.Properties.OperationName === `methodNotAllowed${path.replace(/[^A-Za-z0-9]/g, '_')}`);
+      const mock = mocks.find(
+        ([, m]) => m.Properties.OperationName === `methodNotAllowed${path.replace(/[^A-Za-z0-9]/g, '_')}`,
+      );
       expect(mock, path).toBeDefined();
       const p = mock![1].Properties;
       expect(p.Integration.Type).toBe('MOCK');
@@ -173,7 +202,10 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
         ([, d]) => d.Properties.Location.Path === route.path && d.Properties.Location.Method === route.method,
       )!;
       expect(part.Properties.Location.Type).toBe('METHOD');
-      expect(JSON.parse(part.Properties.Properties)).toMatchObject({ deprecated: true, 'x-sunset': route.deprecation!.sunsetAt });
+      expect(JSON.parse(part.Properties.Properties)).toMatchObject({
+        deprecated: true,
+        'x-sunset': route.deprecation!.sunsetAt,
+      });
       t().hasResourceProperties('AWS::ApiGateway::Method', {
         OperationName: route.operationId,
         MethodResponses: [
@@ -204,12 +236,19 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
       expect(plan.Properties.ApiStages).toHaveLength(1);
     }
     // Above the app limits (test/infra/usage-plans.test.ts shows why these numbers never reject what the app admits).
-    expect(usagePlanThrottle(PLANS.free.limits!)).toEqual({ rateLimit: 2, burstLimit: 178, quotaPerDay: 3_015, guaranteed: true });
+    expect(usagePlanThrottle(PLANS.free.limits!)).toEqual({
+      rateLimit: 2,
+      burstLimit: 178,
+      quotaPerDay: 3_015,
+      guaranteed: true,
+    });
   });
 
   it('maps every gateway response to its status, the Error object and static headers', () => {
     const responses = resources(t(), 'AWS::ApiGateway::GatewayResponse');
-    expect(responses.map(([, r]) => r.Properties.ResponseType).sort()).toEqual(GATEWAY_RESPONSES.map((r) => r.type).sort());
+    expect(responses.map(([, r]) => r.Properties.ResponseType).sort()).toEqual(
+      GATEWAY_RESPONSES.map((r) => r.type).sort(),
+    );
     for (const spec of GATEWAY_RESPONSES) {
       const [, r] = responses.find(([, x]) => x.Properties.ResponseType === spec.type)!;
       expect(r.Properties.StatusCode).toBe(String(spec.status));
@@ -239,7 +278,9 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
       expect(replica.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
       const ttl = 'ttlAttribute' in def ? def.ttlAttribute : undefined;
       expect(table.Properties.TimeToLiveSpecification).toEqual(ttl ? { AttributeName: ttl, Enabled: true } : undefined);
-      expect((table.Properties.GlobalSecondaryIndexes ?? []).map((g: any) => g.IndexName)).toEqual(def.indexes.map((i) => i.indexName));
+      expect((table.Properties.GlobalSecondaryIndexes ?? []).map((g: any) => g.IndexName)).toEqual(
+        def.indexes.map((i) => i.indexName),
+      );
       if (stageName === 'production') {
         expect(table.DeletionPolicy).toBe('Retain');
         expect(replica.DeletionProtectionEnabled).toBe(true);
@@ -256,7 +297,9 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
       .filter(([id]) => !id.startsWith('Deploy'))
       .map(([, a]) => a.Properties);
     const metricNames = (a: any): string[] =>
-      a.MetricName ? [a.MetricName] : (a.Metrics ?? []).map((m: any) => m.MetricStat?.Metric.MetricName).filter(Boolean);
+      a.MetricName
+        ? [a.MetricName]
+        : (a.Metrics ?? []).map((m: any) => m.MetricStat?.Metric.MetricName).filter(Boolean);
     const having = (name: string) => alarms.filter((a) => metricNames(a).includes(name));
     expect(having('5XXError')[0]).toMatchObject({ Threshold: stage.alarms.serverErrorRatePercent });
     expect(having('Latency')[0]).toMatchObject({ ExtendedStatistic: 'p99', Threshold: stage.alarms.p99LatencyMs });

@@ -11,7 +11,9 @@ export type CfnTemplate = { Resources: Record<string, Resource>; Outputs?: Recor
 
 export function synthTemplates(): Record<StageName, CfnTemplate> {
   const app = createApp({ context: { 'aws:cdk:bundling-stacks': [] } });
-  return Object.fromEntries(STAGE_NAMES.map((n) => [n, Template.fromStack(app.stacks[n]).toJSON() as CfnTemplate])) as Record<StageName, CfnTemplate>;
+  return Object.fromEntries(
+    STAGE_NAMES.map((n) => [n, Template.fromStack(app.stacks[n]).toJSON() as CfnTemplate]),
+  ) as Record<StageName, CfnTemplate>;
 }
 
 export const resourcesOf = (t: CfnTemplate, type: string): [string, Resource][] =>

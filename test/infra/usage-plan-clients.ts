@@ -1,7 +1,14 @@
 /**
  * Simulated clients for the usage-plan model (usage-plan-model.ts), on a simulated clock.
  */
-import { HONOURING_REJECTIONS_PER_WINDOW, PLANS, STANDARD_PLANS, usagePlanThrottle, type PlanLimits, type UsagePlanLimits } from '../../contract/plans.ts';
+import {
+  HONOURING_REJECTIONS_PER_WINDOW,
+  PLANS,
+  STANDARD_PLANS,
+  usagePlanThrottle,
+  type PlanLimits,
+  type UsagePlanLimits,
+} from '../../contract/plans.ts';
 import { GatewayModel, honouredUntil, type Outcome } from './usage-plan-model.ts';
 
 export interface Burst {
@@ -30,7 +37,12 @@ export const EPOCH_MS = Date.UTC(2026, 0, 5);
  * flight than HONOURING_REJECTIONS_PER_WINDOW. Within that, it sends as soon as it may: it keeps sending while it
  * has requests to send, so it receives every 429 those rules still allow.
  */
-export async function honouringClient(gw: GatewayModel, bursts: readonly Burst[], startMs: number, untilMs = Infinity): Promise<Outcome[]> {
+export async function honouringClient(
+  gw: GatewayModel,
+  bursts: readonly Burst[],
+  startMs: number,
+  untilMs = Infinity,
+): Promise<Outcome[]> {
   const outcomes: Outcome[] = [];
   let t = startMs;
   let blockedUntil = 0;
@@ -56,10 +68,20 @@ export async function honouringClient(gw: GatewayModel, bursts: readonly Burst[]
 
 /** A client that honours the headers and always has the most requests in flight: it uses up every window. */
 export const greedyClient = (gw: GatewayModel, startMs: number, untilMs: number, prefer: Burst['prefer'] = 'reset') =>
-  honouringClient(gw, [{ gapMs: 0, toBoundary: false, count: Infinity, inFlight: HONOURING_REJECTIONS_PER_WINDOW, prefer, latencyMs: 0 }], startMs, untilMs);
+  honouringClient(
+    gw,
+    [{ gapMs: 0, toBoundary: false, count: Infinity, inFlight: HONOURING_REJECTIONS_PER_WINDOW, prefer, latencyMs: 0 }],
+    startMs,
+    untilMs,
+  );
 
 /** A client that ignores every header and sends one request every `intervalMs`. */
-export async function runawayClient(gw: GatewayModel, startMs: number, intervalMs: number, untilMs: number): Promise<void> {
+export async function runawayClient(
+  gw: GatewayModel,
+  startMs: number,
+  intervalMs: number,
+  untilMs: number,
+): Promise<void> {
   for (let t = startMs; t < untilMs; t += intervalMs) await gw.request(t);
 }
 
@@ -68,7 +90,12 @@ export async function runawayClient(gw: GatewayModel, startMs: number, intervalM
  * right after the boundary, as X-RateLimit-Reset allows: two windows within a millisecond.
  */
 export function boundaryBursts(limits: PlanLimits): Burst[] {
-  const burst = { count: limits.perMinute + HONOURING_REJECTIONS_PER_WINDOW, inFlight: HONOURING_REJECTIONS_PER_WINDOW, prefer: 'reset', latencyMs: 0 } as const;
+  const burst = {
+    count: limits.perMinute + HONOURING_REJECTIONS_PER_WINDOW,
+    inFlight: HONOURING_REJECTIONS_PER_WINDOW,
+    prefer: 'reset',
+    latencyMs: 0,
+  } as const;
   return [
     { ...burst, gapMs: 59_999, toBoundary: false },
     { ...burst, gapMs: 0, toBoundary: true },

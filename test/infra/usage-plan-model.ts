@@ -13,7 +13,16 @@
  * banThreshold in a minute bans the key (the domain's own rejectionStep and shouldBan decide).
  */
 import { BAN_POLICY, type PlanLimits, type UsagePlanLimits } from '../../contract/plans.ts';
-import { enforce, rejectionStep, shouldBan, windowsAt, type Consumption, type LimitStore, type RateLimitHeaders, type Windows } from '../../lambdas/domain/rate-limit.ts';
+import {
+  enforce,
+  rejectionStep,
+  shouldBan,
+  windowsAt,
+  type Consumption,
+  type LimitStore,
+  type RateLimitHeaders,
+  type Windows,
+} from '../../lambdas/domain/rate-limit.ts';
 import { AppError } from '../../lambdas/domain/errors.ts';
 
 type Counters = { ms: number; m: number; d: number; rjm?: number; rf?: number; rj: number };
@@ -106,7 +115,8 @@ export class GatewayModel {
     try {
       return { by: 'app', status: 200, headers: await enforce(this.app, 'key', this.limits, w) };
     } catch (err) {
-      if (err instanceof AppError && err.status === 429) return { by: 'app', status: 429, headers: err.headers as unknown as RateLimitHeaders };
+      if (err instanceof AppError && err.status === 429)
+        return { by: 'app', status: 429, headers: err.headers as unknown as RateLimitHeaders };
       throw err;
     }
   }

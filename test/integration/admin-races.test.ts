@@ -135,7 +135,9 @@ describe('admin races', () => {
     expect(await status(key)).toBe(401);
     expect(await admin.show(record.keyId)).toMatchObject({ status: 'active', rotatedAt: expect.any(String) });
     // A revoke whose answer never comes back either: applied, and reported as done.
-    expect(await neverAnswered(/UpdateItem|UpdateCommand/, () => admin.revoke(record.keyId))).toMatchObject({ status: 'revoked' });
+    expect(await neverAnswered(/UpdateItem|UpdateCommand/, () => admin.revoke(record.keyId))).toMatchObject({
+      status: 'revoked',
+    });
     expect(await status(rotated.key)).toBe(401);
   });
 
@@ -143,8 +145,14 @@ describe('admin races', () => {
     const admin = keyAdmin(deps);
     const created = await answerLost(/Put/, () => admin.create({ owner: 'race-retry2', plan: 'free' }));
     expect(await status(created.key)).toBe(200);
-    expect(await answerLost(/Update/, () => admin.setPlan(created.record.keyId, { plan: 'pro' }))).toMatchObject({ plan: 'pro', version: 2 });
-    expect(await answerLost(/Update/, () => admin.revoke(created.record.keyId))).toMatchObject({ status: 'revoked', version: 3 });
+    expect(await answerLost(/Update/, () => admin.setPlan(created.record.keyId, { plan: 'pro' }))).toMatchObject({
+      plan: 'pro',
+      version: 2,
+    });
+    expect(await answerLost(/Update/, () => admin.revoke(created.record.keyId))).toMatchObject({
+      status: 'revoked',
+      version: 3,
+    });
     expect(await status(created.key)).toBe(401);
   });
 });

@@ -27,7 +27,11 @@ let localDeps: AdminDeps;
 async function admin(...args: string[]) {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await runAdmin([...args, '--local'], { out: (l) => out.push(l), err: (l) => err.push(l) }, async () => localDeps);
+  const code = await runAdmin(
+    [...args, '--local'],
+    { out: (l) => out.push(l), err: (l) => err.push(l) },
+    async () => localDeps,
+  );
   return { code, out: out.join('\n'), err: err.join('\n') };
 }
 const json = async (...args: string[]) => {
@@ -49,7 +53,12 @@ afterAll(() => api?.close());
 describe('admin tool on DynamoDB Local', () => {
   it('creates a Pro key the API accepts with limit 300, moves it between plans, rotates and revokes it', async () => {
     const created = await json('keys', 'create', '--owner', 'acme', '--plan', 'pro');
-    expect(created).toMatchObject({ owner: 'acme', plan: 'pro', status: 'active', limits: { perMinute: 300, perDay: 10_000 } });
+    expect(created).toMatchObject({
+      owner: 'acme',
+      plan: 'pro',
+      status: 'active',
+      limits: { perMinute: 300, perDay: 10_000 },
+    });
     expect(created.key).toMatch(/^ask_[A-Za-z0-9_-]{43}$/);
     expect(created).not.toHaveProperty('hash');
     expect(await limitOf(created.key)).toBe('300');
@@ -58,12 +67,17 @@ describe('admin tool on DynamoDB Local', () => {
     expect(human.out).toContain(created.keyId);
     expect(human.out).not.toContain(created.key);
 
-    expect(await json('keys', 'set-plan', created.keyId, 'enterprise', '--per-minute', '7', '--per-day', '70')).toMatchObject({
+    expect(
+      await json('keys', 'set-plan', created.keyId, 'enterprise', '--per-minute', '7', '--per-day', '70'),
+    ).toMatchObject({
       plan: 'enterprise',
       limits: { perMinute: 7, perDay: 70 },
     });
     expect(await limitOf(created.key)).toBe('7');
-    expect(await json('keys', 'set-plan', created.keyId, 'free')).toMatchObject({ plan: 'free', limits: { perMinute: 60 } });
+    expect(await json('keys', 'set-plan', created.keyId, 'free')).toMatchObject({
+      plan: 'free',
+      limits: { perMinute: 60 },
+    });
     expect(await limitOf(created.key)).toBe('60');
 
     const usage = await json('keys', 'usage', created.keyId);
@@ -86,7 +100,10 @@ describe('admin tool on DynamoDB Local', () => {
     [['keys', 'create', '--plan', 'pro'], /--owner is required/],
     [['keys', 'create', '--owner', 'x', '--plan', 'gold'], /unknown plan "gold"/],
     [['keys', 'create', '--owner', 'x', '--plan', 'enterprise'], /needs --per-minute/],
-    [['keys', 'create', '--owner', 'x', '--plan', 'enterprise', '--per-minute=-5', '--per-day', '10'], /--per-minute must be/],
+    [
+      ['keys', 'create', '--owner', 'x', '--plan', 'enterprise', '--per-minute=-5', '--per-day', '10'],
+      /--per-minute must be/,
+    ],
     [['keys', 'create', '--owner', 'x', '--plan', 'pro', '--per-minute', '5'], /enterprise plan only/],
     [['keys', 'show', 'key_missing'], /no key with id key_missing/],
     [['keys', 'revoke'], /needs a key id/],
@@ -102,7 +119,11 @@ describe('admin tool on DynamoDB Local', () => {
 
   it('refuses to run without exactly one target', async () => {
     const err: string[] = [];
-    const code = await runAdmin(['keys', 'list'], { out: () => undefined, err: (l) => err.push(l) }, async () => localDeps);
+    const code = await runAdmin(
+      ['keys', 'list'],
+      { out: () => undefined, err: (l) => err.push(l) },
+      async () => localDeps,
+    );
     expect(code).toBe(1);
     expect(err[0]).toMatch(/--local or --stage/);
   });
@@ -121,20 +142,31 @@ describe('admin tool against API Gateway (aws-sdk-client-mock)', () => {
       ...localDeps,
       stage: 'staging',
       usagePlans: plans,
-      gateway: awsKeyGateway(new APIGatewayClient({ region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'y' } }), { apiId: 'api123', stage: 'v1' }),
+      gateway: awsKeyGateway(
+        new APIGatewayClient({ region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'y' } }),
+        { apiId: 'api123', stage: 'v1' },
+      ),
     };
   });
 
   it('creates the API key with a value derived from the key id, never the secret, within AWS API key value rules, and puts it on the plan', async () => {
     const { key, record } = await keyAdmin(deps).create({ owner: 'acme', plan: 'business' });
     const input = apigw.commandCalls(CreateApiKeyCommand)[0]!.args[0].input;
-    expect(input).toEqual({ name: `animal-store-${record.keyId}`, value: usageIdentifierKey(record.keyId), enabled: true });
+    expect(input).toEqual({
+      name: `animal-store-${record.keyId}`,
+      value: usageIdentifierKey(record.keyId),
+      enabled: true,
+    });
     // Anyone with apigateway:GET reads API key values (get-api-keys --include-values): no part of the secret in it.
     expect(input.value).not.toContain(key.slice(4, 14));
     // API Gateway developer guide, "Usage plans and API keys": an API key value is alphanumeric, 20 to 128 characters.
     expect(input.value).toMatch(/^[A-Za-z0-9]{20,128}$/);
     expect(input.value).toMatch(API_KEY_VALUE_PATTERN);
-    expect(apigw.commandCalls(CreateUsagePlanKeyCommand)[0]!.args[0].input).toEqual({ usagePlanId: 'plan-business', keyId: 'apikey-1', keyType: 'API_KEY' });
+    expect(apigw.commandCalls(CreateUsagePlanKeyCommand)[0]!.args[0].input).toEqual({
+      usagePlanId: 'plan-business',
+      keyId: 'apikey-1',
+      keyType: 'API_KEY',
+    });
     expect(record.apiGatewayKeyId).toBe('apikey-1');
   });
 
@@ -162,7 +194,9 @@ describe('admin tool against API Gateway (aws-sdk-client-mock)', () => {
   it('rolls back the gateway steps when the DynamoDB write fails', async () => {
     const failing = { ...deps, store: { ...deps.store, put: () => Promise.reject(new Error('write failed')) } };
     await expect(keyAdmin(failing).create({ owner: 'acme', plan: 'pro' })).rejects.toThrow('write failed');
-    expect(apigw.commandCalls(DeleteUsagePlanKeyCommand).map((c) => c.args[0].input)).toEqual([{ usagePlanId: 'plan-pro', keyId: 'apikey-1' }]);
+    expect(apigw.commandCalls(DeleteUsagePlanKeyCommand).map((c) => c.args[0].input)).toEqual([
+      { usagePlanId: 'plan-pro', keyId: 'apikey-1' },
+    ]);
     expect(apigw.commandCalls(DeleteApiKeyCommand)).toHaveLength(1);
   });
 
@@ -179,13 +213,21 @@ describe('admin tool against API Gateway (aws-sdk-client-mock)', () => {
     apigw.resetHistory();
     apigw.on(CreateUsagePlanKeyCommand, { usagePlanId: 'plan-business' }).rejects(new Error('boom'));
     await expect(admin.setPlan(record.keyId, { plan: 'business' })).rejects.toThrow('boom');
-    expect(apigw.commandCalls(CreateUsagePlanKeyCommand).map((c) => c.args[0].input.usagePlanId)).toEqual(['plan-business', 'plan-pro']);
+    expect(apigw.commandCalls(CreateUsagePlanKeyCommand).map((c) => c.args[0].input.usagePlanId)).toEqual([
+      'plan-business',
+      'plan-pro',
+    ]);
     expect((await admin.show(record.keyId)).plan).toBe('pro');
   });
 
   it('the authorizer returns the same derived value as usageIdentifierKey, for the first secret and after a rotation', async () => {
     const { handler } = await import('../../lambdas/handlers/authorizer.ts');
-    const authorize = (key: string) => handler({ type: 'TOKEN', authorizationToken: `Bearer ${key}`, methodArn: 'arn:aws:execute-api:eu-west-1:123456789012:api123/v1/GET/pets' });
+    const authorize = (key: string) =>
+      handler({
+        type: 'TOKEN',
+        authorizationToken: `Bearer ${key}`,
+        methodArn: 'arn:aws:execute-api:eu-west-1:123456789012:api123/v1/GET/pets',
+      });
     const admin = keyAdmin(deps);
     const { key, record } = await admin.create({ owner: 'acme', plan: 'pro' });
     const value = apigw.commandCalls(CreateApiKeyCommand)[0]!.args[0].input.value;
@@ -220,7 +262,9 @@ describe('admin tool against API Gateway (aws-sdk-client-mock)', () => {
     t += 61_000;
     expect((await admin.purge()).map((k) => k.keyId)).toContain(record.keyId);
     expect(apigw.commandCalls(DeleteApiKeyCommand).map((c) => c.args[0].input)).toContainEqual({ apiKey: 'apikey-1' });
-    expect(apigw.commandCalls(DeleteUsagePlanCommand).map((c) => c.args[0].input)).toContainEqual({ usagePlanId: 'plan-acme' });
+    expect(apigw.commandCalls(DeleteUsagePlanCommand).map((c) => c.args[0].input)).toContainEqual({
+      usagePlanId: 'plan-acme',
+    });
     const after = await admin.show(record.keyId);
     expect(after).toMatchObject({ status: 'revoked' });
     expect(after.apiGatewayKeyId).toBeUndefined();

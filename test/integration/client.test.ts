@@ -2,14 +2,26 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { resetClock, setClock } from '../../lambdas/shared/clock.ts';
-import { backoffMs, createAnimalStoreClient, nextLink, retryAfterMs, retryingFetch, type AnimalStoreClient } from '../../client/index.ts';
+import {
+  backoffMs,
+  createAnimalStoreClient,
+  nextLink,
+  retryAfterMs,
+  retryingFetch,
+  type AnimalStoreClient,
+} from '../../client/index.ts';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
 
 let api: TestApi;
 let store: AnimalStoreClient;
 beforeAll(async () => {
   api = await startTestApi();
-  store = createAnimalStoreClient({ baseUrl: api.url, apiKey: api.keys.business, fetch: api.fetch, retry: { sleep: async () => {} } });
+  store = createAnimalStoreClient({
+    baseUrl: api.url,
+    apiKey: api.keys.business,
+    fetch: api.fetch,
+    retry: { sleep: async () => {} },
+  });
 });
 afterAll(() => api?.close());
 afterEach(() => resetClock());
@@ -29,14 +41,22 @@ describe('typed client against the local server', () => {
 
   it('returns typed errors without retrying 4xx', async () => {
     let calls = 0;
-    const counting = createAnimalStoreClient({ baseUrl: api.url, apiKey: api.keys.business, fetch: (i, init) => (calls++, api.fetch(i, init)) });
+    const counting = createAnimalStoreClient({
+      baseUrl: api.url,
+      apiKey: api.keys.business,
+      fetch: (i, init) => (calls++, api.fetch(i, init)),
+    });
     const bad = await counting.createPet({ name: '', categoryId: 1 });
     expect(bad.error).toMatchObject({ code: 'validation_failed', status: 400 });
     expect(bad.data).toBeUndefined();
     const missing = await counting.getPet(987654321);
     expect(missing.error).toMatchObject({ code: 'not_found', status: 404 });
     expect(calls).toBe(2);
-    const wrongKey = createAnimalStoreClient({ baseUrl: api.url, apiKey: 'unknown_key_0123456789abcdef', fetch: api.fetch });
+    const wrongKey = createAnimalStoreClient({
+      baseUrl: api.url,
+      apiKey: 'unknown_key_0123456789abcdef',
+      fetch: api.fetch,
+    });
     expect((await wrongKey.listPets()).error).toMatchObject({ code: 'unauthorized', status: 401 });
   });
 
@@ -51,7 +71,8 @@ describe('typed client against the local server', () => {
 
   it('listAllPets follows next links through every page', async () => {
     const made: number[] = [];
-    for (let i = 0; i < 11; i++) made.push((await store.createPet({ name: `s${i}`, categoryId: 5, status: 'sold' })).data!.id);
+    for (let i = 0; i < 11; i++)
+      made.push((await store.createPet({ name: `s${i}`, categoryId: 5, status: 'sold' })).data!.id);
     const seen: number[] = [];
     for await (const p of store.listAllPets({ status: 'sold', limit: 4 })) {
       expect(p.status).toBe('sold');
@@ -64,8 +85,16 @@ describe('typed client against the local server', () => {
     setClock(() => Date.parse('2031-01-01T00:00:00Z'));
     const removed = await store.getPet(1);
     expect(removed.error).toMatchObject({ code: 'endpoint_removed', status: 410 });
-    const wrongKey = createAnimalStoreClient({ baseUrl: api.url, apiKey: 'unknown_key_0123456789abcdef', fetch: api.fetch });
-    await expect(wrongKey.listAllPets().next()).rejects.toMatchObject({ name: 'AnimalStoreError', status: 401, code: 'unauthorized' });
+    const wrongKey = createAnimalStoreClient({
+      baseUrl: api.url,
+      apiKey: 'unknown_key_0123456789abcdef',
+      fetch: api.fetch,
+    });
+    await expect(wrongKey.listAllPets().next()).rejects.toMatchObject({
+      name: 'AnimalStoreError',
+      status: 401,
+      code: 'unauthorized',
+    });
   });
 
   it('waits out a real 429 (Free plan, 60/min) honouring Retry-After, then succeeds', async () => {
@@ -80,7 +109,10 @@ describe('typed client against the local server', () => {
       baseUrl: api.url,
       apiKey: api.keys.free,
       fetch: api.fetch,
-      retry: { sleep: async (ms) => void (waits.push(ms), (t += ms)), onRetry: ({ attempt, status }) => retries.push({ attempt, status }) },
+      retry: {
+        sleep: async (ms) => void (waits.push(ms), (t += ms)),
+        onRetry: ({ attempt, status }) => retries.push({ attempt, status }),
+      },
     });
     const page = await free.listPets({ limit: 1 });
     expect(page.response.status).toBe(200);
@@ -94,7 +126,10 @@ describe('typed client against the local server', () => {
 
 describe('retry policy (stubbed responses)', () => {
   const error = (status: number, code: string, headers: Record<string, string> = {}) =>
-    new Response(JSON.stringify({ code, message: code, status }), { status, headers: { 'Content-Type': 'application/json', ...headers } });
+    new Response(JSON.stringify({ code, message: code, status }), {
+      status,
+      headers: { 'Content-Type': 'application/json', ...headers },
+    });
   const ok = () => new Response('[]', { status: 200, headers: { 'Content-Type': 'application/json' } });
   function stub(...responses: Array<() => Response>) {
     const seen: Request[] = [];
@@ -104,12 +139,26 @@ describe('retry policy (stubbed responses)', () => {
     };
     return { fetch: fetch as typeof globalThis.fetch, seen };
   }
-  const opts = (waits: number[], extra = {}) => ({ sleep: async (ms: number) => void waits.push(ms), random: () => 0.5, ...extra });
+  const opts = (waits: number[], extra = {}) => ({
+    sleep: async (ms: number) => void waits.push(ms),
+    random: () => 0.5,
+    ...extra,
+  });
 
   it('retries 503 and 429 with exponential backoff, at least Retry-After, bounded attempts', async () => {
     const waits: number[] = [];
-    const s = stub(() => error(503, 'service_unavailable'), () => error(503, 'service_unavailable'), () => error(429, 'rate_limited', { 'Retry-After': '2' }), ok);
-    const c = createAnimalStoreClient({ baseUrl: 'http://store.test/v1', apiKey: 'k', fetch: s.fetch, retry: opts(waits) });
+    const s = stub(
+      () => error(503, 'service_unavailable'),
+      () => error(503, 'service_unavailable'),
+      () => error(429, 'rate_limited', { 'Retry-After': '2' }),
+      ok,
+    );
+    const c = createAnimalStoreClient({
+      baseUrl: 'http://store.test/v1',
+      apiKey: 'k',
+      fetch: s.fetch,
+      retry: opts(waits),
+    });
     const r = await c.listPets();
     expect(r.data).toEqual([]);
     expect(s.seen).toHaveLength(4);
@@ -117,7 +166,12 @@ describe('retry policy (stubbed responses)', () => {
     expect(waits).toEqual([125, 250, 2000 + 500]); // step 250·2^(n-1), full jitter at 0.5 (no Retry-After: at least half a step)
     const waits2: number[] = [];
     const always = stub(() => error(503, 'service_unavailable', { 'Retry-After': '1' }));
-    const c2 = createAnimalStoreClient({ baseUrl: 'http://store.test/v1', apiKey: 'k', fetch: always.fetch, retry: opts(waits2, { maxAttempts: 3 }) });
+    const c2 = createAnimalStoreClient({
+      baseUrl: 'http://store.test/v1',
+      apiKey: 'k',
+      fetch: always.fetch,
+      retry: opts(waits2, { maxAttempts: 3 }),
+    });
     expect((await c2.listPets()).error).toMatchObject({ code: 'service_unavailable' });
     expect(always.seen).toHaveLength(3);
   });
@@ -128,11 +182,28 @@ describe('retry policy (stubbed responses)', () => {
     await retryingFetch(s501.fetch, opts(waits))(new Request('http://store.test/v1/store/orders'));
     expect(s501.seen).toHaveLength(1);
     const post = stub(() => error(503, 'service_unavailable'), ok);
-    const c = createAnimalStoreClient({ baseUrl: 'http://store.test/v1', apiKey: 'k', fetch: post.fetch, retry: opts(waits) });
+    const c = createAnimalStoreClient({
+      baseUrl: 'http://store.test/v1',
+      apiKey: 'k',
+      fetch: post.fetch,
+      retry: opts(waits),
+    });
     await c.createPet({ name: 'x', categoryId: 1 });
     expect(post.seen).toHaveLength(1);
-    const keyed = stub(() => error(503, 'service_unavailable'), () => new Response('{"id":1,"name":"x","categoryId":1,"status":"available"}', { status: 201, headers: { 'Content-Type': 'application/json' } }));
-    const c2 = createAnimalStoreClient({ baseUrl: 'http://store.test/v1', apiKey: 'k', fetch: keyed.fetch, retry: opts(waits) });
+    const keyed = stub(
+      () => error(503, 'service_unavailable'),
+      () =>
+        new Response('{"id":1,"name":"x","categoryId":1,"status":"available"}', {
+          status: 201,
+          headers: { 'Content-Type': 'application/json' },
+        }),
+    );
+    const c2 = createAnimalStoreClient({
+      baseUrl: 'http://store.test/v1',
+      apiKey: 'k',
+      fetch: keyed.fetch,
+      retry: opts(waits),
+    });
     const created = await c2.createPet({ name: 'x', categoryId: 1 }, { idempotencyKey: 'abc' });
     expect(created.data?.id).toBe(1);
     expect(keyed.seen.map((q) => q.headers.get('idempotency-key'))).toEqual(['abc', 'abc']);

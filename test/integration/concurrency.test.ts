@@ -46,7 +46,11 @@ async function allPages(first: string): Promise<Pet[][]> {
 describe(`${CREATES} creates at concurrency ${CONCURRENCY}`, () => {
   it('all succeed with distinct ids, each echoing its input', async () => {
     const started = Date.now();
-    const inputs = Array.from({ length: CREATES }, (_, i) => ({ name: `conc-${i}`, categoryId: (i % 7) + 1, status: PET_STATUSES[i % 3]! }));
+    const inputs = Array.from({ length: CREATES }, (_, i) => ({
+      name: `conc-${i}`,
+      categoryId: (i % 7) + 1,
+      status: PET_STATUSES[i % 3]!,
+    }));
     const results = await pool(inputs, CONCURRENCY, async (input) => {
       const res = await api.call('/pets', { method: 'POST', key: postKey, body: JSON.stringify(input) });
       return { status: res.status, pet: (await res.json()) as Pet };
@@ -75,9 +79,15 @@ describe(`${CREATES} creates at concurrency ${CONCURRENCY}`, () => {
       const seen = pages.flat();
       const counts = new Map<number, number>();
       for (const p of seen) counts.set(p.id, (counts.get(p.id) ?? 0) + 1);
-      expect([...counts].filter(([, n]) => n > 1), 'ids seen more than once').toEqual([]);
+      expect(
+        [...counts].filter(([, n]) => n > 1),
+        'ids seen more than once',
+      ).toEqual([]);
       const byId = new Map(seen.map((p) => [p.id, p]));
-      expect(expected.filter((p) => !byId.has(p.id)).map((p) => p.id), 'ids never seen').toEqual([]);
+      expect(
+        expected.filter((p) => !byId.has(p.id)).map((p) => p.id),
+        'ids never seen',
+      ).toEqual([]);
       for (const p of expected) expect(byId.get(p.id)).toEqual(p);
       return seen;
     };

@@ -76,7 +76,11 @@ describe('GET /pets/{petId} from its removal date on', () => {
       const res = await get(id);
       expect(res.status).toBe(410);
       const body = await jsonOf(res);
-      expect(body).toEqual({ code: 'endpoint_removed', message: expect.stringContaining('/v1/pets?status=available'), status: 410 });
+      expect(body).toEqual({
+        code: 'endpoint_removed',
+        message: expect.stringContaining('/v1/pets?status=available'),
+        status: 410,
+      });
       expect(res.headers.get('sunset')).toBe('Thu, 05 Dec 2030 00:00:00 GMT');
       expect(res.headers.get('x-ratelimit-limit')).toMatch(/^\d+$/);
     }

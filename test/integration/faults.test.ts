@@ -23,7 +23,9 @@ async function timed(p: Promise<Response>) {
 
 describe('DynamoDB unavailable', () => {
   it('answers 503 with Retry-After within a bounded time, fails closed, and recovers without a restart', async () => {
-    const created = await (await api.call('/pets', { method: 'POST', body, key: api.keys.business })).json() as { id: number };
+    const created = (await (await api.call('/pets', { method: 'POST', body, key: api.keys.business })).json()) as {
+      id: number;
+    };
     api.dynamo!.pause();
     try {
       const attempts = await Promise.all([
@@ -44,7 +46,9 @@ describe('DynamoDB unavailable', () => {
     const after = await api.call(`/pets/${created.id}`, { key: api.keys.business });
     expect(after.status).toBe(200);
     // Whatever the cut-off create did, no pet is half-written.
-    const all = (await (await api.call('/pets?limit=100', { key: api.keys.business })).json()) as Array<Record<string, unknown>>;
+    const all = (await (await api.call('/pets?limit=100', { key: api.keys.business })).json()) as Array<
+      Record<string, unknown>
+    >;
     for (const p of all) expect(Object.keys(p).sort()).toEqual(['categoryId', 'id', 'name', 'status']);
   });
 });

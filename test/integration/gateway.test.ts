@@ -39,7 +39,10 @@ describe('request ids', () => {
     logLines.length = 0;
     const res = await api.call('/pets');
     const id = res.headers.get('x-amzn-requestid');
-    const entries = logLines.flatMap((l) => l.split('\n')).filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const entries = logLines
+      .flatMap((l) => l.split('\n'))
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(entries.length).toBeGreaterThan(0);
     expect(entries.every((e) => e.correlation_id === id)).toBe(true);
   });
@@ -58,14 +61,14 @@ describe('usage plans from the template', () => {
     const statuses = [(await api.call('/pets', { contract: false })).status];
     const before = api.usage.total() - 1;
     for (let i = 1; i <= limit; i++) statuses.push((await api.call('/pets', { contract: false })).status);
-    expect(api.usage.total() - before, 'every admitted request counts, 200 or the app\'s 429').toBe(limit);
+    expect(api.usage.total() - before, "every admitted request counts, 200 or the app's 429").toBe(limit);
     const rejection = await api.call('/pets', { contract: false });
     expect(api.usage.total() - before, 'a rejected request is not counted').toBe(limit);
     const def = api.model.gatewayResponses.get(type)!;
     expect(rejection.status).toBe(def.statusCode);
     for (const [name, value] of Object.entries(def.headers)) expect(rejection.headers.get(name), name).toBe(value);
     expect(rejection.headers.get('x-amzn-requestid')).toMatch(UUID);
-    expect(statuses.at(-1), 'the request past the limit was the gateway\'s too').toBe(def.statusCode);
+    expect(statuses.at(-1), "the request past the limit was the gateway's too").toBe(def.statusCode);
   });
 
   it('does not count requests the authorizer refuses or MOCK methods answer', async () => {

@@ -25,14 +25,17 @@ beforeAll(async () => {
   const { doc } = await import('../../lambdas/storage/client.ts');
   // Each is labelled with its command and, for the state table, the kind of item (`rl` = the rate limiter's).
   // The authorizer's key lookups (keys table) are not the create's and are left out.
-  doc.middlewareStack.add((next, context) => (args) => {
-    const input = args.input as { TableName?: string; Key?: { pk?: unknown }; Item?: { pk?: unknown } };
-    if (input.TableName !== api.tableEnv.KEYS_TABLE_NAME) {
-      const pk = input.Key?.pk ?? input.Item?.pk;
-      sent.push(`${context.commandName}${typeof pk === 'string' ? `:${pk.split('#')[0]}` : ''}`);
-    }
-    return next(args);
-  }, { step: 'initialize', name: 'countRequests' });
+  doc.middlewareStack.add(
+    (next, context) => (args) => {
+      const input = args.input as { TableName?: string; Key?: { pk?: unknown }; Item?: { pk?: unknown } };
+      if (input.TableName !== api.tableEnv.KEYS_TABLE_NAME) {
+        const pk = input.Key?.pk ?? input.Item?.pk;
+        sent.push(`${context.commandName}${typeof pk === 'string' ? `:${pk.split('#')[0]}` : ''}`);
+      }
+      return next(args);
+    },
+    { step: 'initialize', name: 'countRequests' },
+  );
 });
 afterAll(async () => {
   client?.destroy();
@@ -45,7 +48,10 @@ const create = (body: unknown, idempotencyKey?: string, key = api.keys.business)
     method: 'POST',
     body: JSON.stringify(body),
     key,
-    headers: { 'Content-Type': 'application/json', ...(idempotencyKey === undefined ? {} : { 'Idempotency-Key': idempotencyKey }) },
+    headers: {
+      'Content-Type': 'application/json',
+      ...(idempotencyKey === undefined ? {} : { 'Idempotency-Key': idempotencyKey }),
+    },
   });
 
 /** Every stored pet with this name, read straight from the table. */
@@ -199,7 +205,12 @@ describe('POST /pets with Idempotency-Key', () => {
     // An attempt that claimed the key and then died before writing anything.
     const claimed = await idem.dynamoIdempotencyStore.claim(
       { keyId, key },
-      { status: 'IN_PROGRESS', fingerprint: fingerprint({ name, categoryId: 6 }), token: 'crashed', expiresAtMs: start + 30_000 },
+      {
+        status: 'IN_PROGRESS',
+        fingerprint: fingerprint({ name, categoryId: 6 }),
+        token: 'crashed',
+        expiresAtMs: start + 30_000,
+      },
       start,
     );
     expect(claimed).toBeUndefined();
@@ -225,7 +236,10 @@ describe('DynamoDB requests per create', () => {
     const key = randomUUID();
     await create({ name: unique('warm'), categoryId: 1 }); // the id block is reserved already
     // The claim, then one transaction writing the pet and completing the record.
-    expect(await requestsOf(() => create({ name, categoryId: 1 }, key))).toEqual(['PutItemCommand:idem', 'TransactWriteItemsCommand']);
+    expect(await requestsOf(() => create({ name, categoryId: 1 }, key))).toEqual([
+      'PutItemCommand:idem',
+      'TransactWriteItemsCommand',
+    ]);
     // Replay and reuse: the failed conditional claim returns the record; nothing else.
     expect(await requestsOf(() => create({ name, categoryId: 1 }, key))).toEqual(['PutItemCommand:idem']);
     expect(await requestsOf(() => create({ name, categoryId: 2 }, key))).toEqual(['PutItemCommand:idem']);

@@ -74,7 +74,10 @@ describe('windows only move forward', () => {
     const midnight = freshMinute() - 9 * 3_600_000 + 86_400_000; // base minutes are at 09:00 UTC
     await run(s, plan, midnight - 1_000, 5); // 23:59:59, full
     expect(allowed(await run(s, plan, midnight))).toBe(1);
-    expect(await limits.consume(s, plan, windowsAt(midnight - 500))).toMatchObject({ allowed: false, reason: 'minute' });
+    expect(await limits.consume(s, plan, windowsAt(midnight - 500))).toMatchObject({
+      allowed: false,
+      reason: 'minute',
+    });
     expect(await limits.usage(s, windowsAt(midnight + 1_000))).toMatchObject({ minuteCount: 1, dayCount: 1 });
   });
 });
@@ -93,7 +96,9 @@ describe('contention', () => {
         kind: 'error',
         status: 400,
         type: 'ConditionalCheckFailedException',
-        fields: { Item: { pk: { S: `rl#${s}#${w.dayStart}` }, ms: { N: String(w.minuteStart) }, m: { N: '0' }, d: { N: '0' } } },
+        fields: {
+          Item: { pk: { S: `rl#${s}#${w.dayStart}` }, ms: { N: String(w.minuteStart) }, m: { N: '0' }, d: { N: '0' } },
+        },
       },
     });
     await expect(limits.consume(s, { perMinute: 5, perDay: 100 }, w)).rejects.toBeInstanceOf(UnavailableError);
@@ -124,7 +129,11 @@ describe('bans follow requests that keep coming after a 429, not a parallel burs
     await run(s, plan, t + MIN + 10, 1);
     await run(s, plan, t + MIN + 2_000, banThreshold(plan));
     const banned = await limits.consume(s, plan, windowsAt(t + 2 * MIN));
-    expect(banned).toMatchObject({ allowed: false, reason: 'banned', banUntil: Math.floor((t + MIN + 2_000) / 1000) + BAN_POLICY.banSeconds });
+    expect(banned).toMatchObject({
+      allowed: false,
+      reason: 'banned',
+      banUntil: Math.floor((t + MIN + 2_000) / 1000) + BAN_POLICY.banSeconds,
+    });
   });
 
   it('a Business client overshooting by 3 % over the minute is not banned', async () => {
@@ -134,7 +143,11 @@ describe('bans follow requests that keep coming after a 429, not a parallel burs
     // 1,030 requests spread over the minute, 103 every 5 s.
     const all = [];
     for (let slice = 0; slice < 10; slice++) {
-      all.push(...(await Promise.all(Array.from({ length: 103 }, () => limits.consume(s, plan, windowsAt(t + slice * 5_000))))));
+      all.push(
+        ...(await Promise.all(
+          Array.from({ length: 103 }, () => limits.consume(s, plan, windowsAt(t + slice * 5_000))),
+        )),
+      );
     }
     expect(allowed(all)).toBe(1_000);
     expect(await limits.consume(s, plan, windowsAt(t + MIN))).toMatchObject({ allowed: true });
@@ -168,7 +181,11 @@ describe('ban bookkeeping', () => {
   it('a failing ban write still answers 429, never 503', async () => {
     const s = subject();
     const t = freshMinute();
-    proxy.add({ target: 'UpdateItem', body: 'banUntil = :b', fault: { kind: 'error', status: 500, type: 'InternalServerError' } });
+    proxy.add({
+      target: 'UpdateItem',
+      body: 'banUntil = :b',
+      fault: { kind: 'error', status: 500, type: 'InternalServerError' },
+    });
     await run(s, tight, t, 3);
     const late = await run(s, tight, t + 2_000, banThreshold(tight) + 2);
     expect(late.every((c) => !c.allowed && c.reason === 'minute')).toBe(true);
@@ -180,12 +197,20 @@ describe('ban bookkeeping', () => {
     const midnight = freshMinute() - 9 * 3_600_000 + 86_400_000;
     const t = midnight - 5 * MIN; // 23:55: a 15-minute ban reaches into the next day
     // One ban call fails on the next day's item (the SDK's three attempts of it).
-    proxy.add({ target: 'UpdateItem', body: `rl#${s}#${midnight / 1000}"`, times: 3, fault: { kind: 'error', status: 500, type: 'InternalServerError' } });
+    proxy.add({
+      target: 'UpdateItem',
+      body: `rl#${s}#${midnight / 1000}"`,
+      times: 3,
+      fault: { kind: 'error', status: 500, type: 'InternalServerError' },
+    });
     await run(s, tight, t, 3);
     const late = await run(s, tight, t + 2_000, banThreshold(tight) + 1);
     expect(late.every((c) => !c.allowed)).toBe(true);
     expect(proxy.log.filter((r) => r.fault === 'error' && r.body.includes(s))).toHaveLength(3);
     expect(await limits.consume(s, tight, windowsAt(t + 3 * MIN))).toMatchObject({ allowed: false, reason: 'banned' });
-    expect(await limits.consume(s, tight, windowsAt(midnight + 5 * MIN))).toMatchObject({ allowed: false, reason: 'banned' });
+    expect(await limits.consume(s, tight, windowsAt(midnight + 5 * MIN))).toMatchObject({
+      allowed: false,
+      reason: 'banned',
+    });
   });
 });

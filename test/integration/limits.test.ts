@@ -41,14 +41,23 @@ describe('limiter on DynamoDB Local', () => {
     expect(next.map((c) => c.allowed)).toEqual([true, true, true, false]);
     expect(next[3]).toMatchObject({ allowed: false, reason: 'day', dayCount: 8 });
     // Next day: both windows are fresh.
-    expect(await limits.consume(subject, plan, windowsAt(start + 86_400_000))).toMatchObject({ allowed: true, minuteCount: 1, dayCount: 1 });
+    expect(await limits.consume(subject, plan, windowsAt(start + 86_400_000))).toMatchObject({
+      allowed: true,
+      minuteCount: 1,
+      dayCount: 1,
+    });
   });
 
   it('admits exactly the limit out of 200 parallel requests on a fresh window', async () => {
     const w = windowsAt(freshMinute());
-    const results = await Promise.all(Array.from({ length: 200 }, () => limits.consume('parallel', { perMinute: 60, perDay: 1000 }, w)));
+    const results = await Promise.all(
+      Array.from({ length: 200 }, () => limits.consume('parallel', { perMinute: 60, perDay: 1000 }, w)),
+    );
     expect(results.filter((r) => r.allowed)).toHaveLength(60);
-    const counts = results.filter((r) => r.allowed).map((r) => (r as { minuteCount: number }).minuteCount).sort((a, b) => a - b);
+    const counts = results
+      .filter((r) => r.allowed)
+      .map((r) => (r as { minuteCount: number }).minuteCount)
+      .sort((a, b) => a - b);
     expect(counts).toEqual(Array.from({ length: 60 }, (_, i) => i + 1));
     expect((await limits.usage('parallel', w)).dayCount).toBe(60); // rejected requests consumed nothing
   });
@@ -123,7 +132,11 @@ describe('limits over HTTP', () => {
     expect(results.slice(0, 60).every((r) => r.status === 200)).toBe(true);
     const over = results[60]!;
     expect(over.status).toBe(429);
-    expect(await over.json()).toEqual({ code: 'rate_limited', message: expect.stringMatching(/60 requests per minute/), status: 429 });
+    expect(await over.json()).toEqual({
+      code: 'rate_limited',
+      message: expect.stringMatching(/60 requests per minute/),
+      status: 429,
+    });
     expect(over.headers.get('retry-after')).toBe('45');
     expect(rl(over)).toEqual({ limit: '60', remaining: '0', reset: String(Math.floor(now / 1000) + 45) });
     clock.setClock(() => now + 45_000);
@@ -138,7 +151,11 @@ describe('authorizer cache', () => {
     const cached = await startTestApi({ authCacheTtlSeconds: 60 });
     try {
       expect((await cached.call('/pets', { key: cached.keys.pro })).status).toBe(200);
-      const created = await cached.call('/pets', { key: cached.keys.pro, method: 'POST', body: JSON.stringify({ name: 'c', categoryId: 1 }) });
+      const created = await cached.call('/pets', {
+        key: cached.keys.pro,
+        method: 'POST',
+        body: JSON.stringify({ name: 'c', categoryId: 1 }),
+      });
       expect(created.status).toBe(201);
       const { id } = (await created.json()) as { id: number };
       expect((await cached.call(`/pets/${id}`, { key: cached.keys.pro })).status).toBe(200);

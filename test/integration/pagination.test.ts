@@ -67,7 +67,8 @@ describe('walking next links', () => {
     expect(ids(all)).toEqual(ids(pets));
     for (const p of w.pages) expect(p.length).toBeLessThanOrEqual(limit);
     // Every link keeps the query of the first page.
-    for (const l of w.links.filter(Boolean)) expect(l).toMatch(new RegExp(`^/v1/pets\\?limit=${limit}&cursor=[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$`));
+    for (const l of w.links.filter(Boolean))
+      expect(l).toMatch(new RegExp(`^/v1/pets\\?limit=${limit}&cursor=[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$`));
   });
 
   it('uses the default page size (20) when limit is omitted', async () => {
@@ -94,7 +95,10 @@ describe('walking next links', () => {
           created.push(r.data!);
         }),
       );
-    for (const [query, filter] of [['limit=4', () => true], ['status=sold&limit=2', (p: Pet) => p.status === 'sold']] as const) {
+    for (const [query, filter] of [
+      ['limit=4', () => true],
+      ['status=sold&limit=2', (p: Pet) => p.status === 'sold'],
+    ] as const) {
       const w = await walk(`/pets?${query}`, createSome);
       const seen = w.pages.flat();
       expect(new Set(seen.map((p) => p.id)).size, 'no pet twice').toBe(seen.length);
@@ -136,14 +140,26 @@ describe('invalid cursors → 400 invalid_cursor', () => {
     const payload = JSON.parse(Buffer.from(data, 'base64url').toString()) as { a: number };
     const moved = Buffer.from(JSON.stringify({ ...payload, a: payload.a + 1 })).toString('base64url');
     const flipped = mac.slice(0, -1) + (mac.at(-1) === 'A' ? 'B' : 'A');
-    for (const forged of [`${data}.${flipped}`, `${moved}.${mac}`, `${data}.`, data, `${cursor}.x`, 'abc', 'a.b', `${data}.${mac}${mac}`]) {
+    for (const forged of [
+      `${data}.${flipped}`,
+      `${moved}.${mac}`,
+      `${data}.`,
+      data,
+      `${cursor}.x`,
+      'abc',
+      'a.b',
+      `${data}.${mac}${mac}`,
+    ]) {
       await expectInvalid(`/pets?limit=2&cursor=${encodeURIComponent(forged)}`);
     }
   });
 
   it('rejects a MAC with non-ASCII characters (400, not a 500 from comparing buffers of different lengths)', async () => {
     const [data, mac] = (await firstCursor('limit=2')).split('.') as [string, string];
-    for (const odd of ['é', '€', '😀']) await expectInvalid(`/pets?limit=2&cursor=${encodeURIComponent(`${data}.${mac.slice(0, mac.length - odd.length)}${odd}`)}`);
+    for (const odd of ['é', '€', '😀'])
+      await expectInvalid(
+        `/pets?limit=2&cursor=${encodeURIComponent(`${data}.${mac.slice(0, mac.length - odd.length)}${odd}`)}`,
+      );
   });
 
   it('rejects a correctly signed cursor whose position is not a pet id (as with a leaked secret): 400, not a DynamoDB 500', async () => {

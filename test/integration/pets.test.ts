@@ -14,7 +14,8 @@ beforeAll(async () => {
 afterAll(() => api?.close());
 
 const json = { 'Content-Type': 'application/json' };
-const create = (body: unknown) => api.call('/pets', { method: 'POST', body: JSON.stringify(body), headers: json, key: api.keys.business });
+const create = (body: unknown) =>
+  api.call('/pets', { method: 'POST', body: JSON.stringify(body), headers: json, key: api.keys.business });
 
 describe('POST /pets', () => {
   it('creates a pet with a service-assigned id, default status available, and a Location', async () => {
@@ -54,7 +55,11 @@ describe('POST /pets', () => {
   });
 
   it('rejects malformed JSON and an empty body with 400', async () => {
-    await expectError(await api.call('/pets', { method: 'POST', body: '{"name": "x",', headers: json }), 400, 'invalid_json');
+    await expectError(
+      await api.call('/pets', { method: 'POST', body: '{"name": "x",', headers: json }),
+      400,
+      'invalid_json',
+    );
     await expectError(await api.call('/pets', { method: 'POST', headers: json }), 400, 'validation_failed');
   });
 
@@ -83,7 +88,8 @@ describe('POST /pets', () => {
 
 describe('GET /pets', () => {
   it('returns a JSON array of pets, default page 20, full pages when filtering by status', async () => {
-    for (let i = 0; i < 25; i++) await store.createPet({ name: `p${i}`, categoryId: 1, status: i % 2 ? 'pending' : 'available' });
+    for (let i = 0; i < 25; i++)
+      await store.createPet({ name: `p${i}`, categoryId: 1, status: i % 2 ? 'pending' : 'available' });
     const all = await api.call('/pets', { key: api.keys.pro });
     expect(all.status).toBe(200);
     const page = await jsonOf(all);
@@ -96,12 +102,19 @@ describe('GET /pets', () => {
     expect(three).toHaveLength(3);
   });
 
-  it.each(['limit=0', 'limit=101', 'limit=-1', 'limit=abc', 'limit=1.5', 'limit=', 'status=lost', 'status=', 'status=AVAILABLE'])(
-    'rejects %s with 400',
-    async (q) => {
-      await expectError(await api.call(`/pets?${q}`, { key: api.keys.pro }), 400, 'validation_failed');
-    },
-  );
+  it.each([
+    'limit=0',
+    'limit=101',
+    'limit=-1',
+    'limit=abc',
+    'limit=1.5',
+    'limit=',
+    'status=lost',
+    'status=',
+    'status=AVAILABLE',
+  ])('rejects %s with 400', async (q) => {
+    await expectError(await api.call(`/pets?${q}`, { key: api.keys.pro }), 400, 'validation_failed');
+  });
 });
 
 describe('GET /pets/{petId} (deprecated)', () => {
@@ -128,7 +141,14 @@ describe('GET /pets/{petId} (deprecated)', () => {
 
   it('answers 404 for any valid int64 that names no pet (the spec types petId as int64), 400 only for what is not an int64', async () => {
     // Above 2^53 the id cannot be a number in JavaScript: it must still name no pet, not round to one that exists.
-    for (const id of ['9223372036854775807', '-9223372036854775808', '9007199254740993', '9007199254740992', '0', '-1']) {
+    for (const id of [
+      '9223372036854775807',
+      '-9223372036854775808',
+      '9007199254740993',
+      '9007199254740992',
+      '0',
+      '-1',
+    ]) {
       await expectError(await api.call(`/pets/${id}`, { key: api.keys.pro }), 404, 'not_found');
     }
     for (const id of ['9223372036854775808', '-9223372036854775809', '18446744073709551615', '1.0', '01', '1e3']) {
@@ -160,7 +180,12 @@ describe('gateway behaviour', () => {
     ['unknown key', 'Bearer unknown_key_0123456789abcdef'],
     ['key too short', 'Bearer short'],
   ])('answers 401 for %s, on every operation, before any lookup', async (_, auth) => {
-    for (const [method, path] of [['GET', '/pets'], ['POST', '/pets'], ['GET', '/pets/1'], ['GET', '/store/orders']] as const) {
+    for (const [method, path] of [
+      ['GET', '/pets'],
+      ['POST', '/pets'],
+      ['GET', '/pets/1'],
+      ['GET', '/store/orders'],
+    ] as const) {
       const res = await fetch(`${api.url}${path}`, {
         method,
         headers: { ...(auth ? { Authorization: auth } : {}), ...json },
@@ -183,7 +208,11 @@ describe('deeply nested bodies', () => {
       expect(res.status).toBe(400);
       expect(((await res.json()) as { message: string }).message).toMatch(/nested more than 32 levels/);
     }
-    const ok = await api.call('/pets', { method: 'POST', body: '{"name":"[[[[x","categoryId":1,"extra":[[[1]]]}', key: api.keys.business });
+    const ok = await api.call('/pets', {
+      method: 'POST',
+      body: '{"name":"[[[[x","categoryId":1,"extra":[[[1]]]}',
+      key: api.keys.business,
+    });
     expect(ok.status).toBe(201);
   });
 });

@@ -70,7 +70,7 @@ describe('a write whose answer was lost is resent by the SDK and applied once', 
     expect((await api.call(`/pets/${pet.id}`, { key: api.keys.business })).status).toBe(200);
   });
 
-  it('an Idempotency-Key claim whose answer was lost is this request\'s claim, not a 409', async () => {
+  it("an Idempotency-Key claim whose answer was lost is this request's claim, not a 409", async () => {
     const name = `claim-${randomUUID()}`;
     const key = randomUUID();
     proxy.add({ target: 'PutItem', body: `#${key}`, times: 1, fault: LOST });
@@ -111,7 +111,11 @@ describe('a dependency that is unsure or slow answers 503 + Retry-After', () => 
   it('TransactionInProgressException (the same transaction still running) is 503, and the key is free again', async () => {
     const name = `inprogress-${randomUUID()}`;
     const key = randomUUID();
-    proxy.add({ target: 'TransactWriteItems', body: name, fault: { kind: 'error', status: 400, type: 'TransactionInProgressException' } });
+    proxy.add({
+      target: 'TransactWriteItems',
+      body: name,
+      fault: { kind: 'error', status: 400, type: 'TransactionInProgressException' },
+    });
     const res = await post(name, { 'Idempotency-Key': key });
     expect(res.status).toBe(503);
     expect(await res.json()).toEqual({ code: 'service_unavailable', message: expect.any(String), status: 503 });
@@ -126,9 +130,13 @@ describe('a dependency that is unsure or slow answers 503 + Retry-After', () => 
     for (const code of ['EAI_AGAIN', 'ENETUNREACH', 'ENETDOWN', 'ECONNABORTED']) {
       expect(() => rethrowStorageError(Object.assign(new Error(code), { code }))).toThrow(UnavailableError);
       // The SDK may wrap the socket error.
-      expect(() => rethrowStorageError(new Error('wrapped', { cause: Object.assign(new Error(code), { code }) }))).toThrow(UnavailableError);
+      expect(() =>
+        rethrowStorageError(new Error('wrapped', { cause: Object.assign(new Error(code), { code }) })),
+      ).toThrow(UnavailableError);
     }
-    expect(() => rethrowStorageError(Object.assign(new Error('x'), { name: 'TransactionInProgressException' }))).toThrow(UnavailableError);
+    expect(() =>
+      rethrowStorageError(Object.assign(new Error('x'), { name: 'TransactionInProgressException' })),
+    ).toThrow(UnavailableError);
   });
 
   // Lambda ends a function at its timeout (the local gateway does too): then the client gets the gateway's error,

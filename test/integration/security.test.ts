@@ -29,7 +29,14 @@ describe('secrets', () => {
     const { keyAdminStore } = await import('../../lambdas/storage/key-store.ts');
     const { hashKey } = await import('../../lambdas/domain/keys.ts');
     const revoked = 'revoked_key_0123456789abcdefghij';
-    await keyAdminStore.upsert({ hash: hashKey(revoked), keyId: 'key_revoked', owner: 't', plan: 'free', status: 'revoked', createdAt: new Date().toISOString() });
+    await keyAdminStore.upsert({
+      hash: hashKey(revoked),
+      keyId: 'key_revoked',
+      owner: 't',
+      plan: 'free',
+      status: 'revoked',
+      createdAt: new Date().toISOString(),
+    });
     const unknown = 'unknown_key_0123456789abcdefghij';
     const keys = [...Object.values(api.keys), revoked, unknown];
 
@@ -69,7 +76,12 @@ describe('hardening headers', () => {
   it('sends Cache-Control: no-store on authenticated responses and nosniff on all', async () => {
     const ok = await api.call('/pets');
     expect(ok.headers.get('cache-control')).toBe('no-store');
-    for (const res of [ok, await api.call('/pets', { key: '' }), await api.call('/nope'), await api.call('/pets', { method: 'PATCH' })]) {
+    for (const res of [
+      ok,
+      await api.call('/pets', { key: '' }),
+      await api.call('/nope'),
+      await api.call('/pets', { method: 'PATCH' }),
+    ]) {
       expect(res.headers.get('x-content-type-options')).toBe('nosniff');
     }
   });
@@ -80,13 +92,23 @@ describe('hardening headers', () => {
     const allowed = await api.call('/pets', { headers: { Origin: 'https://app.example.com' } });
     expect(allowed.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
     expect(allowed.headers.get('vary')).toBe('Origin');
-    const preflight = await api.call('/pets', { method: 'OPTIONS', key: '', contract: false, headers: { Origin: 'https://app.example.com' } });
+    const preflight = await api.call('/pets', {
+      method: 'OPTIONS',
+      key: '',
+      contract: false,
+      headers: { Origin: 'https://app.example.com' },
+    });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
     expect(preflight.headers.get('access-control-allow-headers')).toMatch(/Authorization/);
     // The deployed preflight (a MOCK method, CDK's single-origin form) names the allowed origin whoever asks: a
     // browser on another origin sees a mismatch and refuses. It never echoes the foreign origin.
-    const foreign = await api.call('/pets', { method: 'OPTIONS', key: '', contract: false, headers: { Origin: 'https://evil.example' } });
+    const foreign = await api.call('/pets', {
+      method: 'OPTIONS',
+      key: '',
+      contract: false,
+      headers: { Origin: 'https://evil.example' },
+    });
     expect(foreign.headers.get('access-control-allow-origin')).not.toBe('https://evil.example');
   });
 });

@@ -10,11 +10,19 @@ import { startTestApi, type TestApi } from '../helpers/api.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 
-function smoke(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+function smoke(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile('npm', ['run', '--silent', 'smoke', '--', ...args], { cwd: ROOT, env: { ...process.env, ...env }, timeout: 60_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
+    execFile(
+      'npm',
+      ['run', '--silent', 'smoke', '--', ...args],
+      { cwd: ROOT, env: { ...process.env, ...env }, timeout: 60_000 },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -22,7 +30,11 @@ function smoke(args: string[], env: Record<string, string> = {}): Promise<{ code
 async function smokeHere(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await main(args, (s) => out.push(s), (s) => err.push(s));
+  const code = await main(
+    args,
+    (s) => out.push(s),
+    (s) => err.push(s),
+  );
   return { code, stdout: `${out.join('\n')}\n`, stderr: err.join('\n') };
 }
 
@@ -65,7 +77,14 @@ describe('npm run smoke', () => {
   });
 
   it('fails with exit 1 and says why when nothing answers at the base URL', async () => {
-    const r = await smoke(['--base', `http://127.0.0.1:${await deadPort()}/v1`, '--key', api.keys.free, '--timeout', '5']);
+    const r = await smoke([
+      '--base',
+      `http://127.0.0.1:${await deadPort()}/v1`,
+      '--key',
+      api.keys.free,
+      '--timeout',
+      '5',
+    ]);
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/^FAIL {2}401 without a key \(Error object\): fetch failed: ECONNREFUSED$/m);
     expect(r.stdout).toMatch(/^0 passed, \d+ failed$/m);
@@ -81,7 +100,9 @@ describe('npm run smoke', () => {
   it('a wrong key fails the keyed checks but not the gateway ones', async () => {
     const r = await smokeHere(['--base', api.url, '--key', 'not_a_real_key_0123456789']);
     expect(r.code).toBe(1);
-    expect(r.stdout).toMatch(/^FAIL {2}listPets with the key, X-RateLimit-\* headers: expected 200, got 401 unauthorized/m);
+    expect(r.stdout).toMatch(
+      /^FAIL {2}listPets with the key, X-RateLimit-\* headers: expected 200, got 401 unauthorized/m,
+    );
     expect(r.stdout).toMatch(/^PASS {2}gateway 404/m);
   });
 

@@ -15,7 +15,12 @@ import { uniquePrefix } from '../helpers/api.ts';
 const ROOT = new URL('../../', import.meta.url).pathname;
 const endpoint = inject('dynamoEndpoint');
 const prefix = uniquePrefix();
-const env = { ...process.env, ANIMAL_STORE_DYNAMODB_ENDPOINT: endpoint, ANIMAL_STORE_TABLE_PREFIX: prefix, POWERTOOLS_LOG_LEVEL: 'ERROR' };
+const env = {
+  ...process.env,
+  ANIMAL_STORE_DYNAMODB_ENDPOINT: endpoint,
+  ANIMAL_STORE_TABLE_PREFIX: prefix,
+  POWERTOOLS_LOG_LEVEL: 'ERROR',
+};
 let server: ChildProcess;
 const lines: string[] = [];
 
@@ -34,7 +39,11 @@ function waitForLine(re: RegExp): Promise<string> {
 
 beforeAll(async () => {
   const port = await freePort();
-  server = spawn(process.execPath, ['bin/local.ts'], { cwd: ROOT, env: { ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  server = spawn(process.execPath, ['bin/local.ts'], {
+    cwd: ROOT,
+    env: { ...env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let buffered = '';
   const collect = (d: Buffer) => {
     buffered += d.toString();
@@ -58,7 +67,11 @@ afterAll(async () => {
 it('npm start uses the given endpoint, creates its tables there, and prints the base URL, a key and a curl line', async () => {
   expect(lines.join('\n')).toContain(`DynamoDB at ${endpoint}`);
   const { TableNames = [] } = await localClient(endpoint).send(new ListTablesCommand({}));
-  expect(TableNames.filter((n) => n.startsWith(`${prefix}-`)).sort()).toEqual([`${prefix}-ApiKeys`, `${prefix}-Pets`, `${prefix}-State`]);
+  expect(TableNames.filter((n) => n.startsWith(`${prefix}-`)).sort()).toEqual([
+    `${prefix}-ApiKeys`,
+    `${prefix}-Pets`,
+    `${prefix}-State`,
+  ]);
   const url = (await waitForLine(/listening on /)).split(' ').pop()!;
   const key = (await waitForLine(/^API key \(free\): /)).split(' ').pop()!;
   const res = await fetch(`${url}/pets`, { headers: { Authorization: `Bearer ${key}` } });
@@ -66,7 +79,11 @@ it('npm start uses the given endpoint, creates its tables there, and prints the 
 });
 
 it("the admin tool's --local writes to the same endpoint: its new key works on the running server", async () => {
-  const { stdout } = await promisify(execFile)(process.execPath, ['bin/admin.ts', 'keys', 'create', '--owner', 'team', '--plan', 'pro', '--local', '--json'], { cwd: ROOT, env });
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    ['bin/admin.ts', 'keys', 'create', '--owner', 'team', '--plan', 'pro', '--local', '--json'],
+    { cwd: ROOT, env },
+  );
   const created = JSON.parse(stdout) as { key: string };
   const url = (await waitForLine(/listening on /)).split(' ').pop()!;
   const res = await fetch(`${url}/pets`, { headers: { Authorization: `Bearer ${created.key}` } });

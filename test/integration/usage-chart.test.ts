@@ -13,7 +13,11 @@ let deps: AdminDeps;
 async function admin(...args: string[]) {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await runAdmin([...args, '--local'], { out: (l) => out.push(l), err: (l) => err.push(l) }, async () => deps);
+  const code = await runAdmin(
+    [...args, '--local'],
+    { out: (l) => out.push(l), err: (l) => err.push(l) },
+    async () => deps,
+  );
   expect(err).toEqual([]);
   expect(code).toBe(0);
   return out.join('\n');
@@ -29,7 +33,10 @@ beforeAll(async () => {
 afterAll(() => api?.close());
 
 it('shows the day minute by minute: the numbers with --json add up to the day count, and a chart otherwise', async () => {
-  const created = JSON.parse(await admin('keys', 'create', '--owner', 'chart', '--plan', 'pro', '--json')) as { key: string; keyId: string };
+  const created = JSON.parse(await admin('keys', 'create', '--owner', 'chart', '--plan', 'pro', '--json')) as {
+    key: string;
+    keyId: string;
+  };
   const before = JSON.parse(await admin('keys', 'usage', created.keyId, '--json'));
   expect(before.history).toMatchObject({ minutes: [], unattributed: 0 });
   expect(await admin('keys', 'usage', created.keyId)).toContain('No requests recorded minute by minute today');

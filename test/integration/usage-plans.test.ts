@@ -29,7 +29,9 @@ it('never rejects a Free client that sends as fast as it may and waits out every
   const statuses = new Map<number, number>();
   while (t < end) {
     const res = await api.call('/pets?limit=1', { contract: false });
-    expect(byGateway(res), `gateway rejection at ${new Date(t).toISOString()}: ${await res.clone().text()}`).toBe(false);
+    expect(byGateway(res), `gateway rejection at ${new Date(t).toISOString()}: ${await res.clone().text()}`).toBe(
+      false,
+    );
     statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
     // Honours the headers: after a 429, waits Retry-After; otherwise sends again at once.
     if (res.status === 429) t += Number(res.headers.get('retry-after')) * 1000;
@@ -42,6 +44,7 @@ it('still stops a client that never waits', async () => {
   const t = Math.ceil((Date.now() + 5 * 86_400_000) / 60_000) * 60_000;
   clock.setClock(() => t);
   let stopped = false;
-  for (let i = 0; i < 20_000 && !stopped; i++) stopped = byGateway(await api.call('/pets?limit=1', { key: api.keys.pro, contract: false }));
+  for (let i = 0; i < 20_000 && !stopped; i++)
+    stopped = byGateway(await api.call('/pets?limit=1', { key: api.keys.pro, contract: false }));
   expect(stopped).toBe(true);
 }, 300_000);

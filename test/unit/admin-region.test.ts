@@ -21,13 +21,39 @@ beforeAll(() => {
   const dir = mkdtempSync(join(tmpdir(), 'admin-region-'));
   writeFileSync(join(dir, 'config'), '[profile ops]\nregion = eu-central-1\n');
   writeFileSync(join(dir, 'credentials'), '[ops]\naws_access_key_id = AKIDEXAMPLE\naws_secret_access_key = example\n');
-  for (const k of ['AWS_REGION', 'AWS_DEFAULT_REGION', 'DYNAMODB_ENDPOINT', 'PETS_TABLE_NAME', 'KEYS_TABLE_NAME', 'STATE_TABLE_NAME']) delete process.env[k];
-  Object.assign(process.env, { AWS_CONFIG_FILE: join(dir, 'config'), AWS_SHARED_CREDENTIALS_FILE: join(dir, 'credentials'), AWS_PROFILE: 'ops' });
+  for (const k of [
+    'AWS_REGION',
+    'AWS_DEFAULT_REGION',
+    'DYNAMODB_ENDPOINT',
+    'PETS_TABLE_NAME',
+    'KEYS_TABLE_NAME',
+    'STATE_TABLE_NAME',
+  ])
+    delete process.env[k];
+  Object.assign(process.env, {
+    AWS_CONFIG_FILE: join(dir, 'config'),
+    AWS_SHARED_CREDENTIALS_FILE: join(dir, 'credentials'),
+    AWS_PROFILE: 'ops',
+  });
   const outputs = Object.entries({
-    PetsTableName: 'pets-t', KeysTableName: 'keys-t', StateTableName: 'state-t', ApiId: 'api123',
-    UsagePlanIdFree: 'p-free', UsagePlanIdPro: 'p-pro', UsagePlanIdBusiness: 'p-business',
+    PetsTableName: 'pets-t',
+    KeysTableName: 'keys-t',
+    StateTableName: 'state-t',
+    ApiId: 'api123',
+    UsagePlanIdFree: 'p-free',
+    UsagePlanIdPro: 'p-pro',
+    UsagePlanIdBusiness: 'p-business',
   }).map(([OutputKey, OutputValue]) => ({ OutputKey, OutputValue }));
-  cfn.on(DescribeStacksCommand).resolves({ Stacks: [{ StackName: 'AnimalStore-staging', CreationTime: new Date(), StackStatus: 'CREATE_COMPLETE', Outputs: outputs }] });
+  cfn.on(DescribeStacksCommand).resolves({
+    Stacks: [
+      {
+        StackName: 'AnimalStore-staging',
+        CreationTime: new Date(),
+        StackStatus: 'CREATE_COMPLETE',
+        Outputs: outputs,
+      },
+    ],
+  });
   apigw.on(CreateApiKeyCommand).resolves({ id: 'k1' });
 });
 afterAll(() => {

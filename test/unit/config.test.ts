@@ -16,7 +16,15 @@ afterEach(() => {
 });
 
 function lambdaEnv(stage: string, extra: Record<string, string> = {}) {
-  process.env = { ...saved, PETS_TABLE_NAME: 'Pets', KEYS_TABLE_NAME: 'Keys', STATE_TABLE_NAME: 'State', STAGE: stage, POWERTOOLS_METRICS_DISABLED: 'true', ...extra };
+  process.env = {
+    ...saved,
+    PETS_TABLE_NAME: 'Pets',
+    KEYS_TABLE_NAME: 'Keys',
+    STATE_TABLE_NAME: 'State',
+    STAGE: stage,
+    POWERTOOLS_METRICS_DISABLED: 'true',
+    ...extra,
+  };
   delete process.env.CURSOR_SECRET;
   Object.assign(process.env, extra);
 }
@@ -26,13 +34,17 @@ describe('CURSOR_SECRET', () => {
     expect(() => cursorSecret({ STAGE: 'staging', CURSOR_SECRET: undefined })).toThrow(/CURSOR_SECRET is required/);
     expect(() => cursorSecret({ STAGE: 'production', CURSOR_SECRET: undefined })).toThrow(/CURSOR_SECRET is required/);
     expect(cursorSecret({ STAGE: 'local', CURSOR_SECRET: undefined })).toBe(LOCAL_CURSOR_SECRET);
-    expect(cursorSecret({ STAGE: 'staging', CURSOR_SECRET: 'a-real-secret-0123456789' })).toBe('a-real-secret-0123456789');
+    expect(cursorSecret({ STAGE: 'staging', CURSOR_SECRET: 'a-real-secret-0123456789' })).toBe(
+      'a-real-secret-0123456789',
+    );
   });
 
   it('fails the listPets cold start in a stage without it, and no other function (only listPets receives it)', async () => {
     lambdaEnv('staging');
     vi.resetModules();
-    await expect(import('../../lambdas/handlers/list-pets.ts')).rejects.toThrow(/CURSOR_SECRET is required outside STAGE=local/);
+    await expect(import('../../lambdas/handlers/list-pets.ts')).rejects.toThrow(
+      /CURSOR_SECRET is required outside STAGE=local/,
+    );
     vi.resetModules();
     await expect(import('../../lambdas/handlers/get-pet.ts')).resolves.toHaveProperty('handler');
   });

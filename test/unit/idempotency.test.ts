@@ -27,7 +27,9 @@ function codeOf(fn: () => unknown): string | undefined {
 
 describe('idempotencyKeyOf', () => {
   it('is undefined without the header and reads it case-insensitively', () => {
-    expect(idempotencyKeyOf({ 'Content-Type': 'application/json' }, { 'Content-Type': ['application/json'] })).toBeUndefined();
+    expect(
+      idempotencyKeyOf({ 'Content-Type': 'application/json' }, { 'Content-Type': ['application/json'] }),
+    ).toBeUndefined();
     expect(idempotencyKeyOf(null, null)).toBeUndefined();
     expect(idempotencyKeyOf({ 'idempotency-key': 'abc' })).toBe('abc');
     expect(idempotencyKeyOf({ 'IDEMPOTENCY-KEY': 'x' }, { 'IDEMPOTENCY-KEY': ['x'] })).toBe('x');
@@ -53,16 +55,22 @@ describe('idempotencyKeyOf', () => {
   });
 
   it('rejects the header given twice (ambiguous), whatever the case of the names', () => {
-    expect(codeOf(() => idempotencyKeyOf({ 'Idempotency-Key': 'b' }, { 'Idempotency-Key': ['a', 'b'] }))).toBe('validation_failed');
-    expect(codeOf(() => idempotencyKeyOf({ 'idempotency-key': 'b' }, { 'Idempotency-Key': ['a'], 'idempotency-key': ['b'] }))).toBe(
+    expect(codeOf(() => idempotencyKeyOf({ 'Idempotency-Key': 'b' }, { 'Idempotency-Key': ['a', 'b'] }))).toBe(
       'validation_failed',
     );
+    expect(
+      codeOf(() =>
+        idempotencyKeyOf({ 'idempotency-key': 'b' }, { 'Idempotency-Key': ['a'], 'idempotency-key': ['b'] }),
+      ),
+    ).toBe('validation_failed');
   });
 });
 
 describe('fingerprint', () => {
   it('ignores key order and is a SHA-256 hex digest', () => {
-    expect(canonicalJson({ b: 1, a: { d: [2, { f: 1, e: 0 }], c: 'x' } })).toBe('{"a":{"c":"x","d":[2,{"e":0,"f":1}]},"b":1}');
+    expect(canonicalJson({ b: 1, a: { d: [2, { f: 1, e: 0 }], c: 'x' } })).toBe(
+      '{"a":{"c":"x","d":[2,{"e":0,"f":1}]},"b":1}',
+    );
     expect(fingerprint({ name: 'Rex', categoryId: 1 })).toBe(fingerprint({ categoryId: 1, name: 'Rex' }));
     expect(fingerprint({ name: 'Rex', categoryId: 1 })).toMatch(/^[0-9a-f]{64}$/);
   });
@@ -80,7 +88,13 @@ describe('fingerprint', () => {
 
 describe('decide', () => {
   const pet: Pet = { id: 7, name: 'Rex', categoryId: 1, status: 'available' };
-  const completed: IdempotencyRecord = { status: 'COMPLETED', fingerprint: 'f', token: 't', expiresAtMs: 1, response: { statusCode: 201, body: pet } };
+  const completed: IdempotencyRecord = {
+    status: 'COMPLETED',
+    fingerprint: 'f',
+    token: 't',
+    expiresAtMs: 1,
+    response: { statusCode: 201, body: pet },
+  };
   const inProgress: IdempotencyRecord = { status: 'IN_PROGRESS', fingerprint: 'f', token: 't', expiresAtMs: 1 };
 
   it('replays a completed record with the same fingerprint', () => {
@@ -97,7 +111,11 @@ describe('decide', () => {
 
   it('answers 409 with Retry-After while in progress', () => {
     const d = decide(inProgress, 'f');
-    expect(d.kind === 'error' && [d.error.code, d.error.status, d.error.headers['Retry-After']]).toEqual(['idempotency_in_progress', 409, '1']);
+    expect(d.kind === 'error' && [d.error.code, d.error.status, d.error.headers['Retry-After']]).toEqual([
+      'idempotency_in_progress',
+      409,
+      '1',
+    ]);
   });
 });
 
@@ -149,7 +167,13 @@ function setup(startIds = [1]) {
   let next = Math.max(...startIds) + 1;
   const ids: IdAllocator = { next: async () => queue.shift() ?? next++ };
   let n = 0;
-  const creator = createIdempotentPetCreator({ store: mem.store, pets: mem.petStore, ids, clock: () => t, newToken: () => `tok${++n}` });
+  const creator = createIdempotentPetCreator({
+    store: mem.store,
+    pets: mem.petStore,
+    ids,
+    clock: () => t,
+    newToken: () => `tok${++n}`,
+  });
   return { ...mem, creator, advance: (ms: number) => (t += ms), now: () => t };
 }
 
@@ -160,7 +184,11 @@ describe('createIdempotentPetCreator', () => {
   it('creates once and replays the stored response, one port call per replay', async () => {
     const s = setup();
     const first = await s.creator.create(input, id);
-    expect(first).toEqual({ pet: { id: 1, name: 'Rex', categoryId: 1, status: 'available' }, statusCode: 201, replayed: false });
+    expect(first).toEqual({
+      pet: { id: 1, name: 'Rex', categoryId: 1, status: 'available' },
+      statusCode: 201,
+      replayed: false,
+    });
     expect(s.calls).toEqual(['claim', 'insertAndComplete']);
     const again = await s.creator.create({ categoryId: 1, name: 'Rex' }, id);
     expect(again).toEqual({ ...first, replayed: true });
@@ -172,12 +200,18 @@ describe('createIdempotentPetCreator', () => {
   it('rejects another body under the same key with 422', async () => {
     const s = setup();
     await s.creator.create(input, id);
-    await expect(s.creator.create({ ...input, categoryId: 2 }, id)).rejects.toMatchObject({ code: 'idempotency_key_reused' });
+    await expect(s.creator.create({ ...input, categoryId: 2 }, id)).rejects.toMatchObject({
+      code: 'idempotency_key_reused',
+    });
   });
 
   it('answers 409 while in progress, and takes over a crashed attempt after IN_PROGRESS_MS', async () => {
     const s = setup();
-    await s.store.claim(id, { status: 'IN_PROGRESS', fingerprint: fingerprint(input), token: 'dead', expiresAtMs: s.now() + IN_PROGRESS_MS }, s.now());
+    await s.store.claim(
+      id,
+      { status: 'IN_PROGRESS', fingerprint: fingerprint(input), token: 'dead', expiresAtMs: s.now() + IN_PROGRESS_MS },
+      s.now(),
+    );
     await expect(s.creator.create(input, id)).rejects.toMatchObject({ code: 'idempotency_in_progress', status: 409 });
     s.advance(IN_PROGRESS_MS - 1);
     await expect(s.creator.create(input, id)).rejects.toMatchObject({ code: 'idempotency_in_progress' });

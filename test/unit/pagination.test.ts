@@ -48,14 +48,35 @@ describe('cursorCodec', () => {
   it('refuses anything but the exact signed text: another secret, extra parts, padding, empty parts', () => {
     const real = codec.make({ id: 7 }, {});
     const [data, mac] = real.split('.') as [string, string];
-    for (const c of [signed({ a: 7, s: null, e: 2e9 }, 'another-secret-0123456789'), `${real}.`, `.${mac}`, `${data}.`, `${data}.${mac}=`, `${data}=.${mac}`, real.toUpperCase(), '']) {
+    for (const c of [
+      signed({ a: 7, s: null, e: 2e9 }, 'another-secret-0123456789'),
+      `${real}.`,
+      `.${mac}`,
+      `${data}.`,
+      `${data}.${mac}=`,
+      `${data}=.${mac}`,
+      real.toUpperCase(),
+      '',
+    ]) {
       invalid(c);
     }
   });
 
   it('refuses a correctly signed payload this module would never write (non-number position, unknown status, no expiry)', () => {
     const e = T0 / 1000 + 60;
-    for (const p of [{ a: 'x', s: null, e }, { a: { S: '1' }, s: null, e }, { a: 1.5, s: null, e }, { a: 0, s: null, e }, { a: 2 ** 60, s: null, e }, { a: 1, s: 'lost', e }, { a: 1, s: null }, { a: 1, s: null, e: 'never' }, null, [1], 'text']) {
+    for (const p of [
+      { a: 'x', s: null, e },
+      { a: { S: '1' }, s: null, e },
+      { a: 1.5, s: null, e },
+      { a: 0, s: null, e },
+      { a: 2 ** 60, s: null, e },
+      { a: 1, s: 'lost', e },
+      { a: 1, s: null },
+      { a: 1, s: null, e: 'never' },
+      null,
+      [1],
+      'text',
+    ]) {
       invalid(signed(p));
     }
     // Signed text that is not JSON at all.

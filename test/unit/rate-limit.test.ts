@@ -35,7 +35,12 @@ describe('limiterStep', () => {
 
   it('counts in the open minute while it has room, rejects when full', () => {
     expect(limiterStep({ ms: T, m: 4, d: 4 }, plan, w)).toEqual({ kind: 'count', minuteStart: T });
-    expect(limiterStep({ ms: T, m: 5, d: 5 }, plan, w)).toEqual({ allowed: false, reason: 'minute', minuteCount: 5, dayCount: 5 });
+    expect(limiterStep({ ms: T, m: 5, d: 5 }, plan, w)).toEqual({
+      allowed: false,
+      reason: 'minute',
+      minuteCount: 5,
+      dayCount: 5,
+    });
   });
 
   it('counts a late request (stamped in T, the store already in T+1) against T+1, never reopening T', () => {
@@ -44,14 +49,28 @@ describe('limiterStep', () => {
   });
 
   it('rejects on the day quota before anything else but a ban, and reports the minute only if current', () => {
-    expect(limiterStep({ ms: T - 60, m: 2, d: 8 }, plan, w)).toEqual({ allowed: false, reason: 'day', minuteCount: 0, dayCount: 8 });
-    expect(limiterStep({ ms: T, m: 2, d: 8 }, plan, w)).toEqual({ allowed: false, reason: 'day', minuteCount: 2, dayCount: 8 });
-    expect(limiterStep({ ms: T, m: 2, d: 2, banUntil: w.nowSec + 1 }, plan, w)).toEqual({ allowed: false, reason: 'banned', banUntil: w.nowSec + 1 });
+    expect(limiterStep({ ms: T - 60, m: 2, d: 8 }, plan, w)).toEqual({
+      allowed: false,
+      reason: 'day',
+      minuteCount: 0,
+      dayCount: 8,
+    });
+    expect(limiterStep({ ms: T, m: 2, d: 8 }, plan, w)).toEqual({
+      allowed: false,
+      reason: 'day',
+      minuteCount: 2,
+      dayCount: 8,
+    });
+    expect(limiterStep({ ms: T, m: 2, d: 2, banUntil: w.nowSec + 1 }, plan, w)).toEqual({
+      allowed: false,
+      reason: 'banned',
+      banUntil: w.nowSec + 1,
+    });
     expect(limiterStep({ ms: T, m: 2, d: 2, banUntil: w.nowSec }, plan, w)).toEqual({ kind: 'count', minuteStart: T });
   });
 });
 
-describe('rejectionStep: only rejections past the grace after the window\'s first 429 count', () => {
+describe("rejectionStep: only rejections past the grace after the window's first 429 count", () => {
   const w = windowsAt(at('2031-05-06T12:34:20Z'));
   const T = w.minuteStart;
 
@@ -62,11 +81,17 @@ describe('rejectionStep: only rejections past the grace after the window\'s firs
 
   it('ignores rejections within the grace (a burst already in flight) and counts later ones', () => {
     expect(rejectionStep({ rjm: T, rf: w.nowMs - BAN_POLICY.graceMs, rj: 0 }, w)).toEqual({ kind: 'none' });
-    expect(rejectionStep({ rjm: T, rf: w.nowMs - BAN_POLICY.graceMs - 1, rj: 0 }, w)).toEqual({ kind: 'late', minuteStart: T });
+    expect(rejectionStep({ rjm: T, rf: w.nowMs - BAN_POLICY.graceMs - 1, rj: 0 }, w)).toEqual({
+      kind: 'late',
+      minuteStart: T,
+    });
   });
 
   it('adds a late request to the newest rejection window, never moving it back', () => {
-    expect(rejectionStep({ rjm: T + 60, rf: w.nowMs - 5_000, rj: 3 }, w)).toEqual({ kind: 'late', minuteStart: T + 60 });
+    expect(rejectionStep({ rjm: T + 60, rf: w.nowMs - 5_000, rj: 3 }, w)).toEqual({
+      kind: 'late',
+      minuteStart: T + 60,
+    });
   });
 });
 
@@ -87,7 +112,10 @@ describe('ban threshold and days', () => {
 
   it('writes a ban that crosses midnight to the next day first and to the current day last', () => {
     const w = windowsAt(at('2031-05-06T23:55:00Z'));
-    expect(banDays(w)).toEqual({ banUntil: sec('2031-05-07T00:10:00Z'), days: [sec('2031-05-07T00:00:00Z'), sec('2031-05-06T00:00:00Z')] });
+    expect(banDays(w)).toEqual({
+      banUntil: sec('2031-05-07T00:10:00Z'),
+      days: [sec('2031-05-07T00:00:00Z'), sec('2031-05-06T00:00:00Z')],
+    });
     expect(banDays(windowsAt(at('2031-05-06T12:00:00Z'))).days).toEqual([sec('2031-05-06T00:00:00Z')]);
   });
 });

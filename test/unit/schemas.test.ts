@@ -5,8 +5,14 @@ import { ListPetsQuery, NewPet, Pet, PetIdParam, describeIssues, NAME_MAX_LENGTH
 describe('NewPet', () => {
   it('accepts name and categoryId, with an optional known status, and drops unknown fields', () => {
     expect(NewPet.parse({ name: 'Rex', categoryId: 1 })).toEqual({ name: 'Rex', categoryId: 1 });
-    expect(NewPet.parse({ name: 'Rex', categoryId: 1, status: 'sold', id: 9, extra: true })).toEqual({ name: 'Rex', categoryId: 1, status: 'sold' });
-    expect(NewPet.parse({ name: 'x'.repeat(NAME_MAX_LENGTH), categoryId: Number.MAX_SAFE_INTEGER }).categoryId).toBe(Number.MAX_SAFE_INTEGER);
+    expect(NewPet.parse({ name: 'Rex', categoryId: 1, status: 'sold', id: 9, extra: true })).toEqual({
+      name: 'Rex',
+      categoryId: 1,
+      status: 'sold',
+    });
+    expect(NewPet.parse({ name: 'x'.repeat(NAME_MAX_LENGTH), categoryId: Number.MAX_SAFE_INTEGER }).categoryId).toBe(
+      Number.MAX_SAFE_INTEGER,
+    );
   });
 
   it.each([
@@ -47,7 +53,8 @@ describe('query and path parameters', () => {
   it('takes limit as a canonical whole number from 1 to 100', () => {
     expect(ListPetsQuery.parse({ limit: '1' }).limit).toBe(1);
     expect(ListPetsQuery.parse({ limit: '100', status: 'pending' })).toEqual({ limit: 100, status: 'pending' });
-    for (const limit of ['0', '101', '-1', 'abc', '1.5', '', '01', ' 5', '1e2']) expect(ListPetsQuery.safeParse({ limit }).success).toBe(false);
+    for (const limit of ['0', '101', '-1', 'abc', '1.5', '', '01', ' 5', '1e2'])
+      expect(ListPetsQuery.safeParse({ limit }).success).toBe(false);
     expect(ListPetsQuery.safeParse({ status: 'lost' }).success).toBe(false);
   });
 
@@ -55,10 +62,31 @@ describe('query and path parameters', () => {
     expect(PetIdParam.parse({ petId: '42' }).petId).toBe(42);
     expect(PetIdParam.parse({ petId: '9007199254740991' }).petId).toBe(Number.MAX_SAFE_INTEGER);
     // Valid int64 values the service never assigns: kept exact (2^53 + 1 would round to 2^53 as a number).
-    for (const petId of ['0', '-1', '9007199254740992', '9007199254740993', '9223372036854775807', '-9223372036854775808']) {
+    for (const petId of [
+      '0',
+      '-1',
+      '9007199254740992',
+      '9007199254740993',
+      '9223372036854775807',
+      '-9223372036854775808',
+    ]) {
       expect(PetIdParam.parse({ petId }).petId).toBe(BigInt(petId));
     }
-    for (const petId of ['9223372036854775808', '-9223372036854775809', '99999999999999999999', '01', '-0', '+1', '1.0', '1e3', '0x10', ' 1', 'abc', '', '١']) {
+    for (const petId of [
+      '9223372036854775808',
+      '-9223372036854775809',
+      '99999999999999999999',
+      '01',
+      '-0',
+      '+1',
+      '1.0',
+      '1e3',
+      '0x10',
+      ' 1',
+      'abc',
+      '',
+      '١',
+    ]) {
       expect(PetIdParam.safeParse({ petId }).success, petId).toBe(false);
     }
   });

@@ -56,7 +56,11 @@ describe('renderUsageChart', () => {
     expect(renderUsageChart({ minutes: [], unattributed: 0 }, { dayStart: DAY, nowMinute: at(0, 5) })).toEqual([
       'No requests recorded minute by minute today (00:00-00:05 UTC).',
     ]);
-    const early = renderUsageChart(minuteCounts([{ minuteStart: at(0, 2), dayCount: 1 }], 3), { dayStart: DAY, nowMinute: at(0, 5), width: 60 });
+    const early = renderUsageChart(minuteCounts([{ minuteStart: at(0, 2), dayCount: 1 }], 3), {
+      dayStart: DAY,
+      nowMinute: at(0, 5),
+      width: 60,
+    });
     expect(early[1]).toBe('|  █   |');
   });
 });

@@ -10,7 +10,10 @@ import type { UsagePlanDef } from '../../lib/local/template.ts';
 
 const plan: UsagePlanDef = { id: 'FreePlan', rateLimit: 2, burstLimit: 5, quota: { limit: 8, period: 'DAY' } };
 const enforcer = () =>
-  new UsagePlanEnforcer({ usagePlans: new Map([[plan.id, plan]]), usagePlanOutputs: new Map([['UsagePlanIdFree', plan.id]]) });
+  new UsagePlanEnforcer({
+    usagePlans: new Map([[plan.id, plan]]),
+    usagePlanOutputs: new Map([['UsagePlanIdFree', plan.id]]),
+  });
 const free = { plan: 'free' };
 const T0 = Date.UTC(2026, 0, 1, 23, 0, 0);
 
