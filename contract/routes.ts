@@ -3,86 +3,22 @@
  * benchmarks all read it, so they cannot drift. Plain data, no CDK imports.
  */
 import { ListPetsQuery, MAX_BODY_BYTES, NewPet, PAGE_SIZE, PetIdParam } from './schemas.ts';
-import { KEYS_TABLE, PETS_TABLE, STATE_TABLE, type TableDefinition } from './tables.ts';
+import { KEYS_TABLE, PETS_TABLE, STATE_TABLE } from './tables.ts';
 import type { ErrorCode } from './errors.ts';
 
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS';
+import type { ErrorResponseSpec, FunctionAccess, HttpMethod, Route, TableGrant } from './route-types.ts';
 
-export interface Deprecation {
-  /** When the operation was deprecated (sent as `Deprecation: @<epoch>`, RFC 9745). */
-  readonly deprecatedAt: string;
-  /** When it is removed (sent as `Sunset`, RFC 8594); from then on it answers 410. */
-  readonly sunsetAt: string;
-  /** The successor (sent as `Link: <…>; rel="successor-version"`), relative to the base path. */
-  readonly successor: string;
-}
-
-/** One IAM grant on a table (or one of its indexes): exactly the DynamoDB actions the storage adapters call. */
-export interface TableGrant {
-  readonly table: TableDefinition;
-  /** A GSI name: the grant applies to `<table arn>/index/<name>` instead of the table. */
-  readonly index?: string;
-  readonly actions: readonly `dynamodb:${string}`[];
-}
-
-/** What a function may touch. The stack grants exactly these and nothing else. */
-export interface FunctionAccess {
-  readonly tables: readonly TableGrant[];
-  /** Receives the pagination-cursor signing key as CURSOR_SECRET. */
-  readonly cursorSecret?: boolean;
-}
-
-/** The zod schemas a request is validated with; types, validation and the OpenAPI document all derive from them. */
-export interface RequestSchemas {
-  readonly query?: unknown;
-  readonly params?: unknown;
-  readonly body?: unknown;
-}
-
-/** An error response an operation can give beyond the common ones (401, 403, 429, 500, 503), by status. */
-export interface ErrorResponseSpec {
-  readonly status: number;
-  readonly description: string;
-  readonly codes: readonly ErrorCode[];
-  readonly retryAfter?: boolean;
-}
-
-export interface SuccessResponseSpec {
-  readonly status: 200 | 201;
-  readonly description: string;
-  /** The component schema of the body. */
-  readonly schema: 'Pet' | 'Pets';
-  /** Headers beyond the rate-limit ones, by their OpenAPI component name. */
-  readonly headers?: readonly ('LinkNext' | 'Location')[];
-}
-
-/** An OpenAPI parameter object, as documented (validation itself comes from `request`). */
-export type ParameterDoc = Readonly<Record<string, unknown>> & {
-  readonly name: string;
-  readonly in: 'query' | 'path' | 'header';
-};
-
-export interface Route {
-  readonly operationId: string;
-  readonly method: HttpMethod;
-  /** Path below the base path `/v1`, with `{param}` placeholders as API Gateway writes them. */
-  readonly path: string;
-  /** Handler module, relative to the repository root; it exports `handler`. */
-  readonly entry: string;
-  readonly summary: string;
-  /** The OpenAPI description; the summary when absent. */
-  readonly description?: string;
-  readonly request: RequestSchemas;
-  readonly parameters?: readonly ParameterDoc[];
-  /** An example request body for the document. */
-  readonly example?: unknown;
-  readonly success?: SuccessResponseSpec;
-  readonly errors: readonly ErrorResponseSpec[];
-  readonly access: FunctionAccess;
-  readonly deprecation?: Deprecation;
-  /** True for operations whose contract the spec has not shown yet (they answer 501). */
-  readonly notImplemented?: boolean;
-}
+export type {
+  Deprecation,
+  ErrorResponseSpec,
+  FunctionAccess,
+  HttpMethod,
+  ParameterDoc,
+  RequestSchemas,
+  Route,
+  SuccessResponseSpec,
+  TableGrant,
+} from './route-types.ts';
 
 export const BASE_PATH = '/v1';
 

@@ -11,7 +11,7 @@
  * Record writes are conditional on the version read: a command that finds the record changed re-reads it and
  * applies itself again, so a concurrent revoke or set-plan is never undone.
  */
-import { MAX_CUSTOM_LIMITS, PLANS, type PlanLimits, type PlanName } from '../../contract/plans.ts';
+import { PLANS, type PlanLimits, type PlanName } from '../../contract/plans.ts';
 import { randomUUID } from 'node:crypto';
 import {
   generateKey,
@@ -22,83 +22,16 @@ import {
   usageIdentifierKey,
   type KeyRecord,
 } from '../../lambdas/domain/keys.ts';
-import { windowsAt, type LimitStore, type Windows } from '../../lambdas/domain/rate-limit.ts';
-import type { MinuteOpens } from '../../lambdas/storage/usage-history.ts';
-import type { KeyGateway } from './gateway.ts';
+import { windowsAt } from '../../lambdas/domain/rate-limit.ts';
+import { AdminError, type AdminDeps } from './ports.ts';
+import { checkLimits, saga, view, type KeyView } from './rules.ts';
+
+export { AdminError, type AdminDeps, type KeyAdminStorePort } from './ports.ts';
+export type { KeyView } from './rules.ts';
 import { minuteCounts } from './usage-chart.ts';
-
-/** An error the admin prints as one line and exits non-zero for. */
-export class AdminError extends Error {}
-
-/** Writes are conditional on the version of the record passed in; StaleKeyRecordError when it changed meanwhile. */
-export interface KeyAdminStorePort {
-  put(record: KeyRecord): Promise<void>;
-  getById(keyId: string): Promise<KeyRecord | undefined>;
-  list(): Promise<KeyRecord[]>;
-  update(
-    current: KeyRecord,
-    changes: Partial<Omit<KeyRecord, 'hash' | 'keyId' | 'version' | 'writeId'>>,
-    remove?: string[],
-  ): Promise<KeyRecord>;
-  replaceHash(current: KeyRecord, next: KeyRecord): Promise<void>;
-}
-
-export interface AdminDeps {
-  readonly store: KeyAdminStorePort;
-  readonly limits: LimitStore;
-  readonly gateway: KeyGateway;
-  /** Usage plan id per standard plan on the target stage (empty locally). */
-  readonly usagePlans: Partial<Record<PlanName, string>>;
-  readonly stage: string;
-  /**
-   * How long after a revocation `purge` leaves the key's API Gateway key in place: at least the authorizer cache
-   * TTL, so no cached result names a deleted API key. @default 2 minutes (twice the stages' 60 s TTL)
-   */
-  readonly revokedKeyGraceMs?: number;
-  /** Today's minute history of a key (lambdas/storage/usage-history.ts), for the usage chart; absent: no history. */
-  readonly history?: (subject: string, w: Windows) => Promise<MinuteOpens>;
-  readonly now?: () => number;
-}
 
 /** Attempts of a command whose record keeps changing under it (another admin at work) before it gives up. */
 const MAX_ATTEMPTS = 5;
-
-/** A key record as shown to admins: never the hash. */
-export type KeyView = Omit<KeyRecord, 'hash'> & { limits: PlanLimits | undefined };
-const view = ({ hash: _hash, writeId: _writeId, ...rest }: KeyRecord): KeyView => ({ ...rest, limits: limitsOf(rest) });
-
-function checkLimits(plan: PlanName, perMinute?: number, perDay?: number): PlanLimits | undefined {
-  if (plan !== 'enterprise') {
-    if (perMinute !== undefined || perDay !== undefined)
-      throw new AdminError(`--per-minute/--per-day apply to the enterprise plan only (${plan} has fixed limits)`);
-    return undefined;
-  }
-  if (perMinute === undefined || perDay === undefined)
-    throw new AdminError('the enterprise plan needs --per-minute N and --per-day N');
-  for (const [name, v, max] of [
-    ['--per-minute', perMinute, MAX_CUSTOM_LIMITS.perMinute],
-    ['--per-day', perDay, MAX_CUSTOM_LIMITS.perDay],
-  ] as const) {
-    if (!Number.isSafeInteger(v) || v < 1 || v > max)
-      throw new AdminError(`${name} must be a whole number from 1 to ${max}`);
-  }
-  if (perDay < perMinute) throw new AdminError('--per-day must be at least --per-minute');
-  return { perMinute, perDay };
-}
-
-/** Runs steps in order; when one fails, undoes the completed ones (last first) and rethrows. */
-async function saga(steps: Array<{ run: () => Promise<unknown>; undo?: () => Promise<unknown> }>): Promise<void> {
-  const done: Array<() => Promise<unknown>> = [];
-  for (const step of steps) {
-    try {
-      await step.run();
-    } catch (err) {
-      for (const undo of done.reverse()) await undo().catch(() => undefined);
-      throw err;
-    }
-    if (step.undo) done.push(step.undo);
-  }
-}
 
 export function keyAdmin(deps: AdminDeps) {
   const now = deps.now ?? Date.now;

@@ -8,7 +8,8 @@ import { ROUTES, resourcePaths } from '../../contract/routes.ts';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
 import { newStats, send, type FuzzRequest, type Pet } from './exchange.ts';
 import { enterpriseKey } from './keys.ts';
-import { UNDECLARED_METHODS, badCredentials } from './arbitraries.ts';
+import { badCredentials } from './arbitraries.ts';
+import { UNDECLARED_METHODS } from './arbitraries-paths.ts';
 
 let api: TestApi;
 let world: { key: string; pets: Pet[] };

@@ -3,15 +3,8 @@
  * (arbitraries.ts) with the oracle's expectation for it (oracle.ts); exchange.ts sends it and checks the answer.
  */
 import fc from 'fast-check';
-import {
-  RAW_QUERIES,
-  badAuth,
-  contentType,
-  createBody,
-  listPairs,
-  petIdSegment,
-  UNDECLARED_METHODS,
-} from './arbitraries.ts';
+import { badAuth, contentType, createBody } from './arbitraries.ts';
+import { RAW_QUERIES, listPairs, petIdSegment, UNDECLARED_METHODS } from './arbitraries-paths.ts';
 import { describe, type FuzzRequest } from './exchange.ts';
 import { createExpectation, getExpectation, listExpectation, type Pair, type World } from './oracle.ts';
 

@@ -1,0 +1,41 @@
+/**
+ * What the key administration needs from outside (storage, limits, API Gateway, clock) and the error it reports.
+ */
+import type { PlanName } from '../../contract/plans.ts';
+import type { KeyRecord } from '../../lambdas/domain/keys.ts';
+import type { LimitStore, Windows } from '../../lambdas/domain/rate-limit.ts';
+import type { MinuteOpens } from '../../lambdas/storage/usage-history.ts';
+import type { KeyGateway } from './gateway.ts';
+
+/** An error the admin prints as one line and exits non-zero for. */
+export class AdminError extends Error {}
+
+/** Writes are conditional on the version of the record passed in; StaleKeyRecordError when it changed meanwhile. */
+export interface KeyAdminStorePort {
+  put(record: KeyRecord): Promise<void>;
+  getById(keyId: string): Promise<KeyRecord | undefined>;
+  list(): Promise<KeyRecord[]>;
+  update(
+    current: KeyRecord,
+    changes: Partial<Omit<KeyRecord, 'hash' | 'keyId' | 'version' | 'writeId'>>,
+    remove?: string[],
+  ): Promise<KeyRecord>;
+  replaceHash(current: KeyRecord, next: KeyRecord): Promise<void>;
+}
+
+export interface AdminDeps {
+  readonly store: KeyAdminStorePort;
+  readonly limits: LimitStore;
+  readonly gateway: KeyGateway;
+  /** Usage plan id per standard plan on the target stage (empty locally). */
+  readonly usagePlans: Partial<Record<PlanName, string>>;
+  readonly stage: string;
+  /**
+   * How long after a revocation `purge` leaves the key's API Gateway key in place: at least the authorizer cache
+   * TTL, so no cached result names a deleted API key. @default 2 minutes (twice the stages' 60 s TTL)
+   */
+  readonly revokedKeyGraceMs?: number;
+  /** Today's minute history of a key (lambdas/storage/usage-history.ts), for the usage chart; absent: no history. */
+  readonly history?: (subject: string, w: Windows) => Promise<MinuteOpens>;
+  readonly now?: () => number;
+}

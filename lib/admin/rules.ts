@@ -1,0 +1,49 @@
+/**
+ * The admin tool's pure rules: what an admin sees of a record, which custom limits are acceptable, and how a
+ * multi-step change undoes itself on failure.
+ */
+import { MAX_CUSTOM_LIMITS, type PlanLimits, type PlanName } from '../../contract/plans.ts';
+import { limitsOf, type KeyRecord } from '../../lambdas/domain/keys.ts';
+import { AdminError } from './ports.ts';
+
+/** A key record as shown to admins: never the hash. */
+export type KeyView = Omit<KeyRecord, 'hash'> & { limits: PlanLimits | undefined };
+export const view = ({ hash: _hash, writeId: _writeId, ...rest }: KeyRecord): KeyView => ({
+  ...rest,
+  limits: limitsOf(rest),
+});
+
+export function checkLimits(plan: PlanName, perMinute?: number, perDay?: number): PlanLimits | undefined {
+  if (plan !== 'enterprise') {
+    if (perMinute !== undefined || perDay !== undefined)
+      throw new AdminError(`--per-minute/--per-day apply to the enterprise plan only (${plan} has fixed limits)`);
+    return undefined;
+  }
+  if (perMinute === undefined || perDay === undefined)
+    throw new AdminError('the enterprise plan needs --per-minute N and --per-day N');
+  for (const [name, v, max] of [
+    ['--per-minute', perMinute, MAX_CUSTOM_LIMITS.perMinute],
+    ['--per-day', perDay, MAX_CUSTOM_LIMITS.perDay],
+  ] as const) {
+    if (!Number.isSafeInteger(v) || v < 1 || v > max)
+      throw new AdminError(`${name} must be a whole number from 1 to ${max}`);
+  }
+  if (perDay < perMinute) throw new AdminError('--per-day must be at least --per-minute');
+  return { perMinute, perDay };
+}
+
+/** Runs steps in order; when one fails, undoes the completed ones (last first) and rethrows. */
+export async function saga(
+  steps: Array<{ run: () => Promise<unknown>; undo?: () => Promise<unknown> }>,
+): Promise<void> {
+  const done: Array<() => Promise<unknown>> = [];
+  for (const step of steps) {
+    try {
+      await step.run();
+    } catch (err) {
+      for (const undo of done.reverse()) await undo().catch(() => undefined);
+      throw err;
+    }
+    if (step.undo) done.push(step.undo);
+  }
+}

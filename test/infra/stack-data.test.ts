@@ -1,0 +1,152 @@
+/**
+ * Assertions on the synthesized templates of both stages: deprecation, usage plans, gateway responses, tables,
+ * alarms, outputs and cdk-nag. Bundling is skipped here; cli.test.ts synthesizes with real bundling.
+ */
+import { Match } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { describe, expect, it } from 'vitest';
+import { GATEWAY_RESPONSES } from '../../contract/gateway-responses.ts';
+import { ROUTES } from '../../contract/routes.ts';
+import { PLANS, STANDARD_PLANS, usagePlanThrottle } from '../../contract/plans.ts';
+import { STAGES, STAGE_NAMES } from '../../lib/config/stages.ts';
+import { TABLES } from '../../contract/tables.ts';
+import { built, resources, synthesizeStages, tableLogicalId, templates } from './stack-fixture.ts';
+
+synthesizeStages();
+
+describe.each(STAGE_NAMES)('stage %s', (stageName) => {
+  const stage = STAGES[stageName];
+  const t = () => templates[stageName];
+
+  it('flags GET /pets/{petId} as deprecated in the API definition', () => {
+    for (const route of ROUTES.filter((r) => r.deprecation)) {
+      const [, part] = resources(t(), 'AWS::ApiGateway::DocumentationPart').find(
+        ([, d]) => d.Properties.Location.Path === route.path && d.Properties.Location.Method === route.method,
+      )!;
+      expect(part.Properties.Location.Type).toBe('METHOD');
+      expect(JSON.parse(part.Properties.Properties)).toMatchObject({
+        deprecated: true,
+        'x-sunset': route.deprecation!.sunsetAt,
+      });
+      t().hasResourceProperties('AWS::ApiGateway::Method', {
+        OperationName: route.operationId,
+        MethodResponses: [
+          Match.objectLike({
+            StatusCode: '200',
+            ResponseParameters: {
+              'method.response.header.Deprecation': true,
+              'method.response.header.Sunset': true,
+              'method.response.header.Link': true,
+            },
+          }),
+        ],
+      });
+    }
+    expect(ROUTES.find((r) => r.operationId === 'getPet')?.deprecation).toBeDefined();
+  });
+
+  it('has a usage plan per standard plan with the throttle and day quota of PLANS, and none for Enterprise', () => {
+    const plans = resources(t(), 'AWS::ApiGateway::UsagePlan');
+    expect(plans.map(([, p]) => p.Properties.UsagePlanName).sort()).toEqual(
+      STANDARD_PLANS.map((n) => `${stage.stackName}-${PLANS[n].displayName}`).sort(),
+    );
+    for (const name of STANDARD_PLANS) {
+      const expected = usagePlanThrottle(PLANS[name].limits!);
+      const [, plan] = plans.find(([, p]) => p.Properties.UsagePlanName.endsWith(`-${PLANS[name].displayName}`))!;
+      expect(plan.Properties.Throttle).toEqual({ RateLimit: expected.rateLimit, BurstLimit: expected.burstLimit });
+      expect(plan.Properties.Quota).toEqual({ Limit: expected.quotaPerDay, Period: 'DAY' });
+      expect(plan.Properties.ApiStages).toHaveLength(1);
+    }
+    // Above the app limits (test/infra/usage-plans.test.ts shows why these numbers never reject what the app admits).
+    expect(usagePlanThrottle(PLANS.free.limits!)).toEqual({
+      rateLimit: 2,
+      burstLimit: 178,
+      quotaPerDay: 3_015,
+      guaranteed: true,
+    });
+  });
+
+  it('maps every gateway response to its status, the Error object and static headers', () => {
+    const responses = resources(t(), 'AWS::ApiGateway::GatewayResponse');
+    expect(responses.map(([, r]) => r.Properties.ResponseType).sort()).toEqual(
+      GATEWAY_RESPONSES.map((r) => r.type).sort(),
+    );
+    for (const spec of GATEWAY_RESPONSES) {
+      const [, r] = responses.find(([, x]) => x.Properties.ResponseType === spec.type)!;
+      expect(r.Properties.StatusCode).toBe(String(spec.status));
+      expect(JSON.parse(r.Properties.ResponseTemplates['application/json'])).toEqual({
+        code: spec.code,
+        message: spec.message,
+        status: spec.status,
+      });
+      expect(r.Properties.ResponseParameters).toEqual(
+        Object.fromEntries(Object.entries(spec.headers).map(([k, v]) => [`gatewayresponse.header.${k}`, `'${v}'`])),
+      );
+    }
+    const byType = (type: string) => responses.find(([, x]) => x.Properties.ResponseType === type)![1].Properties;
+    expect(byType('MISSING_AUTHENTICATION_TOKEN').StatusCode).toBe('404');
+    expect(byType('THROTTLED').StatusCode).toBe('429');
+    expect(byType('QUOTA_EXCEEDED').ResponseParameters['gatewayresponse.header.Retry-After']).toBeDefined();
+    expect(byType('REQUEST_TOO_LARGE').StatusCode).toBe('413');
+  });
+
+  it('builds every table on demand, encrypted, with PITR, TTL from its definition, and the stage removal policy', () => {
+    for (const def of TABLES) {
+      const table = t().toJSON().Resources[tableLogicalId(t(), def.id)];
+      expect(table.Properties.BillingMode).toBe('PAY_PER_REQUEST');
+      expect(table.Properties.SSESpecification).toEqual({ SSEEnabled: true, SSEType: 'KMS' });
+      expect(table.Properties.TableName).toBeUndefined();
+      const [replica] = table.Properties.Replicas;
+      expect(replica.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
+      const ttl = 'ttlAttribute' in def ? def.ttlAttribute : undefined;
+      expect(table.Properties.TimeToLiveSpecification).toEqual(ttl ? { AttributeName: ttl, Enabled: true } : undefined);
+      expect((table.Properties.GlobalSecondaryIndexes ?? []).map((g: any) => g.IndexName)).toEqual(
+        def.indexes.map((i) => i.indexName),
+      );
+      if (stageName === 'production') {
+        expect(table.DeletionPolicy).toBe('Retain');
+        expect(replica.DeletionProtectionEnabled).toBe(true);
+      } else {
+        expect(table.DeletionPolicy).toBe('Delete');
+        expect(replica.DeletionProtectionEnabled).toBe(false);
+      }
+    }
+  });
+
+  it('has alarms on 5xx rate, p99 latency, Lambda errors and throttles, and DynamoDB errors and throttles', () => {
+    // The alarms that gate gradual deploys (1-minute, on the `live` aliases) are asserted in gradual-deploys.test.ts.
+    const alarms = resources(t(), 'AWS::CloudWatch::Alarm')
+      .filter(([id]) => !id.startsWith('Deploy'))
+      .map(([, a]) => a.Properties);
+    const metricNames = (a: any): string[] =>
+      a.MetricName
+        ? [a.MetricName]
+        : (a.Metrics ?? []).map((m: any) => m.MetricStat?.Metric.MetricName).filter(Boolean);
+    const having = (name: string) => alarms.filter((a) => metricNames(a).includes(name));
+    expect(having('5XXError')[0]).toMatchObject({ Threshold: stage.alarms.serverErrorRatePercent });
+    expect(having('Latency')[0]).toMatchObject({ ExtendedStatistic: 'p99', Threshold: stage.alarms.p99LatencyMs });
+    // The authorizer's Errors count every unknown key: its alarm is on AuthorizerFailure instead.
+    expect(having('Errors')).toHaveLength(ROUTES.length);
+    expect(having('AuthorizerFailure')).toHaveLength(1);
+    expect(having('Throttles')).toHaveLength(ROUTES.length + 1);
+    expect(having('SystemErrors')).toHaveLength(TABLES.length);
+    expect(having('ThrottledRequests')).toHaveLength(TABLES.length);
+    expect(having('StorageUnavailable')).toHaveLength(1);
+    for (const a of alarms) expect(metricNames(a).length).toBeLessThanOrEqual(10);
+  });
+
+  it('outputs what the admin tool reads', () => {
+    const outputs = t().toJSON().Outputs;
+    for (const name of ['ApiUrl', 'ApiId', 'PetsTableName', 'KeysTableName', 'StateTableName', 'CursorSecretArn']) {
+      expect(outputs[name], name).toBeDefined();
+    }
+    for (const plan of STANDARD_PLANS) expect(outputs[`UsagePlanId${PLANS[plan].displayName}`]).toBeDefined();
+    expect(JSON.stringify(outputs.ApiUrl.Value)).toContain('/v1/');
+  });
+});
+
+it('reports no unacknowledged cdk-nag AwsSolutions findings', () => {
+  const report = new AwsSolutionsChecks().validateScope(built.app!.app);
+  expect(report.violations.map((v) => `${v.ruleName} ${v.violatingResources[0]?.constructPath}`)).toEqual([]);
+  expect(report.success).toBe(true);
+});

@@ -1,0 +1,51 @@
+/**
+ * Both stages' synthesized templates (bundling skipped) and the lookups the stack tests share.
+ */
+import { Template } from 'aws-cdk-lib/assertions';
+import { beforeAll } from 'vitest';
+import { STAGE_NAMES, type StageName } from '../../lib/config/stages.ts';
+import { createApp } from '../../lib/stacks/app.ts';
+import { TABLES } from '../../contract/tables.ts';
+
+export type Resource = {
+  Type: string;
+  Properties: Record<string, any>;
+  DeletionPolicy?: string;
+  UpdateReplacePolicy?: string;
+};
+
+export const built = { app: undefined as ReturnType<typeof createApp> | undefined };
+export const templates = {} as Record<StageName, Template>;
+
+/** Synthesizes both stages once per test file. */
+export function synthesizeStages(): void {
+  beforeAll(() => {
+    built.app = createApp({ context: { 'aws:cdk:bundling-stacks': [] } });
+    for (const name of STAGE_NAMES) templates[name] = Template.fromStack(built.app.stacks[name]);
+  }, 240_000);
+}
+
+export const resources = (t: Template, type: string): [string, Resource][] =>
+  Object.entries(t.findResources(type)) as [string, Resource][];
+
+/** The logical id of the table built from a definition (found by its partition key, unique per table). */
+export const tableLogicalId = (t: Template, defId: string): string => {
+  const def = TABLES.find((d) => d.id === defId)!;
+  const found = resources(t, 'AWS::DynamoDB::GlobalTable').find(
+    ([, r]) => r.Properties.KeySchema[0].AttributeName === def.partitionKey.name,
+  );
+  if (!found) throw new Error(`no table ${defId}`);
+  return found[0];
+};
+
+/** The function whose description names the operation, with its role's inline statements. */
+export const functionOf = (t: Template, name: string) => {
+  const [id, fn] = resources(t, 'AWS::Lambda::Function').find(([, r]) =>
+    r.Properties.Description?.endsWith(`: ${name}`),
+  )!;
+  const roleId = fn.Properties.Role['Fn::GetAtt'][0];
+  const policy = resources(t, 'AWS::IAM::Policy').find(([, p]) =>
+    p.Properties.Roles.some((r: any) => r.Ref === roleId),
+  )!;
+  return { id, fn, roleId, statements: policy[1].Properties.PolicyDocument.Statement as any[] };
+};
