@@ -7,7 +7,6 @@ import { dynamoIdempotencyStore } from '../storage/idempotency-store.ts';
 import { createIdAllocator, dynamoPetStore } from '../storage/pet-store.ts';
 import { dynamoLimitStore } from '../storage/limit-store.ts';
 import { withUsageHistory } from '../storage/usage-history.ts';
-import { dynamoKeyStore } from '../storage/key-store.ts';
 import { now } from './clock.ts';
 
 /** One id allocator per container, shared by every create (one reserved block, not two). */
@@ -22,4 +21,3 @@ export const petCreator = createIdempotentPetCreator({
 });
 /** The limiter, recording a key's minute-by-minute history for the admin tool's usage chart. */
 export const limitStore = withUsageHistory(dynamoLimitStore);
-export const keyStore = dynamoKeyStore;
