@@ -21,10 +21,6 @@ export class AppError extends Error {
   }
 }
 
-export function errorBody(code: ErrorCode, message?: string): ErrorBody {
-  return { code, message: message ?? ERROR_CODES[code].message, status: ERROR_CODES[code].status };
-}
-
 /** Errors from the storage layer meaning "the database cannot serve now" (timeouts, throttling, outage). */
 export class UnavailableError extends AppError {
   readonly retryAfterSeconds: number;

@@ -1,5 +1,5 @@
 /**
- * Idempotent create (issue #5): `POST /pets` with an `Idempotency-Key` header.
+ * Idempotent create: `POST /pets` with an `Idempotency-Key` header.
  *
  * Rules:
  * - The header is optional. Without it nothing here runs (no DynamoDB request is added).

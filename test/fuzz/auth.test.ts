@@ -1,5 +1,5 @@
 /**
- * Issue #7: the "ignored auth" check (every operation without a key, with a wrong scheme, with an unknown or a
+ * The "ignored auth" check (every operation without a key, with a wrong scheme, with an unknown or a
  * revoked key → 401, never 2xx) and undeclared methods on declared paths (→ 405 with Allow), over HTTP to the local
  * server on DynamoDB Local. The authorizer cache is off (the local default), so a revocation shows at once.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue #7 fuzzing: sends one generated request over real HTTP (plain fetch, so the fuzzer controls every header,
+ * Fuzzing: sends one generated request over real HTTP (plain fetch, so the fuzzer controls every header,
  * including a missing Content-Type) and checks the invariants every response must keep:
  *
  *   - never a 5xx;

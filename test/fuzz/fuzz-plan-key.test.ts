@@ -1,5 +1,5 @@
 /**
- * Issue #7: a smaller fuzz run with an ordinary Business-plan key (1,000 requests/min) and the authorizer cache off
+ * A smaller fuzz run with an ordinary Business-plan key (1,000 requests/min) and the authorizer cache off
  * (the local default), so the plan's own limits and X-RateLimit-* values are on every response. 300 generated
  * requests stay well inside the plan: a 429 here fails the run (the oracle never expects one).
  */

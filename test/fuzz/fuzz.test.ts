@@ -1,5 +1,5 @@
 /**
- * Issue #7, bad input: OpenAPI-driven fuzzing over HTTP to the local server (DynamoDB Local, no mocks).
+ * Bad input: OpenAPI-driven fuzzing over HTTP to the local server (DynamoDB Local, no mocks).
  *
  * The rate limiter stays ON: the ≥ 10,000 requests go with an Enterprise key whose custom limit (1,000,000/min) is
  * far above the run, so no 429 hides what the handlers do with the input, and every response still carries the

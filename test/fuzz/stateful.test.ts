@@ -1,5 +1,5 @@
 /**
- * Issue #7: a stateful property test (fast-check commands). Random sequences of create / get / list one page /
+ * A stateful property test (fast-check commands). Random sequences of create / get / list one page /
  * paginate to the end / invalid create run over HTTP against the local server (DynamoDB Local) and are compared
  * with an in-memory model; any divergence fails with the shrunk command sequence and the seed.
  *

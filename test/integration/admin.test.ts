@@ -1,5 +1,5 @@
 /**
- * Issue #4: the admin tool end to end against DynamoDB Local (its --local target, with the local gateway serving
+ * The admin tool end to end against DynamoDB Local (its --local target, with the local gateway serving
  * the keys it writes), and its API Gateway calls against aws-sdk-client-mock (no local engine exists for that
  * control plane): the exact calls, and the rollback when a step fails.
  */

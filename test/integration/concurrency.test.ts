@@ -1,5 +1,5 @@
 /**
- * Issue #7, concurrency: 1,000 creates at concurrency 50 over HTTP to the local server on DynamoDB Local give 1,000
+ * Concurrency: 1,000 creates at concurrency 50 over HTTP to the local server on DynamoDB Local give 1,000
  * distinct ids, every one readable as created, and list pagination (unfiltered and per status) sees each exactly
  * once. (The limiter under 200 parallel requests is in limits.test.ts; idempotent-create races in
  * idempotency.test.ts.)

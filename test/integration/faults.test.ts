@@ -1,5 +1,5 @@
 /**
- * Issue #7, faults: DynamoDB paused (SIGSTOP) or throttling. Requests answer promptly with 503 + Retry-After and
+ * Faults: DynamoDB paused (SIGSTOP) or throttling. Requests answer promptly with 503 + Retry-After and
  * the Error object, never a hang or a 500; the authorizer fails closed; the service recovers without a restart;
  * a create cut off mid-way leaves no half-written pet.
  */

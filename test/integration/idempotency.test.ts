@@ -1,4 +1,4 @@
-/** Issue #5, "Idempotent create": POST /pets with Idempotency-Key, over HTTP on DynamoDB Local. */
+/** Idempotent create: POST /pets with Idempotency-Key, over HTTP on DynamoDB Local. */
 import { randomUUID } from 'node:crypto';
 import { ScanCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';

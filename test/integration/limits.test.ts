@@ -1,4 +1,4 @@
-/** Issue #4: plans and rate limits, against DynamoDB Local and over HTTP through the local gateway. */
+/** Plans and rate limits, against DynamoDB Local and over HTTP through the local gateway. */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BAN_POLICY, banThreshold } from '../../contract/plans.ts';
 import { startTestApi, type TestApi } from '../helpers/api.ts';

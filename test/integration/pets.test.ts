@@ -1,4 +1,4 @@
-/** Issue #2: the API end to end over HTTP through the local gateway, on DynamoDB Local. */
+/** The API end to end over HTTP through the local gateway, on DynamoDB Local. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAnimalStoreClient, type AnimalStoreClient } from '../../client/index.ts';
 import { startTestApi, type TestApi } from '../helpers/api.ts';

@@ -1,5 +1,5 @@
 /**
- * Issue #7, secrets and hardening: no plaintext key, Authorization header or stack trace in any log line or
+ * Secrets and hardening: no plaintext key, Authorization header or stack trace in any log line or
  * response body; Cache-Control on authenticated responses, nosniff everywhere; CORS denied unless allowed.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

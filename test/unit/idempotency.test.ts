@@ -1,4 +1,4 @@
-/** Issue #5: the idempotency rules (lambdas/domain/idempotency.ts), without storage. */
+/** The idempotency rules (lambdas/domain/idempotency.ts), without storage. */
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../lambdas/domain/errors.ts';
 import {
