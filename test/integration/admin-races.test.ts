@@ -5,18 +5,14 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyAdmin, type AdminDeps } from '../../lib/admin/service.ts';
-import { realDeps } from '../../lib/admin/cli.ts';
-import { startTestApi, uniquePrefix, type TestApi } from '../helpers/api.ts';
+import { type TestApi } from '../helpers/api.ts';
+import { startLocalAdmin } from '../helpers/admin.ts';
 
 let api: TestApi;
 let deps: AdminDeps;
 
 beforeAll(async () => {
-  const prefix = uniquePrefix();
-  api = await startTestApi({ tablePrefix: prefix });
-  process.env.ANIMAL_STORE_DYNAMODB_PORT = new URL(api.dynamoEndpoint).port;
-  process.env.ANIMAL_STORE_TABLE_PREFIX = prefix;
-  deps = await realDeps({ local: true });
+  ({ api, deps } = await startLocalAdmin());
 });
 afterAll(() => api?.close());
 

@@ -16,10 +16,11 @@ import {
 } from '@aws-sdk/client-api-gateway';
 import { API_KEY_VALUE_PATTERN, usageIdentifierKey } from '../../lambdas/domain/keys.ts';
 import { usagePlanThrottle } from '../../contract/plans.ts';
-import { runAdmin, realDeps } from '../../lib/admin/cli.ts';
+import { runAdmin } from '../../lib/admin/cli.ts';
 import { awsKeyGateway } from '../../lib/admin/gateway.ts';
 import { keyAdmin, type AdminDeps } from '../../lib/admin/service.ts';
-import { startTestApi, uniquePrefix, type TestApi } from '../helpers/api.ts';
+import { type TestApi } from '../helpers/api.ts';
+import { startLocalAdmin } from '../helpers/admin.ts';
 
 let api: TestApi;
 let localDeps: AdminDeps;
@@ -42,11 +43,7 @@ const json = async (...args: string[]) => {
 const limitOf = async (key: string) => (await api.call('/pets', { key })).headers.get('x-ratelimit-limit');
 
 beforeAll(async () => {
-  const prefix = uniquePrefix();
-  api = await startTestApi({ tablePrefix: prefix });
-  process.env.ANIMAL_STORE_DYNAMODB_PORT = new URL(api.dynamoEndpoint).port;
-  process.env.ANIMAL_STORE_TABLE_PREFIX = prefix;
-  localDeps = await realDeps({ local: true });
+  ({ api, deps: localDeps } = await startLocalAdmin());
 });
 afterAll(() => api?.close());
 

@@ -1,10 +1,10 @@
 /** Idempotent create: POST /pets with Idempotency-Key, over HTTP on DynamoDB Local. */
 import { randomUUID } from 'node:crypto';
-import { ScanCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
 import { expectError, jsonOf } from '../helpers/common.ts';
+import { storedPetsNamed } from '../helpers/pets-table.ts';
 
 let api: TestApi;
 let client: DynamoDBClient;
@@ -55,24 +55,7 @@ const create = (body: unknown, idempotencyKey?: string, key = api.keys.business)
   });
 
 /** Every stored pet with this name, read straight from the table. */
-async function petsNamed(name: string): Promise<Record<string, unknown>[]> {
-  const items: Record<string, unknown>[] = [];
-  let start: Record<string, never> | undefined;
-  do {
-    const out = await client.send(
-      new ScanCommand({
-        TableName: api.tableEnv.PETS_TABLE_NAME,
-        FilterExpression: '#n = :n',
-        ExpressionAttributeNames: { '#n': 'name' },
-        ExpressionAttributeValues: { ':n': { S: name } },
-        ...(start ? { ExclusiveStartKey: start } : {}),
-      }),
-    );
-    items.push(...(out.Items ?? []).map((i) => unmarshall(i)));
-    start = out.LastEvaluatedKey as Record<string, never> | undefined;
-  } while (start);
-  return items;
-}
+const petsNamed = (name: string) => storedPetsNamed(client, api.tableEnv.PETS_TABLE_NAME!, name);
 
 /** The DynamoDB requests the service sent while fn ran, except the rate limiter's (the envelope's, not the create's). */
 async function requestsOf(fn: () => Promise<unknown>): Promise<string[]> {

@@ -5,11 +5,12 @@
  * slow DynamoDB is cut off by the request's deadline (from the Lambda context's remaining time) with a clean 503.
  */
 import { randomUUID } from 'node:crypto';
-import { ScanCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { inject } from 'vitest';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
 import { startFaultProxy, type FaultProxy } from '../helpers/fault-proxy.ts';
+import { storedPetsNamed } from '../helpers/pets-table.ts';
 
 /**
  * The SDK's per-attempt timeout here; a lost answer is held longer, so the SDK gives up on it and resends. Three
@@ -43,17 +44,8 @@ afterEach(() => {
   clock.resetClock();
 });
 
-async function petsNamed(name: string): Promise<number> {
-  const out = await client.send(
-    new ScanCommand({
-      TableName: api.tableEnv.PETS_TABLE_NAME,
-      FilterExpression: '#n = :n',
-      ExpressionAttributeNames: { '#n': 'name' },
-      ExpressionAttributeValues: { ':n': { S: name } },
-    }),
-  );
-  return out.Count ?? 0;
-}
+/** How many pets with this name the table really holds. */
+const petsNamed = async (name: string) => (await storedPetsNamed(client, api.tableEnv.PETS_TABLE_NAME!, name)).length;
 
 const post = (name: string, headers: Record<string, string> = {}) =>
   api.call('/pets', { method: 'POST', body: JSON.stringify({ name, categoryId: 1 }), key: api.keys.business, headers });

@@ -3,9 +3,10 @@
  * history) show up in the admin tool's per-minute numbers (--json) and its terminal chart.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { realDeps, runAdmin } from '../../lib/admin/cli.ts';
+import { runAdmin } from '../../lib/admin/cli.ts';
 import type { AdminDeps } from '../../lib/admin/service.ts';
-import { startTestApi, uniquePrefix, type TestApi } from '../helpers/api.ts';
+import { type TestApi } from '../helpers/api.ts';
+import { startLocalAdmin } from '../helpers/admin.ts';
 
 let api: TestApi;
 let deps: AdminDeps;
@@ -24,11 +25,7 @@ async function admin(...args: string[]) {
 }
 
 beforeAll(async () => {
-  const prefix = uniquePrefix();
-  api = await startTestApi({ tablePrefix: prefix });
-  process.env.ANIMAL_STORE_DYNAMODB_PORT = new URL(api.dynamoEndpoint).port;
-  process.env.ANIMAL_STORE_TABLE_PREFIX = prefix;
-  deps = await realDeps({ local: true });
+  ({ api, deps } = await startLocalAdmin());
 });
 afterAll(() => api?.close());
 
