@@ -4,6 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 import { PLAN_NAMES, type PlanName } from '../../contract/plans.ts';
+import { UnavailableError } from '../../lambdas/domain/errors.ts';
 import { AdminError, keyAdmin, type AdminDeps, type KeyView } from './service.ts';
 import { noGateway } from './gateway.ts';
 import { chartWidth, renderUsageChart } from './usage-chart.ts';
@@ -164,7 +165,12 @@ export async function runAdmin(argv: string[], io: Io, depsFor: DepsFactory): Pr
     return 0;
   } catch (err) {
     const message =
-      err instanceof AdminError ? err.message : `${(err as Error).name ?? 'Error'}: ${(err as Error).message}`;
+      err instanceof AdminError
+        ? err.message
+        : err instanceof UnavailableError
+          ? `DynamoDB did not answer (${String(err.cause)}). With --local: is \`npm start\` running, and do ` +
+            'ANIMAL_STORE_DYNAMODB_PORT / ANIMAL_STORE_DYNAMODB_ENDPOINT name its DynamoDB?'
+          : `${(err as Error).name ?? 'Error'}: ${(err as Error).message}`;
     io.err(`error: ${message}`);
     return 1;
   }
