@@ -1,5 +1,5 @@
 /** A local API on fresh tables, and the admin tool's `--local` dependencies pointed at the same DynamoDB Local. */
-import { realDeps } from '../../lib/admin/cli.ts';
+import { realDeps, runAdmin } from '../../lib/admin/cli.ts';
 import type { AdminDeps } from '../../lib/admin/service.ts';
 import { startTestApi, uniquePrefix, type TestApi } from './api.ts';
 
@@ -10,4 +10,19 @@ export async function startLocalAdmin(): Promise<{ api: TestApi; deps: AdminDeps
   process.env.ANIMAL_STORE_DYNAMODB_PORT = new URL(api.dynamoEndpoint).port;
   process.env.ANIMAL_STORE_TABLE_PREFIX = prefix;
   return { api, deps: await realDeps({ local: true }) };
+}
+
+/** Runs one admin command with `--local` on the given dependencies, capturing what it prints. */
+export async function runLocalAdmin(
+  deps: AdminDeps,
+  ...args: string[]
+): Promise<{ code: number; out: string; err: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runAdmin(
+    [...args, '--local'],
+    { out: (l) => out.push(l), err: (l) => err.push(l) },
+    async () => deps,
+  );
+  return { code, out: out.join('\n'), err: err.join('\n') };
 }

@@ -20,21 +20,12 @@ import { runAdmin } from '../../lib/admin/cli.ts';
 import { awsKeyGateway } from '../../lib/admin/gateway.ts';
 import { keyAdmin, type AdminDeps } from '../../lib/admin/service.ts';
 import { type TestApi } from '../helpers/api.ts';
-import { startLocalAdmin } from '../helpers/admin.ts';
+import { runLocalAdmin, startLocalAdmin } from '../helpers/admin.ts';
 
 let api: TestApi;
 let localDeps: AdminDeps;
 
-async function admin(...args: string[]) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await runAdmin(
-    [...args, '--local'],
-    { out: (l) => out.push(l), err: (l) => err.push(l) },
-    async () => localDeps,
-  );
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
+const admin = (...args: string[]) => runLocalAdmin(localDeps, ...args);
 const json = async (...args: string[]) => {
   const r = await admin(...args, '--json');
   expect(r.err).toBe('');

@@ -3,25 +3,18 @@
  * history) show up in the admin tool's per-minute numbers (--json) and its terminal chart.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { runAdmin } from '../../lib/admin/cli.ts';
 import type { AdminDeps } from '../../lib/admin/service.ts';
 import { type TestApi } from '../helpers/api.ts';
-import { startLocalAdmin } from '../helpers/admin.ts';
+import { runLocalAdmin, startLocalAdmin } from '../helpers/admin.ts';
 
 let api: TestApi;
 let deps: AdminDeps;
 
 async function admin(...args: string[]) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await runAdmin(
-    [...args, '--local'],
-    { out: (l) => out.push(l), err: (l) => err.push(l) },
-    async () => deps,
-  );
-  expect(err).toEqual([]);
+  const { code, out, err } = await runLocalAdmin(deps, ...args);
+  expect(err).toBe('');
   expect(code).toBe(0);
-  return out.join('\n');
+  return out;
 }
 
 beforeAll(async () => {
