@@ -35,3 +35,14 @@ export interface ErrorBody {
   readonly message: string;
   readonly status: number;
 }
+
+/** The spec's Error object for `code`, with the code's own message unless a more precise one is given. */
+export function errorObject(code: ErrorCode, message: string = ERROR_CODES[code].message): ErrorBody {
+  return { code, message, status: ERROR_CODES[code].status };
+}
+
+/** Headers of every JSON response, whoever answers (function, gateway response, MOCK integration). */
+export const JSON_HEADERS: Readonly<Record<string, string>> = {
+  'Content-Type': 'application/json',
+  'X-Content-Type-Options': 'nosniff',
+};

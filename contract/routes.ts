@@ -38,7 +38,7 @@ const ROUTE_TABLE = [
     operationId: 'listPets',
     method: 'GET',
     path: '/pets',
-    entry: 'lambdas/handlers/list-pets.ts',
+    entry: 'lambdas/functions/list-pets.ts',
     summary: 'List all animals',
     description:
       'Returns a page of animals (a bare array), optionally filtered by status. Follow `Link: rel="next"` for further pages.',
@@ -92,7 +92,7 @@ const ROUTE_TABLE = [
     operationId: 'createPet',
     method: 'POST',
     path: '/pets',
-    entry: 'lambdas/handlers/create-pet.ts',
+    entry: 'lambdas/functions/create-pet.ts',
     summary: 'Add an animal',
     description:
       'Adds an animal. Send an `Idempotency-Key` to make retries safe: a retry with the same key and body returns the first result.',
@@ -147,7 +147,7 @@ const ROUTE_TABLE = [
     operationId: 'getPet',
     method: 'GET',
     path: '/pets/{petId}',
-    entry: 'lambdas/handlers/get-pet.ts',
+    entry: 'lambdas/functions/get-pet.ts',
     summary: 'Get one animal (deprecated: use GET /pets with the status filter)',
     request: { params: PetIdParam },
     parameters: [
@@ -182,7 +182,7 @@ const ROUTE_TABLE = [
     operationId: 'listOrders',
     method: 'GET',
     path: '/store/orders',
-    entry: 'lambdas/handlers/list-orders.ts',
+    entry: 'lambdas/functions/list-orders.ts',
     summary: 'List store orders (contract not yet specified)',
     request: {},
     errors: [
@@ -213,7 +213,7 @@ export function routeOf<I extends OperationId>(operationId: I): RouteOf<I> {
 /** The authorizer is not a route but is bundled and deployed like one. */
 export const AUTHORIZER = {
   name: 'authorizer',
-  entry: 'lambdas/handlers/authorizer.ts',
+  entry: 'lambdas/functions/authorizer.ts',
   access: { tables: [{ table: KEYS_TABLE, actions: ['dynamodb:GetItem'] }] },
 } as const satisfies { name: string; entry: string; access: FunctionAccess };
 

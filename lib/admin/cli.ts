@@ -225,16 +225,20 @@ export const realDeps: DepsFactory = async ({ local, stage }) => {
       revokedKeyGraceMs: 2 * STAGES[stage as keyof typeof STAGES].authorizerCacheTtl.toMilliseconds(),
     };
   }
-  // The storage modules read their configuration at import: set it first.
-  Object.assign(process.env, { POWERTOOLS_METRICS_DISABLED: 'true', ...tableEnv });
-  const { keyAdminStore } = await import('../../lambdas/storage/key-store.ts');
-  const { dynamoLimitStore } = await import('../../lambdas/storage/limit-store.ts');
-  const { readUsageHistory } = await import('../../lambdas/storage/usage-history.ts');
-  return {
-    store: keyAdminStore,
-    limits: dynamoLimitStore,
-    history: readUsageHistory,
-    stage: stage ?? 'local',
-    ...gatewayDeps,
-  };
+  return { ...(await storesFor(tableEnv)), stage: stage ?? 'local', ...gatewayDeps };
 };
+
+/** The storage adapters the functions use, on the target's tables, with a runtime of the admin tool's own. */
+async function storesFor(tableEnv: Record<string, string>): Promise<Pick<AdminDeps, 'store' | 'limits' | 'history'>> {
+  const { loadConfig } = await import('../../lambdas/shared/config.ts');
+  const { createRuntime } = await import('../../lambdas/shared/runtime.ts');
+  const { createKeyAdminStore } = await import('../../lambdas/storage/key-store.ts');
+  const { createLimitStore } = await import('../../lambdas/storage/limit-store.ts');
+  const { readUsageHistory } = await import('../../lambdas/storage/usage-history.ts');
+  const { storage, telemetry } = createRuntime(loadConfig({ METRICS: 'off', LOG_LEVEL: 'WARN', ...tableEnv }));
+  return {
+    store: createKeyAdminStore(storage),
+    limits: createLimitStore(storage, telemetry),
+    history: (subject, w) => readUsageHistory(storage, subject, w),
+  };
+}
