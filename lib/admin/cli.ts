@@ -229,7 +229,9 @@ export const realDeps: DepsFactory = async ({ local, stage }) => {
 };
 
 /** The storage adapters the functions use, on the target's tables, with a runtime of the admin tool's own. */
-async function storesFor(tableEnv: Record<string, string>): Promise<Pick<AdminDeps, 'store' | 'limits' | 'history'>> {
+async function storesFor(
+  tableEnv: Record<string, string>,
+): Promise<Pick<AdminDeps, 'store' | 'limits' | 'history' | 'storage'>> {
   const { loadConfig } = await import('../../lambdas/shared/config.ts');
   const { createRuntime } = await import('../../lambdas/shared/runtime.ts');
   const { createKeyAdminStore } = await import('../../lambdas/storage/key-store.ts');
@@ -240,5 +242,6 @@ async function storesFor(tableEnv: Record<string, string>): Promise<Pick<AdminDe
     store: createKeyAdminStore(storage),
     limits: createLimitStore(storage, telemetry),
     history: (subject, w) => readUsageHistory(storage, subject, w),
+    storage,
   };
 }

@@ -14,7 +14,7 @@ import { startDynamoLocal, type DynamoLocal } from './dynamodb.ts';
 import { functionEnvironment } from './environment.ts';
 import { startGateway } from './gateway.ts';
 import { seedKeys } from './keys.ts';
-import { buildFunctions } from './lambda.ts';
+import { buildFunctions, type LocalFunction } from './lambda.ts';
 import { localAssembly, type LocalAssembly } from './synth.ts';
 import { apiModel, type ApiModel } from './template.ts';
 import type { UsagePlanEnforcer } from './usage-plans.ts';
@@ -63,6 +63,8 @@ export interface LocalApi {
   readonly model: ApiModel;
   /** The usage-plan counters. */
   readonly usage: UsagePlanEnforcer;
+  /** The template's functions as built here, by logical id. */
+  readonly functions: ReadonlyMap<string, LocalFunction>;
   close(): Promise<void>;
 }
 
@@ -124,6 +126,7 @@ export async function startLocalApi(opts: LocalApiOptions = {}): Promise<LocalAp
       tableEnv,
       model,
       usage: gw.usage,
+      functions,
       async close() {
         await gw.close();
         await dynamo?.stop();

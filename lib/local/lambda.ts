@@ -17,6 +17,8 @@ export type Handler = (event: unknown, context: Context) => Promise<unknown>;
 export interface LocalFunction {
   readonly def: FunctionDef;
   readonly handler: Handler;
+  /** What the handler was built on (tests instrument its DynamoDB client). */
+  readonly runtime: Runtime;
 }
 
 /** The handler factory of the function whose Lambda entry is `entry`. */
@@ -34,7 +36,10 @@ export function buildFunctions(
   runtimeOf: (def: FunctionDef) => Runtime,
 ): Map<string, LocalFunction> {
   const out = new Map<string, LocalFunction>();
-  for (const def of defs) out.set(def.logicalId, { def, handler: factoryOf(def)(runtimeOf(def)) });
+  for (const def of defs) {
+    const runtime = runtimeOf(def);
+    out.set(def.logicalId, { def, handler: factoryOf(def)(runtime), runtime });
+  }
   return out;
 }
 
