@@ -34,6 +34,12 @@ export interface Storage {
 
 export const MAX_ATTEMPTS = 3;
 
+/** Binds a storage operation (a function of the storage first) to one storage: how adapters build their methods. */
+export const on =
+  <A extends unknown[], R>(storage: Storage, op: (storage: Storage, ...args: A) => R) =>
+  (...args: A): R =>
+    op(storage, ...args);
+
 /** The DynamoDB clients, built once per function by its composition root and reused across invocations. */
 export function createStorage(settings: StorageSettings): Storage {
   const ddb = new DynamoDBClient({
