@@ -46,3 +46,14 @@ export const JSON_HEADERS: Readonly<Record<string, string>> = {
   'Content-Type': 'application/json',
   'X-Content-Type-Options': 'nosniff',
 };
+
+/**
+ * On an error answered before the limiter counted the call (by the gateway, or before the limiter ran): the
+ * X-RateLimit-* headers the spec requires on every response, saying nothing was counted. (Kept here rather than with
+ * the gateway responses so a function bundle does not carry the gateway-response table.)
+ */
+export const UNCOUNTED_RATE_LIMIT_HEADERS = {
+  'X-RateLimit-Limit': '0',
+  'X-RateLimit-Remaining': '0',
+  'X-RateLimit-Reset': '0',
+} as const;

@@ -7,7 +7,7 @@
  * not counted against any key" (locally too). Retry-After on
  * THROTTLED is one token-bucket refill (1 s); on QUOTA_EXCEEDED an hour (the usage-plan day quota is a backstop).
  */
-import { ERROR_CODES, JSON_HEADERS, errorObject, type ErrorCode } from './errors.ts';
+import { ERROR_CODES, JSON_HEADERS, UNCOUNTED_RATE_LIMIT_HEADERS, errorObject, type ErrorCode } from './errors.ts';
 
 /**
  * Every gateway response type API Gateway has (REST API reference, GatewayResponse.responseType "Valid Values"; the
@@ -46,12 +46,6 @@ export interface GatewayResponseSpec {
   readonly message: string;
   readonly headers: Readonly<Record<string, string>>;
 }
-
-export const UNCOUNTED_RATE_LIMIT_HEADERS = {
-  'X-RateLimit-Limit': '0',
-  'X-RateLimit-Remaining': '0',
-  'X-RateLimit-Reset': '0',
-} as const;
 
 const spec = (
   type: GatewayResponseType,

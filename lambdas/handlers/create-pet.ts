@@ -1,9 +1,10 @@
+import { CREATE_PET } from '../../contract/operations/create-pet.ts';
 import { apiHandler } from '../shared/http.ts';
 import type { Runtime } from '../shared/runtime.ts';
 import { createIdempotentPetCreator, idempotencyKeyOf } from '../domain/idempotency.ts';
 import { createIdempotencyStore } from '../storage/idempotency-store.ts';
 import { createIdAllocator, createPetStore } from '../storage/pet-store.ts';
-import { BASE_PATH } from '../../contract/routes.ts';
+import { BASE_PATH } from '../../contract/route-types.ts';
 
 export function createPetHandler(rt: Runtime) {
   // One id allocator per container, shared by every create (one reserved block, not two).
@@ -13,7 +14,7 @@ export function createPetHandler(rt: Runtime) {
     ids: createIdAllocator(rt.storage),
     clock: rt.now,
   });
-  return apiHandler(rt, 'createPet', async (event) => {
+  return apiHandler(rt, CREATE_PET, async (event) => {
     const key = idempotencyKeyOf(event.headers, event.multiValueHeaders);
     const { pet, statusCode, replayed } = await creator.create(event.validated.body, { keyId: event.auth.keyId, key });
     return {

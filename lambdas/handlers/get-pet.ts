@@ -1,3 +1,4 @@
+import { GET_PET } from '../../contract/operations/get-pet.ts';
 import { apiHandler } from '../shared/http.ts';
 import type { Runtime } from '../shared/runtime.ts';
 import { createPetService } from '../domain/pets.ts';
@@ -5,7 +6,7 @@ import { createIdAllocator, createPetStore } from '../storage/pet-store.ts';
 
 export function getPetHandler(rt: Runtime) {
   const pets = createPetService(createPetStore(rt.storage), createIdAllocator(rt.storage));
-  return apiHandler(rt, 'getPet', async (event) => ({
+  return apiHandler(rt, GET_PET, async (event) => ({
     statusCode: 200,
     body: await pets.get(event.validated.params.petId),
   }));

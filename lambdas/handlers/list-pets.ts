@@ -1,3 +1,4 @@
+import { LIST_PETS } from '../../contract/operations/list-pets.ts';
 import { apiHandler } from '../shared/http.ts';
 import type { Runtime } from '../shared/runtime.ts';
 import { cursorSecret } from '../shared/config.ts';
@@ -9,7 +10,7 @@ import { createIdAllocator, createPetStore } from '../storage/pet-store.ts';
 export function listPetsHandler(rt: Runtime) {
   const pets = createPetService(createPetStore(rt.storage), createIdAllocator(rt.storage));
   const cursors = cursorCodec({ secret: cursorSecret(rt.config), now: rt.now });
-  return apiHandler(rt, 'listPets', async (event) => {
+  return apiHandler(rt, LIST_PETS, async (event) => {
     const { limit, status, cursor } = event.validated.query;
     const after = cursor ? cursors.read(cursor, { status }) : undefined;
     const page = await pets.list({ limit, status, after });

@@ -10,9 +10,8 @@ import middy from '@middy/core';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type * as z from 'zod/mini';
-import { routeOf, type OperationId, type Route, type RouteOf } from '../../contract/routes.ts';
-import { UNCOUNTED_RATE_LIMIT_HEADERS } from '../../contract/gateway-responses.ts';
-import { JSON_HEADERS } from '../../contract/errors.ts';
+import type { Route } from '../../contract/route-types.ts';
+import { JSON_HEADERS, UNCOUNTED_RATE_LIMIT_HEADERS } from '../../contract/errors.ts';
 import { describeIssues } from '../../contract/schemas.ts';
 import { assertNotRemoved, deprecationHeaders } from '../domain/deprecation.ts';
 import { AppError, UnavailableError } from '../domain/errors.ts';
@@ -201,22 +200,18 @@ type Validates<R, K extends 'query' | 'params' | 'body'> = R extends { readonly 
     : undefined
   : undefined;
 
-type EventOf<I extends OperationId> = ApiEvent<
-  Validates<RouteOf<I>['request'], 'query'>,
-  Validates<RouteOf<I>['request'], 'params'>,
-  Validates<RouteOf<I>['request'], 'body'>
+type EventOf<R extends Route> = ApiEvent<
+  Validates<R['request'], 'query'>,
+  Validates<R['request'], 'params'>,
+  Validates<R['request'], 'body'>
 >;
 
 /**
- * Builds an operation's Lambda handler: the shared envelope, then the handler. A handler file calls only this; the
- * request schemas, and so the handler's input types, come from the operation's route.
+ * Builds an operation's Lambda handler: the shared envelope, then the handler. A handler file calls only this, with
+ * its operation's route entry (contract/operations/): the request schemas, and so the handler's input types, come
+ * from it.
  */
-export function apiHandler<I extends OperationId>(
-  rt: Runtime,
-  operationId: I,
-  fn: (event: EventOf<I>) => Promise<ApiResult>,
-) {
-  const route = routeOf(operationId);
+export function apiHandler<R extends Route>(rt: Runtime, route: R, fn: (event: EventOf<R>) => Promise<ApiResult>) {
   const schemas = route.request as Schemas<unknown, unknown, unknown>;
   const flush = () => rt.telemetry.flush();
   const middlewares = [
