@@ -46,4 +46,24 @@ export default tseslint.config(
     ['**/lib/**', '**/handlers/**'],
     'Storage adapters implement the domain ports; they never reach up to handlers or the CDK side.',
   ),
+  // Configuration and time come from the composition root: only the Lambda entries (and the runtime's defaults)
+  // read the environment or the wall clock; observability stamps its lines with wall time and the trace id.
+  {
+    files: ['lambdas/**'],
+    ignores: ['lambdas/functions/**', 'lambdas/shared/runtime.ts', 'lambdas/shared/observability.ts'],
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        { object: 'process', property: 'env', message: 'Take configuration from the Runtime (shared/runtime.ts).' },
+        { object: 'Date', property: 'now', message: 'Take the clock from the Runtime (runtime.now).' },
+      ],
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "NewExpression[callee.name='Date'][arguments.length=0]",
+          message: 'Take the clock from the Runtime (runtime.now).',
+        },
+      ],
+    },
+  },
 );
