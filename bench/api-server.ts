@@ -10,7 +10,7 @@ const [dynamoEndpoint, tablePrefix, limiter] = process.argv.slice(2);
 const api = await startLocalApi({
   dynamoEndpoint: dynamoEndpoint!,
   tablePrefix: tablePrefix!,
-  env: { RATE_LIMITER: limiter === 'off' ? 'off' : 'on', POWERTOOLS_LOG_LEVEL: 'WARN' },
+  env: { RATE_LIMITER: limiter === 'off' ? 'off' : 'on', LOG_LEVEL: 'WARN' },
 });
 process.stdout.write(`${JSON.stringify({ url: api.url })}\n`);
 process.on('SIGTERM', () => void api.close().finally(() => process.exit(0)));

@@ -16,69 +16,8 @@ import { median, printTable, ratio, round, runChild } from './lib/util.ts';
 
 type Patch = { file: string; from?: string; to: string };
 
-/** Proposed lambdas/shared/observability.ts: JSON log lines and CloudWatch EMF metrics, without Powertools. */
-const OBSERVABILITY_NO_POWERTOOLS = `/**
- * Structured logs (one JSON line each) and CloudWatch metrics in Embedded Metric Format, written to stdout. Honours
- * POWERTOOLS_LOG_LEVEL / AWS_LAMBDA_LOG_LEVEL and POWERTOOLS_METRICS_DISABLED, as the Powertools setup did.
- */
-const LEVELS = { DEBUG: 10, INFO: 20, WARN: 30, ERROR: 40, CRITICAL: 50, SILENT: 99 } as const;
-type Level = keyof typeof LEVELS;
-const SERVICE = 'animal-store';
-const NAMESPACE = 'AnimalStore';
-const threshold = LEVELS[(process.env.POWERTOOLS_LOG_LEVEL ?? process.env.AWS_LAMBDA_LOG_LEVEL ?? 'INFO').toUpperCase() as Level] ?? LEVELS.INFO;
-const metricsDisabled = process.env.POWERTOOLS_METRICS_DISABLED === 'true';
-
-function log(level: Level, message: string, extra: Record<string, unknown> = {}): void {
-  if (LEVELS[level] < threshold) return;
-  process.stdout.write(\`\${JSON.stringify({ level, message, service: SERVICE, timestamp: new Date().toISOString(), ...extra })}\\n\`);
-}
-
-export const logger = {
-  debug: (m: string, e?: Record<string, unknown>) => log('DEBUG', m, e),
-  info: (m: string, e?: Record<string, unknown>) => log('INFO', m, e),
-  warn: (m: string, e?: Record<string, unknown>) => log('WARN', m, e),
-  error: (m: string, e?: Record<string, unknown>) => log('ERROR', m, e),
-};
-
-function emf(values: Record<string, number>, dimensions: Record<string, string>): void {
-  if (metricsDisabled) return;
-  const dims = { service: SERVICE, ...dimensions };
-  const doc = {
-    _aws: {
-      Timestamp: Date.now(),
-      CloudWatchMetrics: [{ Namespace: NAMESPACE, Dimensions: [Object.keys(dims)], Metrics: Object.keys(values).map((Name) => ({ Name, Unit: 'Count' })) }],
-    },
-    ...dims,
-    ...values,
-  };
-  process.stdout.write(\`\${JSON.stringify(doc)}\\n\`);
-}
-
-let pending: Record<string, number> = {};
-
-/** Counts one occurrence of a metric in this invocation (published by flushMetrics; with dimensions, at once). */
-export function countMetric(name: string, dimensions: Record<string, string> = {}): void {
-  if (Object.keys(dimensions).length) return emf({ [name]: 1 }, dimensions);
-  pending[name] = (pending[name] ?? 0) + 1;
-}
-
-/** Publishes this invocation's metrics, if any. */
-export function flushMetrics(): void {
-  if (!Object.keys(pending).length) return;
-  const values = pending;
-  pending = {};
-  emf(values, {});
-}
-`;
-
 const VARIANTS: Array<{ name: string; description: string; patches: Patch[]; noSourceMaps?: boolean }> = [
   { name: 'baseline', description: 'the code as it is', patches: [] },
-  {
-    name: '+observability without Powertools',
-    description:
-      'observability.ts: JSON log lines + EMF metrics on stdout (same levels/env), drops @aws-lambda-powertools/*',
-    patches: [{ file: 'lambdas/shared/observability.ts', to: OBSERVABILITY_NO_POWERTOOLS }],
-  },
   {
     name: '+no --enable-source-maps at runtime',
     description:
@@ -134,7 +73,7 @@ try {
     }
     const bundles = new Map<string, BundleResult>();
     for (const n of LAMBDAS) {
-      const entry = n === 'authorizer' ? 'lambdas/handlers/authorizer.ts' : `lambdas/handlers/${n}.ts`;
+      const entry = `lambdas/functions/${n}.ts`;
       bundles.set(n, await bundle(n, join(src, entry), join(work, `v${i}`)));
     }
     const env: NodeJS.ProcessEnv = {
@@ -142,8 +81,8 @@ try {
       ...tableEnv,
       DYNAMODB_ENDPOINT: dynamo.endpoint,
       AWS_REGION: 'us-east-1',
-      POWERTOOLS_METRICS_DISABLED: 'true',
-      POWERTOOLS_LOG_LEVEL: 'WARN',
+      METRICS: 'off',
+      LOG_LEVEL: 'WARN',
       ...(v.noSourceMaps ? {} : { NODE_OPTIONS: '--enable-source-maps' }),
     };
     const cold: Record<string, number> = {};

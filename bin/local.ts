@@ -6,6 +6,7 @@
  *   ANIMAL_STORE_DYNAMODB_ENDPOINT=<url>      use this DynamoDB endpoint instead of starting DynamoDB Local
  *   ANIMAL_STORE_TABLE_PREFIX=animal-store-local   physical table name prefix (shared with the admin tool)
  *   ANIMAL_STORE_AUTH_CACHE_TTL=<seconds>     authorizer cache (default: the template's, 60; 0 shows revocations at once)
+ *   LOG_LEVEL=DEBUG|INFO|WARN|ERROR|SILENT    the functions' log level (default WARN)
  * The gateway is the synthesized staging stack (lib/local/synth.ts): routes, authorizer, usage plans, gateway
  * responses, MOCK methods and the functions' environment come from its template.
  */
@@ -35,6 +36,7 @@ const api = await startLocalApi({
   authCacheTtlSeconds: process.env.ANIMAL_STORE_AUTH_CACHE_TTL
     ? Number(process.env.ANIMAL_STORE_AUTH_CACHE_TTL)
     : undefined,
+  env: process.env.LOG_LEVEL ? { LOG_LEVEL: process.env.LOG_LEVEL } : {},
 });
 const url = api.url.replace('127.0.0.1', 'localhost');
 console.log(`Animal Store API listening on ${url}`);

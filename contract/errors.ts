@@ -35,3 +35,25 @@ export interface ErrorBody {
   readonly message: string;
   readonly status: number;
 }
+
+/** The spec's Error object for `code`, with the code's own message unless a more precise one is given. */
+export function errorObject(code: ErrorCode, message: string = ERROR_CODES[code].message): ErrorBody {
+  return { code, message, status: ERROR_CODES[code].status };
+}
+
+/** Headers of every JSON response, whoever answers (function, gateway response, MOCK integration). */
+export const JSON_HEADERS: Readonly<Record<string, string>> = {
+  'Content-Type': 'application/json',
+  'X-Content-Type-Options': 'nosniff',
+};
+
+/**
+ * On an error answered before the limiter counted the call (by the gateway, or before the limiter ran): the
+ * X-RateLimit-* headers the spec requires on every response, saying nothing was counted. (Kept here rather than with
+ * the gateway responses so a function bundle does not carry the gateway-response table.)
+ */
+export const UNCOUNTED_RATE_LIMIT_HEADERS = {
+  'X-RateLimit-Limit': '0',
+  'X-RateLimit-Remaining': '0',
+  'X-RateLimit-Reset': '0',
+} as const;

@@ -7,7 +7,7 @@
  * not counted against any key" (locally too). Retry-After on
  * THROTTLED is one token-bucket refill (1 s); on QUOTA_EXCEEDED an hour (the usage-plan day quota is a backstop).
  */
-import { ERROR_CODES, type ErrorCode } from './errors.ts';
+import { ERROR_CODES, JSON_HEADERS, UNCOUNTED_RATE_LIMIT_HEADERS, errorObject, type ErrorCode } from './errors.ts';
 
 /**
  * Every gateway response type API Gateway has (REST API reference, GatewayResponse.responseType "Valid Values"; the
@@ -47,12 +47,6 @@ export interface GatewayResponseSpec {
   readonly headers: Readonly<Record<string, string>>;
 }
 
-export const UNCOUNTED_RATE_LIMIT_HEADERS = {
-  'X-RateLimit-Limit': '0',
-  'X-RateLimit-Remaining': '0',
-  'X-RateLimit-Reset': '0',
-} as const;
-
 const spec = (
   type: GatewayResponseType,
   code: ErrorCode,
@@ -63,12 +57,7 @@ const spec = (
   code,
   status: ERROR_CODES[code].status,
   message,
-  headers: {
-    'Content-Type': 'application/json',
-    'X-Content-Type-Options': 'nosniff',
-    ...UNCOUNTED_RATE_LIMIT_HEADERS,
-    ...extra,
-  },
+  headers: { ...JSON_HEADERS, ...UNCOUNTED_RATE_LIMIT_HEADERS, ...extra },
 });
 
 /**
@@ -116,17 +105,8 @@ export function methodNotAllowed(allow: readonly string[]): {
   const e = ERROR_CODES.method_not_allowed;
   return {
     status: e.status,
-    headers: {
-      'Content-Type': 'application/json',
-      'X-Content-Type-Options': 'nosniff',
-      ...UNCOUNTED_RATE_LIMIT_HEADERS,
-      Allow: allow.join(', '),
-    },
-    body: JSON.stringify({
-      code: 'method_not_allowed',
-      message: `${e.message} Allowed: ${allow.join(', ')}.`,
-      status: e.status,
-    }),
+    headers: { ...JSON_HEADERS, ...UNCOUNTED_RATE_LIMIT_HEADERS, Allow: allow.join(', ') },
+    body: JSON.stringify(errorObject('method_not_allowed', `${e.message} Allowed: ${allow.join(', ')}.`)),
   };
 }
 

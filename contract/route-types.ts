@@ -1,9 +1,13 @@
 /**
  * The shape of a route entry: everything known about one operation (request schemas, responses, table access,
- * deprecation). Plain types; the entries themselves are in routes.ts.
+ * deprecation), and the base path every route is below. The entries themselves are in operations/, listed by
+ * routes.ts.
  */
 import type { ErrorCode } from './errors.ts';
 import type { TableDefinition } from './tables.ts';
+
+/** Both stages' base path; every route's path is below it. */
+export const BASE_PATH = '/v1';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS';
 

@@ -1,5 +1,5 @@
 /**
- * Counts DynamoDB requests made through a client and sums their consumed capacity: an SDK middleware that asks
+ * Counts DynamoDB requests made through clients and sums their consumed capacity: an SDK middleware that asks
  * every request for ReturnConsumedCapacity TOTAL and records command, table, capacity and Scan/Query counts.
  * It sits at the initialize step, so it counts logical calls (SDK retries of one call are not counted again).
  */
@@ -30,39 +30,41 @@ function roleOf(table: string, key: unknown): string {
   return table;
 }
 
-export function attachMeter(client: DynamoDBClient): Meter {
+/** One meter over several clients (each function of the local API has its own). */
+export function attachMeter(clients: readonly DynamoDBClient[]): Meter {
   const meter: Meter = {
     calls: [],
     reset() {
       this.calls = [];
     },
   };
-  client.middlewareStack.add(
-    (next, context) => async (args) => {
-      const input = args.input as Record<string, unknown>;
-      input.ReturnConsumedCapacity = 'TOTAL';
-      const table = String(input.TableName ?? 'transaction');
-      const base = { command: context.commandName ?? '?', table, role: roleOf(table, input.Key) };
-      try {
-        const r = await next(args);
-        const out = r.output as {
-          ConsumedCapacity?: { CapacityUnits?: number };
-          ScannedCount?: number;
-          Count?: number;
-        };
-        meter.calls.push({
-          ...base,
-          capacity: out.ConsumedCapacity?.CapacityUnits ?? 0,
-          scanned: out.ScannedCount,
-          count: out.Count,
-        });
-        return r;
-      } catch (err) {
-        meter.calls.push({ ...base, capacity: 0, failed: (err as Error).name });
-        throw err;
-      }
-    },
-    { step: 'initialize', name: 'benchMeter', override: true },
-  );
+  for (const client of clients)
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const input = args.input as Record<string, unknown>;
+        input.ReturnConsumedCapacity = 'TOTAL';
+        const table = String(input.TableName ?? 'transaction');
+        const base = { command: context.commandName ?? '?', table, role: roleOf(table, input.Key) };
+        try {
+          const r = await next(args);
+          const out = r.output as {
+            ConsumedCapacity?: { CapacityUnits?: number };
+            ScannedCount?: number;
+            Count?: number;
+          };
+          meter.calls.push({
+            ...base,
+            capacity: out.ConsumedCapacity?.CapacityUnits ?? 0,
+            scanned: out.ScannedCount,
+            count: out.Count,
+          });
+          return r;
+        } catch (err) {
+          meter.calls.push({ ...base, capacity: 0, failed: (err as Error).name });
+          throw err;
+        }
+      },
+      { step: 'initialize', name: 'benchMeter', override: true },
+    );
   return meter;
 }

@@ -25,8 +25,8 @@ export async function runCold(
     DYNAMODB_ENDPOINT: endpoint,
     AWS_REGION: 'us-east-1',
     STAGE: 'local',
-    POWERTOOLS_METRICS_DISABLED: 'true',
-    POWERTOOLS_LOG_LEVEL: 'WARN',
+    METRICS: 'off',
+    LOG_LEVEL: 'WARN',
     CURSOR_SECRET: 'bench-cursor-secret-0123456789',
     // As the stack sets it (lib/constructs/api-function.ts); --no-source-maps measures without it.
     ...(argv.includes('--no-source-maps') ? {} : { NODE_OPTIONS: '--enable-source-maps' }),

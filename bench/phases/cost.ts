@@ -1,4 +1,4 @@
-/** Phase 4: DynamoDB requests and capacity per API call, metered on the handlers' own client, at growing table sizes. */
+/** Phase 4: DynamoDB requests and capacity per API call, metered on the handlers' own clients, at growing table sizes. */
 import { localTableEnv } from '../../lambdas/storage/provision.ts';
 import type { Meter } from '../lib/meter.ts';
 import { seedBenchKey, seedPets, seededId } from '../lib/seed.ts';
@@ -7,7 +7,7 @@ import { BENCH_KEY, type BenchContext } from './context.ts';
 
 export async function runCost({ P, endpoint, seedClient, result, target, log }: BenchContext): Promise<void> {
   const prefix = 'bench-cost';
-  // The local API in this process, so an SDK middleware on the handlers' own client sees every request.
+  // The local API in this process, so an SDK middleware on the handlers' own clients sees every request.
   const { startLocalApi } = await import('../../lib/local/app.ts');
   // Authorizer uncached (the deployed 60 s cache would make it ~0 per call, but the authorizer's policy currently
   // covers only the first call's method, so a cached GET policy answers a later POST with 403: see docs/performance.md).
@@ -19,9 +19,8 @@ export async function runCost({ P, endpoint, seedClient, result, target, log }: 
   });
   const tableEnv = localTableEnv(prefix);
   await seedBenchKey(seedClient, tableEnv.KEYS_TABLE_NAME!, BENCH_KEY);
-  const { ddb } = await import('../../lambdas/storage/client.ts');
   const { attachMeter } = await import('../lib/meter.ts');
-  const meter: Meter = attachMeter(ddb);
+  const meter: Meter = attachMeter([...api.functions.values()].map((f) => f.runtime.storage.ddb));
   const call = async (path: string, init: RequestInit = {}) => {
     const res = await fetch(`${api.url}${path}`, {
       ...init,

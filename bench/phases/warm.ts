@@ -17,7 +17,7 @@ export async function runWarm({ P, endpoint, seedClient, children, result, targe
   ] as const) {
     const { info, child } = await startChild<{ url: string }>([...args], {
       ...process.env,
-      POWERTOOLS_LOG_LEVEL: 'WARN',
+      LOG_LEVEL: 'WARN',
     });
     children.push(child);
     servers[name] = info.url;

@@ -2,7 +2,7 @@
  * The deprecation lifecycle of an operation (spec section 9): headers until the sunset, 410 Gone from then on.
  */
 import type { Deprecation } from '../../contract/routes.ts';
-import { BASE_PATH } from '../../contract/routes.ts';
+import { BASE_PATH } from '../../contract/route-types.ts';
 import { AppError } from './errors.ts';
 
 /** `Deprecation: @<unix seconds>` (RFC 9745), `Sunset: <HTTP date>` (RFC 8594), `Link` to the successor. */

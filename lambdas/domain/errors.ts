@@ -1,7 +1,7 @@
 /**
  * Typed errors the function code throws; the middy envelope maps each to the spec's Error object.
  */
-import { ERROR_CODES, type ErrorBody, type ErrorCode } from '../../contract/errors.ts';
+import { ERROR_CODES, errorObject, type ErrorBody, type ErrorCode } from '../../contract/errors.ts';
 
 export class AppError extends Error {
   readonly code: ErrorCode;
@@ -17,7 +17,7 @@ export class AppError extends Error {
   }
 
   toBody(): ErrorBody {
-    return { code: this.code, message: this.message, status: this.status };
+    return errorObject(this.code, this.message);
   }
 }
 

@@ -151,12 +151,12 @@ export function decide(existing: IdempotencyRecord, requestFingerprint: string):
   if (existing.fingerprint !== requestFingerprint)
     return { kind: 'error', error: new AppError('idempotency_key_reused') };
   if (existing.status === 'COMPLETED') return { kind: 'replay', response: existing.response };
-  return {
-    kind: 'error',
-    error: new AppError('idempotency_in_progress', undefined, {
-      'Retry-After': String(IN_PROGRESS_RETRY_AFTER_SECONDS),
-    }),
-  };
+  return { kind: 'error', error: inProgressError() };
+}
+
+/** 409: the first request with this key is still running; retry shortly. */
+export function inProgressError(): AppError {
+  return new AppError('idempotency_in_progress', undefined, { 'Retry-After': String(IN_PROGRESS_RETRY_AFTER_SECONDS) });
 }
 
 export interface IdempotentCreateResult {

@@ -6,7 +6,7 @@
  * The secret and the clock are passed in by the composition root: this module reads neither configuration nor time.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { BASE_PATH } from '../../contract/routes.ts';
+import { BASE_PATH } from '../../contract/route-types.ts';
 import { PET_STATUSES, type PetStatus } from '../../contract/schemas.ts';
 import { AppError } from './errors.ts';
 import type { PageKey } from './pets.ts';

@@ -6,9 +6,9 @@
  */
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
 import { authenticate, usageIdentifierKey } from '../domain/keys.ts';
-// The key store alone (not the services module), so the authorizer bundle carries no pet or limiter code.
-import { dynamoKeyStore as keyStore } from '../storage/key-store.ts';
-import { countMetric, flushMetrics } from '../shared/observability.ts';
+// The key store alone, so the authorizer bundle carries no pet or limiter code.
+import { createKeyStore } from '../storage/key-store.ts';
+import type { Runtime } from '../shared/runtime.ts';
 
 /** `arn:aws:execute-api:region:account:apiId/stage/METHOD/path` → `arn:aws:execute-api:region:account:apiId/stage/*` */
 export function stageWildcard(methodArn: string): string {
@@ -16,28 +16,32 @@ export function stageWildcard(methodArn: string): string {
   return `${apiArn}/${stage}/*`;
 }
 
-export const handler = async (event: APIGatewayTokenAuthorizerEvent): Promise<APIGatewayAuthorizerResult> => {
-  const auth = await authenticate(keyStore, event.authorizationToken).catch((err: unknown) => {
-    // Fail closed: API Gateway answers AUTHORIZER_FAILURE (mapped to 503), never lets the request through. The
-    // alarm watches this metric, not the function's Errors: the `Unauthorized` thrown for unknown keys counts there.
-    const e = err as { name?: string; cause?: unknown } | undefined;
-    countMetric('AuthorizerFailure', { reason: String(e?.cause ?? e?.name ?? 'Error') });
-    throw err;
-  });
-  if (!auth) {
-    // Denials apart from failures (the function's Errors count both): an unknown or revoked key, answered 401.
-    countMetric('AuthorizerDenied');
-    flushMetrics();
-    throw new Error('Unauthorized');
-  }
-  return {
-    principalId: auth.keyId,
-    policyDocument: {
-      Version: '2012-10-17',
-      Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: stageWildcard(event.methodArn) }],
-    },
-    context: { keyId: auth.keyId, plan: auth.plan, perMinute: auth.perMinute, perDay: auth.perDay },
-    // The key's API Gateway API key (usage-plan backstop): a value derived from the key id, never the client's secret.
-    usageIdentifierKey: usageIdentifierKey(auth.keyId),
+export function authorizerHandler(rt: Runtime) {
+  const keyStore = createKeyStore(rt.storage);
+  const { count, flush } = rt.telemetry;
+  return async (event: APIGatewayTokenAuthorizerEvent): Promise<APIGatewayAuthorizerResult> => {
+    const auth = await authenticate(keyStore, event.authorizationToken).catch((err: unknown) => {
+      // Fail closed: API Gateway answers AUTHORIZER_FAILURE (mapped to 503), never lets the request through. The
+      // alarm watches this metric, not the function's Errors: the `Unauthorized` thrown for unknown keys counts there.
+      const e = err as { name?: string; cause?: unknown } | undefined;
+      count('AuthorizerFailure', { reason: String(e?.cause ?? e?.name ?? 'Error') });
+      throw err;
+    });
+    if (!auth) {
+      // Denials apart from failures (the function's Errors count both): an unknown or revoked key, answered 401.
+      count('AuthorizerDenied');
+      flush();
+      throw new Error('Unauthorized');
+    }
+    return {
+      principalId: auth.keyId,
+      policyDocument: {
+        Version: '2012-10-17',
+        Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: stageWildcard(event.methodArn) }],
+      },
+      context: { keyId: auth.keyId, plan: auth.plan, perMinute: auth.perMinute, perDay: auth.perDay },
+      // The key's API Gateway API key (usage-plan backstop): a value derived from the key id, never the client's secret.
+      usageIdentifierKey: usageIdentifierKey(auth.keyId),
+    };
   };
-};
+}

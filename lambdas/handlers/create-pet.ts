@@ -1,14 +1,26 @@
+import { CREATE_PET } from '../../contract/operations/create-pet.ts';
 import { apiHandler } from '../shared/http.ts';
-import { limitStore, petCreator } from '../shared/services.ts';
-import { idempotencyKeyOf } from '../domain/idempotency.ts';
-import { BASE_PATH } from '../../contract/routes.ts';
+import type { Runtime } from '../shared/runtime.ts';
+import { createIdempotentPetCreator, idempotencyKeyOf } from '../domain/idempotency.ts';
+import { createIdempotencyStore } from '../storage/idempotency-store.ts';
+import { createIdAllocator, createPetStore } from '../storage/pet-store.ts';
+import { BASE_PATH } from '../../contract/route-types.ts';
 
-export const handler = apiHandler('createPet', { limitStore }, async (event) => {
-  const key = idempotencyKeyOf(event.headers, event.multiValueHeaders);
-  const { pet, statusCode, replayed } = await petCreator.create(event.validated.body, { keyId: event.auth.keyId, key });
-  return {
-    statusCode,
-    body: pet,
-    headers: { Location: `${BASE_PATH}/pets/${pet.id}`, ...(replayed ? { 'Idempotent-Replayed': 'true' } : {}) },
-  };
-});
+export function createPetHandler(rt: Runtime) {
+  // One id allocator per container, shared by every create (one reserved block, not two).
+  const creator = createIdempotentPetCreator({
+    store: createIdempotencyStore(rt.storage),
+    pets: createPetStore(rt.storage),
+    ids: createIdAllocator(rt.storage),
+    clock: rt.now,
+  });
+  return apiHandler(rt, CREATE_PET, async (event) => {
+    const key = idempotencyKeyOf(event.headers, event.multiValueHeaders);
+    const { pet, statusCode, replayed } = await creator.create(event.validated.body, { keyId: event.auth.keyId, key });
+    return {
+      statusCode,
+      body: pet,
+      headers: { Location: `${BASE_PATH}/pets/${pet.id}`, ...(replayed ? { 'Idempotent-Replayed': 'true' } : {}) },
+    };
+  });
+}

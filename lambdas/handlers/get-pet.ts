@@ -1,7 +1,13 @@
+import { GET_PET } from '../../contract/operations/get-pet.ts';
 import { apiHandler } from '../shared/http.ts';
-import { limitStore, petService } from '../shared/services.ts';
+import type { Runtime } from '../shared/runtime.ts';
+import { createPetService } from '../domain/pets.ts';
+import { createIdAllocator, createPetStore } from '../storage/pet-store.ts';
 
-export const handler = apiHandler('getPet', { limitStore }, async (event) => ({
-  statusCode: 200,
-  body: await petService.get(event.validated.params.petId),
-}));
+export function getPetHandler(rt: Runtime) {
+  const pets = createPetService(createPetStore(rt.storage), createIdAllocator(rt.storage));
+  return apiHandler(rt, GET_PET, async (event) => ({
+    statusCode: 200,
+    body: await pets.get(event.validated.params.petId),
+  }));
+}

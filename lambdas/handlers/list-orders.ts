@@ -1,8 +1,11 @@
+import { LIST_ORDERS } from '../../contract/operations/list-orders.ts';
 import { apiHandler } from '../shared/http.ts';
-import { limitStore } from '../shared/services.ts';
+import type { Runtime } from '../shared/runtime.ts';
 import { AppError } from '../domain/errors.ts';
 
 /** GET /store/orders exists in the spec, but its contract is "not shown": 501 until it is specified. */
-export const handler = apiHandler('listOrders', { limitStore }, async () => {
-  throw new AppError('not_implemented', 'GET /store/orders exists but its contract is not specified yet.');
-});
+export function listOrdersHandler(rt: Runtime) {
+  return apiHandler(rt, LIST_ORDERS, async () => {
+    throw new AppError('not_implemented', 'GET /store/orders exists but its contract is not specified yet.');
+  });
+}

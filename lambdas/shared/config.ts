@@ -1,8 +1,10 @@
 /**
- * Runtime configuration, read once at cold start through a schema: a missing or malformed variable fails the
- * init, not the hundredth request.
+ * Runtime configuration, parsed once through a schema by the composition root (lambdas/shared/runtime.ts) from the
+ * function's environment: a missing or malformed variable fails the init, not the hundredth request. Nothing here
+ * reads the environment on import; whoever composes a function passes the variables in.
  */
 import * as z from 'zod/mini';
+import { LOG_LEVELS } from './observability.ts';
 
 const text = (min: number) => z.string().check(z.minLength(min));
 
@@ -30,19 +32,25 @@ const Env = z.object({
   ),
   /** Set to "off" to bypass the rate limiter (benchmarks measure its overhead this way; never in a stage). */
   RATE_LIMITER: z._default(z.enum(['on', 'off']), 'on'),
+  /** The `service` of log lines and metrics. */
+  SERVICE_NAME: z._default(text(1), 'animal-store'),
+  /** The CloudWatch namespace of the EMF metrics. */
+  METRICS_NAMESPACE: z._default(text(1), 'AnimalStore'),
+  /** "off" locally: no EMF lines among a developer's logs. */
+  METRICS: z._default(z.enum(['on', 'off']), 'on'),
+  LOG_LEVEL: z._default(z.enum(LOG_LEVELS), 'INFO'),
 });
 export type Config = z.infer<typeof Env>;
 
-function load(): Config {
-  const parsed = Env.safeParse(process.env);
+/** The configuration in `env` (a function's environment variables); throws naming every bad variable. */
+export function loadConfig(env: Readonly<Record<string, string | undefined>>): Config {
+  const parsed = Env.safeParse(env);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
     throw new Error(`Invalid configuration: ${problems}`);
   }
   return parsed.data;
 }
-
-export const config: Config = load();
 
 /** Public (it is in this file), so anyone can sign cursors with it: acceptable only for STAGE=local. */
 export const LOCAL_CURSOR_SECRET = 'local-development-cursor-secret';

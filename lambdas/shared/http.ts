@@ -10,23 +10,19 @@ import middy from '@middy/core';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type * as z from 'zod/mini';
-import { routeOf, type OperationId, type Route, type RouteOf } from '../../contract/routes.ts';
-import { UNCOUNTED_RATE_LIMIT_HEADERS } from '../../contract/gateway-responses.ts';
+import type { Route } from '../../contract/route-types.ts';
+import { JSON_HEADERS, UNCOUNTED_RATE_LIMIT_HEADERS } from '../../contract/errors.ts';
+import { describeIssues } from '../../contract/schemas.ts';
 import { assertNotRemoved, deprecationHeaders } from '../domain/deprecation.ts';
 import { AppError, UnavailableError } from '../domain/errors.ts';
 import type { AuthContext } from '../domain/keys.ts';
 import { enforce, windowsAt, type LimitStore } from '../domain/rate-limit.ts';
-import { MAX_BODY_BYTES, describeIssues } from '../../contract/schemas.ts';
-import { now } from './clock.ts';
-import { config } from './config.ts';
+import { createLimitStore } from '../storage/limit-store.ts';
+import { withUsageHistory } from '../storage/usage-history.ts';
 import { withDeadline } from './deadline.ts';
-import { countMetric, flushMetrics, logger } from './observability.ts';
+import { authContext, guardBody, header } from './request.ts';
+import type { Runtime } from './runtime.ts';
 
-/** Headers every response carries. */
-export const BASE_HEADERS: Readonly<Record<string, string>> = {
-  'Content-Type': 'application/json',
-  'X-Content-Type-Options': 'nosniff',
-};
 /** Responses to authenticated calls are never cached by intermediaries. */
 export const AUTHENTICATED_HEADERS: Readonly<Record<string, string>> = { 'Cache-Control': 'no-store' };
 
@@ -52,51 +48,17 @@ interface Internal extends Record<string, unknown> {
   headers?: Record<string, string>;
 }
 
-/** Reads the authorizer's context; an event without one never reaches a handler (defence in depth). */
-function authContext(event: APIGatewayProxyEvent): AuthContext {
-  const a = event.requestContext?.authorizer as Record<string, unknown> | null | undefined;
-  const perMinute = Number(a?.perMinute);
-  const perDay = Number(a?.perDay);
-  if (!a || typeof a.keyId !== 'string' || !(perMinute > 0) || !(perDay > 0)) throw new AppError('unauthorized');
-  return { keyId: a.keyId, plan: a.plan as AuthContext['plan'], perMinute, perDay };
-}
-
-function header(event: APIGatewayProxyEvent, name: string): string | undefined {
-  const lower = name.toLowerCase();
-  for (const [k, v] of Object.entries(event.headers ?? {})) if (k.toLowerCase() === lower) return v ?? undefined;
-  return undefined;
-}
-
-/** No NewPet needs more than a few levels; deeper bodies are refused before the parser recurses into them. */
-const MAX_JSON_DEPTH = 32;
-
-/** The deepest `{`/`[` nesting in a JSON text, ignoring brackets inside strings (stops counting past the cap). */
-function nestingDepth(text: string): number {
-  let depth = 0;
-  let max = 0;
-  let inString = false;
-  for (let i = 0; i < text.length && max <= MAX_JSON_DEPTH; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 92 /* \ */) i++;
-      else if (c === 34 /* " */) inString = false;
-    } else if (c === 34) inString = true;
-    else if (c === 123 || c === 91) max = Math.max(max, ++depth);
-    else if (c === 125 || c === 93) depth--;
-  }
-  return max;
-}
+const EXPOSED_HEADERS =
+  'X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, Link, Location, Deprecation, Sunset';
 
 /** CORS: deny by default; an allowed origin (stage config) is echoed back. */
-function cors(event: { headers?: APIGatewayProxyEvent['headers'] }): Record<string, string> {
-  const origin = header(event as APIGatewayProxyEvent, 'origin');
-  if (!origin || !config.CORS_ALLOWED_ORIGINS.includes(origin)) return {};
-  return {
-    'Access-Control-Allow-Origin': origin,
-    'Access-Control-Expose-Headers':
-      'X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, Link, Location, Deprecation, Sunset',
-    Vary: 'Origin',
-  };
+function cors(
+  allowed: readonly string[],
+  event: { headers?: APIGatewayProxyEvent['headers'] },
+): Record<string, string> {
+  const origin = header(event.headers, 'origin');
+  if (!origin || !allowed.includes(origin)) return {};
+  return { 'Access-Control-Allow-Origin': origin, 'Access-Control-Expose-Headers': EXPOSED_HEADERS, Vary: 'Origin' };
 }
 
 /** Maps anything thrown to an AppError. */
@@ -115,93 +77,88 @@ export function toAppError(err: unknown): AppError {
 export function errorResponse(err: AppError, extra: Record<string, string> = {}): APIGatewayProxyResult {
   return {
     statusCode: err.status,
-    headers: { ...BASE_HEADERS, ...extra, ...err.headers },
+    headers: { ...JSON_HEADERS, ...extra, ...err.headers },
     body: JSON.stringify(err.toBody()),
   };
 }
 
-export interface ApiOptions {
-  readonly limitStore: LimitStore;
+/** The limiter of a function, recording each key's minute-by-minute history; none when RATE_LIMITER is off. */
+function limiterOf(rt: Runtime): LimitStore | undefined {
+  if (rt.config.RATE_LIMITER === 'off') return undefined;
+  return withUsageHistory(createLimitStore(rt.storage, rt.telemetry), rt.storage, rt.telemetry.log);
+}
+
+/** Counts the call against its key's windows; returns the X-RateLimit-* headers, or throws 429/503 with them. */
+async function admit(rt: Runtime, limiter: LimitStore, auth: AuthContext, headers: Record<string, string>) {
+  const windows = windowsAt(rt.now());
+  try {
+    Object.assign(headers, await enforce(limiter, auth.keyId, auth, windows));
+  } catch (err) {
+    if (err instanceof AppError && err.status === 429)
+      rt.telemetry.count('RateLimited', { code: err.code }, { plan: auth.plan });
+    // The counters cannot be read: nothing is admitted, so nothing is left until the retry.
+    if (err instanceof UnavailableError) {
+      Object.assign(headers, {
+        'X-RateLimit-Limit': String(auth.perMinute),
+        'X-RateLimit-Remaining': '0',
+        'X-RateLimit-Reset': String(windows.minuteReset),
+      });
+    }
+    throw err;
+  }
+}
+
+/** Logs the failure behind a 5xx: name and message only, never stack traces or request data (headers, keys). */
+function logFailure(rt: Runtime, raw: unknown, err: AppError): void {
+  if (err.code === 'internal_error') {
+    const e = raw as Error | undefined;
+    rt.telemetry.log.error('unhandled error', { errorName: e?.name, errorMessage: String(e?.message).slice(0, 200) });
+  } else if (err instanceof UnavailableError) {
+    rt.telemetry.log.warn('storage unavailable', { reason: String(err.cause) });
+    rt.telemetry.count('StorageUnavailable', { reason: String(err.cause) });
+  }
 }
 
 const api = (
+  rt: Runtime,
   route: Route,
-  { limitStore }: ApiOptions,
 ): middy.MiddlewareObj<ApiEvent, APIGatewayProxyResult, Error, Context, Internal> => {
   // Computed once per container, not per request.
   const deprecated = route.deprecation ? deprecationHeaders(route.deprecation) : undefined;
+  const limiter = limiterOf(rt);
+  const hasBody = route.method === 'POST' || route.method === 'PUT' || route.method === 'PATCH';
+  const origins = rt.config.CORS_ALLOWED_ORIGINS;
   return {
     name: 'api',
     before: async (request) => {
       const event = request.event;
       // API Gateway's request id (its x-amzn-RequestId header) on every log line of this request.
-      logger.setCorrelationId((event as unknown as APIGatewayProxyEvent).requestContext?.requestId);
-      logger.debug('request', { operation: route.operationId });
-      const auth = authContext(event as unknown as APIGatewayProxyEvent);
-      event.auth = auth;
-      const headers: Record<string, string> = { ...AUTHENTICATED_HEADERS };
+      rt.telemetry.log.setCorrelationId(event.requestContext?.requestId);
+      rt.telemetry.log.debug('request', { operation: route.operationId });
+      event.auth = authContext(event as unknown as APIGatewayProxyEvent);
+      const headers: Record<string, string> = { ...AUTHENTICATED_HEADERS, ...deprecated };
       request.internal.headers = headers;
-      if (deprecated) {
-        Object.assign(headers, deprecated);
-        countMetric('DeprecatedOperationCall', { operation: route.operationId });
-      }
-      if (config.RATE_LIMITER === 'on') {
-        const windows = windowsAt(now());
-        try {
-          Object.assign(headers, await enforce(limitStore, auth.keyId, auth, windows));
-        } catch (err) {
-          if (err instanceof AppError && err.status === 429)
-            countMetric('RateLimited', { code: err.code }, { plan: auth.plan });
-          // The counters cannot be read: nothing is admitted, so nothing is left until the retry.
-          if (err instanceof UnavailableError) {
-            Object.assign(headers, {
-              'X-RateLimit-Limit': String(auth.perMinute),
-              'X-RateLimit-Remaining': '0',
-              'X-RateLimit-Reset': String(windows.minuteReset),
-            });
-          }
-          throw err;
-        }
-      }
-      if (route.deprecation) assertNotRemoved(route.deprecation, now(), `${route.method} ${route.path}`);
-      if (route.method === 'POST' || route.method === 'PUT' || route.method === 'PATCH') {
-        const raw = event.body;
-        const size = typeof raw === 'string' ? Buffer.byteLength(raw, event.isBase64Encoded ? 'base64' : 'utf8') : 0;
-        if (size > MAX_BODY_BYTES)
-          throw new AppError('payload_too_large', `The request body must be at most ${MAX_BODY_BYTES} bytes.`);
-        if (raw === null || raw === undefined || raw === '')
-          throw new AppError('validation_failed', 'A JSON request body is required.');
-        if (typeof raw === 'string' && nestingDepth(raw) > MAX_JSON_DEPTH) {
-          throw new AppError('validation_failed', `The JSON body is nested more than ${MAX_JSON_DEPTH} levels deep.`);
-        }
-        // Normalise the header name for the body parser, which looks at `content-type` or `Content-Type` only.
-        const ct = header(event as unknown as APIGatewayProxyEvent, 'content-type');
-        event.headers = { ...event.headers, 'content-type': ct };
-      }
+      if (deprecated) rt.telemetry.count('DeprecatedOperationCall', { operation: route.operationId });
+      if (limiter) await admit(rt, limiter, event.auth, headers);
+      if (route.deprecation) assertNotRemoved(route.deprecation, rt.now(), `${route.method} ${route.path}`);
+      if (hasBody) guardBody(event);
     },
     after: (request) => {
       const res = request.response as unknown as ApiResult;
       request.response = {
         statusCode: res.statusCode,
-        headers: { ...BASE_HEADERS, ...request.internal.headers, ...cors(request.event), ...res.headers },
+        headers: { ...JSON_HEADERS, ...request.internal.headers, ...cors(origins, request.event), ...res.headers },
         body: JSON.stringify(res.body),
       };
     },
     onError: (request) => {
       const err = toAppError(request.error);
-      if (err.code === 'internal_error') {
-        // Name and message only: stack traces and request data (headers, keys) never reach the logs.
-        const e = request.error as Error | undefined;
-        logger.error('unhandled error', { errorName: e?.name, errorMessage: String(e?.message).slice(0, 200) });
-      } else if (err instanceof UnavailableError) {
-        logger.warn('storage unavailable', { reason: String(err.cause) });
-        countMetric('StorageUnavailable', { reason: String(err.cause) });
-      }
+      logFailure(rt, request.error, err);
       // An error before the limiter ran (e.g. no authorizer context) was not counted: say so, as the gateway does.
       request.response = errorResponse(err, {
         ...UNCOUNTED_RATE_LIMIT_HEADERS,
         ...request.internal.headers,
-        ...cors(request.event),
+        ...cors(origins, request.event),
       });
     },
   };
@@ -243,26 +200,23 @@ type Validates<R, K extends 'query' | 'params' | 'body'> = R extends { readonly 
     : undefined
   : undefined;
 
-type EventOf<I extends OperationId> = ApiEvent<
-  Validates<RouteOf<I>['request'], 'query'>,
-  Validates<RouteOf<I>['request'], 'params'>,
-  Validates<RouteOf<I>['request'], 'body'>
+type EventOf<R extends Route> = ApiEvent<
+  Validates<R['request'], 'query'>,
+  Validates<R['request'], 'params'>,
+  Validates<R['request'], 'body'>
 >;
 
 /**
- * Builds an operation's Lambda handler: the shared envelope, then the handler. A handler file calls only this; the
- * request schemas, and so the handler's input types, come from the operation's route.
+ * Builds an operation's Lambda handler: the shared envelope, then the handler. A handler file calls only this, with
+ * its operation's route entry (contract/operations/): the request schemas, and so the handler's input types, come
+ * from it.
  */
-export function apiHandler<I extends OperationId>(
-  operationId: I,
-  options: ApiOptions,
-  fn: (event: EventOf<I>) => Promise<ApiResult>,
-) {
-  const route = routeOf(operationId);
+export function apiHandler<R extends Route>(rt: Runtime, route: R, fn: (event: EventOf<R>) => Promise<ApiResult>) {
   const schemas = route.request as Schemas<unknown, unknown, unknown>;
+  const flush = () => rt.telemetry.flush();
   const middlewares = [
-    api(route, options),
-    { name: 'metrics', after: flushMetrics, onError: flushMetrics },
+    api(rt, route),
+    { name: 'metrics', after: flush, onError: flush },
     ...(schemas.body ? [httpJsonBodyParser()] : []),
     validate(schemas),
   ] as middy.MiddlewareObj[];

@@ -1,44 +1,63 @@
 /**
- * The one DynamoDB client, created at module scope and reused across invocations. Only lambdas/storage imports
- * the AWS SDK. Timeouts and attempts are bounded well under API Gateway's 29 s integration timeout, so an
- * unreachable database gives a prompt 503, never a hang.
+ * The DynamoDB client and the storage helpers every adapter shares. Only lambdas/storage imports the AWS SDK.
+ * Timeouts and attempts are bounded well under API Gateway's 29 s integration timeout, so an unreachable database
+ * gives a prompt 503, never a hang.
  */
 import { DynamoDBClient, type ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { config } from '../shared/config.ts';
 import { timeLeft } from '../shared/deadline.ts';
 import { UnavailableError } from '../domain/errors.ts';
 
-export const TIMEOUTS = {
-  connectionMs: Math.ceil(config.DYNAMODB_TIMEOUT_MS / 2),
-  requestMs: config.DYNAMODB_TIMEOUT_MS,
-  maxAttempts: 3,
-} as const;
+/** Physical table names, from the function's configuration. */
+export interface TableNames {
+  readonly pets: string;
+  readonly keys: string;
+  readonly state: string;
+}
 
-export const ddb = new DynamoDBClient({
-  region: config.AWS_REGION,
-  maxAttempts: TIMEOUTS.maxAttempts,
-  // throwOnRequestTimeout: without it the handler only logs a warning and keeps waiting.
-  requestHandler: {
-    connectionTimeout: TIMEOUTS.connectionMs,
-    requestTimeout: TIMEOUTS.requestMs,
-    throwOnRequestTimeout: true,
-  },
-  ...(config.DYNAMODB_ENDPOINT
-    ? { endpoint: config.DYNAMODB_ENDPOINT, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
-    : {}),
-});
+export interface StorageSettings {
+  readonly region: string;
+  /** DynamoDB Local's URL; unset in AWS. */
+  readonly endpoint?: string;
+  /** Per-attempt request timeout (3 attempts at most). */
+  readonly timeoutMs: number;
+  readonly tables: TableNames;
+}
 
-export const doc = DynamoDBDocumentClient.from(ddb, {
-  marshallOptions: { removeUndefinedValues: true },
-});
+/** What every storage adapter is built on: the document client and the table names. */
+export interface Storage {
+  readonly ddb: DynamoDBClient;
+  readonly doc: DynamoDBDocumentClient;
+  readonly tables: TableNames;
+}
 
-export const tableNames = {
-  pets: config.PETS_TABLE_NAME,
-  keys: config.KEYS_TABLE_NAME,
-  state: config.STATE_TABLE_NAME,
-} as const;
+export const MAX_ATTEMPTS = 3;
+
+/** Binds a storage operation (a function of the storage first) to one storage: how adapters build their methods. */
+export const on =
+  <A extends unknown[], R>(storage: Storage, op: (storage: Storage, ...args: A) => R) =>
+  (...args: A): R =>
+    op(storage, ...args);
+
+/** The DynamoDB clients, built once per function by its composition root and reused across invocations. */
+export function createStorage(settings: StorageSettings): Storage {
+  const ddb = new DynamoDBClient({
+    region: settings.region,
+    maxAttempts: MAX_ATTEMPTS,
+    // throwOnRequestTimeout: without it the handler only logs a warning and keeps waiting.
+    requestHandler: {
+      connectionTimeout: Math.ceil(settings.timeoutMs / 2),
+      requestTimeout: settings.timeoutMs,
+      throwOnRequestTimeout: true,
+    },
+    ...(settings.endpoint
+      ? { endpoint: settings.endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
+      : {}),
+  });
+  const doc = DynamoDBDocumentClient.from(ddb, { marshallOptions: { removeUndefinedValues: true } });
+  return { ddb, doc, tables: settings.tables };
+}
 
 const UNAVAILABLE = new Set([
   'ThrottlingException',

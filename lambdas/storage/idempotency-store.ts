@@ -21,10 +21,16 @@ import {
   TransactionConflictException,
 } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { AppError, UnavailableError } from '../domain/errors.ts';
-import type { IdempotencyId, IdempotencyRecord, IdempotencyStore } from '../domain/idempotency.ts';
+import { UnavailableError } from '../domain/errors.ts';
+import {
+  inProgressError,
+  type IdempotencyId,
+  type IdempotencyRecord,
+  type IdempotencyStore,
+  type StoredResponse,
+} from '../domain/idempotency.ts';
 import type { Pet } from '../../contract/schemas.ts';
-import { conditionFailedItem, doc, guarded, tableNames } from './client.ts';
+import { conditionFailedItem, guarded, on, type Storage } from './client.ts';
 
 const CONFLICT_ATTEMPTS = 3;
 
@@ -53,119 +59,138 @@ function toRecord(item: Record<string, unknown>): IdempotencyRecord {
   return { ...base, status: 'IN_PROGRESS' };
 }
 
-const inProgress = () => new AppError('idempotency_in_progress', undefined, { 'Retry-After': '1' });
+async function claim(
+  storage: Storage,
+  id: IdempotencyId,
+  record: IdempotencyRecord & { status: 'IN_PROGRESS' },
+  nowMs: number,
+): Promise<IdempotencyRecord | undefined> {
+  const { doc, tables } = storage;
+  try {
+    await guarded((options) =>
+      doc.send(
+        new PutCommand({
+          TableName: tables.state,
+          Item: {
+            pk: idempotencyPk(id),
+            status: record.status,
+            fingerprint: record.fingerprint,
+            token: record.token,
+            expiresAtMs: record.expiresAtMs,
+            expiresAt: ttlSeconds(record.expiresAtMs),
+          },
+          // A record past its own expiry counts as absent and is overwritten.
+          ConditionExpression: 'attribute_not_exists(pk) OR expiresAtMs <= :now',
+          ExpressionAttributeValues: { ':now': nowMs },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+        options,
+      ),
+    );
+    return undefined;
+  } catch (err) {
+    const existing = err instanceof ConditionalCheckFailedException ? conditionFailedItem(err) : undefined;
+    // Our own claim: the SDK resent the put after its answer was lost, and the first copy was applied.
+    if (existing?.token === record.token && existing.status === 'IN_PROGRESS') return undefined;
+    if (existing) return toRecord(existing);
+    // The record is being completed by a transaction right now: the first request is still in flight.
+    if (err instanceof TransactionConflictException) throw inProgressError();
+    throw err;
+  }
+}
 
-export const dynamoIdempotencyStore: IdempotencyStore = {
-  async claim(id, record, nowMs) {
+async function insertAndComplete(
+  storage: Storage,
+  id: IdempotencyId,
+  token: string,
+  pet: Pet,
+  response: StoredResponse,
+  expiresAtMs: number,
+): Promise<boolean> {
+  const { doc, tables } = storage;
+  for (let attempt = 1; ; attempt++) {
     try {
       await guarded((options) =>
         doc.send(
-          new PutCommand({
-            TableName: tableNames.state,
-            Item: {
-              pk: idempotencyPk(id),
-              status: record.status,
-              fingerprint: record.fingerprint,
-              token: record.token,
-              expiresAtMs: record.expiresAtMs,
-              expiresAt: ttlSeconds(record.expiresAtMs),
-            },
-            // A record past its own expiry counts as absent and is overwritten.
-            ConditionExpression: 'attribute_not_exists(pk) OR expiresAtMs <= :now',
-            ExpressionAttributeValues: { ':now': nowMs },
-            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          new TransactWriteCommand({
+            // Makes the SDK's own retries of this request idempotent (a timed-out attempt that did commit).
+            ClientRequestToken: randomUUID(),
+            TransactItems: [
+              { Put: { TableName: tables.pets, Item: pet, ConditionExpression: 'attribute_not_exists(id)' } },
+              {
+                Update: {
+                  TableName: tables.state,
+                  Key: { pk: idempotencyPk(id) },
+                  UpdateExpression: 'SET #s = :done, #r = :resp, expiresAtMs = :exp, expiresAt = :ttl',
+                  ConditionExpression: '#s = :progress AND #t = :token',
+                  ExpressionAttributeNames: { '#s': 'status', '#r': 'response', '#t': 'token' },
+                  ExpressionAttributeValues: {
+                    ':done': 'COMPLETED',
+                    ':progress': 'IN_PROGRESS',
+                    ':token': token,
+                    ':resp': response,
+                    ':exp': expiresAtMs,
+                    ':ttl': ttlSeconds(expiresAtMs),
+                  },
+                },
+              },
+            ],
           }),
           options,
         ),
       );
-      return undefined;
+      return true;
     } catch (err) {
-      const existing = err instanceof ConditionalCheckFailedException ? conditionFailedItem(err) : undefined;
-      // Our own claim: the SDK resent the put after its answer was lost, and the first copy was applied.
-      if (existing?.token === record.token && existing.status === 'IN_PROGRESS') return undefined;
-      if (existing) return toRecord(existing);
-      // The record is being completed by a transaction right now: the first request is still in flight.
-      if (err instanceof TransactionConflictException) throw inProgress();
-      throw err;
-    }
-  },
-
-  async insertAndComplete(id, token, pet, response, expiresAtMs) {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await guarded((options) =>
-          doc.send(
-            new TransactWriteCommand({
-              // Makes the SDK's own retries of this request idempotent (a timed-out attempt that did commit).
-              ClientRequestToken: randomUUID(),
-              TransactItems: [
-                { Put: { TableName: tableNames.pets, Item: pet, ConditionExpression: 'attribute_not_exists(id)' } },
-                {
-                  Update: {
-                    TableName: tableNames.state,
-                    Key: { pk: idempotencyPk(id) },
-                    UpdateExpression: 'SET #s = :done, #r = :resp, expiresAtMs = :exp, expiresAt = :ttl',
-                    ConditionExpression: '#s = :progress AND #t = :token',
-                    ExpressionAttributeNames: { '#s': 'status', '#r': 'response', '#t': 'token' },
-                    ExpressionAttributeValues: {
-                      ':done': 'COMPLETED',
-                      ':progress': 'IN_PROGRESS',
-                      ':token': token,
-                      ':resp': response,
-                      ':exp': expiresAtMs,
-                      ':ttl': ttlSeconds(expiresAtMs),
-                    },
-                  },
-                },
-              ],
-            }),
-            options,
-          ),
-        );
-        return true;
-      } catch (err) {
-        if (!(err instanceof TransactionCanceledException)) throw err;
-        const [petReason, recordReason] = (err.CancellationReasons ?? []).map((r) => r?.Code ?? 'None');
-        // Our claim was taken over (it expired): another attempt owns the key now.
-        if (recordReason === 'ConditionalCheckFailed') throw inProgress();
-        if (petReason === 'ConditionalCheckFailed') return false; // the id is taken: the caller tries another
-        if (petReason === 'TransactionConflict' || recordReason === 'TransactionConflict') {
-          // A concurrent single write touched an item (e.g. a duplicate's failing claim): short jittered retry.
-          if (attempt < CONFLICT_ATTEMPTS) {
-            await sleep(10 * attempt + Math.floor(Math.random() * 20));
-            continue;
-          }
-          throw new UnavailableError('TransactionConflict');
+      if (!(err instanceof TransactionCanceledException)) throw err;
+      const [petReason, recordReason] = (err.CancellationReasons ?? []).map((r) => r?.Code ?? 'None');
+      // Our claim was taken over (it expired): another attempt owns the key now.
+      if (recordReason === 'ConditionalCheckFailed') throw inProgressError();
+      if (petReason === 'ConditionalCheckFailed') return false; // the id is taken: the caller tries another
+      if (petReason === 'TransactionConflict' || recordReason === 'TransactionConflict') {
+        // A concurrent single write touched an item (e.g. a duplicate's failing claim): short jittered retry.
+        if (attempt < CONFLICT_ATTEMPTS) {
+          await sleep(10 * attempt + Math.floor(Math.random() * 20));
+          continue;
         }
-        if ([petReason, recordReason].some((c) => c === 'ThrottlingError' || c === 'ProvisionedThroughputExceeded')) {
-          throw new UnavailableError(petReason === 'None' ? recordReason! : petReason!);
-        }
-        throw err;
+        throw new UnavailableError('TransactionConflict');
       }
-    }
-  },
-
-  async release(id, token) {
-    try {
-      // Runs after a failed create, possibly at the request's deadline: it may use the time kept for cleanup.
-      await guarded(
-        (options) =>
-          doc.send(
-            new DeleteCommand({
-              TableName: tableNames.state,
-              Key: { pk: idempotencyPk(id) },
-              ConditionExpression: '#s = :progress AND #t = :token',
-              ExpressionAttributeNames: { '#s': 'status', '#t': 'token' },
-              ExpressionAttributeValues: { ':progress': 'IN_PROGRESS', ':token': token },
-            }),
-            options,
-          ),
-        { cleanup: true },
-      );
-    } catch (err) {
-      // Completed (an ambiguous failure that did commit) or taken over: not ours to delete.
-      if (err instanceof ConditionalCheckFailedException) return;
+      if ([petReason, recordReason].some((c) => c === 'ThrottlingError' || c === 'ProvisionedThroughputExceeded')) {
+        throw new UnavailableError(petReason === 'None' ? recordReason! : petReason!);
+      }
       throw err;
     }
-  },
-};
+  }
+}
+
+async function release(storage: Storage, id: IdempotencyId, token: string): Promise<void> {
+  const { doc, tables } = storage;
+  try {
+    // Runs after a failed create, possibly at the request's deadline: it may use the time kept for cleanup.
+    await guarded(
+      (options) =>
+        doc.send(
+          new DeleteCommand({
+            TableName: tables.state,
+            Key: { pk: idempotencyPk(id) },
+            ConditionExpression: '#s = :progress AND #t = :token',
+            ExpressionAttributeNames: { '#s': 'status', '#t': 'token' },
+            ExpressionAttributeValues: { ':progress': 'IN_PROGRESS', ':token': token },
+          }),
+          options,
+        ),
+      { cleanup: true },
+    );
+  } catch (err) {
+    // Completed (an ambiguous failure that did commit) or taken over: not ours to delete.
+    if (err instanceof ConditionalCheckFailedException) return;
+    throw err;
+  }
+}
+
+export function createIdempotencyStore(storage: Storage): IdempotencyStore {
+  return {
+    claim: on(storage, claim),
+    insertAndComplete: on(storage, insertAndComplete),
+    release: on(storage, release),
+  };
+}

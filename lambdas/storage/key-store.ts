@@ -17,19 +17,23 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { StaleKeyRecordError, type KeyRecord, type KeyStore } from '../domain/keys.ts';
 import { UnavailableError } from '../domain/errors.ts';
-import { doc, guarded, tableNames } from './client.ts';
+import { guarded, on, type Storage } from './client.ts';
 import { KEYS_TABLE } from '../../contract/tables.ts';
 
 const BY_KEY_ID = KEYS_TABLE.indexes[0].indexName;
 
-export const dynamoKeyStore: KeyStore = {
-  async getByHash(hash) {
-    const out = await guarded(() =>
-      doc.send(new GetCommand({ TableName: tableNames.keys, Key: { hash }, ConsistentRead: true })),
-    );
-    return out.Item as KeyRecord | undefined;
-  },
-};
+/** A key record by the hash of its secret, read consistently (a revocation shows at once). */
+async function getByHash({ doc, tables }: Storage, hash: string): Promise<KeyRecord | undefined> {
+  const out = await guarded(() =>
+    doc.send(new GetCommand({ TableName: tables.keys, Key: { hash }, ConsistentRead: true })),
+  );
+  return out.Item as KeyRecord | undefined;
+}
+
+/** The authorizer's lookup. */
+export function createKeyStore(storage: Storage): KeyStore {
+  return { getByHash: (hash) => getByHash(storage, hash) };
+}
 
 /** `version = :ver` for the version read (records from before versions: no version attribute). */
 function versionIs(record: KeyRecord, names: Record<string, string>, values: Record<string, unknown>): string {
@@ -63,166 +67,184 @@ async function idempotent<T>(
   }
 }
 
-/** Admin operations on key records. */
-export const keyAdminStore = {
-  /** Writes a new record; a resent put that finds its own record (same key id) succeeds. */
-  async put(record: KeyRecord): Promise<void> {
-    await idempotent(
-      () =>
-        guarded(() =>
-          doc.send(
-            new PutCommand({
-              TableName: tableNames.keys,
-              Item: record,
-              ConditionExpression: 'attribute_not_exists(#h)',
-              ExpressionAttributeNames: { '#h': 'hash' },
-            }),
-          ),
-        ).then(() => true),
-      async () => ((await dynamoKeyStore.getByHash(record.hash))?.keyId === record.keyId ? true : undefined),
-      () => new StaleKeyRecordError(record.keyId),
+/** Writes a new record; a resent put that finds its own record (same key id) succeeds. */
+async function put(storage: Storage, record: KeyRecord): Promise<void> {
+  const { doc, tables } = storage;
+  await idempotent(
+    () =>
+      guarded(() =>
+        doc.send(
+          new PutCommand({
+            TableName: tables.keys,
+            Item: record,
+            ConditionExpression: 'attribute_not_exists(#h)',
+            ExpressionAttributeNames: { '#h': 'hash' },
+          }),
+        ),
+      ).then(() => true),
+    async () => ((await getByHash(storage, record.hash))?.keyId === record.keyId ? true : undefined),
+    () => new StaleKeyRecordError(record.keyId),
+  );
+}
+
+/** Upserts a record (local development keys given by ANIMAL_STORE_DEV_KEYS). */
+async function upsert(storage: Storage, record: KeyRecord): Promise<void> {
+  const { doc, tables } = storage;
+  await guarded(() => doc.send(new PutCommand({ TableName: tables.keys, Item: record })));
+}
+
+/**
+ * The current record of a key id. The byKeyId index is eventually consistent: right after a rotation it may still
+ * name the old hash (or both), so each hash it names is re-read consistently, and the query is repeated briefly
+ * when none of them exists any more.
+ */
+async function getById(storage: Storage, keyId: string): Promise<KeyRecord | undefined> {
+  const { doc, tables } = storage;
+  for (let attempt = 0; attempt < 6; attempt++) {
+    if (attempt) await sleep(100 * attempt);
+    const out = await guarded(() =>
+      doc.send(
+        new QueryCommand({
+          TableName: tables.keys,
+          IndexName: BY_KEY_ID,
+          KeyConditionExpression: 'keyId = :k',
+          ExpressionAttributeValues: { ':k': keyId },
+        }),
+      ),
     );
-  },
+    const hashes = ((out.Items ?? []) as KeyRecord[]).map((i) => i.hash);
+    if (!hashes.length) return undefined;
+    for (const hash of hashes) {
+      const record = await getByHash(storage, hash);
+      if (record) return record;
+    }
+  }
+  return undefined;
+}
 
-  /** Upserts a record (local development keys given by ANIMAL_STORE_DEV_KEYS). */
-  async upsert(record: KeyRecord): Promise<void> {
-    await guarded(() => doc.send(new PutCommand({ TableName: tableNames.keys, Item: record })));
-  },
+async function list(storage: Storage): Promise<KeyRecord[]> {
+  const { doc, tables } = storage;
+  const items: KeyRecord[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await guarded(() =>
+      doc.send(new ScanCommand({ TableName: tables.keys, ...(start ? { ExclusiveStartKey: start } : {}) })),
+    );
+    items.push(...((out.Items ?? []) as KeyRecord[]));
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return items.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+}
 
-  /**
-   * The current record of a key id. The byKeyId index is eventually consistent: right after a rotation it may still
-   * name the old hash (or both), so each hash it names is re-read consistently, and the query is repeated briefly
-   * when none of them exists any more.
-   */
-  async getById(keyId: string): Promise<KeyRecord | undefined> {
-    for (let attempt = 0; attempt < 6; attempt++) {
-      if (attempt) await sleep(100 * attempt);
+/**
+ * Changes the record that was read (`current`), if it is still that version; StaleKeyRecordError when another
+ * write came first (or the key was rotated away). Returns the new record.
+ */
+async function update(
+  storage: Storage,
+  current: KeyRecord,
+  changes: Partial<Omit<KeyRecord, 'hash' | 'keyId' | 'version' | 'writeId'>>,
+  remove: string[] = [],
+): Promise<KeyRecord> {
+  const { doc, tables } = storage;
+  const writeId = randomUUID();
+  const names: Record<string, string> = { '#h': 'hash', '#wid': 'writeId' };
+  const values: Record<string, unknown> = { ':next': (current.version ?? 0) + 1, ':wid': writeId };
+  const condition = `attribute_exists(#h) AND ${versionIs(current, names, values)}`;
+  const sets = Object.entries(changes)
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v], i) => {
+      names[`#a${i}`] = k;
+      values[`:v${i}`] = v;
+      return `#a${i} = :v${i}`;
+    });
+  sets.push('#ver = :next', '#wid = :wid');
+  const removes = remove.map((k, i) => {
+    names[`#r${i}`] = k;
+    return `#r${i}`;
+  });
+  const expr = [`SET ${sets.join(', ')}`, removes.length ? `REMOVE ${removes.join(', ')}` : '']
+    .filter(Boolean)
+    .join(' ');
+  return idempotent(
+    async () => {
       const out = await guarded(() =>
         doc.send(
-          new QueryCommand({
-            TableName: tableNames.keys,
-            IndexName: BY_KEY_ID,
-            KeyConditionExpression: 'keyId = :k',
-            ExpressionAttributeValues: { ':k': keyId },
+          new UpdateCommand({
+            TableName: tables.keys,
+            Key: { hash: current.hash },
+            UpdateExpression: expr,
+            ConditionExpression: condition,
+            ExpressionAttributeNames: names,
+            ExpressionAttributeValues: values,
+            ReturnValues: 'ALL_NEW',
           }),
         ),
       );
-      const hashes = ((out.Items ?? []) as KeyRecord[]).map((i) => i.hash);
-      if (!hashes.length) return undefined;
-      for (const hash of hashes) {
-        const record = await dynamoKeyStore.getByHash(hash);
-        if (record) return record;
-      }
-    }
-    return undefined;
-  },
+      return out.Attributes as KeyRecord;
+    },
+    // Our own write, resent after its answer was lost: it is applied (and nobody wrote after it).
+    async () => {
+      const now = await getByHash(storage, current.hash);
+      return now?.writeId === writeId ? now : undefined;
+    },
+    () => new StaleKeyRecordError(current.keyId),
+  );
+}
 
-  async list(): Promise<KeyRecord[]> {
-    const items: KeyRecord[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const out = await guarded(() =>
-        doc.send(new ScanCommand({ TableName: tableNames.keys, ...(start ? { ExclusiveStartKey: start } : {}) })),
-      );
-      items.push(...((out.Items ?? []) as KeyRecord[]));
-      start = out.LastEvaluatedKey;
-    } while (start);
-    return items.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
-  },
-
-  /**
-   * Changes the record that was read (`current`), if it is still that version; StaleKeyRecordError when another
-   * write came first (or the key was rotated away). Returns the new record.
-   */
-  async update(
-    current: KeyRecord,
-    changes: Partial<Omit<KeyRecord, 'hash' | 'keyId' | 'version' | 'writeId'>>,
-    remove: string[] = [],
-  ): Promise<KeyRecord> {
-    const writeId = randomUUID();
-    const names: Record<string, string> = { '#h': 'hash', '#wid': 'writeId' };
-    const values: Record<string, unknown> = { ':next': (current.version ?? 0) + 1, ':wid': writeId };
-    const condition = `attribute_exists(#h) AND ${versionIs(current, names, values)}`;
-    const sets = Object.entries(changes)
-      .filter(([, v]) => v !== undefined)
-      .map(([k, v], i) => {
-        names[`#a${i}`] = k;
-        values[`:v${i}`] = v;
-        return `#a${i} = :v${i}`;
-      });
-    sets.push('#ver = :next', '#wid = :wid');
-    const removes = remove.map((k, i) => {
-      names[`#r${i}`] = k;
-      return `#r${i}`;
-    });
-    const expr = [`SET ${sets.join(', ')}`, removes.length ? `REMOVE ${removes.join(', ')}` : '']
-      .filter(Boolean)
-      .join(' ');
-    return idempotent(
-      async () => {
-        const out = await guarded(() =>
-          doc.send(
-            new UpdateCommand({
-              TableName: tableNames.keys,
-              Key: { hash: current.hash },
-              UpdateExpression: expr,
-              ConditionExpression: condition,
-              ExpressionAttributeNames: names,
-              ExpressionAttributeValues: values,
-              ReturnValues: 'ALL_NEW',
-            }),
-          ),
-        );
-        return out.Attributes as KeyRecord;
-      },
-      // Our own write, resent after its answer was lost: it is applied (and nobody wrote after it).
-      async () => {
-        const now = await dynamoKeyStore.getByHash(current.hash);
-        return now?.writeId === writeId ? now : undefined;
-      },
-      () => new StaleKeyRecordError(current.keyId),
-    );
-  },
-
-  /**
-   * Rotation: replaces the record read (`current`, if still that version) by `next` under a new hash, in one
-   * transaction, so the old secret stops working as the new one starts. A resent transaction that finds `next`
-   * already written succeeds (only this call knows the new hash); any other conflict is StaleKeyRecordError.
-   */
-  async replaceHash(current: KeyRecord, next: KeyRecord): Promise<void> {
-    const names: Record<string, string> = { '#h': 'hash' };
-    const values: Record<string, unknown> = {};
-    const condition = `attribute_exists(#h) AND ${versionIs(current, names, values)}`;
-    await idempotent(
-      () =>
-        guarded(() =>
-          doc.send(
-            new TransactWriteCommand({
-              TransactItems: [
-                {
-                  Delete: {
-                    TableName: tableNames.keys,
-                    Key: { hash: current.hash },
-                    ConditionExpression: condition,
-                    ExpressionAttributeNames: names,
-                    ...(Object.keys(values).length ? { ExpressionAttributeValues: values } : {}),
-                  },
+/**
+ * Rotation: replaces the record read (`current`, if still that version) by `next` under a new hash, in one
+ * transaction, so the old secret stops working as the new one starts. A resent transaction that finds `next`
+ * already written succeeds (only this call knows the new hash); any other conflict is StaleKeyRecordError.
+ */
+async function replaceHash(storage: Storage, current: KeyRecord, next: KeyRecord): Promise<void> {
+  const { doc, tables } = storage;
+  const names: Record<string, string> = { '#h': 'hash' };
+  const values: Record<string, unknown> = {};
+  const condition = `attribute_exists(#h) AND ${versionIs(current, names, values)}`;
+  await idempotent(
+    () =>
+      guarded(() =>
+        doc.send(
+          new TransactWriteCommand({
+            TransactItems: [
+              {
+                Delete: {
+                  TableName: tables.keys,
+                  Key: { hash: current.hash },
+                  ConditionExpression: condition,
+                  ExpressionAttributeNames: names,
+                  ...(Object.keys(values).length ? { ExpressionAttributeValues: values } : {}),
                 },
-                {
-                  Put: {
-                    TableName: tableNames.keys,
-                    Item: next,
-                    ConditionExpression: 'attribute_not_exists(#h)',
-                    ExpressionAttributeNames: { '#h': 'hash' },
-                  },
+              },
+              {
+                Put: {
+                  TableName: tables.keys,
+                  Item: next,
+                  ConditionExpression: 'attribute_not_exists(#h)',
+                  ExpressionAttributeNames: { '#h': 'hash' },
                 },
-              ],
-            }),
-          ),
-        ).then(() => true),
-      // Only this call knows the new hash: a record under it is this rotation, applied.
-      async () => ((await dynamoKeyStore.getByHash(next.hash))?.keyId === next.keyId ? true : undefined),
-      () => new StaleKeyRecordError(current.keyId),
-    );
-  },
-};
+              },
+            ],
+          }),
+        ),
+      ).then(() => true),
+    // Only this call knows the new hash: a record under it is this rotation, applied.
+    async () => ((await getByHash(storage, next.hash))?.keyId === next.keyId ? true : undefined),
+    () => new StaleKeyRecordError(current.keyId),
+  );
+}
+
+/** Admin operations on key records (the admin tool and the local server's development keys). */
+export function createKeyAdminStore(storage: Storage) {
+  return {
+    put: on(storage, put),
+    upsert: on(storage, upsert),
+    getById: on(storage, getById),
+    list: on(storage, list),
+    update: on(storage, update),
+    replaceHash: on(storage, replaceHash),
+  };
+}
+
+export type KeyAdminStore = ReturnType<typeof createKeyAdminStore>;

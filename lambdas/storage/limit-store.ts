@@ -31,8 +31,8 @@ import {
   type Windows,
 } from '../domain/rate-limit.ts';
 import { UnavailableError } from '../domain/errors.ts';
-import { countMetric, logger } from '../shared/observability.ts';
-import { conditionFailedItem, doc, guarded, tableNames } from './client.ts';
+import type { Telemetry } from '../shared/observability.ts';
+import { conditionFailedItem, guarded, on, type Storage } from './client.ts';
 
 const KEEP_SECONDS = 2 * 86_400;
 /** Attempts before giving up on a window that keeps moving under this request (then 503, never a guess). */
@@ -47,11 +47,14 @@ type UpdateInput = Omit<
   'TableName' | 'ReturnValuesOnConditionCheckFailure'
 >;
 
-async function conditionalUpdate(input: UpdateInput): Promise<{ ok: true; item: Item } | { ok: false; old: Item }> {
+async function conditionalUpdate(
+  { doc, tables }: Storage,
+  input: UpdateInput,
+): Promise<{ ok: true; item: Item } | { ok: false; old: Item }> {
   try {
     const out = await guarded((options) =>
       doc.send(
-        new UpdateCommand({ ...input, TableName: tableNames.state, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' }),
+        new UpdateCommand({ ...input, TableName: tables.state, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' }),
         options,
       ),
     );
@@ -75,7 +78,13 @@ function tokenOf(w: Windows) {
 }
 
 /** Records a rejected request towards the ban (lambdas/domain/rate-limit.ts says when it counts) and bans. */
-async function recordRejection(subject: string, limits: PlanLimits, w: Windows, state: Item): Promise<void> {
+async function recordRejection(
+  storage: Storage,
+  subject: string,
+  limits: PlanLimits,
+  w: Windows,
+  state: Item,
+): Promise<void> {
   const Key = key(subject, w.dayStart);
   let old = state;
   for (let attempt = 0; attempt < 3; attempt++) {
@@ -83,14 +92,14 @@ async function recordRejection(subject: string, limits: PlanLimits, w: Windows, 
     if (step.kind === 'none') return;
     const out =
       step.kind === 'open'
-        ? await conditionalUpdate({
+        ? await conditionalUpdate(storage, {
             Key,
             // Forward only: a late request never moves the rejection window back.
             UpdateExpression: 'SET rjm = :ms, rf = :now, rj = :zero',
             ConditionExpression: 'attribute_not_exists(rjm) OR rjm < :ms',
             ExpressionAttributeValues: { ':ms': w.minuteStart, ':now': w.nowMs, ':zero': 0 },
           })
-        : await conditionalUpdate({
+        : await conditionalUpdate(storage, {
             Key,
             UpdateExpression: 'ADD rj :one',
             ConditionExpression: 'rjm = :ms',
@@ -98,17 +107,17 @@ async function recordRejection(subject: string, limits: PlanLimits, w: Windows, 
             ReturnValues: 'UPDATED_NEW',
           });
     if (out.ok) {
-      if (step.kind === 'late' && shouldBan(out.item.rj ?? 0, limits)) await ban(subject, w);
+      if (step.kind === 'late' && shouldBan(out.item.rj ?? 0, limits)) await ban(storage, subject, w);
       return;
     }
     old = out.old; // the rejection window moved meanwhile: decide again on what is stored now
   }
 }
 
-async function ban(subject: string, w: Windows): Promise<void> {
+async function ban(storage: Storage, subject: string, w: Windows): Promise<void> {
   const { banUntil, days } = banDays(w);
   for (const day of days) {
-    await conditionalUpdate({
+    await conditionalUpdate(storage, {
       Key: key(subject, day),
       UpdateExpression: 'SET banUntil = :b, expiresAt = if_not_exists(expiresAt, :exp)',
       // Never shortens a ban already written (a concurrent late rejection, or this one's earlier attempt).
@@ -120,6 +129,8 @@ async function ban(subject: string, w: Windows): Promise<void> {
 
 /** Rejections answer 429 whatever happens to the ban bookkeeping: a failure there is logged, not the client's. */
 async function rejected(
+  storage: Storage,
+  telemetry: Telemetry,
   subject: string,
   limits: PlanLimits,
   w: Windows,
@@ -127,77 +138,115 @@ async function rejected(
   answer: Consumption,
 ): Promise<Consumption> {
   try {
-    await recordRejection(subject, limits, w, old);
+    await recordRejection(storage, subject, limits, w, old);
   } catch (err) {
-    logger.warn('ban bookkeeping failed', { errorName: (err as Error)?.name });
+    telemetry.log.warn('ban bookkeeping failed', { errorName: (err as Error)?.name });
     // The storage outage metric (and its alarm), with its own reason: the client was answered, the ban was not kept.
-    countMetric('StorageUnavailable', { reason: 'BanBookkeeping' });
+    telemetry.count('StorageUnavailable', { reason: 'BanBookkeeping' });
   }
   return answer;
 }
 
-export const dynamoLimitStore: LimitStore = {
-  async consume(subject: string, limits: PlanLimits, w: Windows): Promise<Consumption> {
-    const Key = key(subject, w.dayStart);
-    const { token, current, names } = tokenOf(w);
-    const values = { ':one': 1, ':dlim': limits.perDay, ':now': w.nowSec, ':tok': token, ':tokset': new Set([token]) };
-    const guards = `(attribute_not_exists(banUntil) OR banUntil <= :now) AND NOT contains(#tk, :tok)`;
-    // Our own earlier attempt was applied (its answer was lost and the SDK resent it): that count is ours.
-    const ours = (old: Item): Consumption | undefined =>
-      old[current]?.has(token) ? { allowed: true, minuteCount: old.m ?? 0, dayCount: old.d ?? 0 } : undefined;
-    let minuteStart = w.minuteStart;
-    for (let attempt = 0; attempt < SETTLE_ATTEMPTS; attempt++) {
-      // Common path: the minute is open; count in both windows if both have room.
-      const counted = await conditionalUpdate({
-        Key,
-        UpdateExpression: 'ADD m :one, d :one, #tk :tokset REMOVE #tkNext',
-        ConditionExpression: `ms = :ms AND m < :mlim AND d < :dlim AND ${guards}`,
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: { ...values, ':ms': minuteStart, ':mlim': limits.perMinute },
-        ReturnValues: 'UPDATED_NEW',
-      });
-      if (counted.ok) return { allowed: true, minuteCount: counted.item.m ?? 0, dayCount: counted.item.d ?? 0 };
-      let old = counted.old;
-      for (let step = 0; step < SETTLE_ATTEMPTS; step++) {
-        const done = ours(old);
-        if (done) return done;
-        const next = limiterStep(old, limits, w);
-        if (!('kind' in next)) return next.reason === 'banned' ? next : rejected(subject, limits, w, old, next);
-        if (next.kind === 'count') {
-          minuteStart = next.minuteStart;
-          break;
-        }
-        // First request of this minute (or of the day): open the minute with this request counted. Windows only
-        // move forward: `ms < :ms`, never `<>`, so a late request cannot reset a newer minute.
-        const opened = await conditionalUpdate({
-          Key,
-          UpdateExpression:
-            'SET ms = :ms, m = :one, expiresAt = if_not_exists(expiresAt, :exp) ADD d :one, #tk :tokset REMOVE #tkNext',
-          ConditionExpression: `(attribute_not_exists(ms) OR ms < :ms) AND (attribute_not_exists(d) OR d < :dlim) AND ${guards}`,
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: { ...values, ':ms': w.minuteStart, ':exp': w.dayStart + KEEP_SECONDS },
-          ReturnValues: 'UPDATED_NEW',
-        });
-        if (opened.ok) return { allowed: true, minuteCount: 1, dayCount: opened.item.d ?? 1 };
-        old = opened.old;
-      }
-    }
-    // The windows kept moving under this request (extreme contention): unsure, so 503 + Retry-After, not 500.
-    throw new UnavailableError('LimiterContention');
-  },
+/** One limiter call: its key, its token, and the expression parts every attempt of it shares. */
+interface Call {
+  readonly storage: Storage;
+  readonly subject: string;
+  readonly limits: PlanLimits;
+  readonly w: Windows;
+  readonly Key: { pk: string };
+  readonly token: string;
+  readonly current: `t${number}`;
+  readonly names: Record<string, string>;
+  readonly values: Record<string, unknown>;
+}
 
-  async usage(subject, w) {
-    const out = await guarded((options) =>
-      doc.send(
-        new GetCommand({ TableName: tableNames.state, Key: key(subject, w.dayStart), ConsistentRead: true }),
-        options,
-      ),
-    );
-    const item = (out.Item ?? {}) as Item;
-    return {
-      minuteCount: item.ms !== undefined && item.ms >= w.minuteStart ? (item.m ?? 0) : 0,
-      dayCount: item.d ?? 0,
-      ...(item.banUntil && item.banUntil > w.nowSec ? { banUntil: item.banUntil } : {}),
-    };
-  },
-};
+const GUARDS = `(attribute_not_exists(banUntil) OR banUntil <= :now) AND NOT contains(#tk, :tok)`;
+
+function callOf(storage: Storage, subject: string, limits: PlanLimits, w: Windows): Call {
+  const { token, current, names } = tokenOf(w);
+  const values = { ':one': 1, ':dlim': limits.perDay, ':now': w.nowSec, ':tok': token, ':tokset': new Set([token]) };
+  return { storage, subject, limits, w, Key: key(subject, w.dayStart), token, current, names, values };
+}
+
+/** Common path: the minute (starting `minuteStart`) is open; counts in both windows if both have room. */
+function countInOpenMinute(c: Call, minuteStart: number) {
+  return conditionalUpdate(c.storage, {
+    Key: c.Key,
+    UpdateExpression: 'ADD m :one, d :one, #tk :tokset REMOVE #tkNext',
+    ConditionExpression: `ms = :ms AND m < :mlim AND d < :dlim AND ${GUARDS}`,
+    ExpressionAttributeNames: c.names,
+    ExpressionAttributeValues: { ...c.values, ':ms': minuteStart, ':mlim': c.limits.perMinute },
+    ReturnValues: 'UPDATED_NEW',
+  });
+}
+
+/**
+ * First request of this minute (or of the day): opens the minute with this request counted. Windows only move
+ * forward: `ms < :ms`, never `<>`, so a late request cannot reset a newer minute.
+ */
+function openMinute(c: Call) {
+  return conditionalUpdate(c.storage, {
+    Key: c.Key,
+    UpdateExpression:
+      'SET ms = :ms, m = :one, expiresAt = if_not_exists(expiresAt, :exp) ADD d :one, #tk :tokset REMOVE #tkNext',
+    ConditionExpression: `(attribute_not_exists(ms) OR ms < :ms) AND (attribute_not_exists(d) OR d < :dlim) AND ${GUARDS}`,
+    ExpressionAttributeNames: c.names,
+    ExpressionAttributeValues: { ...c.values, ':ms': c.w.minuteStart, ':exp': c.w.dayStart + KEEP_SECONDS },
+    ReturnValues: 'UPDATED_NEW',
+  });
+}
+
+async function consume(
+  storage: Storage,
+  telemetry: Telemetry,
+  subject: string,
+  limits: PlanLimits,
+  w: Windows,
+): Promise<Consumption> {
+  const c = callOf(storage, subject, limits, w);
+  // Our own earlier attempt was applied (its answer was lost and the SDK resent it): that count is ours.
+  const ours = (old: Item): Consumption | undefined =>
+    old[c.current]?.has(c.token) ? { allowed: true, minuteCount: old.m ?? 0, dayCount: old.d ?? 0 } : undefined;
+  let minuteStart = w.minuteStart;
+  for (let attempt = 0; attempt < SETTLE_ATTEMPTS; attempt++) {
+    const counted = await countInOpenMinute(c, minuteStart);
+    if (counted.ok) return { allowed: true, minuteCount: counted.item.m ?? 0, dayCount: counted.item.d ?? 0 };
+    let old = counted.old;
+    for (let step = 0; step < SETTLE_ATTEMPTS; step++) {
+      const done = ours(old);
+      if (done) return done;
+      const next = limiterStep(old, limits, w);
+      if (!('kind' in next))
+        return next.reason === 'banned' ? next : rejected(storage, telemetry, subject, limits, w, old, next);
+      if (next.kind === 'count') {
+        minuteStart = next.minuteStart;
+        break;
+      }
+      const opened = await openMinute(c);
+      if (opened.ok) return { allowed: true, minuteCount: 1, dayCount: opened.item.d ?? 1 };
+      old = opened.old;
+    }
+  }
+  // The windows kept moving under this request (extreme contention): unsure, so 503 + Retry-After, not 500.
+  throw new UnavailableError('LimiterContention');
+}
+
+async function usage({ doc, tables }: Storage, subject: string, w: Windows) {
+  const out = await guarded((options) =>
+    doc.send(new GetCommand({ TableName: tables.state, Key: key(subject, w.dayStart), ConsistentRead: true }), options),
+  );
+  const item = (out.Item ?? {}) as Item;
+  return {
+    minuteCount: item.ms !== undefined && item.ms >= w.minuteStart ? (item.m ?? 0) : 0,
+    dayCount: item.d ?? 0,
+    ...(item.banUntil && item.banUntil > w.nowSec ? { banUntil: item.banUntil } : {}),
+  };
+}
+
+/** The limiter's store; its rare failures to keep a ban are logged and counted through `telemetry`. */
+export function createLimitStore(storage: Storage, telemetry: Telemetry): LimitStore {
+  return {
+    consume: (subject, limits, w) => consume(storage, telemetry, subject, limits, w),
+    usage: on(storage, usage),
+  };
+}

@@ -4,9 +4,9 @@
 import { randomBytes } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { IdAllocator, PetStore } from '../domain/pets.ts';
-import type { Pet } from '../../contract/schemas.ts';
-import { conditionFailedItem, doc, guarded, tableNames } from './client.ts';
+import type { IdAllocator, PageKey, PetPage, PetStore } from '../domain/pets.ts';
+import type { Pet, PetStatus } from '../../contract/schemas.ts';
+import { conditionFailedItem, guarded, on, type Storage } from './client.ts';
 import { PETS_TABLE } from '../../contract/tables.ts';
 
 const STATUS_INDEX = PETS_TABLE.indexes[0].indexName;
@@ -22,68 +22,78 @@ function toPet(item: Record<string, unknown>): Pet {
   };
 }
 
-export const dynamoPetStore: PetStore = {
-  async insert(pet) {
-    // A token per attempt, written with the pet: when the SDK resends a put whose answer was lost and the first copy
-    // was applied, the resent copy fails its condition on our own item; the token tells it apart from an id that
-    // is really taken, so one create never writes a second pet under a new id.
-    const token = randomBytes(9).toString('base64url');
-    try {
-      await guarded((options) =>
-        doc.send(
-          new PutCommand({
-            TableName: tableNames.pets,
-            Item: { ...pet, [WRITE_TOKEN]: token },
-            ConditionExpression: 'attribute_not_exists(id)',
-            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+async function insert(storage: Storage, pet: Pet): Promise<boolean> {
+  const { doc, tables } = storage;
+  // A token per attempt, written with the pet: when the SDK resends a put whose answer was lost and the first copy
+  // was applied, the resent copy fails its condition on our own item; the token tells it apart from an id that
+  // is really taken, so one create never writes a second pet under a new id.
+  const token = randomBytes(9).toString('base64url');
+  try {
+    await guarded((options) =>
+      doc.send(
+        new PutCommand({
+          TableName: tables.pets,
+          Item: { ...pet, [WRITE_TOKEN]: token },
+          ConditionExpression: 'attribute_not_exists(id)',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+        options,
+      ),
+    );
+    return true;
+  } catch (err) {
+    if (err instanceof ConditionalCheckFailedException) return conditionFailedItem(err)?.[WRITE_TOKEN] === token;
+    throw err;
+  }
+}
+
+async function get(storage: Storage, id: number): Promise<Pet | undefined> {
+  const { doc, tables } = storage;
+  const out = await guarded((options) => doc.send(new GetCommand({ TableName: tables.pets, Key: { id } }), options));
+  return out.Item ? toPet(out.Item) : undefined;
+}
+
+async function list(
+  storage: Storage,
+  { limit, status, after }: { limit: number; status?: PetStatus; after?: PageKey },
+): Promise<PetPage> {
+  const { doc, tables } = storage;
+  // No FilterExpression anywhere: every item read is an item returned, so pages are full.
+  const out = await guarded((options) =>
+    status
+      ? doc.send(
+          new QueryCommand({
+            TableName: tables.pets,
+            IndexName: STATUS_INDEX,
+            KeyConditionExpression: '#s = :s',
+            ExpressionAttributeNames: { '#s': 'status' },
+            ExpressionAttributeValues: { ':s': status },
+            Limit: limit,
+            ...(after ? { ExclusiveStartKey: { id: after.id, status } } : {}),
+          }),
+          options,
+        )
+      : doc.send(
+          new ScanCommand({
+            TableName: tables.pets,
+            Limit: limit,
+            ...(after ? { ExclusiveStartKey: { id: after.id } } : {}),
           }),
           options,
         ),
-      );
-      return true;
-    } catch (err) {
-      if (err instanceof ConditionalCheckFailedException) return conditionFailedItem(err)?.[WRITE_TOKEN] === token;
-      throw err;
-    }
-  },
+  );
+  const pets = (out.Items ?? []).map(toPet);
+  const last = out.LastEvaluatedKey;
+  return last ? { pets, next: { id: Number(last.id) } } : { pets };
+}
 
-  async get(id) {
-    const out = await guarded((options) =>
-      doc.send(new GetCommand({ TableName: tableNames.pets, Key: { id } }), options),
-    );
-    return out.Item ? toPet(out.Item) : undefined;
-  },
-
-  async list({ limit, status, after }) {
-    // No FilterExpression anywhere: every item read is an item returned, so pages are full.
-    const out = await guarded((options) =>
-      status
-        ? doc.send(
-            new QueryCommand({
-              TableName: tableNames.pets,
-              IndexName: STATUS_INDEX,
-              KeyConditionExpression: '#s = :s',
-              ExpressionAttributeNames: { '#s': 'status' },
-              ExpressionAttributeValues: { ':s': status },
-              Limit: limit,
-              ...(after ? { ExclusiveStartKey: { id: after.id, status } } : {}),
-            }),
-            options,
-          )
-        : doc.send(
-            new ScanCommand({
-              TableName: tableNames.pets,
-              Limit: limit,
-              ...(after ? { ExclusiveStartKey: { id: after.id } } : {}),
-            }),
-            options,
-          ),
-    );
-    const pets = (out.Items ?? []).map(toPet);
-    const last = out.LastEvaluatedKey;
-    return last ? { pets, next: { id: Number(last.id) } } : { pets };
-  },
-};
+export function createPetStore(storage: Storage): PetStore {
+  return {
+    insert: on(storage, insert),
+    get: on(storage, get),
+    list: on(storage, list),
+  };
+}
 
 /** Ids are reserved in blocks of this size with one atomic counter update: ~1/ID_BLOCK extra writes per create. */
 export const ID_BLOCK = 1000;
@@ -93,7 +103,7 @@ export const ID_BLOCK = 1000;
  * counter takes one write per ID_BLOCK creates, so it never becomes the hot item; blocks never overlap, so ids
  * are unique across every container. Ids a container does not use are skipped, never reused.
  */
-export function createIdAllocator(counterKey = 'ids#pets'): IdAllocator {
+export function createIdAllocator({ doc, tables }: Storage, counterKey = 'ids#pets'): IdAllocator {
   let nextId = 0;
   let end = -1; // inclusive
   let pending: Promise<void> | undefined;
@@ -102,7 +112,7 @@ export function createIdAllocator(counterKey = 'ids#pets'): IdAllocator {
     const out = await guarded((options) =>
       doc.send(
         new UpdateCommand({
-          TableName: tableNames.state,
+          TableName: tables.state,
           Key: { pk: counterKey },
           UpdateExpression: 'ADD #n :block',
           ExpressionAttributeNames: { '#n': 'allocated' },

@@ -10,8 +10,8 @@
  */
 import { BatchGetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { LimitStore, Windows } from '../domain/rate-limit.ts';
-import { logger } from '../shared/observability.ts';
-import { doc, guarded, tableNames } from './client.ts';
+import type { Logger } from '../shared/observability.ts';
+import { guarded, type Storage } from './client.ts';
 
 const KEEP_SECONDS = 2 * 86_400;
 const hourKey = (subject: string, hourStart: number) => ({ pk: `rlh#${subject}#${hourStart}` });
@@ -19,12 +19,12 @@ const hourKey = (subject: string, hourStart: number) => ({ pk: `rlh#${subject}#$
 /** The day count when each minute (unix seconds) opened, in time order. */
 export type MinuteOpens = ReadonlyArray<{ readonly minuteStart: number; readonly dayCount: number }>;
 
-async function recordOpen(subject: string, w: Windows, dayCount: number): Promise<void> {
+async function recordOpen({ doc, tables }: Storage, subject: string, w: Windows, dayCount: number): Promise<void> {
   const hourStart = w.minuteStart - (w.minuteStart % 3600);
   await guarded((options) =>
     doc.send(
       new UpdateCommand({
-        TableName: tableNames.state,
+        TableName: tables.state,
         Key: hourKey(subject, hourStart),
         UpdateExpression: 'SET #m = :d, expiresAt = if_not_exists(expiresAt, :exp)',
         ExpressionAttributeNames: { '#m': `m${(w.minuteStart - hourStart) / 60}` },
@@ -36,13 +36,13 @@ async function recordOpen(subject: string, w: Windows, dayCount: number): Promis
 }
 
 /** The limiter, also recording the history when a request opens a minute. */
-export function withUsageHistory(store: LimitStore): LimitStore {
+export function withUsageHistory(store: LimitStore, storage: Storage, log: Logger): LimitStore {
   return {
     async consume(subject, limits, w) {
       const c = await store.consume(subject, limits, w);
       if (c.allowed && c.minuteCount === 1) {
-        await recordOpen(subject, w, c.dayCount).catch((err: unknown) =>
-          logger.warn('usage history write failed', { errorName: (err as Error)?.name }),
+        await recordOpen(storage, subject, w, c.dayCount).catch((err: unknown) =>
+          log.warn('usage history write failed', { errorName: (err as Error)?.name }),
         );
       }
       return c;
@@ -52,10 +52,10 @@ export function withUsageHistory(store: LimitStore): LimitStore {
 }
 
 /** Today's recorded minute openings for a subject, up to now (the admin tool's read; one BatchGetItem). */
-export async function readUsageHistory(subject: string, w: Windows): Promise<MinuteOpens> {
+export async function readUsageHistory({ doc, tables }: Storage, subject: string, w: Windows): Promise<MinuteOpens> {
   const hours: number[] = [];
   for (let h = w.dayStart; h <= w.minuteStart; h += 3600) hours.push(h);
-  const table = tableNames.state;
+  const table = tables.state;
   let keys: Array<Record<string, unknown>> = hours.map((h) => hourKey(subject, h));
   const items: Array<Record<string, unknown>> = [];
   for (let attempt = 0; keys.length && attempt < 5; attempt++) {

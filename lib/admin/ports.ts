@@ -4,6 +4,7 @@
 import type { PlanName } from '../../contract/plans.ts';
 import type { KeyRecord } from '../../lambdas/domain/keys.ts';
 import type { LimitStore, Windows } from '../../lambdas/domain/rate-limit.ts';
+import type { Storage } from '../../lambdas/storage/client.ts';
 import type { MinuteOpens } from '../../lambdas/storage/usage-history.ts';
 import type { KeyGateway } from './gateway.ts';
 
@@ -38,4 +39,6 @@ export interface AdminDeps {
   /** Today's minute history of a key (lambdas/storage/usage-history.ts), for the usage chart; absent: no history. */
   readonly history?: (subject: string, w: Windows) => Promise<MinuteOpens>;
   readonly now?: () => number;
+  /** The DynamoDB client and table names the stores are built on (what the target resolved to). */
+  readonly storage?: Storage;
 }

@@ -17,7 +17,7 @@ export interface TableTarget {
   readonly pets: string;
   readonly keys: string;
   readonly state: string;
-  /** @default - the SDK's region (none is needed with an endpoint) */
+  /** The tables' region (a deployed stage). @default - none: DynamoDB Local needs no region */
   readonly region?: string;
   /** DynamoDB Local. @default - the region's DynamoDB */
   readonly endpoint?: string;
@@ -117,21 +117,28 @@ async function stackOutputs(stackName: string, region: string): Promise<StackVal
   };
 }
 
-/**
- * The key, limit and usage-history stores on the target's tables. The storage modules read their configuration
- * (table names, AWS_REGION or DYNAMODB_ENDPOINT) when first imported: it is set first.
- */
-async function storesFor(tables: TableTarget): Promise<Pick<AdminDeps, 'store' | 'limits' | 'history'>> {
-  Object.assign(process.env, {
-    POWERTOOLS_METRICS_DISABLED: 'true',
-    [PETS_TABLE.envVar]: tables.pets,
-    [KEYS_TABLE.envVar]: tables.keys,
-    [STATE_TABLE.envVar]: tables.state,
-    ...(tables.endpoint ? { DYNAMODB_ENDPOINT: tables.endpoint } : {}),
-    ...(tables.region ? { AWS_REGION: tables.region } : {}),
-  });
-  const { keyAdminStore } = await import('../../lambdas/storage/key-store.ts');
-  const { dynamoLimitStore } = await import('../../lambdas/storage/limit-store.ts');
+/** The storage adapters the functions use, on the target's tables, with a runtime of the admin tool's own. */
+async function storesFor(tables: TableTarget): Promise<Pick<AdminDeps, 'store' | 'limits' | 'history' | 'storage'>> {
+  const { loadConfig } = await import('../../lambdas/shared/config.ts');
+  const { createRuntime } = await import('../../lambdas/shared/runtime.ts');
+  const { createKeyAdminStore } = await import('../../lambdas/storage/key-store.ts');
+  const { createLimitStore } = await import('../../lambdas/storage/limit-store.ts');
   const { readUsageHistory } = await import('../../lambdas/storage/usage-history.ts');
-  return { store: keyAdminStore, limits: dynamoLimitStore, history: readUsageHistory };
+  const { storage, telemetry } = createRuntime(
+    loadConfig({
+      METRICS: 'off',
+      LOG_LEVEL: 'WARN',
+      [PETS_TABLE.envVar]: tables.pets,
+      [KEYS_TABLE.envVar]: tables.keys,
+      [STATE_TABLE.envVar]: tables.state,
+      ...(tables.endpoint ? { DYNAMODB_ENDPOINT: tables.endpoint } : {}),
+      ...(tables.region ? { AWS_REGION: tables.region } : {}),
+    }),
+  );
+  return {
+    store: createKeyAdminStore(storage),
+    limits: createLimitStore(storage, telemetry),
+    history: (subject, w) => readUsageHistory(storage, subject, w),
+    storage,
+  };
 }

@@ -58,7 +58,7 @@ export interface StageConfig {
   readonly account?: string;
   /** @default - environment-agnostic: the region `cdk deploy` deploys to (AWS_REGION / profile) */
   readonly region?: string;
-  /** POWERTOOLS_LOG_LEVEL of every function. */
+  /** LOG_LEVEL of every function. */
   readonly logLevel: LogLevel;
   /** Retention of function logs and API access logs. */
   readonly logRetention: RetentionDays;

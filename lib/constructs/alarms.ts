@@ -16,10 +16,10 @@ import { AUTHORIZER } from '../../contract/routes.ts';
 import type { AlarmThresholds } from '../config/stages.ts';
 
 export interface CustomMetrics {
-  /** The functions' POWERTOOLS_METRICS_NAMESPACE. */
+  /** The functions' METRICS_NAMESPACE. */
   readonly namespace: string;
   /**
-   * The functions' default dimensions, exactly: Powertools' `service` (POWERTOOLS_SERVICE_NAME) and `stage` (STAGE).
+   * The functions' default dimensions, exactly: `service` (SERVICE_NAME) and `stage` (STAGE).
    * The functions publish every counted metric under this set alone (lambdas/shared/observability.ts).
    */
   readonly dimensions: Readonly<Record<string, string>>;

@@ -10,8 +10,8 @@ import type { LogLevel } from '../config/stages.ts';
 
 const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-/** Powertools settings of every function: the service name is also the `service` dimension of custom metrics. */
-export const POWERTOOLS = { serviceName: 'animal-store', metricsNamespace: 'AnimalStore' } as const;
+/** Telemetry settings of every function: the service name is also the `service` dimension of custom metrics. */
+export const TELEMETRY = { serviceName: 'animal-store', metricsNamespace: 'AnimalStore' } as const;
 
 /** The alias every caller (API Gateway integrations, the authorizer) invokes; deploys move it between versions. */
 export const LIVE_ALIAS = 'live';
@@ -19,7 +19,7 @@ export const LIVE_ALIAS = 'live';
 export interface ApiFunctionProps {
   /** Handler module relative to the repository root (from contract/routes.ts); it exports `handler`. */
   readonly entry: string;
-  /** Used for the description, the Powertools service dimension and construct ids. */
+  /** Used for the description, the metrics' service dimension and construct ids. */
   readonly operationId: string;
   /** Stage name, passed as STAGE. */
   readonly stage: string;
@@ -39,7 +39,7 @@ export interface ApiFunctionProps {
 
 /**
  * One Lambda function for one operation (or the authorizer): Node.js 24 on arm64, bundled by the local esbuild
- * with the project's one bundling config, X-Ray tracing, Powertools settings, and its own log group with a
+ * with the project's one bundling config, X-Ray tracing, log and metric settings, and its own log group with a
  * retention (no log-retention custom resource). Its role may write to that log group and send traces, nothing
  * else (no AWSLambdaBasicExecutionRole); table grants are added by the caller.
  *
@@ -84,9 +84,9 @@ export class ApiFunction extends Construct {
       environment: {
         STAGE: props.stage,
         NODE_OPTIONS: '--enable-source-maps',
-        POWERTOOLS_SERVICE_NAME: POWERTOOLS.serviceName,
-        POWERTOOLS_LOG_LEVEL: props.logLevel ?? 'INFO',
-        POWERTOOLS_METRICS_NAMESPACE: POWERTOOLS.metricsNamespace,
+        SERVICE_NAME: TELEMETRY.serviceName,
+        LOG_LEVEL: props.logLevel ?? 'INFO',
+        METRICS_NAMESPACE: TELEMETRY.metricsNamespace,
         ...props.environment,
       },
       bundling: {

@@ -18,7 +18,7 @@ import { Construct } from 'constructs';
 /** The functions' custom metrics: their namespace and the default dimensions every one of them carries. */
 export interface CustomMetrics {
   readonly namespace: string;
-  /** Powertools' `service` and the function's STAGE (lambdas/shared/observability.ts). */
+  /** The functions' `service` (SERVICE_NAME) and STAGE (lambdas/shared/observability.ts). */
   readonly dimensions: Readonly<Record<string, string>>;
 }
 

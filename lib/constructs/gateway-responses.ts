@@ -2,6 +2,7 @@ import { ResponseType, type RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { Construct } from 'constructs';
 import { GATEWAY_RESPONSES, type GatewayResponseSpec } from '../../contract/gateway-responses.ts';
 import { staticHeaders } from './literal.ts';
+import { errorObject } from '../../contract/errors.ts';
 
 export interface GatewayResponsesProps {
   readonly api: RestApi;
@@ -10,8 +11,8 @@ export interface GatewayResponsesProps {
 }
 
 /** The spec's Error object as a (static) mapping template. */
-export function errorBodyTemplate(r: Pick<GatewayResponseSpec, 'code' | 'message' | 'status'>): string {
-  return JSON.stringify({ code: r.code, message: r.message, status: r.status });
+export function errorBodyTemplate(r: Pick<GatewayResponseSpec, 'code' | 'message'>): string {
+  return JSON.stringify(errorObject(r.code, r.message));
 }
 
 /**

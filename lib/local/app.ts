@@ -6,8 +6,15 @@
 import { BEARER_PATTERN } from '../../contract/auth.ts';
 import { PLAN_NAMES, type PlanName } from '../../contract/plans.ts';
 import { TABLES } from '../../contract/tables.ts';
+import { loadConfig } from '../../lambdas/shared/config.ts';
+import type { LineWriter } from '../../lambdas/shared/observability.ts';
+import { createRuntime, type Clock } from '../../lambdas/shared/runtime.ts';
+import { localStorage, provisionLocalTables } from '../../lambdas/storage/provision.ts';
 import { startDynamoLocal, type DynamoLocal } from './dynamodb.ts';
-import type { RunningGateway } from './gateway.ts';
+import { functionEnvironment } from './environment.ts';
+import { startGateway } from './gateway.ts';
+import { seedKeys } from './keys.ts';
+import { buildFunctions, type LocalFunction } from './lambda.ts';
 import { localAssembly, type LocalAssembly } from './synth.ts';
 import { apiModel, type ApiModel } from './template.ts';
 import type { UsagePlanEnforcer } from './usage-plans.ts';
@@ -38,8 +45,12 @@ export interface LocalApiOptions {
   readonly corsAllowedOrigins?: readonly string[];
   /** An assembly already synthesized. @default - localAssembly() (cached per state of the sources) */
   readonly assembly?: LocalAssembly;
-  /** Extra environment for the functions (e.g. RATE_LIMITER=off for benchmarks). */
+  /** Extra environment for the functions (e.g. RATE_LIMITER=off for benchmarks, LOG_LEVEL=DEBUG). */
   readonly env?: Record<string, string>;
+  /** The clock of the functions and the gateway (tests move it across windows and dates). @default Date.now */
+  readonly now?: Clock;
+  /** Where the functions' log lines go. @default stdout */
+  readonly log?: LineWriter;
 }
 
 export interface LocalApi {
@@ -52,6 +63,8 @@ export interface LocalApi {
   readonly model: ApiModel;
   /** The usage-plan counters. */
   readonly usage: UsagePlanEnforcer;
+  /** The template's functions as built here, by logical id. */
+  readonly functions: ReadonlyMap<string, LocalFunction>;
   close(): Promise<void>;
 }
 
@@ -86,19 +99,25 @@ export async function startLocalApi(opts: LocalApiOptions = {}): Promise<LocalAp
     : await startDynamoLocal({ port: opts.dynamoPort, dataDir: opts.dataDir });
   const dynamoEndpoint = opts.dynamoEndpoint ?? dynamo!.endpoint;
   try {
-    const { provisionLocalTables } = await import('../../lambdas/storage/provision.ts');
     const tableEnv = await provisionLocalTables(dynamoEndpoint, opts.tablePrefix ?? 'animal-store-local');
-    const { functionEnvironment } = await import('./environment.ts');
+    if (opts.devKeys?.length) await seedKeys(localStorage(dynamoEndpoint, tableEnv), opts.devKeys);
     const tables = Object.fromEntries(TABLES.map((t) => [t.id, tableEnv[t.envVar]!]));
-    Object.assign(
-      process.env,
-      functionEnvironment(assembly.template, model.functions.values(), { tables, dynamoEndpoint }, opts.env),
+    // Each function gets its own environment from the template, as in Lambda, and its own runtime.
+    const functions = buildFunctions(model.functions.values(), (def) =>
+      createRuntime(loadConfig(functionEnvironment(assembly.template, def, { tables, dynamoEndpoint }, opts.env)), {
+        now: opts.now,
+        write: opts.log,
+      }),
     );
-    if (opts.devKeys?.length) {
-      const { seedKeys } = await import('./keys.ts');
-      await seedKeys(opts.devKeys);
-    }
-    const gw = await startFunctionsAndGateway(model, opts);
+    const gw = await startGateway({
+      port: opts.port,
+      host: opts.host,
+      model,
+      functions,
+      authCacheTtlSeconds: opts.authCacheTtlSeconds,
+      usagePlans: opts.usagePlans,
+      now: opts.now,
+    });
     return {
       url: gw.url,
       port: gw.port,
@@ -107,6 +126,7 @@ export async function startLocalApi(opts: LocalApiOptions = {}): Promise<LocalAp
       tableEnv,
       model,
       usage: gw.usage,
+      functions,
       async close() {
         await gw.close();
         await dynamo?.stop();
@@ -116,18 +136,4 @@ export async function startLocalApi(opts: LocalApiOptions = {}): Promise<LocalAp
     await dynamo?.stop();
     throw err;
   }
-}
-
-/** Imports the handler modules (their environment is set by now) and starts the gateway in front of them. */
-async function startFunctionsAndGateway(model: ApiModel, opts: LocalApiOptions): Promise<RunningGateway> {
-  const { loadFunctions } = await import('./lambda.ts');
-  const { startGateway } = await import('./gateway.ts');
-  return startGateway({
-    port: opts.port,
-    host: opts.host,
-    model,
-    functions: await loadFunctions(model.functions.values()),
-    authCacheTtlSeconds: opts.authCacheTtlSeconds,
-    usagePlans: opts.usagePlans,
-  });
 }

@@ -7,7 +7,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { now } from '../../lambdas/shared/clock.ts';
 import { LocalAuthorizer, methodArn } from './authorizer.ts';
 import { invoke, isProxyResult, proxyEvent, type LocalFunction } from './lambda.ts';
 import { runMock } from './mock.ts';
@@ -30,6 +29,8 @@ export interface GatewayOptions {
   readonly authCacheTtlSeconds?: number;
   /** Enforce the template's usage plans. @default true */
   readonly usagePlans?: boolean;
+  /** The usage plans' clock (the functions' clock in tests). @default Date.now */
+  readonly now?: () => number;
 }
 
 export interface RunningGateway {
@@ -84,6 +85,7 @@ interface Gateway {
   readonly enforceUsagePlans: boolean;
   readonly authorizers: ReadonlyMap<string, LocalAuthorizer>;
   readonly functions: ReadonlyMap<string, LocalFunction>;
+  readonly now: () => number;
 }
 
 function buildGateway(opts: GatewayOptions): Gateway {
@@ -99,6 +101,7 @@ function buildGateway(opts: GatewayOptions): Gateway {
     router: new Router(model.methods),
     responses: new GatewayResponses(model.gatewayResponses),
     usage: new UsagePlanEnforcer(model),
+    now: opts.now ?? Date.now,
     enforceUsagePlans: opts.usagePlans !== false,
     authorizers,
     functions,
@@ -120,7 +123,7 @@ async function admit(
   );
   if (outcome.kind === 'reject') return { refused: g.responses.answer(outcome.type, r) };
   if (method.apiKeyRequired && g.enforceUsagePlans) {
-    const verdict = g.usage.admit(outcome.usageIdentifierKey, outcome.context, now());
+    const verdict = g.usage.admit(outcome.usageIdentifierKey, outcome.context, g.now());
     if (verdict !== 'ok') return { refused: g.responses.answer(verdict, r) };
   }
   return { context: outcome.context };

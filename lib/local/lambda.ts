@@ -1,31 +1,44 @@
 /**
- * The Lambda side: each function of the template runs its handler module (named by the stack's metadata) in this
- * process, with a Lambda context that carries the function's timeout; a handler that throws, returns no valid
- * result or outlives its timeout fails the invocation, as Lambda does.
+ * The Lambda side: each function of the template (named by the stack's entry metadata) is built in this process
+ * from its handler factory and a runtime of its own, and runs with a Lambda context that carries the function's
+ * timeout; a handler that throws, returns no valid result or outlives its timeout fails the invocation, as Lambda
+ * does.
  */
 import { randomUUID } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { LOCAL_ACCOUNT, LOCAL_REGION } from './intrinsics.ts';
 import type { FunctionDef } from './template.ts';
-
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+import { AUTHORIZER, ROUTES } from '../../contract/routes.ts';
+import { AUTHORIZER_HANDLER, OPERATION_HANDLERS } from '../../lambdas/handlers/index.ts';
+import type { Runtime } from '../../lambdas/shared/runtime.ts';
 
 export type Handler = (event: unknown, context: Context) => Promise<unknown>;
 
 export interface LocalFunction {
   readonly def: FunctionDef;
   readonly handler: Handler;
+  /** What the handler was built on (tests instrument its DynamoDB client). */
+  readonly runtime: Runtime;
 }
 
-/** Imports each function's handler module (after the functions' environment is set: modules read it at import). */
-export async function loadFunctions(defs: Iterable<FunctionDef>): Promise<Map<string, LocalFunction>> {
+/** The handler factory of the function whose Lambda entry is `entry`. */
+function factoryOf(def: FunctionDef): (rt: Runtime) => Handler {
+  if (def.entry === AUTHORIZER.entry) return AUTHORIZER_HANDLER as (rt: Runtime) => Handler;
+  const route = ROUTES.find((r) => r.entry === def.entry);
+  if (!route)
+    throw new Error(`${def.entry} (function ${def.logicalId}) is neither a route's entry nor the authorizer's`);
+  return OPERATION_HANDLERS[route.operationId] as (rt: Runtime) => Handler;
+}
+
+/** Builds each function from its handler factory and the runtime `runtimeOf` composes for it. */
+export function buildFunctions(
+  defs: Iterable<FunctionDef>,
+  runtimeOf: (def: FunctionDef) => Runtime,
+): Map<string, LocalFunction> {
   const out = new Map<string, LocalFunction>();
   for (const def of defs) {
-    const mod = (await import(`${ROOT}${def.entry}`)) as { handler?: Handler };
-    if (typeof mod.handler !== 'function')
-      throw new Error(`${def.entry} (function ${def.logicalId}) exports no handler`);
-    out.set(def.logicalId, { def, handler: mod.handler });
+    const runtime = runtimeOf(def);
+    out.set(def.logicalId, { def, handler: factoryOf(def)(runtime), runtime });
   }
   return out;
 }

@@ -9,7 +9,7 @@ import { ERROR_CODES } from '../../contract/errors.ts';
 import { alarmNotificationsOf, type StageConfig } from '../config/stages.ts';
 import { AlarmTopic } from '../constructs/alarm-topic.ts';
 import { ApiAlarms } from '../constructs/alarms.ts';
-import { ApiFunction, POWERTOOLS } from '../constructs/api-function.ts';
+import { ApiFunction, TELEMETRY } from '../constructs/api-function.ts';
 import { CanaryDeployments } from '../constructs/canary-deployments.ts';
 import { OperationsDashboard } from '../constructs/dashboard.ts';
 import { DataTables } from '../constructs/data-tables.ts';
@@ -105,10 +105,10 @@ export class AnimalStoreStack extends Stack {
       functions: new Map([...handlers, [AUTHORIZER.name, authorizerHandler]]),
       tables: new Map(data.entries().map(({ def, table }) => [def.id, table])),
       thresholds: stage.alarms,
-      // The functions' default metric dimensions (lambdas/shared/observability.ts): Powertools' service, and STAGE.
+      // The functions' default metric dimensions (lambdas/shared/observability.ts): SERVICE_NAME's service, and STAGE.
       customMetrics: {
-        namespace: POWERTOOLS.metricsNamespace,
-        dimensions: { service: POWERTOOLS.serviceName, stage: stage.name },
+        namespace: TELEMETRY.metricsNamespace,
+        dimensions: { service: TELEMETRY.serviceName, stage: stage.name },
       },
     });
     // Every alarm of the stack, whichever construct made it, notifies the stage's topic on ALARM and on OK.

@@ -7,6 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROUTES, resourcePaths } from '../../contract/routes.ts';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
 import { newStats, send, type FuzzRequest, type Pet } from './exchange.ts';
+import { hashKey } from '../../lambdas/domain/keys.ts';
+import { createKeyAdminStore } from '../../lambdas/storage/key-store.ts';
 import { enterpriseKey } from './keys.ts';
 import { badCredentials } from './arbitraries.ts';
 import { UNDECLARED_METHODS } from './arbitraries-paths.ts';
@@ -17,7 +19,7 @@ const stats = newStats();
 
 beforeAll(async () => {
   api = await startTestApi();
-  const key = await enterpriseKey('auth');
+  const key = await enterpriseKey(api, 'auth');
   const res = await api.call('/pets', {
     method: 'POST',
     key,
@@ -69,8 +71,7 @@ describe('ignored auth: bad credentials never reach an operation', () => {
   });
 
   it('a revoked key gets 401 on every operation, at once', async () => {
-    const { hashKey } = await import('../../lambdas/domain/keys.ts');
-    const { keyAdminStore } = await import('../../lambdas/storage/key-store.ts');
+    const keyAdminStore = createKeyAdminStore(api.storage);
     const key = `fuzz_revoked_${'r'.repeat(24)}`;
     const record = {
       hash: hashKey(key),

@@ -34,7 +34,7 @@ beforeAll(async () => {
   // run's DynamoDB time goes to the operations. Bad credentials are never cached (only Allow results are), and
   // test/fuzz/auth.test.ts checks revocation with the cache off.
   api = await startTestApi({ authCacheTtlSeconds: 300 });
-  const keys = { GET: await enterpriseKey('fuzz-get'), POST: await enterpriseKey('fuzz-post') };
+  const keys = { GET: await enterpriseKey(api, 'fuzz-get'), POST: await enterpriseKey(api, 'fuzz-post') };
   // Known pets (GET must return them unchanged) and real cursors for each filter (as a client would get them).
   const pets: Pet[] = [];
   for (const [i, status] of ['available', 'pending', 'sold', 'available', 'pending', 'sold'].entries()) {
@@ -86,7 +86,7 @@ describe('authorizer cache', () => {
   // account segment already ends in `:{apiId}`, so split('/') was misread), and with the cache on, POST then GET with
   // the same key got 403. Fixed in f2aebbf (lambdas/handlers/authorizer.ts stageWildcard).
   it('serves every operation from one cached Allow (POST, then GET with the same key)', async () => {
-    const key = await enterpriseKey('cache');
+    const key = await enterpriseKey(api, 'cache');
     const created = await api.call('/pets', {
       method: 'POST',
       key,

@@ -2,16 +2,16 @@
  * Keys for load beyond the fixed plans. An Enterprise key with custom limits (the spec's "Custom" quotas) lets the
  * fuzz, stateful and concurrency runs send thousands of requests a minute WITH the rate limiter on, so every
  * response still carries the X-RateLimit-* headers openapi.json requires and the limiter is on the hot path.
- * Import only after startTestApi() (the storage modules read the table names at import).
  */
 import { randomBytes } from 'node:crypto';
 import { MAX_CUSTOM_LIMITS } from '../../contract/plans.ts';
+import { hashKey } from '../../lambdas/domain/keys.ts';
+import { createKeyAdminStore } from '../../lambdas/storage/key-store.ts';
+import type { TestApi } from '../helpers/api.ts';
 
-export async function enterpriseKey(owner: string, limits = MAX_CUSTOM_LIMITS): Promise<string> {
-  const { hashKey } = await import('../../lambdas/domain/keys.ts');
-  const { keyAdminStore } = await import('../../lambdas/storage/key-store.ts');
+export async function enterpriseKey(api: TestApi, owner: string, limits = MAX_CUSTOM_LIMITS): Promise<string> {
   const key = `ent_${randomBytes(16).toString('hex')}`;
-  await keyAdminStore.upsert({
+  await createKeyAdminStore(api.storage).upsert({
     hash: hashKey(key),
     keyId: `key_${owner}_${randomBytes(4).toString('hex')}`,
     owner,

@@ -34,7 +34,7 @@ let requests = 0;
 beforeAll(async () => {
   // Authorizer results cached as in the cloud; one key for reads, one for writes.
   api = await startTestApi({ authCacheTtlSeconds: 300 });
-  keys = { GET: await enterpriseKey('stateful-get'), POST: await enterpriseKey('stateful-post') };
+  keys = { GET: await enterpriseKey(api, 'stateful-get'), POST: await enterpriseKey(api, 'stateful-post') };
 });
 afterAll(async () => {
   console.info(`[stateful] ${requests} requests, model holds ${model.pets.size} pets`);

@@ -1,12 +1,16 @@
 /**
- * Starts the local API (the same gateway `npm start` runs) on the shared DynamoDB Local, with tables of its own.
- * Handlers read their environment at import, so this must be called before anything imports lambdas/handlers.
+ * Starts the local API (the same gateway `npm start` runs) on the shared DynamoDB Local, with tables of its own and
+ * a clock the test can move.
  */
 import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
 import type { PlanName } from '../../contract/plans.ts';
 import { startLocalApi, type LocalApi, type LocalApiOptions } from '../../lib/local/app.ts';
+import type { Storage } from '../../lambdas/storage/client.ts';
+import { localStorage } from '../../lambdas/storage/provision.ts';
+import { createTelemetry, type Telemetry } from '../../lambdas/shared/observability.ts';
 import { checkResponse } from './contract.ts';
+import { testClock, type TestClock } from './clock.ts';
 
 export interface TestApi extends LocalApi {
   /** A ready key for each plan (free, pro, business). */
@@ -19,7 +23,14 @@ export interface TestApi extends LocalApi {
   call(path: string, init?: RequestInit & { key?: string; contract?: boolean }): Promise<Response>;
   /** A fetch for clients under test (e.g. the typed client): same contract validation, absolute URLs. */
   readonly fetch: typeof fetch;
+  /** The clock of the functions and the gateway: the wall clock until a test sets another. */
+  readonly clock: TestClock;
+  /** A DynamoDB client of the test's own on this API's tables (fixtures, reads behind the API's back). */
+  readonly storage: Storage;
 }
+
+/** The CURSOR_SECRET of a test API's functions. */
+export const TEST_CURSOR_SECRET = 'test-cursor-secret-0123456789';
 
 export function uniquePrefix(): string {
   return `t${randomBytes(5).toString('hex')}`;
@@ -31,7 +42,9 @@ export async function startTestApi(opts: LocalApiOptions = {}): Promise<TestApi>
     pro: `pro_${randomBytes(16).toString('hex')}`,
     business: `business_${randomBytes(16).toString('hex')}`,
   };
+  const clock = testClock();
   const api = await startLocalApi({
+    now: clock.now,
     dynamoEndpoint: inject('dynamoEndpoint'),
     tablePrefix: uniquePrefix(),
     devKeys: [
@@ -42,11 +55,13 @@ export async function startTestApi(opts: LocalApiOptions = {}): Promise<TestApi>
     // Uncached unless a test asks for the template's cache: tests revoke keys and expect the next request to see it.
     authCacheTtlSeconds: 0,
     ...opts,
-    env: { CURSOR_SECRET: 'test-cursor-secret-0123456789', DYNAMODB_TIMEOUT_MS: '8000', ...opts.env },
+    env: { CURSOR_SECRET: TEST_CURSOR_SECRET, DYNAMODB_TIMEOUT_MS: '8000', ...opts.env },
   });
   return {
     ...api,
     keys,
+    clock,
+    storage: localStorage(api.dynamoEndpoint, api.tableEnv),
     async call(path, init = {}) {
       const { key = keys.free, contract = true, ...rest } = init;
       const headers = new Headers(rest.headers);
@@ -69,4 +84,9 @@ export function contractFetch(baseUrl: string): typeof fetch {
     if (req.url.startsWith(`${baseUrl}/`)) await checkResponse(req.method, req.url.slice(baseUrl.length), res);
     return res;
   };
+}
+
+/** Telemetry that writes nothing, for storage adapters a test builds itself. */
+export function quietTelemetry(): Telemetry {
+  return createTelemetry({ service: 'test', namespace: 'Test', stage: 'test', logLevel: 'SILENT', metrics: false });
 }

@@ -1,6 +1,4 @@
-/** Small helpers several test files share: response checks and log capture. */
-import { Console } from 'node:console';
-import { Writable } from 'node:stream';
+/** Small helpers several test files share: response checks. */
 import { expect } from 'vitest';
 
 /** The parsed JSON body, untyped: tests index into it freely and assert on what they read. */
@@ -14,19 +12,4 @@ export async function expectError(res: Response, status: number, code?: string) 
   const body = await jsonOf(res);
   expect(body).toEqual({ code: code ?? expect.any(String), message: expect.any(String), status });
   return body;
-}
-
-/**
- * Appends every line the functions log to `lines`: Powertools writes through its own Console, pointed here at a sink.
- * Call it after startTestApi, which sets the environment the logger reads when first imported.
- */
-export async function captureLogs(lines: string[]): Promise<void> {
-  const { logger } = await import('../../lambdas/shared/observability.ts');
-  const sink = new Writable({
-    write(chunk, _enc, done) {
-      lines.push(String(chunk));
-      done();
-    },
-  });
-  (logger as unknown as { console: Console }).console = new Console({ stdout: sink, stderr: sink });
 }

@@ -140,8 +140,7 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
         for (const [, fn] of resourcesOf(t(), 'AWS::Lambda::Function')) {
           for (const [k, v] of Object.entries(fn.Properties.Environment?.Variables ?? {})) {
             if (typeof v !== 'string' || k === 'NODE_OPTIONS') continue;
-            if (k in env && env[k] !== v && !k.startsWith('POWERTOOLS_LOG'))
-              throw new Error(`functions disagree on ${k}`);
+            if (k in env && env[k] !== v && k !== 'LOG_LEVEL') throw new Error(`functions disagree on ${k}`);
             env[k] = v;
           }
         }
@@ -150,7 +149,7 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
 
       it('the local run emitted every metric the code counts', () => {
         const counted = new Set(
-          sources('lambdas').flatMap((s) => [...s.matchAll(/countMetric\('(\w+)'/g)].map((m) => m[1]!)),
+          sources('lambdas').flatMap((s) => [...s.matchAll(/\bcount\('(\w+)'/g)].map((m) => m[1]!)),
         );
         expect(counted.size).toBeGreaterThan(0);
         expect([...counted].filter((n) => !emitted.some((e) => e.name === n))).toEqual([]);

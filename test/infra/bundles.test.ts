@@ -49,7 +49,7 @@ const request = (method: string, resourcePath: string, path: string, params: Rec
 
 /** A sample event per handler module and what its answer must be. */
 const SAMPLES: Record<string, { event: unknown; expect: (out: { result?: any; error?: string }) => void }> = {
-  'lambdas/handlers/authorizer.ts': {
+  'lambdas/functions/authorizer.ts': {
     event: {
       type: 'TOKEN',
       authorizationToken: 'Bearer not-a-key',
@@ -57,19 +57,19 @@ const SAMPLES: Record<string, { event: unknown; expect: (out: { result?: any; er
     },
     expect: (out) => expect(out.error).toBe('Unauthorized'),
   },
-  'lambdas/handlers/get-pet.ts': {
+  'lambdas/functions/get-pet.ts': {
     event: request('GET', '/pets/{petId}', '/pets/abc', { petId: 'abc' }),
     expect: (out) => expect(out.result).toMatchObject({ statusCode: 400 }),
   },
-  'lambdas/handlers/list-pets.ts': {
+  'lambdas/functions/list-pets.ts': {
     event: request('GET', '/pets', '/pets', {}),
     expect: (out) => expect(out.result).toMatchObject({ statusCode: 200, body: '[]' }),
   },
-  'lambdas/handlers/create-pet.ts': {
+  'lambdas/functions/create-pet.ts': {
     event: request('POST', '/pets', '/pets', {}, '{"name":""}'),
     expect: (out) => expect(out.result).toMatchObject({ statusCode: 400 }),
   },
-  'lambdas/handlers/list-orders.ts': {
+  'lambdas/functions/list-orders.ts': {
     event: request('GET', '/store/orders', '/store/orders', {}),
     expect: (out) => expect(out.result).toMatchObject({ statusCode: 501 }),
   },
@@ -99,8 +99,8 @@ describe('bundles in the cloud assembly', () => {
           PATH: process.env.PATH,
           AWS_ACCESS_KEY_ID: 'local',
           AWS_SECRET_ACCESS_KEY: 'local',
-          ...functionEnvironment(assembly.template, [fn], { tables, dynamoEndpoint: endpoint }),
-          POWERTOOLS_LOG_LEVEL: 'ERROR',
+          ...functionEnvironment(assembly.template, fn, { tables, dynamoEndpoint: endpoint }),
+          LOG_LEVEL: 'ERROR',
         };
         const bundle = join(assembly.dir, fn.assetPath!, 'index.mjs');
         const sample = SAMPLES[fn.entry]!;

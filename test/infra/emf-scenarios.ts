@@ -1,12 +1,13 @@
 /**
- * Run as a child process by emf-capture.ts (a fresh process per stage, so the functions read that stage's
- * environment at import): starts the local API with metrics ON and drives every path that counts a metric, so the
- * EMF lines Powertools prints to stdout are the ones the deployed functions would emit. Prints nothing else to
+ * Run as a child process by emf-capture.ts (one per stage, its stdout holding nothing but the functions' lines):
+ * starts the local API with metrics ON and drives every path that counts a metric, so the EMF lines printed to
+ * stdout are the ones the deployed functions would emit. Prints nothing else to
  * stdout. Usage: node test/infra/emf-scenarios.ts <dynamoEndpoint> <the stage's function environment as JSON>.
  */
 import { randomBytes } from 'node:crypto';
 import { startLocalApi } from '../../lib/local/app.ts';
 import { PLANS } from '../../contract/plans.ts';
+import { onEveryClient, throttlingException } from '../helpers/clients.ts';
 
 const key = `free_${randomBytes(16).toString('hex')}`;
 const api = await startLocalApi({
@@ -18,8 +19,8 @@ const api = await startLocalApi({
   // The stage's function environment (from the template), with metrics back on and the logs quiet.
   env: {
     ...(JSON.parse(process.argv[3] ?? '{}') as Record<string, string>),
-    POWERTOOLS_METRICS_DISABLED: 'false',
-    POWERTOOLS_LOG_LEVEL: 'SILENT',
+    METRICS: 'on',
+    LOG_LEVEL: 'SILENT',
     CURSOR_SECRET: 'emf-cursor-secret-0123456789',
   },
 });
@@ -42,21 +43,16 @@ try {
   await call('/pets', { headers: { Authorization: `Bearer unknown_${randomBytes(16).toString('hex')}` } });
 
   // Storage failures, injected into the functions' own DynamoDB client (the faults test does the same).
-  const { ddb } = await import('../../lambdas/storage/client.ts');
   let failKeys = false;
-  ddb.middlewareStack.add(
+  onEveryClient(
+    api,
+    'emfInjectThrottling',
     (next) => async (args) => {
       const isKeys = String((args.input as { TableName?: string }).TableName).endsWith('ApiKeys');
-      if (isKeys === failKeys) {
-        throw Object.assign(new Error('Rate of requests exceeds the allowed throughput.'), {
-          name: 'ThrottlingException',
-          $fault: 'client',
-          $metadata: { httpStatusCode: 400 },
-        });
-      }
+      if (isKeys === failKeys) throw throttlingException();
       return next(args);
     },
-    { step: 'finalizeRequest', name: 'emfInjectThrottling' },
+    'finalizeRequest',
   );
   // StorageUnavailable: the operation's tables fail (the key lookup works).
   await call('/pets');

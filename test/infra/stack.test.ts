@@ -58,8 +58,8 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
       const env = f.Properties.Environment.Variables;
       expect(env).toMatchObject({
         STAGE: stageName,
-        POWERTOOLS_LOG_LEVEL: stage.logLevel,
-        POWERTOOLS_SERVICE_NAME: 'animal-store',
+        LOG_LEVEL: stage.logLevel,
+        SERVICE_NAME: 'animal-store',
       });
       for (const def of TABLES) expect(env[def.envVar]).toEqual({ Ref: tableLogicalId(t(), def.id) });
     }

@@ -42,7 +42,7 @@ function interleaved(between: (keyId: string) => Promise<unknown>): AdminDeps {
  * the SDK resends (DynamoDB drops a repeated transaction by its ClientRequestToken), and finally gives up.
  */
 async function neverAnswered<T>(operation: RegExp, run: () => Promise<T>): Promise<T> {
-  const { ddb } = await import('../../lambdas/storage/client.ts');
+  const { ddb } = deps.storage!; // the admin's own client
   const name = 'test-never-answered';
   ddb.middlewareStack.add(
     (next, context) => async (args) => {
@@ -64,7 +64,7 @@ async function neverAnswered<T>(operation: RegExp, run: () => Promise<T>): Promi
  * and its answer lost, the second is the SDK's retry of the same request (what a timed-out attempt leads to).
  */
 async function answerLost<T>(operation: RegExp, run: () => Promise<T>): Promise<T> {
-  const { ddb } = await import('../../lambdas/storage/client.ts');
+  const { ddb } = deps.storage!; // the admin's own client
   const name = 'test-answer-lost';
   ddb.middlewareStack.add(
     (next, context) => async (args) => {

@@ -16,6 +16,7 @@ import {
 } from '@aws-sdk/client-api-gateway';
 import { API_KEY_VALUE_PATTERN, usageIdentifierKey } from '../../lambdas/domain/keys.ts';
 import { usagePlanThrottle } from '../../contract/plans.ts';
+import { AUTHORIZER } from '../../contract/routes.ts';
 import { runAdmin } from '../../lib/admin/cli.ts';
 import { awsKeyGateway } from '../../lib/admin/gateway.ts';
 import { keyAdmin, type AdminDeps } from '../../lib/admin/service.ts';
@@ -209,13 +210,17 @@ describe('admin tool against API Gateway (aws-sdk-client-mock)', () => {
   });
 
   it('the authorizer returns the same derived value as usageIdentifierKey, for the first secret and after a rotation', async () => {
-    const { handler } = await import('../../lambdas/handlers/authorizer.ts');
+    // The local API's own authorizer function, called directly as API Gateway would.
+    const authorizer = [...api.functions.values()].find((f) => f.def.entry === AUTHORIZER.entry)!;
     const authorize = (key: string) =>
-      handler({
-        type: 'TOKEN',
-        authorizationToken: `Bearer ${key}`,
-        methodArn: 'arn:aws:execute-api:eu-west-1:123456789012:api123/v1/GET/pets',
-      });
+      authorizer.handler(
+        {
+          type: 'TOKEN',
+          authorizationToken: `Bearer ${key}`,
+          methodArn: 'arn:aws:execute-api:eu-west-1:123456789012:api123/v1/GET/pets',
+        },
+        {} as never,
+      ) as Promise<{ usageIdentifierKey?: string }>;
     const admin = keyAdmin(deps);
     const { key, record } = await admin.create({ owner: 'acme', plan: 'pro' });
     const value = apigw.commandCalls(CreateApiKeyCommand)[0]!.args[0].input.value;

@@ -1,7 +1,6 @@
 /** The typed client (client/index.ts) against the local server, and its retry policy against stubbed responses. */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
-import { resetClock, setClock } from '../../lambdas/shared/clock.ts';
 import {
   backoffMs,
   createAnimalStoreClient,
@@ -24,7 +23,7 @@ beforeAll(async () => {
   });
 });
 afterAll(() => api?.close());
-afterEach(() => resetClock());
+afterEach(() => api.clock.reset());
 
 describe('typed client against the local server', () => {
   it('creates, reads and lists pets with typed results', async () => {
@@ -82,7 +81,7 @@ describe('typed client against the local server', () => {
   });
 
   it('listAllPets throws a typed error', async () => {
-    setClock(() => Date.parse('2031-01-01T00:00:00Z'));
+    api.clock.set(() => Date.parse('2031-01-01T00:00:00Z'));
     const removed = await store.getPet(1);
     expect(removed.error).toMatchObject({ code: 'endpoint_removed', status: 410 });
     const wrongKey = createAnimalStoreClient({
@@ -100,7 +99,7 @@ describe('typed client against the local server', () => {
   it('waits out a real 429 (Free plan, 60/min) honouring Retry-After, then succeeds', async () => {
     // A fixed instant 30 s into a minute; the injected sleep moves the server's clock instead of waiting.
     let t = Date.parse('2029-03-01T12:00:30Z');
-    setClock(() => t);
+    api.clock.set(() => t);
     for (let i = 0; i < 60; i++) expect((await api.call('/pets?limit=1', { key: api.keys.free })).status).toBe(200);
     expect((await api.call('/pets?limit=1', { key: api.keys.free })).status).toBe(429);
     const waits: number[] = [];

@@ -24,8 +24,8 @@ const created: Pet[] = [];
 
 beforeAll(async () => {
   api = await startTestApi({ authCacheTtlSeconds: 300 });
-  key = await enterpriseKey('concurrency-get');
-  postKey = await enterpriseKey('concurrency-post');
+  key = await enterpriseKey(api, 'concurrency-get');
+  postKey = await enterpriseKey(api, 'concurrency-post');
 });
 afterAll(() => api?.close());
 

@@ -4,7 +4,6 @@
  * from the route table only; the injectable clock proves both sides of the date.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { resetClock, setClock } from '../../lambdas/shared/clock.ts';
 import { ROUTES } from '../../contract/routes.ts';
 import { createAnimalStoreClient, type Pet } from '../../client/index.ts';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
@@ -22,7 +21,7 @@ beforeAll(async () => {
   pet = (await store.createPet({ name: 'Old', categoryId: 4, status: 'pending' })).data!;
 });
 afterAll(() => api?.close());
-afterEach(() => resetClock());
+afterEach(() => api.clock.reset());
 
 const get = (id: number | string) => api.call(`/pets/${id}`, { key: api.keys.business });
 
@@ -39,7 +38,7 @@ describe('GET /pets/{petId} before its removal date', () => {
     ['the deprecation date', Date.parse(d.deprecatedAt)],
     ['the last millisecond before the sunset', SUNSET - 1],
   ])('answers 200 with Deprecation, Sunset and a successor Link at %s', async (_, at) => {
-    if (at !== undefined) setClock(() => at);
+    if (at !== undefined) api.clock.set(() => at);
     const res = await get(pet.id);
     expect(res.status).toBe(200);
     expect(await jsonOf(res)).toEqual(pet);
@@ -47,7 +46,7 @@ describe('GET /pets/{petId} before its removal date', () => {
   });
 
   it('sends the headers on its errors too (404, 400)', async () => {
-    setClock(() => SUNSET - 1000);
+    api.clock.set(() => SUNSET - 1000);
     const missing = await get(999_999_999);
     expect(missing.status).toBe(404);
     expectDeprecationHeaders(missing);
@@ -71,7 +70,7 @@ describe('GET /pets/{petId} from its removal date on', () => {
     ['a second later', SUNSET + 1000],
     ['years later', Date.parse('2035-06-01T00:00:00Z')],
   ])('answers 410 endpoint_removed at %s, for existing, missing and malformed ids alike', async (_, at) => {
-    setClock(() => at);
+    api.clock.set(() => at);
     for (const id of [pet.id, 999_999_999, 'abc']) {
       const res = await get(id);
       expect(res.status).toBe(410);
@@ -87,16 +86,16 @@ describe('GET /pets/{petId} from its removal date on', () => {
   });
 
   it('leaves the other operations alone', async () => {
-    setClock(() => SUNSET + 1000);
+    api.clock.set(() => SUNSET + 1000);
     const list = await api.call('/pets?status=pending', { key: api.keys.business });
     expect(list.status).toBe(200);
     expect((await jsonOf(list)).map((p: Pet) => p.id)).toContain(pet.id);
   });
 
   it('comes back to 200 when the clock is before the date again (the date is the only switch)', async () => {
-    setClock(() => SUNSET + 1);
+    api.clock.set(() => SUNSET + 1);
     expect((await get(pet.id)).status).toBe(410);
-    setClock(() => SUNSET - 1);
+    api.clock.set(() => SUNSET - 1);
     expect((await get(pet.id)).status).toBe(200);
   });
 });

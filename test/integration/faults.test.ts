@@ -3,15 +3,22 @@
  * the Error object, never a hang or a 500; the authorizer fails closed; the service recovers without a restart;
  * a create cut off mid-way leaves no half-written pet.
  */
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
+import { onEveryClient, throttlingException } from '../helpers/clients.ts';
 
 let api: TestApi;
 const body = JSON.stringify({ name: 'Fault', categoryId: 1 });
+/** The functions' log and EMF lines. */
+const lines: string[] = [];
 
 beforeAll(async () => {
-  // A DynamoDB Local of its own (dynamoEndpoint undefined), since this file pauses it; short timeouts.
-  api = await startTestApi({ dynamoEndpoint: undefined, env: { DYNAMODB_TIMEOUT_MS: '500' } });
+  // A DynamoDB Local of its own (dynamoEndpoint undefined), since this file pauses it; short timeouts; metrics on.
+  api = await startTestApi({
+    dynamoEndpoint: undefined,
+    env: { DYNAMODB_TIMEOUT_MS: '500', METRICS: 'on' },
+    log: (line) => lines.push(line),
+  });
 });
 afterAll(() => api?.close());
 
@@ -55,32 +62,29 @@ describe('DynamoDB unavailable', () => {
 
 describe('DynamoDB throttling', () => {
   it('answers 503 with Retry-After and counts it as a metric', async () => {
-    const { ddb } = await import('../../lambdas/storage/client.ts');
-    const { metrics } = await import('../../lambdas/shared/observability.ts');
-    const single = vi.spyOn(metrics, 'singleMetric');
     let throttle = 100;
-    ddb.middlewareStack.add(
+    lines.length = 0;
+    const remove = onEveryClient(
+      api,
+      'injectThrottling',
       (next) => async (args) => {
         // Throttle the operation's tables (the authorizer's key lookup has its own test above).
         if (!String((args.input as { TableName?: string }).TableName).endsWith('ApiKeys') && throttle-- > 0) {
-          throw Object.assign(new Error('Rate of requests exceeds the allowed throughput.'), {
-            name: 'ThrottlingException',
-            $fault: 'client',
-            $metadata: { httpStatusCode: 400 },
-          });
+          throw throttlingException();
         }
         return next(args);
       },
-      { step: 'finalizeRequest', name: 'injectThrottling' },
+      'finalizeRequest',
     );
     try {
       const res = await api.call('/pets', { key: api.keys.business });
       expect(res.status).toBe(503);
       expect(res.headers.get('retry-after')).toBe('1');
       expect(((await res.json()) as { code: string }).code).toBe('service_unavailable');
-      expect(single).toHaveBeenCalled();
+      const emf = lines.filter((l) => l.includes('"StorageUnavailable"'));
+      expect(emf.length).toBeGreaterThan(0);
     } finally {
-      ddb.middlewareStack.remove('injectThrottling');
+      remove();
     }
     expect((await api.call('/pets', { key: api.keys.business })).status).toBe(200);
   });

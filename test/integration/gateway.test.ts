@@ -6,20 +6,16 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
-import { captureLogs } from '../helpers/common.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 let api: TestApi;
-let clock: typeof import('../../lambdas/shared/clock.ts');
 const logLines: string[] = [];
 
 beforeAll(async () => {
-  api = await startTestApi({ env: { POWERTOOLS_LOG_LEVEL: 'DEBUG' } });
-  clock = await import('../../lambdas/shared/clock.ts');
-  await captureLogs(logLines);
+  api = await startTestApi({ env: { LOG_LEVEL: 'DEBUG' }, log: (line) => logLines.push(line) });
 });
 afterAll(() => api?.close());
-afterEach(() => clock.resetClock());
+afterEach(() => api.clock.reset());
 
 describe('request ids', () => {
   it('sends a fresh x-amzn-RequestId on every response, gateway-made or not', async () => {
@@ -56,7 +52,7 @@ describe('usage plans from the template', () => {
     const type = free.burstLimit! <= free.quota!.limit ? 'THROTTLED' : 'QUOTA_EXCEEDED';
     // A day ahead: earlier requests of this file are in another quota period, and the bucket is full again.
     const instant = Date.now() + 86_400_000;
-    clock.setClock(() => instant);
+    api.clock.set(() => instant);
     // The first request opens the new quota period (earlier requests of this file leave the total with theirs).
     const statuses = [(await api.call('/pets', { contract: false })).status];
     const before = api.usage.total() - 1;

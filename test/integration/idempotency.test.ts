@@ -3,45 +3,37 @@ import { randomUUID } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
+import { onEveryClient } from '../helpers/clients.ts';
+import { hashKey } from '../../lambdas/domain/keys.ts';
+import { createIdempotencyStore } from '../../lambdas/storage/idempotency-store.ts';
+import { localClient } from '../../lambdas/storage/provision.ts';
 import { expectError, jsonOf } from '../helpers/common.ts';
 import { storedPetsNamed } from '../helpers/pets-table.ts';
 
 let api: TestApi;
 let client: DynamoDBClient;
-// Imported after startTestApi: the functions read their environment (table names, endpoint) at import.
-let clock: typeof import('../../lambdas/shared/clock.ts');
-let idem: typeof import('../../lambdas/storage/idempotency-store.ts');
-let hashKey: typeof import('../../lambdas/domain/keys.ts').hashKey;
 const sent: string[] = [];
 
 beforeAll(async () => {
   api = await startTestApi();
-  const { localClient } = await import('../../lambdas/storage/provision.ts');
   client = localClient(api.dynamoEndpoint);
-  clock = await import('../../lambdas/shared/clock.ts');
-  idem = await import('../../lambdas/storage/idempotency-store.ts');
-  ({ hashKey } = await import('../../lambdas/domain/keys.ts'));
-  // Counts the DynamoDB requests the service's one client sends (instrumentation only; nothing is mocked).
-  const { doc } = await import('../../lambdas/storage/client.ts');
+  // Counts the DynamoDB requests the functions' clients send (instrumentation only; nothing is mocked).
   // Each is labelled with its command and, for the state table, the kind of item (`rl` = the rate limiter's).
   // The authorizer's key lookups (keys table) are not the create's and are left out.
-  doc.middlewareStack.add(
-    (next, context) => (args) => {
-      const input = args.input as { TableName?: string; Key?: { pk?: unknown }; Item?: { pk?: unknown } };
-      if (input.TableName !== api.tableEnv.KEYS_TABLE_NAME) {
-        const pk = input.Key?.pk ?? input.Item?.pk;
-        sent.push(`${context.commandName}${typeof pk === 'string' ? `:${pk.split('#')[0]}` : ''}`);
-      }
-      return next(args);
-    },
-    { step: 'initialize', name: 'countRequests' },
-  );
+  onEveryClient(api, 'countRequests', (next, context) => (args) => {
+    const input = args.input as { TableName?: string; Key?: { pk?: unknown }; Item?: { pk?: unknown } };
+    if (input.TableName !== api.tableEnv.KEYS_TABLE_NAME) {
+      const pk = input.Key?.pk ?? input.Item?.pk;
+      sent.push(`${context.commandName}${typeof pk === 'string' ? `:${pk.split('#')[0]}` : ''}`);
+    }
+    return next(args);
+  });
 });
 afterAll(async () => {
   client?.destroy();
   await api?.close();
 });
-afterEach(() => clock.resetClock());
+afterEach(() => api.clock.reset());
 
 const create = (body: unknown, idempotencyKey?: string, key = api.keys.business) =>
   api.call('/pets', {
@@ -166,9 +158,9 @@ describe('POST /pets with Idempotency-Key', () => {
     const key = randomUUID();
     const start = Date.now();
     const first = await jsonOf(await create({ name, categoryId: 2 }, key));
-    clock.setClock(() => start + 23 * 3_600_000);
+    api.clock.set(() => start + 23 * 3_600_000);
     expect(await jsonOf(await create({ name, categoryId: 2 }, key))).toEqual(first);
-    clock.setClock(() => start + 25 * 3_600_000);
+    api.clock.set(() => start + 25 * 3_600_000);
     const later = await create({ name, categoryId: 2 }, key);
     expect(later.status).toBe(201);
     expect(later.headers.get('idempotent-replayed')).toBeNull();
@@ -186,7 +178,7 @@ describe('POST /pets with Idempotency-Key', () => {
     const start = Date.now();
     const { fingerprint } = await import('../../lambdas/domain/idempotency.ts');
     // An attempt that claimed the key and then died before writing anything.
-    const claimed = await idem.dynamoIdempotencyStore.claim(
+    const claimed = await createIdempotencyStore(api.storage).claim(
       { keyId, key },
       {
         status: 'IN_PROGRESS',
@@ -201,7 +193,7 @@ describe('POST /pets with Idempotency-Key', () => {
     expect(busy.headers.get('retry-after')).toBe('1');
     await expectError(busy, 409, 'idempotency_in_progress');
     await expectError(await create({ name, categoryId: 7 }, key), 422, 'idempotency_key_reused');
-    clock.setClock(() => start + 31_000);
+    api.clock.set(() => start + 31_000);
     const retry = await create({ name, categoryId: 6 }, key);
     expect(retry.status).toBe(201);
     expect(await petsNamed(name)).toEqual([await jsonOf(retry)]);

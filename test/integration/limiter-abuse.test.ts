@@ -8,21 +8,22 @@ import { UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { BAN_POLICY, banThreshold, PLANS, type PlanLimits } from '../../contract/plans.ts';
-import { startTestApi, type TestApi } from '../helpers/api.ts';
+import { quietTelemetry, startTestApi, type TestApi } from '../helpers/api.ts';
+import { windowsAt, type LimitStore } from '../../lambdas/domain/rate-limit.ts';
+import { createLimitStore } from '../../lambdas/storage/limit-store.ts';
+import { localClient } from '../../lambdas/storage/provision.ts';
 import { startFaultProxy, type FaultProxy } from '../helpers/fault-proxy.ts';
 
 let proxy: FaultProxy;
 let api: TestApi;
 let client: DynamoDBClient;
-let limits: typeof import('../../lambdas/storage/limit-store.ts').dynamoLimitStore;
-let windowsAt: typeof import('../../lambdas/domain/rate-limit.ts').windowsAt;
+let limits: LimitStore;
 
 beforeAll(async () => {
   proxy = await startFaultProxy(inject('dynamoEndpoint'));
   api = await startTestApi({ dynamoEndpoint: proxy.url });
-  ({ dynamoLimitStore: limits } = await import('../../lambdas/storage/limit-store.ts'));
-  ({ windowsAt } = await import('../../lambdas/domain/rate-limit.ts'));
-  const { localClient } = await import('../../lambdas/storage/provision.ts');
+  // Through the fault proxy, as the functions' own clients are.
+  limits = createLimitStore(api.storage, quietTelemetry());
   client = localClient(inject('dynamoEndpoint'));
 });
 afterAll(async () => {

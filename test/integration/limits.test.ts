@@ -1,21 +1,19 @@
 /** Plans and rate limits, against DynamoDB Local and over HTTP through the local gateway. */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BAN_POLICY, banThreshold } from '../../contract/plans.ts';
-import { startTestApi, type TestApi } from '../helpers/api.ts';
+import { quietTelemetry, startTestApi, type TestApi } from '../helpers/api.ts';
+import { windowsAt, type LimitStore } from '../../lambdas/domain/rate-limit.ts';
+import { createLimitStore } from '../../lambdas/storage/limit-store.ts';
 
 let api: TestApi;
-let limits: typeof import('../../lambdas/storage/limit-store.ts').dynamoLimitStore;
-let windowsAt: typeof import('../../lambdas/domain/rate-limit.ts').windowsAt;
-let clock: typeof import('../../lambdas/shared/clock.ts');
+let limits: LimitStore;
 
 beforeAll(async () => {
   api = await startTestApi();
-  ({ dynamoLimitStore: limits } = await import('../../lambdas/storage/limit-store.ts'));
-  ({ windowsAt } = await import('../../lambdas/domain/rate-limit.ts'));
-  clock = await import('../../lambdas/shared/clock.ts');
+  limits = createLimitStore(api.storage, quietTelemetry());
 });
 afterAll(() => api?.close());
-afterEach(() => clock.resetClock());
+afterEach(() => api.clock.reset());
 
 let t0 = Date.UTC(2027, 0, 1, 12, 0, 0);
 /** A fresh minute far from the others, so tests never share windows. */
@@ -90,7 +88,7 @@ describe('limits over HTTP', () => {
   });
 
   it('shows the plan limit: Free 60, Pro 300, Business 1000', async () => {
-    clock.setClock(() => freshMinute());
+    api.clock.set(() => freshMinute());
     expect(rl(await api.call('/pets', { key: api.keys.free })).limit).toBe('60');
     expect(rl(await api.call('/pets', { key: api.keys.pro })).limit).toBe('300');
     expect(rl(await api.call('/pets', { key: api.keys.business })).limit).toBe('1000');
@@ -98,7 +96,7 @@ describe('limits over HTTP', () => {
 
   it('carries X-RateLimit-* on 200, 201, 400, 401, 404, 405, 501 and 429 responses', async () => {
     const now = freshMinute();
-    clock.setClock(() => now);
+    api.clock.set(() => now);
     const reset = String(Math.floor(now / 1000) - (Math.floor(now / 1000) % 60) + 60);
     const responses = [
       await api.call('/pets'),
@@ -126,7 +124,7 @@ describe('limits over HTTP', () => {
 
   it("answers 429 with the Error object and Retry-After past a Free key's 60/min, and resets in the next minute", async () => {
     const now = freshMinute() + 15_000; // 45 s left in the minute
-    clock.setClock(() => now);
+    api.clock.set(() => now);
     const results = [];
     for (let i = 0; i < 61; i++) results.push(await api.call('/pets?limit=1'));
     expect(results.slice(0, 60).every((r) => r.status === 200)).toBe(true);
@@ -139,7 +137,7 @@ describe('limits over HTTP', () => {
     });
     expect(over.headers.get('retry-after')).toBe('45');
     expect(rl(over)).toEqual({ limit: '60', remaining: '0', reset: String(Math.floor(now / 1000) + 45) });
-    clock.setClock(() => now + 45_000);
+    api.clock.set(() => now + 45_000);
     const next = await api.call('/pets?limit=1');
     expect(next.status).toBe(200);
     expect(rl(next).remaining).toBe('59');

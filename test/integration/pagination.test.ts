@@ -9,10 +9,9 @@
 import { createHmac } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CURSOR_TTL_SECONDS } from '../../lambdas/domain/pagination.ts';
-import { resetClock, setClock } from '../../lambdas/shared/clock.ts';
 import { PET_STATUSES, type Pet, type PetStatus } from '../../contract/schemas.ts';
 import { createAnimalStoreClient, nextLink, type AnimalStoreClient } from '../../client/index.ts';
-import { startTestApi, type TestApi } from '../helpers/api.ts';
+import { startTestApi, TEST_CURSOR_SECRET, type TestApi } from '../helpers/api.ts';
 
 let api: TestApi;
 let store: AnimalStoreClient;
@@ -26,7 +25,7 @@ beforeAll(async () => {
   }
 });
 afterAll(() => api?.close());
-afterEach(() => resetClock());
+afterEach(() => api.clock.reset());
 
 const call = (path: string) => api.call(path, { key: api.keys.business });
 const fromLink = (link: string) => link.replace(/^\/v1/, '');
@@ -163,8 +162,8 @@ describe('invalid cursors → 400 invalid_cursor', () => {
   });
 
   it('rejects a correctly signed cursor whose position is not a pet id (as with a leaked secret): 400, not a DynamoDB 500', async () => {
-    // startTestApi put the functions' secret in the environment; sign what an attacker holding it could.
-    const secret = process.env.CURSOR_SECRET!;
+    // The secret startTestApi gives the functions; sign what an attacker holding it could.
+    const secret = TEST_CURSOR_SECRET;
     const e = Math.floor(Date.now() / 1000) + 600;
     for (const a of ['x', { N: '1' }, -1, 1.5, 2 ** 60]) {
       const data = Buffer.from(JSON.stringify({ a, s: null, e })).toString('base64url');
@@ -175,11 +174,11 @@ describe('invalid cursors → 400 invalid_cursor', () => {
 
   it('rejects expired cursors, and accepts them until they expire', async () => {
     const t0 = Date.now();
-    setClock(() => t0);
+    api.clock.set(() => t0);
     const cursor = await firstCursor('limit=2');
-    setClock(() => t0 + (CURSOR_TTL_SECONDS - 60) * 1000);
+    api.clock.set(() => t0 + (CURSOR_TTL_SECONDS - 60) * 1000);
     expect((await call(`/pets?limit=2&cursor=${cursor}`)).status).toBe(200);
-    setClock(() => t0 + (CURSOR_TTL_SECONDS + 1) * 1000);
+    api.clock.set(() => t0 + (CURSOR_TTL_SECONDS + 1) * 1000);
     await expectInvalid(`/pets?limit=2&cursor=${cursor}`);
   });
 

@@ -19,7 +19,7 @@ const env = {
   ...process.env,
   ANIMAL_STORE_DYNAMODB_ENDPOINT: endpoint,
   ANIMAL_STORE_TABLE_PREFIX: prefix,
-  POWERTOOLS_LOG_LEVEL: 'ERROR',
+  LOG_LEVEL: 'ERROR',
 };
 let server: ChildProcess;
 const lines: string[] = [];

@@ -9,14 +9,12 @@ import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
 
 let api: TestApi;
-let clock: typeof import('../../lambdas/shared/clock.ts');
 
 beforeAll(async () => {
   api = await startTestApi();
-  clock = await import('../../lambdas/shared/clock.ts');
 });
 afterAll(() => api?.close());
-afterEach(() => clock.resetClock());
+afterEach(() => api.clock.reset());
 
 /** A 429 the gateway made (THROTTLED, QUOTA_EXCEEDED): the gateway cannot count, so its X-RateLimit-Limit is 0. */
 const byGateway = (r: Response) => r.status === 429 && r.headers.get('x-ratelimit-limit') === '0';
@@ -25,7 +23,7 @@ it('never rejects a Free client that sends as fast as it may and waits out every
   // Midnight UTC, a day ahead of any other test's windows: the client spends a whole day's budget, then the next's.
   let t = Math.ceil((Date.now() + 86_400_000) / 86_400_000) * 86_400_000;
   const end = t + 86_400_000 + 3 * 60_000;
-  clock.setClock(() => t);
+  api.clock.set(() => t);
   const statuses = new Map<number, number>();
   while (t < end) {
     const res = await api.call('/pets?limit=1', { contract: false });
@@ -42,7 +40,7 @@ it('never rejects a Free client that sends as fast as it may and waits out every
 
 it('still stops a client that never waits', async () => {
   const t = Math.ceil((Date.now() + 5 * 86_400_000) / 60_000) * 60_000;
-  clock.setClock(() => t);
+  api.clock.set(() => t);
   let stopped = false;
   for (let i = 0; i < 20_000 && !stopped; i++)
     stopped = byGateway(await api.call('/pets?limit=1', { key: api.keys.pro, contract: false }));

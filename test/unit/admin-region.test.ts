@@ -68,13 +68,13 @@ describe('admin --stage region', () => {
     const cfnRegion = await (cfn.call(0).thisValue as CloudFormationClient).config.region();
     await deps.gateway.createKey('n', 'v'.repeat(30));
     const apigwRegion = await (apigw.call(0).thisValue as APIGatewayClient).config.region();
-    const { ddb, tableNames } = await import('../../lambdas/storage/client.ts');
+    const { ddb, tables } = deps.storage!;
     expect({ cfnRegion, apigwRegion, dynamoRegion: await ddb.config.region() }).toEqual({
       cfnRegion: 'eu-central-1',
       apigwRegion: 'eu-central-1',
       dynamoRegion: 'eu-central-1',
     });
-    expect(tableNames.keys).toBe('keys-t');
+    expect(tables.keys).toBe('keys-t');
     // The stack is the stage's own, as lib/config/stages.ts names it for `cdk deploy`.
     expect(cfn.commandCalls(DescribeStacksCommand)[0]!.args[0].input.StackName).toBe(STAGES.staging.stackName);
     // Purge waits twice the stage's authorizer cache TTL (60 s) after a revocation.
@@ -83,7 +83,6 @@ describe('admin --stage region', () => {
 
   it('refuses to run without any region, rather than guess one', async () => {
     const { realDeps } = await import('../../lib/admin/cli.ts');
-    delete process.env.AWS_REGION; // set by the previous call for the storage modules
     // A new file: the SDK caches the files it has read.
     const bare = join(mkdtempSync(join(tmpdir(), 'admin-region-')), 'config');
     writeFileSync(bare, '[profile ops]\n');

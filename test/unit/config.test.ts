@@ -1,33 +1,16 @@
 /**
  * Configuration fails the cold start, not a request: a stage without CURSOR_SECRET must not sign cursors with the
- * public development constant.
+ * public development constant. Functions are built from a configuration passed in (no process.env involved).
  */
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { cursorSecret, loadConfig, LOCAL_CURSOR_SECRET } from '../../lambdas/shared/config.ts';
+import { createRuntime } from '../../lambdas/shared/runtime.ts';
+import { getPetHandler } from '../../lambdas/handlers/get-pet.ts';
+import { listPetsHandler } from '../../lambdas/handlers/list-pets.ts';
 
-process.env.PETS_TABLE_NAME ??= 'unit-Pets';
-process.env.KEYS_TABLE_NAME ??= 'unit-ApiKeys';
-process.env.STATE_TABLE_NAME ??= 'unit-State';
-const { cursorSecret, LOCAL_CURSOR_SECRET } = await import('../../lambdas/shared/config.ts');
-
-const saved = { ...process.env };
-afterEach(() => {
-  process.env = { ...saved };
-  vi.resetModules();
-});
-
-function lambdaEnv(stage: string, extra: Record<string, string> = {}) {
-  process.env = {
-    ...saved,
-    PETS_TABLE_NAME: 'Pets',
-    KEYS_TABLE_NAME: 'Keys',
-    STATE_TABLE_NAME: 'State',
-    STAGE: stage,
-    POWERTOOLS_METRICS_DISABLED: 'true',
-    ...extra,
-  };
-  delete process.env.CURSOR_SECRET;
-  Object.assign(process.env, extra);
-}
+const TABLES = { PETS_TABLE_NAME: 'Pets', KEYS_TABLE_NAME: 'Keys', STATE_TABLE_NAME: 'State' };
+const runtime = (stage: string, extra: Record<string, string> = {}) =>
+  createRuntime(loadConfig({ ...TABLES, STAGE: stage, METRICS: 'off', ...extra }));
 
 describe('CURSOR_SECRET', () => {
   it('is required outside STAGE=local; the public constant is for local only', () => {
@@ -39,26 +22,36 @@ describe('CURSOR_SECRET', () => {
     );
   });
 
-  it('fails the listPets cold start in a stage without it, and no other function (only listPets receives it)', async () => {
-    lambdaEnv('staging');
-    vi.resetModules();
-    await expect(import('../../lambdas/handlers/list-pets.ts')).rejects.toThrow(
-      /CURSOR_SECRET is required outside STAGE=local/,
+  it('fails building listPets in a stage without it, and no other function (only listPets receives it)', () => {
+    expect(() => listPetsHandler(runtime('staging'))).toThrow(/CURSOR_SECRET is required outside STAGE=local/);
+    expect(getPetHandler(runtime('staging'))).toBeTypeOf('function');
+  });
+
+  it('builds listPets in a stage that has it, and locally without it', () => {
+    expect(listPetsHandler(runtime('staging', { CURSOR_SECRET: 'a-real-secret-0123456789' }))).toBeTypeOf('function');
+    expect(listPetsHandler(runtime('local'))).toBeTypeOf('function');
+  });
+
+  it('rejects a short secret, naming the variable', () => {
+    expect(() => loadConfig({ ...TABLES, STAGE: 'staging', CURSOR_SECRET: 'short' })).toThrow(
+      /Invalid configuration: CURSOR_SECRET/,
     );
-    vi.resetModules();
-    await expect(import('../../lambdas/handlers/get-pet.ts')).resolves.toHaveProperty('handler');
+  });
+});
+
+describe('loadConfig', () => {
+  it('names every missing or malformed variable at once', () => {
+    expect(() => loadConfig({ LOG_LEVEL: 'LOUD', DYNAMODB_TIMEOUT_MS: '50' })).toThrow(
+      /PETS_TABLE_NAME.*KEYS_TABLE_NAME.*STATE_TABLE_NAME.*DYNAMODB_TIMEOUT_MS.*LOG_LEVEL/,
+    );
   });
 
-  it('starts listPets in a stage that has it, and locally without it', async () => {
-    lambdaEnv('staging', { CURSOR_SECRET: 'a-real-secret-0123456789' });
-    await expect(import('../../lambdas/handlers/list-pets.ts')).resolves.toHaveProperty('handler');
-    vi.resetModules();
-    lambdaEnv('local');
-    await expect(import('../../lambdas/handlers/list-pets.ts')).resolves.toHaveProperty('handler');
-  });
-
-  it('rejects a short secret at load', async () => {
-    lambdaEnv('staging', { CURSOR_SECRET: 'short' });
-    await expect(import('../../lambdas/shared/config.ts')).rejects.toThrow(/Invalid configuration: CURSOR_SECRET/);
+  it('reads nothing from the process environment', () => {
+    process.env.STAGE = 'production';
+    try {
+      expect(loadConfig(TABLES).STAGE).toBe('local');
+    } finally {
+      delete process.env.STAGE;
+    }
   });
 });

@@ -2,11 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { ERROR_CODES } from '../../contract/errors.ts';
 import { AppError, UnavailableError } from '../../lambdas/domain/errors.ts';
-
-process.env.PETS_TABLE_NAME ??= 'unit-Pets';
-process.env.KEYS_TABLE_NAME ??= 'unit-ApiKeys';
-process.env.STATE_TABLE_NAME ??= 'unit-State';
-const { errorResponse, toAppError } = await import('../../lambdas/shared/http.ts');
+import { errorResponse, toAppError } from '../../lambdas/shared/http.ts';
 
 describe('error mapping', () => {
   it('gives every code a status that is an HTTP error status', () => {

@@ -5,11 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { UnavailableError } from '../../lambdas/domain/errors.ts';
 import { createPetService, type PetStore } from '../../lambdas/domain/pets.ts';
-
-process.env.PETS_TABLE_NAME ??= 'unit-Pets';
-process.env.KEYS_TABLE_NAME ??= 'unit-ApiKeys';
-process.env.STATE_TABLE_NAME ??= 'unit-State';
-const { errorResponse, toAppError } = await import('../../lambdas/shared/http.ts');
+import { errorResponse, toAppError } from '../../lambdas/shared/http.ts';
 
 describe('503, not 500, when the service cannot be sure', () => {
   it('a create that finds every id it is given taken is 503 with Retry-After', async () => {

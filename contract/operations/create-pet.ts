@@ -1,0 +1,61 @@
+/** The createPet operation: everything known about it, in one entry (contract/routes.ts lists them all). */
+import { MAX_BODY_BYTES, NewPet } from '../schemas.ts';
+import { PETS_TABLE, STATE_TABLE } from '../tables.ts';
+import { RATE_LIMITER, badRequest } from './common.ts';
+import type { Route } from '../route-types.ts';
+
+export const CREATE_PET = {
+  operationId: 'createPet',
+  method: 'POST',
+  path: '/pets',
+  entry: 'lambdas/functions/create-pet.ts',
+  summary: 'Add an animal',
+  description:
+    'Adds an animal. Send an `Idempotency-Key` to make retries safe: a retry with the same key and body returns the first result.',
+  request: { body: NewPet },
+  parameters: [
+    {
+      name: 'Idempotency-Key',
+      in: 'header',
+      required: false,
+      description:
+        'Makes the create safe to retry: the same key with the same body returns the first result (201, same id); with another body 422; while the first is in flight 409.',
+      schema: { type: 'string', minLength: 1, maxLength: 255 },
+    },
+  ],
+  example: { name: 'Rex', categoryId: 1, status: 'available' },
+  success: {
+    status: 201,
+    description: 'The created animal, with the id the service assigned.',
+    schema: 'Pet',
+    headers: ['Location'],
+  },
+  errors: [
+    badRequest(
+      ['validation_failed', 'invalid_json'],
+      'The body is missing, not valid JSON, or has missing or invalid fields.',
+    ),
+    {
+      status: 409,
+      description: 'A request with the same Idempotency-Key is still in progress.',
+      codes: ['idempotency_in_progress'],
+    },
+    { status: 413, description: `The body is larger than ${MAX_BODY_BYTES} bytes.`, codes: ['payload_too_large'] },
+    { status: 415, description: 'The body is not sent as application/json.', codes: ['unsupported_media_type'] },
+    {
+      status: 422,
+      description: 'The Idempotency-Key was used before with a different body.',
+      codes: ['idempotency_key_reused'],
+    },
+  ],
+  // PutItem of the pet (also inside the idempotent-create transaction); the id-block counter and the transaction's
+  // record update are UpdateItems on the state table, like the limiter's; an Idempotency-Key is claimed with a
+  // conditional PutItem and released with a DeleteItem.
+  access: {
+    tables: [
+      RATE_LIMITER,
+      { table: PETS_TABLE, actions: ['dynamodb:PutItem'] },
+      { table: STATE_TABLE, actions: ['dynamodb:PutItem', 'dynamodb:DeleteItem'] },
+    ],
+  },
+} as const satisfies Route;

@@ -1,0 +1,43 @@
+/** The getPet operation: everything known about it, in one entry (contract/routes.ts lists them all). */
+import { PetIdParam } from '../schemas.ts';
+import { PETS_TABLE } from '../tables.ts';
+import { RATE_LIMITER, badRequest } from './common.ts';
+import type { Route } from '../route-types.ts';
+
+const GET_PET_SUNSET = '2030-12-05T00:00:00Z';
+
+export const GET_PET = {
+  operationId: 'getPet',
+  method: 'GET',
+  path: '/pets/{petId}',
+  entry: 'lambdas/functions/get-pet.ts',
+  summary: 'Get one animal (deprecated: use GET /pets with the status filter)',
+  request: { params: PetIdParam },
+  parameters: [
+    {
+      name: 'petId',
+      in: 'path',
+      required: true,
+      description: 'Identifier of the animal to retrieve.',
+      // Any int64 (one the service never assigned answers 404). No minimum/maximum: the int64 bounds are not exact
+      // JSON numbers in JavaScript, and format int64 states them.
+      schema: { type: 'integer', format: 'int64' },
+    },
+  ],
+  success: { status: 200, description: 'The animal.', schema: 'Pet' },
+  errors: [
+    badRequest(['validation_failed'], 'The petId is not a 64-bit integer (int64) in decimal.'),
+    { status: 404, description: 'No animal has this id.', codes: ['not_found'] },
+    {
+      status: 410,
+      description: `The operation was removed at its sunset (${GET_PET_SUNSET}).`,
+      codes: ['endpoint_removed'],
+    },
+  ],
+  access: { tables: [RATE_LIMITER, { table: PETS_TABLE, actions: ['dynamodb:GetItem'] }] },
+  deprecation: {
+    deprecatedAt: '2026-01-01T00:00:00Z',
+    sunsetAt: GET_PET_SUNSET,
+    successor: '/pets?status=available',
+  },
+} as const satisfies Route;

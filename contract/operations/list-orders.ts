@@ -1,0 +1,21 @@
+/** The listOrders operation: everything known about it, in one entry (contract/routes.ts lists them all). */
+import { RATE_LIMITER } from './common.ts';
+import type { Route } from '../route-types.ts';
+
+export const LIST_ORDERS = {
+  operationId: 'listOrders',
+  method: 'GET',
+  path: '/store/orders',
+  entry: 'lambdas/functions/list-orders.ts',
+  summary: 'List store orders (contract not yet specified)',
+  request: {},
+  errors: [
+    {
+      status: 501,
+      description: 'The operation exists but its contract is not specified yet.',
+      codes: ['not_implemented'],
+    },
+  ],
+  access: { tables: [RATE_LIMITER] },
+  notImplemented: true,
+} as const satisfies Route;

@@ -1,0 +1,60 @@
+/** The listPets operation: everything known about it, in one entry (contract/routes.ts lists them all). */
+import { ListPetsQuery, PAGE_SIZE } from '../schemas.ts';
+import { PETS_TABLE } from '../tables.ts';
+import { RATE_LIMITER, badRequest } from './common.ts';
+import type { Route } from '../route-types.ts';
+
+export const LIST_PETS = {
+  operationId: 'listPets',
+  method: 'GET',
+  path: '/pets',
+  entry: 'lambdas/functions/list-pets.ts',
+  summary: 'List all animals',
+  description:
+    'Returns a page of animals (a bare array), optionally filtered by status. Follow `Link: rel="next"` for further pages.',
+  request: { query: ListPetsQuery },
+  parameters: [
+    {
+      name: 'limit',
+      in: 'query',
+      required: false,
+      description: `Maximum number of animals returned (${PAGE_SIZE.min} to ${PAGE_SIZE.max}, default ${PAGE_SIZE.default}).`,
+      schema: { type: 'integer', minimum: PAGE_SIZE.min, maximum: PAGE_SIZE.max, default: PAGE_SIZE.default },
+    },
+    {
+      name: 'status',
+      in: 'query',
+      required: false,
+      description: 'Filters by availability.',
+      schema: { $ref: '#/components/schemas/PetStatus' },
+    },
+    {
+      name: 'cursor',
+      in: 'query',
+      required: false,
+      description:
+        'Opaque cursor taken from the previous page\'s `Link: rel="next"`; use that link as is. It is bound to the status filter and expires after 24 hours.',
+      schema: { type: 'string', minLength: 1, maxLength: 2048 },
+    },
+  ],
+  success: {
+    status: 200,
+    description: 'A page of animals, in a stable order; further pages are announced in `Link: rel="next"`.',
+    schema: 'Pets',
+    headers: ['LinkNext'],
+  },
+  errors: [
+    badRequest(
+      ['validation_failed', 'invalid_cursor'],
+      'Invalid query parameters, or a forged, expired or mismatched cursor (`invalid_cursor`).',
+    ),
+  ],
+  access: {
+    tables: [
+      RATE_LIMITER,
+      { table: PETS_TABLE, actions: ['dynamodb:Scan'] },
+      { table: PETS_TABLE, index: PETS_TABLE.indexes[0].indexName, actions: ['dynamodb:Query'] },
+    ],
+    cursorSecret: true,
+  },
+} as const satisfies Route;

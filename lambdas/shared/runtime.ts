@@ -1,0 +1,57 @@
+/**
+ * The composition root: what a function is built on (configuration, clock, DynamoDB clients, logs and metrics),
+ * made once per container and passed to the handler factory. Nothing below it reads the environment or the wall
+ * clock on its own, so the local server and the tests build functions with a configuration and a clock of their
+ * own, side by side in one process.
+ */
+import { createStorage, type Storage } from '../storage/client.ts';
+import { loadConfig, type Config } from './config.ts';
+import { createTelemetry, type LineWriter, type Telemetry } from './observability.ts';
+
+/** Milliseconds since the epoch. */
+export type Clock = () => number;
+
+export interface Runtime {
+  readonly config: Config;
+  readonly now: Clock;
+  readonly storage: Storage;
+  readonly telemetry: Telemetry;
+}
+
+export interface RuntimeOptions {
+  /** @default Date.now */
+  readonly now?: Clock;
+  /** Where log and EMF lines go. @default stdout (Lambda sends it to CloudWatch Logs) */
+  readonly write?: LineWriter;
+}
+
+export function createRuntime(config: Config, options: RuntimeOptions = {}): Runtime {
+  return {
+    config,
+    now: options.now ?? Date.now,
+    storage: createStorage({
+      region: config.AWS_REGION,
+      endpoint: config.DYNAMODB_ENDPOINT,
+      timeoutMs: config.DYNAMODB_TIMEOUT_MS,
+      tables: { pets: config.PETS_TABLE_NAME, keys: config.KEYS_TABLE_NAME, state: config.STATE_TABLE_NAME },
+    }),
+    telemetry: createTelemetry(
+      {
+        service: config.SERVICE_NAME,
+        namespace: config.METRICS_NAMESPACE,
+        stage: config.STAGE,
+        logLevel: config.LOG_LEVEL,
+        metrics: config.METRICS === 'on',
+      },
+      options.write,
+    ),
+  };
+}
+
+/** A deployed function's runtime: its environment variables, the wall clock, stdout. */
+export function runtimeFromEnvironment(env: Readonly<Record<string, string | undefined>> = process.env): Runtime {
+  return createRuntime(loadConfig(env));
+}
+
+/** Builds a function's handler from a runtime: what each handler module exports. */
+export type HandlerFactory<H> = (runtime: Runtime) => H;
