@@ -1,18 +1,23 @@
 /**
  * `npm run admin -- <command>`: API keys and plans. Human output by default, `--json` for scripts.
- * Targets: `--local` (the DynamoDB Local that `npm start` runs) or `--stage staging|production` (AWS).
+ * Targets: `--local` (the DynamoDB Local that `npm start` runs) or `--stage <name>` (a deployed stage in AWS).
  */
 import { parseArgs } from 'node:util';
 import { PLAN_NAMES, type PlanName } from '../../contract/plans.ts';
 import { UnavailableError } from '../../lambdas/domain/errors.ts';
-import { AdminError, keyAdmin, type AdminDeps, type KeyView } from './service.ts';
-import { noGateway } from './gateway.ts';
+import { STAGE_NAMES } from '../config/stage-names.ts';
+import { AdminError, keyAdmin, type KeyAdmin, type KeyView } from './service.ts';
+import type { DepsFactory } from './targets.ts';
 import { chartWidth, renderUsageChart } from './usage-chart.ts';
 
-export const USAGE = `Usage: npm run admin -- <command> [options] (--local | --stage staging|production) [--json]
+export { realDeps, type DepsFactory } from './targets.ts';
+
+const STAGE_CHOICE = STAGE_NAMES.join('|');
+
+export const USAGE = `Usage: npm run admin -- <command> [options] (--local | --stage ${STAGE_CHOICE}) [--json]
 
 Commands:
-  keys create --owner <name> --plan <free|pro|business|enterprise> [--per-minute N --per-day N]
+  keys create --owner <name> --plan <${PLAN_NAMES.join('|')}> [--per-minute N --per-day N]
   keys list [--plan P] [--owner O]
   keys show <id>
   keys revoke <id>
@@ -24,16 +29,58 @@ Commands:
 Targets:
   --local                   DynamoDB Local of \`npm start\` (ANIMAL_STORE_DYNAMODB_ENDPOINT, else port
                             ANIMAL_STORE_DYNAMODB_PORT, default 8000)
-  --stage <name>            the AnimalStore-<name> stack in AWS: credentials and region from the environment or
-                            profile (AWS_REGION, else the profile's region), resolved once for every AWS client`;
+  --stage <name>            the stage's stack in AWS (its stackName in lib/config/stages.ts): credentials and region
+                            from the environment or profile (AWS_REGION, else the profile's region), resolved once for
+                            every AWS client`;
 
 export interface Io {
   out(line: string): void;
   err(line: string): void;
 }
 
-/** Builds the dependencies for a target; tests pass their own. */
-export type DepsFactory = (target: { local: boolean; stage?: string }) => Promise<AdminDeps>;
+const OPTIONS = {
+  local: { type: 'boolean' },
+  stage: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+  owner: { type: 'string' },
+  plan: { type: 'string' },
+  'per-minute': { type: 'string' },
+  'per-day': { type: 'string' },
+} as const;
+
+interface Options {
+  local?: boolean;
+  stage?: string;
+  json?: boolean;
+  help?: boolean;
+  owner?: string;
+  plan?: string;
+  'per-minute'?: string;
+  'per-day'?: string;
+}
+
+/** A command's arguments, checked before any dependency is built. */
+interface CommandArgs {
+  readonly o: Options;
+  /** The positionals after `keys <command>`. */
+  readonly rest: readonly string[];
+  readonly perMinute?: number;
+  readonly perDay?: number;
+  /** The key id argument; throws when it is missing. */
+  id(): string;
+}
+
+/** What a command prints: lines for people, or the data with --json. */
+interface Printed {
+  readonly human: string;
+  readonly data: unknown;
+}
+
+/** Checks a command's arguments and binds them into the call to make once the target is connected. */
+type Command = (args: CommandArgs) => (admin: KeyAdmin) => Promise<Printed>;
+
+const printed = (human: string, data: unknown): Printed => ({ human, data });
 
 function int(name: string, v: string | undefined): number | undefined {
   if (v === undefined) return undefined;
@@ -53,195 +100,124 @@ function describe(k: KeyView): string {
   return `${k.keyId}  ${k.status.padEnd(7)}  ${k.plan.padEnd(10)}  ${limits.padEnd(22)}  owner=${k.owner}  created=${k.createdAt}${k.rotatedAt ? `  rotated=${k.rotatedAt}` : ''}`;
 }
 
+function describeUsage(u: Awaited<ReturnType<KeyAdmin['usage']>>): string {
+  const lim = u.limits;
+  return (
+    `${u.keyId} (${u.plan}): this minute ${u.minute.count}${lim ? `/${lim.perMinute}` : ''}, today ${u.day.count}${lim ? `/${lim.perDay}` : ''}` +
+    (u.bannedUntil ? `, banned until ${u.bannedUntil}` : '') +
+    (u.history
+      ? `\n${renderUsageChart(u.history, { ...u.history, width: chartWidth(), perMinute: lim?.perMinute }).join('\n')}`
+      : '')
+  );
+}
+
+/** A command on one key: its id is checked up front. */
+const onKey =
+  (run: (admin: KeyAdmin, id: string) => Promise<Printed>): Command =>
+  (args) => {
+    const id = args.id();
+    return (admin) => run(admin, id);
+  };
+
+const COMMANDS: Readonly<Record<string, Command>> = {
+  create: ({ o, perMinute, perDay }) => {
+    if (!o.owner?.trim()) throw new AdminError('--owner is required');
+    const chosen = plan(o.plan);
+    return async (admin) => {
+      const { key, record } = await admin.create({ owner: o.owner!, plan: chosen, perMinute, perDay });
+      return printed(`Created ${describe(record)}\nAPI key (shown once, store it now): ${key}`, { key, ...record });
+    };
+  },
+  list:
+    ({ o }) =>
+    async (admin) => {
+      const keys = await admin.list({ plan: o.plan, owner: o.owner });
+      return printed(keys.length ? keys.map(describe).join('\n') : 'No keys.', keys);
+    },
+  show: onKey(async (admin, id) => {
+    const k = await admin.show(id);
+    return printed(describe(k), k);
+  }),
+  revoke: onKey(async (admin, id) => {
+    const k = await admin.revoke(id);
+    return printed(
+      `Revoked ${k.keyId} (requests with it get 401 once cached authorizer results expire; \`keys purge\` later deletes its API Gateway key)`,
+      k,
+    );
+  }),
+  rotate: onKey(async (admin, id) => {
+    const { key, record } = await admin.rotate(id);
+    const human = `Rotated ${record.keyId}: the old secret no longer works.\nNew API key (shown once): ${key}`;
+    return printed(human, { key, ...record });
+  }),
+  'set-plan': ({ rest, perMinute, perDay, id }) => {
+    const chosen = plan(rest[1]);
+    const keyId = id();
+    return async (admin) => {
+      const k = await admin.setPlan(keyId, { plan: chosen, perMinute, perDay });
+      return printed(`Moved ${describe(k)}`, k);
+    };
+  },
+  usage: onKey(async (admin, id) => {
+    const u = await admin.usage(id);
+    return printed(describeUsage(u), u);
+  }),
+  purge: () => async (admin) => {
+    const purged = await admin.purge();
+    const human = purged.map((k) => `Purged the API Gateway key of ${k.keyId}`).join('\n');
+    return printed(human || 'Nothing to purge.', purged);
+  },
+};
+
 export async function runAdmin(argv: string[], io: Io, depsFor: DepsFactory): Promise<number> {
-  let parsed;
+  let parsed: { values: Options; positionals: string[] };
   try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        local: { type: 'boolean' },
-        stage: { type: 'string' },
-        json: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-        owner: { type: 'string' },
-        plan: { type: 'string' },
-        'per-minute': { type: 'string' },
-        'per-day': { type: 'string' },
-      },
-    });
+    parsed = parseArgs({ args: argv, allowPositionals: true, options: OPTIONS });
   } catch (err) {
     io.err(`error: ${(err as Error).message}`);
     return 2;
   }
-  const {
-    values: o,
-    positionals: [group, command, ...rest],
-  } = parsed;
-  if (o.help || !group) {
+  const { values: o, positionals } = parsed;
+  if (o.help || !positionals[0]) {
     io.out(USAGE);
     return o.help ? 0 : 2;
   }
-  const print = (human: string, data: unknown) => io.out(o.json ? JSON.stringify(data, null, 2) : human);
   try {
-    if (group !== 'keys' || !command)
-      throw new AdminError(`unknown command "${[group, command].filter(Boolean).join(' ')}" (see --help)`);
-    if (!o.local === !o.stage) throw new AdminError('choose one target: --local or --stage staging|production');
-    if (o.stage && !['staging', 'production'].includes(o.stage))
-      throw new AdminError(`unknown stage "${o.stage}" (use staging or production)`);
-    const id = () => {
-      if (!rest[0]) throw new AdminError(`keys ${command} needs a key id`);
-      return rest[0];
-    };
-    const perMinute = int('--per-minute', o['per-minute']);
-    const perDay = int('--per-day', o['per-day']);
-    const known = ['create', 'list', 'show', 'revoke', 'rotate', 'set-plan', 'usage', 'purge'];
-    if (!known.includes(command)) throw new AdminError(`unknown command "keys ${command}" (see --help)`);
-    if (command === 'create' && !o.owner?.trim()) throw new AdminError('--owner is required');
-    if (command === 'create') plan(o.plan);
-    if (command === 'set-plan') plan(rest[1]);
-    const admin = keyAdmin(await depsFor({ local: !!o.local, stage: o.stage }));
-    switch (command) {
-      case 'create': {
-        const { key, record } = await admin.create({ owner: o.owner!, plan: plan(o.plan), perMinute, perDay });
-        print(`Created ${describe(record)}\nAPI key (shown once, store it now): ${key}`, { key, ...record });
-        break;
-      }
-      case 'list': {
-        const keys = await admin.list({ plan: o.plan, owner: o.owner });
-        print(keys.length ? keys.map(describe).join('\n') : 'No keys.', keys);
-        break;
-      }
-      case 'show': {
-        const k = await admin.show(id());
-        print(describe(k), k);
-        break;
-      }
-      case 'revoke': {
-        const k = await admin.revoke(id());
-        print(
-          `Revoked ${k.keyId} (requests with it get 401 once cached authorizer results expire; \`keys purge\` later deletes its API Gateway key)`,
-          k,
-        );
-        break;
-      }
-      case 'rotate': {
-        const { key, record } = await admin.rotate(id());
-        print(`Rotated ${record.keyId}: the old secret no longer works.\nNew API key (shown once): ${key}`, {
-          key,
-          ...record,
-        });
-        break;
-      }
-      case 'set-plan': {
-        const k = await admin.setPlan(id(), { plan: plan(rest[1]), perMinute, perDay });
-        print(`Moved ${describe(k)}`, k);
-        break;
-      }
-      case 'purge': {
-        const purged = await admin.purge();
-        print(
-          purged.length
-            ? purged.map((k) => `Purged the API Gateway key of ${k.keyId}`).join('\n')
-            : 'Nothing to purge.',
-          purged,
-        );
-        break;
-      }
-      case 'usage': {
-        const u = await admin.usage(id());
-        const lim = u.limits;
-        print(
-          `${u.keyId} (${u.plan}): this minute ${u.minute.count}${lim ? `/${lim.perMinute}` : ''}, today ${u.day.count}${lim ? `/${lim.perDay}` : ''}` +
-            (u.bannedUntil ? `, banned until ${u.bannedUntil}` : '') +
-            (u.history
-              ? `\n${renderUsageChart(u.history, { ...u.history, width: chartWidth(), perMinute: lim?.perMinute }).join('\n')}`
-              : ''),
-          u,
-        );
-        break;
-      }
-    }
+    const { target, call } = checked(o, positionals);
+    const { human, data } = await call(keyAdmin(await depsFor(target)));
+    io.out(o.json ? JSON.stringify(data, null, 2) : human);
     return 0;
   } catch (err) {
-    const message =
-      err instanceof AdminError
-        ? err.message
-        : err instanceof UnavailableError
-          ? `DynamoDB did not answer (${String(err.cause)}). With --local: is \`npm start\` running, and do ` +
-            'ANIMAL_STORE_DYNAMODB_PORT / ANIMAL_STORE_DYNAMODB_ENDPOINT name its DynamoDB?'
-          : `${(err as Error).name ?? 'Error'}: ${(err as Error).message}`;
-    io.err(`error: ${message}`);
+    io.err(`error: ${failure(err)}`);
     return 1;
   }
 }
 
-/** Dependencies for the real targets: DynamoDB Local, or a deployed stage found through its stack outputs. */
-export const realDeps: DepsFactory = async ({ local, stage }) => {
-  let tableEnv: Record<string, string>;
-  let gatewayDeps: Pick<AdminDeps, 'gateway' | 'usagePlans' | 'revokedKeyGraceMs'> = {
-    gateway: noGateway,
-    usagePlans: {},
+/** The target and the command's call, once every argument is checked (before anything is connected). */
+function checked(o: Options, [group, command, ...rest]: string[]) {
+  if (group !== 'keys' || !command)
+    throw new AdminError(`unknown command "${[group, command].filter(Boolean).join(' ')}" (see --help)`);
+  if (!o.local === !o.stage) throw new AdminError(`choose one target: --local or --stage ${STAGE_CHOICE}`);
+  if (o.stage && !(STAGE_NAMES as readonly string[]).includes(o.stage))
+    throw new AdminError(`unknown stage "${o.stage}" (use ${STAGE_NAMES.join(' or ')})`);
+  const perMinute = int('--per-minute', o['per-minute']);
+  const perDay = int('--per-day', o['per-day']);
+  if (!Object.hasOwn(COMMANDS, command)) throw new AdminError(`unknown command "keys ${command}" (see --help)`);
+  const id = () => {
+    if (!rest[0]) throw new AdminError(`keys ${command} needs a key id`);
+    return rest[0];
   };
-  if (local) {
-    const { localTableEnv } = await import('../../lambdas/storage/provision.ts');
-    tableEnv = {
-      ...localTableEnv(process.env.ANIMAL_STORE_TABLE_PREFIX ?? 'animal-store-local'),
-      DYNAMODB_ENDPOINT:
-        process.env.ANIMAL_STORE_DYNAMODB_ENDPOINT ||
-        `http://127.0.0.1:${process.env.ANIMAL_STORE_DYNAMODB_PORT ?? 8000}`,
-    };
-  } else {
-    const { CloudFormationClient, DescribeStacksCommand } = await import('@aws-sdk/client-cloudformation');
-    const { APIGatewayClient } = await import('@aws-sdk/client-api-gateway');
-    const { awsKeyGateway } = await import('./gateway.ts');
-    const { STAGES } = await import('../config/stages.ts');
-    const stackName = `AnimalStore-${stage}`;
-    // One region for every client, resolved once the way the SDK does (AWS_REGION, else the profile's region): the
-    // stack, its API keys and its tables are in the same region.
-    const region = await new CloudFormationClient({}).config.region().catch(() => undefined);
-    if (!region)
-      throw new AdminError(
-        'no AWS region: set AWS_REGION or a region in your AWS profile (the region the stack is deployed in)',
-      );
-    const out = await new CloudFormationClient({ region }).send(new DescribeStacksCommand({ StackName: stackName }));
-    const outputs = Object.fromEntries((out.Stacks?.[0]?.Outputs ?? []).map((x) => [x.OutputKey, x.OutputValue ?? '']));
-    const need = (k: string) => {
-      if (!outputs[k])
-        throw new AdminError(`stack ${stackName} has no output ${k}: deploy it first (see docs/deployment.md)`);
-      return outputs[k]!;
-    };
-    // The storage modules build their DynamoDB client from AWS_REGION: the same region.
-    tableEnv = {
-      PETS_TABLE_NAME: need('PetsTableName'),
-      KEYS_TABLE_NAME: need('KeysTableName'),
-      STATE_TABLE_NAME: need('StateTableName'),
-      AWS_REGION: region,
-    };
-    gatewayDeps = {
-      gateway: awsKeyGateway(new APIGatewayClient({ region }), { apiId: need('ApiId'), stage: 'v1' }),
-      usagePlans: { free: need('UsagePlanIdFree'), pro: need('UsagePlanIdPro'), business: need('UsagePlanIdBusiness') },
-      // Twice the stage's authorizer cache TTL: no cached authorizer result still names a key purge deletes.
-      revokedKeyGraceMs: 2 * STAGES[stage as keyof typeof STAGES].authorizerCacheTtl.toMilliseconds(),
-    };
-  }
-  return { ...(await storesFor(tableEnv)), stage: stage ?? 'local', ...gatewayDeps };
-};
+  const call = COMMANDS[command]!({ o, rest, perMinute, perDay, id });
+  return { target: { local: !!o.local, stage: o.stage }, call };
+}
 
-/** The storage adapters the functions use, on the target's tables, with a runtime of the admin tool's own. */
-async function storesFor(
-  tableEnv: Record<string, string>,
-): Promise<Pick<AdminDeps, 'store' | 'limits' | 'history' | 'storage'>> {
-  const { loadConfig } = await import('../../lambdas/shared/config.ts');
-  const { createRuntime } = await import('../../lambdas/shared/runtime.ts');
-  const { createKeyAdminStore } = await import('../../lambdas/storage/key-store.ts');
-  const { createLimitStore } = await import('../../lambdas/storage/limit-store.ts');
-  const { readUsageHistory } = await import('../../lambdas/storage/usage-history.ts');
-  const { storage, telemetry } = createRuntime(loadConfig({ METRICS: 'off', LOG_LEVEL: 'WARN', ...tableEnv }));
-  return {
-    store: createKeyAdminStore(storage),
-    limits: createLimitStore(storage, telemetry),
-    history: (subject, w) => readUsageHistory(storage, subject, w),
-    storage,
-  };
+/** One line for the admin: our own errors as they are, an unreachable DynamoDB with where to look. */
+function failure(err: unknown): string {
+  if (err instanceof AdminError) return err.message;
+  if (err instanceof UnavailableError)
+    return (
+      `DynamoDB did not answer (${String(err.cause)}). With --local: is \`npm start\` running, and do ` +
+      'ANIMAL_STORE_DYNAMODB_PORT / ANIMAL_STORE_DYNAMODB_ENDPOINT name its DynamoDB?'
+    );
+  return `${(err as Error).name ?? 'Error'}: ${(err as Error).message}`;
 }

@@ -8,9 +8,9 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { LambdaDeploymentConfig, type ILambdaDeploymentConfig } from 'aws-cdk-lib/aws-codedeploy';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { StageName } from './stage-names.ts';
 
-export const STAGE_NAMES = ['staging', 'production'] as const;
-export type StageName = (typeof STAGE_NAMES)[number];
+export { STAGE_NAMES, type StageName } from './stage-names.ts';
 
 export type LogLevel = 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
 

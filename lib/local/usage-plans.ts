@@ -8,6 +8,7 @@
  * the stack output `UsagePlanId<Plan>`, an Enterprise key to a plan of its own built from its limits.
  */
 import { PLANS, usagePlanThrottle, type PlanName } from '../../contract/plans.ts';
+import { usagePlanOutputId } from '../stacks/outputs.ts';
 import type { ApiModel, UsagePlanDef } from './template.ts';
 
 export type UsageVerdict = 'ok' | 'THROTTLED' | 'QUOTA_EXCEEDED' | 'INVALID_API_KEY';
@@ -57,7 +58,7 @@ export class UsagePlanEnforcer {
         quota: { limit: t.quotaPerDay, period: 'DAY' },
       };
     }
-    const id = this.model.usagePlanOutputs.get(`UsagePlanId${PLANS[name].displayName}`);
+    const id = this.model.usagePlanOutputs.get(usagePlanOutputId(name));
     return id ? this.model.usagePlans.get(id) : undefined;
   }
 

@@ -17,6 +17,7 @@ import { GatewayResponses } from '../constructs/gateway-responses.ts';
 import { STAGE_NAME, StoreApi } from '../constructs/store-api.ts';
 import { UsagePlans } from '../constructs/usage-plans.ts';
 import { accessOf } from './function-access.ts';
+import { OUTPUT_IDS, tableNameOutputId, usagePlanOutputId } from './outputs.ts';
 import { ENTRY_METADATA, TABLE_METADATA } from './metadata.ts';
 
 export interface AnimalStoreStackProps extends StackProps {
@@ -149,55 +150,48 @@ export class AnimalStoreStack extends Stack {
       accessLogs: store.accessLogs,
     });
 
-    new CfnOutput(this, 'ApiUrl', {
+    new CfnOutput(this, OUTPUT_IDS.apiUrl, {
       value: `https://${store.api.restApiId}.execute-api.${this.region}.${this.urlSuffix}/${STAGE_NAME}/`,
       description: 'Base URL (ends in /v1/)',
     });
-    new CfnOutput(this, 'ApiId', { value: store.api.restApiId, description: 'REST API id' });
+    new CfnOutput(this, OUTPUT_IDS.apiId, { value: store.api.restApiId, description: 'REST API id' });
     if (store.api.domainName) {
-      new CfnOutput(this, 'CustomDomainUrl', {
+      new CfnOutput(this, OUTPUT_IDS.customDomainUrl, {
         value: `https://${store.api.domainName.domainName}/${STAGE_NAME}/`,
         description: 'Base URL on the custom domain',
       });
-      new CfnOutput(this, 'CustomDomainTarget', {
+      new CfnOutput(this, OUTPUT_IDS.customDomainTarget, {
         value: store.api.domainName.domainNameAliasDomainName,
         description: 'DNS alias (CNAME/ALIAS) target of the custom domain',
       });
     }
     for (const { def, table } of data.entries()) {
-      new CfnOutput(
-        this,
-        `${def.envVar
-          .replace(/_TABLE_NAME$/, '')
-          .toLowerCase()
-          .replace(/^./, (c) => c.toUpperCase())}TableName`,
-        {
-          value: table.tableName,
-          description: `DynamoDB table ${def.id} (${def.envVar})`,
-        },
-      );
+      new CfnOutput(this, tableNameOutputId(def), {
+        value: table.tableName,
+        description: `DynamoDB table ${def.id} (${def.envVar})`,
+      });
     }
     for (const [name, plan] of usagePlans.plans) {
-      new CfnOutput(this, `UsagePlanId${PLANS[name].displayName}`, {
+      new CfnOutput(this, usagePlanOutputId(name), {
         value: plan.usagePlanId,
         description: `Usage plan ${PLANS[name].displayName}`,
       });
     }
-    new CfnOutput(this, 'DashboardName', {
+    new CfnOutput(this, OUTPUT_IDS.dashboardName, {
       value: dashboard.dashboard.dashboardName,
       description: 'CloudWatch dashboard of the stage',
     });
-    new CfnOutput(this, 'AlarmTopicArn', {
+    new CfnOutput(this, OUTPUT_IDS.alarmTopicArn, {
       value: alarmTopic.topic.topicArn,
       description: 'SNS topic every alarm notifies (ALARM and OK)',
     });
     if (deployments) {
-      new CfnOutput(this, 'DeployApplicationName', {
+      new CfnOutput(this, OUTPUT_IDS.deployApplicationName, {
         value: deployments.application.applicationName,
         description: 'CodeDeploy application of the gradual deploys',
       });
     }
-    new CfnOutput(this, 'CursorSecretArn', {
+    new CfnOutput(this, OUTPUT_IDS.cursorSecretArn, {
       value: cursorSecret.secretArn,
       description: 'Secret that signs pagination cursors',
     });

@@ -7,9 +7,11 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
 import { GATEWAY_RESPONSES } from '../../contract/gateway-responses.ts';
 import { ROUTES } from '../../contract/routes.ts';
-import { PLANS, STANDARD_PLANS, usagePlanThrottle } from '../../contract/plans.ts';
+import { PLANS, STANDARD_PLANS, usagePlanThrottle, type PlanName } from '../../contract/plans.ts';
 import { STAGES, STAGE_NAMES } from '../../lib/config/stages.ts';
-import { TABLES } from '../../contract/tables.ts';
+import { KEYS_TABLE, PETS_TABLE, STATE_TABLE, TABLES } from '../../contract/tables.ts';
+import { ADMIN_OUTPUT_IDS } from '../../lib/admin/targets.ts';
+import { OUTPUT_IDS } from '../../lib/stacks/outputs.ts';
 import { built, resources, synthesizeStages, tableLogicalId, templates } from './stack-fixture.ts';
 
 synthesizeStages();
@@ -135,13 +137,30 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
     for (const a of alarms) expect(metricNames(a).length).toBeLessThanOrEqual(10);
   });
 
-  it('outputs what the admin tool reads', () => {
+  // The admin tool finds a stage's tables, API and usage plans by these output ids (DescribeStacks): each must
+  // exist and name the resource the tool takes it for.
+  it('outputs every value the admin tool reads, each naming the right resource', () => {
     const outputs = t().toJSON().Outputs;
-    for (const name of ['ApiUrl', 'ApiId', 'PetsTableName', 'KeysTableName', 'StateTableName', 'CursorSecretArn']) {
-      expect(outputs[name], name).toBeDefined();
+    const ref = (id: string) => outputs[id]?.Value?.Ref;
+    const ids = ADMIN_OUTPUT_IDS;
+    for (const [name, def] of [
+      ['pets', PETS_TABLE],
+      ['keys', KEYS_TABLE],
+      ['state', STATE_TABLE],
+    ] as const) {
+      expect(ref(ids.tables[name]), ids.tables[name]).toBe(tableLogicalId(t(), def.id));
     }
-    for (const plan of STANDARD_PLANS) expect(outputs[`UsagePlanId${PLANS[plan].displayName}`]).toBeDefined();
-    expect(JSON.stringify(outputs.ApiUrl.Value)).toContain('/v1/');
+    expect(ref(ids.apiId)).toBe(resources(t(), 'AWS::ApiGateway::RestApi')[0]![0]);
+    const plans = resources(t(), 'AWS::ApiGateway::UsagePlan');
+    expect(Object.keys(ids.usagePlans).sort()).toEqual([...STANDARD_PLANS].sort());
+    for (const [plan, id] of Object.entries(ids.usagePlans)) {
+      const [planId] = plans.find(
+        ([, p]) => p.Properties.UsagePlanName === `${stage.stackName}-${PLANS[plan as PlanName].displayName}`,
+      )!;
+      expect(ref(id!), id).toBe(planId);
+    }
+    expect(outputs[OUTPUT_IDS.cursorSecretArn]).toBeDefined();
+    expect(JSON.stringify(outputs[OUTPUT_IDS.apiUrl].Value)).toContain('/v1/');
   });
 });
 

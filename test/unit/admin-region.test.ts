@@ -12,6 +12,7 @@ import { APIGatewayClient, CreateApiKeyCommand } from '@aws-sdk/client-api-gatew
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { STAGES } from '../../lib/config/stages.ts';
 
 const saved = { ...process.env };
 const cfn = mockClient(CloudFormationClient);
@@ -74,6 +75,8 @@ describe('admin --stage region', () => {
       dynamoRegion: 'eu-central-1',
     });
     expect(tables.keys).toBe('keys-t');
+    // The stack is the stage's own, as lib/config/stages.ts names it for `cdk deploy`.
+    expect(cfn.commandCalls(DescribeStacksCommand)[0]!.args[0].input.StackName).toBe(STAGES.staging.stackName);
     // Purge waits twice the stage's authorizer cache TTL (60 s) after a revocation.
     expect(deps.revokedKeyGraceMs).toBe(120_000);
   });

@@ -1,0 +1,144 @@
+/**
+ * The admin tool's real targets: the DynamoDB Local of `npm start` (`--local`), or a deployed stage found through
+ * its stack outputs (`--stage`). Tests pass their own dependencies instead (a DepsFactory of their own).
+ */
+import { STANDARD_PLANS, type PlanName } from '../../contract/plans.ts';
+import { KEYS_TABLE, PETS_TABLE, STATE_TABLE } from '../../contract/tables.ts';
+import type { StageName } from '../config/stage-names.ts';
+import { OUTPUT_IDS, tableNameOutputId, usagePlanOutputId } from '../stacks/outputs.ts';
+import { noGateway } from './gateway.ts';
+import { AdminError, type AdminDeps } from './ports.ts';
+
+/** Builds the dependencies for a target; tests pass their own. */
+export type DepsFactory = (target: { local: boolean; stage?: string }) => Promise<AdminDeps>;
+
+/** Where the key records, limits and usage history are: physical table names, and the DynamoDB holding them. */
+export interface TableTarget {
+  readonly pets: string;
+  readonly keys: string;
+  readonly state: string;
+  /** The tables' region (a deployed stage). @default - none: DynamoDB Local needs no region */
+  readonly region?: string;
+  /** DynamoDB Local. @default - the region's DynamoDB */
+  readonly endpoint?: string;
+}
+
+type PerPlan = Partial<Record<PlanName, string>>;
+type GatewayDeps = Pick<AdminDeps, 'gateway' | 'usagePlans' | 'revokedKeyGraceMs'>;
+type Target = { tables: TableTarget; gatewayDeps: GatewayDeps };
+
+/**
+ * The stack outputs `--stage` reads (test/infra checks that both stages' templates have each of them). Read from a
+ * stack, the same shape holds their values.
+ */
+export const ADMIN_OUTPUT_IDS = {
+  tables: {
+    pets: tableNameOutputId(PETS_TABLE),
+    keys: tableNameOutputId(KEYS_TABLE),
+    state: tableNameOutputId(STATE_TABLE),
+  },
+  apiId: OUTPUT_IDS.apiId,
+  usagePlans: Object.fromEntries(STANDARD_PLANS.map((p) => [p, usagePlanOutputId(p)])) as PerPlan,
+};
+
+type StackValues = typeof ADMIN_OUTPUT_IDS;
+
+/** Dependencies for the real targets: DynamoDB Local, or a deployed stage found through its stack outputs. */
+export const realDeps: DepsFactory = async ({ local, stage }) => {
+  const { tables, gatewayDeps } = local ? await localTarget() : await awsTarget(stage as StageName);
+  return { ...(await storesFor(tables)), stage: stage ?? 'local', ...gatewayDeps };
+};
+
+/** DynamoDB Local of `npm start`; the local gateway has no usage plans, so no API Gateway side. */
+async function localTarget(): Promise<Target> {
+  const { localTableEnv } = await import('../../lambdas/storage/provision.ts');
+  const names = localTableEnv(process.env.ANIMAL_STORE_TABLE_PREFIX ?? 'animal-store-local');
+  return {
+    tables: {
+      pets: names[PETS_TABLE.envVar]!,
+      keys: names[KEYS_TABLE.envVar]!,
+      state: names[STATE_TABLE.envVar]!,
+      endpoint:
+        process.env.ANIMAL_STORE_DYNAMODB_ENDPOINT ||
+        `http://127.0.0.1:${process.env.ANIMAL_STORE_DYNAMODB_PORT ?? 8000}`,
+    },
+    gatewayDeps: { gateway: noGateway, usagePlans: {} },
+  };
+}
+
+/** A deployed stage: its tables, API and usage plans from its stack's outputs, every client in one region. */
+async function awsTarget(stage: StageName): Promise<Target> {
+  const { APIGatewayClient } = await import('@aws-sdk/client-api-gateway');
+  const { awsKeyGateway } = await import('./gateway.ts');
+  const { STAGES } = await import('../config/stages.ts');
+  if (!Object.hasOwn(STAGES, stage)) throw new AdminError(`unknown stage "${stage}"`);
+  const region = await sdkRegion();
+  const outputs = await stackOutputs(STAGES[stage].stackName, region);
+  return {
+    tables: { ...outputs.tables, region },
+    gatewayDeps: {
+      gateway: awsKeyGateway(new APIGatewayClient({ region }), { apiId: outputs.apiId, stage: 'v1' }),
+      usagePlans: outputs.usagePlans,
+      // Twice the stage's authorizer cache TTL: no cached authorizer result still names a key purge deletes.
+      revokedKeyGraceMs: 2 * STAGES[stage].authorizerCacheTtl.toMilliseconds(),
+    },
+  };
+}
+
+/**
+ * One region for every client, resolved once the way the SDK does (AWS_REGION, else the profile's region): the
+ * stack, its API keys and its tables are in the same region.
+ */
+async function sdkRegion(): Promise<string> {
+  const { CloudFormationClient } = await import('@aws-sdk/client-cloudformation');
+  const region = await new CloudFormationClient({}).config.region().catch(() => undefined);
+  if (!region)
+    throw new AdminError(
+      'no AWS region: set AWS_REGION or a region in your AWS profile (the region the stack is deployed in)',
+    );
+  return region;
+}
+
+/** The values of ADMIN_OUTPUT_IDS in the deployed stack; every one is required. */
+async function stackOutputs(stackName: string, region: string): Promise<StackValues> {
+  const { CloudFormationClient, DescribeStacksCommand } = await import('@aws-sdk/client-cloudformation');
+  const out = await new CloudFormationClient({ region }).send(new DescribeStacksCommand({ StackName: stackName }));
+  const outputs = Object.fromEntries((out.Stacks?.[0]?.Outputs ?? []).map((x) => [x.OutputKey, x.OutputValue ?? '']));
+  const need = (k: string) => {
+    if (!outputs[k])
+      throw new AdminError(`stack ${stackName} has no output ${k}: deploy it first (see docs/deployment.md)`);
+    return outputs[k]!;
+  };
+  const ids = ADMIN_OUTPUT_IDS;
+  return {
+    tables: { pets: need(ids.tables.pets), keys: need(ids.tables.keys), state: need(ids.tables.state) },
+    apiId: need(ids.apiId),
+    usagePlans: Object.fromEntries(Object.entries(ids.usagePlans).map(([plan, id]) => [plan, need(id)])),
+  };
+}
+
+/** The storage adapters the functions use, on the target's tables, with a runtime of the admin tool's own. */
+async function storesFor(tables: TableTarget): Promise<Pick<AdminDeps, 'store' | 'limits' | 'history' | 'storage'>> {
+  const { loadConfig } = await import('../../lambdas/shared/config.ts');
+  const { createRuntime } = await import('../../lambdas/shared/runtime.ts');
+  const { createKeyAdminStore } = await import('../../lambdas/storage/key-store.ts');
+  const { createLimitStore } = await import('../../lambdas/storage/limit-store.ts');
+  const { readUsageHistory } = await import('../../lambdas/storage/usage-history.ts');
+  const { storage, telemetry } = createRuntime(
+    loadConfig({
+      METRICS: 'off',
+      LOG_LEVEL: 'WARN',
+      [PETS_TABLE.envVar]: tables.pets,
+      [KEYS_TABLE.envVar]: tables.keys,
+      [STATE_TABLE.envVar]: tables.state,
+      ...(tables.endpoint ? { DYNAMODB_ENDPOINT: tables.endpoint } : {}),
+      ...(tables.region ? { AWS_REGION: tables.region } : {}),
+    }),
+  );
+  return {
+    store: createKeyAdminStore(storage),
+    limits: createLimitStore(storage, telemetry),
+    history: (subject, w) => readUsageHistory(storage, subject, w),
+    storage,
+  };
+}
