@@ -108,9 +108,14 @@ async function admit(rt: Runtime, limiter: LimitStore, auth: AuthContext, header
   }
 }
 
-/** Logs the failure behind a 5xx: name and message only, never stack traces or request data (headers, keys). */
-function logFailure(rt: Runtime, raw: unknown, err: AppError): void {
-  if (err.code === 'internal_error') {
+/**
+ * Logs the failure behind a 5xx (name and message only, never stack traces or request data such as headers or keys)
+ * and counts it. A 501 is the contract's answer for an operation not specified yet: counted apart, so the 5xx-rate
+ * alarms can leave it out.
+ */
+function recordFailure(rt: Runtime, route: Route, raw: unknown, err: AppError): void {
+  if (err.status === 501) rt.telemetry.count('NotImplemented', { operation: route.operationId });
+  else if (err.code === 'internal_error') {
     const e = raw as Error | undefined;
     rt.telemetry.log.error('unhandled error', { errorName: e?.name, errorMessage: String(e?.message).slice(0, 200) });
   } else if (err instanceof UnavailableError) {
@@ -153,7 +158,7 @@ const api = (
     },
     onError: (request) => {
       const err = toAppError(request.error);
-      logFailure(rt, request.error, err);
+      recordFailure(rt, route, request.error, err);
       // An error before the limiter ran (e.g. no authorizer context) was not counted: say so, as the gateway does.
       request.response = errorResponse(err, {
         ...UNCOUNTED_RATE_LIMIT_HEADERS,

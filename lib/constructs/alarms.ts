@@ -4,7 +4,6 @@ import {
   Alarm,
   ComparisonOperator,
   MathExpression,
-  Metric,
   TreatMissingData,
   type IAlarmAction,
   type IMetric,
@@ -14,16 +13,9 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
 import { AUTHORIZER } from '../../contract/routes.ts';
 import type { AlarmThresholds } from '../config/stages.ts';
+import { customMetric, serverErrorRate, type CustomMetrics } from './server-error-rate.ts';
 
-export interface CustomMetrics {
-  /** The functions' METRICS_NAMESPACE. */
-  readonly namespace: string;
-  /**
-   * The functions' default dimensions, exactly: `service` (SERVICE_NAME) and `stage` (STAGE).
-   * The functions publish every counted metric under this set alone (lambdas/shared/observability.ts).
-   */
-  readonly dimensions: Readonly<Record<string, string>>;
-}
+export type { CustomMetrics } from './server-error-rate.ts';
 
 export interface ApiAlarmsProps {
   readonly api: RestApi;
@@ -70,17 +62,9 @@ export class ApiAlarms extends Construct {
 
     this.add(
       'Api5xxRate',
-      'API 5xx responses, percent of requests',
+      'API 5xx responses (501s of unspecified operations aside), percent of requests',
       t.serverErrorRatePercent,
-      new MathExpression({
-        // A period without requests has no rate: 0, not a division by zero (a dropped data point).
-        expression: 'IF(requests > 0, 100 * errors / requests, 0)',
-        usingMetrics: {
-          errors: api.metricServerError({ period: PERIOD, statistic: 'Sum' }),
-          requests: api.metricCount({ period: PERIOD, statistic: 'SampleCount' }),
-        },
-        period: PERIOD,
-      }),
+      serverErrorRate(api, props.customMetrics, PERIOD),
     );
     this.add(
       'ApiP99Latency',
@@ -133,14 +117,7 @@ export class ApiAlarms extends Construct {
         ),
       );
     }
-    const custom = (metricName: string) =>
-      new Metric({
-        namespace: props.customMetrics.namespace,
-        metricName,
-        dimensionsMap: { ...props.customMetrics.dimensions },
-        period: PERIOD,
-        statistic: 'Sum',
-      });
+    const custom = (metricName: string) => customMetric(props.customMetrics, metricName, PERIOD);
     this.add(
       'StorageUnavailable',
       'Requests answered 503 because DynamoDB was unavailable',

@@ -1,9 +1,10 @@
 import { Duration, Validations } from 'aws-cdk-lib';
 import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
-import { Alarm, ComparisonOperator, MathExpression, TreatMissingData, type IAlarm } from 'aws-cdk-lib/aws-cloudwatch';
+import { Alarm, ComparisonOperator, TreatMissingData, type IAlarm } from 'aws-cdk-lib/aws-cloudwatch';
 import { LambdaApplication, LambdaDeploymentGroup, type ILambdaDeploymentConfig } from 'aws-cdk-lib/aws-codedeploy';
 import type { Alias } from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
+import { serverErrorRate as apiServerErrorRate, type CustomMetrics } from './server-error-rate.ts';
 
 export interface CanaryDeploymentsProps {
   /** Each function's `live` alias, by a readable name (operationId, `authorizer`). */
@@ -16,6 +17,8 @@ export interface CanaryDeploymentsProps {
   readonly errorsAreAnswers?: readonly string[];
   /** The API whose 5xx rate gates every shift. */
   readonly api: RestApi;
+  /** Where the functions' custom metrics live: the 5xx rate leaves out the counted 501s of unspecified operations. */
+  readonly customMetrics: CustomMetrics;
   /** How traffic shifts. */
   readonly deploymentConfig: ILambdaDeploymentConfig;
   /** Roll back when the API's 5xx responses reach this percentage of requests in two consecutive minutes. */
@@ -45,14 +48,7 @@ export class CanaryDeployments extends Construct {
     // The accepted form of a guarded ratio: CloudWatch rejects a scalar inside MAX([...]) when the alarm is created.
     const serverErrorRate = new Alarm(this, 'Api5xxRate', {
       alarmDescription: `During a deploy: API 5xx responses >= ${props.serverErrorRatePercent} % of requests in 2 consecutive minutes`,
-      metric: new MathExpression({
-        expression: 'IF(requests > 0, 100 * errors / requests, 0)',
-        usingMetrics: {
-          errors: props.api.metricServerError({ period: MINUTE, statistic: 'Sum' }),
-          requests: props.api.metricCount({ period: MINUTE, statistic: 'Sum' }),
-        },
-        period: MINUTE,
-      }),
+      metric: apiServerErrorRate(props.api, props.customMetrics, MINUTE),
       threshold: props.serverErrorRatePercent,
       evaluationPeriods: 2,
       datapointsToAlarm: 2,

@@ -100,16 +100,17 @@ export class AnimalStoreStack extends Stack {
     new GatewayResponses(this, 'GatewayResponses', { api: store.api });
     const usagePlans = new UsagePlans(this, 'UsagePlans', { api: store.api, namePrefix: stage.stackName });
 
+    // The functions' default metric dimensions (lambdas/shared/observability.ts): SERVICE_NAME's service, and STAGE.
+    const customMetrics = {
+      namespace: TELEMETRY.metricsNamespace,
+      dimensions: { service: TELEMETRY.serviceName, stage: stage.name },
+    };
     new ApiAlarms(this, 'Alarms', {
       api: store.api,
       functions: new Map([...handlers, [AUTHORIZER.name, authorizerHandler]]),
       tables: new Map(data.entries().map(({ def, table }) => [def.id, table])),
       thresholds: stage.alarms,
-      // The functions' default metric dimensions (lambdas/shared/observability.ts): SERVICE_NAME's service, and STAGE.
-      customMetrics: {
-        namespace: TELEMETRY.metricsNamespace,
-        dimensions: { service: TELEMETRY.serviceName, stage: stage.name },
-      },
+      customMetrics,
     });
     // Every alarm of the stack, whichever construct made it, notifies the stage's topic on ALARM and on OK.
     const alarmTopic = new AlarmTopic(this, 'AlarmTopic', {
@@ -124,6 +125,7 @@ export class AnimalStoreStack extends Stack {
           aliases: new Map([...functions].map(([name, fn]) => [name, fn.alias])),
           errorsAreAnswers: [AUTHORIZER.name],
           api: store.api,
+          customMetrics,
           deploymentConfig: stage.deploymentConfig,
           serverErrorRatePercent: stage.alarms.serverErrorRatePercent,
           lambdaErrors: stage.alarms.lambdaErrors,
@@ -137,7 +139,7 @@ export class AnimalStoreStack extends Stack {
       authorizer: authorizerHandler,
       tables: new Map(data.entries().map(({ def, table }) => [def.id, table])),
       alarms: this.node.findAll().filter((c): c is Alarm => c instanceof Alarm),
-      customMetrics: { namespace: 'AnimalStore', dimensions: { service: 'animal-store', stage: stage.name } },
+      customMetrics,
       rateLimitCodes: Object.keys(ERROR_CODES).filter(
         (code) => ERROR_CODES[code as keyof typeof ERROR_CODES].status === 429,
       ),

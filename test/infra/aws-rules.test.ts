@@ -178,6 +178,22 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
           ).toBeDefined();
         }
       });
+
+      // API Gateway's 5XXError counts every 5xx it returns, the 501 of an operation listed without a contract too: an
+      // alarm on it must subtract the functions' NotImplemented count, or a client calling that operation pages
+      // someone and rolls a production deploy back.
+      it('every alarm on API 5XXError leaves out the 501s the functions count as NotImplemented', () => {
+        const on5xx = alarmsOf(t()).filter(({ p }) => metricsOf(p).some((m) => m.MetricName === '5XXError'));
+        expect(on5xx.length).toBeGreaterThan(0);
+        for (const { id, p } of on5xx) {
+          const q = (p.Metrics as MetricDataQuery[]).find((m) => m.MetricStat?.Metric.MetricName === 'NotImplemented');
+          expect(q, id).toBeDefined();
+          expect((p.Metrics as MetricDataQuery[]).find((m) => m.ReturnData !== false)?.Expression, id).toContain(
+            `FILL(errors, 0) - FILL(${q!.Id}, 0)`,
+          );
+        }
+        expect(emitted.some((e) => e.name === 'NotImplemented')).toBe(true);
+      });
     });
   });
 
