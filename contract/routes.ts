@@ -39,9 +39,6 @@ export const AUTHORIZER = {
   access: { tables: [{ table: KEYS_TABLE, actions: ['dynamodb:GetItem'] }] },
 } as const satisfies { name: string; entry: string; access: FunctionAccess };
 
-/** The authorizer's handler module. */
-export const AUTHORIZER_ENTRY = AUTHORIZER.entry;
-
 /** Distinct resource paths, each with the methods it supports (for 405 + Allow). */
 export function resourcePaths(routes: readonly Route[] = ROUTES): Map<string, HttpMethod[]> {
   const byPath = new Map<string, HttpMethod[]>();

@@ -1,12 +1,12 @@
 /** Phase 1: bundle sizes of every lambda against the floor bundle (DocumentClient + one GetItem). */
 import { join } from 'node:path';
-import { AUTHORIZER_ENTRY, ROUTES } from '../../contract/routes.ts';
+import { AUTHORIZER, ROUTES } from '../../contract/routes.ts';
 import { ROOT, bundle, lambdaName, weightByPackage, type BundleResult } from '../lib/bundle.ts';
 import { printTable, ratio, round } from '../lib/util.ts';
 import type { BenchContext } from './context.ts';
 
 const RESULTS = join(ROOT, 'bench/results');
-const LAMBDAS = [...ROUTES.map((r) => r.entry), AUTHORIZER_ENTRY];
+const LAMBDAS = [...ROUTES.map((r) => r.entry), AUTHORIZER.entry];
 const FLOOR_ENTRY = 'bench/floor-handler.ts';
 
 export type Bundles = { bundles: BundleResult[]; floorBundle: BundleResult };

@@ -32,7 +32,7 @@ export interface Storage {
   readonly tables: TableNames;
 }
 
-export const MAX_ATTEMPTS = 3;
+const MAX_ATTEMPTS = 3;
 
 /** Binds a storage operation (a function of the storage first) to one storage: how adapters build their methods. */
 export const on =

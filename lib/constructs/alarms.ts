@@ -91,31 +91,26 @@ export class ApiAlarms extends Construct {
         fn.metricThrottles({ period: PERIOD, statistic: 'Sum' }),
       );
     }
+    // DynamoDB publishes both per table AND operation (see TABLE_OPERATIONS).
+    const tableMetrics = [
+      { suffix: 'SystemErrors', metricName: 'SystemErrors', what: 'system errors', threshold: t.storageErrors },
+      { suffix: 'Throttled', metricName: 'ThrottledRequests', what: 'throttled requests', threshold: t.throttles },
+    ] as const;
     for (const [name, table] of props.tables) {
-      this.add(
-        `${name}SystemErrors`,
-        `DynamoDB ${name} system errors`,
-        t.storageErrors,
-        sumOfOperations((operation) =>
-          table.metric('SystemErrors', {
-            dimensionsMap: { TableName: table.tableName, Operation: operation },
-            period: PERIOD,
-            statistic: 'Sum',
-          }),
-        ),
-      );
-      this.add(
-        `${name}Throttled`,
-        `DynamoDB ${name} throttled requests`,
-        t.throttles,
-        sumOfOperations((operation) =>
-          table.metric('ThrottledRequests', {
-            dimensionsMap: { TableName: table.tableName, Operation: operation },
-            period: PERIOD,
-            statistic: 'Sum',
-          }),
-        ),
-      );
+      for (const m of tableMetrics) {
+        this.add(
+          `${name}${m.suffix}`,
+          `DynamoDB ${name} ${m.what}`,
+          m.threshold,
+          sumOfOperations((operation) =>
+            table.metric(m.metricName, {
+              dimensionsMap: { TableName: table.tableName, Operation: operation },
+              period: PERIOD,
+              statistic: 'Sum',
+            }),
+          ),
+        );
+      }
     }
     const custom = (metricName: string) => customMetric(props.customMetrics, metricName, PERIOD);
     this.add(

@@ -100,7 +100,10 @@ export async function startLocalApi(opts: LocalApiOptions = {}): Promise<LocalAp
   const dynamoEndpoint = opts.dynamoEndpoint ?? dynamo!.endpoint;
   try {
     const tableEnv = await provisionLocalTables(dynamoEndpoint, opts.tablePrefix ?? 'animal-store-local');
-    if (opts.devKeys?.length) await seedKeys(localStorage(dynamoEndpoint, tableEnv), opts.devKeys);
+    if (opts.devKeys?.length) {
+      const seeding = localStorage(dynamoEndpoint, tableEnv);
+      await seedKeys(seeding, opts.devKeys).finally(() => seeding.ddb.destroy());
+    }
     const tables = Object.fromEntries(TABLES.map((t) => [t.id, tableEnv[t.envVar]!]));
     // Each function gets its own environment from the template, as in Lambda, and its own runtime.
     const functions = buildFunctions(model.functions.values(), (def) =>
@@ -129,6 +132,8 @@ export async function startLocalApi(opts: LocalApiOptions = {}): Promise<LocalAp
       functions,
       async close() {
         await gw.close();
+        // Each function's DynamoDB client keeps its sockets open until destroyed.
+        for (const f of functions.values()) f.runtime.storage.ddb.destroy();
         await dynamo?.stop();
       },
     };

@@ -3,7 +3,7 @@ import { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
-import { AUTHORIZER, AUTHORIZER_ENTRY, ROUTES } from '../../contract/routes.ts';
+import { AUTHORIZER, ROUTES } from '../../contract/routes.ts';
 import { PLANS } from '../../contract/plans.ts';
 import { ERROR_CODES } from '../../contract/errors.ts';
 import { alarmNotificationsOf, type StageConfig } from '../config/stages.ts';
@@ -83,7 +83,7 @@ export class AnimalStoreStack extends Stack {
     const functions = new Map<string, ApiFunction>(
       ROUTES.map((r) => [r.operationId, functionFor(r.operationId, r.entry)]),
     );
-    functions.set(AUTHORIZER.name, functionFor(AUTHORIZER.name, AUTHORIZER_ENTRY));
+    functions.set(AUTHORIZER.name, functionFor(AUTHORIZER.name, AUTHORIZER.entry));
     const handlers = new Map(ROUTES.map((r) => [r.operationId, functions.get(r.operationId)!.function]));
     const authorizerHandler = functions.get(AUTHORIZER.name)!.function;
 

@@ -57,11 +57,16 @@ export async function startTestApi(opts: LocalApiOptions = {}): Promise<TestApi>
     ...opts,
     env: { CURSOR_SECRET: TEST_CURSOR_SECRET, DYNAMODB_TIMEOUT_MS: '8000', ...opts.env },
   });
+  const storage = localStorage(api.dynamoEndpoint, api.tableEnv);
   return {
     ...api,
     keys,
     clock,
-    storage: localStorage(api.dynamoEndpoint, api.tableEnv),
+    storage,
+    async close() {
+      storage.ddb.destroy();
+      await api.close();
+    },
     async call(path, init = {}) {
       const { key = keys.free, contract = true, ...rest } = init;
       const headers = new Headers(rest.headers);

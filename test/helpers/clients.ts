@@ -4,7 +4,6 @@
  * so scripts run outside the test runner (test/infra/emf-scenarios.ts) can use it too.
  */
 import type { LocalApi } from '../../lib/local/app.ts';
-import type { LocalFunction } from '../../lib/local/lambda.ts';
 
 /** A middleware of the SDK's stack, as tests write it: sees a command's input (and name), calls or replaces next. */
 export type ClientMiddleware = (
@@ -21,9 +20,8 @@ export function onEveryClient(
   name: string,
   middleware: ClientMiddleware,
   step: 'initialize' | 'finalizeRequest' = 'initialize',
-  only: (fn: LocalFunction) => boolean = () => true,
 ): () => void {
-  const clients = [...api.functions.values()].filter(only).map((f) => f.runtime.storage.ddb);
+  const clients = [...api.functions.values()].map((f) => f.runtime.storage.ddb);
   // The add overloads differ per step; the middleware's shape is the same for both steps used here.
   for (const c of clients) c.middlewareStack.add(middleware as never, { step, name } as never);
   return () => {

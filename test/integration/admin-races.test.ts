@@ -38,18 +38,19 @@ function interleaved(between: (keyId: string) => Promise<unknown>): AdminDeps {
 }
 
 /**
- * Every DynamoDB request of the named operation reaches DynamoDB, but no answer comes back: each attempt times out,
- * the SDK resends (DynamoDB drops a repeated transaction by its ClientRequestToken), and finally gives up.
+ * Runs `run` while every DynamoDB request of the named operation, sent by the admin's own client, is answered by
+ * `answer` (which gets the function that really sends it) instead of by DynamoDB directly.
  */
-async function neverAnswered<T>(operation: RegExp, run: () => Promise<T>): Promise<T> {
-  const { ddb } = deps.storage!; // the admin's own client
-  const name = 'test-never-answered';
+async function intercepted<T>(
+  operation: RegExp,
+  answer: (send: () => Promise<unknown>) => Promise<unknown>,
+  run: () => Promise<T>,
+): Promise<T> {
+  const { ddb } = deps.storage!;
+  const name = 'test-intercepted';
   ddb.middlewareStack.add(
-    (next, context) => async (args) => {
-      if (!operation.test(String(context.commandName))) return next(args);
-      await next(args);
-      throw Object.assign(new Error('socket timed out (test)'), { name: 'TimeoutError' });
-    },
+    (next, context) => async (args) =>
+      operation.test(String(context.commandName)) ? ((await answer(() => next(args))) as never) : next(args),
     { step: 'finalizeRequest', name, priority: 'low' },
   );
   try {
@@ -60,26 +61,32 @@ async function neverAnswered<T>(operation: RegExp, run: () => Promise<T>): Promi
 }
 
 /**
+ * Every DynamoDB request of the named operation reaches DynamoDB, but no answer comes back: each attempt times out,
+ * the SDK resends (DynamoDB drops a repeated transaction by its ClientRequestToken), and finally gives up.
+ */
+const neverAnswered = <T>(operation: RegExp, run: () => Promise<T>): Promise<T> =>
+  intercepted(
+    operation,
+    async (send) => {
+      await send();
+      throw Object.assign(new Error('socket timed out (test)'), { name: 'TimeoutError' });
+    },
+    run,
+  );
+
+/**
  * Sends every DynamoDB request of the named operation twice and answers with the second reply: the first is applied
  * and its answer lost, the second is the SDK's retry of the same request (what a timed-out attempt leads to).
  */
-async function answerLost<T>(operation: RegExp, run: () => Promise<T>): Promise<T> {
-  const { ddb } = deps.storage!; // the admin's own client
-  const name = 'test-answer-lost';
-  ddb.middlewareStack.add(
-    (next, context) => async (args) => {
-      if (!operation.test(String(context.commandName))) return next(args);
-      await next(args);
-      return next(args);
+const answerLost = <T>(operation: RegExp, run: () => Promise<T>): Promise<T> =>
+  intercepted(
+    operation,
+    async (send) => {
+      await send();
+      return send();
     },
-    { step: 'finalizeRequest', name, priority: 'low' },
+    run,
   );
-  try {
-    return await run();
-  } finally {
-    ddb.middlewareStack.remove(name);
-  }
-}
 
 describe('admin races', () => {
   it('a revoke landing while a rotation is under way stays revoked: the rotation gives up, no secret works', async () => {
