@@ -92,10 +92,6 @@ export const GATEWAY_RESPONSES: readonly GatewayResponseSpec[] = [
   spec('DEFAULT_5XX', 'service_unavailable', { 'Retry-After': '1' }),
 ];
 
-export function gatewayResponse(type: GatewayResponseType): GatewayResponseSpec {
-  return GATEWAY_RESPONSES.find((r) => r.type === type)!;
-}
-
 /** The 405 answer of the MOCK `ANY` method on each resource. */
 export function methodNotAllowed(allow: readonly string[]): {
   status: number;

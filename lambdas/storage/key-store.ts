@@ -246,5 +246,3 @@ export function createKeyAdminStore(storage: Storage) {
     replaceHash: on(storage, replaceHash),
   };
 }
-
-export type KeyAdminStore = ReturnType<typeof createKeyAdminStore>;

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { LocalAuthorizer, methodArn } from './authorizer.ts';
 import { invoke, isProxyResult, proxyEvent, type LocalFunction } from './lambda.ts';
-import { runMock } from './mock.ts';
+import { checkMock, runMock } from './mock.ts';
 import { GatewayResponses, type RequestFacts } from './responses.ts';
 import { Router } from './router.ts';
 import type { ApiModel, LambdaMethod } from './template.ts';
@@ -90,6 +90,7 @@ interface Gateway {
 
 function buildGateway(opts: GatewayOptions): Gateway {
   const { model, functions } = opts;
+  for (const m of model.methods) if (m.kind === 'mock') checkMock(m);
   const authorizers = new Map(
     [...model.authorizers].map(([id, def]) => [
       id,
