@@ -29,21 +29,39 @@ export const PLANS: Readonly<Record<PlanName, Plan>> = {
 /** Plans whose limits are fixed, and so get a shared usage plan per stage. */
 export const STANDARD_PLANS = PLAN_NAMES.filter((p) => PLANS[p].limits !== undefined);
 
-/** Upper bounds an admin may set for an Enterprise key. */
-export const MAX_CUSTOM_LIMITS: PlanLimits = { perMinute: 1_000_000, perDay: 1_000_000_000 };
-
 /**
- * The temporary ban of spec section 8.3: it follows requests that keep coming after the client was told 429.
- * A rejection counts towards the ban only when it arrives more than `graceMs` after the key's first 429 of that
- * minute window (a parallel burst that overshoots arrives within the grace and bans nothing). `banThreshold`
- * such late rejections within one minute window ban the key for `banSeconds`: every request then gets 429
- * `key_banned` with Retry-After until the ban ends. A client that honours Retry-After never gets near it.
+ * How the limiter counts (lambdas/domain/rate-limit.ts; docs/rate-limiting.md gives the argument and the measured
+ * figures):
+ * - keys with a per-minute limit up to `exactPerMinute` count every request with one conditional write: exact, and
+ *   at most 1,000 requests in a minute, so even a whole minute sent in one second stays far under an item's
+ *   1,000 write units per second;
+ * - larger keys take leases: a container takes a block of the window's budget with one conditional write (about
+ *   `leaseSeconds` of its own traffic, at most 1/`leasesPerShardWindow` of a shard's minute) and admits locally;
+ * - a key's budget is split over ceil(perMinute / `shardPerMinute`) counter items (shards), so no item takes more
+ *   than a shard's share of the writes;
+ * - `maxSkewMs`: how far containers' clocks may disagree; a full window is reopened that early for a request
+ *   stamped in its last moments, so a client that waited Retry-After is never refused twice in one window;
+ * - `rejectionFlushMs`: a container adds up its 429s and records them at most this often per key (for the ban).
  */
-export const BAN_POLICY = { graceMs: 1_000, minRejections: 30, rejectionShare: 0.1, banSeconds: 15 * 60 } as const;
+export const LIMITER = {
+  exactPerMinute: 1_000,
+  shardPerMinute: 100_000,
+  leaseSeconds: 2,
+  leasesPerShardWindow: 100,
+  maxSkewMs: 1_000,
+  rejectionFlushMs: 1_000,
+} as const;
 
-/** Late rejections in one minute window that ban a key: 10 % of its per-minute limit, at least 30. */
-export function banThreshold(limits: PlanLimits): number {
-  return Math.max(BAN_POLICY.minRejections, Math.ceil(limits.perMinute * BAN_POLICY.rejectionShare));
+/** How many counter items a key's budget is split over. */
+export function limiterShards(limits: PlanLimits): number {
+  return Math.max(1, Math.ceil(limits.perMinute / LIMITER.shardPerMinute));
+}
+
+/** Shard `i`'s part of a key's limits: the budget split as evenly as whole numbers allow. */
+export function shardLimits(limits: PlanLimits, i: number): PlanLimits {
+  const n = limiterShards(limits);
+  const part = (total: number) => Math.floor(total / n) + (i < total % n ? 1 : 0);
+  return { perMinute: part(limits.perMinute), perDay: part(limits.perDay) };
 }
 
 /**
@@ -53,16 +71,33 @@ export function banThreshold(limits: PlanLimits): number {
  */
 export const ACCOUNT_THROTTLE = { rateLimit: 10_000, burstLimit: 5_000 } as const;
 
-/** API Gateway's quota limit is an Integer (32-bit). */
-const MAX_QUOTA = 2 ** 31 - 1;
+/**
+ * Upper bounds an admin may set for an Enterprise key: what one key can be served. API Gateway admits at most
+ * 10,000 requests per second per account and Region (600,000 per minute, 864,000,000 per day) for all keys
+ * together; the limiter sustains that on 6 shards (docs/rate-limiting.md, measured in `npm run bench -- --only=scale`).
+ */
+export const MAX_CUSTOM_LIMITS: PlanLimits = {
+  perMinute: ACCOUNT_THROTTLE.rateLimit * 60,
+  perDay: ACCOUNT_THROTTLE.rateLimit * 86_400,
+};
 
 /**
- * The most 429s a client that honours the headers gets from one window: the requests it already had in flight when
- * the first 429 arrived (afterwards it waits for the reset). It keeps fewer than the smallest ban threshold in
- * flight (and those arrive within the ban's grace anyway), so by the app's own rule it is never abusive: that bound
- * is the allowance.
+ * The temporary ban of spec section 8.3: it follows requests that keep coming after the client was told 429.
+ * A client that honours Retry-After waits for the window's reset after its 429, so a fleet of W such workers on one
+ * key gets at most W 429s per minute window, whatever their spacing. A key is banned for `banSeconds` when one
+ * window sees more 429s (rate_limited; a spent day quota never bans) than a fleet of `banThreshold` workers could
+ * cause: max(`fleetWorkers`, perMinute). A client that ignores Retry-After and sends N per minute gets
+ * N - perMinute 429s per window, so it is banned once N > perMinute + banThreshold (Free: 161/min, 2.7 requests/s).
  */
-export const HONOURING_REJECTIONS_PER_WINDOW = BAN_POLICY.minRejections - 1;
+export const BAN_POLICY = { fleetWorkers: 100, banSeconds: 15 * 60 } as const;
+
+/** 429s in one minute window above which a key is banned: more than a fleet this size can cause by honouring them. */
+export function banThreshold(limits: PlanLimits): number {
+  return Math.max(BAN_POLICY.fleetWorkers, limits.perMinute);
+}
+
+/** API Gateway's quota limit is an Integer (32-bit). */
+const MAX_QUOTA = 2 ** 31 - 1;
 
 export interface UsagePlanLimits {
   /** Token bucket refill, requests per second. */
@@ -80,7 +115,8 @@ export interface UsagePlanLimits {
  * client that honours X-RateLimit-Remaining/Reset and Retry-After, while a runaway client is still stopped
  * (docs/deployment.md, "Limits → usage plans", gives the reasoning; test/infra/usage-plans.test.ts checks it on a
  * model of API Gateway). API Gateway counts every request that passes the authorizer, the app's own 429s included,
- * so with W = perMinute + HONOURING_REJECTIONS_PER_WINDOW (what one minute window may see from such a client):
+ * so with W = perMinute + banThreshold (what one minute window of a key that is not banned may see: its budget, and
+ * the 429s of a fleet of clients that each honour theirs):
  * - burst = 2 W: the app admits a whole minute's budget at the end of one window and another right after the
  *   boundary, so a bucket must absorb two windows at once;
  * - rate = ceil(W / 60): any interval of T seconds meets at most floor(T / 60) + 2 windows, which the bucket
@@ -90,7 +126,7 @@ export interface UsagePlanLimits {
  *   2 perDay / perMinute minutes, and 1,441 minute windows) and for each day it used up (2).
  */
 export function usagePlanThrottle(limits: PlanLimits): UsagePlanLimits {
-  const r = HONOURING_REJECTIONS_PER_WINDOW;
+  const r = banThreshold(limits);
   const perWindow = limits.perMinute + r;
   const admitted = Math.min(2 * limits.perDay, 1_441 * limits.perMinute);
   const usedUpWindows = Math.min(Math.floor((2 * limits.perDay) / limits.perMinute), 1_441) + 2;

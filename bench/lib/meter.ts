@@ -10,6 +10,8 @@ export interface MeteredCall {
   readonly table: string;
   /** The state-table item's key prefix (`rl` limiter, `ids` id counter), when the key is known. */
   readonly role: string;
+  /** The item's partition key, when the call names one item. */
+  readonly pk?: string;
   readonly capacity: number;
   readonly scanned?: number;
   readonly count?: number;
@@ -21,9 +23,13 @@ export interface Meter {
   reset(): void;
 }
 
-function roleOf(table: string, key: unknown): string {
+function pkOf(key: unknown): string | undefined {
   const pk = (key as { pk?: unknown } | undefined)?.pk;
-  const s = typeof pk === 'string' ? pk : (pk as { S?: string } | undefined)?.S;
+  return typeof pk === 'string' ? pk : (pk as { S?: string } | undefined)?.S;
+}
+
+function roleOf(table: string, key: unknown): string {
+  const s = pkOf(key);
   if (s) return s.split('#')[0]!;
   if (/ApiKeys$/.test(table)) return 'auth';
   if (/Pets$/.test(table)) return 'pets';
@@ -44,7 +50,12 @@ export function attachMeter(clients: readonly DynamoDBClient[]): Meter {
         const input = args.input as Record<string, unknown>;
         input.ReturnConsumedCapacity = 'TOTAL';
         const table = String(input.TableName ?? 'transaction');
-        const base = { command: context.commandName ?? '?', table, role: roleOf(table, input.Key) };
+        const base = {
+          command: context.commandName ?? '?',
+          table,
+          role: roleOf(table, input.Key),
+          pk: pkOf(input.Key),
+        };
         try {
           const r = await next(args);
           const out = r.output as {

@@ -20,7 +20,9 @@ export async function runCost({ P, endpoint, seedClient, result, target, log }: 
   const tableEnv = localTableEnv(prefix);
   await seedBenchKey(seedClient, tableEnv.KEYS_TABLE_NAME!, BENCH_KEY);
   const { attachMeter } = await import('../lib/meter.ts');
-  const meter: Meter = attachMeter([...api.functions.values()].map((f) => f.runtime.storage.ddb));
+  const meter: Meter = attachMeter(
+    [...api.functions.values()].flatMap((f) => [f.runtime.storage.ddb, f.runtime.storage.once.ddb]),
+  );
   const call = async (path: string, init: RequestInit = {}) => {
     const res = await fetch(`${api.url}${path}`, {
       ...init,

@@ -1,8 +1,29 @@
 /**
  * Rate-limit rules (spec section 8): fixed per-minute and per-day windows per key, the headers every response
- * carries, and the 429s. Storage (lambdas/storage/limit-store.ts) does the atomic counting.
+ * carries, the 429s and the ban. The counting itself is atomic in storage (the LimitCounters port,
+ * lambdas/storage/limit-store.ts); this module decides how much to count at once and what to answer.
+ *
+ * Why leases (docs/rate-limiting.md has the numbers): one write per request on one item caps a key at what one
+ * DynamoDB partition takes (~1,000 write units per second) and makes the cost follow the request rate. So:
+ * - keys up to LIMITER.exactPerMinute take one request per write: exact counts, exact X-RateLimit-Remaining;
+ * - larger keys take a block (a lease) of the window's budget with one write, sized to about
+ *   LIMITER.leaseSeconds of this container's own traffic and never past the window's end, and admit from it
+ *   without I/O; the budget is split over limiterShards() items;
+ * - what a container already knows (a full window, a spent day, a ban) is answered without I/O until it can change;
+ * - 429s are added up per container and recorded at most every LIMITER.rejectionFlushMs per key, so neither an
+ *   abusive client nor a fleet makes a write per request.
+ * Nothing here is ever written twice: counting writes are sent once (no SDK resend), and a write whose answer is
+ * lost counts as used (503 for that request): the service may under-admit by the requests whose answers were lost,
+ * never over-admit.
  */
-import { BAN_POLICY, banThreshold, type PlanLimits } from '../../contract/plans.ts';
+import {
+  BAN_POLICY,
+  LIMITER,
+  banThreshold,
+  limiterShards,
+  shardLimits,
+  type PlanLimits,
+} from '../../contract/plans.ts';
 import { AppError } from './errors.ts';
 
 export interface Windows {
@@ -23,95 +44,327 @@ export function windowsAt(nowMs: number): Windows {
   return { nowMs, nowSec, minuteStart, minuteReset: minuteStart + 60, dayStart, dayReset: dayStart + 86_400 };
 }
 
-/** What the limiter store answers for one request. */
-export type Consumption =
-  | { readonly allowed: true; readonly minuteCount: number; readonly dayCount: number }
+/** One counting write's request: take up to `want` from shard `shard`'s windows (its own share of the limits). */
+export interface TakeRequest {
+  readonly subject: string;
+  readonly shard: number;
+  /** The shard's part of the key's limits. */
+  readonly limits: PlanLimits;
+  readonly w: Windows;
+  readonly want: number;
+  /** Tokens of an earlier lease on the same day item that were never used: returned to the day count. */
+  readonly giveBack: number;
+}
+
+/** What a counting write answers. Counts are the shard's, after the write. */
+export type Take =
   | {
-      readonly allowed: false;
-      readonly reason: 'minute' | 'day';
+      readonly kind: 'granted';
+      readonly granted: number;
+      readonly minuteStart: number;
       readonly minuteCount: number;
       readonly dayCount: number;
     }
-  | { readonly allowed: false; readonly reason: 'banned'; readonly banUntil: number };
+  | {
+      readonly kind: 'full';
+      readonly reason: 'minute' | 'day';
+      readonly minuteStart: number;
+      readonly minuteCount: number;
+      readonly dayCount: number;
+    }
+  | { readonly kind: 'banned'; readonly banUntil: number };
 
-/** The counting port: counts one request for `subject` if both windows have room and it is not banned. */
-export interface LimitStore {
-  consume(subject: string, limits: PlanLimits, windows: Windows): Promise<Consumption>;
-  /** Today's counts, for the admin tool. */
-  usage(subject: string, windows: Windows): Promise<{ minuteCount: number; dayCount: number; banUntil?: number }>;
+export interface Usage {
+  readonly minuteCount: number;
+  readonly dayCount: number;
+  readonly banUntil?: number;
 }
 
+/** The counting port: conditional writes on small items, each sent once. */
+export interface LimitCounters {
+  take(req: TakeRequest): Promise<Take>;
+  /** Adds `n` 429s to the key's minute window `minuteStart`; answers the window's total. */
+  addRejections(subject: string, minuteStart: number, n: number): Promise<number>;
+  /** Bans the key on every shard's day items in `days` (latest first) until `banUntil` (unix seconds). */
+  ban(subject: string, limits: PlanLimits, banUntil: number, days: readonly number[]): Promise<void>;
+  /** The key's counts now (every shard), for the admin tool. */
+  usage(subject: string, limits: PlanLimits, w: Windows): Promise<Usage>;
+}
+
+/** What the limiter answers for one request. Remaining counts are exact up to LIMITER.exactPerMinute. */
+export type Consumption =
+  | {
+      readonly allowed: true;
+      readonly minuteStart: number;
+      readonly minuteRemaining: number;
+      readonly dayRemaining: number;
+    }
+  | { readonly allowed: false; readonly reason: 'minute' | 'day'; readonly reset: number }
+  | { readonly allowed: false; readonly reason: 'banned'; readonly banUntil: number };
+
 /**
- * What the limiter keeps per subject and UTC day (one item): the newest minute window `ms` with its count `m`, the
- * day count `d`, a ban end `banUntil`, and, for the ban, the newest rejection minute `rjm`, the time of that
- * minute's first 429 `rf` (ms) and its late rejections `rj`.
+ * The state a stored shard item is in, and the step a counting write takes next:
+ * - `count` in the open window `minuteStart` (windows only move forward: a request stamped in an older minute, after
+ *   latency or clock skew, counts against the newest one, never reopens an old one);
+ * - `open` the request's own minute (newer than the stored one), counting the request in it;
+ * - `shrink` to what is left when less than the block asked for is;
+ * - `full` or `banned`.
  */
-export interface LimiterState {
+export interface ShardState {
   readonly ms?: number;
   readonly m?: number;
   readonly d?: number;
   readonly banUntil?: number;
-  readonly rjm?: number;
-  readonly rf?: number;
-  readonly rj?: number;
 }
 
-/**
- * The next step for a request, given what the state item held when its conditional write failed:
- * - `count`: count in the open minute `minuteStart`. Windows only move forward, so a late request (stamped in a
- *   minute older than the newest one opened, after an SDK retry, latency or clock skew) counts against the newest
- *   window, never resets it;
- * - `open`: open the request's own minute (newer than any stored one), counting the request;
- * - `banned`, or `rejected` when the window that binds is full.
- */
-export type LimiterStep =
-  | { readonly kind: 'count'; readonly minuteStart: number }
-  | { readonly kind: 'open' }
-  | Exclude<Consumption, { allowed: true }>;
+export type TakeStep =
+  | { readonly kind: 'count'; readonly minuteStart: number; readonly want: number }
+  | { readonly kind: 'open'; readonly want: number }
+  | Exclude<Take, { kind: 'granted' }>;
 
-export function limiterStep(state: LimiterState, limits: PlanLimits, w: Windows): LimiterStep {
-  if ((state.banUntil ?? 0) > w.nowSec) return { allowed: false, reason: 'banned', banUntil: state.banUntil! };
+export function takeStep(state: ShardState, limits: PlanLimits, w: Windows, want: number): TakeStep {
+  if ((state.banUntil ?? 0) > w.nowSec) return { kind: 'banned', banUntil: state.banUntil! };
   const newest = state.ms !== undefined && state.ms >= w.minuteStart;
+  const minuteStart = newest ? state.ms! : w.minuteStart;
   const minuteCount = newest ? (state.m ?? 0) : 0;
   const dayCount = state.d ?? 0;
-  if (dayCount >= limits.perDay) return { allowed: false, reason: 'day', minuteCount, dayCount };
-  if (!newest) return { kind: 'open' };
-  if (minuteCount >= limits.perMinute) return { allowed: false, reason: 'minute', minuteCount, dayCount };
-  return { kind: 'count', minuteStart: state.ms! };
+  const room = Math.min(limits.perMinute - minuteCount, limits.perDay - dayCount);
+  if (room <= 0) {
+    const reason = dayCount >= limits.perDay ? 'day' : 'minute';
+    return { kind: 'full', reason, minuteStart, minuteCount, dayCount };
+  }
+  const n = Math.min(want, room);
+  return newest ? { kind: 'count', minuteStart, want: n } : { kind: 'open', want: n };
 }
 
-/**
- * How to record a rejection towards the ban, given the stored state:
- * - `open`: the first 429 of a (newer) minute window: remember its time, no late rejection yet;
- * - `late`: add one late rejection to minute `minuteStart` (the newest rejection window; never moved back);
- * - `none`: within the grace after the window's first 429 (a burst in flight, not a client ignoring 429): no write.
- */
-export type RejectionStep =
-  { readonly kind: 'open' } | { readonly kind: 'late'; readonly minuteStart: number } | { readonly kind: 'none' };
-
-export function rejectionStep(state: LimiterState, w: Windows): RejectionStep {
-  if (state.rjm === undefined || state.rjm < w.minuteStart || state.rf === undefined) return { kind: 'open' };
-  return w.nowMs - state.rf > BAN_POLICY.graceMs ? { kind: 'late', minuteStart: state.rjm } : { kind: 'none' };
-}
-
-/**
- * Whether `lateRejections` call for a ban. At or over the threshold, not only at it: a count that stepped over
- * it (a retried ADD) or a ban write that failed gets another chance with the next late rejection.
- */
-export function shouldBan(lateRejections: number, limits: PlanLimits): boolean {
-  return lateRejections >= banThreshold(limits);
-}
-
-/**
- * The day items a ban starting now must be written to, latest day first: the ban lives in every day item it
- * covers, so it survives midnight, and the current day's item (the one requests read, which makes the ban take
- * effect) is written last, so a failure part-way leaves no ban that ends at midnight.
- */
+/** The day items a ban starting now is written to, latest first, so a failure part-way never ends it at midnight. */
 export function banDays(w: Windows): { banUntil: number; days: number[] } {
   const banUntil = w.nowSec + BAN_POLICY.banSeconds;
   const days: number[] = [];
   for (let day = w.dayStart; day < banUntil; day += 86_400) days.unshift(day);
   return { banUntil, days };
+}
+
+/**
+ * How many requests one counting write takes: 1 up to LIMITER.exactPerMinute (exact); above, about
+ * LIMITER.leaseSeconds of this container's own rate for the key, no more than it can use before the window ends,
+ * and at most 1/LIMITER.leasesPerShardWindow of the shard's minute budget (what an idle container can strand).
+ */
+export function leaseSize(limits: PlanLimits, shard: PlanLimits, ratePerSecond: number, w: Windows): number {
+  if (limits.perMinute <= LIMITER.exactPerMinute) return 1;
+  const secondsLeft = Math.max(0, (w.minuteReset * 1000 - w.nowMs) / 1000);
+  const want = Math.ceil(ratePerSecond * Math.min(LIMITER.leaseSeconds, secondsLeft));
+  const cap = Math.max(1, Math.floor(shard.perMinute / LIMITER.leasesPerShardWindow));
+  return Math.min(Math.max(1, want), cap);
+}
+
+/** A block of one window's budget this container holds. */
+interface Lease {
+  readonly shard: number;
+  readonly minuteStart: number;
+  readonly dayStart: number;
+  readonly granted: number;
+  left: number;
+  readonly takenAtMs: number;
+  /** The shard's counts right after the take. */
+  readonly minuteCount: number;
+  readonly dayCount: number;
+}
+
+/** What this container knows about one key. */
+interface KeyState {
+  readonly home: number;
+  lease?: Lease;
+  /** Requests per second this container admitted for the key, measured over its last lease. */
+  rate: number;
+  /** Shards whose minute window `minuteStart` is full, and whose day `dayStart` is spent. */
+  fullMinute?: { minuteStart: number; shards: Set<number> };
+  fullDay?: { dayStart: number; shards: Set<number> };
+  bannedUntil?: number;
+  /** 429s not yet recorded, for window `minuteStart`. */
+  rejections?: { minuteStart: number; pending: number; flushedAtMs: number };
+}
+
+export interface LimiterOptions {
+  /** Which shard a container starts on: a random one, so containers spread over a key's shards. */
+  readonly pickShard?: (shards: number) => number;
+  /** Called when recording 429s towards the ban failed: the request still gets its 429. */
+  readonly onBookkeepingFailure?: (err: unknown) => void;
+  /** Keys remembered per container (least recently added forgotten first). @default 10,000 */
+  readonly maxKeys?: number;
+}
+
+export interface Limiter {
+  /** Counts one request for `subject`; a 503 (UnavailableError) when storage cannot say. */
+  consume(subject: string, limits: PlanLimits, w: Windows): Promise<Consumption>;
+  /** True when this container already knows, without I/O, that the request will be refused. */
+  refusesLocally(subject: string, limits: PlanLimits, w: Windows): boolean;
+}
+
+export function createLimiter(counters: LimitCounters, options: LimiterOptions = {}): Limiter {
+  const keys = new Map<string, KeyState>();
+  const pick = options.pickShard ?? ((n: number) => Math.floor(Math.random() * n));
+  const maxKeys = options.maxKeys ?? 10_000;
+
+  const stateOf = (subject: string, limits: PlanLimits): KeyState => {
+    let st = keys.get(subject);
+    const shards = limiterShards(limits);
+    if (!st || st.home >= shards) {
+      if (keys.size >= maxKeys) keys.delete(keys.keys().next().value!);
+      st = { home: pick(shards), rate: 0 };
+      keys.set(subject, st);
+    }
+    return st;
+  };
+
+  const isBanned = (st: KeyState, w: Windows) => (st.bannedUntil ?? 0) > w.nowSec;
+  const minuteFull = (st: KeyState, shard: number, w: Windows) =>
+    // Known full until just before its reset: from then on, a request may reopen it (clock skew, see below).
+    st.fullMinute !== undefined &&
+    st.fullMinute.minuteStart >= w.minuteStart &&
+    st.fullMinute.shards.has(shard) &&
+    w.nowMs < (st.fullMinute.minuteStart + 60) * 1000 - LIMITER.maxSkewMs;
+  const dayFull = (st: KeyState, shard: number, w: Windows) =>
+    st.fullDay !== undefined && st.fullDay.dayStart === w.dayStart && st.fullDay.shards.has(shard);
+  const leaseUsable = (l: Lease | undefined, w: Windows): l is Lease =>
+    l !== undefined && l.left > 0 && l.minuteStart >= w.minuteStart && l.dayStart === w.dayStart;
+
+  function fromLease(l: Lease, limits: PlanLimits): Consumption {
+    l.left--;
+    const n = limiterShards(limits);
+    const shard = shardLimits(limits, l.shard);
+    // The shard's remaining, scaled to the key (every shard is assumed as used as this one), plus what this
+    // container still holds. Exact for one shard and one request per lease.
+    const minuteRemaining = Math.max(0, n * (shard.perMinute - l.minuteCount) + l.left);
+    const dayRemaining = Math.max(0, n * (shard.perDay - l.dayCount) + l.left);
+    return { allowed: true, minuteStart: l.minuteStart, minuteRemaining, dayRemaining };
+  }
+
+  function markFull(st: KeyState, shard: number, t: Extract<Take, { kind: 'full' }>, w: Windows) {
+    if (t.reason === 'day') {
+      if (st.fullDay?.dayStart !== w.dayStart) st.fullDay = { dayStart: w.dayStart, shards: new Set() };
+      st.fullDay.shards.add(shard);
+    } else {
+      if (st.fullMinute?.minuteStart !== t.minuteStart)
+        st.fullMinute = { minuteStart: t.minuteStart, shards: new Set() };
+      st.fullMinute.shards.add(shard);
+    }
+  }
+
+  /** Records a 429 towards the ban: added up here, written at most every LIMITER.rejectionFlushMs. */
+  async function reject(st: KeyState, subject: string, limits: PlanLimits, minuteStart: number, w: Windows) {
+    if (!st.rejections || st.rejections.minuteStart !== minuteStart)
+      st.rejections = { minuteStart, pending: 0, flushedAtMs: -Infinity };
+    const r = st.rejections;
+    r.pending++;
+    if (w.nowMs - r.flushedAtMs < LIMITER.rejectionFlushMs) return;
+    const n = r.pending;
+    r.pending = 0;
+    r.flushedAtMs = w.nowMs;
+    try {
+      // Sent once: a lost answer may have counted these 429s or not; they are not sent again (a ban errs late).
+      const total = await counters.addRejections(subject, minuteStart, n);
+      if (total > banThreshold(limits)) {
+        const { banUntil, days } = banDays(w);
+        await counters.ban(subject, limits, banUntil, days);
+        st.bannedUntil = banUntil;
+      }
+    } catch (err) {
+      options.onBookkeepingFailure?.(err);
+    }
+  }
+
+  const banned = (banUntil: number): Consumption => ({ allowed: false, reason: 'banned', banUntil });
+
+  async function refused(
+    st: KeyState,
+    subject: string,
+    limits: PlanLimits,
+    reason: 'minute' | 'day',
+    minuteStart: number,
+    w: Windows,
+  ): Promise<Consumption> {
+    if (reason === 'day') return { allowed: false, reason, reset: w.dayReset };
+    await reject(st, subject, limits, minuteStart, w);
+    return st.bannedUntil !== undefined && st.bannedUntil > w.nowSec
+      ? banned(st.bannedUntil)
+      : { allowed: false, reason, reset: minuteStart + 60 };
+  }
+
+  /** Takes a lease from `shard`, handing back the unused part of the last one; undefined when the shard is full. */
+  async function takeFrom(st: KeyState, subject: string, limits: PlanLimits, shard: number, w: Windows) {
+    const part = shardLimits(limits, shard);
+    const old = st.lease;
+    const giveBack = old && old.dayStart === w.dayStart && old.shard === shard ? old.left : 0;
+    if (old) {
+      // This container's rate, from how fast it used its last lease.
+      const used = old.granted - old.left;
+      const seconds = Math.max(0.05, (w.nowMs - old.takenAtMs) / 1000);
+      st.rate = used / seconds;
+    }
+    const want = leaseSize(limits, part, st.rate, w);
+    // Whatever the answer, the old lease is done: it was handed back, or belongs to another shard or day.
+    if (giveBack > 0 || (old && old.shard === shard)) st.lease = undefined;
+    const t = await counters.take({ subject, shard, limits: part, w, want, giveBack });
+    if (t.kind === 'banned') st.bannedUntil = t.banUntil;
+    else if (t.kind === 'full') markFull(st, shard, t, w);
+    else {
+      const lease: Lease = {
+        shard,
+        minuteStart: t.minuteStart,
+        dayStart: w.dayStart,
+        granted: t.granted,
+        left: t.granted,
+        takenAtMs: w.nowMs,
+        minuteCount: t.minuteCount,
+        dayCount: t.dayCount,
+      };
+      // Requests of one container run one at a time in Lambda; where they overlap (the local server), each
+      // request admits from the lease its own write took.
+      st.lease = lease;
+      return { ...t, lease };
+    }
+    return t;
+  }
+
+  async function consumeAt(subject: string, limits: PlanLimits, w: Windows, reopen: boolean): Promise<Consumption> {
+    const st = stateOf(subject, limits);
+    if (isBanned(st, w)) return banned(st.bannedUntil!);
+    if (leaseUsable(st.lease, w)) return fromLease(st.lease, limits);
+    const shards = limiterShards(limits);
+    let last: Extract<Take, { kind: 'full' }> | undefined;
+    // The home shard first, then the others: a key is refused only when every shard is.
+    for (let i = 0; i < shards; i++) {
+      const shard = (st.home + i) % shards;
+      if (dayFull(st, shard, w) || minuteFull(st, shard, w)) continue;
+      const t = await takeFrom(st, subject, limits, shard, w);
+      if (t.kind === 'banned') return banned(t.banUntil);
+      if (t.kind === 'granted') return fromLease(t.lease, limits);
+      last = t;
+    }
+    const dayShards = st.fullDay?.dayStart === w.dayStart ? st.fullDay.shards.size : 0;
+    if (dayShards >= shards) return { allowed: false, reason: 'day', reset: w.dayReset };
+    const minuteStart = last?.minuteStart ?? st.fullMinute?.minuteStart ?? w.minuteStart;
+    // A full window in its last LIMITER.maxSkewMs: another container's clock may already be in the next minute, and
+    // a client told to wait until the reset may be here by its clock. Count it in the next window (opened early),
+    // so a client that honours Retry-After is never refused twice in one window.
+    const nextMs = (minuteStart + 60) * 1000;
+    if (!reopen && w.nowMs >= nextMs - LIMITER.maxSkewMs) return consumeAt(subject, limits, windowsAt(nextMs), true);
+    return refused(st, subject, limits, 'minute', minuteStart, w);
+  }
+
+  return {
+    consume: (subject, limits, w) => consumeAt(subject, limits, w, false),
+    refusesLocally(subject, limits, w) {
+      const st = keys.get(subject);
+      if (!st) return false;
+      if (isBanned(st, w)) return true;
+      if (leaseUsable(st.lease, w)) return false;
+      const shards = limiterShards(limits);
+      for (let s = 0; s < shards; s++) if (!dayFull(st, s, w) && !minuteFull(st, s, w)) return false;
+      return true;
+    },
+  };
 }
 
 export interface RateLimitHeaders {
@@ -122,26 +375,30 @@ export interface RateLimitHeaders {
 }
 
 /** Headers for the window that binds soonest: the one with fewer requests left (the minute on a tie). */
-export function headersFor(limits: PlanLimits, w: Windows, minuteCount: number, dayCount: number): RateLimitHeaders {
-  const minuteLeft = Math.max(0, limits.perMinute - minuteCount);
-  const dayLeft = Math.max(0, limits.perDay - dayCount);
-  const minuteBinds = minuteLeft <= dayLeft;
+export function headersFor(
+  limits: PlanLimits,
+  w: Windows,
+  c: Extract<Consumption, { allowed: true }>,
+): RateLimitHeaders {
+  const minuteBinds = c.minuteRemaining <= c.dayRemaining;
   return {
     'X-RateLimit-Limit': String(minuteBinds ? limits.perMinute : limits.perDay),
-    'X-RateLimit-Remaining': String(minuteBinds ? minuteLeft : dayLeft),
-    'X-RateLimit-Reset': String(minuteBinds ? w.minuteReset : w.dayReset),
+    'X-RateLimit-Remaining': String(
+      minuteBinds ? Math.min(c.minuteRemaining, limits.perMinute) : Math.min(c.dayRemaining, limits.perDay),
+    ),
+    'X-RateLimit-Reset': String(minuteBinds ? c.minuteStart + 60 : w.dayReset),
   };
 }
 
 /** Runs the limiter for one request: headers to send, or an AppError (429) that carries them. */
 export async function enforce(
-  store: LimitStore,
+  limiter: Limiter,
   subject: string,
   limits: PlanLimits,
   w: Windows,
 ): Promise<RateLimitHeaders> {
-  const c = await store.consume(subject, limits, w);
-  if (c.allowed) return headersFor(limits, w, c.minuteCount, c.dayCount);
+  const c = await limiter.consume(subject, limits, w);
+  if (c.allowed) return headersFor(limits, w, c);
   if (c.reason === 'banned') {
     const retry = Math.max(1, c.banUntil - w.nowSec);
     throw new AppError(
@@ -155,9 +412,8 @@ export async function enforce(
       },
     );
   }
-  const reset = c.reason === 'minute' ? w.minuteReset : w.dayReset;
   const limit = c.reason === 'minute' ? limits.perMinute : limits.perDay;
-  const retry = Math.max(1, reset - w.nowSec);
+  const retry = Math.max(1, c.reset - w.nowSec);
   throw new AppError(
     c.reason === 'minute' ? 'rate_limited' : 'quota_exceeded',
     c.reason === 'minute'
@@ -166,7 +422,7 @@ export async function enforce(
     {
       'X-RateLimit-Limit': String(limit),
       'X-RateLimit-Remaining': '0',
-      'X-RateLimit-Reset': String(reset),
+      'X-RateLimit-Reset': String(c.reset),
       'Retry-After': String(retry),
     },
   );

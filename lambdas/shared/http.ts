@@ -1,42 +1,28 @@
 /**
  * The HTTP envelope every operation Lambda shares, as middy middleware:
  *
- *   api (auth context → rate limiter → deprecation → body guard; on the way out: headers, JSON, error mapping)
- *   → @middy/http-json-body-parser → validate (zod) → handler
+ *   metrics flush → api (auth context → admission (admission.ts) → deprecation → body guard; on the way out:
+ *   headers, JSON, error mapping) → @middy/http-json-body-parser → validate (validation.ts) → handler
  *
  * Errors of any kind are mapped here, in one place, to the spec's Error object. Raw errors never leak.
  */
 import middy from '@middy/core';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import type * as z from 'zod/mini';
 import type { Route } from '../../contract/route-types.ts';
 import { JSON_HEADERS, UNCOUNTED_RATE_LIMIT_HEADERS } from '../../contract/errors.ts';
-import { describeIssues } from '../../contract/schemas.ts';
 import { assertNotRemoved, deprecationHeaders } from '../domain/deprecation.ts';
 import { AppError, UnavailableError } from '../domain/errors.ts';
-import type { AuthContext } from '../domain/keys.ts';
-import { enforce, windowsAt, type LimitStore } from '../domain/rate-limit.ts';
-import { createLimitStore } from '../storage/limit-store.ts';
-import { withUsageHistory } from '../storage/usage-history.ts';
+import { admit, limiterOf, type Admission } from './admission.ts';
 import { withDeadline } from './deadline.ts';
 import { authContext, guardBody, header } from './request.ts';
 import type { Runtime } from './runtime.ts';
+import { validate, type ApiEvent, type EventOf, type Schemas } from './validation.ts';
 
 /** Responses to authenticated calls are never cached by intermediaries. */
 export const AUTHENTICATED_HEADERS: Readonly<Record<string, string>> = { 'Cache-Control': 'no-store' };
 
-export interface Validated<Q, P, B> {
-  readonly query: Q;
-  readonly params: P;
-  readonly body: B;
-}
-
-export type ApiEvent<Q = unknown, P = unknown, B = unknown> = Omit<APIGatewayProxyEvent, 'body'> & {
-  body: unknown;
-  validated: Validated<Q, P, B>;
-  auth: AuthContext;
-};
+export type { ApiEvent } from './validation.ts';
 
 export interface ApiResult {
   readonly statusCode: number;
@@ -46,6 +32,8 @@ export interface ApiResult {
 
 interface Internal extends Record<string, unknown> {
   headers?: Record<string, string>;
+  /** A read's admission, still running beside its handler. */
+  admission?: Admission;
 }
 
 const EXPOSED_HEADERS =
@@ -82,32 +70,6 @@ export function errorResponse(err: AppError, extra: Record<string, string> = {})
   };
 }
 
-/** The limiter of a function, recording each key's minute-by-minute history; none when RATE_LIMITER is off. */
-function limiterOf(rt: Runtime): LimitStore | undefined {
-  if (rt.config.RATE_LIMITER === 'off') return undefined;
-  return withUsageHistory(createLimitStore(rt.storage, rt.telemetry), rt.storage, rt.telemetry.log);
-}
-
-/** Counts the call against its key's windows; returns the X-RateLimit-* headers, or throws 429/503 with them. */
-async function admit(rt: Runtime, limiter: LimitStore, auth: AuthContext, headers: Record<string, string>) {
-  const windows = windowsAt(rt.now());
-  try {
-    Object.assign(headers, await enforce(limiter, auth.keyId, auth, windows));
-  } catch (err) {
-    if (err instanceof AppError && err.status === 429)
-      rt.telemetry.count('RateLimited', { code: err.code }, { plan: auth.plan });
-    // The counters cannot be read: nothing is admitted, so nothing is left until the retry.
-    if (err instanceof UnavailableError) {
-      Object.assign(headers, {
-        'X-RateLimit-Limit': String(auth.perMinute),
-        'X-RateLimit-Remaining': '0',
-        'X-RateLimit-Reset': String(windows.minuteReset),
-      });
-    }
-    throw err;
-  }
-}
-
 /**
  * Logs the failure behind a 5xx (name and message only, never stack traces or request data such as headers or keys)
  * and counts it. A 501 is the contract's answer for an operation not specified yet: counted apart, so the 5xx-rate
@@ -132,6 +94,8 @@ const api = (
   const deprecated = route.deprecation ? deprecationHeaders(route.deprecation) : undefined;
   const limiter = limiterOf(rt);
   const hasBody = route.method === 'POST' || route.method === 'PUT' || route.method === 'PATCH';
+  // Reads start beside the limiter's write; anything that writes is counted first.
+  const readOnly = route.method === 'GET';
   const origins = rt.config.CORS_ALLOWED_ORIGINS;
   return {
     name: 'api',
@@ -144,11 +108,17 @@ const api = (
       const headers: Record<string, string> = { ...AUTHENTICATED_HEADERS, ...deprecated };
       request.internal.headers = headers;
       if (deprecated) rt.telemetry.count('DeprecatedOperationCall', { operation: route.operationId });
-      if (limiter) await admit(rt, limiter, event.auth, headers);
+      if (limiter) {
+        const admission = admit(rt, limiter, event.auth, headers);
+        if (readOnly && !admission.refusedLocally) request.internal.admission = admission;
+        else await admission.done;
+      }
       if (route.deprecation) assertNotRemoved(route.deprecation, rt.now(), `${route.method} ${route.path}`);
       if (hasBody) guardBody(event);
     },
-    after: (request) => {
+    after: async (request) => {
+      // A refused request's read is discarded: the limiter's 429 (or 503) is the answer.
+      await request.internal.admission?.done;
       const res = request.response as unknown as ApiResult;
       request.response = {
         statusCode: res.statusCode,
@@ -156,7 +126,13 @@ const api = (
         body: JSON.stringify(res.body),
       };
     },
-    onError: (request) => {
+    onError: async (request) => {
+      // The limiter's answer wins over the read's: a refused request is refused, whatever its read found.
+      const refused = await request.internal.admission?.done.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      if (refused) request.error = refused as Error;
       const err = toAppError(request.error);
       recordFailure(rt, route, request.error, err);
       // An error before the limiter ran (e.g. no authorizer context) was not counted: say so, as the gateway does.
@@ -169,48 +145,6 @@ const api = (
   };
 };
 
-interface Schemas<Q, P, B> {
-  readonly query?: z.ZodMiniType<Q>;
-  readonly params?: z.ZodMiniType<P>;
-  readonly body?: z.ZodMiniType<B>;
-}
-
-const validate = <Q, P, B>(s: Schemas<Q, P, B>): middy.MiddlewareObj<ApiEvent<Q, P, B>> => ({
-  name: 'validate',
-  before: (request) => {
-    const e = request.event;
-    const parse = <T>(schema: z.ZodMiniType<T> | undefined, input: unknown, where: string): T => {
-      if (!schema) return undefined as T;
-      const r = schema.safeParse(where === 'body' ? input : (input ?? {}));
-      if (!r.success) throw new AppError('validation_failed', `Invalid ${where}: ${describeIssues(r.error)}`);
-      return r.data;
-    };
-    if (s.query) {
-      // A parameter given twice is ambiguous: reject it rather than pick one.
-      const multi = Object.entries(e.multiValueQueryStringParameters ?? {}).find(([, v]) => (v?.length ?? 0) > 1);
-      if (multi) throw new AppError('validation_failed', `Invalid query: ${multi[0]} is given more than once.`);
-    }
-    e.validated = {
-      query: parse(s.query, e.queryStringParameters, 'query'),
-      params: parse(s.params, e.pathParameters, 'path'),
-      body: s.body ? parse(s.body, e.body, 'body') : (undefined as B),
-    };
-  },
-});
-
-/** What a request schema validates to; undefined where the route declares none. */
-type Validates<R, K extends 'query' | 'params' | 'body'> = R extends { readonly [k in K]: infer S }
-  ? S extends z.ZodMiniType
-    ? z.output<S>
-    : undefined
-  : undefined;
-
-type EventOf<R extends Route> = ApiEvent<
-  Validates<R['request'], 'query'>,
-  Validates<R['request'], 'params'>,
-  Validates<R['request'], 'body'>
->;
-
 /**
  * Builds an operation's Lambda handler: the shared envelope, then the handler. A handler file calls only this, with
  * its operation's route entry (contract/operations/): the request schemas, and so the handler's input types, come
@@ -219,9 +153,10 @@ type EventOf<R extends Route> = ApiEvent<
 export function apiHandler<R extends Route>(rt: Runtime, route: R, fn: (event: EventOf<R>) => Promise<ApiResult>) {
   const schemas = route.request as Schemas<unknown, unknown, unknown>;
   const flush = () => rt.telemetry.flush();
+  // Metrics first, so their flush runs last, after the envelope (which may still count the limiter's answer).
   const middlewares = [
-    api(rt, route),
     { name: 'metrics', after: flush, onError: flush },
+    api(rt, route),
     ...(schemas.body ? [httpJsonBodyParser()] : []),
     validate(schemas),
   ] as middy.MiddlewareObj[];

@@ -29,6 +29,11 @@ export interface StorageSettings {
 export interface Storage {
   readonly ddb: DynamoDBClient;
   readonly doc: DynamoDBDocumentClient;
+  /**
+   * The same connection, with no SDK resend: for counting writes, where a resend after a lost answer could count a
+   * request twice (the limiter treats a lost answer as used instead).
+   */
+  readonly once: { readonly ddb: DynamoDBClient; readonly doc: DynamoDBDocumentClient };
   readonly tables: TableNames;
 }
 
@@ -42,7 +47,7 @@ export const on =
 
 /** The DynamoDB clients, built once per function by its composition root and reused across invocations. */
 export function createStorage(settings: StorageSettings): Storage {
-  const ddb = new DynamoDBClient({
+  const config = {
     region: settings.region,
     maxAttempts: MAX_ATTEMPTS,
     // throwOnRequestTimeout: without it the handler only logs a warning and keeps waiting.
@@ -54,9 +59,14 @@ export function createStorage(settings: StorageSettings): Storage {
     ...(settings.endpoint
       ? { endpoint: settings.endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
       : {}),
-  });
-  const doc = DynamoDBDocumentClient.from(ddb, { marshallOptions: { removeUndefinedValues: true } });
-  return { ddb, doc, tables: settings.tables };
+  };
+  const ddb = new DynamoDBClient(config);
+  const marshallOptions = { removeUndefinedValues: true };
+  const doc = DynamoDBDocumentClient.from(ddb, { marshallOptions });
+  // Shares the first client's request handler (its sockets): no second connection to open on a cold start.
+  const onceDdb = new DynamoDBClient({ ...config, maxAttempts: 1, requestHandler: ddb.config.requestHandler });
+  const once = { ddb: onceDdb, doc: DynamoDBDocumentClient.from(onceDdb, { marshallOptions }) };
+  return { ddb, doc, once, tables: settings.tables };
 }
 
 const UNAVAILABLE = new Set([

@@ -1,252 +1,190 @@
 /**
- * Atomic rate-limit counting in DynamoDB. One item per subject per UTC day (`rl#<subject>#<dayStart>`) holds the
- * state of lambdas/domain/rate-limit.ts (LimiterState), which also decides every next step. Items are keyed by
- * their window, so TTL (`expiresAt`) is housekeeping only.
+ * The limiter's counters in DynamoDB (the LimitCounters port of lambdas/domain/rate-limit.ts, which decides how much
+ * to take and what to answer). Every item is a handful of numbers, well under 1 KB whatever the request rate, so
+ * every write is one write unit:
+ * - `rl#<subject>#<dayStart>[#<shard>]`: one per key shard and UTC day: the newest minute window `ms`, its count
+ *   `m`, the day count `d`, a ban end `banUntil`;
+ * - `rlr#<subject>#<minuteStart>`: the 429s of one minute window `r`, for the ban;
+ * - `rlh#<subject>#<hourStart>[#<shard>]`: the usage history (usage-history.ts).
+ * Items are keyed by their window, so TTL (`expiresAt`) is housekeeping only.
  *
- * DynamoDB requests per checked call: 1 on the common path (a conditional UpdateItem), 2 on the first request of a
- * minute (the update that opens the new minute), 1 on a rejection within a second of the window's first 429, 2 on a
- * later one (recording it towards the ban), plus the ban writes when it bans.
- * With N parallel requests on a fresh window exactly `perMinute` pass: every count is a conditional ADD.
- *
- * Retries: the SDK resends a request whose answer was lost (a timeout, a reset connection), and the first copy may
- * have been applied. Each call carries a random token, added to a token set in the same conditional update that
- * counts it; a resent copy finds its token, fails its condition, and the returned item (ALL_OLD) shows the count
- * was made, so one request is counted once. The tokens rotate through TOKEN_SETS sets by one-second slot (`t0`,
- * `t1`, ...; each write clears the set that comes next), so a token is kept at least 9 s, longer than the SDK's
- * resends of one call can run within a request's deadline, and the item holds only the last ~10 s of tokens (about
- * 170 at a Business key's full rate, ~1.4 KB).
+ * Retries: counting writes (take, addRejections) go through the client that never resends (Storage.once). A write
+ * whose answer is lost may have been applied, and a resend would count it twice; instead the caller gets a 503
+ * and the count stands (under-admission by that one request, never over). Throttling answers say the write was
+ * not applied, so those alone are tried again here. No token sets, so nothing on an item grows with the rate.
  */
-import { randomBytes } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { PlanLimits } from '../../contract/plans.ts';
+import { BatchGetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { limiterShards, type PlanLimits } from '../../contract/plans.ts';
 import {
-  banDays,
-  limiterStep,
-  rejectionStep,
-  shouldBan,
-  type Consumption,
-  type LimiterState,
-  type LimitStore,
+  takeStep,
+  type LimitCounters,
+  type ShardState,
+  type Take,
+  type TakeRequest,
+  type Usage,
   type Windows,
 } from '../domain/rate-limit.ts';
 import { UnavailableError } from '../domain/errors.ts';
 import type { Telemetry } from '../shared/observability.ts';
-import { conditionFailedItem, guarded, on, type Storage } from './client.ts';
+import { conditionFailedItem, guarded, type Storage } from './client.ts';
+import { recordMinuteOpen } from './usage-history.ts';
 
 const KEEP_SECONDS = 2 * 86_400;
 /** Attempts before giving up on a window that keeps moving under this request (then 503, never a guess). */
 const SETTLE_ATTEMPTS = 6;
-const TOKEN_SLOT_MS = 1_000;
-const TOKEN_SETS = 11;
-const key = (subject: string, dayStart: number) => ({ pk: `rl#${subject}#${dayStart}` });
+/** Answers that say the write was not applied, so sending it again cannot count twice. */
+const NOT_APPLIED = new Set(['ThrottlingException', 'ProvisionedThroughputExceededException', 'RequestLimitExceeded']);
+const THROTTLE_RETRIES = 2;
 
-type Item = LimiterState & Partial<Record<`t${number}`, Set<string>>>;
+export const shardKey = (subject: string, dayStart: number, shard: number) => ({
+  pk: `rl#${subject}#${dayStart}${shard ? `#${shard}` : ''}`,
+});
+const rejectionKey = (subject: string, minuteStart: number) => ({ pk: `rlr#${subject}#${minuteStart}` });
+
 type UpdateInput = Omit<
   ConstructorParameters<typeof UpdateCommand>[0],
   'TableName' | 'ReturnValuesOnConditionCheckFailure'
 >;
 
-async function conditionalUpdate(
-  { doc, tables }: Storage,
-  input: UpdateInput,
-): Promise<{ ok: true; item: Item } | { ok: false; old: Item }> {
+/**
+ * One write, sent once. A ValidationException (an item over 400 KB, say) cannot happen with these items; should it,
+ * it is a 503 like an outage, never a 500.
+ */
+async function sendOnce(storage: Storage, input: UpdateInput): Promise<Record<string, unknown>> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const out = await guarded((options) =>
+        storage.once.doc.send(
+          new UpdateCommand({
+            ...input,
+            TableName: storage.tables.state,
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+          options,
+        ),
+      );
+      return out.Attributes ?? {};
+    } catch (err) {
+      const name = (err as Error)?.name;
+      if (err instanceof UnavailableError && attempt < THROTTLE_RETRIES && NOT_APPLIED.has(String(err.cause))) {
+        await new Promise((r) => setTimeout(r, 10 * 2 ** attempt * (1 + Math.random())));
+        continue;
+      }
+      if (name === 'ValidationException') throw new UnavailableError('LimiterValidation');
+      throw err;
+    }
+  }
+}
+
+async function conditional(storage: Storage, input: UpdateInput) {
   try {
-    const out = await guarded((options) =>
-      doc.send(
-        new UpdateCommand({ ...input, TableName: tables.state, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' }),
-        options,
-      ),
-    );
-    return { ok: true, item: (out.Attributes ?? {}) as Item };
+    return { ok: true as const, item: (await sendOnce(storage, input)) as ShardState };
   } catch (err) {
     if (err instanceof ConditionalCheckFailedException)
-      return { ok: false, old: (conditionFailedItem(err) ?? {}) as Item };
+      return { ok: false as const, old: (conditionFailedItem(err) ?? {}) as ShardState };
     throw err;
   }
 }
 
-/** This call's token and the token-set attributes of its 10-second slot. */
-function tokenOf(w: Windows) {
-  const slot = Math.floor(w.nowMs / TOKEN_SLOT_MS);
-  const current = `t${slot % TOKEN_SETS}` as const;
-  return {
-    token: randomBytes(6).toString('base64url'),
-    current,
-    names: { '#tk': current, '#tkNext': `t${(slot + 1) % TOKEN_SETS}` },
-  };
-}
+const NOT_BANNED = '(attribute_not_exists(banUntil) OR banUntil <= :now)';
 
-/** Records a rejected request towards the ban (lambdas/domain/rate-limit.ts says when it counts) and bans. */
-async function recordRejection(
-  storage: Storage,
-  subject: string,
-  limits: PlanLimits,
-  w: Windows,
-  state: Item,
-): Promise<void> {
-  const Key = key(subject, w.dayStart);
-  let old = state;
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const step = rejectionStep(old, w);
-    if (step.kind === 'none') return;
+async function take(storage: Storage, telemetry: Telemetry, req: TakeRequest): Promise<Take> {
+  const { subject, shard, limits, w } = req;
+  const Key = shardKey(subject, w.dayStart, shard);
+  // The last lease's unused tokens go back to the day count with the first write that is applied.
+  const values = (n: number) => ({ ':n': n, ':dn': n - req.giveBack, ':now': w.nowSec, ':dmax': limits.perDay - n });
+  // First guess: the request's own minute is open and has room.
+  let step: ReturnType<typeof takeStep> = { kind: 'count', minuteStart: w.minuteStart, want: req.want };
+  for (let attempt = 0; attempt < SETTLE_ATTEMPTS; attempt++) {
+    if (step.kind === 'banned' || step.kind === 'full') return step;
+    const n = step.want;
     const out =
-      step.kind === 'open'
-        ? await conditionalUpdate(storage, {
+      step.kind === 'count'
+        ? await conditional(storage, {
             Key,
-            // Forward only: a late request never moves the rejection window back.
-            UpdateExpression: 'SET rjm = :ms, rf = :now, rj = :zero',
-            ConditionExpression: 'attribute_not_exists(rjm) OR rjm < :ms',
-            ExpressionAttributeValues: { ':ms': w.minuteStart, ':now': w.nowMs, ':zero': 0 },
+            UpdateExpression: 'ADD m :n, d :dn',
+            ConditionExpression: `ms = :ms AND m <= :mmax AND d <= :dmax AND ${NOT_BANNED}`,
+            ExpressionAttributeValues: { ...values(n), ':ms': step.minuteStart, ':mmax': limits.perMinute - n },
+            ReturnValues: 'ALL_NEW',
           })
-        : await conditionalUpdate(storage, {
+        : // Opens the request's minute, counting this take in it. Windows only move forward: `ms < :ms`, never `<>`.
+          await conditional(storage, {
             Key,
-            UpdateExpression: 'ADD rj :one',
-            ConditionExpression: 'rjm = :ms',
-            ExpressionAttributeValues: { ':one': 1, ':ms': step.minuteStart },
-            ReturnValues: 'UPDATED_NEW',
+            UpdateExpression: 'SET ms = :ms, m = :n, expiresAt = if_not_exists(expiresAt, :exp) ADD d :dn',
+            ConditionExpression: `(attribute_not_exists(ms) OR ms < :ms) AND (attribute_not_exists(d) OR d <= :dmax) AND ${NOT_BANNED}`,
+            ExpressionAttributeValues: { ...values(n), ':ms': w.minuteStart, ':exp': w.dayStart + KEEP_SECONDS },
+            ReturnValues: 'ALL_NEW',
           });
     if (out.ok) {
-      if (step.kind === 'late' && shouldBan(out.item.rj ?? 0, limits)) await ban(storage, subject, w);
-      return;
+      const { ms = w.minuteStart, m = n, d = n } = out.item;
+      if (step.kind === 'open') await recordMinuteOpen(storage, telemetry.log, subject, shard, w, d);
+      return { kind: 'granted', granted: n, minuteStart: ms, minuteCount: m, dayCount: d };
     }
-    old = out.old; // the rejection window moved meanwhile: decide again on what is stored now
-  }
-}
-
-async function ban(storage: Storage, subject: string, w: Windows): Promise<void> {
-  const { banUntil, days } = banDays(w);
-  for (const day of days) {
-    await conditionalUpdate(storage, {
-      Key: key(subject, day),
-      UpdateExpression: 'SET banUntil = :b, expiresAt = if_not_exists(expiresAt, :exp)',
-      // Never shortens a ban already written (a concurrent late rejection, or this one's earlier attempt).
-      ConditionExpression: 'attribute_not_exists(banUntil) OR banUntil < :b',
-      ExpressionAttributeValues: { ':b': banUntil, ':exp': day + KEEP_SECONDS },
-    });
-  }
-}
-
-/** Rejections answer 429 whatever happens to the ban bookkeeping: a failure there is logged, not the client's. */
-async function rejected(
-  storage: Storage,
-  telemetry: Telemetry,
-  subject: string,
-  limits: PlanLimits,
-  w: Windows,
-  old: Item,
-  answer: Consumption,
-): Promise<Consumption> {
-  try {
-    await recordRejection(storage, subject, limits, w, old);
-  } catch (err) {
-    telemetry.log.warn('ban bookkeeping failed', { errorName: (err as Error)?.name });
-    // The storage outage metric (and its alarm), with its own reason: the client was answered, the ban was not kept.
-    telemetry.count('StorageUnavailable', { reason: 'BanBookkeeping' });
-  }
-  return answer;
-}
-
-/** One limiter call: its key, its token, and the expression parts every attempt of it shares. */
-interface Call {
-  readonly storage: Storage;
-  readonly subject: string;
-  readonly limits: PlanLimits;
-  readonly w: Windows;
-  readonly Key: { pk: string };
-  readonly token: string;
-  readonly current: `t${number}`;
-  readonly names: Record<string, string>;
-  readonly values: Record<string, unknown>;
-}
-
-const GUARDS = `(attribute_not_exists(banUntil) OR banUntil <= :now) AND NOT contains(#tk, :tok)`;
-
-function callOf(storage: Storage, subject: string, limits: PlanLimits, w: Windows): Call {
-  const { token, current, names } = tokenOf(w);
-  const values = { ':one': 1, ':dlim': limits.perDay, ':now': w.nowSec, ':tok': token, ':tokset': new Set([token]) };
-  return { storage, subject, limits, w, Key: key(subject, w.dayStart), token, current, names, values };
-}
-
-/** Common path: the minute (starting `minuteStart`) is open; counts in both windows if both have room. */
-function countInOpenMinute(c: Call, minuteStart: number) {
-  return conditionalUpdate(c.storage, {
-    Key: c.Key,
-    UpdateExpression: 'ADD m :one, d :one, #tk :tokset REMOVE #tkNext',
-    ConditionExpression: `ms = :ms AND m < :mlim AND d < :dlim AND ${GUARDS}`,
-    ExpressionAttributeNames: c.names,
-    ExpressionAttributeValues: { ...c.values, ':ms': minuteStart, ':mlim': c.limits.perMinute },
-    ReturnValues: 'UPDATED_NEW',
-  });
-}
-
-/**
- * First request of this minute (or of the day): opens the minute with this request counted. Windows only move
- * forward: `ms < :ms`, never `<>`, so a late request cannot reset a newer minute.
- */
-function openMinute(c: Call) {
-  return conditionalUpdate(c.storage, {
-    Key: c.Key,
-    UpdateExpression:
-      'SET ms = :ms, m = :one, expiresAt = if_not_exists(expiresAt, :exp) ADD d :one, #tk :tokset REMOVE #tkNext',
-    ConditionExpression: `(attribute_not_exists(ms) OR ms < :ms) AND (attribute_not_exists(d) OR d < :dlim) AND ${GUARDS}`,
-    ExpressionAttributeNames: c.names,
-    ExpressionAttributeValues: { ...c.values, ':ms': c.w.minuteStart, ':exp': c.w.dayStart + KEEP_SECONDS },
-    ReturnValues: 'UPDATED_NEW',
-  });
-}
-
-async function consume(
-  storage: Storage,
-  telemetry: Telemetry,
-  subject: string,
-  limits: PlanLimits,
-  w: Windows,
-): Promise<Consumption> {
-  const c = callOf(storage, subject, limits, w);
-  // Our own earlier attempt was applied (its answer was lost and the SDK resent it): that count is ours.
-  const ours = (old: Item): Consumption | undefined =>
-    old[c.current]?.has(c.token) ? { allowed: true, minuteCount: old.m ?? 0, dayCount: old.d ?? 0 } : undefined;
-  let minuteStart = w.minuteStart;
-  for (let attempt = 0; attempt < SETTLE_ATTEMPTS; attempt++) {
-    const counted = await countInOpenMinute(c, minuteStart);
-    if (counted.ok) return { allowed: true, minuteCount: counted.item.m ?? 0, dayCount: counted.item.d ?? 0 };
-    let old = counted.old;
-    for (let step = 0; step < SETTLE_ATTEMPTS; step++) {
-      const done = ours(old);
-      if (done) return done;
-      const next = limiterStep(old, limits, w);
-      if (!('kind' in next))
-        return next.reason === 'banned' ? next : rejected(storage, telemetry, subject, limits, w, old, next);
-      if (next.kind === 'count') {
-        minuteStart = next.minuteStart;
-        break;
-      }
-      const opened = await openMinute(c);
-      if (opened.ok) return { allowed: true, minuteCount: 1, dayCount: opened.item.d ?? 1 };
-      old = opened.old;
-    }
+    step = takeStep(out.old, limits, w, req.want);
   }
   // The windows kept moving under this request (extreme contention): unsure, so 503 + Retry-After, not 500.
   throw new UnavailableError('LimiterContention');
 }
 
-async function usage({ doc, tables }: Storage, subject: string, w: Windows) {
-  const out = await guarded((options) =>
-    doc.send(new GetCommand({ TableName: tables.state, Key: key(subject, w.dayStart), ConsistentRead: true }), options),
-  );
-  const item = (out.Item ?? {}) as Item;
-  return {
-    minuteCount: item.ms !== undefined && item.ms >= w.minuteStart ? (item.m ?? 0) : 0,
-    dayCount: item.d ?? 0,
-    ...(item.banUntil && item.banUntil > w.nowSec ? { banUntil: item.banUntil } : {}),
-  };
+async function addRejections(storage: Storage, subject: string, minuteStart: number, n: number): Promise<number> {
+  const item = await sendOnce(storage, {
+    Key: rejectionKey(subject, minuteStart),
+    UpdateExpression: 'ADD r :n SET expiresAt = if_not_exists(expiresAt, :exp)',
+    ExpressionAttributeValues: { ':n': n, ':exp': minuteStart + KEEP_SECONDS },
+    ReturnValues: 'UPDATED_NEW',
+  });
+  return Number(item.r ?? n);
 }
 
-/** The limiter's store; its rare failures to keep a ban are logged and counted through `telemetry`. */
-export function createLimitStore(storage: Storage, telemetry: Telemetry): LimitStore {
+async function ban(storage: Storage, subject: string, limits: PlanLimits, banUntil: number, days: readonly number[]) {
+  for (const day of days) {
+    for (let shard = 0; shard < limiterShards(limits); shard++) {
+      // Never shortens a ban already written (a concurrent one, or this one resent): a failed condition is fine.
+      await conditional(storage, {
+        Key: shardKey(subject, day, shard),
+        UpdateExpression: 'SET banUntil = :b, expiresAt = if_not_exists(expiresAt, :exp)',
+        ConditionExpression: 'attribute_not_exists(banUntil) OR banUntil < :b',
+        ExpressionAttributeValues: { ':b': banUntil, ':exp': day + KEEP_SECONDS },
+      });
+    }
+  }
+}
+
+/** Every shard's item of the day, read consistently in one BatchGetItem (a key has at most 6 shards). */
+async function usage(storage: Storage, subject: string, limits: PlanLimits, w: Windows): Promise<Usage> {
+  const table = storage.tables.state;
+  let keys: Array<Record<string, unknown>> = Array.from({ length: limiterShards(limits) }, (_, s) =>
+    shardKey(subject, w.dayStart, s),
+  );
+  const items: ShardState[] = [];
+  for (let attempt = 0; keys.length && attempt < 5; attempt++) {
+    const out = await guarded((options) =>
+      storage.doc.send(
+        new BatchGetCommand({ RequestItems: { [table]: { Keys: keys, ConsistentRead: true } } }),
+        options,
+      ),
+    );
+    items.push(...((out.Responses?.[table] ?? []) as ShardState[]));
+    keys = (out.UnprocessedKeys?.[table]?.Keys as Array<Record<string, unknown>> | undefined) ?? [];
+  }
+  let minuteCount = 0;
+  let dayCount = 0;
+  let banUntil = 0;
+  for (const item of items) {
+    if (item.ms !== undefined && item.ms >= w.minuteStart) minuteCount += item.m ?? 0;
+    dayCount += item.d ?? 0;
+    banUntil = Math.max(banUntil, item.banUntil ?? 0);
+  }
+  return { minuteCount, dayCount, ...(banUntil > w.nowSec ? { banUntil } : {}) };
+}
+
+/** The limiter's counters on a storage; a lost usage-history write is logged through `telemetry`. */
+export function createLimitStore(storage: Storage, telemetry: Telemetry): LimitCounters {
   return {
-    consume: (subject, limits, w) => consume(storage, telemetry, subject, limits, w),
-    usage: on(storage, usage),
+    take: (req) => take(storage, telemetry, req),
+    addRejections: (subject, minuteStart, n) => addRejections(storage, subject, minuteStart, n),
+    ban: (subject, limits, banUntil, days) => ban(storage, subject, limits, banUntil, days),
+    usage: (subject, limits, w) => usage(storage, subject, limits, w),
   };
 }

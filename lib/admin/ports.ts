@@ -1,9 +1,9 @@
 /**
  * What the key administration needs from outside (storage, limits, API Gateway, clock) and the error it reports.
  */
-import type { PlanName } from '../../contract/plans.ts';
+import type { PlanLimits, PlanName } from '../../contract/plans.ts';
 import type { KeyRecord } from '../../lambdas/domain/keys.ts';
-import type { LimitStore, Windows } from '../../lambdas/domain/rate-limit.ts';
+import type { LimitCounters, Windows } from '../../lambdas/domain/rate-limit.ts';
 import type { Storage } from '../../lambdas/storage/client.ts';
 import type { MinuteOpens } from '../../lambdas/storage/usage-history.ts';
 import type { KeyGateway } from './gateway.ts';
@@ -26,7 +26,7 @@ export interface KeyAdminStorePort {
 
 export interface AdminDeps {
   readonly store: KeyAdminStorePort;
-  readonly limits: LimitStore;
+  readonly limits: Pick<LimitCounters, 'usage'>;
   readonly gateway: KeyGateway;
   /** Usage plan id per standard plan on the target stage (empty locally). */
   readonly usagePlans: Partial<Record<PlanName, string>>;
@@ -37,7 +37,7 @@ export interface AdminDeps {
    */
   readonly revokedKeyGraceMs?: number;
   /** Today's minute history of a key (lambdas/storage/usage-history.ts), for the usage chart; absent: no history. */
-  readonly history?: (subject: string, w: Windows) => Promise<MinuteOpens>;
+  readonly history?: (subject: string, limits: PlanLimits, w: Windows) => Promise<MinuteOpens>;
   readonly now?: () => number;
   /** The DynamoDB client and table names the stores are built on (what the target resolved to). */
   readonly storage?: Storage;

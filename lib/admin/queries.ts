@@ -20,8 +20,10 @@ export async function usage(ctx: AdminContext, keyId: string) {
   const { deps } = ctx;
   const record = await ctx.find(keyId);
   const w = windowsAt(ctx.now());
-  const u = await deps.limits.usage(record.keyId, w);
   const limits = limitsOf(record);
+  // A key without limits has never been counted on more than one shard.
+  const counted = limits ?? { perMinute: 1, perDay: 1 };
+  const u = await deps.limits.usage(record.keyId, counted, w);
   return {
     keyId: record.keyId,
     plan: record.plan,
@@ -34,7 +36,7 @@ export async function usage(ctx: AdminContext, keyId: string) {
           history: {
             dayStart: w.dayStart,
             nowMinute: w.minuteStart,
-            ...minuteCounts(await deps.history(record.keyId, w), u.dayCount),
+            ...minuteCounts(await deps.history(record.keyId, counted, w), u.dayCount),
           },
         }
       : {}),

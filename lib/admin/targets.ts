@@ -138,7 +138,7 @@ async function storesFor(tables: TableTarget): Promise<Pick<AdminDeps, 'store' |
   return {
     store: createKeyAdminStore(storage),
     limits: createLimitStore(storage, telemetry),
-    history: (subject, w) => readUsageHistory(storage, subject, w),
+    history: (subject, limits, w) => readUsageHistory(storage, subject, limits, w),
     storage,
   };
 }

@@ -21,7 +21,7 @@ export function onEveryClient(
   middleware: ClientMiddleware,
   step: 'initialize' | 'finalizeRequest' = 'initialize',
 ): () => void {
-  const clients = [...api.functions.values()].map((f) => f.runtime.storage.ddb);
+  const clients = [...api.functions.values()].flatMap((f) => [f.runtime.storage.ddb, f.runtime.storage.once.ddb]);
   // The add overloads differ per step; the middleware's shape is the same for both steps used here.
   for (const c of clients) c.middlewareStack.add(middleware as never, { step, name } as never);
   return () => {

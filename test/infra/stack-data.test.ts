@@ -61,9 +61,9 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
     }
     // Above the app limits (test/infra/usage-plans.test.ts shows why these numbers never reject what the app admits).
     expect(usagePlanThrottle(PLANS.free.limits!)).toEqual({
-      rateLimit: 2,
-      burstLimit: 178,
-      quotaPerDay: 3_015,
+      rateLimit: 3,
+      burstLimit: 320,
+      quotaPerDay: 5_500,
       guaranteed: true,
     });
   });

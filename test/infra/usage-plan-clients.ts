@@ -2,7 +2,8 @@
  * Simulated clients for the usage-plan model (usage-plan-model.ts), on a simulated clock.
  */
 import {
-  HONOURING_REJECTIONS_PER_WINDOW,
+  BAN_POLICY,
+  LIMITER,
   PLANS,
   STANDARD_PLANS,
   usagePlanThrottle,
@@ -34,7 +35,7 @@ export const EPOCH_MS = Date.UTC(2026, 0, 5);
 /**
  * A client that honours the headers: after a 429 it sends nothing until the Retry-After or X-RateLimit-Reset it
  * was given, after X-RateLimit-Remaining: 0 nothing until X-RateLimit-Reset, and it never has more requests in
- * flight than HONOURING_REJECTIONS_PER_WINDOW. Within that, it sends as soon as it may: it keeps sending while it
+ * flight than BAN_POLICY.fleetWorkers. Within that, it sends as soon as it may: it keeps sending while it
  * has requests to send, so it receives every 429 those rules still allow.
  */
 export async function honouringClient(
@@ -48,7 +49,7 @@ export async function honouringClient(
   let blockedUntil = 0;
   let began = startMs;
   for (const b of bursts) {
-    if (b.inFlight > HONOURING_REJECTIONS_PER_WINDOW) throw new Error('not an honouring client');
+    if (b.inFlight > BAN_POLICY.fleetWorkers) throw new Error('not an honouring client');
     t = b.toBoundary ? Math.max(t, (Math.floor(began / 60_000) + 1) * 60_000) : t + b.gapMs;
     began = t;
     for (let left = b.count; left > 0;) {
@@ -70,7 +71,7 @@ export async function honouringClient(
 export const greedyClient = (gw: GatewayModel, startMs: number, untilMs: number, prefer: Burst['prefer'] = 'reset') =>
   honouringClient(
     gw,
-    [{ gapMs: 0, toBoundary: false, count: Infinity, inFlight: HONOURING_REJECTIONS_PER_WINDOW, prefer, latencyMs: 0 }],
+    [{ gapMs: 0, toBoundary: false, count: Infinity, inFlight: BAN_POLICY.fleetWorkers, prefer, latencyMs: 0 }],
     startMs,
     untilMs,
   );
@@ -91,13 +92,14 @@ export async function runawayClient(
  */
 export function boundaryBursts(limits: PlanLimits): Burst[] {
   const burst = {
-    count: limits.perMinute + HONOURING_REJECTIONS_PER_WINDOW,
-    inFlight: HONOURING_REJECTIONS_PER_WINDOW,
+    count: limits.perMinute + BAN_POLICY.fleetWorkers,
+    inFlight: BAN_POLICY.fleetWorkers,
     prefer: 'reset',
     latencyMs: 0,
   } as const;
   return [
-    { ...burst, gapMs: 59_999, toBoundary: false },
+    // Just before the last LIMITER.maxSkewMs of the window, where a full window is no longer reopened early.
+    { ...burst, gapMs: 60_000 - LIMITER.maxSkewMs - 1, toBoundary: false },
     { ...burst, gapMs: 0, toBoundary: true },
   ];
 }

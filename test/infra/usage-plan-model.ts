@@ -6,63 +6,14 @@
  * - the quota counts every request that passes the authorizer, whatever the function answers (its 429s, bans and
  *   503s included), per DAY period; AWS does not document where a DAY starts, so the model takes any offset; the
  *   model also counts requests the bucket throttled (the stricter reading for the property below).
- * The app side is the real limiter rules (lambdas/domain/rate-limit.ts `enforce`, headers and 429s) on an
- * in-memory store with the semantics of lambdas/storage/limit-store.ts (test/integration/limits.test.ts checks
- * those on DynamoDB Local): count in both windows when both have room and the key is not banned; a rejection
- * arriving more than BAN_POLICY.graceMs after the window's first 429 counts towards the ban, and reaching
- * banThreshold in a minute bans the key (the domain's own rejectionStep and shouldBan decide).
+ * The app side is the real limiter (lambdas/domain/rate-limit.ts `createLimiter` and `enforce`: leases, headers,
+ * 429s and the ban) on in-memory counters with the semantics of lambdas/storage/limit-store.ts (the domain's own
+ * takeStep decides each write; test/integration/limits.test.ts checks the real adapter on DynamoDB Local).
  */
-import { BAN_POLICY, type PlanLimits, type UsagePlanLimits } from '../../contract/plans.ts';
-import {
-  enforce,
-  rejectionStep,
-  shouldBan,
-  windowsAt,
-  type Consumption,
-  type LimitStore,
-  type RateLimitHeaders,
-  type Windows,
-} from '../../lambdas/domain/rate-limit.ts';
+import type { PlanLimits, UsagePlanLimits } from '../../contract/plans.ts';
+import { createLimiter, enforce, windowsAt, type RateLimitHeaders } from '../../lambdas/domain/rate-limit.ts';
 import { AppError } from '../../lambdas/domain/errors.ts';
-
-type Counters = { ms: number; m: number; d: number; rjm?: number; rf?: number; rj: number };
-
-/** One key's limiter state, as limit-store.ts keeps it (one item per UTC day, a ban that outlives the day). */
-export class MemoryLimitStore implements LimitStore {
-  private days = new Map<number, Counters>();
-  private banUntil = 0;
-
-  private day(w: Windows): Counters {
-    let c = this.days.get(w.dayStart);
-    if (!c) this.days.set(w.dayStart, (c = { ms: -1, m: 0, d: 0, rj: 0 }));
-    if (c.ms !== w.minuteStart) Object.assign(c, { ms: w.minuteStart, m: 0 });
-    return c;
-  }
-
-  /** Whether consume() would admit now, without counting: what the app would have answered. */
-  wouldAdmit(limits: PlanLimits, w: Windows): boolean {
-    const c = this.day(w);
-    return this.banUntil <= w.nowSec && c.m < limits.perMinute && c.d < limits.perDay;
-  }
-
-  async consume(_subject: string, limits: PlanLimits, w: Windows): Promise<Consumption> {
-    const c = this.day(w);
-    if (this.banUntil > w.nowSec) return { allowed: false, reason: 'banned', banUntil: this.banUntil };
-    if (c.d < limits.perDay && c.m < limits.perMinute) {
-      c.m++;
-      c.d++;
-      return { allowed: true, minuteCount: c.m, dayCount: c.d };
-    }
-    const step = rejectionStep(c, w);
-    if (step.kind === 'open') Object.assign(c, { rjm: w.minuteStart, rf: w.nowMs, rj: 0 });
-    if (step.kind === 'late' && shouldBan(++c.rj, limits)) this.banUntil = w.nowSec + BAN_POLICY.banSeconds;
-    return { allowed: false, reason: c.d >= limits.perDay ? 'day' : 'minute', minuteCount: c.m, dayCount: c.d };
-  }
-
-  async usage(): Promise<never> {
-    throw new Error('not modelled');
-  }
-}
+import { MemoryCounters } from '../helpers/memory-counters.ts';
 
 export type Outcome =
   | { readonly by: 'gateway'; readonly type: 'THROTTLED' | 'QUOTA_EXCEEDED'; readonly appWouldAdmit: boolean }
@@ -74,7 +25,8 @@ export class GatewayModel {
   private lastMs = 0;
   private quotaDay = Number.NaN;
   private quotaUsed = 0;
-  readonly app = new MemoryLimitStore();
+  readonly counters = new MemoryCounters();
+  readonly app = createLimiter(this.counters);
   /** Requests that reached the function, per gateway quota day. */
   readonly reachedPerQuotaDay = new Map<number, number>();
   /** Requests the gateway rejected although the app would have admitted them. */
@@ -106,7 +58,7 @@ export class GatewayModel {
     this.quotaUsed++;
     if (rejected) {
       this.gatewayRejections++;
-      const appWouldAdmit = this.app.wouldAdmit(this.limits, w);
+      const appWouldAdmit = this.counters.wouldAdmit('key', this.limits, w);
       if (appWouldAdmit) this.wronglyRejected.push({ atMs, type: rejected });
       return { by: 'gateway', type: rejected, appWouldAdmit };
     }

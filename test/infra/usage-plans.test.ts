@@ -7,12 +7,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  ACCOUNT_THROTTLE,
-  HONOURING_REJECTIONS_PER_WINDOW,
-  usagePlanThrottle,
-  type PlanLimits,
-} from '../../contract/plans.ts';
+import { ACCOUNT_THROTTLE, BAN_POLICY, usagePlanThrottle, type PlanLimits } from '../../contract/plans.ts';
 import { GatewayModel } from './usage-plan-model.ts';
 import {
   EPOCH_MS,
@@ -38,8 +33,8 @@ const burstArb = (limits: PlanLimits): fc.Arbitrary<Burst> =>
   fc.record({
     gapMs: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 3_000 }), fc.integer({ min: 0, max: 200_000 })),
     toBoundary: fc.boolean(),
-    count: fc.integer({ min: 1, max: 2 * limits.perMinute + HONOURING_REJECTIONS_PER_WINDOW }),
-    inFlight: fc.integer({ min: 1, max: HONOURING_REJECTIONS_PER_WINDOW }),
+    count: fc.integer({ min: 1, max: 2 * limits.perMinute + BAN_POLICY.fleetWorkers }),
+    inFlight: fc.integer({ min: 1, max: BAN_POLICY.fleetWorkers }),
     prefer: fc.constantFrom('reset', 'retry-after'),
     latencyMs: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 500 })),
   });

@@ -1,47 +1,45 @@
 /**
- * The limiter against late requests, bursts, hammering and failing ban writes, on DynamoDB Local (through the fault
- * proxy, which passes everything through unless a test adds a rule). Windows are set by the request's own time,
- * so every test picks its instants explicitly.
+ * The limiter's real adapter on DynamoDB Local, through the fault proxy (which passes everything through unless a
+ * test adds a rule): late requests, lost answers, clocks apart, contention, oversized items and failing ban writes.
+ * Windows are set by each request's own time, so every test picks its instants explicitly; each limiter instance
+ * is one container.
  */
 import { randomUUID } from 'node:crypto';
-import { UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { BAN_POLICY, banThreshold, PLANS, type PlanLimits } from '../../contract/plans.ts';
+import { banThreshold } from '../../contract/plans.ts';
 import { quietTelemetry, startTestApi, type TestApi } from '../helpers/api.ts';
-import { windowsAt, type LimitStore } from '../../lambdas/domain/rate-limit.ts';
+import { createLimiter, windowsAt, type LimitCounters, type Limiter } from '../../lambdas/domain/rate-limit.ts';
+import { UnavailableError } from '../../lambdas/domain/errors.ts';
 import { createLimitStore } from '../../lambdas/storage/limit-store.ts';
-import { localClient } from '../../lambdas/storage/provision.ts';
 import { startFaultProxy, type FaultProxy } from '../helpers/fault-proxy.ts';
 
 let proxy: FaultProxy;
 let api: TestApi;
-let client: DynamoDBClient;
-let limits: LimitStore;
+let counters: LimitCounters;
 
 beforeAll(async () => {
   proxy = await startFaultProxy(inject('dynamoEndpoint'));
   api = await startTestApi({ dynamoEndpoint: proxy.url });
   // Through the fault proxy, as the functions' own clients are.
-  limits = createLimitStore(api.storage, quietTelemetry());
-  client = localClient(inject('dynamoEndpoint'));
+  counters = createLimitStore(api.storage, quietTelemetry());
 });
 afterAll(async () => {
-  client?.destroy();
   await api?.close();
   await proxy?.close();
 });
 afterEach(() => proxy.clear());
 
+const container = (): Limiter => createLimiter(counters);
 const subject = () => `s-${randomUUID()}`;
 const MIN = 60_000;
 /** A minute start far from other tests' (each test also uses its own subject). */
 let base = Date.UTC(2032, 0, 1, 9, 0, 0);
 const freshMinute = () => (base += 7 * 86_400_000);
 
-async function run(s: string, plan: PlanLimits, atMs: number, n = 1) {
+async function run(limiter: Limiter, s: string, plan: { perMinute: number; perDay: number }, atMs: number, n = 1) {
   const out = [];
-  for (let i = 0; i < n; i++) out.push(await limits.consume(s, plan, windowsAt(atMs)));
+  for (let i = 0; i < n; i++) out.push(await limiter.consume(s, plan, windowsAt(atMs)));
   return out;
 }
 const allowed = (cs: Array<{ allowed: boolean }>) => cs.filter((c) => c.allowed).length;
@@ -52,40 +50,77 @@ describe('windows only move forward', () => {
   it('a request stamped in minute T that arrives after T+1 opened counts against T+1, never resets it', async () => {
     const s = subject();
     const t = freshMinute();
-    expect(allowed(await run(s, plan, t, 6))).toBe(5); // T is full
-    expect(allowed(await run(s, plan, t + MIN))).toBe(1); // T+1 opens
-    const late = await run(s, plan, t + 59_000); // stamped in T, arrives now
-    const more = await run(s, plan, t + MIN + 1_000, 6);
+    const a = container();
+    expect(allowed(await run(a, s, plan, t, 6))).toBe(5); // T is full
+    expect(allowed(await run(a, s, plan, t + MIN))).toBe(1); // T+1 opens
+    // Another container, its clock still in T (not in T's last second).
+    const late = await run(container(), s, plan, t + 50_000);
+    const more = await run(a, s, plan, t + MIN + 1_000, 6);
     // T+1 admits exactly its limit, the late request included; T's full window was not reopened.
     expect(1 + allowed(late) + allowed(more)).toBe(5);
-    expect((await limits.usage(s, windowsAt(t + MIN + 2_000))).minuteCount).toBe(5);
-  });
-
-  it('a late request finding the newest minute full is rejected and leaves its count alone', async () => {
-    const s = subject();
-    const t = freshMinute();
-    await run(s, plan, t + MIN, 5);
-    expect(await limits.consume(s, plan, windowsAt(t + 30_000))).toMatchObject({ allowed: false, reason: 'minute' });
-    expect((await limits.usage(s, windowsAt(t + MIN))).minuteCount).toBe(5);
-    expect(allowed(await run(s, plan, t + MIN + 1, 3))).toBe(0);
+    expect((await counters.usage(s, plan, windowsAt(t + MIN + 2_000))).minuteCount).toBe(5);
   });
 
   it('rolls over at midnight: a late request from the old day counts in the old day, the new day stays exact', async () => {
     const s = subject();
     const midnight = freshMinute() - 9 * 3_600_000 + 86_400_000; // base minutes are at 09:00 UTC
-    await run(s, plan, midnight - 1_000, 5); // 23:59:59, full
-    expect(allowed(await run(s, plan, midnight))).toBe(1);
-    expect(await limits.consume(s, plan, windowsAt(midnight - 500))).toMatchObject({
+    await run(container(), s, plan, midnight - 30_000, 5); // 23:59:30, full
+    expect(allowed(await run(container(), s, plan, midnight))).toBe(1);
+    expect(await container().consume(s, plan, windowsAt(midnight - 20_000))).toMatchObject({
       allowed: false,
       reason: 'minute',
     });
-    expect(await limits.usage(s, windowsAt(midnight + 1_000))).toMatchObject({ minuteCount: 1, dayCount: 1 });
+    expect(await counters.usage(s, plan, windowsAt(midnight + 1_000))).toMatchObject({ minuteCount: 1, dayCount: 1 });
   });
 });
 
-describe('contention', () => {
-  it('a window that keeps moving under a request answers 503 (UnavailableError), never a 500', async () => {
-    const { UnavailableError } = await import('../../lambdas/domain/errors.ts');
+describe('lost answers and clocks apart never count a request twice, nor admit one uncounted', () => {
+  const plan = { perMinute: 5, perDay: 1_000 };
+
+  it('a counting write whose answer is lost is a 503, counted once, and never resent', async () => {
+    const s = subject();
+    const t = freshMinute();
+    expect(await container().consume(s, plan, windowsAt(t))).toMatchObject({ minuteRemaining: 4 });
+    const writes = () => proxy.log.filter((r) => r.target === 'UpdateItem' && r.body.includes(`rl#${s}#`)).length;
+    const before = writes();
+    // The next write (a count in the open minute) is applied, and its answer lost.
+    proxy.add({ target: 'UpdateItem', body: `rl#${s}#`, times: 1, fault: { kind: 'lose-answer', holdMs: 600 } });
+    await expect(container().consume(s, plan, windowsAt(t + 10))).rejects.toBeInstanceOf(UnavailableError);
+    expect(writes() - before).toBe(1); // sent once: no resend that could count it again
+    // The lost one stands (the service errs towards under-admission), and is counted once.
+    const next = await container().consume(s, plan, windowsAt(t + 1_000));
+    expect(next).toMatchObject({ allowed: true, minuteRemaining: 2 });
+    expect((await counters.usage(s, plan, windowsAt(t + 1_000))).minuteCount).toBe(3);
+  });
+
+  it('two containers 12 ms apart across a second boundary, one answer lost: 3 requests count 3', async () => {
+    const s = subject();
+    const t = freshMinute() + 10_995;
+    const a = container();
+    const b = container();
+    await a.consume(s, plan, windowsAt(t));
+    proxy.add({ target: 'UpdateItem', body: `rl#${s}#`, times: 1, fault: { kind: 'lose-answer', holdMs: 600 } });
+    await expect(b.consume(s, plan, windowsAt(t + 12))).rejects.toBeInstanceOf(UnavailableError);
+    await a.consume(s, plan, windowsAt(t + 1));
+    expect((await counters.usage(s, plan, windowsAt(t + 20))).minuteCount).toBe(3);
+  });
+
+  it('a throttled counting write (not applied) is tried again and counted once', async () => {
+    const s = subject();
+    const t = freshMinute();
+    proxy.add({
+      target: 'UpdateItem',
+      body: `rl#${s}#`,
+      times: 1,
+      fault: { kind: 'error', status: 400, type: 'ThrottlingException' },
+    });
+    expect(await container().consume(s, plan, windowsAt(t))).toMatchObject({ allowed: true, minuteRemaining: 4 });
+    expect((await counters.usage(s, plan, windowsAt(t))).minuteCount).toBe(1);
+  });
+});
+
+describe('never a 500 from the limiter', () => {
+  it('a window that keeps moving under a request answers 503 (UnavailableError)', async () => {
     const s = subject();
     const w = windowsAt(freshMinute());
     // Every write on this subject's item fails its condition, and the item returned always shows room: the limiter
@@ -102,81 +137,40 @@ describe('contention', () => {
         },
       },
     });
-    await expect(limits.consume(s, { perMinute: 5, perDay: 100 }, w)).rejects.toBeInstanceOf(UnavailableError);
-  });
-});
-
-describe('bans follow requests that keep coming after a 429, not a parallel burst', () => {
-  it('a burst of 130 in parallel against 100/min gets 30 rejections and no ban', async () => {
-    const s = subject();
-    const plan = { perMinute: 100, perDay: 10_000 };
-    const t = freshMinute();
-    const burst = await Promise.all(Array.from({ length: 130 }, () => limits.consume(s, plan, windowsAt(t + 100))));
-    expect(allowed(burst)).toBe(100);
-    expect(burst.filter((c) => !c.allowed).every((c) => c.reason === 'minute')).toBe(true);
-    expect(await limits.consume(s, plan, windowsAt(t + MIN))).toMatchObject({ allowed: true });
+    await expect(container().consume(s, { perMinute: 5, perDay: 100 }, w)).rejects.toBeInstanceOf(UnavailableError);
   });
 
-  it('hammering past the grace after the first 429 bans the key, from the threshold on', async () => {
+  it('an item-size ValidationException (an item over 400 KB) is a 503, not a 500', async () => {
     const s = subject();
-    const plan = { perMinute: 100, perDay: 10_000 };
-    const t = freshMinute();
-    await Promise.all(Array.from({ length: 101 }, () => limits.consume(s, plan, windowsAt(t)))); // limit reached, first 429
-    const after = t + BAN_POLICY.graceMs + 500;
-    const hammer = await run(s, plan, after, banThreshold(plan) - 1);
-    expect(hammer.every((c) => !c.allowed && c.reason === 'minute')).toBe(true);
-    expect(await limits.consume(s, plan, windowsAt(t + MIN))).toMatchObject({ allowed: true }); // one short: no ban
-    await run(s, plan, t + MIN, 100);
-    await run(s, plan, t + MIN + 10, 1);
-    await run(s, plan, t + MIN + 2_000, banThreshold(plan));
-    const banned = await limits.consume(s, plan, windowsAt(t + 2 * MIN));
-    expect(banned).toMatchObject({
-      allowed: false,
-      reason: 'banned',
-      banUntil: Math.floor((t + MIN + 2_000) / 1000) + BAN_POLICY.banSeconds,
+    proxy.add({
+      target: 'UpdateItem',
+      body: `rl#${s}#`,
+      fault: {
+        kind: 'error',
+        status: 400,
+        type: 'ValidationException',
+        message: 'Item size to update has exceeded the maximum allowed size',
+      },
     });
-  });
-
-  it('a Business client overshooting by 3 % over the minute is not banned', async () => {
-    const s = subject();
-    const plan = PLANS.business.limits!;
-    const t = freshMinute();
-    // 1,030 requests spread over the minute, 103 every 5 s.
-    const all = [];
-    for (let slice = 0; slice < 10; slice++) {
-      all.push(
-        ...(await Promise.all(
-          Array.from({ length: 103 }, () => limits.consume(s, plan, windowsAt(t + slice * 5_000))),
-        )),
-      );
-    }
-    expect(allowed(all)).toBe(1_000);
-    expect(await limits.consume(s, plan, windowsAt(t + MIN))).toMatchObject({ allowed: true });
+    await expect(container().consume(s, { perMinute: 5, perDay: 100 }, windowsAt(freshMinute()))).rejects.toSatisfy(
+      (e) => e instanceof UnavailableError && e.status === 503,
+    );
   });
 });
 
 describe('ban bookkeeping', () => {
   const tight = { perMinute: 2, perDay: 1_000 };
 
-  it('bans a count that stepped over the threshold (e.g. a retried ADD), not only one equal to it', async () => {
+  it('429s from many containers add up on one small item: a window over the threshold bans the key', async () => {
     const s = subject();
     const t = freshMinute();
-    const w = windowsAt(t + 5_000);
-    await client.send(
-      new UpdateItemCommand({
-        TableName: api.tableEnv.STATE_TABLE_NAME,
-        Key: { pk: { S: `rl#${s}#${w.dayStart}` } },
-        UpdateExpression: 'SET ms = :ms, m = :m, d = :m, rjm = :ms, rf = :rf, rj = :rj',
-        ExpressionAttributeValues: {
-          ':ms': { N: String(w.minuteStart) },
-          ':m': { N: '2' },
-          ':rf': { N: String(t) },
-          ':rj': { N: String(banThreshold(tight) + 3) },
-        },
-      }),
-    );
-    await limits.consume(s, tight, w);
-    expect(await limits.consume(s, tight, windowsAt(t + MIN))).toMatchObject({ allowed: false, reason: 'banned' });
+    await run(container(), s, tight, t, 2);
+    // Each 429 from a container of its own (each records at once): banThreshold + 1 of them in the window.
+    for (let i = 0; i <= banThreshold(tight); i++) await container().consume(s, tight, windowsAt(t + 100 + i));
+    expect(await container().consume(s, tight, windowsAt(t + 3 * MIN))).toMatchObject({
+      allowed: false,
+      reason: 'banned',
+    });
   });
 
   it('a failing ban write still answers 429, never 503', async () => {
@@ -187,8 +181,9 @@ describe('ban bookkeeping', () => {
       body: 'banUntil = :b',
       fault: { kind: 'error', status: 500, type: 'InternalServerError' },
     });
-    await run(s, tight, t, 3);
-    const late = await run(s, tight, t + 2_000, banThreshold(tight) + 2);
+    await run(container(), s, tight, t, 2);
+    const late = [];
+    for (let i = 0; i <= banThreshold(tight) + 2; i++) late.push(await container().consume(s, tight, windowsAt(t + i)));
     expect(late.every((c) => !c.allowed && c.reason === 'minute')).toBe(true);
     expect(proxy.log.filter((r) => r.fault === 'error' && r.body.includes(s)).length).toBeGreaterThan(0);
   });
@@ -197,19 +192,24 @@ describe('ban bookkeeping', () => {
     const s = subject();
     const midnight = freshMinute() - 9 * 3_600_000 + 86_400_000;
     const t = midnight - 5 * MIN; // 23:55: a 15-minute ban reaches into the next day
-    // One ban call fails on the next day's item (the SDK's three attempts of it).
+    // The first ban write, on the next day's item, fails; the next 429 over the threshold bans again.
     proxy.add({
       target: 'UpdateItem',
       body: `rl#${s}#${midnight / 1000}"`,
-      times: 3,
+      times: 1,
       fault: { kind: 'error', status: 500, type: 'InternalServerError' },
     });
-    await run(s, tight, t, 3);
-    const late = await run(s, tight, t + 2_000, banThreshold(tight) + 1);
+    await run(container(), s, tight, t, 2);
+    const late = [];
+    for (let i = 0; i <= banThreshold(tight) + 1; i++) late.push(await container().consume(s, tight, windowsAt(t + i)));
     expect(late.every((c) => !c.allowed)).toBe(true);
-    expect(proxy.log.filter((r) => r.fault === 'error' && r.body.includes(s))).toHaveLength(3);
-    expect(await limits.consume(s, tight, windowsAt(t + 3 * MIN))).toMatchObject({ allowed: false, reason: 'banned' });
-    expect(await limits.consume(s, tight, windowsAt(midnight + 5 * MIN))).toMatchObject({
+    expect(proxy.log.filter((r) => r.fault === 'error' && r.body.includes(s)).length).toBeGreaterThan(0);
+    // A later ban attempt wrote both days (a failure part-way never leaves a ban that ends at midnight).
+    expect(await container().consume(s, tight, windowsAt(t + 3 * MIN))).toMatchObject({
+      allowed: false,
+      reason: 'banned',
+    });
+    expect(await container().consume(s, tight, windowsAt(midnight + 5 * MIN))).toMatchObject({
       allowed: false,
       reason: 'banned',
     });

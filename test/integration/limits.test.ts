@@ -2,15 +2,18 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BAN_POLICY, banThreshold } from '../../contract/plans.ts';
 import { quietTelemetry, startTestApi, type TestApi } from '../helpers/api.ts';
-import { windowsAt, type LimitStore } from '../../lambdas/domain/rate-limit.ts';
+import { createLimiter, windowsAt, type LimitCounters, type Limiter } from '../../lambdas/domain/rate-limit.ts';
 import { createLimitStore } from '../../lambdas/storage/limit-store.ts';
 
 let api: TestApi;
-let limits: LimitStore;
+let counters: LimitCounters;
+/** One container's limiter on the real adapter. */
+let limiter: Limiter;
 
 beforeAll(async () => {
   api = await startTestApi();
-  limits = createLimitStore(api.storage, quietTelemetry());
+  counters = createLimitStore(api.storage, quietTelemetry());
+  limiter = createLimiter(counters);
 });
 afterAll(() => api?.close());
 afterEach(() => api.clock.reset());
@@ -29,54 +32,52 @@ describe('limiter on DynamoDB Local', () => {
     const start = freshMinute();
     const subject = 'count';
     const seen = [];
-    for (let i = 0; i < 6; i++) seen.push(await limits.consume(subject, plan, windowsAt(start + i)));
+    for (let i = 0; i < 6; i++) seen.push(await limiter.consume(subject, plan, windowsAt(start + i)));
     expect(seen.map((c) => c.allowed)).toEqual([true, true, true, true, true, false]);
-    expect(seen[4]).toMatchObject({ minuteCount: 5, dayCount: 5 });
+    expect(seen[4]).toMatchObject({ minuteRemaining: 0, dayRemaining: 3 });
     expect(seen[5]).toMatchObject({ allowed: false, reason: 'minute' });
     // Next minute: the minute window opens again, the day keeps counting until its limit.
     const next = [];
-    for (let i = 0; i < 4; i++) next.push(await limits.consume(subject, plan, windowsAt(start + 60_000 + i)));
+    for (let i = 0; i < 4; i++) next.push(await limiter.consume(subject, plan, windowsAt(start + 60_000 + i)));
     expect(next.map((c) => c.allowed)).toEqual([true, true, true, false]);
-    expect(next[3]).toMatchObject({ allowed: false, reason: 'day', dayCount: 8 });
+    expect(next[3]).toMatchObject({ allowed: false, reason: 'day' });
     // Next day: both windows are fresh.
-    expect(await limits.consume(subject, plan, windowsAt(start + 86_400_000))).toMatchObject({
+    expect(await limiter.consume(subject, plan, windowsAt(start + 86_400_000))).toMatchObject({
       allowed: true,
-      minuteCount: 1,
-      dayCount: 1,
+      minuteRemaining: 4,
+      dayRemaining: 7,
     });
   });
 
-  it('admits exactly the limit out of 200 parallel requests on a fresh window', async () => {
+  it('admits exactly the limit out of 200 parallel requests on a fresh window, with exact remaining counts', async () => {
     const w = windowsAt(freshMinute());
-    const results = await Promise.all(
-      Array.from({ length: 200 }, () => limits.consume('parallel', { perMinute: 60, perDay: 1000 }, w)),
-    );
-    expect(results.filter((r) => r.allowed)).toHaveLength(60);
-    const counts = results
-      .filter((r) => r.allowed)
-      .map((r) => (r as { minuteCount: number }).minuteCount)
-      .sort((a, b) => a - b);
-    expect(counts).toEqual(Array.from({ length: 60 }, (_, i) => i + 1));
-    expect((await limits.usage('parallel', w)).dayCount).toBe(60); // rejected requests consumed nothing
+    const limits = { perMinute: 60, perDay: 1000 };
+    const results = await Promise.all(Array.from({ length: 200 }, () => limiter.consume('parallel', limits, w)));
+    const admitted = results.flatMap((r) => (r.allowed ? [r.minuteRemaining] : []));
+    expect(admitted.sort((a, b) => a - b)).toEqual(Array.from({ length: 60 }, (_, i) => i));
+    expect((await counters.usage('parallel', limits, w)).dayCount).toBe(60); // rejected requests consumed nothing
   });
 
-  it('bans a key that keeps calling while limited, until the ban ends, without touching other keys', async () => {
+  it('bans a key whose 429s in one window exceed what a fleet could cause, until the ban ends, not its neighbours', async () => {
     const start = freshMinute();
-    const w = windowsAt(start);
     const tight = { perMinute: 2, perDay: 1000 };
-    await limits.consume('banned', tight, w);
-    await limits.consume('banned', tight, w);
-    expect(await limits.consume('banned', tight, w)).toMatchObject({ allowed: false, reason: 'minute' }); // the first 429
-    // Requests that keep coming more than the grace after that 429.
-    const late = windowsAt(start + BAN_POLICY.graceMs + 1);
+    await limiter.consume('banned', tight, windowsAt(start));
+    await limiter.consume('banned', tight, windowsAt(start));
+    // Requests that keep coming after their 429s, one every 20 ms for 3 s: recorded once a second.
     const rejected = [];
-    for (let i = 0; i < banThreshold(tight); i++) rejected.push(await limits.consume('banned', tight, late));
-    expect(rejected.every((r) => !r.allowed && r.reason === 'minute')).toBe(true);
-    const during = await limits.consume('banned', tight, windowsAt(start + 5 * 60_000));
-    expect(during).toMatchObject({ allowed: false, reason: 'banned', banUntil: late.nowSec + BAN_POLICY.banSeconds });
-    expect(await limits.consume('neighbour', tight, w)).toMatchObject({ allowed: true });
-    const after = await limits.consume('banned', tight, windowsAt((late.nowSec + BAN_POLICY.banSeconds) * 1000));
-    expect(after).toMatchObject({ allowed: true });
+    for (let i = 0; i <= banThreshold(tight) + 50; i++)
+      rejected.push(await limiter.consume('banned', tight, windowsAt(start + 20 * i)));
+    expect(rejected.slice(0, banThreshold(tight)).every((r) => !r.allowed && r.reason === 'minute')).toBe(true);
+    const banned = rejected.find((r) => !r.allowed && r.reason === 'banned');
+    expect(banned).toBeDefined();
+    // Another container learns of it from the item, not from its own 429s.
+    const other = createLimiter(counters);
+    const during = await other.consume('banned', tight, windowsAt(start + 5 * 60_000));
+    expect(during).toMatchObject({ allowed: false, reason: 'banned' });
+    const banUntil = (during as { banUntil: number }).banUntil;
+    expect(banUntil - Math.floor(start / 1000)).toBeGreaterThanOrEqual(BAN_POLICY.banSeconds);
+    expect(await other.consume('neighbour', tight, windowsAt(start))).toMatchObject({ allowed: true });
+    expect(await other.consume('banned', tight, windowsAt(banUntil * 1000))).toMatchObject({ allowed: true });
   });
 });
 

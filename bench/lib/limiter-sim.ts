@@ -1,0 +1,254 @@
+/**
+ * A scale simulation of the rate limiter: many Lambda containers, each with its own limiter (its own leases and
+ * caches) and its own clock error, on one set of counters, driven by a synthetic clock. Requests are processed in
+ * time order, one at a time, so the outcome depends on the arrival schedule only, never on how fast this machine
+ * is. With the real adapter on DynamoDB Local (`npm run bench -- --only=scale`) every counting write is metered
+ * with its consumed capacity and its item; with in-memory counters (test/unit) the same scenarios run in a moment.
+ *
+ * Containers: like Lambda, a request goes to an idle container (one request at a time each, `serviceMs` long),
+ * and a new container starts when none is idle.
+ */
+import { banThreshold, type PlanLimits } from '../../contract/plans.ts';
+import { AppError } from '../../lambdas/domain/errors.ts';
+import {
+  createLimiter,
+  enforce,
+  windowsAt,
+  type LimitCounters,
+  type Limiter,
+  type LimiterOptions,
+} from '../../lambdas/domain/rate-limit.ts';
+
+export interface SimRequest {
+  /** Arrival, ms since the run's start. */
+  readonly atMs: number;
+  /** Who sent it (a worker of a fleet, say): answers are reported back to it. */
+  readonly client?: number;
+}
+
+export interface SimAnswer {
+  readonly status: 200 | 429 | 503;
+  readonly code?: string;
+  readonly retryAfter?: number;
+  readonly remaining: number;
+  readonly reset: number;
+}
+
+/** Where requests come from: a fixed schedule, or clients that react to answers (a fleet honouring Retry-After). */
+export interface Traffic {
+  /** The next request at or after nothing in particular: undefined when the traffic is over. */
+  next(): SimRequest | undefined;
+  /** The answer to a request (clients that honour Retry-After schedule their next request from it). */
+  answered?(req: SimRequest, answer: SimAnswer): void;
+}
+
+export interface SimOptions {
+  readonly limits: PlanLimits;
+  readonly traffic: Traffic;
+  /** Wall-clock start of the run (ms since the epoch). */
+  readonly startMs: number;
+  /** How long one request occupies a container. @default 20 */
+  readonly serviceMs?: number;
+  /** Each new container's clock error is drawn from [-skewMs / 2, skewMs / 2]. @default 0 */
+  readonly skewMs?: number;
+  readonly subject?: string;
+  /** Called before each request with the synthetic time (for meters keyed by time). */
+  readonly onTime?: (atMs: number) => void;
+  readonly random?: () => number;
+  readonly limiterOptions?: LimiterOptions;
+}
+
+export interface WindowTally {
+  admitted: number;
+  rejected: number;
+}
+
+export interface SimResult {
+  readonly requests: number;
+  readonly admitted: number;
+  readonly byStatus: Record<string, number>;
+  /**
+   * Admitted and rate_limited per minute window whose budget they counted against (X-RateLimit-Reset - 60): with
+   * clocks apart and a full window reopened in its last moments, that is not always the true clock's minute.
+   */
+  readonly windows: Map<number, WindowTally>;
+  readonly containers: number;
+  /** Largest |X-RateLimit-Remaining - true remaining of the window| seen on an admitted request. */
+  readonly maxRemainingError: number;
+  /** When the first 429 and the first key_banned answer came (ms since the start), if any. */
+  readonly firstRejectionMs?: number;
+  readonly firstBanMs?: number;
+}
+
+interface Container {
+  readonly limiter: Limiter;
+  readonly skewMs: number;
+  busyUntil: number;
+}
+
+/** A simple seeded generator, so runs repeat exactly. */
+export function seeded(seed: number): () => number {
+  let s = seed >>> 0 || 1;
+  return () => {
+    s ^= s << 13;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    return (s >>> 0) / 2 ** 32;
+  };
+}
+
+export async function simulate(counters: LimitCounters, o: SimOptions): Promise<SimResult> {
+  const random = o.random ?? seeded(42);
+  const serviceMs = o.serviceMs ?? 20;
+  const subject = o.subject ?? 'sim';
+  const containers: Container[] = [];
+  const windows = new Map<number, WindowTally>();
+  const byStatus: Record<string, number> = {};
+  let requests = 0;
+  let admitted = 0;
+  let maxRemainingError = 0;
+  let firstRejectionMs: number | undefined;
+  let firstBanMs: number | undefined;
+  for (let req = o.traffic.next(); req; req = o.traffic.next()) {
+    const t = o.startMs + req.atMs;
+    o.onTime?.(t);
+    requests++;
+    // An idle container (the most recently freed, as Lambda keeps warm ones busy), else a new one.
+    let c: Container | undefined;
+    for (const k of containers) if (k.busyUntil <= t && (!c || k.busyUntil > c.busyUntil)) c = k;
+    if (!c) {
+      c = {
+        limiter: createLimiter(counters, { pickShard: (n) => Math.floor(random() * n), ...o.limiterOptions }),
+        skewMs: ((o.skewMs ?? 0) * (random() - 0.5)) | 0,
+        busyUntil: 0,
+      };
+      containers.push(c);
+    }
+    c.busyUntil = t + serviceMs;
+    const w = windowsAt(t + c.skewMs);
+    const tallyOf = (reset: number) => {
+      const tally = windows.get(reset - 60) ?? { admitted: 0, rejected: 0 };
+      windows.set(reset - 60, tally);
+      return tally;
+    };
+    let answer: SimAnswer;
+    try {
+      const h = await enforce(c.limiter, subject, o.limits, w);
+      answer = { status: 200, remaining: Number(h['X-RateLimit-Remaining']), reset: Number(h['X-RateLimit-Reset']) };
+      admitted++;
+      const minuteBinds = h['X-RateLimit-Limit'] === String(o.limits.perMinute);
+      const tally = tallyOf(minuteBinds ? answer.reset : w.minuteReset);
+      tally.admitted++;
+      if (minuteBinds) {
+        const trueRemaining = o.limits.perMinute - tally.admitted;
+        maxRemainingError = Math.max(maxRemainingError, Math.abs(answer.remaining - trueRemaining));
+      }
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      answer = {
+        status: err.status as 429 | 503,
+        code: err.code,
+        retryAfter: Number(err.headers['Retry-After']),
+        remaining: 0,
+        reset: Number(err.headers['X-RateLimit-Reset']),
+      };
+      if (err.code === 'rate_limited') tallyOf(answer.reset).rejected++;
+      if (err.status === 429) firstRejectionMs ??= req.atMs;
+      if (err.code === 'key_banned') firstBanMs ??= req.atMs;
+    }
+    const key = answer.code ?? String(answer.status);
+    byStatus[key] = (byStatus[key] ?? 0) + 1;
+    o.traffic.answered?.(req, answer);
+  }
+  return {
+    requests,
+    admitted,
+    byStatus,
+    windows,
+    containers: containers.length,
+    maxRemainingError,
+    firstRejectionMs,
+    firstBanMs,
+  };
+}
+
+/** `count` requests evenly spaced over `[fromMs, fromMs + spanMs)`. */
+export function even(count: number, spanMs: number, fromMs = 0): Traffic {
+  let i = 0;
+  return { next: () => (i < count ? { atMs: fromMs + Math.floor((i++ * spanMs) / count) } : undefined) };
+}
+
+/** Requests at `perSecond` for `seconds`, ignoring every answer (an abusive client, or plain load). */
+export function steady(perSecond: number, seconds: number, fromMs = 0): Traffic {
+  return even(Math.round(perSecond * seconds), seconds * 1000, fromMs);
+}
+
+/**
+ * A fleet of `workers` clients on one key, each sending every `periodMs(i)` from its own phase, and after a 429
+ * waiting its Retry-After (and `extraWaitMs(i)` more) before it sends again: every worker honours its own 429s.
+ */
+export function fleet(
+  workers: number,
+  seconds: number,
+  periodMs: (i: number) => number,
+  phaseMs: (i: number) => number,
+  extraWaitMs: (i: number) => number = () => 0,
+): Traffic {
+  // A small binary heap of (time, worker), so a 1,000-worker fleet stays cheap.
+  const heap: Array<[number, number]> = [];
+  const push = (t: number, c: number) => {
+    heap.push([t, c]);
+    for (let i = heap.length - 1; i > 0;) {
+      const p = (i - 1) >> 1;
+      if (heap[p]![0] <= heap[i]![0]) break;
+      [heap[p], heap[i]] = [heap[i]!, heap[p]!];
+      i = p;
+    }
+  };
+  const pop = () => {
+    const top = heap[0]!;
+    const last = heap.pop()!;
+    if (heap.length) {
+      heap[0] = last;
+      for (let i = 0; ;) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < heap.length && heap[l]![0] < heap[m]![0]) m = l;
+        if (r < heap.length && heap[r]![0] < heap[m]![0]) m = r;
+        if (m === i) break;
+        [heap[m], heap[i]] = [heap[i]!, heap[m]!];
+        i = m;
+      }
+    }
+    return top;
+  };
+  for (let i = 0; i < workers; i++) push(phaseMs(i), i);
+  const end = seconds * 1000;
+  return {
+    next() {
+      if (!heap.length || heap[0]![0] >= end) return undefined;
+      const [atMs, client] = pop();
+      return { atMs, client };
+    },
+    answered(req, a) {
+      const i = req.client!;
+      const wait = a.status === 429 ? Math.max(periodMs(i), (a.retryAfter ?? 1) * 1000 + extraWaitMs(i)) : periodMs(i);
+      push(req.atMs + wait, i);
+    },
+  };
+}
+
+/** The largest share of the limit any minute window admitted (1 = exactly the limit; never above). */
+export function peakWindowShare(r: SimResult, limits: PlanLimits): number {
+  let max = 0;
+  for (const t of r.windows.values()) max = Math.max(max, t.admitted / limits.perMinute);
+  return max;
+}
+
+/** 429s (rate_limited) of the busiest window, against the ban threshold. */
+export function peakWindowRejections(r: SimResult, limits: PlanLimits): { peak: number; threshold: number } {
+  let peak = 0;
+  for (const t of r.windows.values()) peak = Math.max(peak, t.rejected);
+  return { peak, threshold: banThreshold(limits) };
+}

@@ -1,0 +1,58 @@
+/**
+ * Admission: the rate limiter's step of the envelope. It counts the call against its key's windows and gives the
+ * X-RateLimit-* headers, or the 429/503 that carries them.
+ *
+ * Reads do not wait for it before they start: the envelope starts a read operation's handler beside the limiter's
+ * write and answers when both are done (a refused request's read is discarded), so a read costs one DynamoDB round
+ * trip of latency, not two. Creates still count before they write. When this container already knows the request
+ * is refused (a full window, a spent day, a ban), nothing is started.
+ */
+import type { AuthContext } from '../domain/keys.ts';
+import { AppError, UnavailableError } from '../domain/errors.ts';
+import { createLimiter, enforce, windowsAt, type Limiter } from '../domain/rate-limit.ts';
+import { createLimitStore } from '../storage/limit-store.ts';
+import type { Runtime } from './runtime.ts';
+
+/** A function's limiter, built once per container (it keeps the container's leases); none when the limiter is off. */
+export function limiterOf(rt: Runtime): Limiter | undefined {
+  if (rt.config.RATE_LIMITER === 'off') return undefined;
+  return createLimiter(createLimitStore(rt.storage, rt.telemetry), {
+    onBookkeepingFailure: (err) => {
+      rt.telemetry.log.warn('ban bookkeeping failed', { errorName: (err as Error)?.name });
+      // The storage outage metric (and its alarm), with its own reason: the client was answered, the ban not kept.
+      rt.telemetry.count('StorageUnavailable', { reason: 'BanBookkeeping' });
+    },
+  });
+}
+
+export interface Admission {
+  /** Whether the limiter will refuse without asking storage: then the operation should not start at all. */
+  readonly refusedLocally: boolean;
+  /** Settles once the call is counted: its headers are in `headers`; rejects with the 429/503. */
+  readonly done: Promise<void>;
+}
+
+/** Counts the call against its key's windows, adding the X-RateLimit-* headers to `headers` when it settles. */
+export function admit(rt: Runtime, limiter: Limiter, auth: AuthContext, headers: Record<string, string>): Admission {
+  const windows = windowsAt(rt.now());
+  const refusedLocally = limiter.refusesLocally(auth.keyId, auth, windows);
+  const done = enforce(limiter, auth.keyId, auth, windows).then(
+    (h) => void Object.assign(headers, h),
+    (err: unknown) => {
+      if (err instanceof AppError && err.status === 429)
+        rt.telemetry.count('RateLimited', { code: err.code }, { plan: auth.plan });
+      // The counters cannot be read: nothing is admitted, so nothing is left until the retry.
+      if (err instanceof UnavailableError) {
+        Object.assign(headers, {
+          'X-RateLimit-Limit': String(auth.perMinute),
+          'X-RateLimit-Remaining': '0',
+          'X-RateLimit-Reset': String(windows.minuteReset),
+        });
+      }
+      throw err;
+    },
+  );
+  // Awaited by the envelope on every path; this only keeps an early failure from being reported as unhandled.
+  done.catch(() => undefined);
+  return { refusedLocally, done };
+}
