@@ -33,8 +33,18 @@ import { recordMinuteOpen } from './usage-history.ts';
 const KEEP_SECONDS = 2 * 86_400;
 /** Attempts before giving up on a window that keeps moving under this request (then 503, never a guess). */
 const SETTLE_ATTEMPTS = 6;
-/** Answers that say the write was not applied, so sending it again cannot count twice. */
-const NOT_APPLIED = new Set(['ThrottlingException', 'ProvisionedThroughputExceededException', 'RequestLimitExceeded']);
+/**
+ * Answers that say the write was not applied (throttled, or never sent: refused connection, unknown host), so
+ * sending it again cannot count twice.
+ */
+const NOT_APPLIED = new Set([
+  'ThrottlingException',
+  'ProvisionedThroughputExceededException',
+  'RequestLimitExceeded',
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
 const THROTTLE_RETRIES = 2;
 
 export const shardKey = (subject: string, dayStart: number, shard: number) => ({

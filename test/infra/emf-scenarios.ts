@@ -10,10 +10,15 @@ import { PLANS } from '../../contract/plans.ts';
 import { onEveryClient, throttlingException } from '../helpers/clients.ts';
 
 const key = `free_${randomBytes(16).toString('hex')}`;
+/** A second key, whose windows no earlier scenario filled (a container answers a full window without storage). */
+const other = `pro_${randomBytes(16).toString('hex')}`;
 const api = await startLocalApi({
   dynamoEndpoint: process.argv[2] || undefined,
   tablePrefix: `emf${randomBytes(4).toString('hex')}`,
-  devKeys: [{ key, plan: 'free' }],
+  devKeys: [
+    { key, plan: 'free' },
+    { key: other, plan: 'pro' },
+  ],
   // Every request reaches the authorizer (no cached decision), as a first request with a new key does.
   authCacheTtlSeconds: 0,
   // The stage's function environment (from the template), with metrics back on and the logs quiet.
@@ -57,7 +62,7 @@ try {
     'finalizeRequest',
   );
   // StorageUnavailable: the operation's tables fail (the key lookup works).
-  await call('/pets');
+  await call('/pets', { headers: { Authorization: `Bearer ${other}` } });
   // AuthorizerFailure: the key lookup fails (the authorizer fails closed); a key never seen, so nothing is cached.
   failKeys = true;
   await call('/pets', { headers: { Authorization: `Bearer never_seen_${randomBytes(16).toString('hex')}` } });

@@ -93,7 +93,8 @@ export async function runawayClient(
 export function boundaryBursts(limits: PlanLimits): Burst[] {
   const burst = {
     count: limits.perMinute + BAN_POLICY.fleetWorkers,
-    inFlight: BAN_POLICY.fleetWorkers,
+    // One short of the fleet, so a batch in flight straddles the limit (the plans' limits are multiples of 100).
+    inFlight: BAN_POLICY.fleetWorkers - 1,
     prefer: 'reset',
     latencyMs: 0,
   } as const;

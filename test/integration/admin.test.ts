@@ -163,7 +163,7 @@ describe('admin tool against API Gateway (aws-sdk-client-mock)', () => {
     await keyAdmin(deps).create({ owner: 'bigco', plan: 'enterprise', perMinute: 6000, perDay: 5_000_000 });
     // The same mapping as the standard plans (docs/deployment.md); 6,000/min is capped at the account throttle.
     const t = usagePlanThrottle({ perMinute: 6000, perDay: 5_000_000 });
-    expect(t).toMatchObject({ rateLimit: 101, burstLimit: 5_000, guaranteed: false });
+    expect(t).toMatchObject({ rateLimit: 200, burstLimit: 5_000, guaranteed: false });
     expect(apigw.commandCalls(CreateUsagePlanCommand)[0]!.args[0].input).toMatchObject({
       apiStages: [{ apiId: 'api123', stage: 'v1' }],
       throttle: { rateLimit: t.rateLimit, burstLimit: t.burstLimit },

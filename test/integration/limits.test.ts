@@ -49,10 +49,10 @@ describe('limiter on DynamoDB Local', () => {
     });
   });
 
-  it('admits exactly the limit out of 200 parallel requests on a fresh window, with exact remaining counts', async () => {
+  it('admits exactly the limit out of 150 parallel requests on a fresh window, with exact remaining counts', async () => {
     const w = windowsAt(freshMinute());
     const limits = { perMinute: 60, perDay: 1000 };
-    const results = await Promise.all(Array.from({ length: 200 }, () => limiter.consume('parallel', limits, w)));
+    const results = await Promise.all(Array.from({ length: 150 }, () => limiter.consume('parallel', limits, w)));
     const admitted = results.flatMap((r) => (r.allowed ? [r.minuteRemaining] : []));
     expect(admitted.sort((a, b) => a - b)).toEqual(Array.from({ length: 60 }, (_, i) => i));
     expect((await counters.usage('parallel', limits, w)).dayCount).toBe(60); // rejected requests consumed nothing
