@@ -1,6 +1,6 @@
 /**
- * `npm run bench [-- --quick] [-- --only=bundles,cold,warm,cost]`: bundle sizes, cold starts, warm request path,
- * limiter overhead and DynamoDB cost, each against its floor measured side by side in the same run.
+ * `npm run bench [-- --quick] [-- --only=bundles,cold,warm,cost,scale]`: bundle sizes, cold starts, warm request
+ * path, limiter overhead, DynamoDB cost and the limiter at scale, each against its floor measured side by side in the same run.
  * Prints tables and writes bench/results/latest.json. See docs/performance.md.
  */
 import { cpus, totalmem } from 'node:os';
@@ -14,12 +14,15 @@ import { printTable, round, stopChild } from './lib/util.ts';
 import { runBundles } from './phases/bundles.ts';
 import { runCold } from './phases/cold.ts';
 import { runCost } from './phases/cost.ts';
+import { runScale } from './phases/scale.ts';
 import { runWarm } from './phases/warm.ts';
 import type { BenchContext, Params } from './phases/context.ts';
 
 const argv = process.argv.slice(2);
 const QUICK = argv.includes('--quick');
-const ONLY = new Set((argv.find((a) => a.startsWith('--only='))?.slice(7) ?? 'bundles,cold,warm,cost').split(','));
+const ONLY = new Set(
+  (argv.find((a) => a.startsWith('--only='))?.slice(7) ?? 'bundles,cold,warm,cost,scale').split(','),
+);
 const P: Params = QUICK
   ? {
       coldRounds: 3,
@@ -74,6 +77,7 @@ try {
   }
   if (ONLY.has('warm')) await runWarm(ctx);
   if (ONLY.has('cost')) await runCost(ctx);
+  if (ONLY.has('scale')) await runScale(ctx);
   const idw = (result.idAllocationWarm ?? result.idAllocationCost) as
     { writesPerCreate: number; creates: number } | undefined;
   if (idw)

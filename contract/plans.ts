@@ -37,6 +37,7 @@ export const STANDARD_PLANS = PLAN_NAMES.filter((p) => PLANS[p].limits !== undef
  *   1,000 write units per second;
  * - larger keys take leases: a container takes a block of the window's budget with one conditional write (about
  *   `leaseSeconds` of its own traffic, at most 1/`leasesPerShardWindow` of a shard's minute) and admits locally;
+ *   a lease lasts `leaseTtlMs`, and what is left of it goes back with the container's next take;
  * - a key's budget is split over ceil(perMinute / `shardPerMinute`) counter items (shards), so no item takes more
  *   than a shard's share of the writes;
  * - `maxSkewMs`: how far containers' clocks may disagree; a full window is reopened that early for a request
@@ -47,6 +48,7 @@ export const LIMITER = {
   exactPerMinute: 1_000,
   shardPerMinute: 100_000,
   leaseSeconds: 2,
+  leaseTtlMs: 4_000,
   leasesPerShardWindow: 100,
   maxSkewMs: 1_000,
   rejectionFlushMs: 1_000,

@@ -52,8 +52,12 @@ export interface TakeRequest {
   readonly limits: PlanLimits;
   readonly w: Windows;
   readonly want: number;
-  /** Tokens of an earlier lease on the same day item that were never used: returned to the day count. */
+  /**
+   * Tokens of this container's earlier lease on the same shard and day that were never used: returned to the day
+   * count, and to the minute count too when the write counts in the same window `giveBackWindow` they came from.
+   */
   readonly giveBack: number;
+  readonly giveBackWindow?: number;
 }
 
 /** What a counting write answers. Counts are the shard's, after the write. */
@@ -173,7 +177,8 @@ interface Lease {
 
 /** What this container knows about one key. */
 interface KeyState {
-  readonly home: number;
+  /** The key's shard count when this state was made (a change of limits starts afresh). */
+  readonly shards: number;
   lease?: Lease;
   /** Requests per second this container admitted for the key, measured over its last lease. */
   rate: number;
@@ -186,7 +191,7 @@ interface KeyState {
 }
 
 export interface LimiterOptions {
-  /** Which shard a container starts on: a random one, so containers spread over a key's shards. */
+  /** Which shard a lease is taken from: a random one, so leases spread evenly over a key's shards. */
   readonly pickShard?: (shards: number) => number;
   /** Called when recording 429s towards the ban failed: the request still gets its 429. */
   readonly onBookkeepingFailure?: (err: unknown) => void;
@@ -209,9 +214,9 @@ export function createLimiter(counters: LimitCounters, options: LimiterOptions =
   const stateOf = (subject: string, limits: PlanLimits): KeyState => {
     let st = keys.get(subject);
     const shards = limiterShards(limits);
-    if (!st || st.home >= shards) {
+    if (!st || st.shards !== shards) {
       if (keys.size >= maxKeys) keys.delete(keys.keys().next().value!);
-      st = { home: pick(shards), rate: 0 };
+      st = { shards, rate: 0 };
       keys.set(subject, st);
     }
     return st;
@@ -226,8 +231,14 @@ export function createLimiter(counters: LimitCounters, options: LimiterOptions =
     w.nowMs < (st.fullMinute.minuteStart + 60) * 1000 - LIMITER.maxSkewMs;
   const dayFull = (st: KeyState, shard: number, w: Windows) =>
     st.fullDay !== undefined && st.fullDay.dayStart === w.dayStart && st.fullDay.shards.has(shard);
-  const leaseUsable = (l: Lease | undefined, w: Windows): l is Lease =>
-    l !== undefined && l.left > 0 && l.minuteStart >= w.minuteStart && l.dayStart === w.dayStart;
+  // A lease lasts LIMITER.leaseTtlMs: a container whose traffic dropped hands its tokens back at its next request
+  // instead of holding them for the rest of the window (and its header estimate stays fresh).
+  const leaseUsable = (l: Lease | undefined, w: Windows): boolean =>
+    l !== undefined &&
+    l.left > 0 &&
+    l.minuteStart >= w.minuteStart &&
+    l.dayStart === w.dayStart &&
+    w.nowMs - l.takenAtMs < LIMITER.leaseTtlMs;
 
   function fromLease(l: Lease, limits: PlanLimits): Consumption {
     l.left--;
@@ -305,7 +316,15 @@ export function createLimiter(counters: LimitCounters, options: LimiterOptions =
     const want = leaseSize(limits, part, st.rate, w);
     // Whatever the answer, the old lease is done: it was handed back, or belongs to another shard or day.
     if (giveBack > 0 || (old && old.shard === shard)) st.lease = undefined;
-    const t = await counters.take({ subject, shard, limits: part, w, want, giveBack });
+    const giveBackWindow = giveBack > 0 ? old!.minuteStart : undefined;
+    const t = await counters.take({ subject, shard, limits: part, w, want, giveBack, giveBackWindow });
+    if (t.kind === 'full' && giveBack > 0 && old!.minuteStart >= w.minuteStart && t.reason === 'minute') {
+      // The window is full, partly with this container's own unused tokens (the failed write returned nothing):
+      // they are still this container's to admit.
+      const kept: Lease = { ...old!, takenAtMs: w.nowMs };
+      st.lease = kept;
+      return { kind: 'granted' as const, lease: kept };
+    }
     if (t.kind === 'banned') st.bannedUntil = t.banUntil;
     else if (t.kind === 'full') markFull(st, shard, t, w);
     else {
@@ -322,7 +341,7 @@ export function createLimiter(counters: LimitCounters, options: LimiterOptions =
       // Requests of one container run one at a time in Lambda; where they overlap (the local server), each
       // request admits from the lease its own write took.
       st.lease = lease;
-      return { ...t, lease };
+      return { kind: t.kind, lease };
     }
     return t;
   }
@@ -330,12 +349,15 @@ export function createLimiter(counters: LimitCounters, options: LimiterOptions =
   async function consumeAt(subject: string, limits: PlanLimits, w: Windows, reopen: boolean): Promise<Consumption> {
     const st = stateOf(subject, limits);
     if (isBanned(st, w)) return banned(st.bannedUntil!);
-    if (leaseUsable(st.lease, w)) return fromLease(st.lease, limits);
+    if (leaseUsable(st.lease, w)) return fromLease(st.lease!, limits);
     const shards = limiterShards(limits);
     let last: Extract<Take, { kind: 'full' }> | undefined;
-    // The home shard first, then the others: a key is refused only when every shard is.
+    // A random shard for each lease, so the shards fill evenly (and a shard's count, scaled, estimates the key's);
+    // the last lease's shard when it has tokens to hand back. Then the others: a key is refused only when every
+    // shard is.
+    const first = st.lease && st.lease.left > 0 && st.lease.dayStart === w.dayStart ? st.lease.shard : pick(shards);
     for (let i = 0; i < shards; i++) {
-      const shard = (st.home + i) % shards;
+      const shard = (first + i) % shards;
       if (dayFull(st, shard, w) || minuteFull(st, shard, w)) continue;
       const t = await takeFrom(st, subject, limits, shard, w);
       if (t.kind === 'banned') return banned(t.banUntil);

@@ -102,8 +102,10 @@ const NOT_BANNED = '(attribute_not_exists(banUntil) OR banUntil <= :now)';
 async function take(storage: Storage, telemetry: Telemetry, req: TakeRequest): Promise<Take> {
   const { subject, shard, limits, w } = req;
   const Key = shardKey(subject, w.dayStart, shard);
-  // The last lease's unused tokens go back to the day count with the first write that is applied.
-  const values = (n: number) => ({ ':n': n, ':dn': n - req.giveBack, ':now': w.nowSec, ':dmax': limits.perDay - n });
+  // The last lease's unused tokens go back to the day count with the first write that is applied, and to the minute
+  // count when that write counts in the window they came from (never into another window: that could over-admit).
+  const values = (n: number) => ({ ':dn': n - req.giveBack, ':now': w.nowSec, ':dmax': limits.perDay - n });
+  const minuteBack = (minuteStart: number) => (req.giveBackWindow === minuteStart ? req.giveBack : 0);
   // First guess: the request's own minute is open and has room.
   let step: ReturnType<typeof takeStep> = { kind: 'count', minuteStart: w.minuteStart, want: req.want };
   for (let attempt = 0; attempt < SETTLE_ATTEMPTS; attempt++) {
@@ -113,9 +115,14 @@ async function take(storage: Storage, telemetry: Telemetry, req: TakeRequest): P
       step.kind === 'count'
         ? await conditional(storage, {
             Key,
-            UpdateExpression: 'ADD m :n, d :dn',
+            UpdateExpression: 'ADD m :mn, d :dn',
             ConditionExpression: `ms = :ms AND m <= :mmax AND d <= :dmax AND ${NOT_BANNED}`,
-            ExpressionAttributeValues: { ...values(n), ':ms': step.minuteStart, ':mmax': limits.perMinute - n },
+            ExpressionAttributeValues: {
+              ...values(n),
+              ':mn': n - minuteBack(step.minuteStart),
+              ':ms': step.minuteStart,
+              ':mmax': limits.perMinute - n,
+            },
             ReturnValues: 'ALL_NEW',
           })
         : // Opens the request's minute, counting this take in it. Windows only move forward: `ms < :ms`, never `<>`.
@@ -123,7 +130,12 @@ async function take(storage: Storage, telemetry: Telemetry, req: TakeRequest): P
             Key,
             UpdateExpression: 'SET ms = :ms, m = :n, expiresAt = if_not_exists(expiresAt, :exp) ADD d :dn',
             ConditionExpression: `(attribute_not_exists(ms) OR ms < :ms) AND (attribute_not_exists(d) OR d <= :dmax) AND ${NOT_BANNED}`,
-            ExpressionAttributeValues: { ...values(n), ':ms': w.minuteStart, ':exp': w.dayStart + KEEP_SECONDS },
+            ExpressionAttributeValues: {
+              ...values(n),
+              ':n': n,
+              ':ms': w.minuteStart,
+              ':exp': w.dayStart + KEEP_SECONDS,
+            },
             ReturnValues: 'ALL_NEW',
           });
     if (out.ok) {

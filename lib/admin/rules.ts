@@ -2,7 +2,7 @@
  * The admin tool's pure rules: what an admin sees of a record, which custom limits are acceptable, and how a
  * multi-step change undoes itself on failure.
  */
-import { MAX_CUSTOM_LIMITS, type PlanLimits, type PlanName } from '../../contract/plans.ts';
+import { ACCOUNT_THROTTLE, MAX_CUSTOM_LIMITS, type PlanLimits, type PlanName } from '../../contract/plans.ts';
 import { limitsOf, type KeyRecord } from '../../lambdas/domain/keys.ts';
 import { AdminError } from './ports.ts';
 
@@ -25,8 +25,14 @@ export function checkLimits(plan: PlanName, perMinute?: number, perDay?: number)
     ['--per-minute', perMinute, MAX_CUSTOM_LIMITS.perMinute],
     ['--per-day', perDay, MAX_CUSTOM_LIMITS.perDay],
   ] as const) {
-    if (!Number.isSafeInteger(v) || v < 1 || v > max)
-      throw new AdminError(`${name} must be a whole number from 1 to ${max}`);
+    if (!Number.isSafeInteger(v) || v < 1)
+      throw new AdminError(`${name} must be a whole number from 1 to ${max.toLocaleString('en-US')}`);
+    // Beyond what one key can be served, a limit would promise what the service cannot deliver.
+    if (v > max)
+      throw new AdminError(
+        `${name} ${v.toLocaleString('en-US')} is more than one key can be served: at most ${max.toLocaleString('en-US')} ` +
+          `(API Gateway admits ${ACCOUNT_THROTTLE.rateLimit.toLocaleString('en-US')} requests/s per account and Region; docs/rate-limiting.md)`,
+      );
   }
   if (perDay < perMinute) throw new AdminError('--per-day must be at least --per-minute');
   return { perMinute, perDay };

@@ -25,7 +25,7 @@ export class MemoryCounters implements LimitCounters {
     const step = takeStep(it as ShardState, req.limits, req.w, req.want);
     if (step.kind === 'banned' || step.kind === 'full') return step;
     if (step.kind === 'open') Object.assign(it, { ms: req.w.minuteStart, m: 0 });
-    it.m = (it.m ?? 0) + step.want;
+    it.m = (it.m ?? 0) + step.want - (step.kind === 'count' && req.giveBackWindow === it.ms ? req.giveBack : 0);
     it.d = (it.d ?? 0) + step.want - req.giveBack;
     return { kind: 'granted' as const, granted: step.want, minuteStart: it.ms!, minuteCount: it.m, dayCount: it.d };
   }
