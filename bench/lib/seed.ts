@@ -49,7 +49,7 @@ export async function seedPets(
   return performance.now() - t0;
 }
 
-/** An enterprise-like key with limits no benchmark reaches, so the limiter runs its full path but never rejects. */
+/** An Enterprise key at the ceiling (MAX_CUSTOM_LIMITS), which no benchmark reaches: the limiter never rejects. */
 export async function seedBenchKey(client: DynamoDBClient, keysTable: string, key: string): Promise<void> {
   const doc = DynamoDBDocumentClient.from(client);
   await doc.send(
