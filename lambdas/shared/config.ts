@@ -24,8 +24,9 @@ const Env = z.object({
    */
   CURSOR_SECRET_ARN: z.optional(text(20)),
   /**
-   * STAGE=local only (npm start, tests, benchmarks): the value that signs cursors, in place of the stage's secret. A
-   * stage refuses it, so a value in plain function configuration can never be what signs a stage's cursors.
+   * A value that signs cursors in place of the stage's secret, without Secrets Manager: for local runs, tests and
+   * benchmarks. The stack never sets it (test/infra/cursor-secret.test.ts): a stage's value stays out of function
+   * configuration.
    */
   CURSOR_SECRET: z.optional(text(16)),
   /** Browser origins allowed by CORS, comma-separated (stage config). Empty: CORS denied. */

@@ -2,8 +2,8 @@
  * Where listPets' cursor keys come from. In a stage: the stage's Secrets Manager secret, named by CURSOR_SECRET_ARN
  * and read through a SecretReader (the SDK adapter, lambdas/storage/secrets-manager.ts) when the function starts,
  * never a value in its configuration (anyone with lambda:GetFunctionConfiguration reads those, and CloudFormation
- * would only re-resolve one when the function itself changes). Locally (STAGE=local): CURSOR_SECRET or the public
- * development constant, with no Secrets Manager at all.
+ * would only re-resolve one when the function itself changes). Without Secrets Manager: CURSOR_SECRET when it is
+ * given (tests, benchmarks; the stack never sets it), else with STAGE=local the public development constant.
  *
  * The secret's rotation stages are all read: AWSCURRENT signs, AWSPENDING and AWSPREVIOUS also verify, so a
  * rotation staged first as AWSPENDING and then promoted never leaves one container unable to read what another
@@ -32,7 +32,7 @@ const MIN_SECRET_LENGTH = 16;
 
 /**
  * The cursor keys of a function with this configuration, or undefined when it has none (every function but
- * listPets in a stage). Throws when the configuration is wrong for the stage, so the cold start fails.
+ * listPets in a stage).
  */
 export function cursorKeySource(
   c: Pick<Config, 'STAGE' | 'CURSOR_SECRET' | 'CURSOR_SECRET_ARN'>,
@@ -40,14 +40,11 @@ export function cursorKeySource(
   now: () => number,
   onRefreshFailure: (error: unknown) => void = () => undefined,
 ): CursorKeySource | undefined {
-  if (c.STAGE === 'local') {
+  // A value given directly (local runs, tests that run a stage's environment in-process); the stack never sets it.
+  if (c.CURSOR_SECRET || c.STAGE === 'local') {
     const keys: CursorKeys = { current: c.CURSOR_SECRET ?? LOCAL_CURSOR_SECRET };
     return async () => keys;
   }
-  if (c.CURSOR_SECRET)
-    throw new Error(
-      `Invalid configuration: CURSOR_SECRET is for STAGE=local only; a stage reads its secret through CURSOR_SECRET_ARN (STAGE is ${c.STAGE})`,
-    );
   if (!c.CURSOR_SECRET_ARN || !read) return undefined;
   return secretCursorKeys(c.CURSOR_SECRET_ARN, read, now, onRefreshFailure);
 }

@@ -28,14 +28,15 @@ describe('the cursor secret', () => {
     expect(getPetHandler(runtime('staging'))).toBeTypeOf('function');
   });
 
-  it('in a stage, is read from the secret the ARN names, and a plain CURSOR_SECRET is refused', async () => {
+  it('in a stage, is read from the secret the ARN names, unless a value is given directly (tests)', async () => {
     const rt = runtime('staging', { CURSOR_SECRET_ARN: ARN });
     expect(listPetsHandler(rt)).toBeTypeOf('function');
     await expect(rt.cursorKeys!()).resolves.toEqual({ current: VALUE, accepted: [] });
     expect(reads).toContain(`${ARN} AWSCURRENT`);
-    expect(() => runtime('staging', { CURSOR_SECRET_ARN: ARN, CURSOR_SECRET: VALUE })).toThrow(
-      /CURSOR_SECRET is for STAGE=local only/,
-    );
+    reads.length = 0;
+    const direct = runtime('staging', { CURSOR_SECRET_ARN: ARN, CURSOR_SECRET: 'given-directly-0123456789' });
+    await expect(direct.cursorKeys!()).resolves.toEqual({ current: 'given-directly-0123456789' });
+    expect(reads).toEqual([]);
   });
 
   it('locally, is CURSOR_SECRET or the public development constant, without Secrets Manager', async () => {
@@ -47,7 +48,7 @@ describe('the cursor secret', () => {
     expect(reads).toEqual([]);
   });
 
-  it('rejects a short local secret, naming the variable', () => {
+  it('rejects a short secret given directly, naming the variable', () => {
     expect(() => loadConfig({ ...TABLES, STAGE: 'local', CURSOR_SECRET: 'short' })).toThrow(
       /Invalid configuration: CURSOR_SECRET/,
     );
