@@ -104,7 +104,11 @@ export class AnimalStoreStack extends Stack {
       corsAllowedOrigins: stage.corsAllowedOrigins,
     });
     new GatewayResponses(this, 'GatewayResponses', { api: store.api });
-    const usagePlans = new UsagePlans(this, 'UsagePlans', { api: store.api, namePrefix: stage.stackName });
+    const usagePlans = new UsagePlans(this, 'UsagePlans', {
+      api: store.api,
+      namePrefix: stage.stackName,
+      stageName: stage.name,
+    });
 
     // The functions' default metric dimensions (lambdas/shared/observability.ts): SERVICE_NAME's service, and STAGE.
     const customMetrics = {
