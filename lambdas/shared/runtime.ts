@@ -45,7 +45,11 @@ export function createRuntime(config: Config, options: RuntimeOptions = {}): Run
     },
     options.write,
   );
-  const cursorKeys = cursorKeySource(config, options.readSecret?.(config), now, (error) =>
+  // The SDK client is built on the first read only: local runs and benchmarks of the bundle never make one.
+  const makeReader = options.readSecret;
+  let reader: SecretReader | undefined;
+  const read: SecretReader | undefined = makeReader && ((id, stage) => (reader ??= makeReader(config))(id, stage));
+  const cursorKeys = cursorKeySource(config, read, now, (error) =>
     telemetry.log.warn('Re-reading the cursor secret failed; the keys read before stay in use', {
       error: error instanceof Error ? error.name : 'unknown',
     }),
