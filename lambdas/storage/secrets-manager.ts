@@ -10,7 +10,12 @@ import {
 import type { SecretReader } from '../shared/cursor-keys.ts';
 
 export function secretsManagerReader(region: string): SecretReader {
-  const client = new SecretsManagerClient({ region, maxAttempts: 3 });
+  // Bounded like the DynamoDB client: a refresh runs inside a request (every few minutes), which must not hang on it.
+  const client = new SecretsManagerClient({
+    region,
+    maxAttempts: 3,
+    requestHandler: { connectionTimeout: 1_000, requestTimeout: 2_000, throwOnRequestTimeout: true },
+  });
   return async (secretId, versionStage) => {
     try {
       const out = await client.send(new GetSecretValueCommand({ SecretId: secretId, VersionStage: versionStage }));
