@@ -31,7 +31,7 @@ export interface TableGrant {
 /** What a function may touch. The stack grants exactly these and nothing else. */
 export interface FunctionAccess {
   readonly tables: readonly TableGrant[];
-  /** Receives the pagination-cursor signing key as CURSOR_SECRET. */
+  /** May read the pagination-cursor signing secret (GetSecretValue on it; its ARN as CURSOR_SECRET_ARN). */
   readonly cursorSecret?: boolean;
 }
 

@@ -5,6 +5,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { BEARER_PATTERN } from '../../contract/auth.ts';
 import { PLANS, type PlanLimits, type PlanName } from '../../contract/plans.ts';
+import { isPooledPlan, poolKeyValue, poolMemberOf } from '../../contract/key-pool.ts';
 
 export type KeyStatus = 'active' | 'revoked';
 
@@ -57,6 +58,17 @@ export function usageIdentifierKey(keyId: string): string {
   return `animalstore${createHash('sha256').update(`usage-identifier:${keyId}`, 'utf8').digest('hex').slice(0, 32)}`;
 }
 
+/**
+ * The API Gateway API key a key's requests count against (the usage-plan backstop), as the authorizer names it:
+ * the key's own (usageIdentifierKey) when it has one or its plan is a paying one, else (Free) the pool member its key
+ * id maps to on this stage (contract/key-pool.ts). A Free key created before the pool, or moved down from a paying
+ * plan, keeps the API key it has.
+ */
+export function usageKeyOf(record: Pick<KeyRecord, 'keyId' | 'plan' | 'apiGatewayKeyId'>, stage: string): string {
+  if (isPooledPlan(record.plan) && !record.apiGatewayKeyId) return poolKeyValue(stage, poolMemberOf(record.keyId));
+  return usageIdentifierKey(record.keyId);
+}
+
 export interface KeyStore {
   getByHash(hash: string): Promise<KeyRecord | undefined>;
 }
@@ -92,13 +104,28 @@ export function parseBearer(header: string | undefined): string | undefined {
   return m?.[1];
 }
 
-/** Decides whether a bearer header is a usable key; undefined means 401. */
-export async function authenticate(store: KeyStore, header: string | undefined): Promise<AuthContext | undefined> {
+/** A usable key: what the operations get, and the API key its requests count against on this stage. */
+export interface Authenticated extends AuthContext {
+  readonly usageIdentifierKey: string;
+}
+
+/** Decides whether a bearer header is a usable key on `stage`; undefined means 401. */
+export async function authenticate(
+  store: KeyStore,
+  header: string | undefined,
+  stage: string,
+): Promise<Authenticated | undefined> {
   const key = parseBearer(header);
   if (!key) return undefined;
   const record = await store.getByHash(hashKey(key));
   if (!record || record.status !== 'active') return undefined;
   const limits = limitsOf(record);
   if (!limits) return undefined; // an Enterprise key without agreed limits is not usable
-  return { keyId: record.keyId, plan: record.plan, perMinute: limits.perMinute, perDay: limits.perDay };
+  return {
+    keyId: record.keyId,
+    plan: record.plan,
+    perMinute: limits.perMinute,
+    perDay: limits.perDay,
+    usageIdentifierKey: usageKeyOf(record, stage),
+  };
 }

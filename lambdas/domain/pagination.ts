@@ -3,7 +3,10 @@
  * `Link: <…>; rel="next"` (RFC 8288) with an opaque cursor. The cursor is HMAC-signed with the stage's secret,
  * carries the filter it was made for and expires; forged, expired or mismatched cursors get 400 `invalid_cursor`.
  *
- * The secret and the clock are passed in by the composition root: this module reads neither configuration nor time.
+ * The keys and the clock are passed in by the composition root: this module reads neither configuration, secrets nor
+ * time. During a rotation of the stage's secret two or three values are live at once (Secrets Manager's AWSCURRENT,
+ * AWSPENDING and AWSPREVIOUS): the current one signs and every one of them verifies, so a cursor made by a container
+ * or a version that still holds the old value keeps working on one that holds the new value, and the other way round.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { BASE_PATH } from '../../contract/route-types.ts';
@@ -20,6 +23,14 @@ interface CursorPayload {
   readonly s: PetStatus | null;
   /** Expiry, unix seconds. */
   readonly e: number;
+}
+
+/** The values that sign and verify cursors. */
+export interface CursorKeys {
+  /** Signs every new cursor (and verifies). */
+  readonly current: string;
+  /** Also verify: the other values live during a rotation (the next and the previous). */
+  readonly accepted?: readonly string[];
 }
 
 export interface CursorCodec {
@@ -46,20 +57,25 @@ function isPayload(p: unknown): p is CursorPayload {
   );
 }
 
-export function cursorCodec(deps: { readonly secret: string; readonly now: () => number }): CursorCodec {
-  if (!deps.secret) throw new Error('cursorCodec needs a signing secret');
-  const sign = (data: string) => createHmac('sha256', deps.secret).update(data).digest('base64url');
+export function cursorCodec(deps: { readonly keys: CursorKeys; readonly now: () => number }): CursorCodec {
+  const { current, accepted = [] } = deps.keys;
+  if (!current || accepted.some((k) => !k)) throw new Error('cursorCodec needs non-empty signing secrets');
+  const verifying = [current, ...accepted];
+  const mac = (key: string, data: string) => createHmac('sha256', key).update(data).digest('base64url');
 
-  /** The signed data of a cursor whose MAC is exactly the one the service computes, else undefined. */
+  /** The signed data of a cursor whose MAC is exactly the one the service computes with one of its keys, else undefined. */
   function verifiedData(cursor: string): string | undefined {
     const parts = cursor.split('.');
     if (parts.length !== 2 || !parts[0] || !parts[1]) return undefined;
-    const [data, mac] = parts as [string, string];
+    const [data, given] = parts as [string, string];
     // Compare bytes, after checking the byte lengths: a MAC of non-ASCII characters has more bytes than characters,
     // and timingSafeEqual throws (RangeError) on buffers of different lengths.
-    const given = Buffer.from(mac, 'utf8');
-    const expected = Buffer.from(sign(data), 'utf8');
-    return given.length === expected.length && timingSafeEqual(given, expected) ? data : undefined;
+    const givenBytes = Buffer.from(given, 'utf8');
+    const matches = (key: string) => {
+      const expected = Buffer.from(mac(key, data), 'utf8');
+      return givenBytes.length === expected.length && timingSafeEqual(givenBytes, expected);
+    };
+    return verifying.some(matches) ? data : undefined;
   }
 
   const codec: CursorCodec = {
@@ -70,7 +86,7 @@ export function cursorCodec(deps: { readonly secret: string; readonly now: () =>
         e: Math.floor(deps.now() / 1000) + CURSOR_TTL_SECONDS,
       };
       const data = Buffer.from(JSON.stringify(payload)).toString('base64url');
-      return `${data}.${sign(data)}`;
+      return `${data}.${mac(current, data)}`;
     },
 
     read(cursor, filter) {

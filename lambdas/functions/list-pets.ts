@@ -1,5 +1,11 @@
 // The Lambda entry: builds the function from its own environment once per container (the composition root).
 import { listPetsHandler } from '../handlers/list-pets.ts';
 import { runtimeFromEnvironment } from '../shared/runtime.ts';
+import { secretsManagerReader } from '../storage/secrets-manager.ts';
 
-export const handler = listPetsHandler(runtimeFromEnvironment());
+const runtime = runtimeFromEnvironment(process.env, { readSecret: (c) => secretsManagerReader(c.AWS_REGION) });
+// The cursor secret is read during the init: an unreadable secret (no grant, no value) fails the cold start, where
+// the Lambda errors alarm sees it, rather than the first request that pages.
+await runtime.cursorKeys?.();
+
+export const handler = listPetsHandler(runtime);

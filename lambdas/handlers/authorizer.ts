@@ -5,7 +5,7 @@
  * The policy allows the whole API stage, so a cached result works on every route.
  */
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
-import { authenticate, usageIdentifierKey } from '../domain/keys.ts';
+import { authenticate } from '../domain/keys.ts';
 // The key store alone, so the authorizer bundle carries no pet or limiter code.
 import { createKeyStore } from '../storage/key-store.ts';
 import type { Runtime } from '../shared/runtime.ts';
@@ -20,7 +20,7 @@ export function authorizerHandler(rt: Runtime) {
   const keyStore = createKeyStore(rt.storage);
   const { count, flush } = rt.telemetry;
   return async (event: APIGatewayTokenAuthorizerEvent): Promise<APIGatewayAuthorizerResult> => {
-    const auth = await authenticate(keyStore, event.authorizationToken).catch((err: unknown) => {
+    const auth = await authenticate(keyStore, event.authorizationToken, rt.config.STAGE).catch((err: unknown) => {
       // Fail closed: API Gateway answers AUTHORIZER_FAILURE (mapped to 503), never lets the request through. The
       // alarm watches this metric, not the function's Errors: the `Unauthorized` thrown for unknown keys counts there.
       const e = err as { name?: string; cause?: unknown } | undefined;
@@ -40,8 +40,9 @@ export function authorizerHandler(rt: Runtime) {
         Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: stageWildcard(event.methodArn) }],
       },
       context: { keyId: auth.keyId, plan: auth.plan, perMinute: auth.perMinute, perDay: auth.perDay },
-      // The key's API Gateway API key (usage-plan backstop): a value derived from the key id, never the client's secret.
-      usageIdentifierKey: usageIdentifierKey(auth.keyId),
+      // The API key of the usage-plan backstop: the key's own (derived from its key id, never the client's secret),
+      // or for a Free key the pool member its key id maps to (domain/keys.ts usageKeyOf).
+      usageIdentifierKey: auth.usageIdentifierKey,
     };
   };
 }

@@ -18,7 +18,16 @@ const Env = z.object({
   DYNAMODB_ENDPOINT: z.optional(z.url()),
   /** Per-attempt DynamoDB request timeout (3 attempts at most): bounded well under API Gateway's 29 s. */
   DYNAMODB_TIMEOUT_MS: z._default(z.pipe(z.coerce.number(), z.int().check(z.minimum(100), z.maximum(8_000))), 2_000),
-  /** Per-stage secret that signs pagination cursors (listPets only); required outside STAGE=local (cursorSecret). */
+  /**
+   * The stage's Secrets Manager secret that signs pagination cursors (listPets only): its ARN, never its value, which
+   * the function reads at cold start (shared/cursor-keys.ts). Ignored with STAGE=local.
+   */
+  CURSOR_SECRET_ARN: z.optional(text(20)),
+  /**
+   * A value that signs cursors in place of the stage's secret, without Secrets Manager: for local runs, tests and
+   * benchmarks. The stack never sets it (test/infra/cursor-secret.test.ts): a stage's value stays out of function
+   * configuration.
+   */
   CURSOR_SECRET: z.optional(text(16)),
   /** Browser origins allowed by CORS, comma-separated (stage config). Empty: CORS denied. */
   CORS_ALLOWED_ORIGINS: z.pipe(
@@ -54,13 +63,3 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
 
 /** Public (it is in this file), so anyone can sign cursors with it: acceptable only for STAGE=local. */
 export const LOCAL_CURSOR_SECRET = 'local-development-cursor-secret';
-
-/**
- * The secret that signs pagination cursors. Outside STAGE=local a missing CURSOR_SECRET fails the cold start of
- * the function that needs it, rather than signing with a constant anyone can read.
- */
-export function cursorSecret(c: Pick<Config, 'STAGE' | 'CURSOR_SECRET'>): string {
-  if (c.CURSOR_SECRET) return c.CURSOR_SECRET;
-  if (c.STAGE === 'local') return LOCAL_CURSOR_SECRET;
-  throw new Error(`Invalid configuration: CURSOR_SECRET is required outside STAGE=local (STAGE is ${c.STAGE})`);
-}

@@ -6,6 +6,7 @@
  */
 import { createStorage, type Storage } from '../storage/client.ts';
 import { loadConfig, type Config } from './config.ts';
+import { cursorKeySource, type CursorKeySource, type SecretReader } from './cursor-keys.ts';
 import { createTelemetry, type LineWriter, type Telemetry } from './observability.ts';
 
 /** Milliseconds since the epoch. */
@@ -16,6 +17,8 @@ export interface Runtime {
   readonly now: Clock;
   readonly storage: Storage;
   readonly telemetry: Telemetry;
+  /** The pagination-cursor keys, for a function configured with them (listPets); undefined for the others. */
+  readonly cursorKeys?: CursorKeySource;
 }
 
 export interface RuntimeOptions {
@@ -23,34 +26,54 @@ export interface RuntimeOptions {
   readonly now?: Clock;
   /** Where log and EMF lines go. @default stdout (Lambda sends it to CloudWatch Logs) */
   readonly write?: LineWriter;
+  /**
+   * Reads a secret's versions: given by the Lambda entry of a function whose configuration names a secret
+   * (CURSOR_SECRET_ARN). Not needed with STAGE=local, which never calls Secrets Manager.
+   */
+  readonly readSecret?: (config: Config) => SecretReader;
 }
 
 export function createRuntime(config: Config, options: RuntimeOptions = {}): Runtime {
+  const now = options.now ?? Date.now;
+  const telemetry = createTelemetry(
+    {
+      service: config.SERVICE_NAME,
+      namespace: config.METRICS_NAMESPACE,
+      stage: config.STAGE,
+      logLevel: config.LOG_LEVEL,
+      metrics: config.METRICS === 'on',
+    },
+    options.write,
+  );
+  // The SDK client is built on the first read only: local runs and benchmarks of the bundle never make one.
+  const makeReader = options.readSecret;
+  let reader: SecretReader | undefined;
+  const read: SecretReader | undefined = makeReader && ((id, stage) => (reader ??= makeReader(config))(id, stage));
+  const cursorKeys = cursorKeySource(config, read, now, (error) =>
+    telemetry.log.warn('Re-reading the cursor secret failed; the keys read before stay in use', {
+      error: error instanceof Error ? error.name : 'unknown',
+    }),
+  );
   return {
     config,
-    now: options.now ?? Date.now,
+    now,
     storage: createStorage({
       region: config.AWS_REGION,
       endpoint: config.DYNAMODB_ENDPOINT,
       timeoutMs: config.DYNAMODB_TIMEOUT_MS,
       tables: { pets: config.PETS_TABLE_NAME, keys: config.KEYS_TABLE_NAME, state: config.STATE_TABLE_NAME },
     }),
-    telemetry: createTelemetry(
-      {
-        service: config.SERVICE_NAME,
-        namespace: config.METRICS_NAMESPACE,
-        stage: config.STAGE,
-        logLevel: config.LOG_LEVEL,
-        metrics: config.METRICS === 'on',
-      },
-      options.write,
-    ),
+    telemetry,
+    ...(cursorKeys ? { cursorKeys } : {}),
   };
 }
 
 /** A deployed function's runtime: its environment variables, the wall clock, stdout. */
-export function runtimeFromEnvironment(env: Readonly<Record<string, string | undefined>> = process.env): Runtime {
-  return createRuntime(loadConfig(env));
+export function runtimeFromEnvironment(
+  env: Readonly<Record<string, string | undefined>> = process.env,
+  options: Pick<RuntimeOptions, 'readSecret'> = {},
+): Runtime {
+  return createRuntime(loadConfig(env), options);
 }
 
 /** Builds a function's handler from a runtime: what each handler module exports. */

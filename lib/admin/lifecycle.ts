@@ -5,8 +5,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { PLANS, type PlanName } from '../../contract/plans.ts';
+import { isPooledPlan } from '../../contract/key-pool.ts';
 import { generateKey, generateKeyId, hashKey, usageIdentifierKey, type KeyRecord } from '../../lambdas/domain/keys.ts';
-import { ownPlanOf, usagePlanStep, type AdminContext } from './context.ts';
+import { ownPlanOf, usagePlanStep, type AdminContext, type ChosenPlan } from './context.ts';
 import { AdminError } from './ports.ts';
 import { checkLimits, saga, view, type KeyView } from './rules.ts';
 
@@ -24,13 +25,14 @@ export async function create(
   if (!owner) throw new AdminError('--owner is required');
   if (!(input.plan in PLANS)) throw new AdminError(`unknown plan ${input.plan}`);
   const limits = checkLimits(input.plan, input.perMinute, input.perDay);
-  const { store, gateway } = ctx.deps;
+  const { store } = ctx.deps;
   const key = generateKey();
   const keyId = generateKeyId();
   const createdAt = new Date(ctx.now()).toISOString();
   const writeId = randomUUID();
   const plan = usagePlanStep(ctx, input.plan, keyId, limits);
   let apiKeyId = '';
+  const ownKey = ownApiKeySteps(ctx, keyId, plan.chosen, (id) => (apiKeyId = id));
   const record = (): KeyRecord => ({
     hash: hashKey(key),
     keyId,
@@ -44,17 +46,29 @@ export async function create(
     version: 1,
     writeId,
   });
-  await saga([
-    plan.step,
-    // The API key's value is derived from the key id (never the secret): it stays the same across rotations.
+  // A Free key touches no API Gateway API at all: it shares the stack's pool of API keys (contract/key-pool.ts), so
+  // neither the account's 10,000 API keys nor CreateApiKey's 5 calls per second limit how many there are.
+  await saga([...(isPooledPlan(input.plan) ? [] : [plan.step, ...ownKey]), { run: () => store.put(record()) }]);
+  return { key, record: view(record()) };
+}
+
+/**
+ * The saga steps that give a key an API Gateway API key of its own and put it on the chosen usage plan. Its value is
+ * derived from the key id (never the secret): it stays the same across rotations.
+ */
+function ownApiKeySteps(ctx: AdminContext, keyId: string, chosen: ChosenPlan, created: (apiKeyId: string) => void) {
+  const { gateway } = ctx.deps;
+  let apiKeyId = '';
+  return [
     {
-      run: async () => (apiKeyId = await gateway.createKey(`animal-store-${keyId}`, usageIdentifierKey(keyId))),
+      run: async () => {
+        apiKeyId = await gateway.createKey(`animal-store-${keyId}`, usageIdentifierKey(keyId));
+        created(apiKeyId);
+      },
       undo: () => gateway.deleteKey(apiKeyId),
     },
-    { run: () => gateway.attach(apiKeyId, plan.chosen.id), undo: () => gateway.detach(apiKeyId, plan.chosen.id) },
-    { run: () => store.put(record()) },
-  ]);
-  return { key, record: view(record()) };
+    { run: () => gateway.attach(apiKeyId, chosen.id), undo: () => gateway.detach(apiKeyId, chosen.id) },
+  ];
 }
 
 /**
@@ -92,27 +106,49 @@ export async function rotate(ctx: AdminContext, keyId: string): Promise<{ key: s
   });
 }
 
-/** Moves a key to another plan: out of its old usage plan first (a key is in one plan per stage). */
+/**
+ * Moves a key to another plan: out of its old usage plan first (a key is in one plan per stage). A pooled Free key
+ * moving to a paying plan gets an API key of its own; a key with its own API key keeps it, on a Free plan too (cached
+ * authorizer results still name it), and a pooled key moving within the pooled plans touches no API Gateway API.
+ */
 export async function setPlan(ctx: AdminContext, keyId: string, input: PlanInput): Promise<KeyView> {
   if (!(input.plan in PLANS)) throw new AdminError(`unknown plan ${input.plan}`);
   const limits = checkLimits(input.plan, input.perMinute, input.perDay);
   const { store, gateway, usagePlans } = ctx.deps;
   return ctx.onLatest(keyId, async (record) => {
     if (record.status !== 'active') throw new AdminError(`key ${keyId} is ${record.status}`);
-    const apiKeyId = record.apiGatewayKeyId ?? '';
+    const pooled = isPooledPlan(record.plan) && !record.apiGatewayKeyId;
+    let apiKeyId = record.apiGatewayKeyId ?? '';
     const oldPlanId = record.usagePlanId ?? usagePlans[record.plan] ?? '';
     const plan = usagePlanStep(ctx, input.plan, keyId, limits);
+    const gatewaySteps =
+      pooled && isPooledPlan(input.plan)
+        ? []
+        : pooled
+          ? [plan.step, ...ownApiKeySteps(ctx, keyId, plan.chosen, (id) => (apiKeyId = id))]
+          : [
+              plan.step,
+              { run: () => gateway.detach(apiKeyId, oldPlanId), undo: () => gateway.attach(apiKeyId, oldPlanId) },
+              {
+                run: () => gateway.attach(apiKeyId, plan.chosen.id),
+                undo: () => gateway.detach(apiKeyId, plan.chosen.id),
+              },
+            ];
     let updated: KeyRecord | undefined;
     // A conflict in the last step undoes the gateway steps; onLatest then starts again from the new record.
     await saga([
-      plan.step,
-      { run: () => gateway.detach(apiKeyId, oldPlanId), undo: () => gateway.attach(apiKeyId, oldPlanId) },
-      { run: () => gateway.attach(apiKeyId, plan.chosen.id), undo: () => gateway.detach(apiKeyId, plan.chosen.id) },
+      ...gatewaySteps,
       {
         run: async () => {
           const own = ownPlanOf(plan.chosen);
           const removed = [...(limits ? [] : ['limits']), ...(own.usagePlanId ? [] : ['usagePlanId'])];
-          updated = await store.update(record, { plan: input.plan, ...(limits ? { limits } : {}), ...own }, removed);
+          const changes = {
+            plan: input.plan,
+            ...(limits ? { limits } : {}),
+            ...own,
+            ...(apiKeyId && !record.apiGatewayKeyId ? { apiGatewayKeyId: apiKeyId } : {}),
+          };
+          updated = await store.update(record, changes, removed);
         },
       },
     ]);

@@ -3,8 +3,10 @@
  * DynamoDB and API Gateway orders its steps so a failure never leaves a key half-written: API Gateway first with
  * rollback on failure, DynamoDB (what the authorizer reads) last.
  *
- * Each key has one API Gateway API key for its whole life, valued from its key id (usageIdentifierKey), never from
- * its secret. Rotation changes only the DynamoDB record; revocation leaves the API Gateway key in its usage plan
+ * A paying key has one API Gateway API key for its whole life, valued from its key id (usageIdentifierKey), never
+ * from its secret. A Free key has none: it shares the stack's pool of API keys (contract/key-pool.ts), so creating,
+ * revoking and purging it call no API Gateway API, and the account's 10,000 API keys bound paying customers only; it
+ * gets an API key of its own when it moves to a paying plan, and keeps it. Rotation changes only the DynamoDB record; revocation leaves the API Gateway key in its usage plan
  * until `purge`, after the authorizer cache TTL: a cached authorizer result names that API key, and API Gateway
  * answers 403 to a request whose usageIdentifierKey names a deleted key or one in no usage plan of the stage.
  *

@@ -1,6 +1,7 @@
-import { Period, UsagePlan, type RestApi, type Stage } from 'aws-cdk-lib/aws-apigateway';
+import { CfnApiKey, CfnUsagePlanKey, Period, UsagePlan, type RestApi, type Stage } from 'aws-cdk-lib/aws-apigateway';
 import { Construct } from 'constructs';
 import { PLANS, STANDARD_PLANS, usagePlanThrottle, type PlanName } from '../../contract/plans.ts';
+import { FREE_KEY_POOL, poolKeyValue, poolLimits } from '../../contract/key-pool.ts';
 
 export interface UsagePlansProps {
   readonly api: RestApi;
@@ -8,15 +9,20 @@ export interface UsagePlansProps {
   readonly stage?: Stage;
   /** Prefix of the plans' display names (not physical ids). @default - the plan's display name alone */
   readonly namePrefix?: string;
+  /** The stage name the functions run with (STAGE): the pool's API key values name it, as the authorizer does. */
+  readonly stageName: string;
 }
 
 /**
  * One usage plan per standard plan (Free, Pro, Business) from the plans table, via usagePlanThrottle: the
  * best-effort backstop behind the app limiter, sized so that it never rejects what the app admits from a client
  * that honours the headers (docs/deployment.md). Enterprise plans are per customer, created by the admin tool.
+ * Also the Free key pool: its usage plan and its members' API keys, which every Free key shares (contract/key-pool.ts).
  */
 export class UsagePlans extends Construct {
   readonly plans: ReadonlyMap<PlanName, UsagePlan>;
+  /** The usage plan of the Free key pool (contract/key-pool.ts), with its members' API keys. */
+  readonly freePool: UsagePlan;
 
   constructor(scope: Construct, id: string, props: UsagePlansProps) {
     super(scope, id);
@@ -41,5 +47,33 @@ export class UsagePlans extends Construct {
       );
     }
     this.plans = plans;
+
+    // Free keys share these API keys (one of the account's 10,000 each, however many Free customers): the authorizer
+    // names the member a key id maps to. Logical ids are the member numbers, so growing the pool adds keys and never
+    // replaces one that cached authorizer results name.
+    const t = usagePlanThrottle(poolLimits());
+    if (!t.guaranteed)
+      throw new Error('The Free key pool usage plan exceeds the account-level throttle (ACCOUNT_THROTTLE)');
+    const poolName = props.namePrefix ? `${props.namePrefix}-${FREE_KEY_POOL.displayName}` : FREE_KEY_POOL.displayName;
+    this.freePool = new UsagePlan(this, FREE_KEY_POOL.displayName, {
+      name: poolName,
+      description: `Free key pool: each of ${FREE_KEY_POOL.members} API keys carries many Free customers, sized for ${FREE_KEY_POOL.customersAtFullRate} of them at their full rate at once`,
+      throttle: { rateLimit: t.rateLimit, burstLimit: t.burstLimit },
+      quota: { limit: t.quotaPerDay, period: Period.DAY },
+      apiStages: [{ api: props.api, stage }],
+    });
+    for (let member = 0; member < FREE_KEY_POOL.members; member++) {
+      const id = `Member${String(member).padStart(4, '0')}`;
+      const key = new CfnApiKey(this, `${FREE_KEY_POOL.displayName}${id}`, {
+        name: `${poolName}-${id}`,
+        value: poolKeyValue(props.stageName, member),
+        enabled: true,
+      });
+      new CfnUsagePlanKey(this, `${FREE_KEY_POOL.displayName}${id}Plan`, {
+        usagePlanId: this.freePool.usagePlanId,
+        keyId: key.ref,
+        keyType: 'API_KEY',
+      });
+    }
   }
 }

@@ -1,6 +1,7 @@
 /**
  * Each function's environment from the template, resolved to local values, as Lambda would give it to that function
- * alone (CURSOR_SECRET only to listPets, for instance). A few settings are local on purpose (localSettings says
+ * alone (CURSOR_SECRET_ARN only to listPets, for instance: with STAGE=local its runtime ignores the ARN and signs
+ * cursors with CURSOR_SECRET or the development constant, without Secrets Manager). A few settings are local on purpose (localSettings says
  * why). The functions run in the gateway's process, but each is built from its own configuration: nothing is set
  * in process.env.
  */

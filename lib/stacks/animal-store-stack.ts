@@ -47,7 +47,7 @@ export class AnimalStoreStack extends Stack {
     Validations.of(cursorSecret).acknowledge({
       id: 'AwsSolutions-SMG4',
       reason:
-        'The cursor signing key only makes pagination cursors tamper-evident; rotating it would invalidate every cursor in flight and needs a rotation function for little gain. Rotate by hand if it leaks (docs/deployment.md).',
+        'The cursor signing key only makes pagination cursors tamper-evident; an automatic rotation needs a rotation function for little gain. It is rotated by hand, staged so that no cursor in flight breaks (docs/deployment.md, "Rotating the cursor secret").',
     });
 
     const functionFor = (name: string, entry: string): ApiFunction => {
@@ -62,8 +62,9 @@ export class AnimalStoreStack extends Stack {
         environment: {
           ...tableEnv,
           CORS_ALLOWED_ORIGINS: stage.corsAllowedOrigins.join(','),
-          // A dynamic reference: CloudFormation resolves it at deploy time (see docs/deployment.md).
-          ...(access.cursorSecret ? { CURSOR_SECRET: cursorSecret.secretValue.unsafeUnwrap() } : {}),
+          // The ARN, never the value: the function reads the secret at cold start (lambdas/shared/cursor-keys.ts),
+          // so the value is not in its configuration and a rotation needs no deploy.
+          ...(access.cursorSecret ? { CURSOR_SECRET_ARN: cursorSecret.secretArn } : {}),
         },
       });
       // Lets the local gateway run this function's handler module (lib/local).
@@ -77,6 +78,11 @@ export class AnimalStoreStack extends Stack {
           }),
         );
       }
+      // Only the read of its one secret: no DescribeSecret or ListSecretVersionIds (grantRead's), no other secret.
+      if (access.cursorSecret)
+        fn.function.addToRolePolicy(
+          new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [cursorSecret.secretArn] }),
+        );
       return fn;
     };
 
@@ -98,7 +104,11 @@ export class AnimalStoreStack extends Stack {
       corsAllowedOrigins: stage.corsAllowedOrigins,
     });
     new GatewayResponses(this, 'GatewayResponses', { api: store.api });
-    const usagePlans = new UsagePlans(this, 'UsagePlans', { api: store.api, namePrefix: stage.stackName });
+    const usagePlans = new UsagePlans(this, 'UsagePlans', {
+      api: store.api,
+      namePrefix: stage.stackName,
+      stageName: stage.name,
+    });
 
     // The functions' default metric dimensions (lambdas/shared/observability.ts): SERVICE_NAME's service, and STAGE.
     const customMetrics = {

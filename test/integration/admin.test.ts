@@ -16,6 +16,7 @@ import {
 } from '@aws-sdk/client-api-gateway';
 import { API_KEY_VALUE_PATTERN, usageIdentifierKey } from '../../lambdas/domain/keys.ts';
 import { usagePlanThrottle } from '../../contract/plans.ts';
+import { poolKeyValue, poolMemberOf } from '../../contract/key-pool.ts';
 import { AUTHORIZER } from '../../contract/routes.ts';
 import { runAdmin } from '../../lib/admin/cli.ts';
 import { awsKeyGateway } from '../../lib/admin/gateway.ts';
@@ -200,22 +201,87 @@ describe('admin tool against API Gateway (aws-sdk-client-mock)', () => {
 
   it('moves a key out of its old plan before adding it to the new one, and restores it when the move fails', async () => {
     const admin = keyAdmin(deps);
-    const { record } = await admin.create({ owner: 'mover', plan: 'free' });
+    const { record } = await admin.create({ owner: 'mover', plan: 'pro' });
     apigw.resetHistory();
-    await admin.setPlan(record.keyId, { plan: 'pro' });
+    await admin.setPlan(record.keyId, { plan: 'business' });
     const calls = apigw.calls().map((c) => [c.args[0].constructor.name, c.args[0].input]);
     expect(calls).toEqual([
-      ['DeleteUsagePlanKeyCommand', { usagePlanId: 'plan-free', keyId: 'apikey-1' }],
-      ['CreateUsagePlanKeyCommand', { usagePlanId: 'plan-pro', keyId: 'apikey-1', keyType: 'API_KEY' }],
+      ['DeleteUsagePlanKeyCommand', { usagePlanId: 'plan-pro', keyId: 'apikey-1' }],
+      ['CreateUsagePlanKeyCommand', { usagePlanId: 'plan-business', keyId: 'apikey-1', keyType: 'API_KEY' }],
     ]);
     apigw.resetHistory();
-    apigw.on(CreateUsagePlanKeyCommand, { usagePlanId: 'plan-business' }).rejects(new Error('boom'));
-    await expect(admin.setPlan(record.keyId, { plan: 'business' })).rejects.toThrow('boom');
+    apigw.on(CreateUsagePlanKeyCommand, { usagePlanId: 'plan-pro' }).rejects(new Error('boom'));
+    await expect(admin.setPlan(record.keyId, { plan: 'pro' })).rejects.toThrow('boom');
     expect(apigw.commandCalls(CreateUsagePlanKeyCommand).map((c) => c.args[0].input.usagePlanId)).toEqual([
-      'plan-business',
       'plan-pro',
+      'plan-business',
     ]);
-    expect((await admin.show(record.keyId)).plan).toBe('pro');
+    expect((await admin.show(record.keyId)).plan).toBe('business');
+  });
+
+  it('creates a Free key without any API Gateway call: no CreateApiKey, no usage plan key (the pool serves it)', async () => {
+    const admin = keyAdmin(deps);
+    const { record } = await admin.create({ owner: 'hobbyist', plan: 'free' });
+    expect(apigw.calls(), 'no call to the API Gateway control plane').toHaveLength(0);
+    expect(apigw.commandCalls(CreateApiKeyCommand)).toHaveLength(0);
+    expect(record.apiGatewayKeyId).toBeUndefined();
+    expect(record.usagePlanId).toBeUndefined();
+    // Revoking and purging it touch nothing either: the pool member is shared, never deleted for one customer.
+    await admin.revoke(record.keyId);
+    expect(apigw.calls()).toHaveLength(0);
+    const purged = await keyAdmin({ ...deps, now: () => Date.now() + 3_600_000 }).purge();
+    expect(purged.map((k) => k.keyId)).not.toContain(record.keyId);
+  });
+
+  it('gives a Free key moving to a paying plan an API key of its own on that plan; moving back keeps it', async () => {
+    const admin = keyAdmin(deps);
+    const { record } = await admin.create({ owner: 'upgrader', plan: 'free' });
+    const moved = await admin.setPlan(record.keyId, { plan: 'pro' });
+    expect(apigw.commandCalls(CreateApiKeyCommand).map((c) => c.args[0].input)).toEqual([
+      { name: `animal-store-${record.keyId}`, value: usageIdentifierKey(record.keyId), enabled: true },
+    ]);
+    expect(apigw.commandCalls(CreateUsagePlanKeyCommand).map((c) => c.args[0].input)).toEqual([
+      { usagePlanId: 'plan-pro', keyId: 'apikey-1', keyType: 'API_KEY' },
+    ]);
+    expect(moved).toMatchObject({ plan: 'pro', apiGatewayKeyId: 'apikey-1' });
+    apigw.resetHistory();
+    // Back to Free: out of Pro, into the Free plan with its own API key (cached authorizer results still name it).
+    const back = await admin.setPlan(record.keyId, { plan: 'free' });
+    expect(apigw.calls().map((c) => [c.args[0].constructor.name, c.args[0].input])).toEqual([
+      ['DeleteUsagePlanKeyCommand', { usagePlanId: 'plan-pro', keyId: 'apikey-1' }],
+      ['CreateUsagePlanKeyCommand', { usagePlanId: 'plan-free', keyId: 'apikey-1', keyType: 'API_KEY' }],
+    ]);
+    expect(back).toMatchObject({ plan: 'free', apiGatewayKeyId: 'apikey-1' });
+  });
+
+  it('undoes the new API key when a Free key cannot join its new paying plan, and keeps it Free', async () => {
+    const admin = keyAdmin(deps);
+    const { record } = await admin.create({ owner: 'upgrader2', plan: 'free' });
+    apigw.on(CreateUsagePlanKeyCommand).rejects(new Error('TooManyRequestsException'));
+    await expect(admin.setPlan(record.keyId, { plan: 'business' })).rejects.toThrow('TooManyRequests');
+    expect(apigw.commandCalls(DeleteApiKeyCommand).map((c) => c.args[0].input)).toEqual([{ apiKey: 'apikey-1' }]);
+    const after = await admin.show(record.keyId);
+    expect(after).toMatchObject({ plan: 'free' });
+    expect(after.apiGatewayKeyId).toBeUndefined();
+  });
+
+  it("the authorizer names a Free key's pool member on its stage, and a paying key its own API key", async () => {
+    const authorizer = [...api.functions.values()].find((f) => f.def.entry === AUTHORIZER.entry)!;
+    const authorize = (key: string) =>
+      authorizer.handler(
+        {
+          type: 'TOKEN',
+          authorizationToken: `Bearer ${key}`,
+          methodArn: 'arn:aws:execute-api:eu-west-1:123456789012:api123/v1/GET/pets',
+        },
+        {} as never,
+      ) as Promise<{ usageIdentifierKey?: string }>;
+    const admin = keyAdmin(deps);
+    const free = await admin.create({ owner: 'pooled', plan: 'free' });
+    // The local API's functions run with STAGE=local; in AWS, STAGE is the stage's name (key-pool.test.ts).
+    expect((await authorize(free.key)).usageIdentifierKey).toBe(poolKeyValue('local', poolMemberOf(free.record.keyId)));
+    await admin.setPlan(free.record.keyId, { plan: 'pro' });
+    expect((await authorize(free.key)).usageIdentifierKey).toBe(usageIdentifierKey(free.record.keyId));
   });
 
   it('the authorizer returns the same derived value as usageIdentifierKey, for the first secret and after a rotation', async () => {
@@ -244,7 +310,7 @@ describe('admin tool against API Gateway (aws-sdk-client-mock)', () => {
   // (cached up to the authorizer TTL) names an API key that was deleted or is in no usage plan of the stage.
   it('rotates without touching API Gateway: the same API key and usage plan serve the new secret', async () => {
     const admin = keyAdmin(deps);
-    const { record } = await admin.create({ owner: 'rotator', plan: 'free' });
+    const { record } = await admin.create({ owner: 'rotator', plan: 'pro' });
     apigw.resetHistory();
     const rotated = await admin.rotate(record.keyId);
     expect(apigw.calls()).toHaveLength(0);

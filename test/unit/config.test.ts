@@ -1,39 +1,55 @@
 /**
- * Configuration fails the cold start, not a request: a stage without CURSOR_SECRET must not sign cursors with the
- * public development constant. Functions are built from a configuration passed in (no process.env involved).
+ * Configuration fails the cold start, not a request: in a stage listPets reads its cursor secret from Secrets Manager
+ * (CURSOR_SECRET_ARN) and never signs with the public development constant or a plain value in its configuration.
+ * Functions are built from a configuration passed in (no process.env involved).
  */
 import { describe, expect, it } from 'vitest';
-import { cursorSecret, loadConfig, LOCAL_CURSOR_SECRET } from '../../lambdas/shared/config.ts';
+import { loadConfig, LOCAL_CURSOR_SECRET } from '../../lambdas/shared/config.ts';
 import { createRuntime } from '../../lambdas/shared/runtime.ts';
+import type { SecretReader } from '../../lambdas/shared/cursor-keys.ts';
 import { getPetHandler } from '../../lambdas/handlers/get-pet.ts';
 import { listPetsHandler } from '../../lambdas/handlers/list-pets.ts';
 
 const TABLES = { PETS_TABLE_NAME: 'Pets', KEYS_TABLE_NAME: 'Keys', STATE_TABLE_NAME: 'State' };
-const runtime = (stage: string, extra: Record<string, string> = {}) =>
-  createRuntime(loadConfig({ ...TABLES, STAGE: stage, METRICS: 'off', ...extra }));
+const ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:CursorSecret-AbCdEf';
+const VALUE = 'a-real-secret-0123456789';
+const reads: string[] = [];
+const readSecret = (): SecretReader => async (id, stage) => {
+  reads.push(`${id} ${stage}`);
+  return stage === 'AWSCURRENT' ? VALUE : undefined;
+};
+const runtime = (stage: string, extra: Record<string, string> = {}, withReader = true) =>
+  createRuntime(loadConfig({ ...TABLES, STAGE: stage, METRICS: 'off', ...extra }), withReader ? { readSecret } : {});
 
-describe('CURSOR_SECRET', () => {
-  it('is required outside STAGE=local; the public constant is for local only', () => {
-    expect(() => cursorSecret({ STAGE: 'staging', CURSOR_SECRET: undefined })).toThrow(/CURSOR_SECRET is required/);
-    expect(() => cursorSecret({ STAGE: 'production', CURSOR_SECRET: undefined })).toThrow(/CURSOR_SECRET is required/);
-    expect(cursorSecret({ STAGE: 'local', CURSOR_SECRET: undefined })).toBe(LOCAL_CURSOR_SECRET);
-    expect(cursorSecret({ STAGE: 'staging', CURSOR_SECRET: 'a-real-secret-0123456789' })).toBe(
-      'a-real-secret-0123456789',
-    );
-  });
-
-  it('fails building listPets in a stage without it, and no other function (only listPets receives it)', () => {
-    expect(() => listPetsHandler(runtime('staging'))).toThrow(/CURSOR_SECRET is required outside STAGE=local/);
+describe('the cursor secret', () => {
+  it('fails building listPets in a stage without CURSOR_SECRET_ARN, and no other function (only listPets receives it)', () => {
+    expect(() => listPetsHandler(runtime('staging'))).toThrow(/listPets needs the cursor secret, CURSOR_SECRET_ARN/);
+    expect(() => listPetsHandler(runtime('production'))).toThrow(/CURSOR_SECRET_ARN/);
     expect(getPetHandler(runtime('staging'))).toBeTypeOf('function');
   });
 
-  it('builds listPets in a stage that has it, and locally without it', () => {
-    expect(listPetsHandler(runtime('staging', { CURSOR_SECRET: 'a-real-secret-0123456789' }))).toBeTypeOf('function');
-    expect(listPetsHandler(runtime('local'))).toBeTypeOf('function');
+  it('in a stage, is read from the secret the ARN names, unless a value is given directly (tests)', async () => {
+    const rt = runtime('staging', { CURSOR_SECRET_ARN: ARN });
+    expect(listPetsHandler(rt)).toBeTypeOf('function');
+    await expect(rt.cursorKeys!()).resolves.toEqual({ current: VALUE, accepted: [] });
+    expect(reads).toContain(`${ARN} AWSCURRENT`);
+    reads.length = 0;
+    const direct = runtime('staging', { CURSOR_SECRET_ARN: ARN, CURSOR_SECRET: 'given-directly-0123456789' });
+    await expect(direct.cursorKeys!()).resolves.toEqual({ current: 'given-directly-0123456789' });
+    expect(reads).toEqual([]);
   });
 
-  it('rejects a short secret, naming the variable', () => {
-    expect(() => loadConfig({ ...TABLES, STAGE: 'staging', CURSOR_SECRET: 'short' })).toThrow(
+  it('locally, is CURSOR_SECRET or the public development constant, without Secrets Manager', async () => {
+    reads.length = 0;
+    const local = runtime('local', { CURSOR_SECRET_ARN: 'local-secret-CursorSecret0000' });
+    expect(listPetsHandler(local)).toBeTypeOf('function');
+    await expect(local.cursorKeys!()).resolves.toEqual({ current: LOCAL_CURSOR_SECRET });
+    await expect(runtime('local', { CURSOR_SECRET: VALUE }, false).cursorKeys!()).resolves.toEqual({ current: VALUE });
+    expect(reads).toEqual([]);
+  });
+
+  it('rejects a short secret given directly, naming the variable', () => {
+    expect(() => loadConfig({ ...TABLES, STAGE: 'local', CURSOR_SECRET: 'short' })).toThrow(
       /Invalid configuration: CURSOR_SECRET/,
     );
   });

@@ -9,7 +9,7 @@ import { AppError } from '../../lambdas/domain/errors.ts';
 
 const SECRET = 'unit-cursor-secret-0123456789';
 const T0 = Date.UTC(2026, 10, 22, 12);
-const codec = cursorCodec({ secret: SECRET, now: () => T0 });
+const codec = cursorCodec({ keys: { current: SECRET }, now: () => T0 });
 
 /** What someone holding the secret (or a leaked one) could sign: any payload at all. */
 const signed = (payload: unknown, secret = SECRET) => {
@@ -33,7 +33,7 @@ describe('cursorCodec', () => {
     const c = codec.make({ id: 42 }, { status: 'sold' });
     expect(codec.read(c, { status: 'sold' })).toEqual({ id: 42 });
     invalid(c);
-    const later = cursorCodec({ secret: SECRET, now: () => T0 + (CURSOR_TTL_SECONDS + 1) * 1000 });
+    const later = cursorCodec({ keys: { current: SECRET }, now: () => T0 + (CURSOR_TTL_SECONDS + 1) * 1000 });
     expect(() => later.read(c, { status: 'sold' })).toThrow(/expired/);
   });
 
@@ -84,7 +84,30 @@ describe('cursorCodec', () => {
     invalid(`${data}.${createHmac('sha256', SECRET).update(data).digest('base64url')}`);
   });
 
+  it('during a rotation, verifies cursors signed with the previous (or the staged next) value and signs with the current one', () => {
+    const PREVIOUS = 'previous-cursor-secret-0123456789';
+    const NEXT = 'next-cursor-secret-0123456789';
+    // A container that read the secret before the rotation: it signs with what is now the previous value.
+    const before = cursorCodec({ keys: { current: PREVIOUS }, now: () => T0 });
+    const rotated = cursorCodec({ keys: { current: SECRET, accepted: [PREVIOUS] }, now: () => T0 });
+    const old = before.make({ id: 9 }, {});
+    expect(rotated.read(old, {})).toEqual({ id: 9 });
+    // What the rotated container signs is signed with the current value, which alone verifies it.
+    const fresh = rotated.make({ id: 10 }, {});
+    expect(codec.read(fresh, {})).toEqual({ id: 10 });
+    expect(fresh.split('.')[1]).toBe(signed({ a: 10, s: null, e: T0 / 1000 + CURSOR_TTL_SECONDS }).split('.')[1]);
+    expect(() => before.read(fresh, {})).toThrow(/not valid/);
+    // A container that already holds a staged next value verifies what is signed with it once it is promoted.
+    const staged = cursorCodec({ keys: { current: SECRET, accepted: [NEXT, PREVIOUS] }, now: () => T0 });
+    const promoted = cursorCodec({ keys: { current: NEXT, accepted: [SECRET] }, now: () => T0 });
+    expect(staged.read(promoted.make({ id: 11 }, {}), {})).toEqual({ id: 11 });
+    expect(promoted.read(staged.make({ id: 12 }, {}), {})).toEqual({ id: 12 });
+    // A value that is none of them is still refused.
+    expect(() => rotated.read(signed({ a: 7, s: null, e: 2e9 }, 'another-secret-0123456789'), {})).toThrow(/not valid/);
+  });
+
   it('needs a secret', () => {
-    expect(() => cursorCodec({ secret: '', now: Date.now })).toThrow(/secret/);
+    expect(() => cursorCodec({ keys: { current: SECRET, accepted: [''] }, now: Date.now })).toThrow(/secret/);
+    expect(() => cursorCodec({ keys: { current: '' }, now: Date.now })).toThrow(/secret/);
   });
 });

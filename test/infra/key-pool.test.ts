@@ -1,0 +1,81 @@
+/**
+ * The Free key pool on both stages' templates. AWS rules encoded: API keys per account and Region are capped at
+ * 10,000 and cannot be raised ("Amazon API Gateway quotas"), so the stack creates a fixed pool instead of a key per
+ * Free customer; with apiKeySourceType AUTHORIZER, API Gateway answers 403 when the authorizer's usageIdentifierKey
+ * names no API key in a usage plan of the stage, so every value the authorizer can return for a Free key must be a
+ * pool member's, in the pool's usage plan on this API's stage. CloudFormation allows 500 resources per template.
+ */
+import { describe, expect, it } from 'vitest';
+import { FREE_KEY_POOL, poolKeyValue, poolLimits, poolMemberOf } from '../../contract/key-pool.ts';
+import { usagePlanThrottle } from '../../contract/plans.ts';
+import { STAGES, STAGE_NAMES } from '../../lib/config/stages.ts';
+import { authenticate, generateKey, generateKeyId, hashKey, type KeyRecord } from '../../lambdas/domain/keys.ts';
+import { resources, synthesizeStages, templates } from './stack-fixture.ts';
+
+synthesizeStages();
+
+describe.each(STAGE_NAMES)('stage %s', (stageName) => {
+  const stage = STAGES[stageName];
+  const t = () => templates[stageName];
+  const poolPlan = () => {
+    const plans = resources(t(), 'AWS::ApiGateway::UsagePlan').filter(
+      ([, p]) => p.Properties.UsagePlanName === `${stage.stackName}-${FREE_KEY_POOL.displayName}`,
+    );
+    expect(plans).toHaveLength(1);
+    return plans[0]!;
+  };
+  /** The values of the API keys in the pool's usage plan. */
+  const poolValues = () => {
+    const [planId] = poolPlan();
+    const keys = new Map(resources(t(), 'AWS::ApiGateway::ApiKey').map(([id, k]) => [id, k.Properties]));
+    return resources(t(), 'AWS::ApiGateway::UsagePlanKey')
+      .filter(([, k]) => k.Properties.UsagePlanId.Ref === planId)
+      .map(([, k]) => keys.get(k.Properties.KeyId.Ref)!.Value as string);
+  };
+
+  it("puts every pool member's API key, enabled, in the pool's usage plan on the API's stage", () => {
+    const values = poolValues();
+    expect(values.sort()).toEqual(
+      Array.from({ length: FREE_KEY_POOL.members }, (_, m) => poolKeyValue(stage.name, m)).sort(),
+    );
+    for (const [, k] of resources(t(), 'AWS::ApiGateway::ApiKey')) expect(k.Properties.Enabled).toBe(true);
+    const [, plan] = poolPlan();
+    const [[apiId]] = resources(t(), 'AWS::ApiGateway::RestApi');
+    expect(plan.Properties.ApiStages).toEqual([
+      expect.objectContaining({ ApiId: { Ref: apiId }, Stage: expect.anything() }),
+    ]);
+    const expected = usagePlanThrottle(poolLimits());
+    expect(plan.Properties.Throttle).toEqual({ RateLimit: expected.rateLimit, BurstLimit: expected.burstLimit });
+    expect(plan.Properties.Quota).toEqual({ Limit: expected.quotaPerDay, Period: 'DAY' });
+  });
+
+  it('the authorizer names, for any Free key, an API key of that pool', async () => {
+    const values = new Set(poolValues());
+    for (let i = 0; i < 500; i++) {
+      const key = generateKey();
+      const record: KeyRecord = {
+        hash: hashKey(key),
+        keyId: generateKeyId(),
+        owner: 'o',
+        plan: 'free',
+        status: 'active',
+        createdAt: '2026-01-01T00:00:00.000Z',
+      };
+      // The authorizer runs with STAGE = the stage's name (lib/constructs/api-function.ts).
+      const auth = await authenticate({ getByHash: async () => record }, `Bearer ${key}`, stage.name);
+      expect(values.has(auth!.usageIdentifierKey), `member ${poolMemberOf(record.keyId)}`).toBe(true);
+    }
+  });
+
+  it('keeps the pool within the 10,000 API keys and the 500 resources of a template, with stable logical ids', () => {
+    const apiKeys = resources(t(), 'AWS::ApiGateway::ApiKey');
+    expect(apiKeys).toHaveLength(FREE_KEY_POOL.members);
+    expect(Object.keys(t().toJSON().Resources).length).toBeLessThan(500);
+    // Member n's logical id names n: growing the pool adds keys, never replaces one a cached result names.
+    for (let m = 0; m < FREE_KEY_POOL.members; m++) {
+      const id = `Member${String(m).padStart(4, '0')}`;
+      const found = apiKeys.filter(([logicalId]) => logicalId.includes(`FreePool${id}`));
+      expect(found.map(([, k]) => k.Properties.Value)).toEqual([poolKeyValue(stage.name, m)]);
+    }
+  });
+});
