@@ -9,7 +9,7 @@
  * Plain data and arithmetic, no imports beyond the plans table, so the stack, the admin tool and the authorizer
  * share one mapping.
  */
-import { PLANS, type PlanLimits, type PlanName } from './plans.ts';
+import { ACCOUNT_THROTTLE, PLANS, usagePlanThrottle, type PlanName, type UsagePlanLimits } from './plans.ts';
 
 /** API Gateway's quota of API keys per account and Region: every stage in that account and Region shares it. */
 export const API_KEYS_PER_ACCOUNT_REGION = 10_000;
@@ -23,11 +23,12 @@ export const FREE_KEY_POOL = {
    */
   members: 64,
   /**
-   * Free customers of one member that its usage plan admits at their full rate at once (the plan is the Free plan's
-   * mapping of this many times the Free limits). More of them at once on one member meet the gateway's 429 early;
+   * Free customers of one member that its usage plan admits at their full rate at once (the plan is this many Free
+   * customers' usage plans added up: each one's bucket holds two windows and a fleet's 429s, 320 requests, so 15 is
+   * the most under the account bucket of 5,000). More of them at once on one member meet the gateway's 429 early;
    * one runaway client is stopped at this many times a Free client's allowance.
    */
-  customersAtFullRate: 32,
+  customersAtFullRate: 15,
   /** The usage plan's display name (after the stack's name prefix). */
   displayName: 'FreePool',
 } as const;
@@ -35,11 +36,21 @@ export const FREE_KEY_POOL = {
 /** Whether a key of this plan goes in the pool; a key that already has an API key of its own keeps it. */
 export const isPooledPlan = (plan: PlanName): boolean => FREE_KEY_POOL.plans.includes(plan);
 
-/** The limits the pool's usage plan is the mapping of (usagePlanThrottle): its members' share of Free customers. */
-export function poolLimits(): PlanLimits {
-  const free = PLANS.free.limits!;
+/**
+ * The pool's usage plan: customersAtFullRate Free customers' usage plans (usagePlanThrottle) added up, so each of
+ * them gets what its own plan would give it, within the account's throttle.
+ */
+export function poolThrottle(): UsagePlanLimits {
+  const one = usagePlanThrottle(PLANS.free.limits!);
   const n = FREE_KEY_POOL.customersAtFullRate;
-  return { perMinute: free.perMinute * n, perDay: free.perDay * n };
+  const rateLimit = one.rateLimit * n;
+  const burstLimit = one.burstLimit * n;
+  return {
+    rateLimit,
+    burstLimit,
+    quotaPerDay: one.quotaPerDay * n,
+    guaranteed: one.guaranteed && rateLimit <= ACCOUNT_THROTTLE.rateLimit && burstLimit <= ACCOUNT_THROTTLE.burstLimit,
+  };
 }
 
 /**

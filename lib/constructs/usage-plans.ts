@@ -1,7 +1,7 @@
 import { CfnApiKey, CfnUsagePlanKey, Period, UsagePlan, type RestApi, type Stage } from 'aws-cdk-lib/aws-apigateway';
 import { Construct } from 'constructs';
 import { PLANS, STANDARD_PLANS, usagePlanThrottle, type PlanName } from '../../contract/plans.ts';
-import { FREE_KEY_POOL, poolKeyValue, poolLimits } from '../../contract/key-pool.ts';
+import { FREE_KEY_POOL, poolKeyValue, poolThrottle } from '../../contract/key-pool.ts';
 
 export interface UsagePlansProps {
   readonly api: RestApi;
@@ -51,7 +51,7 @@ export class UsagePlans extends Construct {
     // Free keys share these API keys (one of the account's 10,000 each, however many Free customers): the authorizer
     // names the member a key id maps to. Logical ids are the member numbers, so growing the pool adds keys and never
     // replaces one that cached authorizer results name.
-    const t = usagePlanThrottle(poolLimits());
+    const t = poolThrottle();
     if (!t.guaranteed)
       throw new Error('The Free key pool usage plan exceeds the account-level throttle (ACCOUNT_THROTTLE)');
     const poolName = props.namePrefix ? `${props.namePrefix}-${FREE_KEY_POOL.displayName}` : FREE_KEY_POOL.displayName;

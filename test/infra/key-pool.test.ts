@@ -6,8 +6,7 @@
  * pool member's, in the pool's usage plan on this API's stage. CloudFormation allows 500 resources per template.
  */
 import { describe, expect, it } from 'vitest';
-import { FREE_KEY_POOL, poolKeyValue, poolLimits, poolMemberOf } from '../../contract/key-pool.ts';
-import { usagePlanThrottle } from '../../contract/plans.ts';
+import { FREE_KEY_POOL, poolKeyValue, poolMemberOf, poolThrottle } from '../../contract/key-pool.ts';
 import { STAGES, STAGE_NAMES } from '../../lib/config/stages.ts';
 import { authenticate, generateKey, generateKeyId, hashKey, type KeyRecord } from '../../lambdas/domain/keys.ts';
 import { resources, synthesizeStages, templates } from './stack-fixture.ts';
@@ -44,7 +43,7 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
     expect(plan.Properties.ApiStages).toEqual([
       expect.objectContaining({ ApiId: { Ref: apiId }, Stage: expect.anything() }),
     ]);
-    const expected = usagePlanThrottle(poolLimits());
+    const expected = poolThrottle();
     expect(plan.Properties.Throttle).toEqual({ RateLimit: expected.rateLimit, BurstLimit: expected.burstLimit });
     expect(plan.Properties.Quota).toEqual({ Limit: expected.quotaPerDay, Period: 'DAY' });
   });

@@ -8,7 +8,7 @@ import {
   API_KEYS_PER_ACCOUNT_REGION,
   FREE_KEY_POOL,
   poolKeyValue,
-  poolLimits,
+  poolThrottle,
   poolMemberOf,
 } from '../../contract/key-pool.ts';
 import { ACCOUNT_THROTTLE, PLANS, usagePlanThrottle } from '../../contract/plans.ts';
@@ -101,9 +101,10 @@ describe('usageKeyOf: which API key the authorizer names', () => {
 
 describe('the pool and the ceiling', () => {
   it("sizes the pool's usage plan for its members' share of Free customers, within the account throttle", () => {
-    const pool = usagePlanThrottle(poolLimits());
+    const pool = poolThrottle();
     const free = usagePlanThrottle(PLANS.free.limits!);
     expect(pool.guaranteed).toBe(true);
+    expect(pool).toEqual({ rateLimit: 45, burstLimit: 4_800, quotaPerDay: 82_500, guaranteed: true });
     expect(pool.burstLimit).toBeLessThanOrEqual(ACCOUNT_THROTTLE.burstLimit);
     // At least customersAtFullRate Free clients' worth of bucket and quota per member.
     expect(pool.rateLimit).toBeGreaterThanOrEqual(FREE_KEY_POOL.customersAtFullRate);
