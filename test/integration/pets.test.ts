@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAnimalStoreClient, type AnimalStoreClient } from '../../client/index.ts';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
 import { expectError, jsonOf } from '../helpers/common.ts';
+import { sampleRequests } from '../helpers/operations.ts';
 
 let api: TestApi;
 /** Happy paths go through the typed client (contract-validated like every call). */
@@ -180,16 +181,11 @@ describe('gateway behaviour', () => {
     ['unknown key', 'Bearer unknown_key_0123456789abcdef'],
     ['key too short', 'Bearer short'],
   ])('answers 401 for %s, on every operation, before any lookup', async (_, auth) => {
-    for (const [method, path] of [
-      ['GET', '/pets'],
-      ['POST', '/pets'],
-      ['GET', '/pets/1'],
-      ['GET', '/store/orders'],
-    ] as const) {
+    for (const { method, path, body } of sampleRequests({ petId: 1 })) {
       const res = await fetch(`${api.url}${path}`, {
         method,
         headers: { ...(auth ? { Authorization: auth } : {}), ...json },
-        ...(method === 'POST' ? { body: JSON.stringify({ name: 'x', categoryId: 1 }) } : {}),
+        body,
       });
       await expectError(res, 401, 'unauthorized');
     }
