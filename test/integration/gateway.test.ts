@@ -90,3 +90,15 @@ describe('the template drives the gateway', () => {
     expect(res.headers.get('allow')).toBe('GET');
   });
 });
+
+describe('client-chosen names', () => {
+  it('passes a query or header named like an Object member (constructor, __proto__, toString) as a plain value', async () => {
+    for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
+      const res = await api.call(`/pets?${name}=1&limit=1`, {
+        key: api.keys.business,
+        headers: { [name]: 'x' },
+      });
+      expect(res.status, name).toBe(200);
+    }
+  });
+});
