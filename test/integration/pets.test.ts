@@ -55,6 +55,41 @@ describe('POST /pets', () => {
     await expectError(await create(body), 400, 'validation_failed');
   });
 
+  it.each([
+    [
+      'a zero width space',
+      '\u200b',
+      /must not be blank \(spaces and invisible characters such as U\+200B do not count\)/,
+    ],
+    ['a byte order mark and spaces', '\ufeff \u00a0', /must not be blank/],
+    ['a Hangul filler', '\u3164', /must not be blank/],
+    ['NUL and an escape sequence', '\u0000\u001b[31mred', /must not contain control characters/],
+    ['a newline', 'Rex\nSmith', /must not contain control characters/],
+  ])('refuses a name of %s with a message that says why', async (_, name, message) => {
+    const res = await create({ name, categoryId: 1 });
+    const body = await expectError(res, 400, 'validation_failed');
+    expect(body.message).toMatch(message);
+  });
+
+  it('keeps invisible characters inside a visible name (emoji sequences need them)', async () => {
+    const res = await create({ name: '👩\u200d💻 Ada', categoryId: 1 });
+    expect(res.status).toBe(201);
+    expect((await jsonOf(res)).name).toBe('👩\u200d💻 Ada');
+  });
+
+  it('ignores a __proto__ or constructor.prototype key like any unknown field, without touching other pets', async () => {
+    for (const body of [
+      '{"name":"Proto","categoryId":1,"__proto__":{"status":"sold","polluted":true}}',
+      '{"name":"Proto","categoryId":1,"\\u005f_proto__":{"status":"sold"}}',
+      '{"name":"Proto","categoryId":1,"constructor":{"prototype":{"polluted":true}}}',
+    ]) {
+      const res = await api.call('/pets', { method: 'POST', body, headers: json });
+      expect(res.status, body).toBe(201);
+      expect(await jsonOf(res)).toMatchObject({ name: 'Proto', categoryId: 1, status: 'available' });
+    }
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
   it('rejects malformed JSON and an empty body with 400', async () => {
     await expectError(
       await api.call('/pets', { method: 'POST', body: '{"name": "x",', headers: json }),
