@@ -218,7 +218,6 @@ export function badCredentials(key: string): Record<string, Record<string, strin
     'empty Authorization': { Authorization: '' },
     'Bearer without a key': { Authorization: 'Bearer' },
     'Basic scheme': { Authorization: `Basic ${Buffer.from(`${key}:`).toString('base64')}` },
-    'lower-case bearer': { Authorization: `bearer ${key}` },
     'Token scheme': { Authorization: `Token ${key}` },
     'key without a scheme': { Authorization: key },
     'two spaces': { Authorization: `Bearer  ${key}` },

@@ -212,7 +212,7 @@ describe('gateway behaviour', () => {
     ['no header', undefined],
     ['another scheme', 'Basic dXNlcjpwYXNz'],
     ['empty bearer', 'Bearer '],
-    ['bearer lower case', `bearer free_0123456789abcdef0123`],
+    ['bearer with an unknown key', `bearer free_0123456789abcdef0123`],
     ['unknown key', 'Bearer unknown_key_0123456789abcdef'],
     ['key too short', 'Bearer short'],
   ])('answers 401 for %s, on every operation, before any lookup', async (_, auth) => {
@@ -223,6 +223,26 @@ describe('gateway behaviour', () => {
         body,
       });
       await expectError(res, 401, 'unauthorized');
+    }
+  });
+
+  it('reads the Authorization scheme in any case (RFC 9110): bearer and BEARER are Bearer', async () => {
+    for (const scheme of ['bearer', 'BEARER', 'bEaReR']) {
+      const res = await fetch(`${api.url}/pets?limit=1`, {
+        headers: { Authorization: `${scheme} ${api.keys.business}` },
+      });
+      expect(res.status, scheme).toBe(200);
+    }
+  });
+
+  it('answers HEAD like any method a resource does not declare: 405 with Allow (see docs/api.md)', async () => {
+    for (const [path, allow] of [
+      ['/pets', 'GET, POST'],
+      ['/pets/1', 'GET'],
+    ]) {
+      const res = await api.call(path!, { method: 'HEAD', key: api.keys.business, contract: false });
+      expect(res.status, path).toBe(405);
+      expect(res.headers.get('allow'), path).toBe(allow);
     }
   });
 
