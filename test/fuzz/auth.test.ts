@@ -10,7 +10,7 @@ import { newStats, send, type Pet } from './exchange.ts';
 import { sampleRequests } from '../helpers/operations.ts';
 import { hashKey } from '../../lambdas/domain/keys.ts';
 import { createKeyAdminStore } from '../../lambdas/storage/key-store.ts';
-import { enterpriseKey } from './keys.ts';
+import { createPetWith, enterpriseKey } from './keys.ts';
 import { badCredentials } from './arbitraries.ts';
 import { UNDECLARED_METHODS } from './arbitraries-paths.ts';
 
@@ -21,13 +21,7 @@ const stats = newStats();
 beforeAll(async () => {
   api = await startTestApi();
   const key = await enterpriseKey(api, 'auth');
-  const res = await api.call('/pets', {
-    method: 'POST',
-    key,
-    body: JSON.stringify({ name: 'Auth target', categoryId: 1 }),
-  });
-  expect(res.status).toBe(201);
-  world = { key, pets: [(await res.json()) as Pet] };
+  world = { key, pets: [await createPetWith(api, key, { name: 'Auth target', categoryId: 1 })] };
 });
 afterAll(async () => {
   console.info(`[auth] ${stats.requests} requests, ${stats.fiveXx} 5xx, by status ${JSON.stringify(stats.byStatus)}`);
