@@ -3,12 +3,12 @@ import { apiHandler } from '../shared/http.ts';
 import type { Runtime } from '../shared/runtime.ts';
 import { cursorSecret } from '../shared/config.ts';
 import { cursorCodec } from '../domain/pagination.ts';
-import { createPetService } from '../domain/pets.ts';
-import { createIdAllocator, createPetStore } from '../storage/pet-store.ts';
+import { createPetQueries } from '../domain/pets.ts';
+import { createPetStore } from '../storage/pet-store.ts';
 
 /** The only function given CURSOR_SECRET: a missing secret fails its cold start and no other function's. */
 export function listPetsHandler(rt: Runtime) {
-  const pets = createPetService(createPetStore(rt.storage), createIdAllocator(rt.storage));
+  const pets = createPetQueries(createPetStore(rt.storage));
   const cursors = cursorCodec({ secret: cursorSecret(rt.config), now: rt.now });
   return apiHandler(rt, LIST_PETS, async (event) => {
     const { limit, status, cursor } = event.validated.query;
