@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAnimalStoreClient, type AnimalStoreClient } from '../../client/index.ts';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
 import { expectError, jsonOf } from '../helpers/common.ts';
-import { sampleRequests } from '../helpers/operations.ts';
+import { resourcesWithAllow, sampleRequests } from '../helpers/operations.ts';
 
 let api: TestApi;
 /** Happy paths go through the typed client (contract-validated like every call). */
@@ -200,12 +200,13 @@ describe('gateway behaviour', () => {
   });
 
   it('answers 405 with Allow for unsupported methods on known paths', async () => {
-    const res = await api.call('/pets', { method: 'DELETE' });
-    await expectError(res, 405, 'method_not_allowed');
-    expect(res.headers.get('allow')).toBe('GET, POST');
-    const one = await api.call('/pets/1', { method: 'PUT', body: '{}' });
-    await expectError(one, 405, 'method_not_allowed');
-    expect(one.headers.get('allow')).toBe('GET');
+    for (const { path, methods, allow } of resourcesWithAllow()) {
+      const method = (['DELETE', 'PUT', 'PATCH', 'POST'] as const).find((m) => !methods.includes(m))!;
+      const res = await api.call(path, { method, ...(method === 'DELETE' ? {} : { body: '{}' }) });
+      await expectError(res, 405, 'method_not_allowed');
+      expect(res.headers.get('allow'), `${method} ${path}`).toBe(allow);
+      expect(allow).toMatch(/^[A-Z]+(, [A-Z]+)*$/);
+    }
   });
 
   it.each([
@@ -236,11 +237,8 @@ describe('gateway behaviour', () => {
   });
 
   it('answers HEAD like any method a resource does not declare: 405 with Allow (see docs/api.md)', async () => {
-    for (const [path, allow] of [
-      ['/pets', 'GET, POST'],
-      ['/pets/1', 'GET'],
-    ]) {
-      const res = await api.call(path!, { method: 'HEAD', key: api.keys.business, contract: false });
+    for (const { path, allow } of resourcesWithAllow().filter((r) => r.methods.includes('GET'))) {
+      const res = await api.call(path, { method: 'HEAD', key: api.keys.business, contract: false });
       expect(res.status, path).toBe(405);
       expect(res.headers.get('allow'), path).toBe(allow);
     }
