@@ -6,8 +6,15 @@
 /** A key is 20-128 URL-safe characters. Generated keys: `ask_` + 32 random bytes (256 bits) in base64url. */
 const KEY_CHARS = '[A-Za-z0-9_-]{20,128}';
 
+/**
+ * The scheme, in any case: RFC 9110 (11.1) makes auth-scheme names case-insensitive, so `bearer` and `BEARER` are
+ * `Bearer`. Spelt as character classes rather than a flag: API Gateway's identity validation expression is a bare
+ * pattern, and the key's characters stay case-sensitive.
+ */
+const SCHEME = '[Bb][Ee][Aa][Rr][Ee][Rr]';
+
 /** The TOKEN authorizer's identity validation expression: malformed headers get 401 without invoking it. */
-export const BEARER_VALIDATION_EXPRESSION = `^Bearer ${KEY_CHARS}$`;
+export const BEARER_VALIDATION_EXPRESSION = `^${SCHEME} ${KEY_CHARS}$`;
 
 /** Captures the key of a well-formed `Authorization: Bearer <key>` header. */
-export const BEARER_PATTERN = new RegExp(`^Bearer (${KEY_CHARS})$`);
+export const BEARER_PATTERN = new RegExp(`^${SCHEME} (${KEY_CHARS})$`);

@@ -18,6 +18,8 @@ export interface Deprecation {
   readonly sunsetAt: string;
   /** The successor (sent as `Link: <…>; rel="successor-version"`), relative to the base path. */
   readonly successor: string;
+  /** What clients use instead, as the documents say it ("Use … instead."). */
+  readonly instead: string;
 }
 
 /** One IAM grant on a table (or one of its indexes): exactly the DynamoDB actions the storage adapters call. */
@@ -53,8 +55,11 @@ export interface ErrorResponseSpec {
 export interface SuccessResponseSpec {
   readonly status: 200 | 201;
   readonly description: string;
-  /** The component schema of the body. */
-  readonly schema: 'Pet' | 'Pets';
+  /**
+   * The zod schema of the body, registered with `.meta({ id })`: the OpenAPI document names it by that id and
+   * collects it (and every named schema it uses) into its components.
+   */
+  readonly schema: unknown;
   /** Headers beyond the rate-limit ones, by their OpenAPI component name. */
   readonly headers?: readonly ('LinkNext' | 'Location')[];
 }

@@ -25,11 +25,23 @@ const meta = <T extends z.ZodMiniType>(schema: T, data: z.core.GlobalMeta): T =>
 
 export const PetStatus = meta(z.enum(PET_STATUSES), { id: 'PetStatus', description: 'Availability of the animal.' });
 
+/**
+ * What shows nothing on screen: white space, format characters (U+200B zero width space, U+FEFF, bidi marks…) and
+ * the other default-ignorable code points (U+3164 Hangul filler…). A name made only of these looks empty.
+ */
+const INVISIBLE = /[\p{White_Space}\p{Cf}\p{Default_Ignorable_Code_Point}]/gu;
+/** C0 and C1 control characters (NUL, ESC, tab, newline…): they end strings, move cursors or colour terminals. */
+const CONTROL = /\p{Cc}/u;
+
 const name = meta(
   z.string().check(
     z.minLength(1),
     z.maxLength(NAME_MAX_LENGTH),
-    z.refine((s) => s.trim().length > 0, 'name must not be blank'),
+    z.refine(
+      (s) => s.replace(INVISIBLE, '').length > 0,
+      'name must not be blank (spaces and invisible characters such as U+200B do not count)',
+    ),
+    z.refine((s) => !CONTROL.test(s), 'name must not contain control characters (U+0000-U+001F, U+007F-U+009F)'),
     z.refine((s) => s.isWellFormed(), 'name must be well-formed Unicode (no lone surrogates)'),
   ),
   { description: "The animal's name.", example: 'Rex' },

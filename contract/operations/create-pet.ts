@@ -1,7 +1,7 @@
 /** The createPet operation: everything known about it, in one entry (contract/routes.ts lists them all). */
-import { MAX_BODY_BYTES, NewPet } from '../schemas.ts';
+import { NewPet, Pet } from '../schemas.ts';
 import { PETS_TABLE, STATE_TABLE } from '../tables.ts';
-import { RATE_LIMITER, badRequest } from './common.ts';
+import { BODY_ERRORS, LIMITER_GRANT, badRequest } from './common.ts';
 import type { Route } from '../route-types.ts';
 
 export const CREATE_PET = {
@@ -27,7 +27,7 @@ export const CREATE_PET = {
   success: {
     status: 201,
     description: 'The created animal, with the id the service assigned.',
-    schema: 'Pet',
+    schema: Pet,
     headers: ['Location'],
   },
   errors: [
@@ -40,8 +40,7 @@ export const CREATE_PET = {
       description: 'A request with the same Idempotency-Key is still in progress.',
       codes: ['idempotency_in_progress'],
     },
-    { status: 413, description: `The body is larger than ${MAX_BODY_BYTES} bytes.`, codes: ['payload_too_large'] },
-    { status: 415, description: 'The body is not sent as application/json.', codes: ['unsupported_media_type'] },
+    ...BODY_ERRORS,
     {
       status: 422,
       description: 'The Idempotency-Key was used before with a different body.',
@@ -53,7 +52,7 @@ export const CREATE_PET = {
   // conditional PutItem and released with a DeleteItem.
   access: {
     tables: [
-      RATE_LIMITER,
+      LIMITER_GRANT,
       { table: PETS_TABLE, actions: ['dynamodb:PutItem'] },
       { table: STATE_TABLE, actions: ['dynamodb:PutItem', 'dynamodb:DeleteItem'] },
     ],

@@ -1,8 +1,8 @@
 /** The getPet operation: everything known about it, in one entry (contract/routes.ts lists them all). */
-import { PetIdParam } from '../schemas.ts';
+import { Pet, PetIdParam } from '../schemas.ts';
 import { PETS_TABLE } from '../tables.ts';
-import { RATE_LIMITER, badRequest } from './common.ts';
-import type { Route } from '../route-types.ts';
+import { LIMITER_GRANT, badRequest, petIdParameter } from './common.ts';
+import { BASE_PATH, type Route } from '../route-types.ts';
 
 const GET_PET_SUNSET = '2030-12-05T00:00:00Z';
 
@@ -12,19 +12,10 @@ export const GET_PET = {
   path: '/pets/{petId}',
   entry: 'lambdas/functions/get-pet.ts',
   summary: 'Get one animal (deprecated: use GET /pets with the status filter)',
+  description: 'Returns one animal.',
   request: { params: PetIdParam },
-  parameters: [
-    {
-      name: 'petId',
-      in: 'path',
-      required: true,
-      description: 'Identifier of the animal to retrieve.',
-      // Any int64 (one the service never assigned answers 404). No minimum/maximum: the int64 bounds are not exact
-      // JSON numbers in JavaScript, and format int64 states them.
-      schema: { type: 'integer', format: 'int64' },
-    },
-  ],
-  success: { status: 200, description: 'The animal.', schema: 'Pet' },
+  parameters: [petIdParameter('Identifier of the animal to retrieve.')],
+  success: { status: 200, description: 'The animal.', schema: Pet },
   errors: [
     badRequest(['validation_failed'], 'The petId is not a 64-bit integer (int64) in decimal.'),
     { status: 404, description: 'No animal has this id.', codes: ['not_found'] },
@@ -34,10 +25,11 @@ export const GET_PET = {
       codes: ['endpoint_removed'],
     },
   ],
-  access: { tables: [RATE_LIMITER, { table: PETS_TABLE, actions: ['dynamodb:GetItem'] }] },
+  access: { tables: [LIMITER_GRANT, { table: PETS_TABLE, actions: ['dynamodb:GetItem'] }] },
   deprecation: {
     deprecatedAt: '2026-01-01T00:00:00Z',
     sunsetAt: GET_PET_SUNSET,
     successor: '/pets?status=available',
+    instead: `\`GET ${BASE_PATH}/pets\` with the \`status\` filter`,
   },
 } as const satisfies Route;

@@ -1,5 +1,5 @@
 /** The listOrders operation: everything known about it, in one entry (contract/routes.ts lists them all). */
-import { RATE_LIMITER } from './common.ts';
+import { LIMITER_GRANT } from './common.ts';
 import type { Route } from '../route-types.ts';
 
 export const LIST_ORDERS = {
@@ -16,6 +16,6 @@ export const LIST_ORDERS = {
       codes: ['not_implemented'],
     },
   ],
-  access: { tables: [RATE_LIMITER] },
+  access: { tables: [LIMITER_GRANT] },
   notImplemented: true,
 } as const satisfies Route;

@@ -1,7 +1,7 @@
 /** The listPets operation: everything known about it, in one entry (contract/routes.ts lists them all). */
-import { ListPetsQuery, PAGE_SIZE } from '../schemas.ts';
+import { ListPetsQuery, PAGE_SIZE, PetStatus, Pets } from '../schemas.ts';
 import { PETS_TABLE } from '../tables.ts';
-import { RATE_LIMITER, badRequest } from './common.ts';
+import { LIMITER_GRANT, badRequest } from './common.ts';
 import type { Route } from '../route-types.ts';
 
 export const LIST_PETS = {
@@ -26,7 +26,7 @@ export const LIST_PETS = {
       in: 'query',
       required: false,
       description: 'Filters by availability.',
-      schema: { $ref: '#/components/schemas/PetStatus' },
+      schema: PetStatus,
     },
     {
       name: 'cursor',
@@ -40,7 +40,7 @@ export const LIST_PETS = {
   success: {
     status: 200,
     description: 'A page of animals, in a stable order; further pages are announced in `Link: rel="next"`.',
-    schema: 'Pets',
+    schema: Pets,
     headers: ['LinkNext'],
   },
   errors: [
@@ -51,7 +51,7 @@ export const LIST_PETS = {
   ],
   access: {
     tables: [
-      RATE_LIMITER,
+      LIMITER_GRANT,
       { table: PETS_TABLE, actions: ['dynamodb:Scan'] },
       { table: PETS_TABLE, index: PETS_TABLE.indexes[0].indexName, actions: ['dynamodb:Query'] },
     ],

@@ -23,7 +23,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { AppError } from './errors.ts';
-import { createPetService, type IdAllocator, type PetStore } from './pets.ts';
+import { createPetCreator, type IdAllocator, type PetWriter } from './pets.ts';
 import type { NewPet, Pet } from '../../contract/schemas.ts';
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
@@ -173,7 +173,7 @@ export interface IdempotentPetCreator {
 
 export interface IdempotentPetCreatorDeps {
   readonly store: IdempotencyStore;
-  readonly pets: PetStore;
+  readonly pets: PetWriter;
   readonly ids: IdAllocator;
   readonly clock: () => number;
   readonly newToken?: () => string;
@@ -192,7 +192,7 @@ export function createIdempotentPetCreator({
   clock,
   newToken = randomUUID,
 }: IdempotentPetCreatorDeps): IdempotentPetCreator {
-  const plain = createPetService(pets, ids);
+  const plain = createPetCreator(pets, ids);
   return {
     async create(input, { keyId, key }) {
       if (key === undefined) return { pet: await plain.create(input), statusCode: 201, replayed: false };
@@ -214,10 +214,9 @@ export function createIdempotentPetCreator({
         if (decision.kind === 'error') throw decision.error;
         return { pet: decision.response.body, statusCode: decision.response.statusCode, replayed: true };
       }
-      // The pet rules stay in one place (createPetService); only the write is swapped for the atomic one.
-      const service = createPetService(
+      // The pet rules stay in one place (createPetCreator); only the write is swapped for the atomic one.
+      const service = createPetCreator(
         {
-          ...pets,
           insert: (pet) =>
             store.insertAndComplete(id, token, pet, { statusCode: 201, body: pet }, clock() + COMPLETED_MS),
         },

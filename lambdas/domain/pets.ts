@@ -15,30 +15,41 @@ export interface PetPage {
   readonly next?: PageKey;
 }
 
-/** The storage port for pets. One adapter implements it (lambdas/storage/pet-store.ts). */
-export interface PetStore {
+/**
+ * The storage ports for pets, one per use: a read never holds a writer or an id allocator, a create never reads.
+ * One adapter implements both (lambdas/storage/pet-store.ts).
+ */
+export interface PetWriter {
   /**
    * Writes a new pet; resolves false when the id is already taken by another pet (nothing is overwritten). A write
    * that was applied although its answer was lost (the SDK resent it) resolves true: it is this create's pet.
    */
   insert(pet: Pet): Promise<boolean>;
+}
+
+export interface PetReader {
   get(id: number): Promise<Pet | undefined>;
   list(query: { limit: number; status?: PetStatus; after?: PageKey }): Promise<PetPage>;
 }
+
+export type PetStore = PetWriter & PetReader;
 
 /** Hands out unique ids; implementations reserve them in blocks so creates do not share one hot item. */
 export interface IdAllocator {
   next(): Promise<number>;
 }
 
-export interface PetService {
+export interface PetCreator {
   create(input: NewPet): Promise<Pet>;
+}
+
+export interface PetQueries {
   /** Any int64 (a bigint when it is outside the ids the service assigns); not_found when no pet has it. */
   get(id: number | bigint): Promise<Pet>;
   list(query: { limit?: number; status?: PetStatus; after?: PageKey }): Promise<PetPage>;
 }
 
-export function createPetService(store: PetStore, ids: IdAllocator): PetService {
+export function createPetCreator(writer: PetWriter, ids: IdAllocator): PetCreator {
   return {
     async create(input) {
       // Only the known fields are taken: a client-sent `id` (or anything else) never reaches storage.
@@ -49,19 +60,24 @@ export function createPetService(store: PetStore, ids: IdAllocator): PetService 
           categoryId: input.categoryId,
           status: input.status ?? DEFAULT_PET_STATUS,
         };
-        if (await store.insert(pet)) return pet;
+        if (await writer.insert(pet)) return pet;
       }
       // Only a damaged id counter gets here: not the client's fault, and perhaps over soon, so 503 rather than 500.
       throw new UnavailableError('IdAllocation');
     },
+  };
+}
+
+export function createPetQueries(reader: PetReader): PetQueries {
+  return {
     async get(id) {
       // Ids are assigned from 1 to 2^53-1: any other int64 names no pet, without a read.
-      const pet = typeof id === 'number' && id >= 1 ? await store.get(id) : undefined;
+      const pet = typeof id === 'number' && id >= 1 ? await reader.get(id) : undefined;
       if (!pet) throw new AppError('not_found', `No animal has id ${id}.`);
       return pet;
     },
     list({ limit = PAGE_SIZE.default, status, after }) {
-      return store.list({ limit, status, after });
+      return reader.list({ limit, status, after });
     },
   };
 }

@@ -1,11 +1,11 @@
 import { GET_PET } from '../../contract/operations/get-pet.ts';
 import { apiHandler } from '../shared/http.ts';
 import type { Runtime } from '../shared/runtime.ts';
-import { createPetService } from '../domain/pets.ts';
-import { createIdAllocator, createPetStore } from '../storage/pet-store.ts';
+import { createPetQueries } from '../domain/pets.ts';
+import { createPetStore } from '../storage/pet-store.ts';
 
 export function getPetHandler(rt: Runtime) {
-  const pets = createPetService(createPetStore(rt.storage), createIdAllocator(rt.storage));
+  const pets = createPetQueries(createPetStore(rt.storage));
   return apiHandler(rt, GET_PET, async (event) => ({
     statusCode: 200,
     body: await pets.get(event.validated.params.petId),

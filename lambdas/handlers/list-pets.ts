@@ -2,8 +2,8 @@ import { LIST_PETS } from '../../contract/operations/list-pets.ts';
 import { apiHandler } from '../shared/http.ts';
 import type { Runtime } from '../shared/runtime.ts';
 import { cursorCodec } from '../domain/pagination.ts';
-import { createPetService } from '../domain/pets.ts';
-import { createIdAllocator, createPetStore } from '../storage/pet-store.ts';
+import { createPetQueries } from '../domain/pets.ts';
+import { createPetStore } from '../storage/pet-store.ts';
 
 /** The only function given the cursor secret: a missing secret fails its cold start and no other function's. */
 export function listPetsHandler(rt: Runtime) {
@@ -12,7 +12,7 @@ export function listPetsHandler(rt: Runtime) {
     throw new Error(
       `Invalid configuration: listPets needs the cursor secret, CURSOR_SECRET_ARN outside STAGE=local (STAGE is ${rt.config.STAGE})`,
     );
-  const pets = createPetService(createPetStore(rt.storage), createIdAllocator(rt.storage));
+  const pets = createPetQueries(createPetStore(rt.storage));
   return apiHandler(rt, LIST_PETS, async (event) => {
     // Cached by the runtime: a Secrets Manager read only every few minutes (shared/cursor-keys.ts).
     const cursors = cursorCodec({ keys: await keys(), now: rt.now });

@@ -46,8 +46,36 @@ function nestingDepth(text: string): number {
 }
 
 /**
- * Refuses a body that is missing, too large or nested too deep, then normalises the content type's header name
- * for the body parser, which looks at `content-type` or `Content-Type` only.
+ * Keys the JSON body parser refuses outright as prototype pollution (@middy/util's jsonParseProtectProto), which
+ * it reports like malformed JSON. For us they are unknown fields, and unknown fields are ignored.
+ */
+const isPrototypeKey = (key: string, value: unknown): boolean =>
+  key === '__proto__' ||
+  (key === 'constructor' && typeof value === 'object' && value !== null && Object.hasOwn(value, 'prototype'));
+/** A body without these words (or an escape that could spell them) has no such key: the common case costs a scan. */
+const MAY_HAVE_PROTOTYPE_KEY = /__proto__|constructor|\\u/;
+
+/** The body without `__proto__` and `constructor.prototype` keys; the text itself when it has none or is not JSON. */
+function withoutPrototypeKeys(text: string): string {
+  if (!MAY_HAVE_PROTOTYPE_KEY.test(text)) return text;
+  let dropped = false;
+  try {
+    // JSON.parse makes `__proto__` an own property (it never sets the prototype); the reviver then deletes it.
+    const value: unknown = JSON.parse(text, (key, v: unknown) => {
+      if (!isPrototypeKey(key, v)) return v;
+      dropped = true;
+      return undefined;
+    });
+    return dropped ? JSON.stringify(value) : text;
+  } catch {
+    return text; // not JSON: the parser answers invalid_json
+  }
+}
+
+/**
+ * Refuses a body that is missing, too large or nested too deep, drops prototype keys (see isPrototypeKey), then
+ * normalises the content type's header name for the body parser, which looks at `content-type` or `Content-Type`
+ * only.
  */
 export function guardBody(event: Pick<APIGatewayProxyEvent, 'headers' | 'isBase64Encoded'> & { body: unknown }): void {
   const raw = event.body;
@@ -58,5 +86,10 @@ export function guardBody(event: Pick<APIGatewayProxyEvent, 'headers' | 'isBase6
     throw new AppError('validation_failed', 'A JSON request body is required.');
   if (typeof raw === 'string' && nestingDepth(raw) > MAX_JSON_DEPTH)
     throw new AppError('validation_failed', `The JSON body is nested more than ${MAX_JSON_DEPTH} levels deep.`);
+  if (typeof raw === 'string') {
+    const text = event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw;
+    const kept = withoutPrototypeKeys(text);
+    if (kept !== text) Object.assign(event, { body: kept, isBase64Encoded: false });
+  }
   event.headers = { ...event.headers, 'content-type': header(event.headers, 'content-type') };
 }

@@ -7,7 +7,7 @@
  */
 import * as z from 'zod/mini';
 import { ERROR_CODES } from '../../contract/errors.ts';
-import { ErrorObject, NewPet, Pet, PetStatus, Pets } from '../../contract/schemas.ts';
+import { ErrorObject } from '../../contract/schemas.ts';
 import { PLANS, STANDARD_PLANS } from '../../contract/plans.ts';
 import { BASE_PATH, ROUTES, type ErrorResponseSpec, type Route } from '../../contract/routes.ts';
 import { infoDescription } from './overview.ts';
@@ -30,24 +30,74 @@ const ref = (kind: 'schemas' | 'responses' | 'headers' | 'parameters', name: str
   $ref: `#/components/${kind}/${name}`,
 });
 
-/** The registered zod schemas as JSON Schema 2020-12 (OpenAPI 3.1's dialect), `$ref`-linked by their meta id. */
-function componentSchemas(): Record<string, Json> {
-  const registry = z.registry<{ id: string }>();
-  for (const s of [PetStatus, NewPet, Pet, Pets, ErrorObject]) {
-    const id = (z.globalRegistry.get(s) as { id?: string } | undefined)?.id;
-    if (!id) throw new Error('a component schema lacks .meta({ id })');
-    registry.add(s, { ...(z.globalRegistry.get(s) as Json), id });
-  }
-  const opts = { target: 'draft-2020-12' as const, uri: (id: string) => `#/components/schemas/${id}` };
-  const output = z.toJSONSchema(registry, { ...opts, io: 'output' }).schemas;
-  // Requests are read as input: unknown fields of a NewPet are ignored, so it must not forbid them.
-  const input = z.toJSONSchema(registry, { ...opts, io: 'input' }).schemas;
-  const clean = (s: Json): Json => {
-    const { $schema: _s, $id: _i, id: _id, ...rest } = s;
-    return rest;
-  };
+const isZod = (s: unknown): s is z.ZodMiniType => typeof s === 'object' && s !== null && '_zod' in s;
+const idOf = (schema: unknown): string | undefined =>
+  isZod(schema) ? (z.globalRegistry.get(schema) as { id?: string } | undefined)?.id : undefined;
+
+const named = (schema: unknown, what: string): string => {
+  const id = idOf(schema);
+  if (!id) throw new Error(`${what}: the schema lacks .meta({ id }), so the document cannot name it`);
+  return id;
+};
+
+/** A documented parameter's schema may be a named zod schema: it becomes a `$ref` to that component. */
+const isNamedSchema = (s: unknown): boolean => idOf(s) !== undefined;
+
+/**
+ * The component schemas: every named zod schema the route entries use (documented parameters, request bodies,
+ * success bodies) and the Error object, with the named schemas each uses, as JSON Schema 2020-12 (OpenAPI 3.1's
+ * dialect). Request bodies are converted as input (unknown fields of a NewPet are ignored, so it must not forbid
+ * them), the rest as output. Ordered as a reader meets them (parameters, request bodies, responses), each after
+ * the schemas it uses.
+ */
+function componentSchemas(routes: readonly Route[]): Record<string, Json> {
+  const inputs = new Set<unknown>();
+  const roots: unknown[] = [];
+  for (const r of routes) for (const p of r.parameters ?? []) if (isNamedSchema(p.schema)) roots.push(p.schema);
+  for (const r of routes)
+    if (r.request.body) {
+      named(r.request.body, `${r.operationId} request body`);
+      roots.push(r.request.body);
+      inputs.add(r.request.body);
+    }
+  for (const r of routes)
+    if (r.success) {
+      named(r.success.schema, `${r.operationId} ${r.success.status} response`);
+      roots.push(r.success.schema);
+    }
+  roots.push(ErrorObject);
+
   const schemas: Record<string, Json> = {};
-  for (const [id, s] of Object.entries(output)) schemas[id] = clean((id === 'NewPet' ? input[id] : s) as Json);
+  const localRef = /^#\/\$defs\/(.+)$/;
+  const relink = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(relink);
+    if (typeof v !== 'object' || v === null) return v;
+    const out: Json = {};
+    for (const [k, x] of Object.entries(v)) {
+      const m = k === '$ref' && typeof x === 'string' ? localRef.exec(x) : null;
+      out[k] = m ? `#/components/schemas/${m[1]}` : relink(x);
+    }
+    return out;
+  };
+  for (const root of roots) {
+    const id = named(root, 'component');
+    if (schemas[id]) continue;
+    const io = inputs.has(root) ? 'input' : 'output';
+    const defs = (z.toJSONSchema(root as z.ZodMiniType, { target: 'draft-2020-12', io }).$defs ?? {}) as Record<
+      string,
+      Json
+    >;
+    // Depth first, so that each schema follows the ones it uses.
+    const visit = (name: string) => {
+      if (schemas[name]) return;
+      const { id: _id, ...def } = defs[name]!;
+      schemas[name] = {}; // marks it visited (a recursive schema must not loop)
+      for (const dep of JSON.stringify(def).matchAll(/"#\/\$defs\/([^"]+)"/g)) if (dep[1] !== name) visit(dep[1]!);
+      delete schemas[name];
+      schemas[name] = relink(def) as Json;
+    };
+    visit(id);
+  }
   // The Error object's `code` is one of ERROR_CODES; `status` is an HTTP status code.
   const error = schemas.Error as { properties: Record<string, Json> };
   error.properties.code = { ...error.properties.code, enum: Object.keys(ERROR_CODES) };
@@ -156,8 +206,12 @@ const jsonContent = (schema: string, example?: unknown) => ({
   'application/json': { schema: ref('schemas', schema), ...(example !== undefined ? { example } : {}) },
 });
 
-/** Statuses whose errors come from the operation's Lambda (so they carry the deprecation headers). */
-const FROM_FUNCTION = new Set([200, 201, 400, 404, 409, 410, 422, 500]);
+/**
+ * Whether the operation's Lambda answers this status (so the response carries the deprecation headers): every
+ * status its entry declares, and 500; the other common errors may come from the gateway.
+ */
+const fromFunction = (route: Route, status: number): boolean =>
+  status === 500 || route.errors.some((e) => e.status === status);
 
 function errorResponse(route: Route, e: CommonErrorSpec): Json {
   const first = e.codes[0]!;
@@ -166,7 +220,7 @@ function errorResponse(route: Route, e: CommonErrorSpec): Json {
     headers: {
       ...rateLimitHeaders(e.retryAfter ?? false),
       ...(e.extraHeaders ?? {}),
-      ...deprecationHeaders(route, FROM_FUNCTION.has(e.status)),
+      ...deprecationHeaders(route, fromFunction(route, e.status)),
     },
     content: jsonContent('Error', { code: first, message: ERROR_CODES[first].message, status: e.status }),
   };
@@ -180,7 +234,8 @@ function successResponse(route: Route): [string, Json] | undefined {
   const headers: Record<string, Json> = { ...rateLimitHeaders(false) };
   for (const h of ok.headers ?? []) headers[SUCCESS_HEADERS[h]] = ref('headers', h);
   Object.assign(headers, deprecationHeaders(route, true));
-  return [String(ok.status), { description: ok.description, headers, content: jsonContent(ok.schema) }];
+  const schema = named(ok.schema, `${route.operationId} ${ok.status} response`);
+  return [String(ok.status), { description: ok.description, headers, content: jsonContent(schema) }];
 }
 
 const fromMeta = (s: z.ZodMiniType): string | undefined =>
@@ -200,8 +255,8 @@ function operation(route: Route): Json {
   let description = route.description ?? `${route.summary}.`;
   if (d) {
     description =
-      `Returns one animal. **Deprecated** since ${d.deprecatedAt.slice(0, 10)}; removed on ${d.sunsetAt.slice(0, 10)} (sunset ${new Date(d.sunsetAt).toUTCString()}), ` +
-      `after which it answers 410 \`endpoint_removed\`. Use \`GET ${BASE_PATH}${d.successor.split('?')[0]}\` with the \`status\` filter instead.`;
+      `${description} **Deprecated** since ${d.deprecatedAt.slice(0, 10)}; removed on ${d.sunsetAt.slice(0, 10)} (sunset ${new Date(d.sunsetAt).toUTCString()}), ` +
+      `after which it answers 410 \`endpoint_removed\`. Use ${d.instead} instead.`;
   }
   if (route.notImplemented)
     description = `${route.summary}. Not implemented: the route exists with the same authentication, limits and headers as every other, and answers 501 \`not_implemented\` until its contract is specified.`;
@@ -213,11 +268,13 @@ function operation(route: Route): Json {
     tags: [tagOf(route)],
     security: [{ bearerAuth: [] }],
   };
-  if (route.parameters) op.parameters = route.parameters;
+  if (route.parameters)
+    op.parameters = route.parameters.map((p) =>
+      isNamedSchema(p.schema) ? { ...p, schema: ref('schemas', idOf(p.schema)!) } : p,
+    );
   const body = route.request.body;
   if (body) {
-    const name = (z.globalRegistry.get(body as z.ZodMiniType) as { id?: string } | undefined)?.id;
-    if (!name) throw new Error(`${route.operationId}: the request body schema lacks .meta({ id })`);
+    const name = named(body, `${route.operationId} request body`);
     op.requestBody = {
       required: true,
       description: fromMeta(body as z.ZodMiniType),
@@ -236,9 +293,9 @@ function operation(route: Route): Json {
 }
 
 /** Builds the document. Deterministic: the same inputs give byte-identical JSON. */
-export function buildOpenApi(): Json {
+export function buildOpenApi(routes: readonly Route[] = ROUTES): Json {
   const paths: Record<string, Record<string, Json>> = {};
-  for (const r of ROUTES) (paths[r.path] ??= {})[r.method.toLowerCase()] = operation(r);
+  for (const r of routes) (paths[r.path] ??= {})[r.method.toLowerCase()] = operation(r);
   return {
     openapi: OPENAPI_VERSION,
     info: {
@@ -256,7 +313,7 @@ export function buildOpenApi(): Json {
       securitySchemes: {
         bearerAuth: { type: 'http', scheme: 'bearer', description: 'The API key: `Authorization: Bearer <API_KEY>`.' },
       },
-      schemas: componentSchemas(),
+      schemas: componentSchemas(routes),
       headers: HEADERS,
     },
   };

@@ -27,16 +27,16 @@ export interface Asset {
  * What the browser may load: this origin only, so a CDN or a tracking pixel would be refused. Also in the page as
  * a meta tag, so a published copy keeps it on any host (frame-ancestors only works as a header).
  */
-const CSP =
-  "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'";
-export const CONTENT_SECURITY_POLICY = `${CSP}; frame-ancestors 'none'`;
+const csp = (connect: readonly string[] = []) =>
+  `default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src ${["'self'", ...connect].join(' ')}; base-uri 'none'; form-action 'none'`;
+export const CONTENT_SECURITY_POLICY = `${csp()}; frame-ancestors 'none'`;
 
-const INDEX_HTML = `<!doctype html>
+const indexHtml = (connect: readonly string[]) => `<!doctype html>
 <html lang="en">
 <head>
   <meta charset="utf-8">
   <meta name="viewport" content="width=device-width, initial-scale=1">
-  <meta http-equiv="Content-Security-Policy" content="${CSP}">
+  <meta http-equiv="Content-Security-Policy" content="${csp(connect)}">
   <title>Animal Store API reference</title>
   <link rel="stylesheet" href="swagger-ui.css">
   <link rel="icon" type="image/png" href="favicon-32x32.png">
@@ -78,18 +78,32 @@ export interface SiteOptions {
    * itself, so "Try it out" calls it. The published document keeps its own servers.
    */
   readonly server?: { readonly url: string; readonly description: string };
+  /**
+   * The API's base URL (ending in `/v1`) for a published copy: it becomes the document's only server, in place of
+   * the placeholders, and the page may connect to its origin, so "Try it out" calls that API. (The API answers a
+   * browser only if the page's origin is among the stage's CORS origins.)
+   */
+  readonly base?: string;
 }
 
 /** The page's files by name (relative to the folder the page lives in). */
 export function docsSite(opts: SiteOptions = {}): Map<string, Asset> {
   const doc = readOpenApi();
   if (opts.server) doc.servers = [opts.server, ...((doc.servers as unknown[] | undefined) ?? [])];
+  const connect: string[] = [];
+  if (opts.base !== undefined) {
+    const url = new URL(opts.base);
+    if (url.protocol !== 'https:' && url.protocol !== 'http:')
+      throw new Error(`--base must be an http(s) URL: ${opts.base}`);
+    doc.servers = [{ url: opts.base.replace(/\/+$/, ''), description: 'The API' }];
+    connect.push(url.origin);
+  }
   const ui = (name: string, contentType: string): [string, Asset] => [
     name,
     { contentType, body: readFileSync(join(UI_DIR, name)) },
   ];
   return new Map<string, Asset>([
-    ['index.html', { contentType: 'text/html; charset=utf-8', body: INDEX_HTML }],
+    ['index.html', { contentType: 'text/html; charset=utf-8', body: indexHtml(connect) }],
     ['init.js', { contentType: 'text/javascript; charset=utf-8', body: INIT_JS }],
     ['openapi.json', { contentType: 'application/json', body: `${JSON.stringify(doc, null, 2)}\n` }],
     ui('swagger-ui.css', 'text/css; charset=utf-8'),

@@ -106,8 +106,10 @@ export interface ProxyRequest {
 }
 
 function multi(pairs: Iterable<[string, string]>): { single: Record<string, string>; multi: Record<string, string[]> } {
-  const single: Record<string, string> = {};
-  const all: Record<string, string[]> = {};
+  // Names come from the client: on a plain object `constructor`, `toString` or `__proto__` would find (or set) the
+  // prototype's members instead of a list of their own, and the request would fail.
+  const single: Record<string, string> = Object.create(null) as Record<string, string>;
+  const all: Record<string, string[]> = Object.create(null) as Record<string, string[]>;
   for (const [k, v] of pairs) {
     single[k] = v;
     (all[k] ??= []).push(v);

@@ -4,7 +4,11 @@ import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { ERROR_CODES } from '../../contract/errors.ts';
-import { ROUTES } from '../../contract/routes.ts';
+import * as z from 'zod/mini';
+import { BODY_ERRORS, LIMITER_GRANT, badRequest, petIdParameter } from '../../contract/operations/common.ts';
+import { ROUTES, type Route } from '../../contract/routes.ts';
+import { Pet, PetIdParam, PetStatus } from '../../contract/schemas.ts';
+import { buildOpenApi } from '../../lib/api/openapi.ts';
 import { CLIENT_TYPES_PATH, OPENAPI_PATH, ROOT, generate } from '../../scripts/openapi.ts';
 
 type Json = Record<string, any>;
@@ -69,8 +73,11 @@ describe('openapi.json', () => {
       expect(o.operationId).toBe(r.operationId);
       expect(o.security).toEqual([{ bearerAuth: [] }]);
     }
-    expect(ROUTES.map((r) => r.operationId).sort()).toEqual(['createPet', 'getPet', 'listOrders', 'listPets']);
-    expect(Object.keys(doc.components.schemas).sort()).toEqual(['Error', 'NewPet', 'Pet', 'PetStatus', 'Pets']);
+    expect(Object.values(doc.paths).flatMap((methods) => Object.keys(methods as Json))).toHaveLength(ROUTES.length);
+    // The spec's resources; the rest come from what the route entries name (tested below).
+    expect(Object.keys(doc.components.schemas)).toEqual(
+      expect.arrayContaining(['Error', 'NewPet', 'Pet', 'PetStatus', 'Pets']),
+    );
     expect(doc.components.schemas.PetStatus.enum).toEqual(['available', 'pending', 'sold']);
     expect(doc.components.schemas.Pet.required.sort()).toEqual(['categoryId', 'id', 'name', 'status']);
     expect(doc.components.schemas.NewPet.required.sort()).toEqual(['categoryId', 'name']);
@@ -141,5 +148,56 @@ describe('openapi.json', () => {
     const orders = op('/store/orders', 'get');
     expect(orders['x-not-implemented']).toBe(true);
     expect(orders.description).toMatch(/Not implemented/);
+  });
+
+  it('takes everything about an operation from its route entry: a new one needs no edit of the generator', () => {
+    // What PATCH /pets/{petId} would be: a new body schema, the petId parameter, body errors and a deprecation.
+    const Tag = z.string().register(z.globalRegistry, { id: 'TestTag', description: 'A tag.' });
+    const PetChange = z
+      .object({ status: PetStatus, tags: z.optional(z.array(Tag)) })
+      .register(z.globalRegistry, { id: 'TestPetChange', description: 'A change of status.' });
+    const patch = {
+      operationId: 'testChangePet',
+      method: 'PATCH',
+      path: '/test-only/pets/{petId}',
+      entry: 'lambdas/functions/test-change-pet.ts',
+      summary: "Change an animal's status",
+      description: "Changes an animal's status.",
+      request: { params: PetIdParam, body: PetChange },
+      parameters: [petIdParameter('Identifier of the animal to change.')],
+      success: { status: 200, description: 'The changed animal.', schema: Pet },
+      errors: [badRequest(['validation_failed'], 'Bad body.'), ...BODY_ERRORS],
+      access: { tables: [LIMITER_GRANT] },
+      deprecation: {
+        deprecatedAt: '2026-01-01T00:00:00Z',
+        sunsetAt: '2031-01-01T00:00:00Z',
+        successor: '/x',
+        instead: 'nothing',
+      },
+    } as const satisfies Route;
+    const built = buildOpenApi([...ROUTES, patch]) as Json;
+    // Collected, each after the named schemas it uses.
+    const names = Object.keys(built.components.schemas);
+    expect(names).toEqual(expect.arrayContaining(['TestTag', 'TestPetChange', 'Pet', 'PetStatus']));
+    expect(names.indexOf('TestTag')).toBeLessThan(names.indexOf('TestPetChange'));
+    expect(names.indexOf('PetStatus')).toBeLessThan(names.indexOf('Pet'));
+    expect(built.components.schemas.TestPetChange.properties.tags.items).toEqual({
+      $ref: '#/components/schemas/TestTag',
+    });
+    const operation = built.paths['/test-only/pets/{petId}'].patch;
+    expect(operation.requestBody.content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/TestPetChange',
+    });
+    expect(operation.parameters[0]).toMatchObject({ name: 'petId', in: 'path', schema: { format: 'int64' } });
+    expect(Object.keys(operation.responses)).toEqual(expect.arrayContaining(['200', '400', '413', '415']));
+    expect(operation.description).toMatch(/^Changes an animal's status\. \*\*Deprecated\*\* .* Use nothing instead\.$/);
+    // Headers the function sends on its own errors are required, the gateway's are not.
+    expect(operation.responses['415'].headers.Sunset.required).toBe(true);
+    expect(operation.responses['401'].headers.Sunset.required).toBe(false);
+  });
+
+  it('refuses a route entry whose body schema has no id, naming the operation', () => {
+    const anonymous = { ...ROUTES[1]!, request: { body: z.object({ a: z.string() }) } };
+    expect(() => buildOpenApi([anonymous])).toThrow(/createPet request body: the schema lacks \.meta\(\{ id \}\)/);
   });
 });

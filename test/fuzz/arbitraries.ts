@@ -83,7 +83,7 @@ const longName: fc.Arbitrary<string> = fc.oneof(
 const validNewPet = fc.record(
   {
     name: fc
-      .oneof(oddString, fc.constantFrom('Rex', 'Ωmega', '🐕 Fido', 'עברית', 'a\u0000b'))
+      .oneof(oddString, fc.constantFrom('Rex', 'Ωmega', '🐕 Fido', 'עברית', 'a\u200bb', '👩\u200d💻'))
       .filter((s) => newPetProblem({ name: s, categoryId: 1 }) === undefined),
     categoryId: fc.oneof(fc.integer({ min: 1, max: 1_000 }), fc.constant(MAX_ID), fc.integer({ min: 1, max: MAX_ID })),
     status: fc.constantFrom(...PET_STATUSES),
@@ -218,7 +218,6 @@ export function badCredentials(key: string): Record<string, Record<string, strin
     'empty Authorization': { Authorization: '' },
     'Bearer without a key': { Authorization: 'Bearer' },
     'Basic scheme': { Authorization: `Basic ${Buffer.from(`${key}:`).toString('base64')}` },
-    'lower-case bearer': { Authorization: `bearer ${key}` },
     'Token scheme': { Authorization: `Token ${key}` },
     'key without a scheme': { Authorization: key },
     'two spaces': { Authorization: `Bearer  ${key}` },

@@ -15,7 +15,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
 import { nextLink, newStats, send, type Pet } from './exchange.ts';
-import { enterpriseKey } from './keys.ts';
+import { createPetWith, enterpriseKey } from './keys.ts';
 import type { World } from './oracle.ts';
 import { anyRequest } from './requests.ts';
 
@@ -38,13 +38,7 @@ beforeAll(async () => {
   // Known pets (GET must return them unchanged) and real cursors for each filter (as a client would get them).
   const pets: Pet[] = [];
   for (const [i, status] of ['available', 'pending', 'sold', 'available', 'pending', 'sold'].entries()) {
-    const res = await api.call('/pets', {
-      method: 'POST',
-      key: keys.POST,
-      body: JSON.stringify({ name: `seed ${i} ✓ עברית`, categoryId: i + 1, status }),
-    });
-    expect(res.status).toBe(201);
-    pets.push((await res.json()) as Pet);
+    pets.push(await createPetWith(api, keys.POST, { name: `seed ${i} ✓ עברית`, categoryId: i + 1, status }));
   }
   const cursors: World['cursors'][number][] = [];
   for (const status of [undefined, 'available', 'pending', 'sold']) {
@@ -87,13 +81,8 @@ describe('authorizer cache', () => {
   // the same key got 403. Fixed in f2aebbf (lambdas/handlers/authorizer.ts stageWildcard).
   it('serves every operation from one cached Allow (POST, then GET with the same key)', async () => {
     const key = await enterpriseKey(api, 'cache');
-    const created = await api.call('/pets', {
-      method: 'POST',
-      key,
-      body: JSON.stringify({ name: 'Cached', categoryId: 1 }),
-    });
-    expect(created.status).toBe(201);
+    const created = await createPetWith(api, key, { name: 'Cached', categoryId: 1 });
     expect((await api.call('/pets', { key })).status).toBe(200);
-    expect((await api.call(`/pets/${((await created.json()) as Pet).id}`, { key })).status).toBe(200);
+    expect((await api.call(`/pets/${created.id}`, { key })).status).toBe(200);
   });
 });

@@ -7,7 +7,9 @@ import { randomBytes } from 'node:crypto';
 import { MAX_CUSTOM_LIMITS } from '../../contract/plans.ts';
 import { hashKey } from '../../lambdas/domain/keys.ts';
 import { createKeyAdminStore } from '../../lambdas/storage/key-store.ts';
+import { expect } from 'vitest';
 import type { TestApi } from '../helpers/api.ts';
+import type { Pet } from './exchange.ts';
 
 export async function enterpriseKey(api: TestApi, owner: string, limits = MAX_CUSTOM_LIMITS): Promise<string> {
   const key = `ent_${randomBytes(16).toString('hex')}`;
@@ -21,4 +23,11 @@ export async function enterpriseKey(api: TestApi, owner: string, limits = MAX_CU
     createdAt: new Date().toISOString(),
   });
   return key;
+}
+
+/** Creates a pet through the API with `key` (a fuzz run's known target) and returns it. */
+export async function createPetWith(api: TestApi, key: string, pet: Record<string, unknown>): Promise<Pet> {
+  const res = await api.call('/pets', { method: 'POST', key, body: JSON.stringify(pet) });
+  expect(res.status, `creating ${JSON.stringify(pet)}`).toBe(201);
+  return (await res.json()) as Pet;
 }

@@ -1,7 +1,8 @@
 /**
  * What deploys is the bundles, not the sources: each function's bundle in the cloud assembly (the same synth the
  * test run's global setup made, esbuild included) loads under Node 24 in a process of its own, with the function's
- * environment from the template, and answers a sample event as Lambda would invoke it.
+ * environment from the template, and answers a sample event as Lambda would invoke it: each operation's sample
+ * request from test/helpers/operations.ts, with the status a user would get.
  */
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
@@ -12,7 +13,10 @@ import { functionEnvironment } from '../../lib/local/environment.ts';
 import { proxyEvent } from '../../lib/local/lambda.ts';
 import { localAssembly, type LocalAssembly } from '../../lib/local/synth.ts';
 import { apiModel, type FunctionDef } from '../../lib/local/template.ts';
-import { provisionLocalTables } from '../../lambdas/storage/provision.ts';
+import { localStorage, provisionLocalTables } from '../../lambdas/storage/provision.ts';
+import { createPetStore } from '../../lambdas/storage/pet-store.ts';
+import { AUTHORIZER, ROUTES } from '../../contract/routes.ts';
+import { sampleRequest, type SampleRequest } from '../helpers/operations.ts';
 import { uniquePrefix } from '../helpers/api.ts';
 
 const run = promisify(execFile);
@@ -31,55 +35,58 @@ catch (e) { console.log(JSON.stringify({ error: e.message })); }
 process.exit(0);`;
 
 const authorizer = { keyId: 'key_bundle', plan: 'free', perMinute: 60, perDay: 1000, principalId: 'key_bundle' };
-const request = (method: string, resourcePath: string, path: string, params: Record<string, string>, body = '') =>
+const proxyEventOf = (r: SampleRequest) =>
   proxyEvent({
     requestId: 'c0ffee00-0000-4000-8000-000000000000',
-    method,
-    resourcePath,
-    path,
+    method: r.method,
+    resourcePath: r.resourcePath,
+    path: r.path.split('?')[0]!,
     stage: 'v1',
     rawHeaders: ['Content-Type', 'application/json'],
-    search: new URLSearchParams(),
-    pathParameters: params,
-    body: Buffer.from(body),
+    search: new URLSearchParams(r.query),
+    pathParameters: r.pathParameters,
+    body: Buffer.from(r.body ?? ''),
     sourceIp: '127.0.0.1',
     protocol: 'HTTP/1.1',
     authorizer,
   });
 
-/** A sample event per handler module and what its answer must be. */
-const SAMPLES: Record<string, { event: unknown; expect: (out: { result?: any; error?: string }) => void }> = {
-  'lambdas/functions/authorizer.ts': {
-    event: {
-      type: 'TOKEN',
-      authorizationToken: 'Bearer not-a-key',
-      methodArn: 'arn:aws:execute-api:us-east-1:123456789012:local/v1/GET/pets',
-    },
-    expect: (out) => expect(out.error).toBe('Unauthorized'),
-  },
-  'lambdas/functions/get-pet.ts': {
-    event: request('GET', '/pets/{petId}', '/pets/abc', { petId: 'abc' }),
-    expect: (out) => expect(out.result).toMatchObject({ statusCode: 400 }),
-  },
-  'lambdas/functions/list-pets.ts': {
-    event: request('GET', '/pets', '/pets', {}),
-    expect: (out) => expect(out.result).toMatchObject({ statusCode: 200, body: '[]' }),
-  },
-  'lambdas/functions/create-pet.ts': {
-    event: request('POST', '/pets', '/pets', {}, '{"name":""}'),
-    expect: (out) => expect(out.result).toMatchObject({ statusCode: 400 }),
-  },
-  'lambdas/functions/list-orders.ts': {
-    event: request('GET', '/store/orders', '/store/orders', {}),
-    expect: (out) => expect(out.result).toMatchObject({ statusCode: 501 }),
-  },
-};
+/** The pet the samples name, written to the tables before the bundles run. */
+const PET = { id: 4242, name: 'Bundle', categoryId: 1, status: 'available' } as const;
+
+interface Sample {
+  readonly event: unknown;
+  readonly expect: (out: { result?: any; error?: string }) => void;
+}
+
+/** The sample event of a function (by its Lambda entry) and what its answer must be; every route's from its fixture. */
+function sampleOf(entry: string): Sample | undefined {
+  if (entry === AUTHORIZER.entry)
+    return {
+      event: {
+        type: 'TOKEN',
+        authorizationToken: 'Bearer not-a-key',
+        methodArn: 'arn:aws:execute-api:us-east-1:123456789012:local/v1/GET/pets',
+      },
+      expect: (out) => expect(out.error).toBe('Unauthorized'),
+    };
+  const route = ROUTES.find((r) => r.entry === entry);
+  if (!route) return undefined;
+  const request = sampleRequest(route, { petId: PET.id });
+  return {
+    event: proxyEventOf(request),
+    expect: (out) => expect(out.result, route.operationId).toMatchObject({ statusCode: request.status }),
+  };
+}
 
 beforeAll(async () => {
   assembly = await localAssembly({ bundle: true });
   functions = [...apiModel(assembly.template).functions.values()];
   const tableEnv = await provisionLocalTables(endpoint, uniquePrefix());
   tables = Object.fromEntries(TABLES.map((t) => [t.id, tableEnv[t.envVar]!]));
+  const storage = localStorage(endpoint, tableEnv);
+  expect(await createPetStore(storage).insert(PET)).toBe(true);
+  storage.ddb.destroy();
 }, 240_000);
 
 describe('bundles in the cloud assembly', () => {
@@ -87,7 +94,7 @@ describe('bundles in the cloud assembly', () => {
     expect(functions.length).toBeGreaterThan(0);
     for (const fn of functions) {
       expect(fn.assetPath, fn.logicalId).toBeDefined();
-      expect(Object.keys(SAMPLES), fn.logicalId).toContain(fn.entry);
+      expect(sampleOf(fn.entry), fn.logicalId).toBeDefined();
     }
   });
 
@@ -103,7 +110,7 @@ describe('bundles in the cloud assembly', () => {
           LOG_LEVEL: 'ERROR',
         };
         const bundle = join(assembly.dir, fn.assetPath!, 'index.mjs');
-        const sample = SAMPLES[fn.entry]!;
+        const sample = sampleOf(fn.entry)!;
         const { stdout } = await run(
           process.execPath,
           ['--enable-source-maps', '--input-type=module', '-e', INVOKE, bundle, JSON.stringify(sample.event)],

@@ -5,6 +5,7 @@
  * the function answers, and reject the rest with the THROTTLED / QUOTA_EXCEEDED gateway responses.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { resourcePaths } from '../../contract/routes.ts';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -87,6 +88,18 @@ describe('the template drives the gateway', () => {
   it('answers an undeclared method with the MOCK method of the template: 405 with Allow', async () => {
     const res = await api.call('/pets/1', { method: 'PUT', body: '{}' });
     expect(res.status).toBe(405);
-    expect(res.headers.get('allow')).toBe('GET');
+    expect(res.headers.get('allow')).toBe(resourcePaths().get('/pets/{petId}')!.join(', '));
+  });
+});
+
+describe('client-chosen names', () => {
+  it('passes a query or header named like an Object member (constructor, __proto__, toString) as a plain value', async () => {
+    for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
+      const res = await api.call(`/pets?${name}=1&limit=1`, {
+        key: api.keys.business,
+        headers: { [name]: 'x' },
+      });
+      expect(res.status, name).toBe(200);
+    }
   });
 });

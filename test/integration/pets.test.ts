@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAnimalStoreClient, type AnimalStoreClient } from '../../client/index.ts';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
 import { expectError, jsonOf } from '../helpers/common.ts';
+import { resourcesWithAllow, sampleRequests } from '../helpers/operations.ts';
 
 let api: TestApi;
 /** Happy paths go through the typed client (contract-validated like every call). */
@@ -52,6 +53,41 @@ describe('POST /pets', () => {
     ['string body', 'pet'],
   ])('rejects %s with 400', async (_, body) => {
     await expectError(await create(body), 400, 'validation_failed');
+  });
+
+  it.each([
+    [
+      'a zero width space',
+      '\u200b',
+      /must not be blank \(spaces and invisible characters such as U\+200B do not count\)/,
+    ],
+    ['a byte order mark and spaces', '\ufeff \u00a0', /must not be blank/],
+    ['a Hangul filler', '\u3164', /must not be blank/],
+    ['NUL and an escape sequence', '\u0000\u001b[31mred', /must not contain control characters/],
+    ['a newline', 'Rex\nSmith', /must not contain control characters/],
+  ])('refuses a name of %s with a message that says why', async (_, name, message) => {
+    const res = await create({ name, categoryId: 1 });
+    const body = await expectError(res, 400, 'validation_failed');
+    expect(body.message).toMatch(message);
+  });
+
+  it('keeps invisible characters inside a visible name (emoji sequences need them)', async () => {
+    const res = await create({ name: '👩\u200d💻 Ada', categoryId: 1 });
+    expect(res.status).toBe(201);
+    expect((await jsonOf(res)).name).toBe('👩\u200d💻 Ada');
+  });
+
+  it('ignores a __proto__ or constructor.prototype key like any unknown field, without touching other pets', async () => {
+    for (const body of [
+      '{"name":"Proto","categoryId":1,"__proto__":{"status":"sold","polluted":true}}',
+      '{"name":"Proto","categoryId":1,"\\u005f_proto__":{"status":"sold"}}',
+      '{"name":"Proto","categoryId":1,"constructor":{"prototype":{"polluted":true}}}',
+    ]) {
+      const res = await api.call('/pets', { method: 'POST', body, headers: json });
+      expect(res.status, body).toBe(201);
+      expect(await jsonOf(res)).toMatchObject({ name: 'Proto', categoryId: 1, status: 'available' });
+    }
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
   it('rejects malformed JSON and an empty body with 400', async () => {
@@ -164,34 +200,47 @@ describe('gateway behaviour', () => {
   });
 
   it('answers 405 with Allow for unsupported methods on known paths', async () => {
-    const res = await api.call('/pets', { method: 'DELETE' });
-    await expectError(res, 405, 'method_not_allowed');
-    expect(res.headers.get('allow')).toBe('GET, POST');
-    const one = await api.call('/pets/1', { method: 'PUT', body: '{}' });
-    await expectError(one, 405, 'method_not_allowed');
-    expect(one.headers.get('allow')).toBe('GET');
+    for (const { path, methods, allow } of resourcesWithAllow()) {
+      const method = (['DELETE', 'PUT', 'PATCH', 'POST'] as const).find((m) => !methods.includes(m))!;
+      const res = await api.call(path, { method, ...(method === 'DELETE' ? {} : { body: '{}' }) });
+      await expectError(res, 405, 'method_not_allowed');
+      expect(res.headers.get('allow'), `${method} ${path}`).toBe(allow);
+      expect(allow).toMatch(/^[A-Z]+(, [A-Z]+)*$/);
+    }
   });
 
   it.each([
     ['no header', undefined],
     ['another scheme', 'Basic dXNlcjpwYXNz'],
     ['empty bearer', 'Bearer '],
-    ['bearer lower case', `bearer free_0123456789abcdef0123`],
+    ['bearer with an unknown key', `bearer free_0123456789abcdef0123`],
     ['unknown key', 'Bearer unknown_key_0123456789abcdef'],
     ['key too short', 'Bearer short'],
   ])('answers 401 for %s, on every operation, before any lookup', async (_, auth) => {
-    for (const [method, path] of [
-      ['GET', '/pets'],
-      ['POST', '/pets'],
-      ['GET', '/pets/1'],
-      ['GET', '/store/orders'],
-    ] as const) {
+    for (const { method, path, body } of sampleRequests({ petId: 1 })) {
       const res = await fetch(`${api.url}${path}`, {
         method,
         headers: { ...(auth ? { Authorization: auth } : {}), ...json },
-        ...(method === 'POST' ? { body: JSON.stringify({ name: 'x', categoryId: 1 }) } : {}),
+        body,
       });
       await expectError(res, 401, 'unauthorized');
+    }
+  });
+
+  it('reads the Authorization scheme in any case (RFC 9110): bearer and BEARER are Bearer', async () => {
+    for (const scheme of ['bearer', 'BEARER', 'bEaReR']) {
+      const res = await fetch(`${api.url}/pets?limit=1`, {
+        headers: { Authorization: `${scheme} ${api.keys.business}` },
+      });
+      expect(res.status, scheme).toBe(200);
+    }
+  });
+
+  it('answers HEAD like any method a resource does not declare: 405 with Allow (see docs/api.md)', async () => {
+    for (const { path, allow } of resourcesWithAllow().filter((r) => r.methods.includes('GET'))) {
+      const res = await api.call(path, { method: 'HEAD', key: api.keys.business, contract: false });
+      expect(res.status, path).toBe(405);
+      expect(res.headers.get('allow'), path).toBe(allow);
     }
   });
 

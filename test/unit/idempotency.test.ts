@@ -13,7 +13,7 @@ import {
   type IdempotencyRecord,
   type IdempotencyStore,
 } from '../../lambdas/domain/idempotency.ts';
-import type { IdAllocator, PetStore } from '../../lambdas/domain/pets.ts';
+import type { IdAllocator, PetReader, PetWriter } from '../../lambdas/domain/pets.ts';
 import type { Pet } from '../../contract/schemas.ts';
 
 function codeOf(fn: () => unknown): string | undefined {
@@ -150,7 +150,7 @@ function memoryStore() {
       if (r?.status === 'IN_PROGRESS' && r.token === token) records.delete(k(id));
     },
   };
-  const petStore: PetStore = {
+  const petStore: PetWriter & PetReader = {
     insert: async () => {
       throw new Error('the idempotent path writes through insertAndComplete only');
     },
