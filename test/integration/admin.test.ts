@@ -40,6 +40,19 @@ beforeAll(async () => {
 });
 afterAll(() => api?.close());
 
+/** The local API's own authorizer function, called directly as API Gateway would. */
+function authorize(key: string) {
+  const authorizer = [...api.functions.values()].find((f) => f.def.entry === AUTHORIZER.entry)!;
+  return authorizer.handler(
+    {
+      type: 'TOKEN',
+      authorizationToken: `Bearer ${key}`,
+      methodArn: 'arn:aws:execute-api:eu-west-1:123456789012:api123/v1/GET/pets',
+    },
+    {} as never,
+  ) as Promise<{ usageIdentifierKey?: string }>;
+}
+
 describe('admin tool on DynamoDB Local', () => {
   it('creates a Pro key the API accepts with limit 300, moves it between plans, rotates and revokes it', async () => {
     const created = await json('keys', 'create', '--owner', 'acme', '--plan', 'pro');
@@ -266,16 +279,6 @@ describe('admin tool against API Gateway (aws-sdk-client-mock)', () => {
   });
 
   it("the authorizer names a Free key's pool member on its stage, and a paying key its own API key", async () => {
-    const authorizer = [...api.functions.values()].find((f) => f.def.entry === AUTHORIZER.entry)!;
-    const authorize = (key: string) =>
-      authorizer.handler(
-        {
-          type: 'TOKEN',
-          authorizationToken: `Bearer ${key}`,
-          methodArn: 'arn:aws:execute-api:eu-west-1:123456789012:api123/v1/GET/pets',
-        },
-        {} as never,
-      ) as Promise<{ usageIdentifierKey?: string }>;
     const admin = keyAdmin(deps);
     const free = await admin.create({ owner: 'pooled', plan: 'free' });
     // The local API's functions run with STAGE=local; in AWS, STAGE is the stage's name (key-pool.test.ts).
@@ -285,17 +288,6 @@ describe('admin tool against API Gateway (aws-sdk-client-mock)', () => {
   });
 
   it('the authorizer returns the same derived value as usageIdentifierKey, for the first secret and after a rotation', async () => {
-    // The local API's own authorizer function, called directly as API Gateway would.
-    const authorizer = [...api.functions.values()].find((f) => f.def.entry === AUTHORIZER.entry)!;
-    const authorize = (key: string) =>
-      authorizer.handler(
-        {
-          type: 'TOKEN',
-          authorizationToken: `Bearer ${key}`,
-          methodArn: 'arn:aws:execute-api:eu-west-1:123456789012:api123/v1/GET/pets',
-        },
-        {} as never,
-      ) as Promise<{ usageIdentifierKey?: string }>;
     const admin = keyAdmin(deps);
     const { key, record } = await admin.create({ owner: 'acme', plan: 'pro' });
     const value = apigw.commandCalls(CreateApiKeyCommand)[0]!.args[0].input.value;
