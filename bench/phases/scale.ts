@@ -10,7 +10,8 @@ import { LIMITER, PLANS, limiterShards, type PlanLimits } from '../../contract/p
 import { createLimitStore } from '../../lambdas/storage/limit-store.ts';
 import { localStorage, provisionLocalTables } from '../../lambdas/storage/provision.ts';
 import { createTelemetry } from '../../lambdas/shared/observability.ts';
-import { even, fleet, peakWindowRejections, simulate, steady, type Traffic } from '../lib/limiter-sim.ts';
+import { peakWindowRejections, simulate } from '../lib/limiter-sim.ts';
+import { even, fleet, steady, type Traffic } from '../lib/traffic.ts';
 import { printTable, round } from '../lib/util.ts';
 import type { BenchContext } from './context.ts';
 

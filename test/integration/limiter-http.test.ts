@@ -7,7 +7,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { BAN_POLICY, banThreshold, PLANS } from '../../contract/plans.ts';
-import { fleet, steady, type SimAnswer, type Traffic } from '../../bench/lib/limiter-sim.ts';
+import { fleet, steady, type SimAnswer, type Traffic } from '../../bench/lib/traffic.ts';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
 import { onEveryClient } from '../helpers/clients.ts';
 import { startFaultProxy, type FaultProxy } from '../helpers/fault-proxy.ts';

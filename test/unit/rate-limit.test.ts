@@ -6,7 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { BAN_POLICY, LIMITER, banThreshold, PLANS, type PlanLimits } from '../../contract/plans.ts';
 import { banDays, createLimiter, leaseSize, takeStep, windowsAt } from '../../lambdas/domain/rate-limit.ts';
-import { fleet, peakWindowRejections, peakWindowShare, seeded, simulate, steady } from '../../bench/lib/limiter-sim.ts';
+import { peakWindowRejections, peakWindowShare, seeded, simulate } from '../../bench/lib/limiter-sim.ts';
+import { fleet, steady } from '../../bench/lib/traffic.ts';
 import { MemoryCounters } from '../helpers/memory-counters.ts';
 
 const plan = { perMinute: 5, perDay: 8 };
