@@ -11,14 +11,8 @@
 import { banThreshold, type PlanLimits } from '../../contract/plans.ts';
 import { AppError } from '../../lambdas/domain/errors.ts';
 import type { SimAnswer, Traffic } from './traffic.ts';
-import {
-  createLimiter,
-  enforce,
-  windowsAt,
-  type LimitCounters,
-  type Limiter,
-  type LimiterOptions,
-} from '../../lambdas/domain/rate-limit.ts';
+import { enforce, windowsAt, type LimitCounters } from '../../lambdas/domain/rate-limit.ts';
+import { createLimiter, type Limiter, type LimiterOptions } from '../../lambdas/domain/limiter.ts';
 
 export interface SimOptions {
   readonly limits: PlanLimits;

@@ -9,7 +9,8 @@
  */
 import type { AuthContext } from '../domain/keys.ts';
 import { AppError, UnavailableError } from '../domain/errors.ts';
-import { createLimiter, enforce, windowsAt, type Limiter } from '../domain/rate-limit.ts';
+import { enforce, windowsAt } from '../domain/rate-limit.ts';
+import { createLimiter, type Limiter } from '../domain/limiter.ts';
 import { createLimitStore } from '../storage/limit-store.ts';
 import type { Runtime } from './runtime.ts';
 

@@ -11,7 +11,8 @@
  * takeStep decides each write; test/integration/limits.test.ts checks the real adapter on DynamoDB Local).
  */
 import type { PlanLimits, UsagePlanLimits } from '../../contract/plans.ts';
-import { createLimiter, enforce, windowsAt, type RateLimitHeaders } from '../../lambdas/domain/rate-limit.ts';
+import { enforce, windowsAt, type RateLimitHeaders } from '../../lambdas/domain/rate-limit.ts';
+import { createLimiter } from '../../lambdas/domain/limiter.ts';
 import { AppError } from '../../lambdas/domain/errors.ts';
 import { MemoryCounters } from '../helpers/memory-counters.ts';
 

@@ -2,7 +2,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BAN_POLICY, banThreshold } from '../../contract/plans.ts';
 import { quietTelemetry, startTestApi, type TestApi } from '../helpers/api.ts';
-import { createLimiter, windowsAt, type LimitCounters, type Limiter } from '../../lambdas/domain/rate-limit.ts';
+import { windowsAt, type LimitCounters } from '../../lambdas/domain/rate-limit.ts';
+import { createLimiter, type Limiter } from '../../lambdas/domain/limiter.ts';
 import { createLimitStore } from '../../lambdas/storage/limit-store.ts';
 
 let api: TestApi;

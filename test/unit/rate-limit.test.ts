@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { BAN_POLICY, LIMITER, banThreshold, PLANS, type PlanLimits } from '../../contract/plans.ts';
-import { banDays, createLimiter, leaseSize, takeStep, windowsAt } from '../../lambdas/domain/rate-limit.ts';
+import { banDays, leaseSize, takeStep, windowsAt } from '../../lambdas/domain/rate-limit.ts';
+import { createLimiter } from '../../lambdas/domain/limiter.ts';
 import { peakWindowRejections, peakWindowShare, seeded, simulate } from '../../bench/lib/limiter-sim.ts';
 import { fleet, steady } from '../../bench/lib/traffic.ts';
 import { MemoryCounters } from '../helpers/memory-counters.ts';

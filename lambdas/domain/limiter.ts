@@ -1,0 +1,242 @@
+/**
+ * One container's limiter: the leases it holds, what it already knows (a full window, a spent day, a ban), and the
+ * 429s it has not recorded yet, over the counting port. The rules it applies (what a write takes next, how large a
+ * lease is, when a key is banned) are in rate-limit.ts; docs/rate-limiting.md gives the argument and the figures.
+ */
+import { LIMITER, banThreshold, limiterShards, shardLimits, type PlanLimits } from '../../contract/plans.ts';
+import {
+  banDays,
+  leaseSize,
+  windowsAt,
+  type Consumption,
+  type LimitCounters,
+  type Take,
+  type Windows,
+} from './rate-limit.ts';
+
+/** A block of one window's budget this container holds. */
+interface Lease {
+  readonly shard: number;
+  readonly minuteStart: number;
+  readonly dayStart: number;
+  readonly granted: number;
+  left: number;
+  readonly takenAtMs: number;
+  /** The shard's counts right after the take. */
+  readonly minuteCount: number;
+  readonly dayCount: number;
+}
+
+/** What this container knows about one key. */
+interface KeyState {
+  /** The key's shard count when this state was made (a change of limits starts afresh). */
+  readonly shards: number;
+  lease?: Lease;
+  /** Requests per second this container admitted for the key, measured over its last lease. */
+  rate: number;
+  /** Shards whose minute window `minuteStart` is full, and whose day `dayStart` is spent. */
+  fullMinute?: { minuteStart: number; shards: Set<number> };
+  fullDay?: { dayStart: number; shards: Set<number> };
+  bannedUntil?: number;
+  /** 429s not yet recorded, for window `minuteStart`. */
+  rejections?: { minuteStart: number; pending: number; flushedAtMs: number };
+}
+
+export interface LimiterOptions {
+  /** Which shard a lease is taken from: a random one, so leases spread evenly over a key's shards. */
+  readonly pickShard?: (shards: number) => number;
+  /** Called when recording 429s towards the ban failed: the request still gets its 429. */
+  readonly onBookkeepingFailure?: (err: unknown) => void;
+  /** Keys remembered per container (least recently added forgotten first). @default 10,000 */
+  readonly maxKeys?: number;
+}
+
+export interface Limiter {
+  /** Counts one request for `subject`; a 503 (UnavailableError) when storage cannot say. */
+  consume(subject: string, limits: PlanLimits, w: Windows): Promise<Consumption>;
+  /** True when this container already knows, without I/O, that the request will be refused. */
+  refusesLocally(subject: string, limits: PlanLimits, w: Windows): boolean;
+}
+
+export function createLimiter(counters: LimitCounters, options: LimiterOptions = {}): Limiter {
+  const keys = new Map<string, KeyState>();
+  const pick = options.pickShard ?? ((n: number) => Math.floor(Math.random() * n));
+  const maxKeys = options.maxKeys ?? 10_000;
+
+  const stateOf = (subject: string, limits: PlanLimits): KeyState => {
+    let st = keys.get(subject);
+    const shards = limiterShards(limits);
+    if (!st || st.shards !== shards) {
+      if (keys.size >= maxKeys) keys.delete(keys.keys().next().value!);
+      st = { shards, rate: 0 };
+      keys.set(subject, st);
+    }
+    return st;
+  };
+
+  const isBanned = (st: KeyState, w: Windows) => (st.bannedUntil ?? 0) > w.nowSec;
+  const minuteFull = (st: KeyState, shard: number, w: Windows) =>
+    // Known full until just before its reset: from then on, a request may reopen it (clock skew, see below).
+    st.fullMinute !== undefined &&
+    st.fullMinute.minuteStart >= w.minuteStart &&
+    st.fullMinute.shards.has(shard) &&
+    w.nowMs < (st.fullMinute.minuteStart + 60) * 1000 - LIMITER.maxSkewMs;
+  const dayFull = (st: KeyState, shard: number, w: Windows) =>
+    st.fullDay !== undefined && st.fullDay.dayStart === w.dayStart && st.fullDay.shards.has(shard);
+  // A lease lasts LIMITER.leaseTtlMs: a container whose traffic dropped hands its tokens back at its next request
+  // instead of holding them for the rest of the window (and its header estimate stays fresh).
+  const leaseUsable = (l: Lease | undefined, w: Windows): boolean =>
+    l !== undefined &&
+    l.left > 0 &&
+    l.minuteStart >= w.minuteStart &&
+    l.dayStart === w.dayStart &&
+    w.nowMs - l.takenAtMs < LIMITER.leaseTtlMs;
+
+  function fromLease(l: Lease, limits: PlanLimits): Consumption {
+    l.left--;
+    const n = limiterShards(limits);
+    const shard = shardLimits(limits, l.shard);
+    // The shard's remaining, scaled to the key (every shard is assumed as used as this one), plus what this
+    // container still holds. Exact for one shard and one request per lease.
+    const minuteRemaining = Math.max(0, n * (shard.perMinute - l.minuteCount) + l.left);
+    const dayRemaining = Math.max(0, n * (shard.perDay - l.dayCount) + l.left);
+    return { allowed: true, minuteStart: l.minuteStart, minuteRemaining, dayRemaining };
+  }
+
+  function markFull(st: KeyState, shard: number, t: Extract<Take, { kind: 'full' }>, w: Windows) {
+    if (t.reason === 'day') {
+      if (st.fullDay?.dayStart !== w.dayStart) st.fullDay = { dayStart: w.dayStart, shards: new Set() };
+      st.fullDay.shards.add(shard);
+    } else {
+      if (st.fullMinute?.minuteStart !== t.minuteStart)
+        st.fullMinute = { minuteStart: t.minuteStart, shards: new Set() };
+      st.fullMinute.shards.add(shard);
+    }
+  }
+
+  /** Records a 429 towards the ban: added up here, written at most every LIMITER.rejectionFlushMs. */
+  async function reject(st: KeyState, subject: string, limits: PlanLimits, minuteStart: number, w: Windows) {
+    if (!st.rejections || st.rejections.minuteStart !== minuteStart)
+      st.rejections = { minuteStart, pending: 0, flushedAtMs: -Infinity };
+    const r = st.rejections;
+    r.pending++;
+    if (w.nowMs - r.flushedAtMs < LIMITER.rejectionFlushMs) return;
+    const n = r.pending;
+    r.pending = 0;
+    r.flushedAtMs = w.nowMs;
+    try {
+      // Sent once: a lost answer may have counted these 429s or not; they are not sent again (a ban errs late).
+      const total = await counters.addRejections(subject, minuteStart, n);
+      if (total > banThreshold(limits)) {
+        const { banUntil, days } = banDays(w);
+        await counters.ban(subject, limits, banUntil, days);
+        st.bannedUntil = banUntil;
+      }
+    } catch (err) {
+      options.onBookkeepingFailure?.(err);
+    }
+  }
+
+  const banned = (banUntil: number): Consumption => ({ allowed: false, reason: 'banned', banUntil });
+
+  async function refused(
+    st: KeyState,
+    subject: string,
+    limits: PlanLimits,
+    reason: 'minute' | 'day',
+    minuteStart: number,
+    w: Windows,
+  ): Promise<Consumption> {
+    if (reason === 'day') return { allowed: false, reason, reset: w.dayReset };
+    await reject(st, subject, limits, minuteStart, w);
+    return st.bannedUntil !== undefined && st.bannedUntil > w.nowSec
+      ? banned(st.bannedUntil)
+      : { allowed: false, reason, reset: minuteStart + 60 };
+  }
+
+  /** Takes a lease from `shard`, handing back the unused part of the last one; undefined when the shard is full. */
+  async function takeFrom(st: KeyState, subject: string, limits: PlanLimits, shard: number, w: Windows) {
+    const part = shardLimits(limits, shard);
+    const old = st.lease;
+    const giveBack = old && old.dayStart === w.dayStart && old.shard === shard ? old.left : 0;
+    if (old) {
+      // This container's rate, from how fast it used its last lease.
+      const used = old.granted - old.left;
+      const seconds = Math.max(0.05, (w.nowMs - old.takenAtMs) / 1000);
+      st.rate = used / seconds;
+    }
+    const want = leaseSize(limits, part, st.rate, w);
+    // Whatever the answer, the old lease is done: it was handed back, or belongs to another shard or day.
+    if (giveBack > 0 || (old && old.shard === shard)) st.lease = undefined;
+    const giveBackWindow = giveBack > 0 ? old!.minuteStart : undefined;
+    const t = await counters.take({ subject, shard, limits: part, w, want, giveBack, giveBackWindow });
+    if (t.kind === 'full' && giveBack > 0 && old!.minuteStart >= w.minuteStart && t.reason === 'minute') {
+      // The window is full, partly with this container's own unused tokens (the failed write returned nothing):
+      // they are still this container's to admit.
+      const kept: Lease = { ...old!, takenAtMs: w.nowMs };
+      st.lease = kept;
+      return { kind: 'granted' as const, lease: kept };
+    }
+    if (t.kind === 'banned') st.bannedUntil = t.banUntil;
+    else if (t.kind === 'full') markFull(st, shard, t, w);
+    else {
+      const lease: Lease = {
+        shard,
+        minuteStart: t.minuteStart,
+        dayStart: w.dayStart,
+        granted: t.granted,
+        left: t.granted,
+        takenAtMs: w.nowMs,
+        minuteCount: t.minuteCount,
+        dayCount: t.dayCount,
+      };
+      // Requests of one container run one at a time in Lambda; where they overlap (the local server), each
+      // request admits from the lease its own write took.
+      st.lease = lease;
+      return { kind: t.kind, lease };
+    }
+    return t;
+  }
+
+  async function consumeAt(subject: string, limits: PlanLimits, w: Windows, reopen: boolean): Promise<Consumption> {
+    const st = stateOf(subject, limits);
+    if (isBanned(st, w)) return banned(st.bannedUntil!);
+    if (leaseUsable(st.lease, w)) return fromLease(st.lease!, limits);
+    const shards = limiterShards(limits);
+    let last: Extract<Take, { kind: 'full' }> | undefined;
+    // A random shard for each lease, so the shards fill evenly (and a shard's count, scaled, estimates the key's);
+    // the last lease's shard when it has tokens to hand back. Then the others: a key is refused only when every
+    // shard is.
+    const first = st.lease && st.lease.left > 0 && st.lease.dayStart === w.dayStart ? st.lease.shard : pick(shards);
+    for (let i = 0; i < shards; i++) {
+      const shard = (first + i) % shards;
+      if (dayFull(st, shard, w) || minuteFull(st, shard, w)) continue;
+      const t = await takeFrom(st, subject, limits, shard, w);
+      if (t.kind === 'banned') return banned(t.banUntil);
+      if (t.kind === 'granted') return fromLease(t.lease, limits);
+      last = t;
+    }
+    const dayShards = st.fullDay?.dayStart === w.dayStart ? st.fullDay.shards.size : 0;
+    if (dayShards >= shards) return { allowed: false, reason: 'day', reset: w.dayReset };
+    const minuteStart = last?.minuteStart ?? st.fullMinute?.minuteStart ?? w.minuteStart;
+    // A full window in its last LIMITER.maxSkewMs: another container's clock may already be in the next minute, and
+    // a client told to wait until the reset may be here by its clock. Count it in the next window (opened early),
+    // so a client that honours Retry-After is never refused twice in one window.
+    const nextMs = (minuteStart + 60) * 1000;
+    if (!reopen && w.nowMs >= nextMs - LIMITER.maxSkewMs) return consumeAt(subject, limits, windowsAt(nextMs), true);
+    return refused(st, subject, limits, 'minute', minuteStart, w);
+  }
+
+  return {
+    consume: (subject, limits, w) => consumeAt(subject, limits, w, false),
+    refusesLocally(subject, limits, w) {
+      const st = keys.get(subject);
+      if (!st) return false;
+      if (isBanned(st, w)) return true;
+      if (leaseUsable(st.lease, w)) return false;
+      const shards = limiterShards(limits);
+      for (let s = 0; s < shards; s++) if (!dayFull(st, s, w) && !minuteFull(st, s, w)) return false;
+      return true;
+    },
+  };
+}
