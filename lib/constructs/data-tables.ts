@@ -1,6 +1,7 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { AttributeType, Billing, TableEncryptionV2, TableV2, type Attribute } from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
+import { pinLogicalId } from './logical-ids.ts';
 import { TABLES, type KeyAttribute, type TableDefinition } from '../../contract/tables.ts';
 
 export interface DataTablesProps {
@@ -16,8 +17,10 @@ const attribute = (a: KeyAttribute): Attribute => ({
 });
 
 /**
- * Every table of contract/tables.ts: on-demand, encrypted with an AWS-owned key, point-in-time recovery on,
- * TTL where the definition names an attribute. Physical names are left to CloudFormation.
+ * Every table of contract/tables.ts: on-demand, encrypted at rest with the key DynamoDB owns (no KMS charge, no key
+ * policy to manage; the AWS managed `aws/dynamodb` key would bill KMS requests and only add CloudTrail entries of its
+ * use), point-in-time recovery on, TTL where the definition names an attribute. Physical names are left to
+ * CloudFormation; logical ids are pinned (`<id>Table`).
  */
 export class DataTables extends Construct {
   /** Tables by their definition id (`Pets`, `ApiKeys`, `State`). */
@@ -30,7 +33,7 @@ export class DataTables extends Construct {
         partitionKey: attribute(def.partitionKey),
         ...(def.sortKey ? { sortKey: attribute(def.sortKey) } : {}),
         billing: Billing.onDemand(),
-        encryption: TableEncryptionV2.awsManagedKey(),
+        encryption: TableEncryptionV2.dynamoOwnedKey(),
         pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
         ...(def.ttlAttribute ? { timeToLiveAttribute: def.ttlAttribute } : {}),
         globalSecondaryIndexes: def.indexes.map((ix) => ({
@@ -41,6 +44,7 @@ export class DataTables extends Construct {
         removalPolicy: props.removalPolicy ?? RemovalPolicy.RETAIN,
         deletionProtection: props.deletionProtection ?? true,
       });
+      pinLogicalId(table, `${def.id}Table`);
       this.byId.set(def.id, table);
     }
   }
