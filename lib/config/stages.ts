@@ -202,3 +202,24 @@ export function alarmNotificationsOf(stage: StageConfig, context: (key: string) 
     topicArn: typeof topicArn === 'string' && topicArn ? topicArn : stage.alarmNotifications.topicArn,
   };
 }
+
+/** The context key naming an existing table for a table definition: `animal-store:<stage>:petsTableName`, … */
+export const existingTableContextKey = (stage: StageName, defId: string): string =>
+  `animal-store:${stage}:${defId[0]!.toLowerCase()}${defId.slice(1)}TableName`;
+
+/**
+ * Existing tables to use instead of creating them, by definition id, from context (e.g. a point-in-time restore:
+ * `-c animal-store:production:petsTableName=<restored table>`; docs/deployment.md, "Restoring a table").
+ */
+export function existingTableNamesOf(
+  stage: StageConfig,
+  defIds: readonly string[],
+  context: (key: string) => unknown,
+): Record<string, string> {
+  return Object.fromEntries(
+    defIds.flatMap((id) => {
+      const name = context(existingTableContextKey(stage.name, id));
+      return typeof name === 'string' && name ? [[id, name]] : [];
+    }),
+  );
+}

@@ -7,7 +7,8 @@ import type { Construct } from 'constructs';
 import { AUTHORIZER, ROUTES } from '../../contract/routes.ts';
 import { PLANS } from '../../contract/plans.ts';
 import { ERROR_CODES } from '../../contract/errors.ts';
-import { alarmNotificationsOf, type StageConfig } from '../config/stages.ts';
+import { alarmNotificationsOf, existingTableNamesOf, type StageConfig } from '../config/stages.ts';
+import { TABLES } from '../../contract/tables.ts';
 import { AlarmTopic } from '../constructs/alarm-topic.ts';
 import { ApiAlarms, TABLE_OPERATIONS } from '../constructs/alarms.ts';
 import { ApiFunction, TELEMETRY } from '../constructs/api-function.ts';
@@ -64,11 +65,16 @@ export class AnimalStoreStack extends Stack {
     const data = new DataTables(this, 'Data', {
       removalPolicy: stage.removalPolicy,
       deletionProtection: stage.deletionProtection,
+      existingTableNames: existingTableNamesOf(
+        stage,
+        TABLES.map((d) => d.id),
+        (key) => this.node.tryGetContext(key),
+      ),
     });
     const tableEnv = Object.fromEntries(data.entries().map(({ def, table }) => [def.envVar, table.tableName]));
     // Lets the local gateway name each table of the template locally (lib/local).
     for (const { def, table } of data.entries())
-      (table.node.defaultChild as CfnResource).addMetadata(TABLE_METADATA, def.id);
+      (table.node.defaultChild as CfnResource | undefined)?.addMetadata(TABLE_METADATA, def.id);
 
     const cursorSecret = new Secret(this, 'CursorSecret', {
       description: `Animal Store ${stage.name}: signs pagination cursors`,

@@ -29,7 +29,8 @@ const BREAK_GLASS_CONTEXT = 'animal-store:breakGlass';
 const synth = (context: Record<string, unknown>): App =>
   createApp({ context: { ...CDK_JSON_CONTEXT, ...NO_BUNDLING, ...context } });
 
-const apps = {} as { deployed: App; bare: App; breakGlass: App };
+const apps = {} as { deployed: App; bare: App; breakGlass: App; restored: App };
+const RESTORED = 'animal-store-pets-restored';
 const templates = {} as Record<StageName, Record<string, Resource>>;
 
 beforeAll(() => {
@@ -41,6 +42,14 @@ beforeAll(() => {
     [BREAK_GLASS_CONTEXT]: 'true',
     'animal-store:production:account': '123456789012',
     'animal-store:production:alarmTopicArn': 'arn:aws:sns:eu-west-1:123456789012:team-alarms',
+  });
+  // A point-in-time restore of Pets, pointed at by context in both stages.
+  apps.restored = createApp({
+    context: {
+      ...SYNTH_CONTEXT,
+      'animal-store:staging:petsTableName': RESTORED,
+      'animal-store:production:petsTableName': RESTORED,
+    },
   });
   for (const name of STAGE_NAMES)
     templates[name] = Template.fromStack(apps.deployed.stacks[name]).toJSON().Resources as Record<string, Resource>;
@@ -266,6 +275,30 @@ describe.each(STAGE_NAMES)('stage %s', (stage) => {
     expect(destination).not.toContain('"Fn::GetAtt":["ApiAccessLogs","Arn"]');
     expect(destination).toContain(':log-group:');
     expect(destination).toContain('{"Ref":"ApiAccessLogs"}');
+  });
+
+  // CloudFormation cannot re-point a table resource at another table: a point-in-time restore creates a new
+  // table, so the stack must stop creating its own and use the restored one by name (grants, environment,
+  // alarms, outputs), while the replaced one leaves the template (kept by its DeletionPolicy in production).
+  it('item 12: points the stack at an existing (restored) table given by context', () => {
+    const restored = Template.fromStack(apps.restored.stacks[stage]).toJSON();
+    const r = restored.Resources as Record<string, Resource>;
+    const pets = TABLES.find((d) => d.id === 'Pets')!;
+    expect(r.PetsTable).toBeUndefined();
+    expect(r.ApiKeysTable?.Type).toBe('AWS::DynamoDB::GlobalTable');
+    for (const [id, f] of ofType(r, 'AWS::Lambda::Function'))
+      expect(f.Properties.Environment.Variables[pets.envVar], id).toBe(RESTORED);
+    const grants = ofType(r, 'AWS::IAM::Policy').flatMap(([, p]) => p.Properties.PolicyDocument.Statement as any[]);
+    const onPets = grants.filter((g) => JSON.stringify(g.Resource).includes(`:table/${RESTORED}`));
+    expect(onPets.flatMap((g) => [g.Action].flat()).sort()).toEqual(
+      ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:Scan'].sort(),
+    );
+    expect(JSON.stringify(restored.Outputs)).toContain(RESTORED);
+    const alarmsOnPets = ofType(r, 'AWS::CloudWatch::Alarm').filter(([, a]) =>
+      JSON.stringify(a.Properties).includes(`"Value":"${RESTORED}"`),
+    );
+    expect(alarmsOnPets).toHaveLength(2);
+    expect(warningsOf(apps.restored, stage).some((w) => w.includes(RESTORED))).toBe(true);
   });
 
   // X-Ray bills per trace recorded; Lambda's Active mode samples on its own (1/s + 5 %) in every function on top of
