@@ -8,8 +8,9 @@ import { pinLogicalId } from './logical-ids.ts';
  * The account-wide API Gateway setting every stage's access and execution logs need: the CloudWatch Logs role of
  * AWS::ApiGateway::Account. There is one per account and Region, so it lives in its own stack: a stage stack that
  * set it would overwrite whatever role another application of the account configured, and two stages deploying it
- * at once would hit UpdateAccount's limit of one call per 20 seconds per account. The role is retained: removing
- * it would break the logging of every API in the account.
+ * at once would hit UpdateAccount's limit of one call per 20 seconds per account. The role and the setting are
+ * retained (except when their first create rolls back): removing them would break the logging of every API in
+ * the account.
  */
 export class ApiGatewayAccount extends Construct {
   readonly role: Role;
@@ -21,10 +22,10 @@ export class ApiGatewayAccount extends Construct {
       description: 'API Gateway writes access and execution logs of every API in this account and Region',
       managedPolicies: [ManagedPolicy.fromAwsManagedPolicyName('service-role/AmazonAPIGatewayPushToCloudWatchLogs')],
     });
-    this.role.applyRemovalPolicy(RemovalPolicy.RETAIN);
+    this.role.applyRemovalPolicy(RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE);
     pinLogicalId(this.role, 'ApiGatewayCloudWatchRole');
     const account = new CfnAccount(this, 'Account', { cloudWatchRoleArn: this.role.roleArn });
-    account.applyRemovalPolicy(RemovalPolicy.RETAIN);
+    account.applyRemovalPolicy(RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE);
     pinLogicalId(account, 'ApiGatewayAccount');
     Validations.of(this.role).acknowledge({
       id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',

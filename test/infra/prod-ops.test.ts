@@ -367,9 +367,9 @@ describe('item 5: production is pinned and protected; the account setting has it
   it('keeps AWS::ApiGateway::Account and its role in AnimalStore-account, retained', () => {
     const t = Template.fromStack(apps.deployed.accountSettings).toJSON().Resources as Record<string, Resource>;
     const [[, account]] = ofType(t, 'AWS::ApiGateway::Account') as [[string, Resource]];
-    expect(account.DeletionPolicy).toBe('Retain');
+    expect(account.DeletionPolicy).toBe('RetainExceptOnCreate');
     expect(account.Properties.CloudWatchRoleArn).toEqual({ 'Fn::GetAtt': ['ApiGatewayCloudWatchRole', 'Arn'] });
-    expect(t.ApiGatewayCloudWatchRole!.DeletionPolicy).toBe('Retain');
+    expect(t.ApiGatewayCloudWatchRole!.DeletionPolicy).toBe('RetainExceptOnCreate');
   });
 });
 
