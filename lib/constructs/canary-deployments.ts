@@ -155,6 +155,9 @@ export class CanaryDeployments extends Construct {
         ignoreAlarmConfiguration: breakGlass,
         autoRollback: { failedDeployment: true, stoppedDeployment: true, deploymentInAlarm: !breakGlass },
       });
+      // The role's permissions are an inline policy (a separate resource): CloudFormation must attach it before a
+      // group can run a deployment, as a managed policy on the role itself would have been.
+      group.node.addDependency(role);
       groups.set(name, group);
     }
     role.addToPrincipalPolicy(

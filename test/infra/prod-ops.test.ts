@@ -258,6 +258,11 @@ describe.each(STAGE_NAMES)('stage %s', (stage) => {
     const describe = statements.find((s) => [s.Action].flat().includes('cloudwatch:DescribeAlarms'));
     expect(new Set([describe.Resource].flat().map((r: any) => r['Fn::GetAtt'][0]))).toEqual(gateAlarms);
     for (const s of statements) expect(JSON.stringify(s.Resource), JSON.stringify(s.Action)).not.toBe('"*"');
+    // An inline policy is its own resource: each group waits for it, or a deployment could run without it.
+    const policyIds = ofType(t(), 'AWS::IAM::Policy')
+      .filter(([, p]) => p.Properties.Roles.some((r: any) => r.Ref === roleId))
+      .map(([id]) => id);
+    for (const [id, g] of groups) expect((g as any).DependsOn, id).toEqual(expect.arrayContaining(policyIds));
   });
 
   // DynamoDB: SSEEnabled false is encryption at rest with the AWS owned key (no KMS charge); true with SSEType KMS
