@@ -6,7 +6,7 @@
  * CDK CLI sets it to us-east-1 when no region is configured, which would bake us-east-1 into every ARN and URL.
  */
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
-import { LambdaDeploymentConfig, type ILambdaDeploymentConfig } from 'aws-cdk-lib/aws-codedeploy';
+import { LambdaDeploymentConfig, TrafficRouting, type ILambdaDeploymentConfig } from 'aws-cdk-lib/aws-codedeploy';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { StageName } from './stage-names.ts';
 
@@ -25,6 +25,11 @@ export interface AlarmThresholds {
   readonly throttles: number;
   /** DynamoDB system errors per table, and app-side storage failures (StorageUnavailable), over 5 minutes. */
   readonly storageErrors: number;
+  /**
+   * Deploy gate of the authorizer: the share (percent) of its invocations that denied the key, per minute. A canary
+   * sends 10 % of cache misses to the new version, so a version denying every valid key adds up to 10 points.
+   */
+  readonly authorizerDenialRatePercent: number;
 }
 
 /**
@@ -60,19 +65,52 @@ export interface StageConfig {
   readonly region?: string;
   /** LOG_LEVEL of every function. */
   readonly logLevel: LogLevel;
-  /** Retention of function logs and API access logs. */
+  /** Retention of the functions' logs (debugging: metrics outlive them anyway). */
   readonly logRetention: RetentionDays;
   readonly alarms: AlarmThresholds;
   /** Who the stage's alarm topic notifies. An empty record keeps the stage quiet (the topic has no subscriber). */
   readonly alarmNotifications: AlarmNotifications;
   /**
    * How CodeDeploy shifts traffic to a new version of each function's `live` alias; every shift is gated on the
-   * stage's deploy alarms and rolls back when one fires.
-   * @default - all at once: CloudFormation points the alias at the new version directly (no CodeDeploy)
+   * stage's deploy alarms and rolls back when one fires. A predefined config, or a TrafficRouting for which the
+   * stack creates a custom config (staging's one-minute canary: no predefined canary is shorter than 5 minutes).
+   * Context `animal-store:breakGlass=true` replaces it with all-at-once and no alarm gate for one deploy.
    */
-  readonly deploymentConfig?: ILambdaDeploymentConfig;
-  /** What happens to tables, the cursor secret and log groups when the stack (or resource) is deleted. */
+  readonly deploymentConfig: ILambdaDeploymentConfig | TrafficRouting;
+  /**
+   * What happens to tables, the cursor secret and log groups when the stack (or resource) is deleted.
+   * RETAIN_ON_UPDATE_OR_DELETE (CloudFormation's RetainExceptOnCreate) keeps them like RETAIN, except when the
+   * stack operation that created them rolls back: a failed first deploy leaves no empty tables or keys behind.
+   */
   readonly removalPolicy: RemovalPolicy;
+  /** CloudFormation termination protection: `cdk destroy` and DeleteStack are refused until it is turned off. */
+  readonly terminationProtection: boolean;
+  /**
+   * Refuse to synthesize without `-c animal-store:<stage>:account=…` (or `account` above): a shell pointed at
+   * another account must not be able to deploy this stage there.
+   */
+  readonly requireAccount: boolean;
+  /**
+   * Refuse to synthesize while nobody would hear the alarms (no e-mail and no existing topic); otherwise a warning.
+   */
+  readonly requireAlarmSubscriber: boolean;
+  /**
+   * Stage-wide throttle of the REST API stage (every method, all callers together, authenticated or not):
+   * the cap on what unauthenticated floods can cost. Sized above the sum of what the plans admit at the expected
+   * key count (docs/deployment.md, "Guards").
+   */
+  readonly stageThrottle: { readonly rateLimit: number; readonly burstLimit: number };
+  /** WAF rate-based rule: requests per client IP in any 5-minute window before WAF blocks that IP (AWS minimum 10). */
+  readonly wafRequestsPerIpPer5Minutes: number;
+  /**
+   * Reserved concurrency of the authorizer: its cap (a flood of random tokens cannot take more) and its guarantee.
+   * The account's unreserved pool must keep at least 100 for the operations (Lambda's rule).
+   */
+  readonly authorizerReservedConcurrency: number;
+  /** Retention of the API access logs (who called what: kept longer than function logs). */
+  readonly accessLogRetention: RetentionDays;
+  /** Share of requests X-Ray records beyond the first one each second (0–1), through a sampling rule on the stage. */
+  readonly traceSampleRate: number;
   /** DynamoDB deletion protection (production only). */
   readonly deletionProtection: boolean;
   /** Custom domain with base path mapping `v1`. @default - only the execute-api address */
@@ -91,12 +129,31 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
     name: 'staging',
     stackName: 'AnimalStore-staging',
     logLevel: 'DEBUG',
-    logRetention: RetentionDays.TWO_WEEKS,
-    alarms: { serverErrorRatePercent: 5, p99LatencyMs: 3_000, lambdaErrors: 10, throttles: 10, storageErrors: 10 },
-    // Quiet by default: the topic exists and every alarm uses it, but nobody is subscribed.
+    logRetention: RetentionDays.ONE_WEEK,
+    accessLogRetention: RetentionDays.TWO_WEEKS,
+    alarms: {
+      serverErrorRatePercent: 5,
+      p99LatencyMs: 3_000,
+      lambdaErrors: 10,
+      throttles: 10,
+      storageErrors: 10,
+      authorizerDenialRatePercent: 25,
+    },
+    // Quiet by default: the topic exists and every alarm uses it, but nobody is subscribed (synth warns).
     alarmNotifications: {},
+    // Staging exercises the same CodeDeploy shifting and gates as production before production depends on them,
+    // in one minute instead of five.
+    deploymentConfig: TrafficRouting.timeBasedCanary({ interval: Duration.minutes(1), percentage: 10 }),
     removalPolicy: RemovalPolicy.DESTROY,
     deletionProtection: false,
+    terminationProtection: false,
+    requireAccount: false,
+    requireAlarmSubscriber: false,
+    // The burst holds a Business key's usage-plan bucket (two windows and a fleet's 429s: 4,000).
+    stageThrottle: { rateLimit: 100, burstLimit: 4_000 },
+    wafRequestsPerIpPer5Minutes: 2_000,
+    authorizerReservedConcurrency: 10,
+    traceSampleRate: 0.05,
     corsAllowedOrigins: [],
     authorizerCacheTtl: Duration.seconds(60),
   },
@@ -104,13 +161,28 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
     name: 'production',
     stackName: 'AnimalStore-production',
     logLevel: 'INFO',
-    logRetention: RetentionDays.ONE_YEAR,
-    alarms: { serverErrorRatePercent: 1, p99LatencyMs: 1_000, lambdaErrors: 1, throttles: 1, storageErrors: 1 },
-    // Subscribers come from context (see AlarmNotifications); synth warns while production's topic has none.
+    logRetention: RetentionDays.ONE_MONTH,
+    accessLogRetention: RetentionDays.ONE_YEAR,
+    alarms: {
+      serverErrorRatePercent: 1,
+      p99LatencyMs: 1_000,
+      lambdaErrors: 1,
+      throttles: 1,
+      storageErrors: 1,
+      authorizerDenialRatePercent: 10,
+    },
+    // Subscribers come from context (see AlarmNotifications); synth refuses production while it has none.
     alarmNotifications: {},
     deploymentConfig: LambdaDeploymentConfig.CANARY_10PERCENT_5MINUTES,
-    removalPolicy: RemovalPolicy.RETAIN,
+    removalPolicy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
     deletionProtection: true,
+    terminationProtection: true,
+    requireAccount: true,
+    requireAlarmSubscriber: true,
+    stageThrottle: { rateLimit: 2_000, burstLimit: 5_000 },
+    wafRequestsPerIpPer5Minutes: 20_000,
+    authorizerReservedConcurrency: 50,
+    traceSampleRate: 0.01,
     corsAllowedOrigins: [],
     authorizerCacheTtl: Duration.seconds(60),
   },
@@ -130,4 +202,25 @@ export function alarmNotificationsOf(stage: StageConfig, context: (key: string) 
         : stage.alarmNotifications.emails,
     topicArn: typeof topicArn === 'string' && topicArn ? topicArn : stage.alarmNotifications.topicArn,
   };
+}
+
+/** The context key naming an existing table for a table definition: `animal-store:<stage>:petsTableName`, … */
+export const existingTableContextKey = (stage: StageName, defId: string): string =>
+  `animal-store:${stage}:${defId[0]!.toLowerCase()}${defId.slice(1)}TableName`;
+
+/**
+ * Existing tables to use instead of creating them, by definition id, from context (e.g. a point-in-time restore:
+ * `-c animal-store:production:petsTableName=<restored table>`; docs/deployment.md, "Restoring a table").
+ */
+export function existingTableNamesOf(
+  stage: StageConfig,
+  defIds: readonly string[],
+  context: (key: string) => unknown,
+): Record<string, string> {
+  return Object.fromEntries(
+    defIds.flatMap((id) => {
+      const name = context(existingTableContextKey(stage.name, id));
+      return typeof name === 'string' && name ? [[id, name]] : [];
+    }),
+  );
 }

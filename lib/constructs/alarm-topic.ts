@@ -6,6 +6,7 @@ import { Key } from 'aws-cdk-lib/aws-kms';
 import { Topic, type ITopic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct, type IConstruct } from 'constructs';
+import { pinLogicalId } from './logical-ids.ts';
 
 export interface AlarmTopicProps {
   /** Subscribed by e-mail to the new topic. @default - none */
@@ -64,6 +65,9 @@ export class AlarmTopic extends Construct {
         }),
       );
       for (const email of props.emails ?? []) topic.addSubscription(new EmailSubscription(email));
+      // Subscriptions (and any added by hand) belong to the topic: it must never be replaced by a refactor.
+      pinLogicalId(topic, 'AlarmTopic');
+      pinLogicalId(key, 'AlarmTopicKey');
       this.topic = topic;
     }
     this.action = new SnsAction(this.topic);

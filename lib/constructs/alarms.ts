@@ -23,6 +23,11 @@ export interface ApiAlarmsProps {
   readonly functions: ReadonlyMap<string, IFunction>;
   /** Tables by their definition id. */
   readonly tables: ReadonlyMap<string, ITable>;
+  /**
+   * The DynamoDB operations the functions perform on each table (by definition id): the per-table alarms watch
+   * these. Each is a billed alarm metric, so only what can happen is watched. @default TABLE_OPERATIONS for each
+   */
+  readonly tableOperations?: ReadonlyMap<string, readonly Operation[]>;
   readonly thresholds: AlarmThresholds;
   /** Where the functions' custom metrics live (namespace and exact dimension set). */
   readonly customMetrics: CustomMetrics;
@@ -33,8 +38,8 @@ export interface ApiAlarmsProps {
 const PERIOD = Duration.minutes(5);
 /**
  * Every DynamoDB operation the service performs (lambdas/storage: Get/Put/Update/Delete, Query, Scan, and the
- * idempotent create's TransactWriteItems). The per-table alarms watch all of them on every table: an operation a
- * table never sees only adds a series filled with 0. An alarm's math may use at most 10 metrics.
+ * idempotent create's TransactWriteItems). A table's alarms watch the subset its functions may perform
+ * (`tableOperations`); an alarm's math may use at most 10 metrics.
  */
 export const TABLE_OPERATIONS: readonly Operation[] = [
   Operation.GET_ITEM,
@@ -102,7 +107,7 @@ export class ApiAlarms extends Construct {
           `${name}${m.suffix}`,
           `DynamoDB ${name} ${m.what}`,
           m.threshold,
-          sumOfOperations((operation) =>
+          sumOfOperations(props.tableOperations?.get(name) ?? TABLE_OPERATIONS, (operation) =>
             table.metric(m.metricName, {
               dimensionsMap: { TableName: table.tableName, Operation: operation },
               period: PERIOD,
@@ -148,9 +153,9 @@ export class ApiAlarms extends Construct {
 }
 
 /** `FILL(getItem, 0) + FILL(putItem, 0) + …`: an operation without data adds 0 instead of emptying the sum. */
-function sumOfOperations(metricFor: (operation: string) => IMetric): MathExpression {
+function sumOfOperations(operations: readonly Operation[], metricFor: (operation: string) => IMetric): MathExpression {
   const usingMetrics = Object.fromEntries(
-    TABLE_OPERATIONS.map((op) => [`${op[0]!.toLowerCase()}${op.slice(1)}`, metricFor(op)]),
+    operations.map((op) => [`${op[0]!.toLowerCase()}${op.slice(1)}`, metricFor(op)]),
   );
   return new MathExpression({
     expression: Object.keys(usingMetrics)

@@ -35,6 +35,8 @@ export interface ApiFunctionProps {
   readonly memorySize?: number;
   /** Well under API Gateway's 29 s integration timeout. @default Duration.seconds(10) */
   readonly timeout?: Duration;
+  /** Reserved concurrency: both a cap and a guarantee. @default - none (the account's unreserved pool) */
+  readonly reservedConcurrentExecutions?: number;
 }
 
 /**
@@ -45,11 +47,15 @@ export interface ApiFunctionProps {
  *
  * Each deploy publishes a version (`currentVersion`: a new one whenever code or configuration changes) and points
  * the `live` alias at it; callers invoke the alias, so a deploy can shift traffic between versions gradually.
+ * Versions are kept when a deploy replaces them (CDK's default for `currentVersion` is DESTROY, which deletes the
+ * previous version as soon as the new one is live and leaves a manual rollback nothing to point the alias at).
  */
 export class ApiFunction extends Construct {
   readonly function: NodejsFunction;
   /** What callers invoke. */
   readonly alias: Alias;
+  /** The function's own log group. */
+  readonly logGroup: LogGroup;
 
   constructor(scope: Construct, id: string, props: ApiFunctionProps) {
     super(scope, id);
@@ -57,6 +63,7 @@ export class ApiFunction extends Construct {
       retention: props.logRetention ?? RetentionDays.ONE_MONTH,
       removalPolicy: props.removalPolicy ?? RemovalPolicy.RETAIN,
     });
+    this.logGroup = logGroup;
     const role = new Role(this, 'Role', {
       assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
       description: `Animal Store ${props.stage}: ${props.operationId}`,
@@ -78,7 +85,15 @@ export class ApiFunction extends Construct {
       architecture: Architecture.ARM_64,
       memorySize: props.memorySize ?? 512,
       timeout: props.timeout ?? Duration.seconds(10),
-      tracing: Tracing.ACTIVE,
+      // PASS_THROUGH: a function records a trace only when the request arrived sampled (the stage's X-Ray sampling
+      // rule decides); ACTIVE would also sample, at Lambda's own rate, invocations that arrive without a decision.
+      tracing: Tracing.PASS_THROUGH,
+      ...(props.reservedConcurrentExecutions !== undefined
+        ? { reservedConcurrentExecutions: props.reservedConcurrentExecutions }
+        : {}),
+      // RetainExceptOnCreate: kept on update and delete (the rollback target), dropped only when the operation that
+      // created it rolls back (it was never live).
+      currentVersionOptions: { removalPolicy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE },
       logGroup,
       awsSdkConnectionReuse: false,
       environment: {
@@ -101,12 +116,12 @@ export class ApiFunction extends Construct {
         forceDockerBundling: false,
       },
     });
-    // Old versions stay (RETAIN, the default): a rollback points the alias back at one.
+    // Old versions stay (currentVersionOptions above): a rollback points the alias back at one.
     this.alias = new Alias(this, 'Live', { aliasName: LIVE_ALIAS, version: this.function.currentVersion });
     Validations.of(role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason:
-        'X-Ray tracing (Tracing.ACTIVE): xray:PutTraceSegments and xray:PutTelemetryRecords support no resource-level permissions, so AWS requires Resource "*".',
+        'X-Ray tracing (Tracing.PASS_THROUGH): xray:PutTraceSegments and xray:PutTelemetryRecords support no resource-level permissions, so AWS requires Resource "*".',
     });
   }
 }

@@ -1,50 +1,89 @@
-import { Duration, Validations } from 'aws-cdk-lib';
+import { Annotations, Duration, Stack } from 'aws-cdk-lib';
 import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
-import { Alarm, ComparisonOperator, TreatMissingData, type IAlarm } from 'aws-cdk-lib/aws-cloudwatch';
-import { LambdaApplication, LambdaDeploymentGroup, type ILambdaDeploymentConfig } from 'aws-cdk-lib/aws-codedeploy';
+import { Alarm, ComparisonOperator, MathExpression, TreatMissingData, type IAlarm } from 'aws-cdk-lib/aws-cloudwatch';
+import {
+  LambdaApplication,
+  LambdaDeploymentConfig,
+  LambdaDeploymentGroup,
+  TrafficRouting,
+  type ILambdaDeploymentConfig,
+} from 'aws-cdk-lib/aws-codedeploy';
+import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { Alias } from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
-import { serverErrorRate as apiServerErrorRate, type CustomMetrics } from './server-error-rate.ts';
+import { pinLogicalId } from './logical-ids.ts';
+import { customMetric, serverErrorRate as apiServerErrorRate, type CustomMetrics } from './server-error-rate.ts';
 
 export interface CanaryDeploymentsProps {
   /** Each function's `live` alias, by a readable name (operationId, `authorizer`). */
   readonly aliases: ReadonlyMap<string, Alias>;
   /**
-   * Functions whose Lambda errors are answers, not failures: a TOKEN authorizer denies by throwing "Unauthorized",
-   * so its Errors metric counts every unknown key. They are gated on the API's 5xx rate only.
-   * @default - none
+   * The TOKEN authorizer, by its name in `aliases`. Its Lambda errors are answers, not failures (it denies by
+   * throwing "Unauthorized", so Errors counts every unknown key): it is gated on the API's 5xx rate and on the
+   * share of its invocations that denied a key (`AuthorizerDenied`), which catches a version that denies valid keys.
    */
-  readonly errorsAreAnswers?: readonly string[];
+  readonly authorizer: string;
   /** The API whose 5xx rate gates every shift. */
   readonly api: RestApi;
   /** Where the functions' custom metrics live: the 5xx rate leaves out the counted 501s of unspecified operations. */
   readonly customMetrics: CustomMetrics;
-  /** How traffic shifts. */
-  readonly deploymentConfig: ILambdaDeploymentConfig;
+  /** How traffic shifts: a predefined config, or a TrafficRouting for a custom config of this stack. */
+  readonly deploymentConfig: ILambdaDeploymentConfig | TrafficRouting;
   /** Roll back when the API's 5xx responses reach this percentage of requests in two consecutive minutes. */
   readonly serverErrorRatePercent: number;
   /** Roll back when a function's alias has this many Lambda errors (crashes, timeouts) in one minute. */
   readonly lambdaErrors: number;
+  /**
+   * Roll back an authorizer shift when this percentage of the authorizer's invocations denied the key, in two
+   * consecutive minutes with at least AUTHORIZER_DENIAL_MIN_INVOCATIONS invocations each.
+   */
+  readonly authorizerDenialRatePercent: number;
+  /**
+   * Break glass: shift every alias all at once with no alarm gate (the alarms still exist and notify). For the one
+   * deploy that must go out while a gate alarm is firing, e.g. the fix for the 5xx incident it reports.
+   * @default false
+   */
+  readonly breakGlass?: boolean;
 }
 
 const MINUTE = Duration.minutes(1);
+/** Below this many authorizer invocations a minute, the denial share is not judged (a few unknown keys are 100 %). */
+export const AUTHORIZER_DENIAL_MIN_INVOCATIONS = 20;
 
 /**
  * Gradual deploys: one CodeDeploy deployment group per function that shifts its `live` alias to a new version with
  * the given config (e.g. 10 % for 5 minutes, then the rest) and rolls back when one of its alarms fires during the
  * shift, when the deployment fails or when someone stops it. The alarms use 1-minute periods so they can fire
  * within a canary's few minutes; CodeDeploy takes at most 10 alarms per deployment group.
+ *
+ * CodeDeploy's service role is this construct's own: it may read and move the `live` aliases of this stack and
+ * read alarms, nothing else (the AWS managed AWSCodeDeployRoleForLambdaLimited allows lambda:UpdateAlias on every
+ * function of the account).
  */
 export class CanaryDeployments extends Construct {
   readonly application: LambdaApplication;
   readonly groups: ReadonlyMap<string, LambdaDeploymentGroup>;
   /** The alarms that gate a shift (they also notify like every alarm). */
   readonly alarms: readonly Alarm[];
+  readonly role: Role;
 
   constructor(scope: Construct, id: string, props: CanaryDeploymentsProps) {
     super(scope, id);
     const application = new LambdaApplication(this, 'Application');
+    pinLogicalId(application, 'DeployApplication');
     this.application = application;
+    const breakGlass = props.breakGlass ?? false;
+    if (breakGlass)
+      Annotations.of(this).addWarningV2(
+        'animal-store:breakGlass',
+        'Break glass: every function shifts all at once with no alarm gate. Deploy once, then deploy again without animal-store:breakGlass.',
+      );
+    const deploymentConfig = breakGlass
+      ? LambdaDeploymentConfig.ALL_AT_ONCE
+      : props.deploymentConfig instanceof TrafficRouting
+        ? new LambdaDeploymentConfig(this, 'Config', { trafficRouting: props.deploymentConfig })
+        : props.deploymentConfig;
+
     // The accepted form of a guarded ratio: CloudWatch rejects a scalar inside MAX([...]) when the alarm is created.
     const serverErrorRate = new Alarm(this, 'Api5xxRate', {
       alarmDescription: `During a deploy: API 5xx responses >= ${props.serverErrorRatePercent} % of requests in 2 consecutive minutes`,
@@ -56,10 +95,44 @@ export class CanaryDeployments extends Construct {
       treatMissingData: TreatMissingData.NOT_BREACHING,
     });
     const alarms: Alarm[] = [serverErrorRate];
+
+    // CodeDeploy's service role, limited to what a Lambda deployment of this stack does.
+    const role = new Role(this, 'ServiceRole', {
+      assumedBy: new ServicePrincipal('codedeploy.amazonaws.com'),
+      description: `${Stack.of(this).stackName}: CodeDeploy shifts the live aliases of this stack`,
+    });
+    this.role = role;
+    role.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: 'ShiftThisStacksLiveAliases',
+        actions: ['lambda:GetAlias', 'lambda:UpdateAlias', 'lambda:GetProvisionedConcurrencyConfig'],
+        resources: [...props.aliases.values()].map((a) => a.functionArn),
+      }),
+    );
+
     const groups = new Map<string, LambdaDeploymentGroup>();
     for (const [name, alias] of props.aliases) {
       const gates: IAlarm[] = [serverErrorRate];
-      if (!props.errorsAreAnswers?.includes(name)) {
+      if (name === props.authorizer) {
+        const denials = new Alarm(this, `${name}DenialRate`, {
+          alarmDescription: `During a deploy: ${props.authorizerDenialRatePercent} % or more of the authorizer's invocations denied the key, in 2 consecutive minutes of at least ${AUTHORIZER_DENIAL_MIN_INVOCATIONS} invocations`,
+          metric: new MathExpression({
+            expression: `IF(invocations >= ${AUTHORIZER_DENIAL_MIN_INVOCATIONS}, 100 * FILL(denied, 0) / invocations, 0)`,
+            usingMetrics: {
+              invocations: alias.metricInvocations({ period: MINUTE, statistic: 'Sum' }),
+              denied: customMetric(props.customMetrics, 'AuthorizerDenied', MINUTE),
+            },
+            period: MINUTE,
+          }),
+          threshold: props.authorizerDenialRatePercent,
+          evaluationPeriods: 2,
+          datapointsToAlarm: 2,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+          treatMissingData: TreatMissingData.NOT_BREACHING,
+        });
+        alarms.push(denials);
+        gates.push(denials);
+      } else {
         const errors = new Alarm(this, `${name}Errors`, {
           alarmDescription: `During a deploy: Lambda ${name} (alias ${alias.aliasName}) errors >= ${props.lambdaErrors} in 1 minute`,
           metric: alias.metricErrors({ period: MINUTE, statistic: 'Sum' }),
@@ -74,17 +147,26 @@ export class CanaryDeployments extends Construct {
       const group = new LambdaDeploymentGroup(this, name, {
         application,
         alias,
-        deploymentConfig: props.deploymentConfig,
+        deploymentConfig,
+        // An immutable view: the group would otherwise attach AWSCodeDeployRoleForLambdaLimited to it.
+        role: role.withoutPolicyUpdates(),
+        // Break glass keeps the alarm list (so the next normal deploy changes one flag back) but disables it.
         alarms: gates,
-        autoRollback: { failedDeployment: true, stoppedDeployment: true, deploymentInAlarm: true },
+        ignoreAlarmConfiguration: breakGlass,
+        autoRollback: { failedDeployment: true, stoppedDeployment: true, deploymentInAlarm: !breakGlass },
       });
-      Validations.of(group.role).acknowledge({
-        id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSCodeDeployRoleForLambdaLimited]',
-        reason:
-          'The service role CodeDeploy needs to shift a Lambda alias and read its alarms; AWS documents this managed policy for Lambda deployment groups, limited to the functions CodeDeploy deploys.',
-      });
+      // The role's permissions are an inline policy (a separate resource): CloudFormation must attach it before a
+      // group can run a deployment, as a managed policy on the role itself would have been.
+      group.node.addDependency(role);
       groups.set(name, group);
     }
+    role.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: 'ReadTheGateAlarms',
+        actions: ['cloudwatch:DescribeAlarms'],
+        resources: alarms.map((a) => a.alarmArn),
+      }),
+    );
     this.groups = groups;
     this.alarms = alarms;
   }

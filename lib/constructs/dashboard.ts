@@ -4,7 +4,6 @@ import {
   AlarmStatusWidget,
   Dashboard,
   GraphWidget,
-  LogQueryWidget,
   MathExpression,
   Metric,
   type IAlarm,
@@ -12,7 +11,6 @@ import {
 } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
-import type { ILogGroup } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 
 /** The functions' custom metrics: their namespace and the default dimensions every one of them carries. */
@@ -36,15 +34,13 @@ export interface OperationsDashboardProps {
   readonly rateLimitCodes: readonly string[];
   /** The plan names (RateLimited by `plan`). */
   readonly plans: readonly string[];
-  /** Deprecated operations: their DeprecatedOperationCall count, and who still calls them. */
+  /** Deprecated operations: their DeprecatedOperationCall count. */
   readonly deprecated: readonly {
     readonly operationId: string;
     readonly method: string;
     readonly path: string;
     readonly sunsetAt: string;
   }[];
-  /** The API access log group (JSON lines with keyId, method, resourcePath). @default - no caller table */
-  readonly accessLogs?: ILogGroup;
   /** @default - generated */
   readonly dashboardName?: string;
 }
@@ -162,26 +158,8 @@ export class OperationsDashboard extends Construct {
         ]),
       ),
     );
-    if (props.accessLogs && props.deprecated.length) {
-      const filters = props.deprecated
-        .map((op) => `(method = '${op.method}' and resourcePath = '${op.path}')`)
-        .join(' or ');
-      d.addWidgets(
-        new LogQueryWidget({
-          title: 'Who still calls deprecated operations (API key ids, from the access log)',
-          logGroupNames: [props.accessLogs.logGroupName],
-          queryLines: [
-            `fields keyId, resourcePath`,
-            `filter ${filters}`,
-            'stats count(*) as calls by keyId, resourcePath',
-            'sort calls desc',
-            'limit 50',
-          ],
-          width: 24,
-          height: HIGH,
-        }),
-      );
-    }
+    // No Logs Insights widget: it would rescan the access log (billed per GB) on every refresh of the dashboard.
+    // Who still calls a deprecated operation is a query run on demand (docs/deployment.md, "Dashboard").
     d.addWidgets(
       new AlarmStatusWidget({
         title: 'Alarms',

@@ -1,6 +1,14 @@
-import { RemovalPolicy } from 'aws-cdk-lib';
-import { AttributeType, Billing, TableEncryptionV2, TableV2, type Attribute } from 'aws-cdk-lib/aws-dynamodb';
+import { Annotations, RemovalPolicy } from 'aws-cdk-lib';
+import {
+  AttributeType,
+  Billing,
+  TableEncryptionV2,
+  TableV2,
+  type Attribute,
+  type ITableV2,
+} from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
+import { pinLogicalId } from './logical-ids.ts';
 import { TABLES, type KeyAttribute, type TableDefinition } from '../../contract/tables.ts';
 
 export interface DataTablesProps {
@@ -8,6 +16,13 @@ export interface DataTablesProps {
   readonly removalPolicy?: RemovalPolicy;
   /** @default true */
   readonly deletionProtection?: boolean;
+  /**
+   * Use an existing table instead of creating one, by definition id (e.g. a point-in-time restore of `Pets`):
+   * the stack then points the functions, grants, alarms and outputs at it and no longer manages it. The table the
+   * stack created leaves the template (kept if the removal policy retains it, DELETED if it is DESTROY).
+   * @default - create every table
+   */
+  readonly existingTableNames?: Readonly<Record<string, string>>;
 }
 
 const attribute = (a: KeyAttribute): Attribute => ({
@@ -16,21 +31,32 @@ const attribute = (a: KeyAttribute): Attribute => ({
 });
 
 /**
- * Every table of contract/tables.ts: on-demand, encrypted with an AWS-owned key, point-in-time recovery on,
- * TTL where the definition names an attribute. Physical names are left to CloudFormation.
+ * Every table of contract/tables.ts: on-demand, encrypted at rest with the key DynamoDB owns (no KMS charge, no key
+ * policy to manage; the AWS managed `aws/dynamodb` key would bill KMS requests and only add CloudTrail entries of its
+ * use), point-in-time recovery on, TTL where the definition names an attribute. Physical names are left to
+ * CloudFormation; logical ids are pinned (`<id>Table`).
  */
 export class DataTables extends Construct {
   /** Tables by their definition id (`Pets`, `ApiKeys`, `State`). */
-  private readonly byId = new Map<string, TableV2>();
+  private readonly byId = new Map<string, ITableV2>();
 
   constructor(scope: Construct, id: string, props: DataTablesProps = {}) {
     super(scope, id);
     for (const def of TABLES as readonly TableDefinition[]) {
+      const existing = props.existingTableNames?.[def.id];
+      if (existing) {
+        this.byId.set(def.id, TableV2.fromTableName(this, def.id, existing));
+        Annotations.of(this).addWarningV2(
+          `animal-store:existingTable:${def.id}`,
+          `Table ${def.id} is the existing table ${existing}: the stack no longer manages its settings (PITR, TTL, deletion protection, indexes, encryption); set them on it by hand`,
+        );
+        continue;
+      }
       const table = new TableV2(this, def.id, {
         partitionKey: attribute(def.partitionKey),
         ...(def.sortKey ? { sortKey: attribute(def.sortKey) } : {}),
         billing: Billing.onDemand(),
-        encryption: TableEncryptionV2.awsManagedKey(),
+        encryption: TableEncryptionV2.dynamoOwnedKey(),
         pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
         ...(def.ttlAttribute ? { timeToLiveAttribute: def.ttlAttribute } : {}),
         globalSecondaryIndexes: def.indexes.map((ix) => ({
@@ -41,19 +67,20 @@ export class DataTables extends Construct {
         removalPolicy: props.removalPolicy ?? RemovalPolicy.RETAIN,
         deletionProtection: props.deletionProtection ?? true,
       });
+      pinLogicalId(table, `${def.id}Table`);
       this.byId.set(def.id, table);
     }
   }
 
-  /** The table built from a definition. */
-  table(def: Pick<TableDefinition, 'id'>): TableV2 {
+  /** The table built from (or given for) a definition. */
+  table(def: Pick<TableDefinition, 'id'>): ITableV2 {
     const table = this.byId.get(def.id);
     if (!table) throw new Error(`No table for definition ${def.id}`);
     return table;
   }
 
   /** Each definition with its table (for env vars and outputs). */
-  entries(): { def: TableDefinition; table: TableV2 }[] {
+  entries(): { def: TableDefinition; table: ITableV2 }[] {
     return (TABLES as readonly TableDefinition[]).map((def) => ({ def, table: this.table(def) }));
   }
 }

@@ -19,6 +19,7 @@ import {
 import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { CfnSamplingRule } from 'aws-cdk-lib/aws-xray';
 import { Construct } from 'constructs';
 import {
   METHOD_NOT_ALLOWED_CONTENT_TYPES,
@@ -29,6 +30,7 @@ import { BASE_PATH, ROUTES, resourcePaths, type Route } from '../../contract/rou
 import type { CustomDomain } from '../config/stages.ts';
 import { BEARER_VALIDATION_EXPRESSION } from '../../contract/auth.ts';
 import { staticHeaders } from './literal.ts';
+import { pinLogicalId } from './logical-ids.ts';
 
 /** The deployment stage: both base addresses end in `/v1` (spec section 9). */
 export const STAGE_NAME = BASE_PATH.slice(1);
@@ -48,6 +50,10 @@ export interface StoreApiProps {
   readonly customDomain?: CustomDomain;
   /** @default - no CORS */
   readonly corsAllowedOrigins?: readonly string[];
+  /** Stage-wide throttle (all methods, all callers together). */
+  readonly throttle: { readonly rateLimit: number; readonly burstLimit: number };
+  /** Share of requests traced beyond one per second (X-Ray sampling rule on this stage, 0–1). */
+  readonly traceSampleRate: number;
 }
 
 /** One JSON object per request in the access log. */
@@ -74,9 +80,11 @@ const ACCESS_LOG = AccessLogFormat.custom(
 );
 
 /**
- * The REST API: stage `v1`, the TOKEN authorizer (API keys come from it: apiKeySourceType AUTHORIZER), one
- * Lambda proxy method per route, a MOCK `ANY` method per resource answering 405 with `Allow`, JSON access logs,
- * X-Ray tracing, the deprecation flag of deprecated routes, and an optional custom domain mapped at `v1`.
+ * The REST API: stage `v1` with a stage-wide throttle, the TOKEN authorizer (API keys come from it:
+ * apiKeySourceType AUTHORIZER), one Lambda proxy method per route, a MOCK `ANY` method per resource answering 405
+ * with `Allow`, JSON access logs, sampled X-Ray tracing, the deprecation flag of deprecated routes, and an optional
+ * custom domain mapped at `v1`. The account-wide CloudWatch role API Gateway logs with is not created here (it is
+ * one per account and Region: lib/stacks/account-settings-stack.ts).
  */
 export class StoreApi extends Construct {
   readonly api: RestApi;
@@ -98,10 +106,15 @@ export class StoreApi extends Construct {
       description: 'Animal Store API',
       endpointTypes: [EndpointType.REGIONAL],
       apiKeySourceType: ApiKeySourceType.AUTHORIZER,
-      // The account-level role API Gateway needs to write access and execution logs.
-      cloudWatchRole: true,
+      // AWS::ApiGateway::Account is account-wide: a stack that sets it overwrites whatever role the account had,
+      // and both stages would fight over it. The AnimalStore-account stack owns it.
+      cloudWatchRole: false,
       deployOptions: {
         stageName: STAGE_NAME,
+        // Every method (`/*/*`), all callers together: the cap on what a flood of random bearer tokens can make
+        // the authorizer do. Shared by every key, so sized above each usage plan's per-key bucket.
+        throttlingRateLimit: props.throttle.rateLimit,
+        throttlingBurstLimit: props.throttle.burstLimit,
         tracingEnabled: true,
         accessLogDestination: new LogGroupLogDestination(accessLogs),
         accessLogFormat: ACCESS_LOG,
@@ -120,22 +133,33 @@ export class StoreApi extends Construct {
         : {}),
     });
 
-    Validations.of(this.api).acknowledge(
-      {
-        id: 'AwsSolutions-APIG2',
-        reason:
-          'Requests are validated in each function by the zod schemas shared with the local gateway, which answer 400 with the spec Error object and field details; a gateway validator would duplicate the rules and answer differently.',
-      },
-      {
-        id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
-        reason:
-          'The account-level role API Gateway needs to write access and execution logs; AWS documents this managed policy for it and it grants only CloudWatch Logs writes.',
-      },
-    );
-    Validations.of(this.api.deploymentStage).acknowledge({
-      id: 'AwsSolutions-APIG3',
+    pinLogicalId(this.api, 'RestApi');
+    pinLogicalId(this.api.deploymentStage, 'ApiStage');
+    pinLogicalId(accessLogs, 'ApiAccessLogs');
+    Validations.of(this.api).acknowledge({
+      id: 'AwsSolutions-APIG2',
       reason:
-        'No WAF for now: callers are authenticated API-key clients, abuse is limited per key by the app rate limiter (429 and ban) and the usage-plan backstop, and the stage throttle caps the rest. A WAFv2 web ACL (rate-based rule, AWS managed common rules) is the next step if anonymous floods appear; it costs per request.',
+        'Requests are validated in each function by the zod schemas shared with the local gateway, which answer 400 with the spec Error object and field details; a gateway validator would duplicate the rules and answer differently.',
+    });
+
+    // X-Ray's default rule records the first request each second and 5 % of the rest, in every API of the account.
+    // This rule (higher priority) sets this stage's rate; the functions trace only what the stage sampled.
+    const stack = Stack.of(this);
+    new CfnSamplingRule(this, 'TraceSampling', {
+      samplingRule: {
+        ruleName: stack.stackName.slice(0, 32),
+        priority: 100,
+        fixedRate: props.traceSampleRate,
+        reservoirSize: 1,
+        // API Gateway's service name in X-Ray is "<api name>/<stage>".
+        serviceName: `${stack.stackName}/${STAGE_NAME}`,
+        serviceType: 'AWS::ApiGateway::Stage',
+        host: '*',
+        httpMethod: '*',
+        urlPath: '*',
+        resourceArn: '*',
+        version: 1,
+      },
     });
 
     this.authorizer = new TokenAuthorizer(this, 'KeyAuthorizer', {

@@ -1,5 +1,6 @@
 import { CfnApiKey, CfnUsagePlanKey, Period, UsagePlan, type RestApi, type Stage } from 'aws-cdk-lib/aws-apigateway';
 import { Construct } from 'constructs';
+import { pinLogicalId } from './logical-ids.ts';
 import { PLANS, STANDARD_PLANS, usagePlanThrottle, type PlanName } from '../../contract/plans.ts';
 import { FREE_KEY_POOL, poolKeyValue, poolThrottle } from '../../contract/key-pool.ts';
 
@@ -35,16 +36,17 @@ export class UsagePlans extends Construct {
         throw new Error(
           `Usage plan ${plan.displayName} exceeds the account-level throttle (ACCOUNT_THROTTLE): it would reject what the app admits`,
         );
-      plans.set(
-        name,
-        new UsagePlan(this, plan.displayName, {
-          name: props.namePrefix ? `${props.namePrefix}-${plan.displayName}` : plan.displayName,
-          description: `${plan.displayName}: ${plan.limits!.perMinute}/min, ${plan.limits!.perDay}/day (app limiter); gateway backstop above them`,
-          throttle: { rateLimit: t.rateLimit, burstLimit: t.burstLimit },
-          quota: { limit: t.quotaPerDay, period: Period.DAY },
-          apiStages: [{ api: props.api, stage }],
-        }),
-      );
+      // Keyed by the plan's stable name, pinned: a display-name change must not replace the plan, which would detach
+      // every API key in it (403 for all its callers).
+      const usagePlan = new UsagePlan(this, name, {
+        name: props.namePrefix ? `${props.namePrefix}-${plan.displayName}` : plan.displayName,
+        description: `${plan.displayName}: ${plan.limits!.perMinute}/min, ${plan.limits!.perDay}/day (app limiter); gateway backstop above them`,
+        throttle: { rateLimit: t.rateLimit, burstLimit: t.burstLimit },
+        quota: { limit: t.quotaPerDay, period: Period.DAY },
+        apiStages: [{ api: props.api, stage }],
+      });
+      pinLogicalId(usagePlan, `UsagePlan${name[0]!.toUpperCase()}${name.slice(1)}`);
+      plans.set(name, usagePlan);
     }
     this.plans = plans;
 
@@ -62,6 +64,7 @@ export class UsagePlans extends Construct {
       quota: { limit: t.quotaPerDay, period: Period.DAY },
       apiStages: [{ api: props.api, stage }],
     });
+    pinLogicalId(this.freePool, `UsagePlan${FREE_KEY_POOL.displayName}`);
     for (let member = 0; member < FREE_KEY_POOL.members; member++) {
       const id = `Member${String(member).padStart(4, '0')}`;
       const key = new CfnApiKey(this, `${FREE_KEY_POOL.displayName}${id}`, {

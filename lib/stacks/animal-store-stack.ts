@@ -1,14 +1,16 @@
-import { CfnOutput, Stack, Validations, type CfnResource, type StackProps } from 'aws-cdk-lib';
+import { Annotations, CfnOutput, Stack, Validations, type CfnResource, type StackProps } from 'aws-cdk-lib';
 import { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
+import { Operation } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { AUTHORIZER, ROUTES } from '../../contract/routes.ts';
 import { PLANS } from '../../contract/plans.ts';
 import { ERROR_CODES } from '../../contract/errors.ts';
-import { alarmNotificationsOf, type StageConfig } from '../config/stages.ts';
+import { alarmNotificationsOf, existingTableNamesOf, type StageConfig } from '../config/stages.ts';
+import { TABLES } from '../../contract/tables.ts';
 import { AlarmTopic } from '../constructs/alarm-topic.ts';
-import { ApiAlarms } from '../constructs/alarms.ts';
+import { ApiAlarms, TABLE_OPERATIONS } from '../constructs/alarms.ts';
 import { ApiFunction, TELEMETRY } from '../constructs/api-function.ts';
 import { CanaryDeployments } from '../constructs/canary-deployments.ts';
 import { OperationsDashboard } from '../constructs/dashboard.ts';
@@ -16,7 +18,9 @@ import { DataTables } from '../constructs/data-tables.ts';
 import { GatewayResponses } from '../constructs/gateway-responses.ts';
 import { STAGE_NAME, StoreApi } from '../constructs/store-api.ts';
 import { UsagePlans } from '../constructs/usage-plans.ts';
-import { accessOf } from './function-access.ts';
+import { WebFirewall } from '../constructs/web-firewall.ts';
+import { pinLogicalId } from '../constructs/logical-ids.ts';
+import { accessOf, FUNCTION_ACCESS } from './function-access.ts';
 import { OUTPUT_IDS, tableNameOutputId, usagePlanOutputId } from './outputs.ts';
 import { ENTRY_METADATA, TABLE_METADATA } from './metadata.ts';
 
@@ -24,7 +28,35 @@ export interface AnimalStoreStackProps extends StackProps {
   readonly stage: StageConfig;
 }
 
-/** One stage of the Animal Store: tables, functions, the REST API (stage v1), usage plans, alarms and their topic, outputs. */
+/** Context switch for one deploy that must not wait for (or be rolled back by) the alarm gates: see CanaryDeployments. */
+export const BREAK_GLASS_CONTEXT = 'animal-store:breakGlass';
+
+/** DynamoDB operations that write (and so may also happen inside a transaction). */
+const WRITES: readonly Operation[] = [Operation.PUT_ITEM, Operation.UPDATE_ITEM, Operation.DELETE_ITEM];
+
+/**
+ * What the functions may do to each table (by definition id): the DynamoDB actions granted on it, plus
+ * TransactWriteItems on a table they write (a transaction's writes are reported under that operation).
+ */
+function tableOperations(): Map<string, Operation[]> {
+  const out = new Map<string, Set<Operation>>();
+  for (const access of Object.values(FUNCTION_ACCESS))
+    for (const grant of access.tables) {
+      const ops = out.get(grant.table.id) ?? new Set<Operation>();
+      for (const action of grant.actions) {
+        const op = action.slice('dynamodb:'.length) as Operation;
+        ops.add(op);
+        if (WRITES.includes(op)) ops.add(Operation.TRANSACT_WRITE_ITEMS);
+      }
+      out.set(grant.table.id, ops);
+    }
+  return new Map([...out].map(([id, ops]) => [id, TABLE_OPERATIONS.filter((op) => ops.has(op))]));
+}
+
+/**
+ * One stage of the Animal Store: tables, functions, the REST API (stage v1) behind a WAF web ACL, usage plans,
+ * alarms and their topic, gradual deploys, outputs.
+ */
 export class AnimalStoreStack extends Stack {
   constructor(scope: Construct, id: string, props: AnimalStoreStackProps) {
     super(scope, id, props);
@@ -33,17 +65,23 @@ export class AnimalStoreStack extends Stack {
     const data = new DataTables(this, 'Data', {
       removalPolicy: stage.removalPolicy,
       deletionProtection: stage.deletionProtection,
+      existingTableNames: existingTableNamesOf(
+        stage,
+        TABLES.map((d) => d.id),
+        (key) => this.node.tryGetContext(key),
+      ),
     });
     const tableEnv = Object.fromEntries(data.entries().map(({ def, table }) => [def.envVar, table.tableName]));
     // Lets the local gateway name each table of the template locally (lib/local).
     for (const { def, table } of data.entries())
-      (table.node.defaultChild as CfnResource).addMetadata(TABLE_METADATA, def.id);
+      (table.node.defaultChild as CfnResource | undefined)?.addMetadata(TABLE_METADATA, def.id);
 
     const cursorSecret = new Secret(this, 'CursorSecret', {
       description: `Animal Store ${stage.name}: signs pagination cursors`,
       generateSecretString: { passwordLength: 64, excludePunctuation: true },
       removalPolicy: stage.removalPolicy,
     });
+    pinLogicalId(cursorSecret, 'CursorSecret');
     Validations.of(cursorSecret).acknowledge({
       id: 'AwsSolutions-SMG4',
       reason:
@@ -59,6 +97,9 @@ export class AnimalStoreStack extends Stack {
         logLevel: stage.logLevel,
         logRetention: stage.logRetention,
         removalPolicy: stage.removalPolicy,
+        // The authorizer runs for every cache miss, so for every random token of a flood: capped, so it cannot take
+        // the account's concurrency from the operations, and guaranteed, so the operations cannot starve it.
+        ...(name === AUTHORIZER.name ? { reservedConcurrentExecutions: stage.authorizerReservedConcurrency } : {}),
         environment: {
           ...tableEnv,
           CORS_ALLOWED_ORIGINS: stage.corsAllowedOrigins.join(','),
@@ -69,6 +110,7 @@ export class AnimalStoreStack extends Stack {
       });
       // Lets the local gateway run this function's handler module (lib/local).
       (fn.function.node.defaultChild as CfnResource).addMetadata(ENTRY_METADATA, entry);
+      pinLogicalId(fn.logGroup, `${fn.node.id}Logs`);
       for (const grant of access.tables) {
         const arn = data.table(grant.table).tableArn;
         fn.function.addToRolePolicy(
@@ -98,10 +140,16 @@ export class AnimalStoreStack extends Stack {
       handlers: new Map(ROUTES.map((r) => [r.operationId, functions.get(r.operationId)!.alias])),
       authorizerHandler: functions.get(AUTHORIZER.name)!.alias,
       authorizerCacheTtl: stage.authorizerCacheTtl,
-      accessLogRetention: stage.logRetention,
+      accessLogRetention: stage.accessLogRetention,
       removalPolicy: stage.removalPolicy,
       customDomain: stage.customDomain,
       corsAllowedOrigins: stage.corsAllowedOrigins,
+      throttle: stage.stageThrottle,
+      traceSampleRate: stage.traceSampleRate,
+    });
+    new WebFirewall(this, 'Firewall', {
+      stage: store.api.deploymentStage,
+      requestsPerIpPer5Minutes: stage.wafRequestsPerIpPer5Minutes,
     });
     new GatewayResponses(this, 'GatewayResponses', { api: store.api });
     const usagePlans = new UsagePlans(this, 'UsagePlans', {
@@ -119,28 +167,35 @@ export class AnimalStoreStack extends Stack {
       api: store.api,
       functions: new Map([...handlers, [AUTHORIZER.name, authorizerHandler]]),
       tables: new Map(data.entries().map(({ def, table }) => [def.id, table])),
+      tableOperations: tableOperations(),
       thresholds: stage.alarms,
       customMetrics,
     });
     // Every alarm of the stack, whichever construct made it, notifies the stage's topic on ALARM and on OK.
+    const notifications = alarmNotificationsOf(stage, (key) => this.node.tryGetContext(key));
+    if (!notifications.topicArn && !notifications.emails?.length) {
+      const line = `${stage.stackName}: nobody hears its alarms; set -c animal-store:${stage.name}:alarmEmails=<a@x,b@y> or -c animal-store:${stage.name}:alarmTopicArn=<arn:aws:sns:…>`;
+      if (stage.requireAlarmSubscriber) Annotations.of(this).addError(line);
+      else Annotations.of(this).addWarningV2('animal-store:alarmSubscriber', line);
+    }
     const alarmTopic = new AlarmTopic(this, 'AlarmTopic', {
-      ...alarmNotificationsOf(stage, (key) => this.node.tryGetContext(key)),
+      ...notifications,
       removalPolicy: stage.removalPolicy,
     });
     alarmTopic.notifyFromEveryAlarmIn(this);
 
-    // Without a deployment config (staging) CloudFormation moves each alias to its new version at once.
-    const deployments = stage.deploymentConfig
-      ? new CanaryDeployments(this, 'Deploy', {
-          aliases: new Map([...functions].map(([name, fn]) => [name, fn.alias])),
-          errorsAreAnswers: [AUTHORIZER.name],
-          api: store.api,
-          customMetrics,
-          deploymentConfig: stage.deploymentConfig,
-          serverErrorRatePercent: stage.alarms.serverErrorRatePercent,
-          lambdaErrors: stage.alarms.lambdaErrors,
-        })
-      : undefined;
+    const breakGlass = [true, 'true'].includes(this.node.tryGetContext(BREAK_GLASS_CONTEXT));
+    const deployments = new CanaryDeployments(this, 'Deploy', {
+      aliases: new Map([...functions].map(([name, fn]) => [name, fn.alias])),
+      authorizer: AUTHORIZER.name,
+      api: store.api,
+      customMetrics,
+      deploymentConfig: stage.deploymentConfig,
+      serverErrorRatePercent: stage.alarms.serverErrorRatePercent,
+      lambdaErrors: stage.alarms.lambdaErrors,
+      authorizerDenialRatePercent: stage.alarms.authorizerDenialRatePercent,
+      breakGlass,
+    });
 
     // Built last: its alarm status widget shows every alarm of the stack, whichever construct made it.
     const dashboard = new OperationsDashboard(this, 'Dashboard', {
@@ -159,7 +214,6 @@ export class AnimalStoreStack extends Stack {
           ? [{ operationId: r.operationId, method: r.method, path: r.path, sunsetAt: r.deprecation.sunsetAt }]
           : [],
       ),
-      accessLogs: store.accessLogs,
     });
 
     new CfnOutput(this, OUTPUT_IDS.apiUrl, {
@@ -197,12 +251,10 @@ export class AnimalStoreStack extends Stack {
       value: alarmTopic.topic.topicArn,
       description: 'SNS topic every alarm notifies (ALARM and OK)',
     });
-    if (deployments) {
-      new CfnOutput(this, OUTPUT_IDS.deployApplicationName, {
-        value: deployments.application.applicationName,
-        description: 'CodeDeploy application of the gradual deploys',
-      });
-    }
+    new CfnOutput(this, OUTPUT_IDS.deployApplicationName, {
+      value: deployments.application.applicationName,
+      description: 'CodeDeploy application of the gradual deploys',
+    });
     new CfnOutput(this, OUTPUT_IDS.cursorSecretArn, {
       value: cursorSecret.secretArn,
       description: 'Secret that signs pagination cursors',

@@ -1,28 +1,48 @@
-import { App, Validations, type AppProps } from 'aws-cdk-lib';
+import { Annotations, App, Validations, type AppProps } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { STAGES, STAGE_NAMES, type StageName } from '../config/stages.ts';
+import { AccountSettingsStack, ACCOUNT_SETTINGS_STACK } from './account-settings-stack.ts';
 import { AnimalStoreStack } from './animal-store-stack.ts';
 
 /**
- * The CDK app: one stack per stage, cdk-nag AwsSolutions checks on every synth. Account and region per stage:
- * context `animal-store:<stage>:account` / `animal-store:<stage>:region`, else the stage config; with neither the
- * stack is environment-agnostic (never the CLI's CDK_DEFAULT_REGION, which is us-east-1 when nothing is set).
+ * The CDK app: one stack per stage, plus the account settings stack (once per account and Region), cdk-nag
+ * AwsSolutions checks on every synth. Account and region per stage: context `animal-store:<stage>:account` /
+ * `animal-store:<stage>:region`, else the stage config; with neither the stack is environment-agnostic (never the
+ * CLI's CDK_DEFAULT_REGION, which is us-east-1 when nothing is set). A stage with `requireAccount` (production)
+ * refuses to synthesize without an account: an error on the stack, so `cdk synth|deploy` of that stack fails with
+ * one line while the other stages still synthesize and deploy.
  */
-export function createApp(props: AppProps = {}): { app: App; stacks: Record<StageName, AnimalStoreStack> } {
+export function createApp(props: AppProps = {}): {
+  app: App;
+  stacks: Record<StageName, AnimalStoreStack>;
+  accountSettings: AccountSettingsStack;
+} {
   const app = new App(props);
   const stacks = {} as Record<StageName, AnimalStoreStack>;
   for (const name of STAGE_NAMES) {
     const stage = STAGES[name];
     const account = app.node.tryGetContext(`animal-store:${name}:account`) ?? stage.account;
     const region = app.node.tryGetContext(`animal-store:${name}:region`) ?? stage.region;
-    stacks[name] = new AnimalStoreStack(app, stage.stackName, {
+    const stack = new AnimalStoreStack(app, stage.stackName, {
       stage,
       stackName: stage.stackName,
       description: `Animal Store API (${name})`,
       ...(account || region ? { env: { account, region } } : {}),
+      terminationProtection: stage.terminationProtection,
       tags: { project: 'animal-store', stage: name },
     });
+    if (stage.requireAccount && !account)
+      Annotations.of(stack).addError(
+        `${stage.stackName} needs its account pinned: -c animal-store:${name}:account=<12-digit account id> (so a shell pointed at another account cannot deploy it there)`,
+      );
+    stacks[name] = stack;
   }
+  const accountSettings = new AccountSettingsStack(app, ACCOUNT_SETTINGS_STACK, {
+    stackName: ACCOUNT_SETTINGS_STACK,
+    description: 'Animal Store: account-wide settings (API Gateway CloudWatch Logs role), once per account and Region',
+    terminationProtection: true,
+    tags: { project: 'animal-store' },
+  });
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
-  return { app, stacks };
+  return { app, stacks, accountSettings };
 }

@@ -13,7 +13,10 @@ function permissions(access: FunctionAccess): string {
     const on = g.index ? `${g.table.id} index ${code(g.index)}` : g.table.id;
     return `${actions} on ${on}${g === LIMITER_GRANT ? ' (rate limiter)' : ''}`;
   });
-  return [...grants, ...(access.cursorSecret ? ['the cursor secret (`CURSOR_SECRET`)'] : [])].join('; ');
+  return [
+    ...grants,
+    ...(access.cursorSecret ? ['`GetSecretValue` on the cursor secret (its ARN as `CURSOR_SECRET_ARN`)'] : []),
+  ].join('; ');
 }
 
 /** docs/deployment.md, "Least privilege": what each function may touch, from `access` on its entry. */

@@ -9,12 +9,14 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { STAGES, STAGE_NAMES, type StageName } from '../../lib/config/stages.ts';
 import { createApp } from '../../lib/stacks/app.ts';
 import { AnimalStoreStack } from '../../lib/stacks/animal-store-stack.ts';
+import { SYNTH_CONTEXT } from './synth-context.ts';
 
 const NO_BUNDLING = { 'aws:cdk:bundling-stacks': [] };
+const SYNTH = { ...SYNTH_CONTEXT };
 const templates = {} as Record<StageName, Template>;
 
 beforeAll(() => {
-  const { stacks } = createApp({ context: NO_BUNDLING });
+  const { stacks } = createApp({ context: SYNTH });
   for (const name of STAGE_NAMES) templates[name] = Template.fromStack(stacks[name]);
 }, 240_000);
 
@@ -78,8 +80,12 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
     expect(t().toJSON().Outputs.AlarmTopicArn.Value).toEqual({ Ref: topicId });
   });
 
-  it('subscribes no one unless configured (a quiet topic by default)', () => {
-    expect(resources(t(), 'AWS::SNS::Subscription')).toHaveLength(0);
+  it('subscribes exactly the configured addresses (staging is quiet by default; production cannot be)', () => {
+    const configured =
+      stageName === 'production' ? [['email', SYNTH_CONTEXT['animal-store:production:alarmEmails']]] : [];
+    expect(
+      resources(t(), 'AWS::SNS::Subscription').map(([, s]) => [s.Properties.Protocol, s.Properties.Endpoint]),
+    ).toEqual(configured);
   });
 });
 

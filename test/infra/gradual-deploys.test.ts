@@ -1,7 +1,7 @@
 /**
- * Gradual deploys: every function is invoked through its `live` alias, production shifts each alias with a
- * CodeDeploy canary gated on alarms, staging moves all at once. Bundling is skipped (`aws:cdk:bundling-stacks: []`);
- * cli.test.ts synthesizes with real bundling and cdk-nag.
+ * Gradual deploys: every function is invoked through its `live` alias, and both stages shift each alias with a
+ * CodeDeploy canary gated on alarms (staging in one minute, so the shifting is exercised before production depends
+ * on it). Bundling is skipped; cli.test.ts synthesizes with real bundling and cdk-nag.
  */
 import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -9,12 +9,13 @@ import { AUTHORIZER, ROUTES } from '../../contract/routes.ts';
 import { LIVE_ALIAS } from '../../lib/constructs/api-function.ts';
 import { STAGES, STAGE_NAMES, type StageName } from '../../lib/config/stages.ts';
 import { createApp } from '../../lib/stacks/app.ts';
+import { SYNTH_CONTEXT } from './synth-context.ts';
 
 type Resource = { Type: string; Properties: Record<string, any>; UpdatePolicy?: Record<string, any> };
 const templates = {} as Record<StageName, Record<string, Resource>>;
 
 beforeAll(() => {
-  const { stacks } = createApp({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const { stacks } = createApp({ context: { ...SYNTH_CONTEXT } });
   for (const name of STAGE_NAMES) templates[name] = Template.fromStack(stacks[name]).toJSON().Resources;
 }, 240_000);
 
@@ -81,15 +82,29 @@ describe.each(STAGE_NAMES)('stage %s', (stage) => {
   });
 });
 
-describe('production', () => {
-  const groups = () => ofType('production', 'AWS::CodeDeploy::DeploymentGroup');
+/** CodeDeploy's name for each stage's traffic shifting: production a predefined canary, staging a custom one. */
+const CONFIGS: Record<StageName, (group: Resource) => void> = {
+  production: (group) =>
+    expect(group.Properties.DeploymentConfigName).toBe('CodeDeployDefault.LambdaCanary10Percent5Minutes'),
+  staging: (group) => {
+    const config = templates.staging[group.Properties.DeploymentConfigName.Ref]!;
+    expect(config.Type).toBe('AWS::CodeDeploy::DeploymentConfig');
+    expect(config.Properties).toMatchObject({
+      ComputePlatform: 'Lambda',
+      TrafficRoutingConfig: { Type: 'TimeBasedCanary', TimeBasedCanary: { CanaryInterval: 1, CanaryPercentage: 10 } },
+    });
+  },
+};
 
-  it('shifts each alias with a CodeDeploy canary (10 % for 5 minutes) that rolls back on alarms', () => {
-    const aliases = aliasesOf('production');
+describe.each(STAGE_NAMES)('stage %s: CodeDeploy', (stage) => {
+  const groups = () => ofType(stage, 'AWS::CodeDeploy::DeploymentGroup');
+
+  it('shifts each alias with a CodeDeploy canary that rolls back on alarms', () => {
+    const aliases = aliasesOf(stage);
     expect(groups()).toHaveLength(FUNCTIONS.length);
     for (const [id, group] of groups()) {
-      expect(group.Properties.DeploymentConfigName, id).toBe('CodeDeployDefault.LambdaCanary10Percent5Minutes');
-      expect(group.Properties.DeploymentStyle).toEqual({
+      CONFIGS[stage](group);
+      expect(group.Properties.DeploymentStyle, id).toEqual({
         DeploymentOption: 'WITH_TRAFFIC_CONTROL',
         DeploymentType: 'BLUE_GREEN',
       });
@@ -104,10 +119,10 @@ describe('production', () => {
       expect(group.Properties.AlarmConfiguration.Enabled).toBe(true);
     }
     // CloudFormation hands an alias update to CodeDeploy only with this update policy on the alias.
-    for (const [id, alias] of ofType('production', 'AWS::Lambda::Alias')) {
+    for (const [id, alias] of ofType(stage, 'AWS::Lambda::Alias')) {
       const policy = alias.UpdatePolicy?.CodeDeployLambdaAliasUpdate;
       expect(policy, id).toBeDefined();
-      expect(templates.production[policy.DeploymentGroupName.Ref]?.Type).toBe('AWS::CodeDeploy::DeploymentGroup');
+      expect(templates[stage][policy.DeploymentGroupName.Ref]?.Type).toBe('AWS::CodeDeploy::DeploymentGroup');
       expect(aliases.get(id)).toBeDefined();
     }
   });
@@ -117,17 +132,17 @@ describe('production', () => {
       const alarms = group.Properties.AlarmConfiguration.Alarms as { Name: { Ref: string } }[];
       expect(alarms.length, id).toBeGreaterThan(0);
       expect(alarms.length, id).toBeLessThanOrEqual(10);
-      for (const a of alarms) expect(templates.production[a.Name.Ref]?.Type, id).toBe('AWS::CloudWatch::Alarm');
+      for (const a of alarms) expect(templates[stage][a.Name.Ref]?.Type, id).toBe('AWS::CloudWatch::Alarm');
     }
   });
 
-  it('rolls an operation back on its alias errors and the API 5xx rate; the authorizer on the 5xx rate only', () => {
-    const aliases = aliasesOf('production');
+  it('rolls an operation back on its alias errors and the API 5xx rate; the authorizer on the 5xx rate and its denial share', () => {
+    const aliases = aliasesOf(stage);
     const groupOf = (name: string) => {
       const [aliasId] = [...aliases].find(([, n]) => n === name)!;
-      const groupId = templates.production[aliasId]!.UpdatePolicy!.CodeDeployLambdaAliasUpdate.DeploymentGroupName.Ref;
-      return (templates.production[groupId]!.Properties.AlarmConfiguration.Alarms as { Name: { Ref: string } }[]).map(
-        (a) => templates.production[a.Name.Ref]!.Properties,
+      const groupId = templates[stage][aliasId]!.UpdatePolicy!.CodeDeployLambdaAliasUpdate.DeploymentGroupName.Ref;
+      return (templates[stage][groupId]!.Properties.AlarmConfiguration.Alarms as { Name: { Ref: string } }[]).map(
+        (a) => templates[stage][a.Name.Ref]!.Properties,
       );
     };
     const isApi5xxRate = (a: Record<string, any>) =>
@@ -145,17 +160,17 @@ describe('production', () => {
       expect(JSON.stringify(errors.Dimensions)).toContain(`:${LIVE_ALIAS}`);
     }
     // The TOKEN authorizer denies an unknown key by throwing "Unauthorized", which Lambda counts as an error: an
-    // errors alarm would roll back on callers' mistakes. Its failures reach clients as AUTHORIZER_FAILURE (a 5xx).
+    // errors alarm would roll back on callers' mistakes. Its failures reach clients as AUTHORIZER_FAILURE (a 5xx);
+    // a version that denies valid keys shows as a rise of AuthorizerDenied per invocation of its alias.
     const authorizer = groupOf(AUTHORIZER.name);
     expect(authorizer.some(isApi5xxRate)).toBe(true);
     expect(authorizer.some((a) => a.MetricName === 'Errors')).toBe(false);
-  });
-});
-
-describe('staging', () => {
-  it('deploys all at once: no CodeDeploy group, the alias moves with the stack update', () => {
-    expect(STAGES.staging.deploymentConfig).toBeUndefined();
-    expect(ofType('staging', 'AWS::CodeDeploy::DeploymentGroup')).toHaveLength(0);
-    for (const [, alias] of ofType('staging', 'AWS::Lambda::Alias')) expect(alias.UpdatePolicy).toBeUndefined();
+    const denial = authorizer.find((a) =>
+      a.Metrics?.some((m: any) => m.MetricStat?.Metric.MetricName === 'AuthorizerDenied'),
+    )!;
+    expect(denial, 'denial-share gate').toBeDefined();
+    expect(denial.Threshold).toBe(STAGES[stage].alarms.authorizerDenialRatePercent);
+    const invocations = denial.Metrics.find((m: any) => m.MetricStat?.Metric.MetricName === 'Invocations');
+    expect(JSON.stringify(invocations.MetricStat.Metric.Dimensions)).toContain(`:${LIVE_ALIAS}`);
   });
 });

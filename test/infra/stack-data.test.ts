@@ -100,7 +100,8 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
     for (const def of TABLES) {
       const table = t().toJSON().Resources[tableLogicalId(t(), def.id)];
       expect(table.Properties.BillingMode).toBe('PAY_PER_REQUEST');
-      expect(table.Properties.SSESpecification).toEqual({ SSEEnabled: true, SSEType: 'KMS' });
+      // The key DynamoDB owns (no KMS charge): SSEEnabled false means "AWS owned key", not "unencrypted".
+      expect(table.Properties.SSESpecification).toEqual({ SSEEnabled: false });
       expect(table.Properties.TableName).toBeUndefined();
       const [replica] = table.Properties.Replicas;
       expect(replica.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
@@ -110,7 +111,8 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
         def.indexes.map((i) => i.indexName),
       );
       if (stageName === 'production') {
-        expect(table.DeletionPolicy).toBe('Retain');
+        expect(table.DeletionPolicy).toBe('RetainExceptOnCreate');
+        expect(table.UpdateReplacePolicy).toBe('Retain');
         expect(replica.DeletionProtectionEnabled).toBe(true);
       } else {
         expect(table.DeletionPolicy).toBe('Delete');

@@ -1,11 +1,13 @@
 /**
- * Both stages' synthesized templates (bundling skipped) and the lookups the stack tests share.
+ * Both stages' synthesized templates (bundling skipped, cdk.json's flags, production's required context) and the
+ * lookups the stack tests share.
  */
 import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll } from 'vitest';
 import { STAGE_NAMES, type StageName } from '../../lib/config/stages.ts';
 import { createApp } from '../../lib/stacks/app.ts';
 import { TABLES } from '../../contract/tables.ts';
+import { SYNTH_CONTEXT } from './synth-context.ts';
 
 export type Resource = {
   Type: string;
@@ -20,7 +22,7 @@ export const templates = {} as Record<StageName, Template>;
 /** Synthesizes both stages once per test file. */
 export function synthesizeStages(): void {
   beforeAll(() => {
-    built.app = createApp({ context: { 'aws:cdk:bundling-stacks': [] } });
+    built.app = createApp({ context: { ...SYNTH_CONTEXT } });
     for (const name of STAGE_NAMES) templates[name] = Template.fromStack(built.app.stacks[name]);
   }, 240_000);
 }

@@ -43,7 +43,7 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
     expect(stage.authorizerCacheTtl.toSeconds()).toBe(60);
   });
 
-  it('runs every function on Node.js 24, arm64, with X-Ray and its own log group', () => {
+  it('runs every function on Node.js 24, arm64, tracing what the stage samples, with its own log group', () => {
     const fns = resources(t(), 'AWS::Lambda::Function');
     expect(fns.map(([, f]) => f.Properties.Description).sort()).toEqual(
       [...ROUTES.map((r) => r.operationId), 'authorizer'].map((n) => `Animal Store ${stageName}: ${n}`).sort(),
@@ -52,7 +52,7 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
       expect(f.Properties).toMatchObject({
         Runtime: 'nodejs24.x',
         Architectures: ['arm64'],
-        TracingConfig: { Mode: 'Active' },
+        TracingConfig: { Mode: 'PassThrough' },
       });
       expect(f.Properties.LoggingConfig.LogGroup).toBeDefined();
       const env = f.Properties.Environment.Variables;
@@ -63,8 +63,10 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
       });
       for (const def of TABLES) expect(env[def.envVar]).toEqual({ Ref: tableLogicalId(t(), def.id) });
     }
-    for (const [, g] of resources(t(), 'AWS::Logs::LogGroup'))
-      expect(g.Properties.RetentionInDays).toBe(stage.logRetention);
+    for (const [id, g] of resources(t(), 'AWS::Logs::LogGroup'))
+      expect(g.Properties.RetentionInDays, id).toBe(
+        id === 'ApiAccessLogs' ? stage.accessLogRetention : stage.logRetention,
+      );
   });
 
   it('grants each function exactly the table actions it uses, and nothing else', () => {

@@ -5,12 +5,13 @@
 import { Template } from 'aws-cdk-lib/assertions';
 import { STAGE_NAMES, type StageName } from '../../lib/config/stages.ts';
 import { createApp } from '../../lib/stacks/app.ts';
+import { SYNTH_CONTEXT } from './synth-context.ts';
 
 export type Resource = { Type: string; Properties: Record<string, any> };
 export type CfnTemplate = { Resources: Record<string, Resource>; Outputs?: Record<string, unknown> };
 
 export function synthTemplates(): Record<StageName, CfnTemplate> {
-  const app = createApp({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const app = createApp({ context: { ...SYNTH_CONTEXT } });
   return Object.fromEntries(
     STAGE_NAMES.map((n) => [n, Template.fromStack(app.stacks[n]).toJSON() as CfnTemplate]),
   ) as Record<StageName, CfnTemplate>;
