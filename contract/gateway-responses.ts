@@ -69,7 +69,8 @@ const spec = (
  */
 export const GATEWAY_RESPONSES: readonly GatewayResponseSpec[] = [
   spec('UNAUTHORIZED', 'unauthorized', { 'WWW-Authenticate': 'Bearer' }),
-  spec('ACCESS_DENIED', 'forbidden'),
+  // The authorizer denies only banned keys; a cached Deny holds for the authorizer cache TTL (60 s), then is asked again.
+  spec('ACCESS_DENIED', 'key_banned', { 'Retry-After': '60' }),
   spec('INVALID_API_KEY', 'forbidden', {}, 'The API key is not on a usage plan for this stage.'),
   spec('EXPIRED_TOKEN', 'forbidden', {}, "The request's AWS credentials have expired."),
   spec('INVALID_SIGNATURE', 'forbidden', {}, "The request's AWS signature is not valid."),

@@ -3,7 +3,7 @@
  * OpenAPI document and the benchmarks all read it, so they cannot drift. Plain data, no CDK imports. A function
  * imports its own operation's entry, not this table, so its bundle carries no other operation's documentation.
  */
-import { KEYS_TABLE } from './tables.ts';
+import { KEYS_TABLE, STATE_TABLE } from './tables.ts';
 import type { FunctionAccess, HttpMethod, Route } from './route-types.ts';
 import { CREATE_PET } from './operations/create-pet.ts';
 import { GET_PET } from './operations/get-pet.ts';
@@ -36,7 +36,13 @@ export const ROUTES: readonly (Route & { readonly operationId: OperationId })[] 
 export const AUTHORIZER = {
   name: 'authorizer',
   entry: 'lambdas/functions/authorizer.ts',
-  access: { tables: [{ table: KEYS_TABLE, actions: ['dynamodb:GetItem'] }] },
+  access: {
+    tables: [
+      { table: KEYS_TABLE, actions: ['dynamodb:GetItem'] },
+      // A banned key's Deny (lambdas/storage/ban-reader.ts reads the limiter's day item).
+      { table: STATE_TABLE, actions: ['dynamodb:GetItem'] },
+    ],
+  },
 } as const satisfies { name: string; entry: string; access: FunctionAccess };
 
 /** Distinct resource paths, each with the methods it supports (for 405 + Allow). */

@@ -6,7 +6,8 @@
  */
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
 import { authenticate } from '../domain/keys.ts';
-// The key store alone, so the authorizer bundle carries no pet or limiter code.
+// The key store and the ban reader alone, so the authorizer bundle carries no pet or limiter code.
+import { createBanReader } from '../storage/ban-reader.ts';
 import { createKeyStore } from '../storage/key-store.ts';
 import type { Runtime } from '../shared/runtime.ts';
 
@@ -18,6 +19,7 @@ export function stageWildcard(methodArn: string): string {
 
 export function authorizerHandler(rt: Runtime) {
   const keyStore = createKeyStore(rt.storage);
+  const bans = createBanReader(rt.storage);
   const { count, flush } = rt.telemetry;
   return async (event: APIGatewayTokenAuthorizerEvent): Promise<APIGatewayAuthorizerResult> => {
     const auth = await authenticate(keyStore, event.authorizationToken, rt.config.STAGE).catch((err: unknown) => {
@@ -33,11 +35,22 @@ export function authorizerHandler(rt: Runtime) {
       flush();
       throw new Error('Unauthorized');
     }
+    // Best effort: the functions' limiter enforces the ban anyway, so a failed read lets the request on.
+    const bannedUntil = await bans.bannedUntil(auth.keyId, Math.floor(rt.now() / 1000)).catch(() => {
+      count('AuthorizerFailure', { reason: 'BanCheck' });
+      return undefined;
+    });
     return {
       principalId: auth.keyId,
       policyDocument: {
         Version: '2012-10-17',
-        Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: stageWildcard(event.methodArn) }],
+        Statement: [
+          {
+            Action: 'execute-api:Invoke',
+            Effect: bannedUntil === undefined ? 'Allow' : 'Deny',
+            Resource: stageWildcard(event.methodArn),
+          },
+        ],
       },
       context: { keyId: auth.keyId, plan: auth.plan, perMinute: auth.perMinute, perDay: auth.perDay },
       // The API key of the usage-plan backstop: the key's own (derived from its key id, never the client's secret),

@@ -28,6 +28,7 @@ import {
 import { UnavailableError } from '../domain/errors.ts';
 import type { Telemetry } from '../shared/observability.ts';
 import { conditionFailedItem, guarded, type Storage } from './client.ts';
+import { rejectionKey, shardKey } from './limiter-items.ts';
 import { recordMinuteOpen } from './usage-history.ts';
 
 const KEEP_SECONDS = 2 * 86_400;
@@ -46,11 +47,6 @@ const NOT_APPLIED = new Set([
   'EAI_AGAIN',
 ]);
 const THROTTLE_RETRIES = 2;
-
-export const shardKey = (subject: string, dayStart: number, shard: number) => ({
-  pk: `rl#${subject}#${dayStart}${shard ? `#${shard}` : ''}`,
-});
-const rejectionKey = (subject: string, minuteStart: number) => ({ pk: `rlr#${subject}#${minuteStart}` });
 
 type UpdateInput = Omit<
   ConstructorParameters<typeof UpdateCommand>[0],

@@ -108,6 +108,14 @@ describe('bans only for abuse', () => {
     const before = seen.filter((s) => s.atMs < firstBan!.atMs && s.answer.code === 'rate_limited').length;
     // Its 429s before the ban, the one answered key_banned included, exceeded what the largest protected fleet causes.
     expect(before + 1).toBeGreaterThan(banThreshold(PLANS.free.limits!));
+    // Banned, it stops at the gateway: the authorizer denies the key (ACCESS_DENIED, answered 429 key_banned with
+    // the gateway's static headers: no function ran, nothing was counted).
+    api.clock.set(() => start + seen.at(-1)!.atMs + 1_000);
+    const res = await api.call('/pets?limit=1');
+    expect(res.status).toBe(429);
+    expect(((await res.json()) as { code: string }).code).toBe('key_banned');
+    expect(res.headers.get('retry-after')).toBe('60');
+    expect(res.headers.get('x-ratelimit-limit')).toBe('0');
   });
 
   it('a spent day quota polled every 1.5 s is quota_exceeded with Retry-After to midnight, never a ban', async () => {
@@ -145,7 +153,8 @@ describe('reads do not wait for the limiter', () => {
       const pk = input.Key?.pk;
       const state = input.TableName === api.tableEnv.STATE_TABLE_NAME;
       const limiterItem = /^rl[rh]?#/.test((typeof pk === 'string' ? pk : pk?.S) ?? '');
-      const isLimiter = state && limiterItem;
+      // The limiter's counting write (the authorizer's ban check reads the same item: not held).
+      const isLimiter = state && limiterItem && context.commandName === 'UpdateItemCommand';
       const isOperation =
         input.TableName === api.tableEnv.PETS_TABLE_NAME ||
         (state && !limiterItem) ||
