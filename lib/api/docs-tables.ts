@@ -93,8 +93,6 @@ export const GENERATED_TABLES = {
   'least-privilege': { file: 'docs/deployment.md', render: leastPrivilegeTable },
 } as const satisfies Record<string, { file: string; render: (routes?: readonly Route[]) => string }>;
 
-export type GeneratedTable = keyof typeof GENERATED_TABLES;
-
 const MARKERS = /(<!-- generated: ([\w-]+) -->\n)[\s\S]*?(\n<!-- \/generated -->)/g;
 
 /**
