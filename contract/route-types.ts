@@ -41,6 +41,10 @@ export interface FunctionAccess {
 export interface RequestSchemas {
   readonly query?: unknown;
   readonly params?: unknown;
+  /**
+   * Registered with an id (`meta(schema, { id })`, contract/schemas.ts): the document names it and collects it into
+   * its components. One only this operation uses belongs in the entry's own file.
+   */
   readonly body?: unknown;
 }
 

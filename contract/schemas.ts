@@ -17,8 +17,12 @@ export const PAGE_SIZE = { min: 1, max: 100, default: 20 } as const;
 /** Bodies larger than this (bytes, after base64 decoding) get 413. A NewPet is well under 1 KiB. */
 export const MAX_BODY_BYTES = 8 * 1024;
 
-/** Attaches OpenAPI metadata (id, description, example…) to a schema instance. */
-const meta = <T extends z.ZodMiniType>(schema: T, data: z.core.GlobalMeta): T => {
+/**
+ * Attaches OpenAPI metadata (id, description, example…) to a schema instance. A body schema only one operation uses
+ * is declared with it in that operation's entry file (contract/operations/): the generator collects every named
+ * schema the entries reach, wherever it is declared.
+ */
+export const meta = <T extends z.ZodMiniType>(schema: T, data: z.core.GlobalMeta): T => {
   z.globalRegistry.add(schema, data);
   return schema;
 };

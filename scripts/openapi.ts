@@ -1,10 +1,13 @@
 /**
- * `npm run openapi`: writes the generated OpenAPI document (openapi.json, repository root) and the client's types
- * generated from it (client/schema.d.ts). Both are committed; test/contract/openapi.test.ts fails when either is stale.
+ * `npm run openapi`: writes the generated OpenAPI document (openapi.json, repository root), the client's types
+ * generated from it (client/schema.d.ts) and the route-derived tables between the marker comments of README.md,
+ * docs/api.md and docs/deployment.md (lib/api/docs-tables.ts). All are committed; test/contract/openapi.test.ts and
+ * test/contract/docs.test.ts fail when any is stale.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import openapiTS, { astToString } from 'openapi-typescript';
+import { GENERATED_DOCS, rewriteGenerated } from '../lib/api/docs-tables.ts';
 import { buildOpenApi, renderOpenApi } from '../lib/api/openapi.ts';
 
 export const ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -24,9 +27,23 @@ export async function generate(): Promise<{ openapi: string; types: string }> {
   return { openapi, types: await renderClientTypes(JSON.parse(openapi) as Record<string, unknown>) };
 }
 
+/** Each document holding generated tables, as it is and as `npm run openapi` would write it. */
+export function generateDocs(): { file: string; path: string; current: string; fresh: string }[] {
+  return GENERATED_DOCS.map((file) => {
+    const path = `${ROOT}${file}`;
+    const current = readFileSync(path, 'utf8');
+    return { file, path, current, fresh: rewriteGenerated(file, current) };
+  });
+}
+
 if (import.meta.main) {
   const { openapi, types } = await generate();
   writeFileSync(OPENAPI_PATH, openapi);
   writeFileSync(CLIENT_TYPES_PATH, types);
   console.log(`wrote ${OPENAPI_PATH} and ${CLIENT_TYPES_PATH}`);
+  for (const doc of generateDocs())
+    if (doc.fresh !== doc.current) {
+      writeFileSync(doc.path, doc.fresh);
+      console.log(`rewrote the generated tables of ${doc.path}`);
+    }
 }

@@ -34,7 +34,8 @@ const isZod = (s: unknown): s is z.ZodMiniType => typeof s === 'object' && s !==
 const idOf = (schema: unknown): string | undefined =>
   isZod(schema) ? (z.globalRegistry.get(schema) as { id?: string } | undefined)?.id : undefined;
 
-const named = (schema: unknown, what: string): string => {
+/** The id a schema is registered with; `what` names the place in the error when it has none. */
+export const named = (schema: unknown, what: string): string => {
   const id = idOf(schema);
   if (!id) throw new Error(`${what}: the schema lacks .meta({ id }), so the document cannot name it`);
   return id;

@@ -1,28 +1,23 @@
 /**
- * The docs: the tables that restate the contract (error codes, operations, statuses, least privilege) match it, so
- * a new operation or grant is named by a failing test; `npm run docs` publishes the reference page.
+ * The docs: the tables that restate the contract match it. The route-derived ones (operations, statuses, least
+ * privilege) are written by `npm run openapi` between marker comments, so a new operation or grant edits no document
+ * by hand and a stale one fails here; `npm run docs` publishes the reference page.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ERROR_CODES } from '../../contract/errors.ts';
-import { buildOpenApi } from '../../lib/api/openapi.ts';
-import { leastPrivilegeTable, readmeOperationRows, statusesTable } from '../helpers/docs-tables.ts';
+import { LIMITER_GRANT } from '../../contract/operations/common.ts';
+import { GET_PET } from '../../contract/operations/get-pet.ts';
+import { ROUTES, type Route } from '../../contract/routes.ts';
+import { PETS_TABLE } from '../../contract/tables.ts';
+import { operationsTable, rewriteGenerated } from '../../lib/api/docs-tables.ts';
+import { generateDocs } from '../../scripts/openapi.ts';
 
 const read = (file: string) => readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8');
-
-/** The first table after a heading: its lines, as written. */
-function tableAfter(text: string, heading: string): string {
-  const at = text.indexOf(`\n${heading}\n`);
-  expect(at, `heading "${heading}"`).toBeGreaterThanOrEqual(0);
-  const lines = text.slice(at).split('\n');
-  const start = lines.findIndex((l) => l.startsWith('|'));
-  const end = lines.findIndex((l, i) => i > start && !l.startsWith('|'));
-  return lines.slice(start, end).join('\n');
-}
 
 it('docs/api.md lists every error code with its status, and no other', () => {
   const doc = read('docs/api.md');
@@ -59,28 +54,54 @@ it('refuses a --base that is not an http(s) URL, saying so', () => {
   expect(run.stderr).toContain('--base must be an http(s) URL');
 });
 
-it('docs/api.md lists the statuses of every operation as openapi.json declares them', () => {
-  const table = statusesTable(buildOpenApi() as never);
-  expect(tableAfter(read('docs/api.md'), '### Statuses per operation'), `paste into docs/api.md:\n${table}\n`).toBe(
-    table,
-  );
-});
+describe('the route-derived tables (README.md, docs/api.md, docs/deployment.md)', () => {
+  it.each(generateDocs())('$file is current: its generated tables equal what `npm run openapi` writes', (doc) => {
+    expect(doc.current, `${doc.file} is stale: run \`npm run openapi\` and commit it`).toBe(doc.fresh);
+  });
 
-it("docs/deployment.md's least-privilege table is the access each route entry declares", () => {
-  const table = leastPrivilegeTable();
-  expect(
-    tableAfter(read('docs/deployment.md'), '## Least privilege (per function)'),
-    `paste into docs/deployment.md:\n${table}\n`,
-  ).toBe(table);
-});
+  it('follow a new route entry with no edit by hand: `npm run openapi` writes its rows', () => {
+    const patch = {
+      ...GET_PET,
+      operationId: 'testChangePet',
+      method: 'PATCH',
+      description: "Changes an animal's status.",
+      access: { tables: [LIMITER_GRANT, { table: PETS_TABLE, actions: ['dynamodb:UpdateItem'] }] },
+      deprecation: undefined,
+    } as const satisfies Route;
+    const routes = [...ROUTES, patch];
+    const rows = (file: string) =>
+      rewriteGenerated(file, read(file), routes)
+        .split('\n')
+        .filter((l) => l.includes('testChangePet'));
+    expect(rows('README.md')).toEqual([
+      "| `PATCH /pets/{petId}` | `testChangePet` | — | 200 `Pet` | Changes an animal's status. |",
+    ]);
+    expect(rows('docs/api.md')).toEqual([
+      '| `testChangePet` | `PATCH /pets/{petId}` | 200, 400, 401, 403, 404, 410, 429, 500, 503 |',
+    ]);
+    expect(rows('docs/deployment.md')).toEqual([
+      '| testChangePet | `UpdateItem` on State (rate limiter); `UpdateItem` on Pets |',
+    ]);
+  });
 
-it("the README's operation table has one row per route, in the route table's order", () => {
-  const rows = tableAfter(read('README.md'), '## The API')
-    .split('\n')
-    .slice(2)
-    .map((l) => l.split(' | ').slice(0, 2).join(' | ') + ' |');
-  expect(
-    rows,
-    `rows of the README's operation table, first two columns:\n${readmeOperationRows().join('\n')}\n`,
-  ).toEqual(readmeOperationRows());
+  it('are rendered between markers only: text around them is kept, a stray or missing marker is refused', () => {
+    const text = `before\n<!-- generated: operations -->\nold\n<!-- /generated -->\nafter\n`;
+    const out = rewriteGenerated('README.md', text);
+    expect(out.startsWith('before\n<!-- generated: operations -->\n| Route | Operation |')).toBe(true);
+    expect(out.endsWith(`${operationsTable()}\n<!-- /generated -->\nafter\n`)).toBe(true);
+    expect(() => rewriteGenerated('README.md', 'no markers')).toThrow(/"operations" are missing/);
+    expect(() => rewriteGenerated('README.md', `${text}<!-- generated: statuses -->\nx\n<!-- /generated -->`)).toThrow(
+      /no generated table named "statuses" belongs here/,
+    );
+  });
+
+  it("name every route, in the route table's order, and every function's grants", () => {
+    const readme = read('README.md');
+    const at = ROUTES.map((r) => readme.indexOf(`| \`${r.method} ${r.path}\` | \`${r.operationId}\` |`));
+    expect(at.every((i) => i > 0)).toBe(true);
+    expect([...at].sort((a, b) => a - b)).toEqual(at);
+    expect(read('docs/deployment.md')).toContain(
+      `| getPet | \`UpdateItem\` on State (rate limiter); \`GetItem\` on Pets |`,
+    );
+  });
 });

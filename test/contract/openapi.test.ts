@@ -7,7 +7,7 @@ import { ERROR_CODES } from '../../contract/errors.ts';
 import * as z from 'zod/mini';
 import { BODY_ERRORS, LIMITER_GRANT, badRequest, petIdParameter } from '../../contract/operations/common.ts';
 import { ROUTES, type Route } from '../../contract/routes.ts';
-import { Pet, PetIdParam, PetStatus } from '../../contract/schemas.ts';
+import { Pet, PetIdParam, PetStatus, meta } from '../../contract/schemas.ts';
 import { buildOpenApi } from '../../lib/api/openapi.ts';
 import { CLIENT_TYPES_PATH, OPENAPI_PATH, ROOT, generate } from '../../scripts/openapi.ts';
 
@@ -152,10 +152,12 @@ describe('openapi.json', () => {
 
   it('takes everything about an operation from its route entry: a new one needs no edit of the generator', () => {
     // What PATCH /pets/{petId} would be: a new body schema, the petId parameter, body errors and a deprecation.
-    const Tag = z.string().register(z.globalRegistry, { id: 'TestTag', description: 'A tag.' });
-    const PetChange = z
-      .object({ status: PetStatus, tags: z.optional(z.array(Tag)) })
-      .register(z.globalRegistry, { id: 'TestPetChange', description: 'A change of status.' });
+    // Declared here, as an entry file declares a body schema only it uses: nothing in contract/schemas.ts names it.
+    const Tag = meta(z.string(), { id: 'TestTag', description: 'A tag.' });
+    const PetChange = meta(z.object({ status: PetStatus, tags: z.optional(z.array(Tag)) }), {
+      id: 'TestPetChange',
+      description: 'A change of status.',
+    });
     const patch = {
       operationId: 'testChangePet',
       method: 'PATCH',

@@ -246,6 +246,8 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
         if (aws === undefined) continue;
         // 4xx types keep AWS's status (an unknown route is the spec's 404); 5xx types may become 503 (retryable).
         if (type === 'MISSING_AUTHENTICATION_TOKEN') expect(status).toBe(404);
+        // The authorizer denies only banned keys: the spec's 429 for a key over its limits.
+        else if (type === 'ACCESS_DENIED') expect(status).toBe(429);
         else if (aws >= 500) expect(status >= 500 && status < 600, type).toBe(true);
         else expect(status, type).toBe(aws);
       }

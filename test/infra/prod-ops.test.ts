@@ -339,7 +339,8 @@ describe.each(STAGE_NAMES)('stage %s', (stage) => {
       (n, [, a]) => n + (a.Properties.Metrics ? a.Properties.Metrics.filter((m: any) => m.MetricStat).length : 1),
       0,
     );
-    expect(metrics).toBeLessThanOrEqual(45);
+    // 44 for the alarms of item 11, and the State table's GetItem alarm now that the authorizer reads bans there.
+    expect(metrics).toBeLessThanOrEqual(46);
     const [[, dashboard]] = ofType(t(), 'AWS::CloudWatch::Dashboard') as [[string, Resource]];
     expect(JSON.stringify(dashboard.Properties.DashboardBody)).not.toContain('"type\\":\\"log\\"');
   });

@@ -72,7 +72,11 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
   it('grants each function exactly the table actions it uses, and nothing else', () => {
     const arn = (defId: string) => ({ 'Fn::GetAtt': [tableLogicalId(t(), defId), 'Arn'] });
     const expected: Record<string, { Action: string | string[]; Resource: unknown }[]> = {
-      authorizer: [{ Action: 'dynamodb:GetItem', Resource: arn('ApiKeys') }],
+      authorizer: [
+        { Action: 'dynamodb:GetItem', Resource: arn('ApiKeys') },
+        // The ban check: the limiter's day item of the key.
+        { Action: 'dynamodb:GetItem', Resource: arn('State') },
+      ],
       listPets: [
         { Action: 'dynamodb:UpdateItem', Resource: arn('State') },
         { Action: 'dynamodb:Scan', Resource: arn('Pets') },

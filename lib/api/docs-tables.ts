@@ -1,0 +1,123 @@
+/**
+ * The docs' tables that restate the route entries, rendered from them in this one place. Each sits in its document
+ * between `<!-- generated: <name> -->` and `<!-- /generated -->`; `npm run openapi` rewrites what is between the
+ * markers (so adding an operation edits no document by hand) and test/contract/docs.test.ts fails when a committed
+ * document differs from its rewrite.
+ *
+ * Plain data, like the OpenAPI document it reads: no CDK and no Lambda runtime imports.
+ */
+import { LIMITER_GRANT } from '../../contract/operations/common.ts';
+import { AUTHORIZER, ROUTES, type FunctionAccess, type Route } from '../../contract/routes.ts';
+import { buildOpenApi, named } from './openapi.ts';
+
+const code = (s: string) => `\`${s}\``;
+/** A table cell: a pipe would end it, a newline the row. */
+const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\s*\n\s*/g, ' ');
+const row = (cells: readonly string[]) => `| ${cells.join(' | ')} |`;
+const table = (header: readonly string[], rows: readonly (readonly string[])[]) =>
+  [row(header), `|${header.map(() => '---|').join('')}`, ...rows.map(row)].join('\n');
+
+function permissions(access: FunctionAccess): string {
+  const grants = access.tables.map((g) => {
+    const actions = g.actions.map((a) => code(a.replace(/^dynamodb:/, ''))).join(', ');
+    const on = g.index ? `${g.table.id} index ${code(g.index)}` : g.table.id;
+    return `${actions} on ${on}${g === LIMITER_GRANT ? ' (rate limiter)' : ''}`;
+  });
+  return [
+    ...grants,
+    ...(access.cursorSecret ? ['`GetSecretValue` on the cursor secret (its ARN as `CURSOR_SECRET_ARN`)'] : []),
+  ].join('; ');
+}
+
+/** docs/deployment.md, "Least privilege": what each function may touch, from `access` on its entry. */
+export function leastPrivilegeTable(routes: readonly Route[] = ROUTES): string {
+  return table(
+    ['Function', 'Permissions'],
+    [[AUTHORIZER.name, permissions(AUTHORIZER.access)], ...routes.map((r) => [r.operationId, permissions(r.access)])],
+  );
+}
+
+type OpenApiPaths = { paths: Record<string, Record<string, { responses: object }>> };
+
+/** docs/api.md, "Statuses per operation": every status each operation may answer, from the OpenAPI document. */
+export function statusesTable(routes: readonly Route[] = ROUTES, doc = buildOpenApi(routes) as OpenApiPaths): string {
+  return table(
+    ['Operation', 'Route', 'Statuses'],
+    routes.map((r) => [
+      code(r.operationId),
+      code(`${r.method} ${r.path}`),
+      Object.keys(doc.paths[r.path]![r.method.toLowerCase()]!.responses).join(', '),
+    ]),
+  );
+}
+
+const SUCCESS_HEADER_TEXT = { LinkNext: '`Link: rel="next"`', Location: '`Location`' } as const;
+
+/** What a request carries beyond the path: its body schema, query parameters and headers, from the entry. */
+function input(r: Route): string {
+  const body = r.request.body ? [`body ${code(named(r.request.body, `${r.operationId} request body`))}`] : [];
+  const params = (['query', 'header'] as const)
+    .map((where) => [where, (r.parameters ?? []).filter((p) => p.in === where).map((p) => code(p.name))] as const)
+    .filter(([, names]) => names.length)
+    .map(([where, names]) => `${where} ${names.join(', ')}`);
+  return [...body, ...params].join('; ') || '—';
+}
+
+/** The success status and body schema, with the headers it adds. */
+function answer(r: Route): string {
+  const ok = r.success;
+  if (!ok) return r.notImplemented ? '501 `not_implemented`' : '—';
+  const headers = ok.headers?.length ? ` with ${ok.headers.map((h) => SUCCESS_HEADER_TEXT[h]).join(', ')}` : '';
+  return `${ok.status} ${code(named(ok.schema, `${r.operationId} response`))}${headers}`;
+}
+
+/** The description, then what sets the operation apart (deprecation, no contract yet). */
+function notes(r: Route): string {
+  if (r.notImplemented) return cell(`${r.summary}: exists in the spec without a contract.`);
+  const d = r.deprecation;
+  const deprecated = d
+    ? ` **Deprecated**: \`Sunset: ${new Date(d.sunsetAt).toUTCString()}\`, 410 from then on; use ${d.instead}.`
+    : '';
+  return cell(`${r.description ?? `${r.summary}.`}${deprecated}`);
+}
+
+/** README.md, "The API": one row per operation, in the route table's order. */
+export function operationsTable(routes: readonly Route[] = ROUTES): string {
+  return table(
+    ['Route', 'Operation', 'Input', 'Answer', 'Notes'],
+    routes.map((r) => [code(`${r.method} ${r.path}`), code(r.operationId), input(r), answer(r), notes(r)]),
+  );
+}
+
+/** Every generated table, by the name its markers carry, with the document it lives in (from the repository root). */
+export const GENERATED_TABLES = {
+  operations: { file: 'README.md', render: operationsTable },
+  statuses: { file: 'docs/api.md', render: statusesTable },
+  'least-privilege': { file: 'docs/deployment.md', render: leastPrivilegeTable },
+} as const satisfies Record<string, { file: string; render: (routes?: readonly Route[]) => string }>;
+
+const MARKERS = /(<!-- generated: ([\w-]+) -->\n)[\s\S]*?(\n<!-- \/generated -->)/g;
+
+/**
+ * The document with every generated table between its markers rewritten from the routes. Refuses a marker that
+ * names no table, and a document that lacks one of the tables that belong in it, so a moved marker is noticed.
+ */
+export function rewriteGenerated(file: string, text: string, routes: readonly Route[] = ROUTES): string {
+  const expected = Object.entries(GENERATED_TABLES)
+    .filter(([, t]) => t.file === file)
+    .map(([name]) => name);
+  const seen: string[] = [];
+  const out = text.replace(MARKERS, (_all, open: string, name: string, close: string) => {
+    const t = (GENERATED_TABLES as Record<string, { render: (routes: readonly Route[]) => string }>)[name];
+    if (!t || !expected.includes(name)) throw new Error(`${file}: no generated table named "${name}" belongs here`);
+    seen.push(name);
+    return `${open}${t.render(routes)}${close}`;
+  });
+  const missing = expected.filter((n) => !seen.includes(n));
+  if (missing.length)
+    throw new Error(`${file}: the markers of ${missing.map((n) => `"${n}"`).join(', ')} are missing or unclosed`);
+  return out;
+}
+
+/** The documents holding generated tables, by path from the repository root. */
+export const GENERATED_DOCS: readonly string[] = [...new Set(Object.values(GENERATED_TABLES).map((t) => t.file))];
