@@ -18,7 +18,8 @@ import {
 } from 'aws-cdk-lib/aws-apigateway';
 import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
-import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { ownedLogGroup } from './owned-log-group.ts';
 import { CfnSamplingRule } from 'aws-cdk-lib/aws-xray';
 import { Construct } from 'constructs';
 import {
@@ -94,9 +95,9 @@ export class StoreApi extends Construct {
 
   constructor(scope: Construct, id: string, props: StoreApiProps) {
     super(scope, id);
-    const accessLogs = new LogGroup(this, 'AccessLogs', {
-      retention: props.accessLogRetention ?? RetentionDays.ONE_MONTH,
-      removalPolicy: props.removalPolicy ?? RemovalPolicy.RETAIN,
+    const accessLogs = ownedLogGroup(this, 'AccessLogs', {
+      retention: props.accessLogRetention,
+      removalPolicy: props.removalPolicy,
     });
     this.accessLogs = accessLogs;
     const origins = props.corsAllowedOrigins ?? [];

@@ -5,15 +5,8 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { mockClient } from 'aws-sdk-client-mock';
-import {
-  APIGatewayClient,
-  CreateApiKeyCommand,
-  CreateUsagePlanCommand,
-  CreateUsagePlanKeyCommand,
-  DeleteApiKeyCommand,
-  DeleteUsagePlanCommand,
-  DeleteUsagePlanKeyCommand,
-} from '@aws-sdk/client-api-gateway';
+// The control plane the admin tool drives (lib/admin/gateway.ts), mocked: no local engine exists for it.
+import * as apigateway from '@aws-sdk/client-api-gateway';
 import { API_KEY_VALUE_PATTERN, usageIdentifierKey } from '../../lambdas/domain/keys.ts';
 import { usagePlanThrottle } from '../../contract/plans.ts';
 import { poolKeyValue, poolMemberOf } from '../../contract/key-pool.ts';
@@ -142,20 +135,23 @@ describe('admin tool on DynamoDB Local', () => {
 });
 
 describe('admin tool against API Gateway (aws-sdk-client-mock)', () => {
-  const apigw = mockClient(APIGatewayClient);
+  const apigw = mockClient(apigateway.APIGatewayClient);
   const plans = { free: 'plan-free', pro: 'plan-pro', business: 'plan-business' };
   let deps: AdminDeps;
 
   beforeEach(() => {
     apigw.reset();
-    apigw.on(CreateApiKeyCommand).resolves({ id: 'apikey-1' });
-    apigw.on(CreateUsagePlanCommand).resolves({ id: 'plan-acme' });
+    apigw.on(apigateway.CreateApiKeyCommand).resolves({ id: 'apikey-1' });
+    apigw.on(apigateway.CreateUsagePlanCommand).resolves({ id: 'plan-acme' });
     deps = {
       ...localDeps,
       stage: 'staging',
       usagePlans: plans,
       gateway: awsKeyGateway(
-        new APIGatewayClient({ region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'y' } }),
+        new apigateway.APIGatewayClient({
+          region: 'us-east-1',
+          credentials: { accessKeyId: 'x', secretAccessKey: 'y' },
+        }),
         { apiId: 'api123', stage: 'v1' },
       ),
     };
@@ -163,7 +159,7 @@ describe('admin tool against API Gateway (aws-sdk-client-mock)', () => {
 
   it('creates the API key with a value derived from the key id, never the secret, within AWS API key value rules, and puts it on the plan', async () => {
     const { key, record } = await keyAdmin(deps).create({ owner: 'acme', plan: 'business' });
-    const input = apigw.commandCalls(CreateApiKeyCommand)[0]!.args[0].input;
+    const input = apigw.commandCalls(apigateway.CreateApiKeyCommand)[0]!.args[0].input;
     expect(input).toEqual({
       name: `animal-store-${record.keyId}`,
       value: usageIdentifierKey(record.keyId),
@@ -174,7 +170,7 @@ describe('admin tool against API Gateway (aws-sdk-client-mock)', () => {
     // API Gateway developer guide, "Usage plans and API keys": an API key value is alphanumeric, 20 to 128 characters.
     expect(input.value).toMatch(/^[A-Za-z0-9]{20,128}$/);
     expect(input.value).toMatch(API_KEY_VALUE_PATTERN);
-    expect(apigw.commandCalls(CreateUsagePlanKeyCommand)[0]!.args[0].input).toEqual({
+    expect(apigw.commandCalls(apigateway.CreateUsagePlanKeyCommand)[0]!.args[0].input).toEqual({
       usagePlanId: 'plan-business',
       keyId: 'apikey-1',
       keyType: 'API_KEY',
@@ -187,29 +183,33 @@ describe('admin tool against API Gateway (aws-sdk-client-mock)', () => {
     // The same mapping as the standard plans (docs/deployment.md); 6,000/min is capped at the account throttle.
     const t = usagePlanThrottle({ perMinute: 6000, perDay: 5_000_000 });
     expect(t).toMatchObject({ rateLimit: 200, burstLimit: 5_000, guaranteed: false });
-    expect(apigw.commandCalls(CreateUsagePlanCommand)[0]!.args[0].input).toMatchObject({
+    expect(apigw.commandCalls(apigateway.CreateUsagePlanCommand)[0]!.args[0].input).toMatchObject({
       apiStages: [{ apiId: 'api123', stage: 'v1' }],
       throttle: { rateLimit: t.rateLimit, burstLimit: t.burstLimit },
       quota: { limit: t.quotaPerDay, period: 'DAY' },
     });
-    expect(apigw.commandCalls(CreateUsagePlanKeyCommand)[0]!.args[0].input).toMatchObject({ usagePlanId: 'plan-acme' });
+    expect(apigw.commandCalls(apigateway.CreateUsagePlanKeyCommand)[0]!.args[0].input).toMatchObject({
+      usagePlanId: 'plan-acme',
+    });
   });
 
   it('rolls back the API key when the usage plan step fails, and writes no record', async () => {
-    apigw.on(CreateUsagePlanKeyCommand).rejects(new Error('TooManyRequestsException'));
+    apigw.on(apigateway.CreateUsagePlanKeyCommand).rejects(new Error('TooManyRequestsException'));
     const before = (await localDeps.store.list()).length;
     await expect(keyAdmin(deps).create({ owner: 'acme', plan: 'pro' })).rejects.toThrow('TooManyRequests');
-    expect(apigw.commandCalls(DeleteApiKeyCommand).map((c) => c.args[0].input)).toEqual([{ apiKey: 'apikey-1' }]);
+    expect(apigw.commandCalls(apigateway.DeleteApiKeyCommand).map((c) => c.args[0].input)).toEqual([
+      { apiKey: 'apikey-1' },
+    ]);
     expect((await localDeps.store.list()).length).toBe(before);
   });
 
   it('rolls back the gateway steps when the DynamoDB write fails', async () => {
     const failing = { ...deps, store: { ...deps.store, put: () => Promise.reject(new Error('write failed')) } };
     await expect(keyAdmin(failing).create({ owner: 'acme', plan: 'pro' })).rejects.toThrow('write failed');
-    expect(apigw.commandCalls(DeleteUsagePlanKeyCommand).map((c) => c.args[0].input)).toEqual([
+    expect(apigw.commandCalls(apigateway.DeleteUsagePlanKeyCommand).map((c) => c.args[0].input)).toEqual([
       { usagePlanId: 'plan-pro', keyId: 'apikey-1' },
     ]);
-    expect(apigw.commandCalls(DeleteApiKeyCommand)).toHaveLength(1);
+    expect(apigw.commandCalls(apigateway.DeleteApiKeyCommand)).toHaveLength(1);
   });
 
   it('moves a key out of its old plan before adding it to the new one, and restores it when the move fails', async () => {
@@ -219,13 +219,13 @@ describe('admin tool against API Gateway (aws-sdk-client-mock)', () => {
     await admin.setPlan(record.keyId, { plan: 'business' });
     const calls = apigw.calls().map((c) => [c.args[0].constructor.name, c.args[0].input]);
     expect(calls).toEqual([
-      ['DeleteUsagePlanKeyCommand', { usagePlanId: 'plan-pro', keyId: 'apikey-1' }],
-      ['CreateUsagePlanKeyCommand', { usagePlanId: 'plan-business', keyId: 'apikey-1', keyType: 'API_KEY' }],
+      ['apigateway.DeleteUsagePlanKeyCommand', { usagePlanId: 'plan-pro', keyId: 'apikey-1' }],
+      ['apigateway.CreateUsagePlanKeyCommand', { usagePlanId: 'plan-business', keyId: 'apikey-1', keyType: 'API_KEY' }],
     ]);
     apigw.resetHistory();
-    apigw.on(CreateUsagePlanKeyCommand, { usagePlanId: 'plan-pro' }).rejects(new Error('boom'));
+    apigw.on(apigateway.CreateUsagePlanKeyCommand, { usagePlanId: 'plan-pro' }).rejects(new Error('boom'));
     await expect(admin.setPlan(record.keyId, { plan: 'pro' })).rejects.toThrow('boom');
-    expect(apigw.commandCalls(CreateUsagePlanKeyCommand).map((c) => c.args[0].input.usagePlanId)).toEqual([
+    expect(apigw.commandCalls(apigateway.CreateUsagePlanKeyCommand).map((c) => c.args[0].input.usagePlanId)).toEqual([
       'plan-pro',
       'plan-business',
     ]);
@@ -236,7 +236,7 @@ describe('admin tool against API Gateway (aws-sdk-client-mock)', () => {
     const admin = keyAdmin(deps);
     const { record } = await admin.create({ owner: 'hobbyist', plan: 'free' });
     expect(apigw.calls(), 'no call to the API Gateway control plane').toHaveLength(0);
-    expect(apigw.commandCalls(CreateApiKeyCommand)).toHaveLength(0);
+    expect(apigw.commandCalls(apigateway.CreateApiKeyCommand)).toHaveLength(0);
     expect(record.apiGatewayKeyId).toBeUndefined();
     expect(record.usagePlanId).toBeUndefined();
     // Revoking and purging it touch nothing either: the pool member is shared, never deleted for one customer.
@@ -250,10 +250,10 @@ describe('admin tool against API Gateway (aws-sdk-client-mock)', () => {
     const admin = keyAdmin(deps);
     const { record } = await admin.create({ owner: 'upgrader', plan: 'free' });
     const moved = await admin.setPlan(record.keyId, { plan: 'pro' });
-    expect(apigw.commandCalls(CreateApiKeyCommand).map((c) => c.args[0].input)).toEqual([
+    expect(apigw.commandCalls(apigateway.CreateApiKeyCommand).map((c) => c.args[0].input)).toEqual([
       { name: `animal-store-${record.keyId}`, value: usageIdentifierKey(record.keyId), enabled: true },
     ]);
-    expect(apigw.commandCalls(CreateUsagePlanKeyCommand).map((c) => c.args[0].input)).toEqual([
+    expect(apigw.commandCalls(apigateway.CreateUsagePlanKeyCommand).map((c) => c.args[0].input)).toEqual([
       { usagePlanId: 'plan-pro', keyId: 'apikey-1', keyType: 'API_KEY' },
     ]);
     expect(moved).toMatchObject({ plan: 'pro', apiGatewayKeyId: 'apikey-1' });
@@ -261,8 +261,8 @@ describe('admin tool against API Gateway (aws-sdk-client-mock)', () => {
     // Back to Free: out of Pro, into the Free plan with its own API key (cached authorizer results still name it).
     const back = await admin.setPlan(record.keyId, { plan: 'free' });
     expect(apigw.calls().map((c) => [c.args[0].constructor.name, c.args[0].input])).toEqual([
-      ['DeleteUsagePlanKeyCommand', { usagePlanId: 'plan-pro', keyId: 'apikey-1' }],
-      ['CreateUsagePlanKeyCommand', { usagePlanId: 'plan-free', keyId: 'apikey-1', keyType: 'API_KEY' }],
+      ['apigateway.DeleteUsagePlanKeyCommand', { usagePlanId: 'plan-pro', keyId: 'apikey-1' }],
+      ['apigateway.CreateUsagePlanKeyCommand', { usagePlanId: 'plan-free', keyId: 'apikey-1', keyType: 'API_KEY' }],
     ]);
     expect(back).toMatchObject({ plan: 'free', apiGatewayKeyId: 'apikey-1' });
   });
@@ -270,9 +270,11 @@ describe('admin tool against API Gateway (aws-sdk-client-mock)', () => {
   it('undoes the new API key when a Free key cannot join its new paying plan, and keeps it Free', async () => {
     const admin = keyAdmin(deps);
     const { record } = await admin.create({ owner: 'upgrader2', plan: 'free' });
-    apigw.on(CreateUsagePlanKeyCommand).rejects(new Error('TooManyRequestsException'));
+    apigw.on(apigateway.CreateUsagePlanKeyCommand).rejects(new Error('TooManyRequestsException'));
     await expect(admin.setPlan(record.keyId, { plan: 'business' })).rejects.toThrow('TooManyRequests');
-    expect(apigw.commandCalls(DeleteApiKeyCommand).map((c) => c.args[0].input)).toEqual([{ apiKey: 'apikey-1' }]);
+    expect(apigw.commandCalls(apigateway.DeleteApiKeyCommand).map((c) => c.args[0].input)).toEqual([
+      { apiKey: 'apikey-1' },
+    ]);
     const after = await admin.show(record.keyId);
     expect(after).toMatchObject({ plan: 'free' });
     expect(after.apiGatewayKeyId).toBeUndefined();
@@ -290,7 +292,7 @@ describe('admin tool against API Gateway (aws-sdk-client-mock)', () => {
   it('the authorizer returns the same derived value as usageIdentifierKey, for the first secret and after a rotation', async () => {
     const admin = keyAdmin(deps);
     const { key, record } = await admin.create({ owner: 'acme', plan: 'pro' });
-    const value = apigw.commandCalls(CreateApiKeyCommand)[0]!.args[0].input.value;
+    const value = apigw.commandCalls(apigateway.CreateApiKeyCommand)[0]!.args[0].input.value;
     expect((await authorize(key)).usageIdentifierKey).toBe(value);
     apigw.resetHistory();
     const rotated = await admin.rotate(record.keyId);
@@ -318,11 +320,13 @@ describe('admin tool against API Gateway (aws-sdk-client-mock)', () => {
     expect(apigw.calls(), 'no gateway call on revoke').toHaveLength(0);
     t += 60_000;
     expect((await admin.purge()).map((k) => k.keyId)).not.toContain(record.keyId);
-    expect(apigw.commandCalls(DeleteApiKeyCommand)).toHaveLength(0);
+    expect(apigw.commandCalls(apigateway.DeleteApiKeyCommand)).toHaveLength(0);
     t += 61_000;
     expect((await admin.purge()).map((k) => k.keyId)).toContain(record.keyId);
-    expect(apigw.commandCalls(DeleteApiKeyCommand).map((c) => c.args[0].input)).toContainEqual({ apiKey: 'apikey-1' });
-    expect(apigw.commandCalls(DeleteUsagePlanCommand).map((c) => c.args[0].input)).toContainEqual({
+    expect(apigw.commandCalls(apigateway.DeleteApiKeyCommand).map((c) => c.args[0].input)).toContainEqual({
+      apiKey: 'apikey-1',
+    });
+    expect(apigw.commandCalls(apigateway.DeleteUsagePlanCommand).map((c) => c.args[0].input)).toContainEqual({
       usagePlanId: 'plan-acme',
     });
     const after = await admin.show(record.keyId);
@@ -330,7 +334,7 @@ describe('admin tool against API Gateway (aws-sdk-client-mock)', () => {
     expect(after.apiGatewayKeyId).toBeUndefined();
     apigw.resetHistory();
     await admin.purge();
-    expect(apigw.commandCalls(DeleteApiKeyCommand), 'purged once').toHaveLength(0);
+    expect(apigw.commandCalls(apigateway.DeleteApiKeyCommand), 'purged once').toHaveLength(0);
   });
 
   it('a failed purge keeps the key revoked and its API key recorded, so the next purge retries', async () => {
@@ -339,7 +343,7 @@ describe('admin tool against API Gateway (aws-sdk-client-mock)', () => {
     const { record } = await admin.create({ owner: 'leaver2', plan: 'pro' });
     await admin.revoke(record.keyId);
     t += 10 * 60_000;
-    apigw.on(DeleteApiKeyCommand).rejects(new Error('gateway down'));
+    apigw.on(apigateway.DeleteApiKeyCommand).rejects(new Error('gateway down'));
     await expect(admin.purge()).rejects.toThrow('gateway down');
     expect(await admin.show(record.keyId)).toMatchObject({ status: 'revoked', apiGatewayKeyId: 'apikey-1' });
   });
