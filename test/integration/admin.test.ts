@@ -219,8 +219,8 @@ describe('admin tool against API Gateway (aws-sdk-client-mock)', () => {
     await admin.setPlan(record.keyId, { plan: 'business' });
     const calls = apigw.calls().map((c) => [c.args[0].constructor.name, c.args[0].input]);
     expect(calls).toEqual([
-      ['apigateway.DeleteUsagePlanKeyCommand', { usagePlanId: 'plan-pro', keyId: 'apikey-1' }],
-      ['apigateway.CreateUsagePlanKeyCommand', { usagePlanId: 'plan-business', keyId: 'apikey-1', keyType: 'API_KEY' }],
+      ['DeleteUsagePlanKeyCommand', { usagePlanId: 'plan-pro', keyId: 'apikey-1' }],
+      ['CreateUsagePlanKeyCommand', { usagePlanId: 'plan-business', keyId: 'apikey-1', keyType: 'API_KEY' }],
     ]);
     apigw.resetHistory();
     apigw.on(apigateway.CreateUsagePlanKeyCommand, { usagePlanId: 'plan-pro' }).rejects(new Error('boom'));
@@ -261,8 +261,8 @@ describe('admin tool against API Gateway (aws-sdk-client-mock)', () => {
     // Back to Free: out of Pro, into the Free plan with its own API key (cached authorizer results still name it).
     const back = await admin.setPlan(record.keyId, { plan: 'free' });
     expect(apigw.calls().map((c) => [c.args[0].constructor.name, c.args[0].input])).toEqual([
-      ['apigateway.DeleteUsagePlanKeyCommand', { usagePlanId: 'plan-pro', keyId: 'apikey-1' }],
-      ['apigateway.CreateUsagePlanKeyCommand', { usagePlanId: 'plan-free', keyId: 'apikey-1', keyType: 'API_KEY' }],
+      ['DeleteUsagePlanKeyCommand', { usagePlanId: 'plan-pro', keyId: 'apikey-1' }],
+      ['CreateUsagePlanKeyCommand', { usagePlanId: 'plan-free', keyId: 'apikey-1', keyType: 'API_KEY' }],
     ]);
     expect(back).toMatchObject({ plan: 'free', apiGatewayKeyId: 'apikey-1' });
   });
