@@ -53,7 +53,11 @@ export function attachMeter(clients: readonly DynamoDBClient[]): Meter {
         const base = {
           command: context.commandName ?? '?',
           table,
-          role: roleOf(table, input.Key),
+          // A read of a limiter item is the authorizer's ban check, part of authorizing the call.
+          role:
+            roleOf(table, input.Key) === 'rl' && context.commandName === 'GetItemCommand'
+              ? 'auth'
+              : roleOf(table, input.Key),
           pk: pkOf(input.Key),
         };
         try {
