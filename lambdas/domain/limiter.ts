@@ -29,8 +29,9 @@ interface Lease {
 
 /** What this container knows about one key. */
 interface KeyState {
-  /** The key's shard count when this state was made (a change of limits starts afresh). */
-  readonly shards: number;
+  /** The key's limits when this state was made: a plan change starts afresh (no stale full window or lease). */
+  readonly perMinute: number;
+  readonly perDay: number;
   lease?: Lease;
   /** Requests per second this container admitted for the key, measured over its last lease. */
   rate: number;
@@ -65,10 +66,9 @@ export function createLimiter(counters: LimitCounters, options: LimiterOptions =
 
   const stateOf = (subject: string, limits: PlanLimits): KeyState => {
     let st = keys.get(subject);
-    const shards = limiterShards(limits);
-    if (!st || st.shards !== shards) {
+    if (!st || st.perMinute !== limits.perMinute || st.perDay !== limits.perDay) {
       if (keys.size >= maxKeys) keys.delete(keys.keys().next().value!);
-      st = { shards, rate: 0 };
+      st = { perMinute: limits.perMinute, perDay: limits.perDay, rate: 0 };
       keys.set(subject, st);
     }
     return st;
@@ -92,7 +92,9 @@ export function createLimiter(counters: LimitCounters, options: LimiterOptions =
     l.dayStart === w.dayStart &&
     w.nowMs - l.takenAtMs < LIMITER.leaseTtlMs;
 
-  function fromLease(l: Lease, limits: PlanLimits): Consumption {
+  /** Admits one request from `l`, which must have a token left (checked synchronously by every caller). */
+  function fromLease(l: Lease, limits: PlanLimits): Extract<Consumption, { allowed: true }> {
+    if (l.left <= 0) throw new Error('a lease with no token left');
     l.left--;
     const n = limiterShards(limits);
     const shard = shardLimits(limits, l.shard);
@@ -100,7 +102,7 @@ export function createLimiter(counters: LimitCounters, options: LimiterOptions =
     // container still holds. Exact for one shard and one request per lease.
     const minuteRemaining = Math.max(0, n * (shard.perMinute - l.minuteCount) + l.left);
     const dayRemaining = Math.max(0, n * (shard.perDay - l.dayCount) + l.left);
-    return { allowed: true, minuteStart: l.minuteStart, minuteRemaining, dayRemaining };
+    return { allowed: true, minuteStart: l.minuteStart, dayReset: l.dayStart + 86_400, minuteRemaining, dayRemaining };
   }
 
   function markFull(st: KeyState, shard: number, t: Extract<Take, { kind: 'full' }>, w: Windows) {
@@ -174,8 +176,9 @@ export function createLimiter(counters: LimitCounters, options: LimiterOptions =
       // The window is full, partly with this container's own unused tokens (the failed write returned nothing):
       // they are still this container's to admit.
       const kept: Lease = { ...old!, takenAtMs: w.nowMs };
+      const admitted = fromLease(kept, limits);
       st.lease = kept;
-      return { kind: 'granted' as const, lease: kept };
+      return { kind: 'granted' as const, admitted };
     }
     if (t.kind === 'banned') st.bannedUntil = t.banUntil;
     else if (t.kind === 'full') markFull(st, shard, t, w);
@@ -190,10 +193,12 @@ export function createLimiter(counters: LimitCounters, options: LimiterOptions =
         minuteCount: t.minuteCount,
         dayCount: t.dayCount,
       };
-      // Requests of one container run one at a time in Lambda; where they overlap (the local server), each
-      // request admits from the lease its own write took.
+      // This request's token is taken before the lease is shared (in the same synchronous step): where requests of
+      // one container overlap (the local server; Lambda runs them one at a time), another request may use only what
+      // is left of it.
+      const admitted = fromLease(lease, limits);
       st.lease = lease;
-      return { kind: t.kind, lease };
+      return { kind: t.kind, admitted };
     }
     return t;
   }
@@ -213,7 +218,7 @@ export function createLimiter(counters: LimitCounters, options: LimiterOptions =
       if (dayFull(st, shard, w) || minuteFull(st, shard, w)) continue;
       const t = await takeFrom(st, subject, limits, shard, w);
       if (t.kind === 'banned') return banned(t.banUntil);
-      if (t.kind === 'granted') return fromLease(t.lease, limits);
+      if (t.kind === 'granted') return t.admitted;
       last = t;
     }
     const dayShards = st.fullDay?.dayStart === w.dayStart ? st.fullDay.shards.size : 0;

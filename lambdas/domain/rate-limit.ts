@@ -95,6 +95,8 @@ export type Consumption =
   | {
       readonly allowed: true;
       readonly minuteStart: number;
+      /** The end of the day window counted in (a window reopened just before midnight counts in the next day). */
+      readonly dayReset: number;
       readonly minuteRemaining: number;
       readonly dayRemaining: number;
     }
@@ -106,7 +108,7 @@ export type Consumption =
  * - `count` in the open window `minuteStart` (windows only move forward: a request stamped in an older minute, after
  *   latency or clock skew, counts against the newest one, never reopens an old one);
  * - `open` the request's own minute (newer than the stored one), counting the request in it;
- * - `shrink` to what is left when less than the block asked for is;
+ * - either of them for what is left, when less than the block asked for is;
  * - `full` or `banned`.
  */
 export interface ShardState {
@@ -165,18 +167,14 @@ export interface RateLimitHeaders {
 }
 
 /** Headers for the window that binds soonest: the one with fewer requests left (the minute on a tie). */
-export function headersFor(
-  limits: PlanLimits,
-  w: Windows,
-  c: Extract<Consumption, { allowed: true }>,
-): RateLimitHeaders {
+function headersFor(limits: PlanLimits, c: Extract<Consumption, { allowed: true }>): RateLimitHeaders {
   const minuteBinds = c.minuteRemaining <= c.dayRemaining;
   return {
     'X-RateLimit-Limit': String(minuteBinds ? limits.perMinute : limits.perDay),
     'X-RateLimit-Remaining': String(
       minuteBinds ? Math.min(c.minuteRemaining, limits.perMinute) : Math.min(c.dayRemaining, limits.perDay),
     ),
-    'X-RateLimit-Reset': String(minuteBinds ? c.minuteStart + 60 : w.dayReset),
+    'X-RateLimit-Reset': String(minuteBinds ? c.minuteStart + 60 : c.dayReset),
   };
 }
 
@@ -188,7 +186,7 @@ export async function enforce(
   w: Windows,
 ): Promise<RateLimitHeaders> {
   const c = await limiter.consume(subject, limits, w);
-  if (c.allowed) return headersFor(limits, w, c);
+  if (c.allowed) return headersFor(limits, c);
   if (c.reason === 'banned') {
     const retry = Math.max(1, c.banUntil - w.nowSec);
     throw new AppError(

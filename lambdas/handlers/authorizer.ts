@@ -37,7 +37,8 @@ export function authorizerHandler(rt: Runtime) {
     }
     // Best effort: the functions' limiter enforces the ban anyway, so a failed read lets the request on.
     const bannedUntil = await bans.bannedUntil(auth.keyId, Math.floor(rt.now() / 1000)).catch(() => {
-      count('AuthorizerFailure', { reason: 'BanCheck' });
+      // Not an authorizer failure (the key was checked, the request goes on): a storage outage.
+      count('StorageUnavailable', { reason: 'BanCheck' });
       return undefined;
     });
     return {

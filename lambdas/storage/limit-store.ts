@@ -22,6 +22,7 @@ import {
   type ShardState,
   type Take,
   type TakeRequest,
+  type TakeStep,
   type Usage,
   type Windows,
 } from '../domain/rate-limit.ts';
@@ -103,7 +104,7 @@ async function take(storage: Storage, telemetry: Telemetry, req: TakeRequest): P
   const values = (n: number) => ({ ':dn': n - req.giveBack, ':now': w.nowSec, ':dmax': limits.perDay - n });
   const minuteBack = (minuteStart: number) => (req.giveBackWindow === minuteStart ? req.giveBack : 0);
   // First guess: the request's own minute is open and has room.
-  let step: ReturnType<typeof takeStep> = { kind: 'count', minuteStart: w.minuteStart, want: req.want };
+  let step: TakeStep = { kind: 'count', minuteStart: w.minuteStart, want: req.want };
   for (let attempt = 0; attempt < SETTLE_ATTEMPTS; attempt++) {
     if (step.kind === 'banned' || step.kind === 'full') return step;
     const n = step.want;
@@ -156,16 +157,19 @@ async function addRejections(storage: Storage, subject: string, minuteStart: num
 }
 
 async function ban(storage: Storage, subject: string, limits: PlanLimits, banUntil: number, days: readonly number[]) {
+  // Day by day, latest first (a failure part-way never leaves a ban that ends at midnight); a day's shards at once.
   for (const day of days) {
-    for (let shard = 0; shard < limiterShards(limits); shard++) {
-      // Never shortens a ban already written (a concurrent one, or this one resent): a failed condition is fine.
-      await conditional(storage, {
-        Key: shardKey(subject, day, shard),
-        UpdateExpression: 'SET banUntil = :b, expiresAt = if_not_exists(expiresAt, :exp)',
-        ConditionExpression: 'attribute_not_exists(banUntil) OR banUntil < :b',
-        ExpressionAttributeValues: { ':b': banUntil, ':exp': day + KEEP_SECONDS },
-      });
-    }
+    await Promise.all(
+      Array.from({ length: limiterShards(limits) }, (_, shard) =>
+        // Never shortens a ban already written (a concurrent one, or this one resent): a failed condition is fine.
+        conditional(storage, {
+          Key: shardKey(subject, day, shard),
+          UpdateExpression: 'SET banUntil = :b, expiresAt = if_not_exists(expiresAt, :exp)',
+          ConditionExpression: 'attribute_not_exists(banUntil) OR banUntil < :b',
+          ExpressionAttributeValues: { ':b': banUntil, ':exp': day + KEEP_SECONDS },
+        }),
+      ),
+    );
   }
 }
 

@@ -149,6 +149,27 @@ describe('never over the limit', () => {
   });
 });
 
+describe('overlapping requests in one container (the local server)', () => {
+  it.each([
+    ['an exact key', PLANS.free.limits!],
+    ['a leased key', { perMinute: 100_000, perDay: 144_000_000 }],
+  ])('%s: requests started a microtask apart never share a token', async (_name, limits) => {
+    const counters = new MemoryCounters();
+    const limiter = createLimiter(counters);
+    const w = windowsAt(START);
+    const pending = [];
+    for (let i = 0; i < 300; i++) {
+      pending.push(limiter.consume('k', limits, w));
+      // A counter that answers without I/O resolves within a few microtasks: start the next one in between.
+      for (let j = 0; j < i % 3; j++) await Promise.resolve();
+    }
+    const admitted = (await Promise.all(pending)).filter((c) => c.allowed).length;
+    const counted = [...counters.items.values()].reduce((n, it) => n + (it.m ?? 0), 0);
+    expect(admitted).toBeLessThanOrEqual(Math.min(counted, limits.perMinute));
+    if (limits.perMinute <= 1_000) expect(admitted).toBe(limits.perMinute);
+  });
+});
+
 describe('cost does not grow with the rate', () => {
   it('at 1,000 requests/s on a 100,000/min key, fewer than 0.1 limiter writes per admitted request', async () => {
     const counters = new MemoryCounters();
