@@ -95,8 +95,8 @@ export interface StageConfig {
    */
   readonly requireAlarmSubscriber: boolean;
   /**
-   * Stage-wide throttle of the REST API stage (every method, all callers together, authenticated or not):
-   * the cap on what unauthenticated floods can cost. Sized above the sum of what the plans admit at the expected
+   * Throttle of the REST API stage, which AWS applies to each method separately (all callers of a method together,
+   * authenticated or not): with the authorizer's reserved concurrency, the cap on what unauthenticated floods cost. Sized above the sum of what the plans admit at the expected
    * key count (docs/deployment.md, "Guards").
    */
   readonly stageThrottle: { readonly rateLimit: number; readonly burstLimit: number };
@@ -149,8 +149,8 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
     terminationProtection: false,
     requireAccount: false,
     requireAlarmSubscriber: false,
-    // The burst holds a Business key's usage-plan bucket (two windows and a fleet's 429s: 4,000).
-    stageThrottle: { rateLimit: 100, burstLimit: 4_000 },
+    // The burst holds every usage-plan bucket: a Business key's 4,000, a Free pool member's 4,800.
+    stageThrottle: { rateLimit: 100, burstLimit: 5_000 },
     wafRequestsPerIpPer5Minutes: 2_000,
     authorizerReservedConcurrency: 10,
     traceSampleRate: 0.05,

@@ -65,18 +65,30 @@ export class UsagePlans extends Construct {
       apiStages: [{ api: props.api, stage }],
     });
     pinLogicalId(this.freePool, `UsagePlan${FREE_KEY_POOL.displayName}`);
+    // One at a time: CreateApiKey is limited to 5 calls/s per account and concurrent CreateUsagePlanKey calls on one
+    // plan fail with "concurrent modification", so each key and each plan key waits for the one before it (a first
+    // deploy creates them in a few minutes; a rollback deletes them in the same order). Ids are pinned to the member
+    // number, and the names carry no stack name: a replacement would need a second key with the same (unique) value.
+    let previous: { key: CfnApiKey; planKey: CfnUsagePlanKey } | undefined;
     for (let member = 0; member < FREE_KEY_POOL.members; member++) {
-      const id = `Member${String(member).padStart(4, '0')}`;
-      const key = new CfnApiKey(this, `${FREE_KEY_POOL.displayName}${id}`, {
-        name: `${poolName}-${id}`,
+      const id = `${FREE_KEY_POOL.displayName}Member${String(member).padStart(4, '0')}`;
+      const key = new CfnApiKey(this, id, {
+        name: `${props.stageName}-${id}`,
         value: poolKeyValue(props.stageName, member),
         enabled: true,
       });
-      new CfnUsagePlanKey(this, `${FREE_KEY_POOL.displayName}${id}Plan`, {
+      const planKey = new CfnUsagePlanKey(this, `${id}Plan`, {
         usagePlanId: this.freePool.usagePlanId,
         keyId: key.ref,
         keyType: 'API_KEY',
       });
+      pinLogicalId(key, id);
+      pinLogicalId(planKey, `${id}Plan`);
+      if (previous) {
+        key.addDependency(previous.key);
+        planKey.addDependency(previous.planKey);
+      }
+      previous = { key, planKey };
     }
   }
 }

@@ -77,4 +77,24 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
       expect(found.map(([, k]) => k.Properties.Value)).toEqual([poolKeyValue(stage.name, m)]);
     }
   });
+
+  // CreateApiKey is limited to 5 calls/s per account ("Amazon API Gateway quotas"), and concurrent
+  // CreateUsagePlanKey calls on one plan fail with ConflictException ("concurrent modification"): CloudFormation
+  // creates resources without a dependency between them in parallel, so each key waits for the one before it. A
+  // key's value is unique per account and Region, so a replacement (create-before-delete) would fail: the ids are
+  // pinned to the member number and the names carry no stack name.
+  it('creates the pool one key at a time, under pinned ids', () => {
+    const all = t().toJSON().Resources as Record<string, { Type: string; DependsOn?: string[]; Properties: any }>;
+    for (let m = 0; m < FREE_KEY_POOL.members; m++) {
+      const id = `${FREE_KEY_POOL.displayName}Member${String(m).padStart(4, '0')}`;
+      const previous = `${FREE_KEY_POOL.displayName}Member${String(m - 1).padStart(4, '0')}`;
+      expect(all[id]?.Type, id).toBe('AWS::ApiGateway::ApiKey');
+      expect(all[`${id}Plan`]?.Type, id).toBe('AWS::ApiGateway::UsagePlanKey');
+      expect(all[id]!.Properties.Name).toBe(`${stage.name}-${id}`);
+      if (m > 0) {
+        expect(all[id]!.DependsOn, id).toContain(previous);
+        expect(all[`${id}Plan`]!.DependsOn, id).toContain(`${previous}Plan`);
+      }
+    }
+  });
 });
