@@ -64,7 +64,10 @@ async function readKeys(secretId: string, read: SecretReader): Promise<CursorKey
   return { current, accepted: [...new Set(accepted)] };
 }
 
-/** The secret's keys, read now and again once they are CURSOR_KEYS_REFRESH_MS old; concurrent callers share a read. */
+/**
+ * The secret's keys, read now and again once they are CURSOR_KEYS_REFRESH_MS old; concurrent callers share a read.
+ * Only the first read is waited for (the cold start); a refresh runs beside the requests that keep the old keys.
+ */
 export function secretCursorKeys(
   secretId: string,
   read: SecretReader,
@@ -92,6 +95,7 @@ export function secretCursorKeys(
       .finally(() => {
         reading = undefined;
       });
-    return reading;
+    // Once keys are in hand, a refresh never holds up a request: it answers with them while the read goes on.
+    return cached ? Promise.resolve(cached.keys) : reading;
   };
 }

@@ -55,6 +55,9 @@ describe('secretCursorKeys', () => {
     expect(secret.calls()).toBe(perRead);
     t += 1;
     secret.stages.AWSCURRENT = NEW;
+    // The refresh runs beside the request, which answers with the keys in hand; the next one has the new keys.
+    await expect(source()).resolves.toMatchObject({ current: OLD });
+    await new Promise((resolve) => setImmediate(resolve));
     await expect(source()).resolves.toMatchObject({ current: NEW });
     expect(secret.calls()).toBe(2 * perRead);
   });
