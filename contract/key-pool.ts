@@ -55,7 +55,8 @@ export function poolThrottle(): UsagePlanLimits {
 
 /**
  * The pool member a key id maps to: FNV-1a (32-bit) of the key id, modulo the pool size. Stable for the key's life
- * (the key id never changes, rotations included), spread evenly over members by any key ids, random or not.
+ * (the key id never changes, rotations included), spread evenly over members for random key ids (`generateKeyId`);
+ * ids chosen on purpose could collide.
  */
 export function poolMemberOf(keyId: string): number {
   let h = 0x811c9dc5;
