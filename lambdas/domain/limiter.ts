@@ -10,9 +10,12 @@ import {
   windowsAt,
   type Consumption,
   type LimitCounters,
+  type Limiter,
   type Take,
   type Windows,
 } from './rate-limit.ts';
+
+export type { Limiter } from './rate-limit.ts';
 
 /** A block of one window's budget this container holds. */
 interface Lease {
@@ -50,13 +53,6 @@ export interface LimiterOptions {
   readonly onBookkeepingFailure?: (err: unknown) => void;
   /** Keys remembered per container (least recently added forgotten first). @default 10,000 */
   readonly maxKeys?: number;
-}
-
-export interface Limiter {
-  /** Counts one request for `subject`; a 503 (UnavailableError) when storage cannot say. */
-  consume(subject: string, limits: PlanLimits, w: Windows): Promise<Consumption>;
-  /** True when this container already knows, without I/O, that the request will be refused. */
-  refusesLocally(subject: string, limits: PlanLimits, w: Windows): boolean;
 }
 
 export function createLimiter(counters: LimitCounters, options: LimiterOptions = {}): Limiter {

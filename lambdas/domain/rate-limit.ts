@@ -19,7 +19,6 @@
  */
 import { BAN_POLICY, LIMITER, type PlanLimits } from '../../contract/plans.ts';
 import { AppError } from './errors.ts';
-import type { Limiter } from './limiter.ts';
 
 export interface Windows {
   readonly nowMs: number;
@@ -157,6 +156,14 @@ export function leaseSize(limits: PlanLimits, shard: PlanLimits, ratePerSecond: 
   const want = Math.ceil(ratePerSecond * Math.min(LIMITER.leaseSeconds, secondsLeft));
   const cap = Math.max(1, Math.floor(shard.perMinute / LIMITER.leasesPerShardWindow));
   return Math.min(Math.max(1, want), cap);
+}
+
+/** A container's limiter (limiter.ts builds it): what the envelope asks of it. */
+export interface Limiter {
+  /** Counts one request for `subject`; a 503 (UnavailableError) when storage cannot say. */
+  consume(subject: string, limits: PlanLimits, w: Windows): Promise<Consumption>;
+  /** True when this container already knows, without I/O, that the request will be refused. */
+  refusesLocally(subject: string, limits: PlanLimits, w: Windows): boolean;
 }
 
 export interface RateLimitHeaders {

@@ -29,10 +29,9 @@ import {
 import { UnavailableError } from '../domain/errors.ts';
 import type { Telemetry } from '../shared/observability.ts';
 import { conditionFailedItem, guarded, type Storage } from './client.ts';
-import { rejectionKey, shardKey } from './limiter-items.ts';
+import { KEEP_SECONDS, rejectionKey, shardKey } from './limiter-items.ts';
 import { recordMinuteOpen } from './usage-history.ts';
 
-const KEEP_SECONDS = 2 * 86_400;
 /** Attempts before giving up on a window that keeps moving under this request (then 503, never a guess). */
 const SETTLE_ATTEMPTS = 6;
 /**

@@ -14,11 +14,7 @@ import { limiterShards, type PlanLimits } from '../../contract/plans.ts';
 import type { Windows } from '../domain/rate-limit.ts';
 import type { Logger } from '../shared/observability.ts';
 import { guarded, type Storage } from './client.ts';
-
-const KEEP_SECONDS = 2 * 86_400;
-const hourKey = (subject: string, hourStart: number, shard: number) => ({
-  pk: `rlh#${subject}#${hourStart}${shard ? `#${shard}` : ''}`,
-});
+import { KEEP_SECONDS, hourKey } from './limiter-items.ts';
 
 /** The day count when each minute (unix seconds) opened, in time order. */
 export type MinuteOpens = ReadonlyArray<{ readonly minuteStart: number; readonly dayCount: number }>;
