@@ -9,6 +9,7 @@
 import { headerDoc } from '../../contract/headers.ts';
 import { LIMITER_GRANT } from '../../contract/operations/common.ts';
 import { AUTHORIZER, ROUTES, type FunctionAccess, type Route } from '../../contract/routes.ts';
+import { alarmMetricTotal, alarmMetrics } from '../stacks/alarm-metrics.ts';
 import { buildOpenApi, named } from './openapi.ts';
 
 const code = (s: string) => `\`${s}\``;
@@ -89,11 +90,24 @@ export function operationsTable(routes: readonly Route[] = ROUTES): string {
   );
 }
 
+/** docs/deployment.md, "Alarms": the billed alarm metrics of a stage, counted from the routes (lib/stacks/alarm-metrics.ts). */
+export function alarmMetricsTable(routes: readonly Route[] = ROUTES): string {
+  const rows = alarmMetrics(routes);
+  return table(
+    ['Alarm', 'Billed metrics', 'Of'],
+    [
+      ...rows.map((r) => [r.alarm, String(r.metrics), cell(r.detail)]),
+      ['**All, per stage**', `**${alarmMetricTotal(routes)}**`, '0.10 USD a month each'],
+    ],
+  );
+}
+
 /** Every generated table, by the name its markers carry, with the document it lives in (from the repository root). */
 export const GENERATED_TABLES = {
   operations: { file: 'README.md', render: operationsTable },
   statuses: { file: 'docs/api.md', render: statusesTable },
   'least-privilege': { file: 'docs/deployment.md', render: leastPrivilegeTable },
+  'alarm-metrics': { file: 'docs/deployment.md', render: alarmMetricsTable },
 } as const satisfies Record<string, { file: string; render: (routes?: readonly Route[]) => string }>;
 
 const MARKERS = /(<!-- generated: ([\w-]+) -->\n)[\s\S]*?(\n<!-- \/generated -->)/g;

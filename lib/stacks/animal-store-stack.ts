@@ -1,6 +1,6 @@
 import { Annotations, CfnOutput, Stack, Validations, type CfnResource, type StackProps } from 'aws-cdk-lib';
 import { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
-import { Operation } from 'aws-cdk-lib/aws-dynamodb';
+import type { Operation } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
@@ -10,7 +10,7 @@ import { ERROR_CODES } from '../../contract/errors.ts';
 import { alarmNotificationsOf, existingTableNamesOf, type StageConfig } from '../config/stages.ts';
 import { TABLES } from '../../contract/tables.ts';
 import { AlarmTopic } from '../constructs/alarm-topic.ts';
-import { ApiAlarms, TABLE_OPERATIONS } from '../constructs/alarms.ts';
+import { ApiAlarms } from '../constructs/alarms.ts';
 import { ApiFunction, TELEMETRY } from '../constructs/api-function.ts';
 import { CanaryDeployments } from '../constructs/canary-deployments.ts';
 import { OperationsDashboard } from '../constructs/dashboard.ts';
@@ -20,7 +20,7 @@ import { STAGE_NAME, StoreApi } from '../constructs/store-api.ts';
 import { UsagePlans } from '../constructs/usage-plans.ts';
 import { WebFirewall } from '../constructs/web-firewall.ts';
 import { pinLogicalId } from '../constructs/logical-ids.ts';
-import { accessOf, FUNCTION_ACCESS } from './function-access.ts';
+import { accessOf, functionConstructId, tableOperations } from './function-access.ts';
 import { OUTPUT_IDS, tableNameOutputId, usagePlanOutputId } from './outputs.ts';
 import { ENTRY_METADATA, TABLE_METADATA } from './metadata.ts';
 
@@ -30,28 +30,6 @@ export interface AnimalStoreStackProps extends StackProps {
 
 /** Context switch for one deploy that must not wait for (or be rolled back by) the alarm gates: see CanaryDeployments. */
 export const BREAK_GLASS_CONTEXT = 'animal-store:breakGlass';
-
-/** DynamoDB operations that write (and so may also happen inside a transaction). */
-const WRITES: readonly Operation[] = [Operation.PUT_ITEM, Operation.UPDATE_ITEM, Operation.DELETE_ITEM];
-
-/**
- * What the functions may do to each table (by definition id): the DynamoDB actions granted on it, plus
- * TransactWriteItems on a table they write (a transaction's writes are reported under that operation).
- */
-function tableOperations(): Map<string, Operation[]> {
-  const out = new Map<string, Set<Operation>>();
-  for (const access of Object.values(FUNCTION_ACCESS))
-    for (const grant of access.tables) {
-      const ops = out.get(grant.table.id) ?? new Set<Operation>();
-      for (const action of grant.actions) {
-        const op = action.slice('dynamodb:'.length) as Operation;
-        ops.add(op);
-        if (WRITES.includes(op)) ops.add(Operation.TRANSACT_WRITE_ITEMS);
-      }
-      out.set(grant.table.id, ops);
-    }
-  return new Map([...out].map(([id, ops]) => [id, TABLE_OPERATIONS.filter((op) => ops.has(op))]));
-}
 
 /**
  * One stage of the Animal Store: tables, functions, the REST API (stage v1) behind a WAF web ACL, usage plans,
@@ -90,7 +68,7 @@ export class AnimalStoreStack extends Stack {
 
     const functionFor = (name: string, entry: string): ApiFunction => {
       const access = accessOf(name);
-      const fn = new ApiFunction(this, `${name[0]!.toUpperCase()}${name.slice(1)}`, {
+      const fn = new ApiFunction(this, functionConstructId(name), {
         entry,
         operationId: name,
         stage: stage.name,
@@ -167,7 +145,8 @@ export class AnimalStoreStack extends Stack {
       api: store.api,
       functions: new Map([...handlers, [AUTHORIZER.name, authorizerHandler]]),
       tables: new Map(data.entries().map(({ def, table }) => [def.id, table])),
-      tableOperations: tableOperations(),
+      // CDK's Operation values are DynamoDB's operation names.
+      tableOperations: tableOperations() as Map<string, Operation[]>,
       thresholds: stage.alarms,
       customMetrics,
     });
