@@ -109,8 +109,6 @@ export interface Route {
   readonly method: HttpMethod;
   /** Path below the base path `/v1`, with `{param}` placeholders as API Gateway writes them. */
   readonly path: string;
-  /** Handler module, relative to the repository root; it exports `handler`. */
-  readonly entry: string;
   readonly summary: string;
   /** The OpenAPI description; the summary when absent. */
   readonly description?: string;

@@ -22,7 +22,8 @@ import { WebFirewall } from '../constructs/web-firewall.ts';
 import { pinLogicalId } from '../constructs/logical-ids.ts';
 import { accessOf, functionConstructId, tableOperations } from './function-access.ts';
 import { OUTPUT_IDS, tableNameOutputId, usagePlanOutputId } from './outputs.ts';
-import { ENTRY_METADATA, TABLE_METADATA } from './metadata.ts';
+import { FUNCTION_METADATA, TABLE_METADATA } from './metadata.ts';
+import { writeLambdaEntry } from '../config/lambda-entries.ts';
 
 export interface AnimalStoreStackProps extends StackProps {
   readonly stage: StageConfig;
@@ -66,10 +67,11 @@ export class AnimalStoreStack extends Stack {
         'The cursor signing key only makes pagination cursors tamper-evident; an automatic rotation needs a rotation function for little gain. It is rotated by hand, staged so that no cursor in flight breaks (docs/deployment.md, "Rotating the cursor secret").',
     });
 
-    const functionFor = (name: string, entry: string): ApiFunction => {
+    const functionFor = (name: string): ApiFunction => {
       const access = accessOf(name);
       const fn = new ApiFunction(this, functionConstructId(name), {
-        entry,
+        // Generated from the route table: no entry file per function in the repository.
+        entry: writeLambdaEntry({ name, access }),
         operationId: name,
         stage: stage.name,
         logLevel: stage.logLevel,
@@ -86,8 +88,8 @@ export class AnimalStoreStack extends Stack {
           ...(access.cursorSecret ? { CURSOR_SECRET_ARN: cursorSecret.secretArn } : {}),
         },
       });
-      // Lets the local gateway run this function's handler module (lib/local).
-      (fn.function.node.defaultChild as CfnResource).addMetadata(ENTRY_METADATA, entry);
+      // Lets the local gateway build this function from its handler factory (lib/local).
+      (fn.function.node.defaultChild as CfnResource).addMetadata(FUNCTION_METADATA, name);
       pinLogicalId(fn.logGroup, `${fn.node.id}Logs`);
       for (const grant of access.tables) {
         const arn = data.table(grant.table).tableArn;
@@ -106,10 +108,8 @@ export class AnimalStoreStack extends Stack {
       return fn;
     };
 
-    const functions = new Map<string, ApiFunction>(
-      ROUTES.map((r) => [r.operationId, functionFor(r.operationId, r.entry)]),
-    );
-    functions.set(AUTHORIZER.name, functionFor(AUTHORIZER.name, AUTHORIZER.entry));
+    const functions = new Map<string, ApiFunction>(ROUTES.map((r) => [r.operationId, functionFor(r.operationId)]));
+    functions.set(AUTHORIZER.name, functionFor(AUTHORIZER.name));
     const handlers = new Map(ROUTES.map((r) => [r.operationId, functions.get(r.operationId)!.function]));
     const authorizerHandler = functions.get(AUTHORIZER.name)!.function;
 

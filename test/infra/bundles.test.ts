@@ -68,9 +68,9 @@ interface Sample {
   readonly expect: (out: { result?: any; error?: string }) => void;
 }
 
-/** The sample event of a function (by its Lambda entry) and what its answer must be; every route's from its sample. */
-async function sampleOf(entry: string): Promise<Sample | undefined> {
-  if (entry === AUTHORIZER.entry)
+/** The sample event of a function (by its name) and what its answer must be; every route's from its sample. */
+async function sampleOf(name: string): Promise<Sample | undefined> {
+  if (name === AUTHORIZER.name)
     return {
       event: {
         type: 'TOKEN',
@@ -79,7 +79,7 @@ async function sampleOf(entry: string): Promise<Sample | undefined> {
       },
       expect: (out) => expect(out.error).toBe('Unauthorized'),
     };
-  const route = ROUTES.find((r) => r.entry === entry);
+  const route = ROUTES.find((r) => r.operationId === name);
   if (!route) return undefined;
   const request = await sampleRequest(route, fixtures);
   return {
@@ -102,7 +102,7 @@ describe('bundles in the cloud assembly', () => {
     expect(functions.length).toBeGreaterThan(0);
     for (const fn of functions) {
       expect(fn.assetPath, fn.logicalId).toBeDefined();
-      expect(await sampleOf(fn.entry), fn.logicalId).toBeDefined();
+      expect(await sampleOf(fn.name), fn.logicalId).toBeDefined();
     }
   });
 
@@ -118,7 +118,7 @@ describe('bundles in the cloud assembly', () => {
           LOG_LEVEL: 'ERROR',
         };
         const bundle = join(assembly.dir, fn.assetPath!, 'index.mjs');
-        const sample = (await sampleOf(fn.entry))!;
+        const sample = (await sampleOf(fn.name))!;
         const { stdout } = await run(
           process.execPath,
           ['--enable-source-maps', '--input-type=module', '-e', INVOKE, bundle, JSON.stringify(sample.event)],

@@ -8,12 +8,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { AUTHORIZER, ROUTES } from '../../contract/routes.ts';
+import { ROUTES } from '../../contract/routes.ts';
 import { hashKey } from '../../lambdas/domain/keys.ts';
 import { shardKey } from '../../lambdas/storage/limiter-items.ts';
 import { localAssembly, type LocalAssembly } from '../../lib/local/synth.ts';
 import type { CfnTemplate } from '../../lib/local/template.ts';
-import { TABLE_METADATA, ENTRY_METADATA } from '../../lib/stacks/metadata.ts';
+import { TABLE_METADATA, FUNCTION_METADATA } from '../../lib/stacks/metadata.ts';
 import { FUNCTION_ACCESS } from '../../lib/stacks/function-access.ts';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
 import { OPERATION_SAMPLES, sampleRequest } from '../helpers/samples.ts';
@@ -31,9 +31,8 @@ interface Grant {
 function grantsOf(t: CfnTemplate): Grant[] {
   const out: Grant[] = [];
   for (const fn of Object.values(t.Resources)) {
-    const entry = fn.Metadata?.[ENTRY_METADATA];
-    if (fn.Type !== 'AWS::Lambda::Function' || typeof entry !== 'string') continue;
-    const name = entry === AUTHORIZER.entry ? 'authorizer' : ROUTES.find((r) => r.entry === entry)!.operationId;
+    const name = fn.Metadata?.[FUNCTION_METADATA];
+    if (fn.Type !== 'AWS::Lambda::Function' || typeof name !== 'string') continue;
     const roleId = fn.Properties!.Role['Fn::GetAtt'][0];
     for (const [policyId, p] of Object.entries(t.Resources)) {
       if (p.Type !== 'AWS::IAM::Policy' || !p.Properties!.Roles.some((r: any) => r.Ref === roleId)) continue;

@@ -22,7 +22,6 @@ const FORGET = {
   operationId: 'testForgetPet',
   method: 'DELETE',
   path: '/test-only/pets/{petId}',
-  entry: 'lambdas/functions/test-forget-pet.ts',
   summary: 'Forget an animal',
   request: { params: PetIdParam },
   parameters: [petIdParameter('Identifier of the animal to forget.')],
@@ -66,7 +65,7 @@ beforeAll(async () => {
     functions: new Map(),
   };
   const fn: LocalFunction = {
-    def: { logicalId: 'Fn', entry: FORGET.entry, environment: {}, timeoutSeconds: 10, memoryMb: 512 },
+    def: { logicalId: 'Fn', name: FORGET.operationId, environment: {}, timeoutSeconds: 10, memoryMb: 512 },
     // The local gateway's authorizer is not part of this model: the context it would pass is added here.
     handler: (event, context) =>
       handler({ ...(event as any), requestContext: { ...(event as any).requestContext, authorizer } }, context),
