@@ -5,9 +5,9 @@
  */
 import createClient from 'openapi-fetch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LIMITER_GRANT, petIdParameter } from '../../contract/operations/common.ts';
+import { LIMITER_GRANT } from '../../contract/operations/common.ts';
+import { GET_PET } from '../../contract/operations/get-pet.ts';
 import { ROUTES, type Route } from '../../contract/routes.ts';
-import { PetIdParam } from '../../contract/schemas.ts';
 import { result } from '../../client/index.ts';
 import { operationsTable, statusesTable } from '../../lib/api/docs-tables.ts';
 import { buildOpenApi } from '../../lib/api/openapi.ts';
@@ -18,13 +18,14 @@ import { loadConfig } from '../../lambdas/shared/config.ts';
 import { apiHandler } from '../../lambdas/shared/http.ts';
 import { createRuntime } from '../../lambdas/shared/runtime.ts';
 
+/** getPet's path parameter on a path of its own, without a body either way, deprecation or errors of its own. */
 const FORGET = {
+  ...GET_PET,
   operationId: 'testForgetPet',
   method: 'DELETE',
   path: '/test-only/pets/{petId}',
   summary: 'Forget an animal',
-  request: { params: PetIdParam },
-  parameters: [petIdParameter('Identifier of the animal to forget.')],
+  description: undefined,
   success: {
     status: 204,
     description: 'Forgotten.',
@@ -32,6 +33,7 @@ const FORGET = {
   },
   errors: [],
   access: { tables: [LIMITER_GRANT] },
+  deprecation: undefined,
 } as const satisfies Route;
 
 const runtime = createRuntime(
