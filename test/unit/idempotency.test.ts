@@ -150,12 +150,11 @@ function memoryStore() {
       if (r?.status === 'IN_PROGRESS' && r.token === token) records.delete(k(id));
     },
   };
-  const petStore: PetStore = {
+  // What the creator takes of the pet store: its insert, which the idempotent path never calls.
+  const petStore: Pick<PetStore, 'insert'> = {
     insert: async () => {
       throw new Error('the idempotent path writes through insertAndComplete only');
     },
-    get: async (id) => pets.get(id),
-    list: async () => ({ pets: [...pets.values()] }),
   };
   return { store, petStore, records, pets, calls, failNextInserts: (e?: Error) => (failInsert = e) };
 }
