@@ -1,7 +1,7 @@
 /**
  * The billed alarm metrics of one stage, counted from the route table: CloudWatch bills every metric an alarm uses
  * (each metric of a math alarm). `npm run openapi` writes this count into docs/deployment.md ("Alarms"), and
- * test/infra/prod-ops.test.ts checks it, row by row, against both synthesized templates, so neither the document nor
+ * test/infra/prod-ops-cost.test.ts checks it, row by row, against both synthesized templates, so neither the document nor
  * the bound goes stale when an operation is added. Plain data, no CDK imports.
  */
 import { AUTHORIZER, ROUTES, type Route } from '../../contract/routes.ts';
