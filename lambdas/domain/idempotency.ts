@@ -23,7 +23,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { AppError } from './errors.ts';
-import { createPet, type IdAllocator, type PetStore } from './pets.ts';
+import { createPet, type IdAllocator, type PetAudit, type PetStore } from './pets.ts';
 import type { NewPet, Pet } from '../../contract/schemas.ts';
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
@@ -89,6 +89,7 @@ export interface IdempotencyStore {
     pet: Pet,
     response: StoredResponse,
     expiresAtMs: number,
+    audit: PetAudit,
   ): Promise<boolean>;
   /** Deletes the record if it is still IN_PROGRESS under `token`; otherwise leaves it. */
   release(id: IdempotencyId, token: string): Promise<void>;
@@ -189,8 +190,9 @@ export interface PetCreatorDeps {
 export function createPetCreator({ store, pets, ids, clock, newToken = randomUUID }: PetCreatorDeps): PetCreator {
   return {
     async create(input, { keyId, key }) {
+      const audit = { createdBy: keyId };
       if (key === undefined)
-        return { pet: await createPet(input, { store: pets, ids }), statusCode: 201, replayed: false };
+        return { pet: await createPet(input, audit, { store: pets, ids }), statusCode: 201, replayed: false };
       const id: IdempotencyId = { keyId, key };
       const fp = fingerprint(input);
       const token = newToken();
@@ -211,11 +213,11 @@ export function createPetCreator({ store, pets, ids, clock, newToken = randomUUI
       }
       // The pet rules stay in one place (createPet); only the write is swapped for the atomic one.
       const atomic = {
-        insert: (pet: Pet) =>
-          store.insertAndComplete(id, token, pet, { statusCode: 201, body: pet }, clock() + COMPLETED_MS),
+        insert: (pet: Pet, who: PetAudit) =>
+          store.insertAndComplete(id, token, pet, { statusCode: 201, body: pet }, clock() + COMPLETED_MS, who),
       };
       try {
-        const pet = await createPet(input, { store: atomic, ids });
+        const pet = await createPet(input, audit, { store: atomic, ids });
         return { pet, statusCode: 201, replayed: false };
       } catch (err) {
         // Free the key so the client can retry now. If the transaction did commit (an ambiguous timeout), the record

@@ -15,6 +15,12 @@ export interface PetPage {
   readonly next?: PageKey;
 }
 
+/** Who made a pet: kept on its item for audit (the inventory is shared by every key), never returned by the API. */
+export interface PetAudit {
+  /** The creating key's id (never the key itself). */
+  readonly createdBy: string;
+}
+
 /**
  * The storage port for pets (lambdas/storage/pet-store.ts implements it). A use case takes only the methods it calls
  * (`Pick<PetStore, …>`): a read never holds a writer, a create never reads.
@@ -24,7 +30,7 @@ export interface PetStore {
    * Writes a new pet; resolves false when the id is already taken by another pet (nothing is overwritten). A write
    * that was applied although its answer was lost (the SDK resent it) resolves true: it is this create's pet.
    */
-  insert(pet: Pet): Promise<boolean>;
+  insert(pet: Pet, audit: PetAudit): Promise<boolean>;
   get(id: number): Promise<Pet | undefined>;
   list(query: { limit: number; status?: PetStatus; after?: PageKey }): Promise<PetPage>;
 }
@@ -37,6 +43,7 @@ export interface IdAllocator {
 /** Creates a pet from what the client sent: the service assigns its id and the default status. */
 export async function createPet(
   input: NewPet,
+  audit: PetAudit,
   { store, ids }: { readonly store: Pick<PetStore, 'insert'>; readonly ids: IdAllocator },
 ): Promise<Pet> {
   // Only the known fields are taken: a client-sent `id` (or anything else) never reaches storage.
@@ -47,7 +54,7 @@ export async function createPet(
       categoryId: input.categoryId,
       status: input.status ?? DEFAULT_PET_STATUS,
     };
-    if (await store.insert(pet)) return pet;
+    if (await store.insert(pet, audit)) return pet;
   }
   // Only a damaged id counter gets here: not the client's fault, and perhaps over soon, so 503 rather than 500.
   throw new UnavailableError('IdAllocation');

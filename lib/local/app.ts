@@ -60,6 +60,8 @@ export interface LocalApi {
   readonly dynamoEndpoint: string;
   readonly dynamo?: DynamoLocal;
   readonly tableEnv: Record<string, string>;
+  /** Development keys already stored and revoked (a kept ANIMAL_STORE_DATA_DIR): left revoked, answered 401. */
+  readonly inactiveDevKeys: readonly DevKey[];
   /** What the gateway emulates, as read from the template. */
   readonly model: ApiModel;
   /** The usage-plan counters. */
@@ -101,9 +103,10 @@ export async function startLocalApi(opts: LocalApiOptions = {}): Promise<LocalAp
   const dynamoEndpoint = opts.dynamoEndpoint ?? dynamo!.endpoint;
   try {
     const tableEnv = await provisionLocalTables(dynamoEndpoint, opts.tablePrefix ?? 'animal-store-local');
+    let inactiveDevKeys: DevKey[] = [];
     if (opts.devKeys?.length) {
       const seeding = localStorage(dynamoEndpoint, tableEnv);
-      await seedKeys(seeding, opts.devKeys).finally(() => seeding.ddb.destroy());
+      inactiveDevKeys = await seedKeys(seeding, opts.devKeys).finally(() => seeding.ddb.destroy());
     }
     const tables = Object.fromEntries(TABLES.map((t) => [t.id, tableEnv[t.envVar]!]));
     // Each function gets its own environment from the template, as in Lambda, and its own runtime, whose DynamoDB
@@ -132,6 +135,7 @@ export async function startLocalApi(opts: LocalApiOptions = {}): Promise<LocalAp
       dynamoEndpoint,
       dynamo,
       tableEnv,
+      inactiveDevKeys,
       model,
       usage: gw.usage,
       functions,

@@ -58,7 +58,7 @@ let nextPetId = 4242;
 const fixtures: SampleFixtures = {
   async newPet() {
     const pet = { id: nextPetId++, name: 'Bundle', categoryId: 1, status: 'available' } as const;
-    expect(await createPetStore(storage).insert(pet)).toBe(true);
+    expect(await createPetStore(storage).insert(pet, { createdBy: 'key_fixture' })).toBe(true);
     return pet.id;
   },
 };

@@ -12,7 +12,9 @@ describe('503, not 500, when the service cannot be sure', () => {
     let next = 1;
     const taken: Pick<PetStore, 'insert'> = { insert: async () => false };
     const ids = { next: async () => next++ };
-    const err = await createPet({ name: 'Rex', categoryId: 1 }, { store: taken, ids }).catch((e: unknown) => e);
+    const err = await createPet({ name: 'Rex', categoryId: 1 }, { createdBy: 'key_test' }, { store: taken, ids }).catch(
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(UnavailableError);
     const res = errorResponse(toAppError(err));
     expect(res.statusCode).toBe(503);
