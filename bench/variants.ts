@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDynamoLocal } from '../lib/local/dynamodb.ts';
 import { localClient, provisionLocalTables } from '../lambdas/storage/provision.ts';
-import { ROOT, bundle, type BundleResult } from './lib/bundle.ts';
+import { LAMBDA_FUNCTIONS, handlerModule, writeLambdaEntry } from '../lib/config/lambda-entries.ts';
+import { ROOT, bundle, lambdaName, type BundleResult } from './lib/bundle.ts';
 import { eventFor } from './lib/events.ts';
 import { seedBenchKey, seedPets, seededId } from './lib/seed.ts';
 import { median, printTable, ratio, round, runChild } from './lib/util.ts';
@@ -73,8 +74,9 @@ try {
     }
     const bundles = new Map<string, BundleResult>();
     for (const n of LAMBDAS) {
-      const entry = `lambdas/functions/${n}.ts`;
-      bundles.set(n, await bundle(n, join(src, entry), join(work, `v${i}`)));
+      // The entry as the stack generates it, importing the patched copy of the sources.
+      const fn = LAMBDA_FUNCTIONS.find((f) => lambdaName(handlerModule(f.name)) === n)!;
+      bundles.set(n, await bundle(n, writeLambdaEntry(fn, join(work, 'entries'), src), join(work, `v${i}`)));
     }
     const env: NodeJS.ProcessEnv = {
       PATH: process.env.PATH,

@@ -123,20 +123,28 @@ export function nextLink(link: string | null): string | undefined {
   return undefined;
 }
 
-function result<T>(r: { data?: T; error?: unknown; response: Response }): Result<T> {
-  if (r.error !== undefined || r.data === undefined) {
+/**
+ * openapi-fetch's answer as a Result. Success is the status's, not the body's: a 2xx without a body (a 204) is a
+ * success whose data is undefined; an error without a JSON Error object (an empty body, a proxy's text page) still
+ * gets one, with the status.
+ */
+export function result<T>(r: { data?: T; error?: unknown; response: Response }): Result<T> {
+  if (!r.response.ok) {
     const error = (
       r.error && typeof r.error === 'object'
         ? r.error
-        : { code: 'unknown', message: String(r.error ?? 'empty response'), status: r.response.status }
+        : { code: 'unknown', message: String(r.error || 'empty response'), status: r.response.status }
     ) as ApiErrorBody;
     return { error, response: r.response };
   }
-  return { data: r.data, response: r.response };
+  return { data: r.data as T, response: r.response };
 }
 
 export interface AnimalStoreClient {
-  /** The underlying openapi-fetch client (typed by the OpenAPI paths), for anything not wrapped here. */
+  /**
+   * The underlying openapi-fetch client (typed by the OpenAPI paths), for anything not wrapped here: every operation
+   * of openapi.json is callable through it, and `result()` turns its answer into a Result.
+   */
   readonly raw: Client<paths>;
   /** One page; `next` is the query of the following page, when the server announced one. */
   listPets(query?: ListPetsQuery): Promise<Result<Pet[]> & { next?: ListPetsQuery }>;

@@ -4,6 +4,7 @@
  * routes.ts.
  */
 import type { ErrorCode } from './errors.ts';
+import type { ResponseHeaderName } from './headers.ts';
 import type { TableDefinition } from './tables.ts';
 
 /** Both stages' base path; every route's path is below it. */
@@ -56,17 +57,46 @@ export interface ErrorResponseSpec {
   readonly retryAfter?: boolean;
 }
 
-export interface SuccessResponseSpec {
-  readonly status: 200 | 201;
+/** A response header as documented (its OpenAPI header object) and as the docs tables name it. */
+export interface HeaderDoc {
+  /** The name on the wire. */
+  readonly name: string;
   readonly description: string;
+  readonly required: boolean;
+  readonly schema: Readonly<Record<string, unknown>>;
+  /** How the docs tables write it (e.g. `` `Link: rel="next"` ``); the name in backticks when absent. */
+  readonly text?: string;
+}
+
+/**
+ * A success response's header: one of the named headers of contract/headers.ts (a component of the document), or
+ * a header only this operation sends, documented in place.
+ */
+export type ResponseHeader = ResponseHeaderName | HeaderDoc;
+
+interface SuccessBase {
+  readonly description: string;
+  /** Headers beyond the rate-limit ones. */
+  readonly headers?: readonly ResponseHeader[];
+}
+
+/** A success with a JSON body. */
+export interface SuccessWithBody extends SuccessBase {
+  readonly status: 200 | 201 | 202;
   /**
    * The zod schema of the body, registered with `.meta({ id })`: the OpenAPI document names it by that id and
    * collects it (and every named schema it uses) into its components.
    */
   readonly schema: unknown;
-  /** Headers beyond the rate-limit ones, by their OpenAPI component name. */
-  readonly headers?: readonly ('LinkNext' | 'Location')[];
 }
+
+/** A success without a body (no Content-Type either). */
+export interface SuccessWithoutBody extends SuccessBase {
+  readonly status: 204;
+  readonly schema?: undefined;
+}
+
+export type SuccessResponseSpec = SuccessWithBody | SuccessWithoutBody;
 
 /** An OpenAPI parameter object, as documented (validation itself comes from `request`). */
 export type ParameterDoc = Readonly<Record<string, unknown>> & {
@@ -79,8 +109,6 @@ export interface Route {
   readonly method: HttpMethod;
   /** Path below the base path `/v1`, with `{param}` placeholders as API Gateway writes them. */
   readonly path: string;
-  /** Handler module, relative to the repository root; it exports `handler`. */
-  readonly entry: string;
   readonly summary: string;
   /** The OpenAPI description; the summary when absent. */
   readonly description?: string;

@@ -14,9 +14,11 @@ export type {
   Deprecation,
   ErrorResponseSpec,
   FunctionAccess,
+  HeaderDoc,
   HttpMethod,
   ParameterDoc,
   RequestSchemas,
+  ResponseHeader,
   Route,
   SuccessResponseSpec,
   TableGrant,
@@ -32,10 +34,9 @@ export type OperationId = (typeof ROUTE_TABLE)[number]['operationId'];
 /** Every operation, for code that walks them all. */
 export const ROUTES: readonly (Route & { readonly operationId: OperationId })[] = ROUTE_TABLE;
 
-/** The authorizer is not a route but is bundled and deployed like one. */
+/** The authorizer is not a route but is bundled and deployed like one (its handler: lambdas/handlers/authorizer.ts). */
 export const AUTHORIZER = {
   name: 'authorizer',
-  entry: 'lambdas/functions/authorizer.ts',
   access: {
     tables: [
       { table: KEYS_TABLE, actions: ['dynamodb:GetItem'] },
@@ -43,7 +44,7 @@ export const AUTHORIZER = {
       { table: STATE_TABLE, actions: ['dynamodb:GetItem'] },
     ],
   },
-} as const satisfies { name: string; entry: string; access: FunctionAccess };
+} as const satisfies { name: string; access: FunctionAccess };
 
 /** Distinct resource paths, each with the methods it supports (for 405 + Allow). */
 export function resourcePaths(routes: readonly Route[] = ROUTES): Map<string, HttpMethod[]> {

@@ -59,3 +59,17 @@ export const STATE_TABLE = {
 } as const satisfies TableDefinition;
 
 export const TABLES = [PETS_TABLE, KEYS_TABLE, STATE_TABLE] as const satisfies readonly TableDefinition[];
+
+/**
+ * Every DynamoDB operation the service may perform (lambdas/storage: Get/Put/Update/Delete, Query, Scan, and the
+ * idempotent create's TransactWriteItems), in the order the alarms sum them.
+ */
+export const DYNAMODB_OPERATIONS = [
+  'GetItem',
+  'PutItem',
+  'UpdateItem',
+  'DeleteItem',
+  'Query',
+  'Scan',
+  'TransactWriteItems',
+] as const;

@@ -1,12 +1,11 @@
 /** Phase 1: bundle sizes of every lambda against the floor bundle (DocumentClient + one GetItem). */
 import { join } from 'node:path';
-import { AUTHORIZER, ROUTES } from '../../contract/routes.ts';
+import { LAMBDA_FUNCTIONS, handlerModule, writeLambdaEntry } from '../../lib/config/lambda-entries.ts';
 import { ROOT, bundle, lambdaName, weightByPackage, type BundleResult } from '../lib/bundle.ts';
 import { printTable, ratio, round } from '../lib/util.ts';
 import type { BenchContext } from './context.ts';
 
 const RESULTS = join(ROOT, 'bench/results');
-const LAMBDAS = [...ROUTES.map((r) => r.entry), AUTHORIZER.entry];
 const FLOOR_ENTRY = 'bench/floor-handler.ts';
 
 export type Bundles = { bundles: BundleResult[]; floorBundle: BundleResult };
@@ -15,7 +14,10 @@ export type Bundles = { bundles: BundleResult[]; floorBundle: BundleResult };
 export async function runBundles({ result, target }: BenchContext): Promise<Bundles> {
   const bundleDir = join(RESULTS, 'bundles');
   const floorBundle = await bundle('floor-handler', FLOOR_ENTRY, bundleDir);
-  const bundles = await Promise.all(LAMBDAS.map((e) => bundle(lambdaName(e), e, bundleDir)));
+  // Each function's entry as the stack generates it, bundled under its handler's file name.
+  const bundles = await Promise.all(
+    LAMBDA_FUNCTIONS.map((fn) => bundle(lambdaName(handlerModule(fn.name)), writeLambdaEntry(fn), bundleDir)),
+  );
   const rows = bundles.map((b) => ({
     lambda: b.name,
     minBytes: b.minBytes,

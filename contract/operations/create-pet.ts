@@ -8,7 +8,6 @@ export const CREATE_PET = {
   operationId: 'createPet',
   method: 'POST',
   path: '/pets',
-  entry: 'lambdas/functions/create-pet.ts',
   summary: 'Add an animal',
   description:
     'Adds an animal. Send an `Idempotency-Key` to make retries safe: a retry with the same key and body returns the first result.',

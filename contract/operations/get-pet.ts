@@ -10,7 +10,6 @@ export const GET_PET = {
   operationId: 'getPet',
   method: 'GET',
   path: '/pets/{petId}',
-  entry: 'lambdas/functions/get-pet.ts',
   summary: 'Get one animal (deprecated: use GET /pets with the status filter)',
   description: 'Returns one animal.',
   request: { params: PetIdParam },

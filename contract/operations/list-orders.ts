@@ -6,7 +6,6 @@ export const LIST_ORDERS = {
   operationId: 'listOrders',
   method: 'GET',
   path: '/store/orders',
-  entry: 'lambdas/functions/list-orders.ts',
   summary: 'List store orders (contract not yet specified)',
   request: {},
   errors: [

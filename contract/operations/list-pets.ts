@@ -8,7 +8,6 @@ export const LIST_PETS = {
   operationId: 'listPets',
   method: 'GET',
   path: '/pets',
-  entry: 'lambdas/functions/list-pets.ts',
   summary: 'List all animals',
   description:
     'Returns a page of animals (a bare array), optionally filtered by status. Follow `Link: rel="next"` for further pages.',

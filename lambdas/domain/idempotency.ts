@@ -23,7 +23,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { AppError } from './errors.ts';
-import { createPetCreator, type IdAllocator, type PetAudit, type PetWriter } from './pets.ts';
+import { createPet, type IdAllocator, type PetAudit, type PetStore } from './pets.ts';
 import type { NewPet, Pet } from '../../contract/schemas.ts';
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
@@ -167,14 +167,15 @@ export interface IdempotentCreateResult {
   readonly replayed: boolean;
 }
 
-export interface IdempotentPetCreator {
+/** What a handler creates pets with. */
+export interface PetCreator {
   /** Creates a pet; under the caller's Idempotency-Key when `key` is given, as a plain create (no extra request) when not. */
   create(input: NewPet, id: { readonly keyId: string; readonly key?: string }): Promise<IdempotentCreateResult>;
 }
 
-export interface IdempotentPetCreatorDeps {
+export interface PetCreatorDeps {
   readonly store: IdempotencyStore;
-  readonly pets: PetWriter;
+  readonly pets: Pick<PetStore, 'insert'>;
   readonly ids: IdAllocator;
   readonly clock: () => number;
   readonly newToken?: () => string;
@@ -186,18 +187,12 @@ export interface IdempotentPetCreatorDeps {
  * a 422 (the failed conditional claim returns the live record), 2 + the failed writes when the create fails
  * (claim, create, release).
  */
-export function createIdempotentPetCreator({
-  store,
-  pets,
-  ids,
-  clock,
-  newToken = randomUUID,
-}: IdempotentPetCreatorDeps): IdempotentPetCreator {
-  const plain = createPetCreator(pets, ids);
+export function createPetCreator({ store, pets, ids, clock, newToken = randomUUID }: PetCreatorDeps): PetCreator {
   return {
     async create(input, { keyId, key }) {
       const audit = { createdBy: keyId };
-      if (key === undefined) return { pet: await plain.create(input, audit), statusCode: 201, replayed: false };
+      if (key === undefined)
+        return { pet: await createPet(input, audit, { store: pets, ids }), statusCode: 201, replayed: false };
       const id: IdempotencyId = { keyId, key };
       const fp = fingerprint(input);
       const token = newToken();
@@ -216,16 +211,13 @@ export function createIdempotentPetCreator({
         if (decision.kind === 'error') throw decision.error;
         return { pet: decision.response.body, statusCode: decision.response.statusCode, replayed: true };
       }
-      // The pet rules stay in one place (createPetCreator); only the write is swapped for the atomic one.
-      const service = createPetCreator(
-        {
-          insert: (pet, who) =>
-            store.insertAndComplete(id, token, pet, { statusCode: 201, body: pet }, clock() + COMPLETED_MS, who),
-        },
-        ids,
-      );
+      // The pet rules stay in one place (createPet); only the write is swapped for the atomic one.
+      const atomic = {
+        insert: (pet: Pet, who: PetAudit) =>
+          store.insertAndComplete(id, token, pet, { statusCode: 201, body: pet }, clock() + COMPLETED_MS, who),
+      };
       try {
-        const pet = await service.create(input, audit);
+        const pet = await createPet(input, audit, { store: atomic, ids });
         return { pet, statusCode: 201, replayed: false };
       } catch (err) {
         // Free the key so the client can retry now. If the transaction did commit (an ambiguous timeout), the record

@@ -1,14 +1,14 @@
 import { CREATE_PET } from '../../contract/operations/create-pet.ts';
 import { apiHandler } from '../shared/http.ts';
 import type { Runtime } from '../shared/runtime.ts';
-import { createIdempotentPetCreator, idempotencyKeyOf } from '../domain/idempotency.ts';
+import { createPetCreator, idempotencyKeyOf } from '../domain/idempotency.ts';
 import { createIdempotencyStore } from '../storage/idempotency-store.ts';
 import { createIdAllocator, createPetStore } from '../storage/pet-store.ts';
 import { BASE_PATH } from '../../contract/route-types.ts';
 
 export function createPetHandler(rt: Runtime) {
   // One id allocator per container, shared by every create (one reserved block, not two).
-  const creator = createIdempotentPetCreator({
+  const creator = createPetCreator({
     store: createIdempotencyStore(rt.storage),
     pets: createPetStore(rt.storage),
     ids: createIdAllocator(rt.storage),

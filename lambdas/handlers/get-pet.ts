@@ -1,13 +1,13 @@
 import { GET_PET } from '../../contract/operations/get-pet.ts';
 import { apiHandler } from '../shared/http.ts';
 import type { Runtime } from '../shared/runtime.ts';
-import { createPetQueries } from '../domain/pets.ts';
+import { getPet } from '../domain/pets.ts';
 import { createPetStore } from '../storage/pet-store.ts';
 
 export function getPetHandler(rt: Runtime) {
-  const pets = createPetQueries(createPetStore(rt.storage));
+  const pets = createPetStore(rt.storage);
   return apiHandler(rt, GET_PET, async (event) => ({
     statusCode: 200,
-    body: await pets.get(event.validated.params.petId),
+    body: await getPet(pets, event.validated.params.petId),
   }));
 }

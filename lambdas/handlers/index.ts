@@ -1,8 +1,9 @@
 /**
  * Every function's handler factory, by operation: the local server builds its functions from these with a
- * runtime of its own. The deployed Lambdas do not import this module (each entry in lambdas/functions imports its
- * one handler), so no bundle carries another function's code. `satisfies` makes a missing or misspelt operation a
- * compile error.
+ * runtime of its own. The deployed Lambdas do not import this module (each one's entry, generated at synth by
+ * lib/config/lambda-entries.ts, imports its one handler), so no bundle carries another function's code. `satisfies`
+ * makes a missing or misspelt operation a compile error; a factory is named `<operationId>Handler`, in
+ * `<operationId in kebab case>.ts`, as the generated entries import it.
  */
 import type { OperationId } from '../../contract/routes.ts';
 import type { HandlerFactory } from '../shared/runtime.ts';

@@ -11,6 +11,7 @@ import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { Route } from '../../contract/route-types.ts';
 import { JSON_HEADERS, UNCOUNTED_RATE_LIMIT_HEADERS } from '../../contract/errors.ts';
+import { headerDoc } from '../../contract/headers.ts';
 import { assertNotRemoved, deprecationHeaders } from '../domain/deprecation.ts';
 import { AppError, UnavailableError } from '../domain/errors.ts';
 import { admit, limiterOf, type Admission } from './admission.ts';
@@ -26,7 +27,8 @@ export type { ApiEvent } from './validation.ts';
 
 export interface ApiResult {
   readonly statusCode: number;
-  readonly body: unknown;
+  /** Sent as JSON; none (and no Content-Type) when absent, and always on a 204. */
+  readonly body?: unknown;
   readonly headers?: Record<string, string>;
 }
 
@@ -36,18 +38,32 @@ interface Internal extends Record<string, unknown> {
   admission?: Admission;
 }
 
-const EXPOSED_HEADERS =
-  'X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, Link, Location, Deprecation, Sunset';
+/** What a browser may read of a response: the rate-limit and retry headers, and what the route entry sends. */
+const exposedHeaders = (route: Route): string =>
+  [
+    ...new Set([
+      'X-RateLimit-Limit',
+      'X-RateLimit-Remaining',
+      'X-RateLimit-Reset',
+      'Retry-After',
+      ...(route.success?.headers ?? []).map((h) => headerDoc(h).name),
+      ...(route.deprecation ? ['Link', 'Deprecation', 'Sunset'] : []),
+    ]),
+  ].join(', ');
 
 /** CORS: deny by default; an allowed origin (stage config) is echoed back. */
 function cors(
   allowed: readonly string[],
+  exposed: string,
   event: { headers?: APIGatewayProxyEvent['headers'] },
 ): Record<string, string> {
   const origin = header(event.headers, 'origin');
   if (!origin || !allowed.includes(origin)) return {};
-  return { 'Access-Control-Allow-Origin': origin, 'Access-Control-Expose-Headers': EXPOSED_HEADERS, Vary: 'Origin' };
+  return { 'Access-Control-Allow-Origin': origin, 'Access-Control-Expose-Headers': exposed, Vary: 'Origin' };
 }
+
+/** Headers of a response without a body: JSON's without Content-Type. */
+const { 'Content-Type': _json, ...BODILESS_HEADERS } = JSON_HEADERS;
 
 /** Maps anything thrown to an AppError. */
 export function toAppError(err: unknown): AppError {
@@ -93,10 +109,11 @@ const api = (
   // Computed once per container, not per request.
   const deprecated = route.deprecation ? deprecationHeaders(route.deprecation) : undefined;
   const limiter = limiterOf(rt);
-  const hasBody = route.method === 'POST' || route.method === 'PUT' || route.method === 'PATCH';
+  const hasBody = route.request.body !== undefined;
   // Reads start beside the limiter's write; anything that writes is counted first.
   const readOnly = route.method === 'GET';
   const origins = rt.config.CORS_ALLOWED_ORIGINS;
+  const exposed = exposedHeaders(route);
   return {
     name: 'api',
     before: async (request) => {
@@ -120,10 +137,16 @@ const api = (
       // A refused request's read is discarded: the limiter's 429 (or 503) is the answer.
       await request.internal.admission?.done;
       const res = request.response as unknown as ApiResult;
+      const bodiless = res.statusCode === 204 || res.body === undefined;
       request.response = {
         statusCode: res.statusCode,
-        headers: { ...JSON_HEADERS, ...request.internal.headers, ...cors(origins, request.event), ...res.headers },
-        body: JSON.stringify(res.body),
+        headers: {
+          ...(bodiless ? BODILESS_HEADERS : JSON_HEADERS),
+          ...request.internal.headers,
+          ...cors(origins, exposed, request.event),
+          ...res.headers,
+        },
+        body: bodiless ? '' : JSON.stringify(res.body),
       };
     },
     onError: async (request) => {
@@ -139,7 +162,7 @@ const api = (
       request.response = errorResponse(err, {
         ...UNCOUNTED_RATE_LIMIT_HEADERS,
         ...request.internal.headers,
-        ...cors(origins, request.event),
+        ...cors(origins, exposed, request.event),
       });
     },
   };

@@ -39,8 +39,11 @@ export interface Storage {
 
 const MAX_ATTEMPTS = 3;
 
-/** Binds a storage operation (a function of the storage first) to one storage: how adapters build their methods. */
-export const on =
+/**
+ * A storage operation (a function taking the storage first) as a method of one storage's adapter: how adapters build
+ * their methods (`get: withStorage(storage, get)`).
+ */
+export const withStorage =
   <A extends unknown[], R>(storage: Storage, op: (storage: Storage, ...args: A) => R) =>
   (...args: A): R =>
     op(storage, ...args);

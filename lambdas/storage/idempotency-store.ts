@@ -31,7 +31,7 @@ import {
 } from '../domain/idempotency.ts';
 import type { PetAudit } from '../domain/pets.ts';
 import type { Pet } from '../../contract/schemas.ts';
-import { conditionFailedItem, guarded, on, type Storage } from './client.ts';
+import { conditionFailedItem, guarded, withStorage, type Storage } from './client.ts';
 
 const CONFLICT_ATTEMPTS = 3;
 
@@ -197,8 +197,8 @@ async function release(storage: Storage, id: IdempotencyId, token: string): Prom
 
 export function createIdempotencyStore(storage: Storage): IdempotencyStore {
   return {
-    claim: on(storage, claim),
-    insertAndComplete: on(storage, insertAndComplete),
-    release: on(storage, release),
+    claim: withStorage(storage, claim),
+    insertAndComplete: withStorage(storage, insertAndComplete),
+    release: withStorage(storage, release),
   };
 }

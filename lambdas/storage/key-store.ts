@@ -17,7 +17,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { StaleKeyRecordError, type KeyRecord, type KeyStore } from '../domain/keys.ts';
 import { UnavailableError } from '../domain/errors.ts';
-import { guarded, on, type Storage } from './client.ts';
+import { guarded, withStorage, type Storage } from './client.ts';
 import { KEYS_TABLE } from '../../contract/tables.ts';
 
 const BY_KEY_ID = KEYS_TABLE.indexes[0].indexName;
@@ -238,11 +238,11 @@ async function replaceHash(storage: Storage, current: KeyRecord, next: KeyRecord
 /** Admin operations on key records (the admin tool and the local server's development keys). */
 export function createKeyAdminStore(storage: Storage) {
   return {
-    put: on(storage, put),
-    upsert: on(storage, upsert),
-    getById: on(storage, getById),
-    list: on(storage, list),
-    update: on(storage, update),
-    replaceHash: on(storage, replaceHash),
+    put: withStorage(storage, put),
+    upsert: withStorage(storage, upsert),
+    getById: withStorage(storage, getById),
+    list: withStorage(storage, list),
+    update: withStorage(storage, update),
+    replaceHash: withStorage(storage, replaceHash),
   };
 }

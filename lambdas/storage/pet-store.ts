@@ -6,7 +6,7 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { IdAllocator, PageKey, PetAudit, PetPage, PetStore } from '../domain/pets.ts';
 import type { Pet, PetStatus } from '../../contract/schemas.ts';
-import { conditionFailedItem, guarded, on, type Storage } from './client.ts';
+import { conditionFailedItem, guarded, withStorage, type Storage } from './client.ts';
 import { PETS_TABLE } from '../../contract/tables.ts';
 
 const STATUS_INDEX = PETS_TABLE.indexes[0].indexName;
@@ -89,9 +89,9 @@ async function list(
 
 export function createPetStore(storage: Storage): PetStore {
   return {
-    insert: on(storage, insert),
-    get: on(storage, get),
-    list: on(storage, list),
+    insert: withStorage(storage, insert),
+    get: withStorage(storage, get),
+    list: withStorage(storage, list),
   };
 }
 

@@ -6,8 +6,10 @@
  *
  * Plain data, like the OpenAPI document it reads: no CDK and no Lambda runtime imports.
  */
+import { headerDoc } from '../../contract/headers.ts';
 import { LIMITER_GRANT } from '../../contract/operations/common.ts';
 import { AUTHORIZER, ROUTES, type FunctionAccess, type Route } from '../../contract/routes.ts';
+import { alarmMetricTotal, alarmMetrics } from '../stacks/alarm-metrics.ts';
 import { buildOpenApi, named } from './openapi.ts';
 
 const code = (s: string) => `\`${s}\``;
@@ -51,8 +53,6 @@ export function statusesTable(routes: readonly Route[] = ROUTES, doc = buildOpen
   );
 }
 
-const SUCCESS_HEADER_TEXT = { LinkNext: '`Link: rel="next"`', Location: '`Location`' } as const;
-
 /** What a request carries beyond the path: its body schema, query parameters and headers, from the entry. */
 function input(r: Route): string {
   const body = r.request.body ? [`body ${code(named(r.request.body, `${r.operationId} request body`))}`] : [];
@@ -63,12 +63,13 @@ function input(r: Route): string {
   return [...body, ...params].join('; ') || '—';
 }
 
-/** The success status and body schema, with the headers it adds. */
+/** The success status and body schema (or none), with the headers it adds. */
 function answer(r: Route): string {
   const ok = r.success;
   if (!ok) return r.notImplemented ? '501 `not_implemented`' : '—';
-  const headers = ok.headers?.length ? ` with ${ok.headers.map((h) => SUCCESS_HEADER_TEXT[h]).join(', ')}` : '';
-  return `${ok.status} ${code(named(ok.schema, `${r.operationId} response`))}${headers}`;
+  const body = ok.schema ? code(named(ok.schema, `${r.operationId} response`)) : 'no body';
+  const texts = (ok.headers ?? []).map(headerDoc).map((h) => h.text ?? code(h.name));
+  return `${ok.status} ${body}${texts.length ? ` with ${texts.join(', ')}` : ''}`;
 }
 
 /** The description, then what sets the operation apart (deprecation, no contract yet). */
@@ -89,11 +90,24 @@ export function operationsTable(routes: readonly Route[] = ROUTES): string {
   );
 }
 
+/** docs/deployment.md, "Alarms": the billed alarm metrics of a stage, counted from the routes (lib/stacks/alarm-metrics.ts). */
+export function alarmMetricsTable(routes: readonly Route[] = ROUTES): string {
+  const rows = alarmMetrics(routes);
+  return table(
+    ['Alarm', 'Billed metrics', 'Of'],
+    [
+      ...rows.map((r) => [r.alarm, String(r.metrics), cell(r.detail)]),
+      ['**All, per stage**', `**${alarmMetricTotal(routes)}**`, '0.10 USD a month each'],
+    ],
+  );
+}
+
 /** Every generated table, by the name its markers carry, with the document it lives in (from the repository root). */
 export const GENERATED_TABLES = {
   operations: { file: 'README.md', render: operationsTable },
   statuses: { file: 'docs/api.md', render: statusesTable },
   'least-privilege': { file: 'docs/deployment.md', render: leastPrivilegeTable },
+  'alarm-metrics': { file: 'docs/deployment.md', render: alarmMetricsTable },
 } as const satisfies Record<string, { file: string; render: (routes?: readonly Route[]) => string }>;
 
 const MARKERS = /(<!-- generated: ([\w-]+) -->\n)[\s\S]*?(\n<!-- \/generated -->)/g;

@@ -5,12 +5,25 @@
  *
  * Plain data, no CDK and no Lambda runtime imports (the schemas module imports zod only).
  */
-import * as z from 'zod/mini';
+import { globalRegistry, type ZodMiniType } from 'zod/mini';
 import { ERROR_CODES } from '../../contract/errors.ts';
-import { ErrorObject } from '../../contract/schemas.ts';
-import { PLANS, STANDARD_PLANS } from '../../contract/plans.ts';
-import { BASE_PATH, ROUTES, type ErrorResponseSpec, type Route } from '../../contract/routes.ts';
+import { headerDoc } from '../../contract/headers.ts';
+import { BASE_PATH, ROUTES, type Route } from '../../contract/routes.ts';
+import {
+  COMMON_ERRORS,
+  componentSchemas,
+  headerComponents,
+  headerObject,
+  idOf,
+  isNamedSchema,
+  named,
+  ref,
+  type CommonErrorSpec,
+  type Json,
+} from './openapi-components.ts';
 import { infoDescription } from './overview.ts';
+
+export { named } from './openapi-components.ts';
 
 export const OPENAPI_VERSION = '3.1.0';
 export const API_VERSION = '1.0.0';
@@ -23,154 +36,6 @@ export const SERVERS = [
   { url: `https://api.example.com${BASE_PATH}`, description: 'Production ({base_url})' },
   { url: `https://staging.api.example.com${BASE_PATH}`, description: 'Staging ({staging_base_url})' },
 ] as const;
-
-type Json = Record<string, unknown>;
-
-const ref = (kind: 'schemas' | 'responses' | 'headers' | 'parameters', name: string) => ({
-  $ref: `#/components/${kind}/${name}`,
-});
-
-const isZod = (s: unknown): s is z.ZodMiniType => typeof s === 'object' && s !== null && '_zod' in s;
-const idOf = (schema: unknown): string | undefined =>
-  isZod(schema) ? (z.globalRegistry.get(schema) as { id?: string } | undefined)?.id : undefined;
-
-/** The id a schema is registered with; `what` names the place in the error when it has none. */
-export const named = (schema: unknown, what: string): string => {
-  const id = idOf(schema);
-  if (!id) throw new Error(`${what}: the schema lacks .meta({ id }), so the document cannot name it`);
-  return id;
-};
-
-/** A documented parameter's schema may be a named zod schema: it becomes a `$ref` to that component. */
-const isNamedSchema = (s: unknown): boolean => idOf(s) !== undefined;
-
-/**
- * The component schemas: every named zod schema the route entries use (documented parameters, request bodies,
- * success bodies) and the Error object, with the named schemas each uses, as JSON Schema 2020-12 (OpenAPI 3.1's
- * dialect). Request bodies are converted as input (unknown fields of a NewPet are ignored, so it must not forbid
- * them), the rest as output. Ordered as a reader meets them (parameters, request bodies, responses), each after
- * the schemas it uses.
- */
-function componentSchemas(routes: readonly Route[]): Record<string, Json> {
-  const inputs = new Set<unknown>();
-  const roots: unknown[] = [];
-  for (const r of routes) for (const p of r.parameters ?? []) if (isNamedSchema(p.schema)) roots.push(p.schema);
-  for (const r of routes)
-    if (r.request.body) {
-      named(r.request.body, `${r.operationId} request body`);
-      roots.push(r.request.body);
-      inputs.add(r.request.body);
-    }
-  for (const r of routes)
-    if (r.success) {
-      named(r.success.schema, `${r.operationId} ${r.success.status} response`);
-      roots.push(r.success.schema);
-    }
-  roots.push(ErrorObject);
-
-  const schemas: Record<string, Json> = {};
-  const localRef = /^#\/\$defs\/(.+)$/;
-  const relink = (v: unknown): unknown => {
-    if (Array.isArray(v)) return v.map(relink);
-    if (typeof v !== 'object' || v === null) return v;
-    const out: Json = {};
-    for (const [k, x] of Object.entries(v)) {
-      const m = k === '$ref' && typeof x === 'string' ? localRef.exec(x) : null;
-      out[k] = m ? `#/components/schemas/${m[1]}` : relink(x);
-    }
-    return out;
-  };
-  for (const root of roots) {
-    const id = named(root, 'component');
-    if (schemas[id]) continue;
-    const io = inputs.has(root) ? 'input' : 'output';
-    const defs = (z.toJSONSchema(root as z.ZodMiniType, { target: 'draft-2020-12', io }).$defs ?? {}) as Record<
-      string,
-      Json
-    >;
-    // Depth first, so that each schema follows the ones it uses.
-    const visit = (name: string) => {
-      if (schemas[name]) return;
-      const { id: _id, ...def } = defs[name]!;
-      schemas[name] = {}; // marks it visited (a recursive schema must not loop)
-      for (const dep of JSON.stringify(def).matchAll(/"#\/\$defs\/([^"]+)"/g)) if (dep[1] !== name) visit(dep[1]!);
-      delete schemas[name];
-      schemas[name] = relink(def) as Json;
-    };
-    visit(id);
-  }
-  // The Error object's `code` is one of ERROR_CODES; `status` is an HTTP status code.
-  const error = schemas.Error as { properties: Record<string, Json> };
-  error.properties.code = { ...error.properties.code, enum: Object.keys(ERROR_CODES) };
-  error.properties.status = { ...error.properties.status, minimum: 400, maximum: 599 };
-  return schemas;
-}
-
-const int = (description: string, example?: number): Json => ({
-  description,
-  required: true,
-  schema: { type: 'integer', minimum: 0, ...(example !== undefined ? { example } : {}) },
-});
-
-const HEADERS: Record<string, Json> = {
-  'X-RateLimit-Limit': int(
-    `The limit currently applying (requests per minute or per day, whichever binds sooner). Plans: ${STANDARD_PLANS.map((p) => `${PLANS[p].displayName} ${PLANS[p].limits!.perMinute}/min, ${PLANS[p].limits!.perDay}/day`).join('; ')}. \`0\` on errors the gateway answers before a key is known.`,
-    60,
-  ),
-  'X-RateLimit-Remaining': int('Requests left in the current window.', 59),
-  'X-RateLimit-Reset': int('Unix timestamp (seconds) at which the window resets.', 1767225660),
-  'Retry-After': int('Seconds to wait before retrying (then back off exponentially).', 30),
-  Location: {
-    description: 'Path of the created animal.',
-    required: true,
-    schema: { type: 'string', example: `${BASE_PATH}/pets/1001` },
-  },
-  LinkNext: {
-    description:
-      'RFC 8288 link to the next page, present only when a further page may exist: `<' +
-      `${BASE_PATH}/pets?limit=…&status=…&cursor=…>; rel="next"\`. The cursor is opaque, signed, bound to the status filter and expires after 24 hours. ` +
-      'The last page has no next link; a page that fills `limit` exactly may announce a next page that turns out empty.',
-    required: false,
-    schema: { type: 'string' },
-  },
-};
-
-/** Error responses every operation can give, by status, with the codes each may carry. */
-type CommonErrorSpec = ErrorResponseSpec & { readonly extraHeaders?: Record<string, Json> };
-
-const COMMON_ERRORS: readonly CommonErrorSpec[] = [
-  {
-    status: 401,
-    description: 'The API key is missing or invalid.',
-    codes: ['unauthorized'],
-    extraHeaders: {
-      'WWW-Authenticate': {
-        description: '`Bearer` when the gateway rejects the key.',
-        required: false,
-        schema: { type: 'string' },
-      },
-    },
-  },
-  {
-    status: 403,
-    description: 'The API key may not call this operation (not on a usage plan for this stage).',
-    codes: ['forbidden'],
-  },
-  {
-    status: 429,
-    description:
-      'Rate limit or daily quota exceeded, or the key is temporarily banned for ignoring limits. Wait for Retry-After, then back off exponentially.',
-    codes: ['rate_limited', 'quota_exceeded', 'key_banned'],
-    retryAfter: true,
-  },
-  { status: 500, description: 'Unexpected error.', codes: ['internal_error'] },
-  {
-    status: 503,
-    description: 'The service is temporarily unavailable. Retry after Retry-After seconds.',
-    codes: ['service_unavailable'],
-    retryAfter: true,
-  },
-];
 
 function deprecationHeaders(route: Route, required: boolean): Record<string, Json> {
   const d = route.deprecation;
@@ -227,23 +92,25 @@ function errorResponse(route: Route, e: CommonErrorSpec): Json {
   };
 }
 
-const SUCCESS_HEADERS = { LinkNext: 'Link', Location: 'Location' } as const;
-
 function successResponse(route: Route): [string, Json] | undefined {
   const ok = route.success;
   if (!ok) return undefined;
   const headers: Record<string, Json> = { ...rateLimitHeaders(false) };
-  for (const h of ok.headers ?? []) headers[SUCCESS_HEADERS[h]] = ref('headers', h);
+  // A named header is a component; one only this operation sends is documented in place.
+  for (const h of ok.headers ?? [])
+    headers[headerDoc(h).name] = typeof h === 'string' ? ref('headers', h) : headerObject(headerDoc(h));
   Object.assign(headers, deprecationHeaders(route, true));
-  const schema = named(ok.schema, `${route.operationId} ${ok.status} response`);
-  return [String(ok.status), { description: ok.description, headers, content: jsonContent(schema) }];
+  const response: Json = { description: ok.description, headers };
+  if (ok.schema) response.content = jsonContent(named(ok.schema, `${route.operationId} ${ok.status} response`));
+  return [String(ok.status), response];
 }
 
-const fromMeta = (s: z.ZodMiniType): string | undefined =>
-  (z.globalRegistry.get(s) as { description?: string } | undefined)?.description;
+const fromMeta = (s: ZodMiniType): string | undefined =>
+  (globalRegistry.get(s) as { description?: string } | undefined)?.description;
 
-const TAGS: Record<string, string> = { pets: 'Animals in the store.', store: 'Store operations.' };
-const tagOf = (route: Route) => (route.path.startsWith('/store') ? 'store' : 'pets');
+/** Each operation is tagged with the first segment of its path; these describe the tags. */
+const TAG_DESCRIPTIONS: Record<string, string> = { pets: 'Animals in the store.', store: 'Store operations.' };
+const tagOf = (route: Route) => route.path.split('/')[1]!;
 
 function operation(route: Route): Json {
   const d = route.deprecation;
@@ -278,7 +145,7 @@ function operation(route: Route): Json {
     const name = named(body, `${route.operationId} request body`);
     op.requestBody = {
       required: true,
-      description: fromMeta(body as z.ZodMiniType),
+      description: fromMeta(body as ZodMiniType),
       content: jsonContent(name, route.example),
     };
   }
@@ -297,6 +164,7 @@ function operation(route: Route): Json {
 export function buildOpenApi(routes: readonly Route[] = ROUTES): Json {
   const paths: Record<string, Record<string, Json>> = {};
   for (const r of routes) (paths[r.path] ??= {})[r.method.toLowerCase()] = operation(r);
+  const tags = [...new Set(routes.map(tagOf))];
   return {
     openapi: OPENAPI_VERSION,
     info: {
@@ -308,14 +176,14 @@ export function buildOpenApi(routes: readonly Route[] = ROUTES): Json {
     },
     servers: SERVERS.map((s) => ({ ...s })),
     security: [{ bearerAuth: [] }],
-    tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
+    tags: tags.map((name) => ({ name, ...(TAG_DESCRIPTIONS[name] ? { description: TAG_DESCRIPTIONS[name] } : {}) })),
     paths,
     components: {
       securitySchemes: {
         bearerAuth: { type: 'http', scheme: 'bearer', description: 'The API key: `Authorization: Bearer <API_KEY>`.' },
       },
       schemas: componentSchemas(routes),
-      headers: HEADERS,
+      headers: headerComponents(),
     },
   };
 }

@@ -16,7 +16,7 @@ export function infoDescription(): string {
   );
   const deprecated = ROUTES.filter((r) => r.deprecation).map((r) => {
     const d = r.deprecation!;
-    return `- \`${r.method} ${BASE_PATH}${r.path}\` (\`${r.operationId}\`): deprecated since ${d.deprecatedAt.slice(0, 10)}, sunset ${d.sunsetAt.slice(0, 10)} (410 \`endpoint_removed\` from then on); use \`GET ${BASE_PATH}${d.successor.split('?')[0]}\` with the \`status\` filter. Its responses carry \`Deprecation\`, \`Sunset\` and \`Link: rel="successor-version"\`.`;
+    return `- \`${r.method} ${BASE_PATH}${r.path}\` (\`${r.operationId}\`): deprecated since ${d.deprecatedAt.slice(0, 10)}, sunset ${d.sunsetAt.slice(0, 10)} (410 \`endpoint_removed\` from then on); use ${d.instead}. Its responses carry \`Deprecation\`, \`Sunset\` and \`Link: rel="successor-version"\`.`;
   });
   return [
     "A store-inventory service for animals. Generated from the service's schemas and route table: do not edit by hand.",

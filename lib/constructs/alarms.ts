@@ -8,11 +8,12 @@ import {
   type IAlarmAction,
   type IMetric,
 } from 'aws-cdk-lib/aws-cloudwatch';
-import { Operation, type ITable } from 'aws-cdk-lib/aws-dynamodb';
+import type { ITable, Operation } from 'aws-cdk-lib/aws-dynamodb';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
 import { AUTHORIZER } from '../../contract/routes.ts';
 import type { AlarmThresholds } from '../config/stages.ts';
+import { DYNAMODB_OPERATIONS } from '../../contract/tables.ts';
 import { customMetric, serverErrorRate, type CustomMetrics } from './server-error-rate.ts';
 
 export type { CustomMetrics } from './server-error-rate.ts';
@@ -37,19 +38,10 @@ export interface ApiAlarmsProps {
 
 const PERIOD = Duration.minutes(5);
 /**
- * Every DynamoDB operation the service performs (lambdas/storage: Get/Put/Update/Delete, Query, Scan, and the
- * idempotent create's TransactWriteItems). A table's alarms watch the subset its functions may perform
- * (`tableOperations`); an alarm's math may use at most 10 metrics.
+ * Every DynamoDB operation the service performs (CDK's Operation values are DynamoDB's operation names). A table's
+ * alarms watch the subset its functions may perform (`tableOperations`); an alarm's math may use at most 10 metrics.
  */
-export const TABLE_OPERATIONS: readonly Operation[] = [
-  Operation.GET_ITEM,
-  Operation.PUT_ITEM,
-  Operation.UPDATE_ITEM,
-  Operation.DELETE_ITEM,
-  Operation.QUERY,
-  Operation.SCAN,
-  Operation.TRANSACT_WRITE_ITEMS,
-];
+export const TABLE_OPERATIONS = DYNAMODB_OPERATIONS as readonly string[] as readonly Operation[];
 
 /**
  * CloudWatch alarms: API 5xx rate, API p99 latency, Lambda errors (handlers) and throttles per function, DynamoDB

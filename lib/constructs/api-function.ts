@@ -18,7 +18,7 @@ export const TELEMETRY = { serviceName: 'animal-store', metricsNamespace: 'Anima
 export const LIVE_ALIAS = 'live';
 
 export interface ApiFunctionProps {
-  /** Handler module relative to the repository root (from contract/routes.ts); it exports `handler`. */
+  /** The Lambda entry module (absolute path; lib/config/lambda-entries.ts writes it); it exports `handler`. */
   readonly entry: string;
   /** Used for the description, the metrics' service dimension and construct ids. */
   readonly operationId: string;
@@ -74,7 +74,7 @@ export class ApiFunction extends Construct {
     );
     this.function = new NodejsFunction(this, 'Function', {
       role,
-      entry: `${PROJECT_ROOT}${props.entry}`,
+      entry: props.entry,
       projectRoot: PROJECT_ROOT,
       depsLockFilePath: `${PROJECT_ROOT}package-lock.json`,
       handler: 'handler',

@@ -202,7 +202,11 @@ export class StoreApi extends Construct {
         authorizationType: AuthorizationType.CUSTOM,
         apiKeyRequired: true,
         ...(deprecationHeaders
-          ? { methodResponses: [{ statusCode: '200', responseParameters: deprecationHeaders }] }
+          ? {
+              methodResponses: [
+                { statusCode: String(route.success?.status ?? 200), responseParameters: deprecationHeaders },
+              ],
+            }
           : {}),
       });
     Validations.of(method).acknowledge({

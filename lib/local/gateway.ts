@@ -57,9 +57,13 @@ interface Request extends RequestFacts {
   readonly url: URL;
 }
 
+/** Statuses that never have a body; RFC 9110 (8.6) forbids Content-Length on 1xx and 204. */
+const bodiless = (status: number) => status < 200 || status === 204 || status === 304;
+
 function send(res: ServerResponse, r: Request, a: Answer): void {
-  const body = r.httpMethod === 'HEAD' ? '' : a.body;
-  res.writeHead(a.status, { ...a.headers, 'x-amzn-RequestId': r.requestId, 'Content-Length': Buffer.byteLength(body) });
+  const body = r.httpMethod === 'HEAD' || bodiless(a.status) ? '' : a.body;
+  const length = bodiless(a.status) ? {} : { 'Content-Length': Buffer.byteLength(body) };
+  res.writeHead(a.status, { ...a.headers, 'x-amzn-RequestId': r.requestId, ...length });
   res.end(body);
 }
 

@@ -1,5 +1,5 @@
 /**
- * The Lambda side: each function of the template (named by the stack's entry metadata) is built in this process
+ * The Lambda side: each function of the template (named by the stack's function metadata) is built in this process
  * from its handler factory and a runtime of its own, and runs with a Lambda context that carries the function's
  * timeout; a handler that throws, returns no valid result or outlives its timeout fails the invocation, as Lambda
  * does.
@@ -21,12 +21,11 @@ export interface LocalFunction {
   readonly runtime: Runtime;
 }
 
-/** The handler factory of the function whose Lambda entry is `entry`. */
+/** The handler factory of the function the stack named `def.name` (its metadata): an operation's, or the authorizer's. */
 function factoryOf(def: FunctionDef): (rt: Runtime) => Handler {
-  if (def.entry === AUTHORIZER.entry) return AUTHORIZER_HANDLER as (rt: Runtime) => Handler;
-  const route = ROUTES.find((r) => r.entry === def.entry);
-  if (!route)
-    throw new Error(`${def.entry} (function ${def.logicalId}) is neither a route's entry nor the authorizer's`);
+  if (def.name === AUTHORIZER.name) return AUTHORIZER_HANDLER as (rt: Runtime) => Handler;
+  const route = ROUTES.find((r) => r.operationId === def.name);
+  if (!route) throw new Error(`${def.name} (function ${def.logicalId}) is neither an operation nor the authorizer`);
   return OPERATION_HANDLERS[route.operationId] as (rt: Runtime) => Handler;
 }
 

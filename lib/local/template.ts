@@ -4,7 +4,7 @@
  * functions with their handler modules and environment. Anything the emulator would silently get wrong (an
  * integration type or header mapping it does not know) fails here, at start-up.
  */
-import { ENTRY_METADATA } from '../stacks/metadata.ts';
+import { FUNCTION_METADATA } from '../stacks/metadata.ts';
 
 export interface CfnResource {
   readonly Type: string;
@@ -18,8 +18,8 @@ export interface CfnTemplate {
 
 export interface FunctionDef {
   readonly logicalId: string;
-  /** The handler module (repository-relative) the stack bundled for this function. */
-  readonly entry: string;
+  /** The function's name (an operationId, or the authorizer's): what its handler factory is listed under. */
+  readonly name: string;
   /** Unresolved: values may be intrinsics (intrinsics.ts resolves them). */
   readonly environment: Record<string, unknown>;
   readonly timeoutSeconds: number;
@@ -187,16 +187,16 @@ function methodOf(t: CfnTemplate, id: string, p: Record<string, any>, paths: Map
 function functionsOf(t: CfnTemplate): Map<string, FunctionDef> {
   return new Map(
     byType(t, 'AWS::Lambda::Function').map(([logicalId, r]) => {
-      const entry = r.Metadata?.[ENTRY_METADATA];
-      if (typeof entry !== 'string')
-        throw new Error(`${logicalId}: no ${ENTRY_METADATA} metadata naming its handler module`);
+      const name = r.Metadata?.[FUNCTION_METADATA];
+      if (typeof name !== 'string')
+        throw new Error(`${logicalId}: no ${FUNCTION_METADATA} metadata naming the function`);
       const p = r.Properties!;
       const assetPath = r.Metadata?.['aws:asset:path'];
       return [
         logicalId,
         {
           logicalId,
-          entry,
+          name,
           environment: p.Environment?.Variables ?? {},
           timeoutSeconds: p.Timeout ?? 3,
           memoryMb: p.MemorySize ?? 128,

@@ -1,6 +1,6 @@
 import { Annotations, CfnOutput, Stack, Validations, type CfnResource, type StackProps } from 'aws-cdk-lib';
 import { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
-import { Operation } from 'aws-cdk-lib/aws-dynamodb';
+import type { Operation } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
@@ -10,7 +10,7 @@ import { ERROR_CODES } from '../../contract/errors.ts';
 import { alarmNotificationsOf, existingTableNamesOf, type StageConfig } from '../config/stages.ts';
 import { TABLES } from '../../contract/tables.ts';
 import { AlarmTopic } from '../constructs/alarm-topic.ts';
-import { ApiAlarms, TABLE_OPERATIONS } from '../constructs/alarms.ts';
+import { ApiAlarms } from '../constructs/alarms.ts';
 import { ApiFunction, TELEMETRY } from '../constructs/api-function.ts';
 import { CanaryDeployments } from '../constructs/canary-deployments.ts';
 import { OperationsDashboard } from '../constructs/dashboard.ts';
@@ -20,9 +20,10 @@ import { STAGE_NAME, StoreApi } from '../constructs/store-api.ts';
 import { UsagePlans } from '../constructs/usage-plans.ts';
 import { WebFirewall } from '../constructs/web-firewall.ts';
 import { pinLogicalId } from '../constructs/logical-ids.ts';
-import { accessOf, FUNCTION_ACCESS } from './function-access.ts';
+import { accessOf, functionConstructId, tableOperations } from './function-access.ts';
 import { OUTPUT_IDS, tableNameOutputId, usagePlanOutputId } from './outputs.ts';
-import { ENTRY_METADATA, TABLE_METADATA } from './metadata.ts';
+import { FUNCTION_METADATA, TABLE_METADATA } from './metadata.ts';
+import { writeLambdaEntry } from '../config/lambda-entries.ts';
 
 export interface AnimalStoreStackProps extends StackProps {
   readonly stage: StageConfig;
@@ -30,28 +31,6 @@ export interface AnimalStoreStackProps extends StackProps {
 
 /** Context switch for one deploy that must not wait for (or be rolled back by) the alarm gates: see CanaryDeployments. */
 export const BREAK_GLASS_CONTEXT = 'animal-store:breakGlass';
-
-/** DynamoDB operations that write (and so may also happen inside a transaction). */
-const WRITES: readonly Operation[] = [Operation.PUT_ITEM, Operation.UPDATE_ITEM, Operation.DELETE_ITEM];
-
-/**
- * What the functions may do to each table (by definition id): the DynamoDB actions granted on it, plus
- * TransactWriteItems on a table they write (a transaction's writes are reported under that operation).
- */
-function tableOperations(): Map<string, Operation[]> {
-  const out = new Map<string, Set<Operation>>();
-  for (const access of Object.values(FUNCTION_ACCESS))
-    for (const grant of access.tables) {
-      const ops = out.get(grant.table.id) ?? new Set<Operation>();
-      for (const action of grant.actions) {
-        const op = action.slice('dynamodb:'.length) as Operation;
-        ops.add(op);
-        if (WRITES.includes(op)) ops.add(Operation.TRANSACT_WRITE_ITEMS);
-      }
-      out.set(grant.table.id, ops);
-    }
-  return new Map([...out].map(([id, ops]) => [id, TABLE_OPERATIONS.filter((op) => ops.has(op))]));
-}
 
 /**
  * One stage of the Animal Store: tables, functions, the REST API (stage v1) behind a WAF web ACL, usage plans,
@@ -88,10 +67,11 @@ export class AnimalStoreStack extends Stack {
         'The cursor signing key only makes pagination cursors tamper-evident; an automatic rotation needs a rotation function for little gain. It is rotated by hand, staged so that no cursor in flight breaks (docs/deployment.md, "Rotating the cursor secret").',
     });
 
-    const functionFor = (name: string, entry: string): ApiFunction => {
+    const functionFor = (name: string): ApiFunction => {
       const access = accessOf(name);
-      const fn = new ApiFunction(this, `${name[0]!.toUpperCase()}${name.slice(1)}`, {
-        entry,
+      const fn = new ApiFunction(this, functionConstructId(name), {
+        // Generated from the route table: no entry file per function in the repository.
+        entry: writeLambdaEntry({ name, access }),
         operationId: name,
         stage: stage.name,
         logLevel: stage.logLevel,
@@ -108,8 +88,8 @@ export class AnimalStoreStack extends Stack {
           ...(access.cursorSecret ? { CURSOR_SECRET_ARN: cursorSecret.secretArn } : {}),
         },
       });
-      // Lets the local gateway run this function's handler module (lib/local).
-      (fn.function.node.defaultChild as CfnResource).addMetadata(ENTRY_METADATA, entry);
+      // Lets the local gateway build this function from its handler factory (lib/local).
+      (fn.function.node.defaultChild as CfnResource).addMetadata(FUNCTION_METADATA, name);
       pinLogicalId(fn.logGroup, `${fn.node.id}Logs`);
       for (const grant of access.tables) {
         const arn = data.table(grant.table).tableArn;
@@ -128,10 +108,8 @@ export class AnimalStoreStack extends Stack {
       return fn;
     };
 
-    const functions = new Map<string, ApiFunction>(
-      ROUTES.map((r) => [r.operationId, functionFor(r.operationId, r.entry)]),
-    );
-    functions.set(AUTHORIZER.name, functionFor(AUTHORIZER.name, AUTHORIZER.entry));
+    const functions = new Map<string, ApiFunction>(ROUTES.map((r) => [r.operationId, functionFor(r.operationId)]));
+    functions.set(AUTHORIZER.name, functionFor(AUTHORIZER.name));
     const handlers = new Map(ROUTES.map((r) => [r.operationId, functions.get(r.operationId)!.function]));
     const authorizerHandler = functions.get(AUTHORIZER.name)!.function;
 
@@ -167,7 +145,8 @@ export class AnimalStoreStack extends Stack {
       api: store.api,
       functions: new Map([...handlers, [AUTHORIZER.name, authorizerHandler]]),
       tables: new Map(data.entries().map(({ def, table }) => [def.id, table])),
-      tableOperations: tableOperations(),
+      // CDK's Operation values are DynamoDB's operation names.
+      tableOperations: tableOperations() as Map<string, Operation[]>,
       thresholds: stage.alarms,
       customMetrics,
     });

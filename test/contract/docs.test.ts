@@ -15,6 +15,7 @@ import { GET_PET } from '../../contract/operations/get-pet.ts';
 import { ROUTES, type Route } from '../../contract/routes.ts';
 import { PETS_TABLE } from '../../contract/tables.ts';
 import { operationsTable, rewriteGenerated } from '../../lib/api/docs-tables.ts';
+import { alarmMetricTotal } from '../../lib/stacks/alarm-metrics.ts';
 import { generateDocs } from '../../scripts/openapi.ts';
 
 const read = (file: string) => readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8');
@@ -82,6 +83,11 @@ describe('the route-derived tables (README.md, docs/api.md, docs/deployment.md)'
     expect(rows('docs/deployment.md')).toEqual([
       '| testChangePet | `UpdateItem` on State (rate limiter); `UpdateItem` on Pets |',
     ]);
+    // Its alarms: Lambda errors, throttles and its deploy gate, and UpdateItem now watched on Pets by both table alarms.
+    expect(alarmMetricTotal(routes)).toBe(alarmMetricTotal() + 3 + 2);
+    expect(rewriteGenerated('docs/deployment.md', read('docs/deployment.md'), routes)).toContain(
+      `| **All, per stage** | **${alarmMetricTotal(routes)}** |`,
+    );
   });
 
   it('are rendered between markers only: text around them is kept, a stray or missing marker is refused', () => {

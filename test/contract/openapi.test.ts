@@ -162,7 +162,6 @@ describe('openapi.json', () => {
       operationId: 'testChangePet',
       method: 'PATCH',
       path: '/test-only/pets/{petId}',
-      entry: 'lambdas/functions/test-change-pet.ts',
       summary: "Change an animal's status",
       description: "Changes an animal's status.",
       request: { params: PetIdParam, body: PetChange },

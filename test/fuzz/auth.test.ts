@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROUTES, resourcePaths } from '../../contract/routes.ts';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
 import { newStats, send, type Pet } from './exchange.ts';
-import { sampleRequests } from '../helpers/operations.ts';
+import { sampleRequests } from '../helpers/samples.ts';
 import { hashKey } from '../../lambdas/domain/keys.ts';
 import { createKeyAdminStore } from '../../lambdas/storage/key-store.ts';
 import { createPetWith, enterpriseKey } from './keys.ts';
@@ -29,12 +29,16 @@ afterAll(async () => {
 });
 
 describe('ignored auth: bad credentials never reach an operation', () => {
-  /** Each operation's sample request (test/helpers/operations.ts), which succeeds with a good key. */
-  const requests = () => sampleRequests({ petId: world.pets[0]!.id });
+  /**
+   * Each operation's sample request (test/helpers/samples.ts), which succeeds with a good key: each request that
+   * names a pet gets one of its own, so a control that changes or deletes it touches nothing else.
+   */
+  const requests = () =>
+    sampleRequests({ newPet: async () => (await createPetWith(api, world.key, { name: 'Auth', categoryId: 1 })).id });
 
   it('every operation answers 401 (with WWW-Authenticate), never 2xx, without a key, with a wrong scheme or an unknown key', async () => {
     let checked = 0;
-    for (const r of requests()) {
+    for (const r of await requests()) {
       for (const [why, headers] of Object.entries(badCredentials(world.key))) {
         await send(
           api.url,
@@ -74,7 +78,7 @@ describe('ignored auth: bad credentials never reach an operation', () => {
     const listed = await fetch(`${api.url}/pets`, { headers: { Authorization: `Bearer ${key}` } });
     expect(listed.status, 'the key works before it is revoked').toBe(200);
     await keyAdminStore.update(record, { status: 'revoked' });
-    for (const r of requests()) {
+    for (const r of await requests()) {
       await send(
         api.url,
         {

@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { badAuth, contentType, createBody } from './arbitraries.ts';
 import { RAW_QUERIES, listPairs, petIdSegment, UNDECLARED_METHODS } from './arbitraries-paths.ts';
 import { describe, type FuzzRequest } from './exchange.ts';
-import { resourcesWithAllow } from '../helpers/operations.ts';
+import { resourcesWithAllow } from '../helpers/samples.ts';
 import { createExpectation, getExpectation, listExpectation, type Pair, type World } from './oracle.ts';
 
 /** Form-encodes like URLSearchParams, but keeps every pair (duplicates included) in the order given. */

@@ -2,12 +2,12 @@
  * What deploys is the bundles, not the sources: each function's bundle in the cloud assembly (the same synth the
  * test run's global setup made, esbuild included) loads under Node 24 in a process of its own, with the function's
  * environment from the template, and answers a sample event as Lambda would invoke it: each operation's sample
- * request from test/helpers/operations.ts, with the status a user would get.
+ * request from test/helpers/samples.ts (with data of its own), with the status a user would get.
  */
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { TABLES } from '../../contract/tables.ts';
 import { functionEnvironment } from '../../lib/local/environment.ts';
 import { proxyEvent } from '../../lib/local/lambda.ts';
@@ -16,7 +16,8 @@ import { apiModel, type FunctionDef } from '../../lib/local/template.ts';
 import { localStorage, provisionLocalTables } from '../../lambdas/storage/provision.ts';
 import { createPetStore } from '../../lambdas/storage/pet-store.ts';
 import { AUTHORIZER, ROUTES } from '../../contract/routes.ts';
-import { sampleRequest, type SampleRequest } from '../helpers/operations.ts';
+import { sampleRequest, type SampleFixtures, type SampleRequest } from '../helpers/samples.ts';
+import type { Storage } from '../../lambdas/storage/client.ts';
 import { uniquePrefix } from '../helpers/api.ts';
 
 const run = promisify(execFile);
@@ -24,6 +25,7 @@ const endpoint = inject('dynamoEndpoint');
 let assembly: LocalAssembly;
 let functions: FunctionDef[];
 let tables: Record<string, string>;
+let storage: Storage;
 
 /** Imports the bundle, invokes its handler once, prints what it returned or threw. */
 const INVOKE = `
@@ -51,17 +53,24 @@ const proxyEventOf = (r: SampleRequest) =>
     authorizer,
   });
 
-/** The pet the samples name, written to the tables before the bundles run. */
-const PET = { id: 4242, name: 'Bundle', categoryId: 1, status: 'available' } as const;
+/** Pets the samples name, one per sample (each written to the tables before its bundle runs). */
+let nextPetId = 4242;
+const fixtures: SampleFixtures = {
+  async newPet() {
+    const pet = { id: nextPetId++, name: 'Bundle', categoryId: 1, status: 'available' } as const;
+    expect(await createPetStore(storage).insert(pet, { createdBy: 'key_fixture' })).toBe(true);
+    return pet.id;
+  },
+};
 
 interface Sample {
   readonly event: unknown;
   readonly expect: (out: { result?: any; error?: string }) => void;
 }
 
-/** The sample event of a function (by its Lambda entry) and what its answer must be; every route's from its fixture. */
-function sampleOf(entry: string): Sample | undefined {
-  if (entry === AUTHORIZER.entry)
+/** The sample event of a function (by its name) and what its answer must be; every route's from its sample. */
+async function sampleOf(name: string): Promise<Sample | undefined> {
+  if (name === AUTHORIZER.name)
     return {
       event: {
         type: 'TOKEN',
@@ -70,9 +79,9 @@ function sampleOf(entry: string): Sample | undefined {
       },
       expect: (out) => expect(out.error).toBe('Unauthorized'),
     };
-  const route = ROUTES.find((r) => r.entry === entry);
+  const route = ROUTES.find((r) => r.operationId === name);
   if (!route) return undefined;
-  const request = sampleRequest(route, { petId: PET.id });
+  const request = await sampleRequest(route, fixtures);
   return {
     event: proxyEventOf(request),
     expect: (out) => expect(out.result, route.operationId).toMatchObject({ statusCode: request.status }),
@@ -84,17 +93,16 @@ beforeAll(async () => {
   functions = [...apiModel(assembly.template).functions.values()];
   const tableEnv = await provisionLocalTables(endpoint, uniquePrefix());
   tables = Object.fromEntries(TABLES.map((t) => [t.id, tableEnv[t.envVar]!]));
-  const storage = localStorage(endpoint, tableEnv);
-  expect(await createPetStore(storage).insert(PET, { createdBy: 'key_fixture' })).toBe(true);
-  storage.ddb.destroy();
+  storage = localStorage(endpoint, tableEnv);
 }, 240_000);
+afterAll(() => storage?.ddb.destroy());
 
 describe('bundles in the cloud assembly', () => {
-  it('has a bundle and a sample for every function of the template', () => {
+  it('has a bundle and a sample for every function of the template', async () => {
     expect(functions.length).toBeGreaterThan(0);
     for (const fn of functions) {
       expect(fn.assetPath, fn.logicalId).toBeDefined();
-      expect(sampleOf(fn.entry), fn.logicalId).toBeDefined();
+      expect(await sampleOf(fn.name), fn.logicalId).toBeDefined();
     }
   });
 
@@ -110,7 +118,7 @@ describe('bundles in the cloud assembly', () => {
           LOG_LEVEL: 'ERROR',
         };
         const bundle = join(assembly.dir, fn.assetPath!, 'index.mjs');
-        const sample = sampleOf(fn.entry)!;
+        const sample = (await sampleOf(fn.name))!;
         const { stdout } = await run(
           process.execPath,
           ['--enable-source-maps', '--input-type=module', '-e', INVOKE, bundle, JSON.stringify(sample.event)],

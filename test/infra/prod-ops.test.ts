@@ -1,40 +1,34 @@
 /**
- * Operating the stages: what a rollback, an incident, an audit or a flood needs from the templates. Each test
- * names the AWS rule it encodes and runs on both stages' synthesized templates (or the cloud assembly's manifest).
- * Bundling is skipped; cli.test.ts synthesizes with real bundling and cdk-nag.
+ * Operating the stages: what a rollback, an incident or a flood needs from the templates. Each test names the AWS
+ * rule it encodes and runs on both stages' synthesized templates (or the cloud assembly's manifest). What the stages
+ * cost and what an audit reads: prod-ops-cost.test.ts.
  */
-import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
-import { readFileSync } from 'node:fs';
+import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { AUTHORIZER, ROUTES } from '../../contract/routes.ts';
 import { ACCOUNT_THROTTLE, PLANS, STANDARD_PLANS, usagePlanThrottle } from '../../contract/plans.ts';
 import { TABLES } from '../../contract/tables.ts';
 import { STAGES, STAGE_NAMES, type StageName } from '../../lib/config/stages.ts';
-import { FUNCTION_ACCESS } from '../../lib/stacks/function-access.ts';
-import { createApp } from '../../lib/stacks/app.ts';
-import { CDK_JSON_CONTEXT, NO_BUNDLING, SYNTH_CONTEXT } from './synth-context.ts';
+import { FUNCTION_ACCESS, functionConstructId } from '../../lib/stacks/function-access.ts';
+import {
+  BREAK_GLASS_CONTEXT,
+  deployed,
+  errorsOf,
+  functionNamed,
+  ofType,
+  synth,
+  warningsOf,
+  type App,
+  type Resource,
+} from './prod-ops-fixture.ts';
 
-type Resource = {
-  Type: string;
-  Properties: Record<string, any>;
-  DeletionPolicy?: string;
-  UpdateReplacePolicy?: string;
-  UpdatePolicy?: Record<string, any>;
-};
-type App = ReturnType<typeof createApp>;
-/** The documented switch (docs/deployment.md, "Break glass"). */
-const BREAK_GLASS_CONTEXT = 'animal-store:breakGlass';
-
-/** As `cdk synth` with the given `-c` values (cdk.json's flags included). */
-const synth = (context: Record<string, unknown>): App =>
-  createApp({ context: { ...CDK_JSON_CONTEXT, ...NO_BUNDLING, ...context } });
-
-const apps = {} as { deployed: App; bare: App; breakGlass: App; restored: App };
-const RESTORED = 'animal-store-pets-restored';
-const templates = {} as Record<StageName, Record<string, Resource>>;
+const apps = {} as { deployed: App; bare: App; breakGlass: App };
+let templates = {} as Record<StageName, Record<string, Resource>>;
 
 beforeAll(() => {
-  apps.deployed = createApp({ context: { ...SYNTH_CONTEXT } });
+  const d = deployed();
+  apps.deployed = d.app;
+  templates = d.templates;
   // Nothing on the command line: what production must refuse.
   apps.bare = synth({});
   // Break glass, and production notified through an existing topic instead of e-mail.
@@ -43,30 +37,7 @@ beforeAll(() => {
     'animal-store:production:account': '123456789012',
     'animal-store:production:alarmTopicArn': 'arn:aws:sns:eu-west-1:123456789012:team-alarms',
   });
-  // A point-in-time restore of Pets, pointed at by context in both stages.
-  apps.restored = createApp({
-    context: {
-      ...SYNTH_CONTEXT,
-      'animal-store:staging:petsTableName': RESTORED,
-      'animal-store:production:petsTableName': RESTORED,
-    },
-  });
-  for (const name of STAGE_NAMES)
-    templates[name] = Template.fromStack(apps.deployed.stacks[name]).toJSON().Resources as Record<string, Resource>;
 }, 240_000);
-
-const ofType = (t: Record<string, Resource>, type: string): [string, Resource][] =>
-  Object.entries(t).filter(([, r]) => r.Type === type);
-const errorsOf = (app: App, stage: StageName): string[] =>
-  Annotations.fromStack(app.stacks[stage])
-    .findError('*', Match.anyValue())
-    .map((m) => String(m.entry.data));
-const warningsOf = (app: App, stage: StageName): string[] =>
-  Annotations.fromStack(app.stacks[stage])
-    .findWarning('*', Match.anyValue())
-    .map((m) => String(m.entry.data));
-const functionNamed = (t: Record<string, Resource>, name: string): [string, Resource] =>
-  ofType(t, 'AWS::Lambda::Function').find(([, f]) => f.Properties.Description?.endsWith(`: ${name}`))!;
 
 describe.each(STAGE_NAMES)('stage %s', (stage) => {
   const t = () => templates[stage];
@@ -131,11 +102,10 @@ describe.each(STAGE_NAMES)('stage %s', (stage) => {
       AlarmTopicKey: 'AWS::KMS::Key',
       WebAcl: 'AWS::WAFv2::WebACL',
       DeployApplication: 'AWS::CodeDeploy::Application',
-      ListPetsLogs: 'AWS::Logs::LogGroup',
-      CreatePetLogs: 'AWS::Logs::LogGroup',
-      GetPetLogs: 'AWS::Logs::LogGroup',
-      ListOrdersLogs: 'AWS::Logs::LogGroup',
-      AuthorizerLogs: 'AWS::Logs::LogGroup',
+      // Each function's log group (a replaced one would lose its logs), one per function of the route table.
+      ...Object.fromEntries(
+        Object.keys(FUNCTION_ACCESS).map((name) => [`${functionConstructId(name)}Logs`, 'AWS::Logs::LogGroup']),
+      ),
     };
     for (const [id, type] of Object.entries(pinned)) expect(t()[id]?.Type, id).toBe(type);
     // Every resource of these types is pinned: a new table or plan must get a pinned id too.
@@ -275,81 +245,6 @@ describe.each(STAGE_NAMES)('stage %s', (stage) => {
 
   // DynamoDB: SSEEnabled false is encryption at rest with the AWS owned key (no KMS charge); true with SSEType KMS
   // and no key is the AWS managed key aws/dynamodb, billed per KMS request.
-  it('item 12: encrypts every table with the AWS owned key', () => {
-    for (const [id, table] of ofType(t(), 'AWS::DynamoDB::GlobalTable'))
-      expect(table.Properties.SSESpecification, id).toEqual({ SSEEnabled: false });
-  });
-
-  // API Gateway stores the access log destination without LogGroup.Arn's trailing ":*": a template that renders
-  // the Arn attribute drifts on every drift detection (flag @aws-cdk/aws-apigateway:logGroupDestinationArnWithoutWildcard).
-  it('item 12: names the access log group by an ARN without the trailing :*', () => {
-    const [[, s]] = ofType(t(), 'AWS::ApiGateway::Stage') as [[string, Resource]];
-    const destination = JSON.stringify(s.Properties.AccessLogSetting.DestinationArn);
-    expect(destination).not.toContain('"Fn::GetAtt":["ApiAccessLogs","Arn"]');
-    expect(destination).toContain(':log-group:');
-    expect(destination).toContain('{"Ref":"ApiAccessLogs"}');
-  });
-
-  // CloudFormation cannot re-point a table resource at another table: a point-in-time restore creates a new
-  // table, so the stack must stop creating its own and use the restored one by name (grants, environment,
-  // alarms, outputs), while the replaced one leaves the template (kept by its DeletionPolicy in production).
-  it('item 12: points the stack at an existing (restored) table given by context', () => {
-    const restored = Template.fromStack(apps.restored.stacks[stage]).toJSON();
-    const r = restored.Resources as Record<string, Resource>;
-    const pets = TABLES.find((d) => d.id === 'Pets')!;
-    expect(r.PetsTable).toBeUndefined();
-    expect(r.ApiKeysTable?.Type).toBe('AWS::DynamoDB::GlobalTable');
-    for (const [id, f] of ofType(r, 'AWS::Lambda::Function'))
-      expect(f.Properties.Environment.Variables[pets.envVar], id).toBe(RESTORED);
-    const grants = ofType(r, 'AWS::IAM::Policy').flatMap(([, p]) => p.Properties.PolicyDocument.Statement as any[]);
-    const onPets = grants.filter((g) => JSON.stringify(g.Resource).includes(`:table/${RESTORED}`));
-    expect(onPets.flatMap((g) => [g.Action].flat()).sort()).toEqual(
-      ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:Scan'].sort(),
-    );
-    expect(JSON.stringify(restored.Outputs)).toContain(RESTORED);
-    const alarmsOnPets = ofType(r, 'AWS::CloudWatch::Alarm').filter(([, a]) =>
-      JSON.stringify(a.Properties).includes(`"Value":"${RESTORED}"`),
-    );
-    expect(alarmsOnPets).toHaveLength(2);
-    expect(warningsOf(apps.restored, stage).some((w) => w.includes(RESTORED))).toBe(true);
-  });
-
-  // X-Ray bills per trace recorded; Lambda's Active mode samples on its own (1/s + 5 %) in every function on top of
-  // API Gateway's decision. PassThrough records only what the stage's sampling rule sampled.
-  it('item 11: traces what the stage samples, at the stage’s rate', () => {
-    for (const [id, f] of ofType(t(), 'AWS::Lambda::Function'))
-      expect(f.Properties.TracingConfig, id).toEqual({ Mode: 'PassThrough' });
-    const [[, rule]] = ofType(t(), 'AWS::XRay::SamplingRule') as [[string, Resource]];
-    expect(rule.Properties.SamplingRule).toMatchObject({
-      FixedRate: STAGES[stage].traceSampleRate,
-      ReservoirSize: 1,
-      ServiceName: `${STAGES[stage].stackName}/v1`,
-      ServiceType: 'AWS::ApiGateway::Stage',
-    });
-    expect(rule.Properties.SamplingRule.RuleName.length).toBeLessThanOrEqual(32);
-  });
-
-  // CloudWatch Logs bills storage per GB-month for as long as the retention keeps it.
-  it('item 11: keeps access logs and function logs for their own, chosen retention', () => {
-    expect(t().ApiAccessLogs!.Properties.RetentionInDays).toBe(STAGES[stage].accessLogRetention);
-    for (const r of [...ROUTES.map((x) => x.operationId), AUTHORIZER.name]) {
-      const id = `${r[0]!.toUpperCase()}${r.slice(1)}Logs`;
-      expect(t()[id]!.Properties.RetentionInDays, id).toBe(STAGES[stage].logRetention);
-    }
-  });
-
-  // CloudWatch bills each metric an alarm uses (every metric of a math alarm); a Logs Insights widget runs its
-  // query (billed per GB scanned) on every dashboard refresh.
-  it('item 11: bounds the billed alarm metrics and runs no Logs Insights query on refresh', () => {
-    const metrics = ofType(t(), 'AWS::CloudWatch::Alarm').reduce(
-      (n, [, a]) => n + (a.Properties.Metrics ? a.Properties.Metrics.filter((m: any) => m.MetricStat).length : 1),
-      0,
-    );
-    // 44 for the alarms of item 11, and the State table's GetItem alarm now that the authorizer reads bans there.
-    expect(metrics).toBeLessThanOrEqual(46);
-    const [[, dashboard]] = ofType(t(), 'AWS::CloudWatch::Dashboard') as [[string, Resource]];
-    expect(JSON.stringify(dashboard.Properties.DashboardBody)).not.toContain('"type\\":\\"log\\"');
-  });
 });
 
 describe('item 3: staging exercises the canary before production', () => {
@@ -401,57 +296,5 @@ describe('item 7: an alarm nobody hears', () => {
   it('warns (does not refuse) for staging', () => {
     expect(errorsOf(apps.bare, 'staging')).toEqual([]);
     expect(warningsOf(apps.bare, 'staging').some((w) => w.includes('animal-store:staging:alarmEmails='))).toBe(true);
-  });
-});
-
-describe('item 12: docs/deployment.md says what each function may do', () => {
-  // The "Least privilege" table, read back and compared with the IAM policies of every function in both templates.
-  const documented = (): Map<string, Set<string>> => {
-    const doc = readFileSync(new URL('../../docs/deployment.md', import.meta.url), 'utf8');
-    const section = doc.slice(
-      doc.indexOf('## Least privilege'),
-      doc.indexOf('\n## ', doc.indexOf('## Least privilege') + 3),
-    );
-    const out = new Map<string, Set<string>>();
-    for (const line of section.split('\n')) {
-      const m = /^\| (\w+) \| (.+) \|$/.exec(line);
-      if (!m || m[1] === 'Function') continue;
-      const grants = new Set<string>();
-      for (const part of m[2]!.split('; ')) {
-        // Not a DynamoDB grant (test/infra/cursor-secret.test.ts checks the secret's).
-        if (part.includes('cursor secret')) continue;
-        const g = /^((?:`\w+`(?:, )?)+) on (\w+)(?: index `(\w+)`)?/.exec(part);
-        if (!g) throw new Error(`unreadable grant "${part}"`);
-        for (const a of g[1]!.match(/`(\w+)`/g)!) grants.add(`${a.slice(1, -1)} ${g[2]}${g[3] ? `/${g[3]}` : ''}`);
-      }
-      out.set(m[1]!, grants);
-    }
-    return out;
-  };
-
-  it.each(STAGE_NAMES)('matches the DynamoDB grants of every function in %s', (stage) => {
-    const t = templates[stage];
-    const tableIds = new Map(TABLES.map((d) => [`${d.id}Table`, d.id]));
-    const docs = documented();
-    expect([...docs.keys()].sort()).toEqual(Object.keys(FUNCTION_ACCESS).sort());
-    for (const name of Object.keys(FUNCTION_ACCESS)) {
-      const [, fn] = functionNamed(t, name);
-      const roleId = fn.Properties.Role['Fn::GetAtt'][0];
-      const granted = new Set<string>();
-      for (const [, p] of ofType(t, 'AWS::IAM::Policy').filter(([, p]) =>
-        p.Properties.Roles.some((r: any) => r.Ref === roleId),
-      ))
-        for (const s of p.Properties.PolicyDocument.Statement as any[])
-          for (const action of [s.Action].flat() as string[]) {
-            if (!action.startsWith('dynamodb:')) continue;
-            for (const resource of [s.Resource].flat()) {
-              const text = JSON.stringify(resource);
-              const table = [...tableIds].find(([id]) => text.includes(`"${id}"`))![1];
-              const index = /\/index\/(\w+)/.exec(text)?.[1];
-              granted.add(`${action.slice('dynamodb:'.length)} ${table}${index ? `/${index}` : ''}`);
-            }
-          }
-      expect([...granted].sort(), name).toEqual([...docs.get(name)!].sort());
-    }
   });
 });

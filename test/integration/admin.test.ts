@@ -35,7 +35,7 @@ afterAll(() => api?.close());
 
 /** The local API's own authorizer function, called directly as API Gateway would. */
 function authorize(key: string) {
-  const authorizer = [...api.functions.values()].find((f) => f.def.entry === AUTHORIZER.entry)!;
+  const authorizer = [...api.functions.values()].find((f) => f.def.name === AUTHORIZER.name)!;
   return authorizer.handler(
     {
       type: 'TOKEN',

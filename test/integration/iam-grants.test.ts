@@ -2,18 +2,21 @@
  * Every DynamoDB grant of every function's role is needed, and the local gateway enforces the roles: for each
  * action a role allows on a table or index, a copy of the synthesized template without that one grant is served,
  * and a request whose code path needs it now fails the way it would in AWS (AccessDeniedException, answered as
- * the function answers any such failure), while the same request succeeds with the template as synthesized. A
- * grant with no scenario fails the first test: give it one, or remove the grant if no code path uses it.
+ * the function answers any such failure), while the same request succeeds with the template as synthesized. An
+ * operation's grants are shown by its sample request (test/helpers/samples.ts) unless a scenario below names one; a
+ * grant that neither shows fails its test: give it a scenario, or remove the grant if no code path uses it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { AUTHORIZER, ROUTES } from '../../contract/routes.ts';
+import { ROUTES } from '../../contract/routes.ts';
 import { hashKey } from '../../lambdas/domain/keys.ts';
 import { shardKey } from '../../lambdas/storage/limiter-items.ts';
 import { localAssembly, type LocalAssembly } from '../../lib/local/synth.ts';
 import type { CfnTemplate } from '../../lib/local/template.ts';
-import { TABLE_METADATA, ENTRY_METADATA } from '../../lib/stacks/metadata.ts';
+import { TABLE_METADATA, FUNCTION_METADATA } from '../../lib/stacks/metadata.ts';
+import { FUNCTION_ACCESS } from '../../lib/stacks/function-access.ts';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
+import { OPERATION_SAMPLES, sampleRequest } from '../helpers/samples.ts';
 import { onEveryClient, throttlingException } from '../helpers/clients.ts';
 
 interface Grant {
@@ -28,9 +31,8 @@ interface Grant {
 function grantsOf(t: CfnTemplate): Grant[] {
   const out: Grant[] = [];
   for (const fn of Object.values(t.Resources)) {
-    const entry = fn.Metadata?.[ENTRY_METADATA];
-    if (fn.Type !== 'AWS::Lambda::Function' || typeof entry !== 'string') continue;
-    const name = entry === AUTHORIZER.entry ? 'authorizer' : ROUTES.find((r) => r.entry === entry)!.operationId;
+    const name = fn.Metadata?.[FUNCTION_METADATA];
+    if (fn.Type !== 'AWS::Lambda::Function' || typeof name !== 'string') continue;
     const roleId = fn.Properties!.Role['Fn::GetAtt'][0];
     for (const [policyId, p] of Object.entries(t.Resources)) {
       if (p.Type !== 'AWS::IAM::Policy' || !p.Properties!.Roles.some((r: any) => r.Ref === roleId)) continue;
@@ -81,35 +83,32 @@ interface Scenario {
 const serverError = (res: Response) => expect(res.status).toBeGreaterThanOrEqual(500);
 const post = (api: TestApi, headers: Record<string, string> = {}) =>
   api.call('/pets', { method: 'POST', body: JSON.stringify({ name: 'Rex', categoryId: 1 }), headers });
-/** The limiter counts each request with one UpdateItem on the State table: without it nothing is admitted. */
-const counted = (path: string, ok: number): Scenario => ({
-  what: 'the limiter cannot count the request: 5xx',
-  run: (api) => api.call(path, { contract: false }),
-  ok,
-  denied: serverError,
+
+/**
+ * An operation's sample request (test/helpers/samples.ts), with a pet of its own where it names one: the scenario of
+ * every grant of the operation that no scenario below names (the limiter's UpdateItem on State, and whatever the
+ * sample's own code path calls). A grant the sample does not need fails its test: give it a scenario below.
+ */
+const sampleScenario = (route: (typeof ROUTES)[number]): Scenario => ({
+  what: 'its sample request fails: 5xx',
+  async run(api) {
+    const newPet = async () => ((await (await post(api)).json()) as { id: number }).id;
+    const r = await sampleRequest(route, { newPet });
+    return api.call(r.path, { method: r.method, body: r.body, contract: false });
+  },
+  ok: OPERATION_SAMPLES[route.operationId].status,
+  denied: (res) => {
+    serverError(res);
+    expect(res.status).not.toBe(OPERATION_SAMPLES[route.operationId].status);
+  },
 });
 
+/** Scenarios of the grants an operation's sample request does not show, by grant name. */
 const SCENARIOS: Record<string, Scenario> = {
-  'listPets dynamodb:UpdateItem State': counted('/pets', 200),
-  'createPet dynamodb:UpdateItem State': { ...counted('/pets', 201), run: (api) => post(api) },
-  'getPet dynamodb:UpdateItem State': counted('/pets/9007199254740000', 404),
-  'listOrders dynamodb:UpdateItem State': counted('/store/orders', 501),
-  'listPets dynamodb:Scan Pets': {
-    what: 'listing fails: 5xx',
-    run: (api) => api.call('/pets'),
-    ok: 200,
-    denied: serverError,
-  },
   'listPets dynamodb:Query Pets/index/byStatus': {
     what: 'listing by status fails: 5xx',
     run: (api) => api.call('/pets?status=available'),
     ok: 200,
-    denied: serverError,
-  },
-  'createPet dynamodb:PutItem Pets': {
-    what: 'a create fails: 5xx',
-    run: (api) => post(api),
-    ok: 201,
     denied: serverError,
   },
   'createPet dynamodb:PutItem State': {
@@ -132,15 +131,6 @@ const SCENARIOS: Record<string, Scenario> = {
     },
     ok: 201,
     denied: (res) => expect(res.status).toBe(409),
-  },
-  'getPet dynamodb:GetItem Pets': {
-    what: 'reading a pet fails: 5xx',
-    async run(api) {
-      const created = (await (await post(api)).json()) as { id: number };
-      return api.call(`/pets/${created.id}`);
-    },
-    ok: 200,
-    denied: serverError,
   },
   'authorizer dynamodb:GetItem ApiKeys': {
     what: 'no key can be checked: 503 from the gateway (AUTHORIZER_FAILURE)',
@@ -172,8 +162,22 @@ beforeAll(async () => {
   grants = grantsOf(assembly.template);
 }, 240_000);
 
-it('every DynamoDB grant of every function has a scenario that needs it, and every scenario a grant', () => {
-  expect(grants.map((g) => g.name).sort()).toEqual(Object.keys(SCENARIOS).sort());
+/** Every DynamoDB grant the route table declares (`access` on each entry), named as grantsOf names the template's. */
+const DECLARED = Object.entries(FUNCTION_ACCESS).flatMap(([fn, access]) =>
+  access.tables.flatMap((g) => g.actions.map((a) => `${fn} ${a} ${g.table.id}${g.index ? `/index/${g.index}` : ''}`)),
+);
+
+/** Each declared grant's scenario: its own, or its operation's sample request. */
+const scenarioOf = (name: string): Scenario => {
+  const route = ROUTES.find((r) => r.operationId === name.split(' ')[0]);
+  const scenario = SCENARIOS[name] ?? (route && sampleScenario(route));
+  if (!scenario) throw new Error(`no scenario for ${name}: add one to SCENARIOS`);
+  return scenario;
+};
+
+it('the template grants exactly what the route table declares, and every scenario names a grant', () => {
+  expect(grants.map((g) => g.name).sort()).toEqual([...DECLARED].sort());
+  for (const name of Object.keys(SCENARIOS)) expect(DECLARED, name).toContain(name);
 });
 
 describe('each grant is needed', () => {
@@ -183,7 +187,7 @@ describe('each grant is needed', () => {
   }, 60_000);
   afterAll(() => api?.close());
 
-  for (const [name, scenario] of Object.entries(SCENARIOS))
+  for (const [name, scenario] of DECLARED.map((n) => [n, scenarioOf(n)] as const))
     it(`without ${name}, ${scenario.what}`, async () => {
       const grant = grants.find((g) => g.name === name);
       expect(grant, `no grant ${name} in the template`).toBeDefined();

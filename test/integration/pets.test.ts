@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAnimalStoreClient, type AnimalStoreClient } from '../../client/index.ts';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
 import { expectError, jsonOf } from '../helpers/common.ts';
-import { resourcesWithAllow, sampleRequests } from '../helpers/operations.ts';
+import { PLACEHOLDER_FIXTURES, resourcesWithAllow, sampleRequests } from '../helpers/samples.ts';
 
 let api: TestApi;
 /** Happy paths go through the typed client (contract-validated like every call). */
@@ -217,7 +217,7 @@ describe('gateway behaviour', () => {
     ['unknown key', 'Bearer unknown_key_0123456789abcdef'],
     ['key too short', 'Bearer short'],
   ])('answers 401 for %s, on every operation, before any lookup', async (_, auth) => {
-    for (const { method, path, body } of sampleRequests({ petId: 1 })) {
+    for (const { method, path, body } of await sampleRequests(PLACEHOLDER_FIXTURES)) {
       const res = await fetch(`${api.url}${path}`, {
         method,
         headers: { ...(auth ? { Authorization: auth } : {}), ...json },

@@ -5,7 +5,7 @@ import {
   COMPLETED_MS,
   IN_PROGRESS_MS,
   canonicalJson,
-  createIdempotentPetCreator,
+  createPetCreator,
   decide,
   fingerprint,
   idempotencyKeyOf,
@@ -13,7 +13,7 @@ import {
   type IdempotencyRecord,
   type IdempotencyStore,
 } from '../../lambdas/domain/idempotency.ts';
-import type { IdAllocator, PetReader, PetWriter } from '../../lambdas/domain/pets.ts';
+import type { IdAllocator, PetStore } from '../../lambdas/domain/pets.ts';
 import type { Pet } from '../../contract/schemas.ts';
 
 function codeOf(fn: () => unknown): string | undefined {
@@ -150,12 +150,11 @@ function memoryStore() {
       if (r?.status === 'IN_PROGRESS' && r.token === token) records.delete(k(id));
     },
   };
-  const petStore: PetWriter & PetReader = {
+  // What the creator takes of the pet store: its insert, which the idempotent path never calls.
+  const petStore: Pick<PetStore, 'insert'> = {
     insert: async () => {
       throw new Error('the idempotent path writes through insertAndComplete only');
     },
-    get: async (id) => pets.get(id),
-    list: async () => ({ pets: [...pets.values()] }),
   };
   return { store, petStore, records, pets, calls, failNextInserts: (e?: Error) => (failInsert = e) };
 }
@@ -167,7 +166,7 @@ function setup(startIds = [1]) {
   let next = Math.max(...startIds) + 1;
   const ids: IdAllocator = { next: async () => queue.shift() ?? next++ };
   let n = 0;
-  const creator = createIdempotentPetCreator({
+  const creator = createPetCreator({
     store: mem.store,
     pets: mem.petStore,
     ids,
@@ -177,7 +176,7 @@ function setup(startIds = [1]) {
   return { ...mem, creator, advance: (ms: number) => (t += ms), now: () => t };
 }
 
-describe('createIdempotentPetCreator', () => {
+describe('createPetCreator', () => {
   const id = { keyId: 'k1', key: 'abc' };
   const input = { name: 'Rex', categoryId: 1 };
 

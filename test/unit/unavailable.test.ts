@@ -4,17 +4,17 @@
  */
 import { describe, expect, it } from 'vitest';
 import { UnavailableError } from '../../lambdas/domain/errors.ts';
-import { createPetCreator, type PetWriter } from '../../lambdas/domain/pets.ts';
+import { createPet, type PetStore } from '../../lambdas/domain/pets.ts';
 import { errorResponse, toAppError } from '../../lambdas/shared/http.ts';
 
 describe('503, not 500, when the service cannot be sure', () => {
   it('a create that finds every id it is given taken is 503 with Retry-After', async () => {
     let next = 1;
-    const taken: PetWriter = { insert: async () => false };
-    const service = createPetCreator(taken, { next: async () => next++ });
-    const err = await service
-      .create({ name: 'Rex', categoryId: 1 }, { createdBy: 'key_test' })
-      .catch((e: unknown) => e);
+    const taken: Pick<PetStore, 'insert'> = { insert: async () => false };
+    const ids = { next: async () => next++ };
+    const err = await createPet({ name: 'Rex', categoryId: 1 }, { createdBy: 'key_test' }, { store: taken, ids }).catch(
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(UnavailableError);
     const res = errorResponse(toAppError(err));
     expect(res.statusCode).toBe(503);

@@ -1,29 +1,36 @@
 /**
- * One sample request per operation and what a user with a good key gets for it. The bundle, auth-fuzz,
- * integration and browser tests take their per-operation requests from here, so a new operation is named by the
- * compiler (`satisfies Record<OperationId, …>`) instead of being found by reading those tests.
+ * One sample request per operation and what a user with a good key gets for it. The bundle, auth-fuzz and
+ * integration tests take their per-operation requests from here, so a new operation is named by the compiler
+ * (`satisfies Record<OperationId, …>`) instead of being found by reading those tests.
+ *
+ * Each sample owns its data: what it names (a pet) is made for that one request by the caller's fixtures, so a
+ * sample that changes or deletes what it names never breaks another sample, or another test's fixtures.
  */
 import { ROUTES, resourcePaths, type HttpMethod, type OperationId, type Route } from '../../contract/routes.ts';
 
-/** A pet the sample requests may name (the tests create it first). */
-export interface SampleWorld {
-  readonly petId: number;
+/** What a test gives the samples to make their data with. */
+export interface SampleFixtures {
+  /** A new pet, made for one sample request alone; resolves to its id. */
+  newPet(): Promise<number>;
 }
 
+/** For requests refused before anything is looked up (no key, 401): the ids they name need not exist. */
+export const PLACEHOLDER_FIXTURES: SampleFixtures = { newPet: async () => 1 };
+
 export interface OperationSample {
-  /** The path parameters of the sample request. */
-  readonly params?: (world: SampleWorld) => Readonly<Record<string, string>>;
+  /** The path parameters of the sample request, made with the fixtures. */
+  readonly params?: (fixtures: SampleFixtures) => Promise<Readonly<Record<string, string>>>;
   readonly query?: Readonly<Record<string, string>>;
   /** The JSON body, sent as application/json. */
   readonly body?: unknown;
-  /** The status a user with a good key gets for this request (the world's pet existing). */
+  /** The status a user with a good key gets for this request. */
   readonly status: number;
 }
 
 export const OPERATION_SAMPLES = {
   listPets: { query: { limit: '5' }, status: 200 },
   createPet: { body: { name: 'Sample', categoryId: 1 }, status: 201 },
-  getPet: { params: (w) => ({ petId: String(w.petId) }), status: 200 },
+  getPet: { params: async (f) => ({ petId: String(await f.newPet()) }), status: 200 },
   listOrders: { status: 501 },
 } as const satisfies Record<OperationId, OperationSample>;
 
@@ -42,9 +49,13 @@ export interface SampleRequest {
   readonly status: number;
 }
 
-export function sampleRequest(route: Route & { readonly operationId: OperationId }, world: SampleWorld): SampleRequest {
+/** A route's sample request, its data made with `fixtures` (a fresh pet for each request that names one). */
+export async function sampleRequest(
+  route: Route & { readonly operationId: OperationId },
+  fixtures: SampleFixtures,
+): Promise<SampleRequest> {
   const sample: OperationSample = OPERATION_SAMPLES[route.operationId];
-  const pathParameters = sample.params?.(world) ?? {};
+  const pathParameters = (await sample.params?.(fixtures)) ?? {};
   const query = sample.query ?? {};
   const qs = new URLSearchParams(query).toString();
   return {
@@ -61,8 +72,9 @@ export function sampleRequest(route: Route & { readonly operationId: OperationId
   };
 }
 
-/** Every operation's sample request. */
-export const sampleRequests = (world: SampleWorld): SampleRequest[] => ROUTES.map((r) => sampleRequest(r, world));
+/** Every operation's sample request, each with data of its own. */
+export const sampleRequests = (fixtures: SampleFixtures): Promise<SampleRequest[]> =>
+  Promise.all(ROUTES.map((r) => sampleRequest(r, fixtures)));
 
 /** A concrete path for each resource (`{param}` → `1`), with its `Allow` header as the gateway sends it on 405. */
 export function resourcesWithAllow(): { path: string; template: string; methods: HttpMethod[]; allow: string }[] {

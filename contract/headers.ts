@@ -1,0 +1,50 @@
+/**
+ * The named response headers: the document's header components (in this order), the names the envelope exposes to
+ * browsers, and how the docs tables write them. A success response names the ones it sends (`success.headers` on
+ * its route entry); a header only one operation sends may instead be documented in place on that entry.
+ */
+import { PLANS, STANDARD_PLANS } from './plans.ts';
+import { BASE_PATH, type HeaderDoc, type ResponseHeader } from './route-types.ts';
+
+const int = (name: string, description: string, example?: number): HeaderDoc => ({
+  name,
+  description,
+  required: true,
+  schema: { type: 'integer', minimum: 0, ...(example !== undefined ? { example } : {}) },
+});
+
+export const RESPONSE_HEADERS = {
+  'X-RateLimit-Limit': int(
+    'X-RateLimit-Limit',
+    `The limit currently applying (requests per minute or per day, whichever binds sooner). Plans: ${STANDARD_PLANS.map((p) => `${PLANS[p].displayName} ${PLANS[p].limits!.perMinute}/min, ${PLANS[p].limits!.perDay}/day`).join('; ')}. \`0\` on errors the gateway answers before a key is known.`,
+    60,
+  ),
+  'X-RateLimit-Remaining': int('X-RateLimit-Remaining', 'Requests left in the current window.', 59),
+  'X-RateLimit-Reset': int('X-RateLimit-Reset', 'Unix timestamp (seconds) at which the window resets.', 1767225660),
+  'Retry-After': int('Retry-After', 'Seconds to wait before retrying (then back off exponentially).', 30),
+  Location: {
+    name: 'Location',
+    description: 'Path of the created animal.',
+    required: true,
+    schema: { type: 'string', example: `${BASE_PATH}/pets/1001` },
+  },
+  LinkNext: {
+    name: 'Link',
+    text: '`Link: rel="next"`',
+    description:
+      'RFC 8288 link to the next page, present only when a further page may exist: `<' +
+      `${BASE_PATH}/pets?limit=…&status=…&cursor=…>; rel="next"\`. The cursor is opaque, signed, bound to the status filter and expires after 24 hours. ` +
+      'The last page has no next link; a page that fills `limit` exactly may announce a next page that turns out empty.',
+    required: false,
+    schema: { type: 'string' },
+  },
+} as const satisfies Record<string, HeaderDoc>;
+
+/** A named header: its component name in the document (not always its name on the wire: `LinkNext` is `Link`). */
+export type ResponseHeaderName = keyof typeof RESPONSE_HEADERS;
+
+/** The rate-limit headers every response carries. */
+export const RATE_LIMIT_HEADER_NAMES = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'] as const;
+
+/** What a success response's header is: a named one from the table above, or one documented in place. */
+export const headerDoc = (h: ResponseHeader): HeaderDoc => (typeof h === 'string' ? RESPONSE_HEADERS[h] : h);

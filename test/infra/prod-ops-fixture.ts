@@ -1,0 +1,58 @@
+/**
+ * What the operations tests share (prod-ops.test.ts, prod-ops-cost.test.ts): the synthesized apps of both stages
+ * under the contexts they test, and lookups in a template's resources. Bundling is skipped; cli.test.ts synthesizes
+ * with real bundling and cdk-nag.
+ */
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import { STAGE_NAMES, type StageName } from '../../lib/config/stages.ts';
+import { createApp } from '../../lib/stacks/app.ts';
+import { CDK_JSON_CONTEXT, NO_BUNDLING, SYNTH_CONTEXT } from './synth-context.ts';
+
+export type Resource = {
+  Type: string;
+  Properties: Record<string, any>;
+  DeletionPolicy?: string;
+  UpdateReplacePolicy?: string;
+  UpdatePolicy?: Record<string, any>;
+};
+export type App = ReturnType<typeof createApp>;
+/** The documented switch (docs/deployment.md, "Break glass"). */
+export const BREAK_GLASS_CONTEXT = 'animal-store:breakGlass';
+/** The table name a point-in-time restore of Pets is pointed at by context, in both stages. */
+export const RESTORED = 'animal-store-pets-restored';
+
+/** As `cdk synth` with the given `-c` values (cdk.json's flags included). */
+export const synth = (context: Record<string, unknown>): App =>
+  createApp({ context: { ...CDK_JSON_CONTEXT, ...NO_BUNDLING, ...context } });
+
+/** Both stages as deployed (`-c` with production's account and alarm e-mail), and each stage's resources. */
+export function deployed(): { app: App; templates: Record<StageName, Record<string, Resource>> } {
+  const app = createApp({ context: { ...SYNTH_CONTEXT } });
+  const templates = {} as Record<StageName, Record<string, Resource>>;
+  for (const name of STAGE_NAMES)
+    templates[name] = Template.fromStack(app.stacks[name]).toJSON().Resources as Record<string, Resource>;
+  return { app, templates };
+}
+
+/** Both stages with Pets pointed at a restored table by context. */
+export const restoredApp = (): App =>
+  createApp({
+    context: {
+      ...SYNTH_CONTEXT,
+      'animal-store:staging:petsTableName': RESTORED,
+      'animal-store:production:petsTableName': RESTORED,
+    },
+  });
+
+export const ofType = (t: Record<string, Resource>, type: string): [string, Resource][] =>
+  Object.entries(t).filter(([, r]) => r.Type === type);
+export const errorsOf = (app: App, stage: StageName): string[] =>
+  Annotations.fromStack(app.stacks[stage])
+    .findError('*', Match.anyValue())
+    .map((m) => String(m.entry.data));
+export const warningsOf = (app: App, stage: StageName): string[] =>
+  Annotations.fromStack(app.stacks[stage])
+    .findWarning('*', Match.anyValue())
+    .map((m) => String(m.entry.data));
+export const functionNamed = (t: Record<string, Resource>, name: string): [string, Resource] =>
+  ofType(t, 'AWS::Lambda::Function').find(([, f]) => f.Properties.Description?.endsWith(`: ${name}`))!;
