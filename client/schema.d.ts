@@ -333,6 +333,8 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     Location: components["headers"]["Location"];
+                    /** @description `true` when this answer is the stored result of an earlier request with the same Idempotency-Key and body (no new animal was created); absent on the answer that created it. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {

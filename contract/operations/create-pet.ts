@@ -27,7 +27,16 @@ export const CREATE_PET = {
     status: 201,
     description: 'The created animal, with the id the service assigned.',
     schema: Pet,
-    headers: ['Location'],
+    headers: [
+      'Location',
+      {
+        name: 'Idempotent-Replayed',
+        description:
+          '`true` when this answer is the stored result of an earlier request with the same Idempotency-Key and body (no new animal was created); absent on the answer that created it.',
+        required: false,
+        schema: { type: 'string', enum: ['true'] },
+      },
+    ],
   },
   errors: [
     badRequest(
