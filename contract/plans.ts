@@ -87,9 +87,10 @@ export const MAX_CUSTOM_LIMITS: PlanLimits = {
  * The temporary ban of spec section 8.3: it follows requests that keep coming after the client was told 429.
  * A client that honours Retry-After waits for the window's reset after its 429, so a fleet of W such workers on one
  * key gets at most W 429s per minute window, whatever their spacing. A key is banned for `banSeconds` when one
- * window sees more 429s (rate_limited; a spent day quota never bans) than a fleet of `banThreshold` workers could
- * cause: max(`fleetWorkers`, perMinute). A client that ignores Retry-After and sends N per minute gets
- * N - perMinute 429s per window, so it is banned once N > perMinute + banThreshold (Free: 161/min, 2.7 requests/s).
+ * window sees more 429s (rate_limited or quota_exceeded alike: a key whose day is spent and keeps sending is banned
+ * too) than a fleet of `banThreshold` workers could cause: max(`fleetWorkers`, perMinute). A client that ignores
+ * Retry-After and sends N per minute gets N - perMinute 429s per window, so it is banned once N > perMinute +
+ * banThreshold (Free: 161/min, 2.7 requests/s); once its day is spent, once N > banThreshold.
  */
 export const BAN_POLICY = { fleetWorkers: 100, banSeconds: 15 * 60 } as const;
 

@@ -145,11 +145,11 @@ export function createLimiter(counters: LimitCounters, options: LimiterOptions =
     minuteStart: number,
     w: Windows,
   ): Promise<Consumption> {
-    if (reason === 'day') return { allowed: false, reason, reset: w.dayReset };
+    // Every 429 counts towards the ban, a spent day's included: a key that keeps sending after its quota is spent
+    // would otherwise flood what it shares (a Free key's pool slot) all day long without ever being stopped.
     await reject(st, subject, limits, minuteStart, w);
-    return st.bannedUntil !== undefined && st.bannedUntil > w.nowSec
-      ? banned(st.bannedUntil)
-      : { allowed: false, reason, reset: minuteStart + 60 };
+    if (st.bannedUntil !== undefined && st.bannedUntil > w.nowSec) return banned(st.bannedUntil);
+    return { allowed: false, reason, reset: reason === 'day' ? w.dayReset : minuteStart + 60 };
   }
 
   /** Takes a lease from `shard`, handing back the unused part of the last one; undefined when the shard is full. */
@@ -218,7 +218,7 @@ export function createLimiter(counters: LimitCounters, options: LimiterOptions =
       last = t;
     }
     const dayShards = st.fullDay?.dayStart === w.dayStart ? st.fullDay.shards.size : 0;
-    if (dayShards >= shards) return { allowed: false, reason: 'day', reset: w.dayReset };
+    if (dayShards >= shards) return refused(st, subject, limits, 'day', w.minuteStart, w);
     const minuteStart = last?.minuteStart ?? st.fullMinute?.minuteStart ?? w.minuteStart;
     // A full window in its last LIMITER.maxSkewMs: another container's clock may already be in the next minute, and
     // a client told to wait until the reset may be here by its clock. Count it in the next window (opened early),

@@ -233,6 +233,24 @@ describe('bans only for abuse', () => {
     },
   );
 
+  it('a key whose day is spent and keeps sending is banned by the same rule, and other keys are untouched', async () => {
+    const limits = PLANS.free.limits!;
+    const counters = new MemoryCounters();
+    const limiter = createLimiter(counters);
+    const noon = at('2031-05-07T12:00:00Z');
+    for (let i = 0; i < 1_000; i++) await limiter.consume('spent', limits, windowsAt(noon - 3_600_000 + i * 1_100));
+    // Then 5 requests/s, ignoring Retry-After: every answer is a 429 (quota_exceeded until the ban).
+    let bannedAt: number | undefined;
+    for (let t = noon; t < noon + 180_000 && bannedAt === undefined; t += 200) {
+      const c = await limiter.consume('spent', limits, windowsAt(t));
+      expect(c.allowed).toBe(false);
+      if (!c.allowed && c.reason === 'banned') bannedAt = t;
+    }
+    expect(bannedAt).toBeDefined();
+    expect(bannedAt! - noon).toBeLessThanOrEqual(120_000);
+    expect(await limiter.consume('other', limits, windowsAt(bannedAt!))).toMatchObject({ allowed: true });
+  });
+
   it('a spent day quota polled inside the minute limit is quota_exceeded with Retry-After to midnight, never a ban', async () => {
     const limits = PLANS.free.limits!;
     const counters = new MemoryCounters();
