@@ -4,12 +4,17 @@
  * the authorizer and the plan's checks, whatever the function answers (its own 429s and 503s included); a
  * request the bucket or the quota rejects is not counted.
  *
- * Keys join plans the way the admin tool attaches them in AWS: a standard plan's key to the usage plan named by
- * the stack output `UsagePlanId<Plan>`, an Enterprise key to a plan of its own built from its limits.
+ * Keys join plans the way they are attached in AWS: a Free key's pool member to the pool's usage plan (the stack's),
+ * another standard plan's key to the usage plan named by the stack output `UsagePlanId<Plan>` (the admin tool
+ * attaches it), an Enterprise key to a plan of its own built from its limits.
  */
+import { FREE_KEY_POOL, isPooledPlan } from '../../contract/key-pool.ts';
 import { PLANS, usagePlanThrottle, type PlanName } from '../../contract/plans.ts';
 import { usagePlanOutputId } from '../stacks/outputs.ts';
 import type { ApiModel, UsagePlanDef } from './template.ts';
+
+/** The pool's usage plan, under the logical id the stack pins for it (lib/constructs/usage-plans.ts). */
+export const POOL_PLAN_ID = `UsagePlan${FREE_KEY_POOL.displayName}`;
 
 export type UsageVerdict = 'ok' | 'THROTTLED' | 'QUOTA_EXCEEDED' | 'INVALID_API_KEY';
 
@@ -58,6 +63,9 @@ export class UsagePlanEnforcer {
         quota: { limit: t.quotaPerDay, period: 'DAY' },
       };
     }
+    // A pooled plan's key is a pool member's API key, on the pool's usage plan in the template (one bucket and quota
+    // per member, shared by every customer mapped to it), as in AWS: not on a single customer's plan.
+    if (isPooledPlan(name)) return this.model.usagePlans.get(POOL_PLAN_ID);
     const id = this.model.usagePlanOutputs.get(usagePlanOutputId(name));
     return id ? this.model.usagePlans.get(id) : undefined;
   }

@@ -12,9 +12,10 @@ const plan: UsagePlanDef = { id: 'FreePlan', rateLimit: 2, burstLimit: 5, quota:
 const enforcer = () =>
   new UsagePlanEnforcer({
     usagePlans: new Map([[plan.id, plan]]),
-    usagePlanOutputs: new Map([['UsagePlanIdFree', plan.id]]),
+    usagePlanOutputs: new Map([['UsagePlanIdPro', plan.id]]),
   });
-const free = { plan: 'free' };
+// A Pro key: a Free key's requests count against its pool member on the pool's plan (test/integration/pool-plan.test.ts).
+const free = { plan: 'pro' };
 const T0 = Date.UTC(2026, 0, 1, 23, 0, 0);
 
 describe('usage plan enforcement', () => {
@@ -43,7 +44,9 @@ describe('usage plan enforcement', () => {
     expect(e.admit('a', free, T0)).toBe('THROTTLED');
     expect(e.admit('b', free, T0)).toBe('ok');
     expect(e.admit(undefined, free, T0)).toBe('INVALID_API_KEY');
-    expect(e.admit('c', { plan: 'pro' }, T0), 'no UsagePlanIdPro output in this model').toBe('INVALID_API_KEY');
+    expect(e.admit('c', { plan: 'business' }, T0), 'no UsagePlanIdBusiness output in this model').toBe(
+      'INVALID_API_KEY',
+    );
   });
 
   it('gives an Enterprise key a plan of its own from its limits, as the admin tool creates it', () => {
