@@ -17,9 +17,7 @@ import { GatewayModel } from './usage-plan-model.ts';
 import { EPOCH_MS, boundaryBursts, greedyClient, honouringClient } from './usage-plan-clients.ts';
 
 let templates: Record<StageName, CfnTemplate>;
-beforeAll(() => {
-  templates = synthTemplates();
-}, 240_000);
+beforeAll(() => void (templates = synthTemplates()), 240_000);
 
 type MetricDataQuery = { Id: string; Expression?: string; ReturnData?: boolean; MetricStat?: { Metric: MetricRef } };
 type MetricRef = { Namespace: string; MetricName: string; Dimensions?: { Name: string; Value: unknown }[] };
