@@ -37,6 +37,11 @@ export type PetStore = PetWriter & PetReader;
 /** Hands out unique ids; implementations reserve them in blocks so creates do not share one hot item. */
 export interface IdAllocator {
   next(): Promise<number>;
+  /**
+   * Starts reserving ids now when none are held, without waiting: a function calls it as its container starts, so
+   * its first create does not wait for the reservation after the limiter's count (docs/performance.md).
+   */
+  reserveAhead?(): void;
 }
 
 export interface PetCreator {

@@ -148,6 +148,27 @@ export async function guarded<T>(fn: (options: SendOptions) => Promise<T>, { cle
 }
 
 /**
+ * Waits for work already under way (started outside any request, so no deadline bounds its calls) no longer than
+ * the current request may: at the deadline, less CLEANUP_RESERVE_MS, it is UnavailableError('Deadline') as for
+ * `guarded`, and the work goes on unwatched.
+ */
+export async function withinDeadline<T>(work: Promise<T>): Promise<T> {
+  const left = timeLeft();
+  if (left === undefined) return work;
+  const budget = Math.floor(left - CLEANUP_RESERVE_MS);
+  if (budget <= 0) throw new UnavailableError('Deadline');
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new UnavailableError('Deadline')), budget);
+  });
+  try {
+    return await Promise.race([work, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
  * The item returned with a failed condition (ReturnValuesOnConditionCheckFailure: ALL_OLD), as plain values: the
  * document client leaves it in attribute-value form. Undefined when no item existed.
  */
