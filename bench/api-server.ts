@@ -3,7 +3,7 @@
  * autocannon in the parent does not share its event loop:
  *   node bench/api-server.ts <dynamoEndpoint> <tablePrefix> <on|off>
  * Prints {"url", "statsUrl", "authTtlSeconds"} once listening; GET statsUrl answers {"ddb": DynamoDB requests its
- * functions made so far (authorizer included)}. Tables and keys are provisioned by the parent.
+ * functions made so far (authorizer included), "cpuMicros": the process's CPU time}. Tables and keys are provisioned by the parent.
  */
 import { startLocalApi } from '../lib/local/app.ts';
 import { startStatsServer } from './lib/stats-server.ts';

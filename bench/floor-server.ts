@@ -11,7 +11,8 @@
  *            a create counts first (as lambdas/shared/admission.ts)
  * Its limiter items have a prefix of their own (`rlfloor#`), so it never shares a budget with the API.
  *   node bench/floor-server.ts <dynamoEndpoint> <tablePrefix> <authTtlSeconds>
- * Prints {"url", "statsUrl"} once listening; GET statsUrl answers {"ddb": DynamoDB requests made so far}.
+ * Prints {"url", "statsUrl"} once listening; GET statsUrl answers {"ddb": DynamoDB requests made so far, "cpuMicros": the
+ * process's CPU time}.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createHash } from 'node:crypto';

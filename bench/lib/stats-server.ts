@@ -1,10 +1,14 @@
-/** A bench server's side door: GET answers its counters as JSON (DynamoDB requests made so far). */
+/**
+ * A bench server's side door: GET answers its counters as JSON: what the server passes (DynamoDB requests made so
+ * far), and the CPU time its process has used (user + system, microseconds), so a cell's CPU per call is known.
+ */
 import { createServer } from 'node:http';
 
 export function startStatsServer(stats: () => Record<string, number>): Promise<string> {
   const server = createServer((_req, res) => {
     res.writeHead(200, { 'Content-Type': 'application/json' });
-    res.end(JSON.stringify(stats()));
+    const cpu = process.cpuUsage();
+    res.end(JSON.stringify({ ...stats(), cpuMicros: cpu.user + cpu.system }));
   });
   server.unref();
   return new Promise((resolve) =>

@@ -5,7 +5,8 @@
  *   of keys taken in turn, so no key reaches its 1,000/min (a 429 is cheaper than an admitted call);
  * - one Enterprise key at 600,000/min, the leased path: one write per lease of ~2 s of traffic, on both sides.
  * Both sides cache the authorizer's answer per token for the template's TTL. The DynamoDB requests each side made
- * per call are measured (each server counts its own) and printed beside the ratios: they must match.
+ * per call are measured (each server counts its own) and printed beside the ratios: they must match. So is each
+ * server process's CPU time per call, which the machine's load disturbs far less than its latency.
  */
 import { provisionLocalTables } from '../../lambdas/storage/provision.ts';
 import { seedBenchKey, seedKey, seedPets, seededId } from '../lib/seed.ts';
@@ -39,7 +40,7 @@ const OPS = [
 const CONNECTIONS = [1, 16];
 const SERVERS = ['api', 'floor'] as const;
 type Server = (typeof SERVERS)[number];
-type Run = LoadResult & { ddbPerCall: number };
+type Run = LoadResult & { ddbPerCall: number; cpuMsPerCall: number };
 
 export async function runWarm({ P, endpoint, seedClient, children, result, target, log }: BenchContext): Promise<void> {
   const prefix = 'bench-warm';
@@ -70,7 +71,8 @@ export async function runWarm({ P, endpoint, seedClient, children, result, targe
   );
   children.push(floor.child);
   const servers: Record<Server, Info> = { api: api.info, floor: floor.info };
-  const ddbSoFar = async (s: Server) => ((await (await fetch(servers[s].statsUrl)).json()) as { ddb: number }).ddb;
+  const statsOf = async (s: Server) =>
+    (await (await fetch(servers[s].statsUrl)).json()) as { ddb: number; cpuMicros: number };
 
   // One request per key in turn (each connection starts at the first key and goes round).
   const requestsFor = (s: Server, tokens: readonly string[], o: (typeof OPS)[number]): AutocannonRequest[] => {
@@ -84,7 +86,7 @@ export async function runWarm({ P, endpoint, seedClient, children, result, targe
   };
   let apiCreates = 0;
   const one = async (s: Server, tokens: readonly string[], o: (typeof OPS)[number], c: number, seconds: number) => {
-    const before = await ddbSoFar(s);
+    const before = await statsOf(s);
     const r = await load({
       url: servers[s].url,
       connections: c,
@@ -92,7 +94,13 @@ export async function runWarm({ P, endpoint, seedClient, children, result, targe
       requests: requestsFor(s, tokens, o),
     });
     if (s === 'api' && o.op === 'createPet') apiCreates += r.ok2xx;
-    return { ...r, ddbPerCall: ((await ddbSoFar(s)) - before) / Math.max(1, r.total) };
+    const after = await statsOf(s);
+    const calls = Math.max(1, r.total);
+    return {
+      ...r,
+      ddbPerCall: (after.ddb - before.ddb) / calls,
+      cpuMsPerCall: (after.cpuMicros - before.cpuMicros) / 1000 / calls,
+    };
   };
 
   log('warm path: every key once on each server (fills both authorizer caches), then each op for 0.5 s');
@@ -128,6 +136,7 @@ export async function runWarm({ P, endpoint, seedClient, children, result, targe
       p50: round(median(rs.map((x) => x[s].p50)), 2),
       p99: round(median(rs.map((x) => x[s].p99)), 2),
       ddbPerCall: round(median(rs.map((x) => x[s].ddbPerCall)), 3),
+      cpuMsPerCall: round(median(rs.map((x) => x[s].cpuMsPerCall)), 3),
       non2xx: rs.reduce((a, x) => a + x[s].non2xx + x[s].errors, 0),
     });
     const rps = spreadOf(
@@ -180,6 +189,8 @@ export async function runWarm({ P, endpoint, seedClient, children, result, targe
       range(w.p99),
       w.api.ddbPerCall,
       w.floor.ddbPerCall,
+      w.api.cpuMsPerCall,
+      w.floor.cpuMsPerCall,
       w.api.non2xx + w.floor.non2xx,
     ]),
   );

@@ -37,6 +37,7 @@ function periodOf(plan: UsagePlanDef, ms: number): number {
 
 export class UsagePlanEnforcer {
   private readonly state = new Map<string, KeyState>();
+  private readonly enterprisePlans = new Map<string, UsagePlanDef>();
 
   private readonly model: Pick<ApiModel, 'usagePlans' | 'usagePlanOutputs'>;
 
@@ -50,13 +51,21 @@ export class UsagePlanEnforcer {
     if (!name || !PLANS[name]) return undefined;
     if (name === 'enterprise') {
       if (!caller.perMinute || !caller.perDay) return undefined;
-      const t = usagePlanThrottle({ perMinute: caller.perMinute, perDay: caller.perDay });
-      return {
-        id: `enterprise-${apiKey}`,
-        rateLimit: t.rateLimit,
-        burstLimit: t.burstLimit,
-        quota: { limit: t.quotaPerDay, period: 'DAY' },
-      };
+      // Built once per key and limits, not on every request.
+      const id = `enterprise-${apiKey}-${caller.perMinute}-${caller.perDay}`;
+      let plan = this.enterprisePlans.get(id);
+      if (!plan) {
+        const t = usagePlanThrottle({ perMinute: caller.perMinute, perDay: caller.perDay });
+        plan = {
+          id: `enterprise-${apiKey}`,
+          rateLimit: t.rateLimit,
+          burstLimit: t.burstLimit,
+          quota: { limit: t.quotaPerDay, period: 'DAY' },
+        };
+        if (this.enterprisePlans.size >= 10_000) this.enterprisePlans.clear();
+        this.enterprisePlans.set(id, plan);
+      }
+      return plan;
     }
     const id = this.model.usagePlanOutputs.get(usagePlanOutputId(name));
     return id ? this.model.usagePlans.get(id) : undefined;
