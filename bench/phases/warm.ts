@@ -8,6 +8,8 @@
  * per call are measured (each server counts its own) and printed beside the ratios: they must match. So is each
  * server process's CPU time per call, which the machine's load disturbs far less than its latency.
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { provisionLocalTables } from '../../lambdas/storage/provision.ts';
 import { seedBenchKey, seedKey, seedPets, seededId } from '../lib/seed.ts';
 import {
@@ -21,6 +23,8 @@ import {
   type AutocannonRequest,
   type LoadResult,
 } from '../lib/util.ts';
+import { selfTime, type CpuProfile } from '../lib/profile.ts';
+import { ROOT } from '../lib/bundle.ts';
 import { BENCH_KEY, type BenchContext } from './context.ts';
 
 /**
@@ -42,7 +46,8 @@ const SERVERS = ['api', 'floor'] as const;
 type Server = (typeof SERVERS)[number];
 type Run = LoadResult & { ddbPerCall: number; cpuMsPerCall: number };
 
-export async function runWarm({ P, endpoint, seedClient, children, result, target, log }: BenchContext): Promise<void> {
+export async function runWarm(ctx: BenchContext): Promise<void> {
+  const { argv, P, endpoint, seedClient, children, result, target, log } = ctx;
   const prefix = 'bench-warm';
   const tableEnv = await provisionLocalTables(endpoint, prefix);
   await seedPets(seedClient, tableEnv.PETS_TABLE_NAME!, 0, P.warmSeed);
@@ -117,6 +122,8 @@ export async function runWarm({ P, endpoint, seedClient, children, result, targe
   const cells = scenarios.flatMap((sc) => OPS.flatMap((o) => CONNECTIONS.map((c) => ({ sc, o, c }))));
   log(`warm path: ${P.warmRounds} rounds x ${cells.length} cells x ${SERVERS.length} servers x ${P.warmSeconds} s`);
   const runs = new Map<string, Array<Record<Server, Run>>>();
+  const profiling = argv.includes('--cpu-prof');
+  if (profiling) for (const s of SERVERS) await fetch(`${servers[s].statsUrl}profile`, { method: 'POST' });
   for (let r = 0; r < P.warmRounds; r++) {
     for (const [i, { sc, o, c }] of cells.entries()) {
       // API and floor back to back, their order swapped every cell and every round.
@@ -126,6 +133,12 @@ export async function runWarm({ P, endpoint, seedClient, children, result, targe
       const k = `${sc.key}|${o.op}|${c}`;
       runs.set(k, [...(runs.get(k) ?? []), pair]);
     }
+  }
+  if (profiling) {
+    const calls = (s: Server) => [...runs.values()].flat().reduce((n, x) => n + x[s].total, 0);
+    const profiles = {} as Record<Server, CpuProfile>;
+    for (const s of SERVERS) profiles[s] = (await (await fetch(`${servers[s].statsUrl}profile`)).json()) as CpuProfile;
+    reportProfiles(ctx, profiles, { api: calls('api'), floor: calls('floor') });
   }
   for (const c of children.splice(0)) await stopChild(c);
 
@@ -210,4 +223,47 @@ export async function runWarm({ P, endpoint, seedClient, children, result, targe
     counterWrites: blocks,
     writesPerCreate: round((apiCreates + blocks) / Math.max(1, apiCreates), 4),
   };
+}
+
+/**
+ * `--cpu-prof`: both servers were profiled over exactly the measured rounds. Writes the profiles (open them in
+ * Chrome DevTools) and prints where each server's CPU time per call goes, by package or folder, and our functions
+ * that take the most: the part of the gap that is our own code, named.
+ */
+function reportProfiles(
+  { result }: BenchContext,
+  profiles: Record<Server, CpuProfile>,
+  calls: Record<Server, number>,
+): void {
+  const dir = join(ROOT, 'bench/results/profiles');
+  mkdirSync(dir, { recursive: true });
+  for (const s of SERVERS) writeFileSync(join(dir, `warm-${s}.cpuprofile`), JSON.stringify(profiles[s]));
+  const api = selfTime(profiles.api);
+  const floor = selfTime(profiles.floor);
+  const perCall = (us: number, s: Server) => round(us / Math.max(1, calls[s]), 1);
+  const sum = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
+  const modules = [...new Set([...api.modules.keys(), ...floor.modules.keys()])]
+    .map((m) => ({
+      module: m,
+      api: perCall(api.modules.get(m) ?? 0, 'api'),
+      floor: perCall(floor.modules.get(m) ?? 0, 'floor'),
+    }))
+    .sort((a, b) => b.api - b.floor - (a.api - a.floor));
+  const ours = [...api.ours].map(([fn, us]) => ({ fn, us: perCall(us, 'api') })).sort((a, b) => b.us - a.us);
+  result.warmProfile = {
+    files: ['bench/results/profiles/warm-api.cpuprofile', 'bench/results/profiles/warm-floor.cpuprofile'],
+    cpuUsPerCall: { api: perCall(sum(api.modules), 'api'), floor: perCall(sum(floor.modules), 'floor') },
+    modules: modules.slice(0, 25),
+    ourFunctions: ours.slice(0, 25),
+  };
+  printTable(
+    `Where CPU per call goes (--cpu-prof, self time, idle excluded; all measured cells): api ${perCall(sum(api.modules), 'api')} us, floor ${perCall(sum(floor.modules), 'floor')} us`,
+    ['package or folder', 'api us/call', 'floor us/call', 'difference'],
+    modules.slice(0, 15).map((m) => [m.module, m.api, m.floor, round(m.api - m.floor, 1)]),
+  );
+  printTable(
+    'Our functions by self time in the API server (us/call)',
+    ['function', 'us/call'],
+    ours.slice(0, 12).map((o) => [o.fn, o.us]),
+  );
 }
