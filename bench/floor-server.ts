@@ -80,48 +80,66 @@ async function authorize(token: string): Promise<Caller | undefined> {
 const dayItem = (keyId: string, w: Windows, shard: number) => `rlfloor#${keyId}#${w.dayStart}#${shard}`;
 const NOT_BANNED = '(attribute_not_exists(banUntil) OR banUntil <= :now)';
 
-/** Takes `n` from a shard's windows with the limiter's conditional write; opens the minute when it moved on. */
+/**
+ * Takes `n` from a shard's windows with the limiter's conditional write, as its `takeStep` does: counts in the newest
+ * open minute, opens this request's minute when the stored one is older, and tries again when a concurrent request
+ * moved the item first. False only when the window is full (the bench's keys never fill one).
+ */
 async function take(pk: string, n: number, part: PlanLimits, w: Windows): Promise<boolean> {
-  const values = { ':n': n, ':now': w.nowSec, ':dmax': part.perDay - n, ':ms': w.minuteStart };
-  try {
-    await doc.send(
-      new UpdateCommand({
-        TableName: T.state,
-        Key: { pk },
-        UpdateExpression: 'ADD m :n, d :n',
-        ConditionExpression: `ms = :ms AND m <= :mmax AND d <= :dmax AND ${NOT_BANNED}`,
-        ExpressionAttributeValues: { ...values, ':mmax': part.perMinute - n },
-        ReturnValues: 'ALL_NEW',
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }),
-    );
-    return true;
-  } catch (err) {
-    if (!(err instanceof ConditionalCheckFailedException)) throw err;
-    const old = err.Item ? unmarshall(err.Item) : {};
-    if (old.ms !== undefined && old.ms >= w.minuteStart) return false; // full: not reached by the bench's keys
+  const values = { ':n': n, ':now': w.nowSec, ':dmax': part.perDay - n };
+  let minute = w.minuteStart;
+  for (let attempt = 0; attempt < 6; attempt++) {
+    try {
+      await doc.send(
+        new UpdateCommand({
+          TableName: T.state,
+          Key: { pk },
+          UpdateExpression: 'ADD m :n, d :n',
+          ConditionExpression: `ms = :ms AND m <= :mmax AND d <= :dmax AND ${NOT_BANNED}`,
+          ExpressionAttributeValues: { ...values, ':ms': minute, ':mmax': part.perMinute - n },
+          ReturnValues: 'ALL_NEW',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (!(err instanceof ConditionalCheckFailedException)) throw err;
+      const old = err.Item ? unmarshall(err.Item) : {};
+      if (old.ms !== undefined && old.ms >= w.minuteStart) {
+        if (old.ms === minute) return false; // full
+        minute = old.ms as number; // a newer minute is open: count in it
+        continue;
+      }
+    }
+    try {
+      const opened = await doc.send(
+        new UpdateCommand({
+          TableName: T.state,
+          Key: { pk },
+          UpdateExpression: 'SET ms = :ms, m = :n, expiresAt = if_not_exists(expiresAt, :exp) ADD d :n',
+          ConditionExpression: `(attribute_not_exists(ms) OR ms < :ms) AND (attribute_not_exists(d) OR d <= :dmax) AND ${NOT_BANNED}`,
+          ExpressionAttributeValues: { ...values, ':ms': w.minuteStart, ':exp': w.dayStart + 3 * 86_400 },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      // The usage history's write when a minute opens (lambdas/storage/usage-history.ts).
+      await doc.send(
+        new UpdateCommand({
+          TableName: T.state,
+          Key: { pk: `rlhfloor#${pk}#${w.minuteStart - (w.minuteStart % 3600)}` },
+          UpdateExpression: 'SET #m = :d',
+          ExpressionAttributeNames: { '#m': `m${(w.minuteStart % 3600) / 60}` },
+          ExpressionAttributeValues: { ':d': opened.Attributes?.d ?? n },
+        }),
+      );
+      return true;
+    } catch (err) {
+      // Another request opened it first: count in it.
+      if (!(err instanceof ConditionalCheckFailedException)) throw err;
+      minute = w.minuteStart;
+    }
   }
-  const opened = await doc.send(
-    new UpdateCommand({
-      TableName: T.state,
-      Key: { pk },
-      UpdateExpression: 'SET ms = :ms, m = :n, expiresAt = if_not_exists(expiresAt, :exp) ADD d :n',
-      ConditionExpression: `(attribute_not_exists(ms) OR ms < :ms) AND (attribute_not_exists(d) OR d <= :dmax) AND ${NOT_BANNED}`,
-      ExpressionAttributeValues: { ...values, ':exp': w.dayStart + 3 * 86_400 },
-      ReturnValues: 'ALL_NEW',
-    }),
-  );
-  // The usage history's write when a minute opens (lambdas/storage/usage-history.ts).
-  await doc.send(
-    new UpdateCommand({
-      TableName: T.state,
-      Key: { pk: `rlhfloor#${pk}#${w.minuteStart - (w.minuteStart % 3600)}` },
-      UpdateExpression: 'SET #m = :d',
-      ExpressionAttributeNames: { '#m': `m${(w.minuteStart % 3600) / 60}` },
-      ExpressionAttributeValues: { ':d': opened.Attributes?.d ?? n },
-    }),
-  );
-  return true;
+  return false;
 }
 
 type Lease = { left: number; granted: number; minuteStart: number; takenAtMs: number };

@@ -1,7 +1,8 @@
 /**
- * `npm run bench [-- --quick] [-- --only=bundles,cold,warm,cost,scale]`: bundle sizes, cold starts, warm request
- * path, limiter overhead, DynamoDB cost and the limiter at scale, each against its floor measured side by side in the same run.
- * Prints tables and writes bench/results/latest.json. See docs/performance.md.
+ * `npm run bench [-- --quick] [-- --only=bundles,cold,warm,cost,scale] [-- --cpu-prof] [-- --no-source-maps]`: bundle
+ * sizes, cold starts, the warm request path (Business and Enterprise keys), DynamoDB cost and the limiter at scale,
+ * each against its floor measured side by side in the same run. Prints tables and writes bench/results/latest.json.
+ * See docs/performance.md.
  */
 import { cpus, totalmem } from 'node:os';
 import { readFileSync, mkdirSync, writeFileSync } from 'node:fs';

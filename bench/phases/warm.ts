@@ -186,7 +186,9 @@ export async function runWarm(ctx: BenchContext): Promise<void> {
       'spread',
       'ddb/call api',
       'floor',
-      'non-2xx',
+      'cpu ms/call api',
+      'floor',
+      'non-2xx api/floor',
     ],
     rows.map((w) => [
       w.key,
@@ -204,7 +206,7 @@ export async function runWarm(ctx: BenchContext): Promise<void> {
       w.floor.ddbPerCall,
       w.api.cpuMsPerCall,
       w.floor.cpuMsPerCall,
-      w.api.non2xx + w.floor.non2xx,
+      `${w.api.non2xx}/${w.floor.non2xx}`,
     ]),
   );
   for (const w of rows) {
