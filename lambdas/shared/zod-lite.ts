@@ -8,11 +8,13 @@
  * It follows zod 4's rules for what it implements: a type's checks run in order after its parse, a failed parse or
  * an aborting issue skips the checks that follow (length checks still run on anything with a length), a pipe stops
  * at its first issue, an object strips unknown keys (reports them when strict) and leaves absent optional keys out,
- * strings are measured in code points; the issues carry zod's codes, paths and English messages. What it does not
- * implement cannot be used by accident: the bundle fails (esbuild: no matching export), not a request.
- * test/unit/zod-lite.test.ts runs every schema through both engines on generated inputs and compares what they
- * return, issue by issue.
+ * strings are measured in code points; the issues carry zod's codes, paths and English messages
+ * (zod-lite-messages.ts). What it does not implement cannot be used by accident: the bundle fails (esbuild: no
+ * matching export), not a request. test/unit/zod-lite.test.ts runs every schema through both engines on generated
+ * inputs and compares what they return, issue by issue.
  */
+
+import { messageOf } from './zod-lite-messages.ts';
 
 interface Issue {
   code: string;
@@ -105,8 +107,6 @@ class Schema {
     return r.data;
   }
 }
-
-// ---- types ----------------------------------------------------------------------------------------------------
 
 const typed = (expected: string, ok: (v: unknown) => boolean, checks?: Check[]) =>
   new Schema((p) => (ok(p.value) ? p : push(p, { code: 'invalid_type', expected })), checks);
@@ -256,8 +256,6 @@ export const transform = (fn: (value: any, payload: Payload) => unknown) =>
     'optional',
   );
 
-// ---- checks ---------------------------------------------------------------------------------------------------
-
 /** A string's length in code points (a surrogate pair counts once), anything else's `length`. */
 const lengthOf = (v: any): number => (typeof v === 'string' ? [...v].length : v.length);
 const lengthOrigin = (v: unknown) => (typeof v === 'string' ? 'string' : Array.isArray(v) ? 'array' : 'unknown');
@@ -290,49 +288,7 @@ export const refine = (fn: (value: any) => unknown, params?: Params): Check => (
   run: (p) => void (fn(p.value) || flag(p, { code: 'custom' }, params)),
 });
 
-// ---- what the schemas call for documentation and messages -------------------------------------------------------
-
 /** The OpenAPI metadata registry: nothing in a Lambda reads it. */
 export const globalRegistry = { add: () => globalRegistry };
-/** Messages are always zod's English ones (messageOf). */
+/** Messages are always zod's English ones (zod-lite-messages.ts, which also stands in for `zod/locales`). */
 export const config = (_locale?: unknown) => undefined;
-export const en = () => ({});
-
-const literal = (v: unknown) => (typeof v === 'bigint' ? `${v}n` : typeof v === 'string' ? `"${v}"` : String(v));
-
-/** What zod's util.parsedType and its English locale call the type of `v`. */
-function received(v: any): string {
-  if (typeof v === 'number') return Number.isNaN(v) ? 'NaN' : Number.isFinite(v) ? 'number' : String(v);
-  if (v === null) return 'null';
-  if (Array.isArray(v)) return 'array';
-  if (typeof v === 'object' && Object.getPrototypeOf(v) !== Object.prototype && 'constructor' in v && v.constructor)
-    return v.constructor.name;
-  return typeof v;
-}
-
-/** zod's English message for an issue (zod/v4/locales/en.js), for the codes raised above. */
-function messageOf(i: Record<string, any>, input: unknown): string {
-  const sizes: Record<string, string> = { string: 'characters', array: 'items' };
-  switch (i.code) {
-    case 'invalid_type':
-      return `Invalid input: expected ${i.expected}, received ${received(input)}`;
-    case 'invalid_value':
-      return i.values.length === 1
-        ? `Invalid input: expected ${literal(i.values[0])}`
-        : `Invalid option: expected one of ${i.values.map(literal).join('|')}`;
-    case 'too_big':
-    case 'too_small': {
-      // Every bound raised here is inclusive.
-      const [word, adj, bound] = i.code === 'too_big' ? ['big', '<=', i.maximum] : ['small', '>=', i.minimum];
-      const unit = sizes[i.origin];
-      const what = i.origin ?? 'value';
-      return `Too ${word}: expected ${what} to ${unit ? `have ${adj}${bound} ${unit}` : `be ${adj}${bound}`}`;
-    }
-    case 'invalid_format':
-      return i.format === 'regex' ? `Invalid string: must match pattern ${i.pattern}` : 'Invalid URL';
-    case 'unrecognized_keys':
-      return `Unrecognized key${i.keys.length > 1 ? 's' : ''}: ${i.keys.map(literal).join(', ')}`;
-    default:
-      return 'Invalid input';
-  }
-}

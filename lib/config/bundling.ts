@@ -22,6 +22,6 @@ export const BUNDLING = {
    */
   alias: {
     'zod/mini': './lambdas/shared/zod-lite.ts',
-    'zod/locales': './lambdas/shared/zod-lite.ts',
+    'zod/locales': './lambdas/shared/zod-lite-messages.ts',
   },
 } as const;
