@@ -45,7 +45,10 @@ console.log(
     ? `DynamoDB Local on ${api.dynamoEndpoint} (${dataDir ? `data in ${dataDir}` : 'in memory'})`
     : `DynamoDB at ${api.dynamoEndpoint} (ANIMAL_STORE_DYNAMODB_ENDPOINT; tables created if missing)`,
 );
-for (const k of devKeys) console.log(`API key (${k.plan}): ${k.key}`);
+for (const k of devKeys)
+  console.log(
+    `API key (${k.plan}): ${k.key}${api.inactiveDevKeys.includes(k) ? ' (revoked in ANIMAL_STORE_DATA_DIR: stays revoked, answered 401)' : ''}`,
+  );
 console.log(`Try: curl -i -H "Authorization: Bearer ${devKeys[0]!.key}" ${url}/pets`);
 console.log(
   api.dynamo

@@ -77,7 +77,7 @@ export interface components {
          * @enum {string}
          */
         PetStatus: "available" | "pending" | "sold";
-        /** @description An animal as sent when creating it. Unknown fields are ignored. */
+        /** @description An animal as sent when creating it. Any other field is refused (400). */
         NewPet: {
             /**
              * @description The animal's name.
@@ -122,7 +122,7 @@ export interface components {
              * @example not_found
              * @enum {string}
              */
-            code: "bad_request" | "validation_failed" | "invalid_json" | "invalid_cursor" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "idempotency_in_progress" | "endpoint_removed" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "quota_exceeded" | "key_banned" | "internal_error" | "not_implemented" | "service_unavailable";
+            code: "bad_request" | "validation_failed" | "invalid_json" | "invalid_cursor" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "idempotency_in_progress" | "endpoint_removed" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "quota_exceeded" | "key_banned" | "request_headers_too_large" | "internal_error" | "not_implemented" | "service_unavailable";
             /** @description Human-readable description. */
             message: string;
             /**
@@ -312,7 +312,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description An animal as sent when creating it. Unknown fields are ignored. */
+        /** @description An animal as sent when creating it. Any other field is refused (400). */
         requestBody: {
             content: {
                 /**

@@ -19,6 +19,7 @@ export const ERROR_CODES = {
   rate_limited: { status: 429, message: 'Rate limit exceeded: wait for Retry-After seconds, then retry with backoff.' },
   quota_exceeded: { status: 429, message: 'Daily quota exceeded: wait for Retry-After seconds.' },
   key_banned: { status: 429, message: 'The API key is temporarily banned for ignoring rate limits.' },
+  request_headers_too_large: { status: 431, message: 'The request headers are too large.' },
   internal_error: { status: 500, message: 'Something went wrong on our side.' },
   not_implemented: { status: 501, message: 'This operation is not implemented yet.' },
   service_unavailable: {

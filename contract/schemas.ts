@@ -54,13 +54,15 @@ const name = meta(
 const positiveId = (data: Record<string, unknown>) => meta(z.int().check(z.minimum(1)), { format: 'int64', ...data });
 const categoryId = () => positiveId({ description: 'Identifier of the category the animal belongs to.', example: 1 });
 
+// Strict: the spec's NewPet has no room for other fields, so an unknown one (a misspelt `Status`, say) is refused by
+// name rather than dropped while the client believes it was stored.
 export const NewPet = meta(
-  z.object({
+  z.strictObject({
     name,
     categoryId: categoryId(),
     status: meta(z.optional(PetStatus), { description: `Defaults to \`${DEFAULT_PET_STATUS}\` when omitted.` }),
   }),
-  { id: 'NewPet', description: 'An animal as sent when creating it. Unknown fields are ignored.' },
+  { id: 'NewPet', description: 'An animal as sent when creating it. Any other field is refused (400).' },
 );
 export type NewPet = z.infer<typeof NewPet>;
 

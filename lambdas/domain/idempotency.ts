@@ -23,7 +23,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { AppError } from './errors.ts';
-import { createPetCreator, type IdAllocator, type PetWriter } from './pets.ts';
+import { createPetCreator, type IdAllocator, type PetAudit, type PetWriter } from './pets.ts';
 import type { NewPet, Pet } from '../../contract/schemas.ts';
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
@@ -89,6 +89,7 @@ export interface IdempotencyStore {
     pet: Pet,
     response: StoredResponse,
     expiresAtMs: number,
+    audit: PetAudit,
   ): Promise<boolean>;
   /** Deletes the record if it is still IN_PROGRESS under `token`; otherwise leaves it. */
   release(id: IdempotencyId, token: string): Promise<void>;
@@ -195,7 +196,8 @@ export function createIdempotentPetCreator({
   const plain = createPetCreator(pets, ids);
   return {
     async create(input, { keyId, key }) {
-      if (key === undefined) return { pet: await plain.create(input), statusCode: 201, replayed: false };
+      const audit = { createdBy: keyId };
+      if (key === undefined) return { pet: await plain.create(input, audit), statusCode: 201, replayed: false };
       const id: IdempotencyId = { keyId, key };
       const fp = fingerprint(input);
       const token = newToken();
@@ -217,13 +219,13 @@ export function createIdempotentPetCreator({
       // The pet rules stay in one place (createPetCreator); only the write is swapped for the atomic one.
       const service = createPetCreator(
         {
-          insert: (pet) =>
-            store.insertAndComplete(id, token, pet, { statusCode: 201, body: pet }, clock() + COMPLETED_MS),
+          insert: (pet, who) =>
+            store.insertAndComplete(id, token, pet, { statusCode: 201, body: pet }, clock() + COMPLETED_MS, who),
         },
         ids,
       );
       try {
-        const pet = await service.create(input);
+        const pet = await service.create(input, audit);
         return { pet, statusCode: 201, replayed: false };
       } catch (err) {
         // Free the key so the client can retry now. If the transaction did commit (an ambiguous timeout), the record

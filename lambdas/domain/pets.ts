@@ -19,12 +19,18 @@ export interface PetPage {
  * The storage ports for pets, one per use: a read never holds a writer or an id allocator, a create never reads.
  * One adapter implements both (lambdas/storage/pet-store.ts).
  */
+/** Who made a pet: kept on its item for audit (the inventory is shared by every key), never returned by the API. */
+export interface PetAudit {
+  /** The creating key's id (never the key itself). */
+  readonly createdBy: string;
+}
+
 export interface PetWriter {
   /**
    * Writes a new pet; resolves false when the id is already taken by another pet (nothing is overwritten). A write
    * that was applied although its answer was lost (the SDK resent it) resolves true: it is this create's pet.
    */
-  insert(pet: Pet): Promise<boolean>;
+  insert(pet: Pet, audit: PetAudit): Promise<boolean>;
 }
 
 export interface PetReader {
@@ -45,7 +51,7 @@ export interface IdAllocator {
 }
 
 export interface PetCreator {
-  create(input: NewPet): Promise<Pet>;
+  create(input: NewPet, audit: PetAudit): Promise<Pet>;
 }
 
 export interface PetQueries {
@@ -56,7 +62,7 @@ export interface PetQueries {
 
 export function createPetCreator(writer: PetWriter, ids: IdAllocator): PetCreator {
   return {
-    async create(input) {
+    async create(input, audit) {
       // Only the known fields are taken: a client-sent `id` (or anything else) never reaches storage.
       for (let attempt = 0; attempt < 3; attempt++) {
         const pet: Pet = {
@@ -65,7 +71,7 @@ export function createPetCreator(writer: PetWriter, ids: IdAllocator): PetCreato
           categoryId: input.categoryId,
           status: input.status ?? DEFAULT_PET_STATUS,
         };
-        if (await writer.insert(pet)) return pet;
+        if (await writer.insert(pet, audit)) return pet;
       }
       // Only a damaged id counter gets here: not the client's fault, and perhaps over soon, so 503 rather than 500.
       throw new UnavailableError('IdAllocation');

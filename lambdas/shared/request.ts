@@ -18,6 +18,12 @@ export function header(headers: Headers, name: string): string | undefined {
 
 /** Reads the authorizer's context; an event without one never reaches a handler (defence in depth). */
 export function authContext(event: APIGatewayProxyEvent): AuthContext {
+  // Layers read repeated Authorization headers differently (the first, the last): the key checked and the key
+  // named could differ, so two are refused before anything is counted.
+  const given = Object.entries(event.multiValueHeaders ?? {})
+    .filter(([k]) => k.toLowerCase() === 'authorization')
+    .reduce((n, [, v]) => n + (v?.length ?? 0), 0);
+  if (given > 1) throw new AppError('unauthorized', 'Send one Authorization header: two or more are ambiguous.');
   const a = event.requestContext?.authorizer as Record<string, unknown> | null | undefined;
   const perMinute = Number(a?.perMinute);
   const perDay = Number(a?.perDay);
@@ -47,7 +53,7 @@ function nestingDepth(text: string): number {
 
 /**
  * Keys the JSON body parser refuses outright as prototype pollution (@middy/util's jsonParseProtectProto), which
- * it reports like malformed JSON. For us they are unknown fields, and unknown fields are ignored.
+ * it reports like malformed JSON: for us they are unknown fields, refused by name like any other.
  */
 const isPrototypeKey = (key: string, value: unknown): boolean =>
   key === '__proto__' ||
@@ -55,27 +61,123 @@ const isPrototypeKey = (key: string, value: unknown): boolean =>
 /** A body without these words (or an escape that could spell them) has no such key: the common case costs a scan. */
 const MAY_HAVE_PROTOTYPE_KEY = /__proto__|constructor|\\u/;
 
-/** The body without `__proto__` and `constructor.prototype` keys; the text itself when it has none or is not JSON. */
-function withoutPrototypeKeys(text: string): string {
-  if (!MAY_HAVE_PROTOTYPE_KEY.test(text)) return text;
-  let dropped = false;
+/** The first prototype key of a JSON text (see isPrototypeKey); undefined when it has none or is not JSON. */
+function prototypeKey(text: string): string | undefined {
+  if (!MAY_HAVE_PROTOTYPE_KEY.test(text)) return undefined;
+  let found: string | undefined;
   try {
-    // JSON.parse makes `__proto__` an own property (it never sets the prototype); the reviver then deletes it.
-    const value: unknown = JSON.parse(text, (key, v: unknown) => {
-      if (!isPrototypeKey(key, v)) return v;
-      dropped = true;
-      return undefined;
+    // JSON.parse makes `__proto__` an own property (it never sets the prototype), so the reviver sees it.
+    JSON.parse(text, (key, v: unknown) => {
+      if (found === undefined && isPrototypeKey(key, v)) found = key;
+      return v;
     });
-    return dropped ? JSON.stringify(value) : text;
   } catch {
-    return text; // not JSON: the parser answers invalid_json
+    return undefined; // not JSON: the parser answers invalid_json
   }
+  return found;
 }
 
 /**
- * Refuses a body that is missing, too large or nested too deep, drops prototype keys (see isPrototypeKey), then
- * normalises the content type's header name for the body parser, which looks at `content-type` or `Content-Type`
- * only.
+ * The first key that appears twice in one object of a JSON text, at any depth (JSON.parse keeps the last one
+ * silently, so the client and the service could read different bodies). One pass over the text; keys are compared
+ * decoded, so `"a"` and `"\u0061"` are the same key.
+ */
+export function duplicateKey(text: string): string | undefined {
+  const stack: (Set<string> | undefined)[] = [];
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 123 /* { */) stack.push(new Set());
+    else if (c === 91 /* [ */) stack.push(undefined);
+    else if (c === 125 || c === 93) stack.pop();
+    else if (c === 34 /* " */) {
+      const start = i;
+      let escaped = false;
+      for (i++; i < text.length; i++) {
+        const d = text.charCodeAt(i);
+        if (d === 92) {
+          escaped = true;
+          i++;
+        } else if (d === 34) break;
+      }
+      const keys = stack[stack.length - 1];
+      if (!keys) continue;
+      let j = i + 1;
+      while (j < text.length && (text[j] === ' ' || text[j] === '\n' || text[j] === '\r' || text[j] === '\t')) j++;
+      if (text[j] !== ':') continue; // a value, not a key
+      let key = text.slice(start + 1, i);
+      if (escaped) {
+        try {
+          key = JSON.parse(text.slice(start, i + 1)) as string;
+        } catch {
+          return undefined; // not JSON: the parser answers invalid_json
+        }
+      }
+      if (keys.has(key)) return key;
+      keys.add(key);
+    }
+  }
+  return undefined;
+}
+
+/** A JSON media type, as the body parser (@middy/http-json-body-parser) tells one. */
+const JSON_TYPE = /^application\/([a-z0-9.+-]+\+)?json(;|$)/i;
+
+/** `application/json; charset=utf-8` → its charset, lower-cased and unquoted; undefined when it names none. */
+function charsetOf(contentType: string | undefined): string | undefined {
+  const m = /;\s*charset\s*=\s*("?)([^";\s]*)\1/i.exec(contentType ?? '');
+  return m ? m[2]!.toLowerCase() : undefined;
+}
+
+/**
+ * What the body's headers say about its bytes, refused when the service could only guess: JSON is UTF-8 (RFC
+ * 8259), so another charset is 415 rather than bytes read as UTF-8; a content coding (gzip, br, …) is 415 since
+ * the service decodes none (`identity`, no coding, is accepted).
+ */
+function checkEncoding(headers: Headers): void {
+  const type = header(headers, 'content-type');
+  // A body that is not JSON at all is the body parser's 415; it is checked here first so that a non-JSON body is
+  // answered for its type, not for what its bytes look like.
+  if (!type || !JSON_TYPE.test(type)) throw new AppError('unsupported_media_type');
+  const charset = charsetOf(type);
+  if (charset !== undefined && charset !== 'utf-8')
+    throw new AppError('unsupported_media_type', `The body must be UTF-8 JSON: charset ${charset} is not accepted.`);
+  const codings = (header(headers, 'content-encoding') ?? '')
+    .split(',')
+    .map((s) => s.trim().toLowerCase())
+    .filter((s) => s && s !== 'identity');
+  if (codings.length)
+    throw new AppError(
+      'unsupported_media_type',
+      `Content-Encoding ${codings.join(', ')} is not accepted: send the body uncompressed.`,
+    );
+}
+
+/** U+FFFD: what API Gateway and the local gateway put where a body's bytes were not UTF-8. */
+const REPLACEMENT = '\uFFFD';
+
+/** A body text that is JSON but ambiguous: not UTF-8, a key given twice, a prototype key. */
+function checkText(text: string): void {
+  if (text.includes(REPLACEMENT))
+    throw new AppError(
+      'invalid_json',
+      'The request body is not valid UTF-8 (U+FFFD, the mark of bytes that were not UTF-8, is not accepted).',
+    );
+  try {
+    JSON.parse(text);
+  } catch {
+    return; // not JSON: the body parser answers invalid_json
+  }
+  const twice = duplicateKey(text);
+  if (twice !== undefined)
+    throw new AppError('validation_failed', `Invalid body: the key "${twice.slice(0, 64)}" is given more than once.`);
+  const proto = prototypeKey(text);
+  if (proto !== undefined) throw new AppError('validation_failed', `Invalid body: unknown field "${proto}".`);
+}
+
+/**
+ * Refuses a body that is missing, too large, nested too deep, not UTF-8 (a charset, a content coding, or bytes that
+ * were not UTF-8), or ambiguous (a key given twice, a prototype key), then normalises the content type's header
+ * name for the body parser, which looks at `content-type` or `Content-Type` only.
  */
 export function guardBody(event: Pick<APIGatewayProxyEvent, 'headers' | 'isBase64Encoded'> & { body: unknown }): void {
   const raw = event.body;
@@ -86,10 +188,7 @@ export function guardBody(event: Pick<APIGatewayProxyEvent, 'headers' | 'isBase6
     throw new AppError('validation_failed', 'A JSON request body is required.');
   if (typeof raw === 'string' && nestingDepth(raw) > MAX_JSON_DEPTH)
     throw new AppError('validation_failed', `The JSON body is nested more than ${MAX_JSON_DEPTH} levels deep.`);
-  if (typeof raw === 'string') {
-    const text = event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw;
-    const kept = withoutPrototypeKeys(text);
-    if (kept !== text) Object.assign(event, { body: kept, isBase64Encoded: false });
-  }
+  checkEncoding(event.headers);
+  if (typeof raw === 'string') checkText(event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw);
   event.headers = { ...event.headers, 'content-type': header(event.headers, 'content-type') };
 }

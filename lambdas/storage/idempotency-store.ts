@@ -29,6 +29,7 @@ import {
   type IdempotencyStore,
   type StoredResponse,
 } from '../domain/idempotency.ts';
+import type { PetAudit } from '../domain/pets.ts';
 import type { Pet } from '../../contract/schemas.ts';
 import { conditionFailedItem, guarded, on, type Storage } from './client.ts';
 
@@ -106,6 +107,7 @@ async function insertAndComplete(
   pet: Pet,
   response: StoredResponse,
   expiresAtMs: number,
+  audit: PetAudit,
 ): Promise<boolean> {
   const { doc, tables } = storage;
   for (let attempt = 1; ; attempt++) {
@@ -116,7 +118,13 @@ async function insertAndComplete(
             // Makes the SDK's own retries of this request idempotent (a timed-out attempt that did commit).
             ClientRequestToken: randomUUID(),
             TransactItems: [
-              { Put: { TableName: tables.pets, Item: pet, ConditionExpression: 'attribute_not_exists(id)' } },
+              {
+                Put: {
+                  TableName: tables.pets,
+                  Item: { ...pet, ...audit },
+                  ConditionExpression: 'attribute_not_exists(id)',
+                },
+              },
               {
                 Update: {
                   TableName: tables.state,

@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { IdAllocator, PageKey, PetPage, PetStore } from '../domain/pets.ts';
+import type { IdAllocator, PageKey, PetAudit, PetPage, PetStore } from '../domain/pets.ts';
 import type { Pet, PetStatus } from '../../contract/schemas.ts';
 import { conditionFailedItem, guarded, on, withinDeadline, type Storage } from './client.ts';
 import { PETS_TABLE } from '../../contract/tables.ts';
@@ -22,7 +22,7 @@ function toPet(item: Record<string, unknown>): Pet {
   };
 }
 
-async function insert(storage: Storage, pet: Pet): Promise<boolean> {
+async function insert(storage: Storage, pet: Pet, audit: PetAudit): Promise<boolean> {
   const { doc, tables } = storage;
   // A token per attempt, written with the pet: when the SDK resends a put whose answer was lost and the first copy
   // was applied, the resent copy fails its condition on our own item; the token tells it apart from an id that
@@ -33,7 +33,7 @@ async function insert(storage: Storage, pet: Pet): Promise<boolean> {
       doc.send(
         new PutCommand({
           TableName: tables.pets,
-          Item: { ...pet, [WRITE_TOKEN]: token },
+          Item: { ...pet, ...audit, [WRITE_TOKEN]: token },
           ConditionExpression: 'attribute_not_exists(id)',
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),

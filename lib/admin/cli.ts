@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { PLAN_NAMES, type PlanName } from '../../contract/plans.ts';
 import { UnavailableError } from '../../lambdas/domain/errors.ts';
 import { STAGE_NAMES } from '../config/stage-names.ts';
+import { checkKeyId, checkOwner } from './rules.ts';
 import { AdminError, keyAdmin, type KeyAdmin, type KeyView } from './service.ts';
 import type { DepsFactory } from './targets.ts';
 import { chartWidth, renderUsageChart } from './usage-chart.ts';
@@ -21,7 +22,8 @@ Commands:
   keys list [--plan P] [--owner O]
   keys show <id>
   keys revoke <id>
-  keys rotate <id>          new secret, same id and plan; the old secret stops working at once
+  keys rotate <id>          new secret, same id and plan; the old secret keeps working until cached authorizer
+                            results expire (up to 60 s in the cloud: the authorizer cache TTL), then gets 401
   keys set-plan <id> <plan> [--per-minute N --per-day N]
   keys usage <id>           today's counts from the rate limiter, and a minute-by-minute chart of the day
   keys purge                deletes the API Gateway keys of keys revoked longer ago than the authorizer cache TTL
@@ -80,6 +82,20 @@ interface Printed {
 /** Checks a command's arguments and binds them into the call to make once the target is connected. */
 type Command = (args: CommandArgs) => (admin: KeyAdmin) => Promise<Printed>;
 
+/** Options every command takes. */
+const GLOBAL = new Set(['local', 'stage', 'json', 'help']);
+/** The options and positionals each command takes: anything else is refused, never ignored. */
+const SHAPES: Readonly<Record<string, { readonly options: readonly string[]; readonly positionals: number }>> = {
+  create: { options: ['owner', 'plan', 'per-minute', 'per-day'], positionals: 0 },
+  list: { options: ['plan', 'owner'], positionals: 0 },
+  show: { options: [], positionals: 1 },
+  revoke: { options: [], positionals: 1 },
+  rotate: { options: [], positionals: 1 },
+  'set-plan': { options: ['per-minute', 'per-day'], positionals: 2 },
+  usage: { options: [], positionals: 1 },
+  purge: { options: [], positionals: 0 },
+};
+
 const printed = (human: string, data: unknown): Printed => ({ human, data });
 
 function int(name: string, v: string | undefined): number | undefined {
@@ -121,19 +137,23 @@ const onKey =
 
 const COMMANDS: Readonly<Record<string, Command>> = {
   create: ({ o, perMinute, perDay }) => {
-    if (!o.owner?.trim()) throw new AdminError('--owner is required');
+    checkOwner(o.owner);
     const chosen = plan(o.plan);
     return async (admin) => {
       const { key, record } = await admin.create({ owner: o.owner!, plan: chosen, perMinute, perDay });
       return printed(`Created ${describe(record)}\nAPI key (shown once, store it now): ${key}`, { key, ...record });
     };
   },
-  list:
-    ({ o }) =>
-    async (admin) => {
-      const keys = await admin.list({ plan: o.plan, owner: o.owner });
+  list: ({ o }) => {
+    const filter = {
+      ...(o.plan !== undefined ? { plan: plan(o.plan) } : {}),
+      ...(o.owner !== undefined ? { owner: checkOwner(o.owner) } : {}),
+    };
+    return async (admin) => {
+      const keys = await admin.list(filter);
       return printed(keys.length ? keys.map(describe).join('\n') : 'No keys.', keys);
-    },
+    };
+  },
   show: onKey(async (admin, id) => {
     const k = await admin.show(id);
     return printed(describe(k), k);
@@ -147,7 +167,9 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   }),
   rotate: onKey(async (admin, id) => {
     const { key, record } = await admin.rotate(id);
-    const human = `Rotated ${record.keyId}: the old secret no longer works.\nNew API key (shown once): ${key}`;
+    const human =
+      `Rotated ${record.keyId}: the old secret is refused once cached authorizer results expire (up to the ` +
+      `authorizer cache TTL, 60 s in the cloud; at once locally with ANIMAL_STORE_AUTH_CACHE_TTL=0).\nNew API key (shown once): ${key}`;
     return printed(human, { key, ...record });
   }),
   'set-plan': ({ rest, perMinute, perDay, id }) => {
@@ -170,20 +192,30 @@ const COMMANDS: Readonly<Record<string, Command>> = {
 };
 
 export async function runAdmin(argv: string[], io: Io, depsFor: DepsFactory): Promise<number> {
-  let parsed: { values: Options; positionals: string[] };
+  let parsed: { values: Options; positionals: string[]; given: string[] };
   try {
-    parsed = parseArgs({ args: argv, allowPositionals: true, options: OPTIONS });
+    const { values, positionals, tokens } = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: OPTIONS,
+      tokens: true,
+    });
+    const given = tokens.flatMap((t) => (t.kind === 'option' ? [t.name] : []));
+    // parseArgs keeps the last of a repeated option: a command that says two things gets neither.
+    const repeated = given.find((name, i) => given.indexOf(name) !== i);
+    if (repeated) throw new Error(`--${repeated} is given more than once`);
+    parsed = { values, positionals, given };
   } catch (err) {
     io.err(`error: ${(err as Error).message}`);
     return 2;
   }
-  const { values: o, positionals } = parsed;
+  const { values: o, positionals, given } = parsed;
   if (o.help || !positionals[0]) {
     io.out(USAGE);
     return o.help ? 0 : 2;
   }
   try {
-    const { target, call } = checked(o, positionals);
+    const { target, call } = checked(o, positionals, given);
     const { human, data } = await call(keyAdmin(await depsFor(target)));
     io.out(o.json ? JSON.stringify(data, null, 2) : human);
     return 0;
@@ -194,7 +226,7 @@ export async function runAdmin(argv: string[], io: Io, depsFor: DepsFactory): Pr
 }
 
 /** The target and the command's call, once every argument is checked (before anything is connected). */
-function checked(o: Options, [group, command, ...rest]: string[]) {
+function checked(o: Options, [group, command, ...rest]: string[], given: readonly string[]) {
   if (group !== 'keys' || !command)
     throw new AdminError(`unknown command "${[group, command].filter(Boolean).join(' ')}" (see --help)`);
   if (!o.local === !o.stage) throw new AdminError(`choose one target: --local or --stage ${STAGE_CHOICE}`);
@@ -203,9 +235,14 @@ function checked(o: Options, [group, command, ...rest]: string[]) {
   const perMinute = int('--per-minute', o['per-minute']);
   const perDay = int('--per-day', o['per-day']);
   if (!Object.hasOwn(COMMANDS, command)) throw new AdminError(`unknown command "keys ${command}" (see --help)`);
+  const shape = SHAPES[command]!;
+  const stray = given.find((name) => !GLOBAL.has(name) && !shape.options.includes(name));
+  if (stray) throw new AdminError(`keys ${command} takes no --${stray}`);
+  if (rest.length > shape.positionals)
+    throw new AdminError(`keys ${command}: unexpected argument "${rest[shape.positionals]!.slice(0, 64)}"`);
   const id = () => {
     if (!rest[0]) throw new AdminError(`keys ${command} needs a key id`);
-    return rest[0];
+    return checkKeyId(rest[0]);
   };
   const call = COMMANDS[command]!({ o, rest, perMinute, perDay, id });
   return { target: { local: !!o.local, stage: o.stage }, call };

@@ -9,7 +9,7 @@ import { isPooledPlan } from '../../contract/key-pool.ts';
 import { generateKey, generateKeyId, hashKey, usageIdentifierKey, type KeyRecord } from '../../lambdas/domain/keys.ts';
 import { ownPlanOf, usagePlanStep, type AdminContext, type ChosenPlan } from './context.ts';
 import { AdminError } from './ports.ts';
-import { checkLimits, saga, view, type KeyView } from './rules.ts';
+import { checkLimits, checkOwner, saga, view, type KeyView } from './rules.ts';
 
 export interface PlanInput {
   plan: PlanName;
@@ -21,8 +21,7 @@ export async function create(
   ctx: AdminContext,
   input: PlanInput & { owner: string },
 ): Promise<{ key: string; record: KeyView }> {
-  const owner = input.owner?.trim();
-  if (!owner) throw new AdminError('--owner is required');
+  const owner = checkOwner(input.owner);
   if (!(input.plan in PLANS)) throw new AdminError(`unknown plan ${input.plan}`);
   const limits = checkLimits(input.plan, input.perMinute, input.perDay);
   const { store } = ctx.deps;

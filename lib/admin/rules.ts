@@ -13,6 +13,27 @@ export const view = ({ hash: _hash, writeId: _writeId, ...rest }: KeyRecord): Ke
   limits: limitsOf(rest),
 });
 
+/** Owners are one line of visible text: a newline or other control character would forge rows in `keys list`. */
+export const OWNER_MAX_LENGTH = 128;
+export function checkOwner(value: string | undefined): string {
+  const owner = value?.trim() ?? '';
+  if (!owner) throw new AdminError('--owner is required');
+  if (/[\p{Cc}\p{Cf}\u2028\u2029]/u.test(owner))
+    throw new AdminError('--owner must be one line of visible text (no control or invisible format characters)');
+  if ([...owner].length > OWNER_MAX_LENGTH)
+    throw new AdminError(`--owner must be at most ${OWNER_MAX_LENGTH} characters`);
+  return owner;
+}
+
+/** Key ids are what generateKeyId (and the local dev keys) make: nothing else can name a key. */
+export function checkKeyId(value: string): string {
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(value))
+    throw new AdminError(
+      `"${value.slice(0, 64).replace(/[^\x20-\x7e]/g, '?')}" is not a key id (letters, digits, _ and -)`,
+    );
+  return value;
+}
+
 export function checkLimits(plan: PlanName, perMinute?: number, perDay?: number): PlanLimits | undefined {
   if (plan !== 'enterprise') {
     if (perMinute !== undefined || perDay !== undefined)

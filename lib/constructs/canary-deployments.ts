@@ -106,9 +106,13 @@ export class CanaryDeployments extends Construct {
       new PolicyStatement({
         sid: 'ShiftThisStacksLiveAliases',
         actions: ['lambda:GetAlias', 'lambda:UpdateAlias', 'lambda:GetProvisionedConcurrencyConfig'],
-        resources: [...props.aliases.values()].map((a) => a.functionArn),
+        // Each alias's ARN spelled from its function's ARN and name: a Ref to the alias would close a loop (the
+        // alias's UpdatePolicy names the deployment group, which waits for this policy), and CloudFormation refuses a
+        // template with a cycle before it creates anything.
+        resources: [...props.aliases.values()].map((a) => `${a.version.lambda.functionArn}:${a.aliasName}`),
       }),
     );
+    const policy = role.node.findChild('DefaultPolicy');
 
     const groups = new Map<string, LambdaDeploymentGroup>();
     for (const [name, alias] of props.aliases) {
@@ -156,8 +160,9 @@ export class CanaryDeployments extends Construct {
         autoRollback: { failedDeployment: true, stoppedDeployment: true, deploymentInAlarm: !breakGlass },
       });
       // The role's permissions are an inline policy (a separate resource): CloudFormation must attach it before a
-      // group can run a deployment, as a managed policy on the role itself would have been.
-      group.node.addDependency(role);
+      // group can run a deployment, as a managed policy on the role itself would have been. (The role itself is
+      // already a dependency through the group's ServiceRoleArn.)
+      group.node.addDependency(policy);
       groups.set(name, group);
     }
     role.addToPrincipalPolicy(

@@ -85,8 +85,8 @@ export class UsagePlans extends Construct {
       pinLogicalId(key, id);
       pinLogicalId(planKey, `${id}Plan`);
       if (previous) {
-        key.addDependency(previous.key);
-        planKey.addDependency(previous.planKey);
+        key.addResourceDependency(previous.key);
+        planKey.addResourceDependency(previous.planKey);
       }
       previous = { key, planKey };
     }

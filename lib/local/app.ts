@@ -13,6 +13,7 @@ import { localStorage, provisionLocalTables } from '../../lambdas/storage/provis
 import { startDynamoLocal, type DynamoLocal } from './dynamodb.ts';
 import { functionEnvironment } from './environment.ts';
 import { startGateway } from './gateway.ts';
+import { enforceRole, rolePolicy } from './iam.ts';
 import { seedKeys } from './keys.ts';
 import { buildFunctions, type LocalFunction } from './lambda.ts';
 import { localAssembly, type LocalAssembly } from './synth.ts';
@@ -59,6 +60,8 @@ export interface LocalApi {
   readonly dynamoEndpoint: string;
   readonly dynamo?: DynamoLocal;
   readonly tableEnv: Record<string, string>;
+  /** Development keys already stored and revoked (a kept ANIMAL_STORE_DATA_DIR): left revoked, answered 401. */
+  readonly inactiveDevKeys: readonly DevKey[];
   /** What the gateway emulates, as read from the template. */
   readonly model: ApiModel;
   /** The usage-plan counters. */
@@ -100,18 +103,23 @@ export async function startLocalApi(opts: LocalApiOptions = {}): Promise<LocalAp
   const dynamoEndpoint = opts.dynamoEndpoint ?? dynamo!.endpoint;
   try {
     const tableEnv = await provisionLocalTables(dynamoEndpoint, opts.tablePrefix ?? 'animal-store-local');
+    let inactiveDevKeys: DevKey[] = [];
     if (opts.devKeys?.length) {
       const seeding = localStorage(dynamoEndpoint, tableEnv);
-      await seedKeys(seeding, opts.devKeys).finally(() => seeding.ddb.destroy());
+      inactiveDevKeys = await seedKeys(seeding, opts.devKeys).finally(() => seeding.ddb.destroy());
     }
     const tables = Object.fromEntries(TABLES.map((t) => [t.id, tableEnv[t.envVar]!]));
-    // Each function gets its own environment from the template, as in Lambda, and its own runtime.
-    const functions = buildFunctions(model.functions.values(), (def) =>
-      createRuntime(loadConfig(functionEnvironment(assembly.template, def, { tables, dynamoEndpoint }, opts.env)), {
-        now: opts.now,
-        write: opts.log,
-      }),
-    );
+    // Each function gets its own environment from the template, as in Lambda, and its own runtime, whose DynamoDB
+    // calls its role in the template must allow (iam.ts): locally no function can do what its deployed role cannot.
+    const functions = buildFunctions(model.functions.values(), (def) => {
+      const runtime = createRuntime(
+        loadConfig(functionEnvironment(assembly.template, def, { tables, dynamoEndpoint }, opts.env)),
+        { now: opts.now, write: opts.log },
+      );
+      const policy = rolePolicy(assembly.template, def, { tables });
+      for (const client of [runtime.storage.ddb, runtime.storage.once.ddb]) enforceRole(client, def, policy);
+      return runtime;
+    });
     const gw = await startGateway({
       port: opts.port,
       host: opts.host,
@@ -127,6 +135,7 @@ export async function startLocalApi(opts: LocalApiOptions = {}): Promise<LocalAp
       dynamoEndpoint,
       dynamo,
       tableEnv,
+      inactiveDevKeys,
       model,
       usage: gw.usage,
       functions,

@@ -4,7 +4,7 @@
  * benchmarks. Each request gets an id, sent back as `x-amzn-RequestId` and passed as requestContext.requestId.
  * Not emulated: custom domains, binary media types, stage/account throttling, WAF.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { LocalAuthorizer, methodArn } from './authorizer.ts';
@@ -15,6 +15,10 @@ import { Router } from './router.ts';
 import type { ApiModel, LambdaMethod } from './template.ts';
 import { UsagePlanEnforcer } from './usage-plans.ts';
 import { serveDocs } from './docs-page.ts';
+import { ERROR_CODES, errorObject, JSON_HEADERS, UNCOUNTED_RATE_LIMIT_HEADERS } from '../../contract/errors.ts';
+
+/** API Gateway's limit on a request's headers (REST API quota: request line and header values, 10,240 bytes). */
+const MAX_HEADER_BYTES = 10_240;
 
 /** API Gateway's payload limit. */
 const MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
@@ -117,7 +121,11 @@ async function admit(
 ): Promise<{ context: Record<string, unknown> } | { refused: Answer }> {
   const auth = method.authorizerId ? g.authorizers.get(method.authorizerId) : undefined;
   if (!auth) return { context: {} };
-  const header = r.req.headers[auth.def.identityHeader.toLowerCase()];
+  // Node keeps the first of repeated Authorization headers and the event's `headers` the last: with two, the
+  // authorizer and the function would read different keys. Two are no valid token: 401, nothing counted.
+  const name = auth.def.identityHeader.toLowerCase();
+  const given = r.req.rawHeaders.filter((h, i) => i % 2 === 0 && h.toLowerCase() === name).length;
+  const header = given === 1 ? r.req.headers[name] : undefined;
   const outcome = await auth.authorize(
     typeof header === 'string' ? header : undefined,
     methodArn(g.model.stageName, r.httpMethod, r.path),
@@ -195,7 +203,9 @@ function requestOf(req: IncomingMessage, stageName: string): Request {
 
 export async function startGateway(opts: GatewayOptions): Promise<RunningGateway> {
   const g = buildGateway(opts);
-  const server = createServer((req, res) => {
+  // API Gateway's quota on a request's headers is 10,240 bytes (REST API, "Total combined size of request line and
+  // header values"); Node's default is 16 KiB.
+  const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
     if (serveDocs(req, res)) return; // the API reference page, outside the stage (not part of the template)
     const r = requestOf(req, g.model.stageName);
     route(g, r)
@@ -203,6 +213,25 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       .catch(() => (res.headersSent ? res.destroy() : send(res, r, g.responses.answer('DEFAULT_5XX', r))));
   });
   server.keepAliveTimeout = 65_000;
+  // A request Node cannot parse (headers over the limit, a malformed request line) is answered here, not by Node's
+  // bare status line: the Error object every answer carries, with the status Node chose (431 or 400).
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable) return void socket.destroy();
+    const code = err.code === 'HPE_HEADER_OVERFLOW' ? 'request_headers_too_large' : 'bad_request';
+    const body = JSON.stringify(errorObject(code));
+    const headers = {
+      ...JSON_HEADERS,
+      ...UNCOUNTED_RATE_LIMIT_HEADERS,
+      'Content-Length': String(Buffer.byteLength(body)),
+      Connection: 'close',
+    };
+    const status = ERROR_CODES[code].status;
+    socket.end(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${Object.entries(headers)
+        .map(([k, v]) => `${k}: ${v}\r\n`)
+        .join('')}\r\n${body}`,
+    );
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', resolve);

@@ -1,6 +1,6 @@
 /**
- * CloudFormation intrinsics in the functions' environment, resolved to local values: a table's `Ref` to its local
- * physical name, pseudo parameters to a fake account and region, and `{{resolve:secretsmanager:…}}` dynamic
+ * CloudFormation intrinsics in the functions' environment and roles, resolved to local values: a table's `Ref` to its
+ * local physical name and its `Arn` to a local ARN, pseudo parameters to a fake account and region, and `{{resolve:secretsmanager:…}}` dynamic
  * references to a fixed local value per secret (locally nothing is secret).
  */
 import { TABLE_METADATA } from '../stacks/metadata.ts';
@@ -15,6 +15,9 @@ const PSEUDO: Record<string, string> = {
   'AWS::URLSuffix': 'amazonaws.com',
   'AWS::StackName': 'local',
 };
+
+/** A local table's ARN, as a table's `Fn::GetAtt … Arn` resolves and as IAM names the resource of a call on it. */
+export const tableArn = (table: string): string => `arn:aws:dynamodb:${LOCAL_REGION}:${LOCAL_ACCOUNT}:table/${table}`;
 
 export interface LocalValues {
   /** Local physical table names by table definition id (`Pets` → `prefix-Pets`). */
@@ -36,6 +39,11 @@ export function resolver(t: CfnTemplate, local: LocalValues): (value: unknown) =
     if (typeof value === 'number' || typeof value === 'boolean') return String(value);
     const o = (value ?? {}) as Record<string, any>;
     if (typeof o.Ref === 'string') return ref(o.Ref);
+    if (Array.isArray(o['Fn::GetAtt']) && o['Fn::GetAtt'][1] === 'Arn') {
+      const id = String(o['Fn::GetAtt'][0]);
+      const table = t.Resources[id]?.Metadata?.[TABLE_METADATA];
+      if (typeof table === 'string' && local.tables[table]) return tableArn(local.tables[table]);
+    }
     if (o['Fn::Join']) {
       const [sep, parts] = o['Fn::Join'] as [string, unknown[]];
       return secretReference(parts.map(resolve).join(sep));

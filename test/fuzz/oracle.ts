@@ -65,7 +65,25 @@ export function newPetProblem(v: unknown): string | undefined {
   if (typeof o.categoryId !== 'number' || !Number.isSafeInteger(o.categoryId) || o.categoryId < 1)
     return 'categoryId is not a positive safe integer';
   if (o.status !== undefined && !STATUSES.includes(o.status as string)) return 'status is not a PetStatus';
+  const unknown = Object.keys(o).find((k) => !['name', 'categoryId', 'status'].includes(k));
+  if (unknown !== undefined) return `unknown field ${unknown}`;
   return undefined;
+}
+
+/**
+ * Whether a JSON text repeats a key in one object, found independently of the service's scanner: JSON.parse keeps
+ * one value per key, so a text with a repeated key has more `"key":` occurrences than the parsed value has keys.
+ */
+function hasDuplicateKey(value: unknown, text: string): boolean {
+  let keys = 0;
+  const count = (v: unknown): void => {
+    if (Array.isArray(v)) v.forEach(count);
+    else if (v && typeof v === 'object') for (const [, x] of Object.entries(v).map((e) => (keys++, e))) count(x);
+  };
+  count(value);
+  // Every string of the text in order (so a match never starts inside one); a key is a string followed by a colon.
+  const inText = [...text.matchAll(/"(?:[^"\\]|\\.)*"(\s*:)?/g)].filter((m) => m[1] !== undefined).length;
+  return inText > keys;
 }
 
 /** What POST /pets must answer for these bytes and this Content-Type. */
@@ -81,14 +99,20 @@ export function createExpectation(
     return { expect: { status: 400, code: 'validation_failed' }, why: 'nested more than 32 levels' };
   if (!contentType || !JSON_CT.test(contentType.trim()))
     return { expect: { status: 415, code: 'unsupported_media_type' }, why: `content type ${contentType}` };
+  const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(contentType)?.[1]?.toLowerCase();
+  if (charset !== undefined && charset !== 'utf-8')
+    return { expect: { status: 415, code: 'unsupported_media_type' }, why: `charset ${charset}` };
+  // Lone surrogates in the generated text reach the wire as U+FFFD, the mark of bytes that were not UTF-8.
+  if (onWire.includes('\uFFFD')) return { expect: { status: 400, code: 'invalid_json' }, why: 'not UTF-8' };
   let value: unknown;
   try {
     value = JSON.parse(onWire);
   } catch {
     return { expect: { status: 400, code: 'invalid_json' }, why: 'not JSON' };
   }
-  // A `__proto__` or `constructor.prototype` key is an unknown field like any other: ignored. (JSON.parse makes it
-  // an own property, so the checks below never see a prototype it would have set.)
+  if (hasDuplicateKey(value, onWire)) return { expect: { status: 400, code: 'validation_failed' }, why: 'a key twice' };
+  // A `__proto__` or `constructor.prototype` key is an unknown field like any other: refused. (JSON.parse makes it
+  // an own property, so newPetProblem sees it as a key.)
   const problem = newPetProblem(value);
   if (problem) return { expect: { status: 400, code: 'validation_failed' }, why: problem };
   const sent = value as { name: string; categoryId: number; status?: string };

@@ -86,7 +86,7 @@ beforeAll(async () => {
   const tableEnv = await provisionLocalTables(endpoint, uniquePrefix());
   tables = Object.fromEntries(TABLES.map((t) => [t.id, tableEnv[t.envVar]!]));
   const storage = localStorage(endpoint, tableEnv);
-  expect(await createPetStore(storage).insert(PET)).toBe(true);
+  expect(await createPetStore(storage).insert(PET, { createdBy: 'key_fixture' })).toBe(true);
   storage.ddb.destroy();
 }, 240_000);
 

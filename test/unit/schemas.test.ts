@@ -3,13 +3,14 @@ import { describe, expect, it } from 'vitest';
 import { ListPetsQuery, NewPet, Pet, PetIdParam, describeIssues, NAME_MAX_LENGTH } from '../../contract/schemas.ts';
 
 describe('NewPet', () => {
-  it('accepts name and categoryId, with an optional known status, and drops unknown fields', () => {
+  it('accepts name and categoryId, with an optional known status, and refuses any other field', () => {
     expect(NewPet.parse({ name: 'Rex', categoryId: 1 })).toEqual({ name: 'Rex', categoryId: 1 });
-    expect(NewPet.parse({ name: 'Rex', categoryId: 1, status: 'sold', id: 9, extra: true })).toEqual({
+    expect(NewPet.parse({ name: 'Rex', categoryId: 1, status: 'sold' })).toEqual({
       name: 'Rex',
       categoryId: 1,
       status: 'sold',
     });
+    expect(NewPet.safeParse({ name: 'Rex', categoryId: 1, status: 'sold', id: 9, extra: true }).success).toBe(false);
     expect(NewPet.parse({ name: 'x'.repeat(NAME_MAX_LENGTH), categoryId: Number.MAX_SAFE_INTEGER }).categoryId).toBe(
       Number.MAX_SAFE_INTEGER,
     );

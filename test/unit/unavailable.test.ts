@@ -12,7 +12,9 @@ describe('503, not 500, when the service cannot be sure', () => {
     let next = 1;
     const taken: PetWriter = { insert: async () => false };
     const service = createPetCreator(taken, { next: async () => next++ });
-    const err = await service.create({ name: 'Rex', categoryId: 1 }).catch((e: unknown) => e);
+    const err = await service
+      .create({ name: 'Rex', categoryId: 1 }, { createdBy: 'key_test' })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UnavailableError);
     const res = errorResponse(toAppError(err));
     expect(res.statusCode).toBe(503);
