@@ -47,7 +47,9 @@ describe('request ids', () => {
 
 describe('usage plans from the template', () => {
   it("counts every request the authorizer admits, the function's own 429s included, then answers the gateway's rejection", async () => {
-    const free = api.model.usagePlans.get(api.model.usagePlanOutputs.get('UsagePlanIdFree')!)!;
+    // The Pro key on the Pro plan (a Free key counts against its pool member's plan, sized for many customers).
+    const free = api.model.usagePlans.get(api.model.usagePlanOutputs.get('UsagePlanIdPro')!)!;
+    const key = api.keys.pro;
     // A fixed instant: the bucket does not refill, so a client that never waits meets its burst or its quota first.
     const limit = Math.min(free.burstLimit!, free.quota!.limit);
     const type = free.burstLimit! <= free.quota!.limit ? 'THROTTLED' : 'QUOTA_EXCEEDED';
@@ -55,11 +57,11 @@ describe('usage plans from the template', () => {
     const instant = Date.now() + 86_400_000;
     api.clock.set(() => instant);
     // The first request opens the new quota period (earlier requests of this file leave the total with theirs).
-    const statuses = [(await api.call('/pets', { contract: false })).status];
+    const statuses = [(await api.call('/pets', { key, contract: false })).status];
     const before = api.usage.total() - 1;
-    for (let i = 1; i <= limit; i++) statuses.push((await api.call('/pets', { contract: false })).status);
+    for (let i = 1; i <= limit; i++) statuses.push((await api.call('/pets', { key, contract: false })).status);
     expect(api.usage.total() - before, "every admitted request counts, 200 or the app's 429").toBe(limit);
-    const rejection = await api.call('/pets', { contract: false });
+    const rejection = await api.call('/pets', { key, contract: false });
     expect(api.usage.total() - before, 'a rejected request is not counted').toBe(limit);
     const def = api.model.gatewayResponses.get(type)!;
     expect(rejection.status).toBe(def.statusCode);
@@ -73,7 +75,8 @@ describe('usage plans from the template', () => {
     await api.call('/pets', { key: 'unknown_key_0123456789abcdefghij' });
     await api.call('/pets', { method: 'DELETE', key: api.keys.pro });
     expect(api.usage.total()).toBe(before);
-    await api.call('/pets', { key: api.keys.pro });
+    // A key with room in its bucket (the test before spent the Pro key's at a frozen instant).
+    await api.call('/pets', { key: api.keys.business });
     expect(api.usage.total()).toBe(before + 1);
   });
 });
