@@ -2,9 +2,11 @@
  * The local API (lib/local/app.ts: the real gateway emulation, authorizer and handlers) in a process of its own, so
  * autocannon in the parent does not share its event loop:
  *   node bench/api-server.ts <dynamoEndpoint> <tablePrefix> <on|off>
- * Prints {"url": …} once listening. Tables and the bench key are provisioned by the parent.
+ * Prints {"url", "statsUrl", "authTtlSeconds"} once listening; GET statsUrl answers {"ddb": DynamoDB requests its
+ * functions made so far (authorizer included), "cpuMicros": the process's CPU time}. Tables and keys are provisioned by the parent.
  */
 import { startLocalApi } from '../lib/local/app.ts';
+import { startStatsServer } from './lib/stats-server.ts';
 
 const [dynamoEndpoint, tablePrefix, limiter] = process.argv.slice(2);
 const api = await startLocalApi({
@@ -12,5 +14,11 @@ const api = await startLocalApi({
   tablePrefix: tablePrefix!,
   env: { RATE_LIMITER: limiter === 'off' ? 'off' : 'on', LOG_LEVEL: 'WARN' },
 });
-process.stdout.write(`${JSON.stringify({ url: api.url })}\n`);
+let ddbRequests = 0;
+for (const f of api.functions.values())
+  for (const client of [f.runtime.storage.ddb, f.runtime.storage.once.ddb])
+    client.middlewareStack.add((next) => (args) => (ddbRequests++, next(args)), { step: 'initialize', name: 'count' });
+const statsUrl = await startStatsServer(() => ({ ddb: ddbRequests }));
+const authTtlSeconds = Math.max(...[...api.model.authorizers.values()].map((a) => a.ttlSeconds));
+process.stdout.write(`${JSON.stringify({ url: api.url, statsUrl, authTtlSeconds })}\n`);
 process.on('SIGTERM', () => void api.close().finally(() => process.exit(0)));

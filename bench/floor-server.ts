@@ -1,15 +1,22 @@
 /**
- * The warm-path floor: a plain node:http server (no framework, no validation library, no Powertools) that makes the
- * same DynamoDB calls the API makes for each operation, one after the other:
- *   auth     GetItem on the keys table (the authorizer's lookup, uncached as in the local gateway)
- *   limiter  the conditional UpdateItem of the limiter's common path (opening the minute when it fails)
- *   op       Scan/Query with Limit, PutItem (conditional), or GetItem
- *   node bench/floor-server.ts <dynamoEndpoint> <tablePrefix>
- * Prints {"url": …} once listening.
+ * The warm-path floor: a plain node:http server (no framework, no validation library, no gateway emulation) that
+ * does the DynamoDB work the API does for the same request, as directly as it can be done:
+ *   auth     on a token not seen in the authorizer's cache TTL: GetItem of the key, GetItem of its ban (as the
+ *            authorizer does; API Gateway and the local gateway cache its answer per token for that TTL)
+ *   limiter  a key up to LIMITER.exactPerMinute (Free, Pro, Business): one conditional UpdateItem per request on the
+ *            key's day item, opening the minute (plus its usage-history write) when the condition says it moved on;
+ *            a larger key (Enterprise): a lease of the same size the API takes (leaseSize), from a random shard,
+ *            with the same conditional write, admitted locally until spent or LIMITER.leaseTtlMs old
+ *   op       Scan/Query with Limit, PutItem (conditional), or GetItem; a read starts beside the limiter's write,
+ *            a create counts first (as lambdas/shared/admission.ts)
+ * Its limiter items have a prefix of their own (`rlfloor#`), so it never shares a budget with the API.
+ *   node bench/floor-server.ts <dynamoEndpoint> <tablePrefix> <authTtlSeconds>
+ * Prints {"url", "statsUrl"} once listening; GET statsUrl answers {"ddb": DynamoDB requests made so far, "cpuMicros": the
+ * process's CPU time}.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createHash } from 'node:crypto';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
   DynamoDBDocumentClient,
   GetCommand,
@@ -18,61 +25,33 @@ import {
   ScanCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { LIMITER, PLANS, limiterShards, shardLimits, type PlanLimits, type PlanName } from '../contract/plans.ts';
+import { leaseSize, windowsAt, type Windows } from '../lambdas/domain/rate-limit.ts';
 import { localTableEnv } from '../lambdas/storage/provision.ts';
+import { startStatsServer } from './lib/stats-server.ts';
 
-const [endpoint, prefix] = process.argv.slice(2);
+const [endpoint, prefix, ttlArg] = process.argv.slice(2);
+const AUTH_TTL_MS = Number(ttlArg ?? 60) * 1000;
 const env = localTableEnv(prefix!);
 const T = { pets: env.PETS_TABLE_NAME!, keys: env.KEYS_TABLE_NAME!, state: env.STATE_TABLE_NAME! };
-const doc = DynamoDBDocumentClient.from(
-  new DynamoDBClient({
-    region: 'us-east-1',
-    endpoint: endpoint!,
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-  }),
-  { marshallOptions: { removeUndefinedValues: true } },
-);
+const ddb = new DynamoDBClient({
+  region: 'us-east-1',
+  endpoint: endpoint!,
+  credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+});
+const doc = DynamoDBDocumentClient.from(ddb, { marshallOptions: { removeUndefinedValues: true } });
+let ddbRequests = 0;
+ddb.middlewareStack.add((next) => (args) => (ddbRequests++, next(args)), { step: 'initialize', name: 'count' });
 /** Ids for creates: a range of its own per process, far from the allocator's and the seeded ones. */
 let nextId = 2_000_000_000 + (process.pid % 1000) * 1_000_000;
 
-function json(res: ServerResponse, status: number, body: unknown): void {
-  const s = JSON.stringify(body);
-  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(s) });
-  res.end(s);
-}
+type Caller = { keyId: string; limits: PlanLimits };
+const authCache = new Map<string, { caller: Caller | undefined; expires: number }>();
 
-async function limiter(subject: string): Promise<void> {
-  const nowSec = Math.floor(Date.now() / 1000);
-  const ms = nowSec - (nowSec % 60);
-  const Key = { pk: `rlfloor#${subject}#${nowSec - (nowSec % 86_400)}` };
-  try {
-    await doc.send(
-      new UpdateCommand({
-        TableName: T.state,
-        Key,
-        UpdateExpression: 'ADD m :one, d :one',
-        ConditionExpression: 'ms = :ms AND m < :mlim AND d < :dlim',
-        ExpressionAttributeValues: { ':one': 1, ':ms': ms, ':mlim': 1e9, ':dlim': 1e12 },
-        ReturnValues: 'UPDATED_NEW',
-      }),
-    );
-  } catch {
-    await doc.send(
-      new UpdateCommand({
-        TableName: T.state,
-        Key,
-        UpdateExpression: 'SET ms = :ms, m = :one ADD d :one',
-        ExpressionAttributeValues: { ':one': 1, ':ms': ms },
-      }),
-    );
-  }
-}
-
-async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const url = new URL(req.url ?? '/', 'http://localhost');
-  const chunks: Buffer[] = [];
-  for await (const c of req as AsyncIterable<Buffer>) chunks.push(c);
-  const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
-  if (!token) return json(res, 401, { code: 'unauthorized' });
+async function authorize(token: string): Promise<Caller | undefined> {
+  const hit = authCache.get(token);
+  if (hit && hit.expires > Date.now()) return hit.caller;
   const key = await doc.send(
     new GetCommand({
       TableName: T.keys,
@@ -80,32 +59,132 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
       ConsistentRead: true,
     }),
   );
-  if (!key.Item) return json(res, 401, { code: 'unauthorized' });
-  await limiter(String(key.Item.keyId));
+  const item = key.Item as { keyId: string; plan: PlanName; limits?: PlanLimits; status: string } | undefined;
+  const limits = item?.limits ?? (item ? PLANS[item.plan].limits : undefined);
+  let caller: Caller | undefined = item?.status === 'active' && limits ? { keyId: item.keyId, limits } : undefined;
+  if (caller) {
+    const w = windowsAt(Date.now());
+    const ban = await doc.send(
+      new GetCommand({
+        TableName: T.state,
+        Key: { pk: dayItem(caller.keyId, w, 0) },
+        ProjectionExpression: 'banUntil',
+      }),
+    );
+    if ((ban.Item?.banUntil ?? 0) > w.nowSec) caller = undefined;
+  }
+  authCache.set(token, { caller, expires: Date.now() + AUTH_TTL_MS });
+  return caller;
+}
+
+const dayItem = (keyId: string, w: Windows, shard: number) => `rlfloor#${keyId}#${w.dayStart}#${shard}`;
+const NOT_BANNED = '(attribute_not_exists(banUntil) OR banUntil <= :now)';
+
+/**
+ * Takes `n` from a shard's windows with the limiter's conditional write, as its `takeStep` does: counts in the newest
+ * open minute, opens this request's minute when the stored one is older, and tries again when a concurrent request
+ * moved the item first. False only when the window is full (the bench's keys never fill one).
+ */
+async function take(pk: string, n: number, part: PlanLimits, w: Windows): Promise<boolean> {
+  const values = { ':n': n, ':now': w.nowSec, ':dmax': part.perDay - n };
+  let minute = w.minuteStart;
+  for (let attempt = 0; attempt < 6; attempt++) {
+    try {
+      await doc.send(
+        new UpdateCommand({
+          TableName: T.state,
+          Key: { pk },
+          UpdateExpression: 'ADD m :n, d :n',
+          ConditionExpression: `ms = :ms AND m <= :mmax AND d <= :dmax AND ${NOT_BANNED}`,
+          ExpressionAttributeValues: { ...values, ':ms': minute, ':mmax': part.perMinute - n },
+          ReturnValues: 'ALL_NEW',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (!(err instanceof ConditionalCheckFailedException)) throw err;
+      const old = err.Item ? unmarshall(err.Item) : {};
+      if (old.ms !== undefined && old.ms >= w.minuteStart) {
+        if (old.ms === minute) return false; // full
+        minute = old.ms as number; // a newer minute is open: count in it
+        continue;
+      }
+    }
+    try {
+      const opened = await doc.send(
+        new UpdateCommand({
+          TableName: T.state,
+          Key: { pk },
+          UpdateExpression: 'SET ms = :ms, m = :n, expiresAt = if_not_exists(expiresAt, :exp) ADD d :n',
+          ConditionExpression: `(attribute_not_exists(ms) OR ms < :ms) AND (attribute_not_exists(d) OR d <= :dmax) AND ${NOT_BANNED}`,
+          ExpressionAttributeValues: { ...values, ':ms': w.minuteStart, ':exp': w.dayStart + 3 * 86_400 },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      // The usage history's write when a minute opens (lambdas/storage/usage-history.ts).
+      await doc.send(
+        new UpdateCommand({
+          TableName: T.state,
+          Key: { pk: `rlhfloor#${pk}#${w.minuteStart - (w.minuteStart % 3600)}` },
+          UpdateExpression: 'SET #m = :d',
+          ExpressionAttributeNames: { '#m': `m${(w.minuteStart % 3600) / 60}` },
+          ExpressionAttributeValues: { ':d': opened.Attributes?.d ?? n },
+        }),
+      );
+      return true;
+    } catch (err) {
+      // Another request opened it first: count in it.
+      if (!(err instanceof ConditionalCheckFailedException)) throw err;
+      minute = w.minuteStart;
+    }
+  }
+  return false;
+}
+
+type Lease = { left: number; granted: number; minuteStart: number; takenAtMs: number };
+/** Per key, as the API's limiter keeps it: the lease in hand and the rate measured over the last one. */
+const leases = new Map<string, { lease?: Lease; rate: number }>();
+
+/** Counts one request: exact keys with one write, larger ones from a lease (one write per lease). */
+async function admit({ keyId, limits }: Caller): Promise<boolean> {
+  const w = windowsAt(Date.now());
+  if (limits.perMinute <= LIMITER.exactPerMinute) return take(dayItem(keyId, w, 0), 1, limits, w);
+  const st = leases.get(keyId) ?? { rate: 0 };
+  leases.set(keyId, st);
+  const l = st.lease;
+  if (l && l.left > 0 && l.minuteStart >= w.minuteStart && w.nowMs - l.takenAtMs < LIMITER.leaseTtlMs) {
+    l.left--;
+    return true;
+  }
+  if (l) st.rate = (l.granted - l.left) / Math.max(0.05, (w.nowMs - l.takenAtMs) / 1000);
+  // Requests overlapping this take see no lease and take their own, as in the API's limiter.
+  st.lease = undefined;
+  const shard = Math.floor(Math.random() * limiterShards(limits));
+  const part = shardLimits(limits, shard);
+  const want = leaseSize(limits, part, st.rate, w);
+  if (!(await take(dayItem(keyId, w, shard), want, part, w))) return false;
+  st.lease = { left: want - 1, granted: want, minuteStart: w.minuteStart, takenAtMs: w.nowMs };
+  return true;
+}
+
+function json(res: ServerResponse, status: number, body: unknown): void {
+  const s = JSON.stringify(body);
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(s) });
+  res.end(s);
+}
+
+async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const url = new URL(req.url ?? '/', 'http://localhost');
+  const chunks: Buffer[] = [];
+  for await (const c of req as AsyncIterable<Buffer>) chunks.push(c);
+  const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+  const caller = token ? await authorize(token) : undefined;
+  if (!caller) return json(res, 401, { code: 'unauthorized' });
   const m = /^\/v1\/pets(?:\/(\d+))?$/.exec(url.pathname);
   if (!m) return json(res, 404, { code: 'not_found' });
-  if (req.method === 'GET' && m[1]) {
-    const out = await doc.send(new GetCommand({ TableName: T.pets, Key: { id: Number(m[1]) } }));
-    return out.Item ? json(res, 200, out.Item) : json(res, 404, { code: 'not_found' });
-  }
-  if (req.method === 'GET') {
-    const limit = Number(url.searchParams.get('limit') ?? 20);
-    const status = url.searchParams.get('status');
-    const out = await doc.send(
-      status
-        ? new QueryCommand({
-            TableName: T.pets,
-            IndexName: 'byStatus',
-            KeyConditionExpression: '#s = :s',
-            ExpressionAttributeNames: { '#s': 'status' },
-            ExpressionAttributeValues: { ':s': status },
-            Limit: limit,
-          })
-        : new ScanCommand({ TableName: T.pets, Limit: limit }),
-    );
-    return json(res, 200, out.Items ?? []);
-  }
   if (req.method === 'POST') {
+    if (!(await admit(caller))) return json(res, 429, { code: 'rate_limited' });
     const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
       name: string;
       categoryId: number;
@@ -115,16 +194,37 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
     await doc.send(new PutCommand({ TableName: T.pets, Item: pet, ConditionExpression: 'attribute_not_exists(id)' }));
     return json(res, 201, pet);
   }
-  return json(res, 405, { code: 'method_not_allowed' });
+  if (req.method !== 'GET') return json(res, 405, { code: 'method_not_allowed' });
+  const status = url.searchParams.get('status');
+  const read = m[1]
+    ? doc.send(new GetCommand({ TableName: T.pets, Key: { id: Number(m[1]) } })).then((o) => o.Item)
+    : doc
+        .send(
+          status
+            ? new QueryCommand({
+                TableName: T.pets,
+                IndexName: 'byStatus',
+                KeyConditionExpression: '#s = :s',
+                ExpressionAttributeNames: { '#s': 'status' },
+                ExpressionAttributeValues: { ':s': status },
+                Limit: Number(url.searchParams.get('limit') ?? 20),
+              })
+            : new ScanCommand({ TableName: T.pets, Limit: Number(url.searchParams.get('limit') ?? 20) }),
+        )
+        .then((o) => o.Items ?? []);
+  const [admitted, found] = await Promise.all([admit(caller), read]);
+  if (!admitted) return json(res, 429, { code: 'rate_limited' });
+  return found ? json(res, 200, found) : json(res, 404, { code: 'not_found' });
 }
 
 const server = createServer((req, res) => {
   handle(req, res).catch(() => (res.headersSent ? res.destroy() : json(res, 500, { code: 'internal_error' })));
 });
 server.keepAliveTimeout = 65_000;
+const statsUrl = await startStatsServer(() => ({ ddb: ddbRequests }));
 server.listen(0, '127.0.0.1', () => {
   const { port } = server.address() as { port: number };
-  process.stdout.write(`${JSON.stringify({ url: `http://127.0.0.1:${port}/v1` })}\n`);
+  process.stdout.write(`${JSON.stringify({ url: `http://127.0.0.1:${port}/v1`, statsUrl })}\n`);
 });
 process.on('SIGTERM', () => {
   server.closeAllConnections();

@@ -33,6 +33,7 @@ export function esbuildOptions(bundling: typeof BUNDLING = BUNDLING): BuildOptio
     mainFields: [...bundling.mainFields],
     external: [...bundling.externalModules],
     banner: { js: bundling.banner },
+    alias: Object.fromEntries(Object.entries(bundling.alias).map(([from, to]) => [from, resolve(ROOT, to)])),
     logLevel: 'silent',
   };
 }
@@ -75,6 +76,18 @@ export function weightByPackage(meta: Metafile): Array<{ pkg: string; bytes: num
     by.set(pkg, (by.get(pkg) ?? 0) + bytesInOutput);
   }
   return [...by].map(([pkg, bytes]) => ({ pkg, bytes })).sort((a, b) => b.bytes - a.bytes);
+}
+
+/**
+ * Where a bundle's bytes beyond the floor's go: each package's (or first-party folder's) bytes in this bundle less
+ * its bytes in the floor's, largest first; packages the floor carries as much of drop out.
+ */
+export function weightOverFloor(meta: Metafile, floorMeta: Metafile): Array<{ pkg: string; bytes: number }> {
+  const floor = new Map(weightByPackage(floorMeta).map((w) => [w.pkg, w.bytes]));
+  return weightByPackage(meta)
+    .map(({ pkg, bytes }) => ({ pkg, bytes: bytes - (floor.get(pkg) ?? 0) }))
+    .filter((w) => w.bytes > 256)
+    .sort((a, b) => b.bytes - a.bytes);
 }
 
 export const lambdaName = (entry: string) => basename(entry).replace(/\.ts$/, '');

@@ -3,6 +3,7 @@ import { BatchWriteItemCommand, type DynamoDBClient, type WriteRequest } from '@
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { hashKey } from '../../lambdas/domain/keys.ts';
 import { PET_STATUSES } from '../../contract/schemas.ts';
+import type { PlanLimits, PlanName } from '../../contract/plans.ts';
 import { BENCH_AUTH } from './events.ts';
 
 /** Seeded pets get ids from here up, far above the id allocator's blocks, so creates never collide with them. */
@@ -51,16 +52,29 @@ export async function seedPets(
 
 /** An Enterprise key at the ceiling (MAX_CUSTOM_LIMITS), which no benchmark reaches: the limiter never rejects. */
 export async function seedBenchKey(client: DynamoDBClient, keysTable: string, key: string): Promise<void> {
-  const doc = DynamoDBDocumentClient.from(client);
-  await doc.send(
+  await seedKey(client, keysTable, key, {
+    keyId: BENCH_AUTH.keyId,
+    plan: BENCH_AUTH.plan,
+    limits: { perMinute: BENCH_AUTH.perMinute, perDay: BENCH_AUTH.perDay },
+  });
+}
+
+/** An active key record; `limits` only for Enterprise (a standard plan's come from contract/plans.ts). */
+export async function seedKey(
+  client: DynamoDBClient,
+  keysTable: string,
+  key: string,
+  record: { keyId: string; plan: PlanName; limits?: PlanLimits },
+): Promise<void> {
+  await DynamoDBDocumentClient.from(client).send(
     new PutCommand({
       TableName: keysTable,
       Item: {
         hash: hashKey(key),
-        keyId: BENCH_AUTH.keyId,
+        keyId: record.keyId,
         owner: 'bench',
-        plan: BENCH_AUTH.plan,
-        limits: { perMinute: BENCH_AUTH.perMinute, perDay: BENCH_AUTH.perDay },
+        plan: record.plan,
+        ...(record.limits ? { limits: record.limits } : {}),
         status: 'active',
         createdAt: new Date().toISOString(),
       },

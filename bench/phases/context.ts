@@ -1,6 +1,7 @@
 /** What every bench phase shares: the run's parameters, DynamoDB Local, the result being built and its targets. */
 import type { ChildProcess } from 'node:child_process';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { Verdict } from '../lib/util.ts';
 
 export type Params = {
   coldRounds: number;
@@ -22,6 +23,7 @@ export type BenchContext = {
   /** Servers a phase started; run.ts stops whatever is left here if a phase throws. */
   children: ChildProcess[];
   result: Record<string, unknown>;
-  target: (t: string, subject: string, value: number, limit: string, met: boolean) => void;
+  /** Records a target's line; `met` is a Verdict where the figure has a spread (timings), a boolean where exact. */
+  target: (t: string, subject: string, value: number, limit: string, met: boolean | Verdict) => void;
   log: (s: string) => void;
 };

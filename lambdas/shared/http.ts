@@ -1,13 +1,12 @@
 /**
  * The HTTP envelope every operation Lambda shares, as middy middleware:
  *
- *   metrics flush → api (auth context → admission (admission.ts) → deprecation → body guard; on the way out:
- *   headers, JSON, error mapping) → @middy/http-json-body-parser → validate (validation.ts) → handler
+ *   metrics flush → api (auth context → admission (admission.ts) → deprecation → body guard and JSON parse
+ *   (request.ts); on the way out: headers, JSON, error mapping) → validate (validation.ts) → handler
  *
  * Errors of any kind are mapped here, in one place, to the spec's Error object. Raw errors never leak.
  */
 import middy from '@middy/core';
-import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { Route } from '../../contract/route-types.ts';
 import { JSON_HEADERS, UNCOUNTED_RATE_LIMIT_HEADERS } from '../../contract/errors.ts';
@@ -69,7 +68,7 @@ const { 'Content-Type': _json, ...BODILESS_HEADERS } = JSON_HEADERS;
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
   const status = (err as { statusCode?: number })?.statusCode;
-  // @middy/http-json-body-parser: 415 for a non-JSON content type, 422 for malformed JSON.
+  // A body parser's HTTP errors (415 for a non-JSON content type, 422 or 400 for malformed JSON), should one be used.
   if (status === 415) return new AppError('unsupported_media_type');
   if (status === 422 || status === 400) return new AppError('invalid_json');
   // middy's early timeout, just before the function's own: the dependency was too slow, not our bug.
@@ -180,7 +179,6 @@ export function apiHandler<R extends Route>(rt: Runtime, route: R, fn: (event: E
   const middlewares = [
     { name: 'metrics', after: flush, onError: flush },
     api(rt, route),
-    ...(schemas.body ? [httpJsonBodyParser()] : []),
     validate(schemas),
   ] as middy.MiddlewareObj[];
   const handler = middy()

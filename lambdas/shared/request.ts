@@ -52,8 +52,8 @@ function nestingDepth(text: string): number {
 }
 
 /**
- * Keys the JSON body parser refuses outright as prototype pollution (@middy/util's jsonParseProtectProto), which
- * it reports like malformed JSON: for us they are unknown fields, refused by name like any other.
+ * Keys a JSON body parser would refuse outright as prototype pollution (as @middy/util's jsonParseProtectProto did,
+ * reporting them like malformed JSON): for us they are unknown fields, refused by name like any other.
  */
 const isPrototypeKey = (key: string, value: unknown): boolean =>
   key === '__proto__' ||
@@ -72,7 +72,7 @@ function prototypeKey(text: string): string | undefined {
       return v;
     });
   } catch {
-    return undefined; // not JSON: the parser answers invalid_json
+    return undefined; // not JSON: guardBody answers invalid_json
   }
   return found;
 }
@@ -109,7 +109,7 @@ export function duplicateKey(text: string): string | undefined {
         try {
           key = JSON.parse(text.slice(start, i + 1)) as string;
         } catch {
-          return undefined; // not JSON: the parser answers invalid_json
+          return undefined; // not JSON: guardBody answers invalid_json
         }
       }
       if (keys.has(key)) return key;
@@ -119,7 +119,7 @@ export function duplicateKey(text: string): string | undefined {
   return undefined;
 }
 
-/** A JSON media type, as the body parser (@middy/http-json-body-parser) tells one. */
+/** A JSON media type (`application/json`, `application/problem+json`…; the pattern @middy/http-json-body-parser used). */
 const JSON_TYPE = /^application\/([a-z0-9.+-]+\+)?json(;|$)/i;
 
 /** `application/json; charset=utf-8` → its charset, lower-cased and unquoted; undefined when it names none. */
@@ -135,8 +135,8 @@ function charsetOf(contentType: string | undefined): string | undefined {
  */
 function checkEncoding(headers: Headers): void {
   const type = header(headers, 'content-type');
-  // A body that is not JSON at all is the body parser's 415; it is checked here first so that a non-JSON body is
-  // answered for its type, not for what its bytes look like.
+  // A body that is not JSON at all is 415, checked first so that a non-JSON body is answered for its type, not for
+  // what its bytes look like.
   if (!type || !JSON_TYPE.test(type)) throw new AppError('unsupported_media_type');
   const charset = charsetOf(type);
   if (charset !== undefined && charset !== 'utf-8')
@@ -165,7 +165,7 @@ function checkText(text: string): void {
   try {
     JSON.parse(text);
   } catch {
-    return; // not JSON: the body parser answers invalid_json
+    return; // not JSON: guardBody answers invalid_json
   }
   const twice = duplicateKey(text);
   if (twice !== undefined)
@@ -176,8 +176,9 @@ function checkText(text: string): void {
 
 /**
  * Refuses a body that is missing, too large, nested too deep, not UTF-8 (a charset, a content coding, or bytes that
- * were not UTF-8), or ambiguous (a key given twice, a prototype key), then normalises the content type's header
- * name for the body parser, which looks at `content-type` or `Content-Type` only.
+ * were not UTF-8), ambiguous (a key given twice, a prototype key) or not JSON (invalid_json), and replaces it with
+ * its parsed value for the validation that follows. (It was @middy/http-json-body-parser's job; every check it made
+ * is made here, with the text already in hand, and the bundles are ~1.4 KB lighter: docs/performance.md.)
  */
 export function guardBody(event: Pick<APIGatewayProxyEvent, 'headers' | 'isBase64Encoded'> & { body: unknown }): void {
   const raw = event.body;
@@ -189,6 +190,12 @@ export function guardBody(event: Pick<APIGatewayProxyEvent, 'headers' | 'isBase6
   if (typeof raw === 'string' && nestingDepth(raw) > MAX_JSON_DEPTH)
     throw new AppError('validation_failed', `The JSON body is nested more than ${MAX_JSON_DEPTH} levels deep.`);
   checkEncoding(event.headers);
-  if (typeof raw === 'string') checkText(event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw);
-  event.headers = { ...event.headers, 'content-type': header(event.headers, 'content-type') };
+  if (typeof raw !== 'string') throw new AppError('invalid_json');
+  const text = event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw;
+  checkText(text);
+  try {
+    event.body = JSON.parse(text) as unknown;
+  } catch {
+    throw new AppError('invalid_json');
+  }
 }

@@ -28,9 +28,10 @@ export interface RuntimeOptions {
   readonly write?: LineWriter;
   /**
    * Reads a secret's versions: given by the Lambda entry of a function whose configuration names a secret
-   * (CURSOR_SECRET_ARN). Not needed with STAGE=local, which never calls Secrets Manager.
+   * (CURSOR_SECRET_ARN), built on the function's configuration and storage (whose client has resolved the
+   * credentials). Not needed with STAGE=local, which never calls Secrets Manager.
    */
-  readonly readSecret?: (config: Config) => SecretReader;
+  readonly readSecret?: (config: Config, storage: Storage) => SecretReader;
 }
 
 export function createRuntime(config: Config, options: RuntimeOptions = {}): Runtime {
@@ -45,10 +46,17 @@ export function createRuntime(config: Config, options: RuntimeOptions = {}): Run
     },
     options.write,
   );
-  // The SDK client is built on the first read only: local runs and benchmarks of the bundle never make one.
+  const storage = createStorage({
+    region: config.AWS_REGION,
+    endpoint: config.DYNAMODB_ENDPOINT,
+    timeoutMs: config.DYNAMODB_TIMEOUT_MS,
+    tables: { pets: config.PETS_TABLE_NAME, keys: config.KEYS_TABLE_NAME, state: config.STATE_TABLE_NAME },
+  });
+  // The reader is built on the first read only: local runs and benchmarks of the bundle never make one.
   const makeReader = options.readSecret;
   let reader: SecretReader | undefined;
-  const read: SecretReader | undefined = makeReader && ((id, stage) => (reader ??= makeReader(config))(id, stage));
+  const read: SecretReader | undefined =
+    makeReader && ((id, stage) => (reader ??= makeReader(config, storage))(id, stage));
   const cursorKeys = cursorKeySource(config, read, now, (error) =>
     telemetry.log.warn('Re-reading the cursor secret failed; the keys read before stay in use', {
       error: error instanceof Error ? error.name : 'unknown',
@@ -57,12 +65,7 @@ export function createRuntime(config: Config, options: RuntimeOptions = {}): Run
   return {
     config,
     now,
-    storage: createStorage({
-      region: config.AWS_REGION,
-      endpoint: config.DYNAMODB_ENDPOINT,
-      timeoutMs: config.DYNAMODB_TIMEOUT_MS,
-      tables: { pets: config.PETS_TABLE_NAME, keys: config.KEYS_TABLE_NAME, state: config.STATE_TABLE_NAME },
-    }),
+    storage,
     telemetry,
     ...(cursorKeys ? { cursorKeys } : {}),
   };

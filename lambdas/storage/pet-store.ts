@@ -6,7 +6,7 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { IdAllocator, PageKey, PetAudit, PetPage, PetStore } from '../domain/pets.ts';
 import type { Pet, PetStatus } from '../../contract/schemas.ts';
-import { conditionFailedItem, guarded, withStorage, type Storage } from './client.ts';
+import { conditionFailedItem, guarded, withStorage, withinDeadline, type Storage } from './client.ts';
 import { PETS_TABLE } from '../../contract/tables.ts';
 
 const STATUS_INDEX = PETS_TABLE.indexes[0].indexName;
@@ -107,6 +107,8 @@ export function createIdAllocator({ doc, tables }: Storage, counterKey = 'ids#pe
   let nextId = 0;
   let end = -1; // inclusive
   let pending: Promise<void> | undefined;
+  /** The reservation in flight was started ahead of any request (reserveAhead): no request's deadline bounds it. */
+  let ahead = false;
 
   async function reserve(): Promise<void> {
     const out = await guarded((options) =>
@@ -129,8 +131,23 @@ export function createIdAllocator({ doc, tables }: Storage, counterKey = 'ids#pe
   }
 
   return {
+    reserveAhead() {
+      if (nextId <= end || pending) return;
+      ahead = true;
+      // A failure is forgotten: the next id reserves again, within its request's deadline.
+      pending = reserve()
+        .catch(() => undefined)
+        .finally(() => {
+          pending = undefined;
+          ahead = false;
+        });
+    },
     async next() {
       while (nextId > end) {
+        if (pending && ahead) {
+          await withinDeadline(pending);
+          continue;
+        }
         pending ??= reserve().finally(() => (pending = undefined));
         await pending;
       }

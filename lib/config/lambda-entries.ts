@@ -46,7 +46,8 @@ export function lambdaEntrySource(fn: LambdaFunction, dir: string, root: string 
     `import { lambdaHandler } from '${from('lambdas/shared/lambda-entry.ts')}';`,
     ...(secret ? [`import { secretsManagerReader } from '${from('lambdas/storage/secrets-manager.ts')}';`] : []),
     secret
-      ? 'export const handler = await lambdaHandler(factory, { readSecret: (c) => secretsManagerReader(c.AWS_REGION) });'
+      ? // Signed with the credentials and hash the DynamoDB client resolved (the function's role in AWS).
+        'export const handler = await lambdaHandler(factory, { readSecret: (c, { ddb }) => secretsManagerReader({ region: c.AWS_REGION, credentials: ddb.config.credentials, sha256: ddb.config.sha256 }) });'
       : 'export const handler = await lambdaHandler(factory);',
     '',
   ].join('\n');

@@ -24,13 +24,20 @@ export function methodArn(stage: string, method: string, path: string): string {
   return `arn:aws:execute-api:${LOCAL_REGION}:${LOCAL_ACCOUNT}:local/${stage}/${method}${path}`;
 }
 
+/** Policy resource patterns as regular expressions, compiled once each (they are few: one per stage wildcard). */
+const compiled = new Map<string, RegExp>();
+
 function resourceMatches(pattern: string, arn: string): boolean {
-  const re = new RegExp(
-    `^${pattern
-      .split('*')
-      .map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
-      .join('.*')}$`,
-  );
+  let re = compiled.get(pattern);
+  if (!re) {
+    re = new RegExp(
+      `^${pattern
+        .split('*')
+        .map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+        .join('.*')}$`,
+    );
+    if (compiled.size < 1_000) compiled.set(pattern, re);
+  }
   return re.test(arn);
 }
 

@@ -13,8 +13,10 @@ let site: Map<string, Asset> | undefined;
 
 /** Answers GET/HEAD below `/docs`; returns false for every other request (left to the gateway). */
 export function serveDocs(req: IncomingMessage, res: ServerResponse): boolean {
+  // Every API request passes here first: most are told apart without parsing their URL.
+  if (!req.url?.startsWith(DOCS_PATH)) return false;
   const method = req.method ?? 'GET';
-  const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+  const path = new URL(req.url, 'http://localhost').pathname;
   if ((method !== 'GET' && method !== 'HEAD') || (path !== DOCS_PATH && !path.startsWith(`${DOCS_PATH}/`)))
     return false;
   if (path === DOCS_PATH) {

@@ -42,6 +42,7 @@ function periodOf(plan: UsagePlanDef, ms: number): number {
 
 export class UsagePlanEnforcer {
   private readonly state = new Map<string, KeyState>();
+  private readonly enterprisePlans = new Map<string, UsagePlanDef>();
 
   private readonly model: Pick<ApiModel, 'usagePlans' | 'usagePlanOutputs'>;
 
@@ -55,13 +56,21 @@ export class UsagePlanEnforcer {
     if (!name || !PLANS[name]) return undefined;
     if (name === 'enterprise') {
       if (!caller.perMinute || !caller.perDay) return undefined;
-      const t = usagePlanThrottle({ perMinute: caller.perMinute, perDay: caller.perDay });
-      return {
-        id: `enterprise-${apiKey}`,
-        rateLimit: t.rateLimit,
-        burstLimit: t.burstLimit,
-        quota: { limit: t.quotaPerDay, period: 'DAY' },
-      };
+      // Built once per key and limits, not on every request.
+      const id = `enterprise-${apiKey}-${caller.perMinute}-${caller.perDay}`;
+      let plan = this.enterprisePlans.get(id);
+      if (!plan) {
+        const t = usagePlanThrottle({ perMinute: caller.perMinute, perDay: caller.perDay });
+        plan = {
+          id: `enterprise-${apiKey}`,
+          rateLimit: t.rateLimit,
+          burstLimit: t.burstLimit,
+          quota: { limit: t.quotaPerDay, period: 'DAY' },
+        };
+        if (this.enterprisePlans.size >= 10_000) this.enterprisePlans.clear();
+        this.enterprisePlans.set(id, plan);
+      }
+      return plan;
     }
     // A pooled plan's key is a pool member's API key, on the pool's usage plan in the template (one bucket and quota
     // per member, shared by every customer mapped to it), as in AWS: not on a single customer's plan.

@@ -5,6 +5,7 @@
  * request from test/helpers/samples.ts (with data of its own), with the status a user would get.
  */
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -103,6 +104,23 @@ describe('bundles in the cloud assembly', () => {
     for (const fn of functions) {
       expect(fn.assetPath, fn.logicalId).toBeDefined();
       expect(await sampleOf(fn.name), fn.logicalId).toBeDefined();
+    }
+  });
+
+  it('validates on zod-lite, not zod: the shared bundling config resolves zod/mini there (lib/config/bundling.ts)', () => {
+    for (const fn of functions) {
+      const map = JSON.parse(readFileSync(join(assembly.dir, fn.assetPath!, 'index.mjs.map'), 'utf8')) as {
+        sources: string[];
+      };
+      expect(
+        map.sources.filter((s) => /node_modules\/zod\//.test(s)),
+        fn.logicalId,
+      ).toEqual([]);
+      if (fn.name !== AUTHORIZER.name)
+        expect(
+          map.sources.some((s) => s.endsWith('lambdas/shared/zod-lite.ts')),
+          fn.logicalId,
+        ).toBe(true);
     }
   });
 
