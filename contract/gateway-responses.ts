@@ -8,6 +8,7 @@
  * THROTTLED is one token-bucket refill (1 s); on QUOTA_EXCEEDED an hour (the usage-plan day quota is a backstop).
  */
 import { ERROR_CODES, JSON_HEADERS, UNCOUNTED_RATE_LIMIT_HEADERS, errorObject, type ErrorCode } from './errors.ts';
+import { BAN_POLICY } from './plans.ts';
 
 /**
  * Every gateway response type API Gateway has (REST API reference, GatewayResponse.responseType "Valid Values"; the
@@ -69,8 +70,10 @@ const spec = (
  */
 export const GATEWAY_RESPONSES: readonly GatewayResponseSpec[] = [
   spec('UNAUTHORIZED', 'unauthorized', { 'WWW-Authenticate': 'Bearer' }),
-  // The authorizer denies only banned keys; a cached Deny holds for the authorizer cache TTL (60 s), then is asked again.
-  spec('ACCESS_DENIED', 'key_banned', { 'Retry-After': '60' }),
+  // The authorizer denies only banned keys. The answer is the ban's, as the function's is: no earlier than the ban's
+  // end. The gateway cannot know when this one started, so it gives the longest a ban lasts (the function gives the
+  // exact rest); asking again after the authorizer cache TTL (60 s) would only be denied again.
+  spec('ACCESS_DENIED', 'key_banned', { 'Retry-After': String(BAN_POLICY.banSeconds) }),
   spec('INVALID_API_KEY', 'forbidden', {}, 'The API key is not on a usage plan for this stage.'),
   spec('EXPIRED_TOKEN', 'forbidden', {}, "The request's AWS credentials have expired."),
   spec('INVALID_SIGNATURE', 'forbidden', {}, "The request's AWS signature is not valid."),
