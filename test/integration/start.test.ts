@@ -66,7 +66,15 @@ afterAll(async () => {
 
 it('npm start uses the given endpoint, creates its tables there, and prints the base URL, a key and a curl line', async () => {
   expect(lines.join('\n')).toContain(`DynamoDB at ${endpoint}`);
-  const { TableNames = [] } = await localClient(endpoint).send(new ListTablesCommand({}));
+  // Every page: the shared DynamoDB Local holds every test file's tables, far more than one page of 100.
+  const client = localClient(endpoint);
+  const TableNames: string[] = [];
+  let start: string | undefined;
+  do {
+    const page = await client.send(new ListTablesCommand(start ? { ExclusiveStartTableName: start } : {}));
+    TableNames.push(...(page.TableNames ?? []));
+    start = page.LastEvaluatedTableName;
+  } while (start);
   expect(TableNames.filter((n) => n.startsWith(`${prefix}-`)).sort()).toEqual([
     `${prefix}-ApiKeys`,
     `${prefix}-Pets`,
