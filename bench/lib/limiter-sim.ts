@@ -6,12 +6,14 @@
  * with its consumed capacity and its item; with in-memory counters (test/unit) the same scenarios run in a moment.
  *
  * Containers: like Lambda, a request goes to an idle container (one request at a time each, `serviceMs` long),
- * and a new container starts when none is idle.
+ * and a new container starts when none is idle. With `perContainer` above 1 a container serves that many at once
+ * (the local server, or any runtime that overlaps requests), and with `inFlight` above 1 that many requests are
+ * started before any is awaited, so their counting writes overlap in one container and across several.
  */
 import { banThreshold, type PlanLimits } from '../../contract/plans.ts';
 import { AppError } from '../../lambdas/domain/errors.ts';
-import type { SimAnswer, Traffic } from './traffic.ts';
-import { enforce, windowsAt, type LimitCounters } from '../../lambdas/domain/rate-limit.ts';
+import type { SimAnswer, SimRequest, Traffic } from './traffic.ts';
+import { enforce, windowsAt, type LimitCounters, type Windows } from '../../lambdas/domain/rate-limit.ts';
 import { createLimiter, type Limiter, type LimiterOptions } from '../../lambdas/domain/limiter.ts';
 
 export interface SimOptions {
@@ -28,6 +30,10 @@ export interface SimOptions {
   readonly onTime?: (atMs: number) => void;
   readonly random?: () => number;
   readonly limiterOptions?: LimiterOptions;
+  /** Requests one container serves at once. @default 1 (Lambda) */
+  readonly perContainer?: number;
+  /** Requests started together before any of them is awaited. @default 1 */
+  readonly inFlight?: number;
 }
 
 export interface WindowTally {
@@ -55,7 +61,9 @@ export interface SimResult {
 interface Container {
   readonly limiter: Limiter;
   readonly skewMs: number;
-  busyUntil: number;
+  /** When each request it is serving ends, and when its latest request ends. */
+  busy: number[];
+  lastEnd: number;
 }
 
 /** A simple seeded generator, so runs repeat exactly. */
@@ -81,28 +89,38 @@ export async function simulate(counters: LimitCounters, o: SimOptions): Promise<
   let maxRemainingError = 0;
   let firstRejectionMs: number | undefined;
   let firstBanMs: number | undefined;
-  for (let req = o.traffic.next(); req; req = o.traffic.next()) {
-    const t = o.startMs + req.atMs;
-    o.onTime?.(t);
-    requests++;
-    // An idle container (the most recently freed, as Lambda keeps warm ones busy), else a new one.
+  const perContainer = o.perContainer ?? 1;
+  const inFlight = o.inFlight ?? 1;
+  /**
+   * A container with room at `t`: the busiest one with room, the most recently freed of those (Lambda keeps warm
+   * ones busy), else a new one.
+   */
+  const containerAt = (t: number): Container => {
     let c: Container | undefined;
-    for (const k of containers) if (k.busyUntil <= t && (!c || k.busyUntil > c.busyUntil)) c = k;
+    for (const k of containers) {
+      k.busy = k.busy.filter((end) => end > t);
+      if (k.busy.length >= perContainer) continue;
+      if (!c || k.busy.length > c.busy.length || (k.busy.length === c.busy.length && k.lastEnd > c.lastEnd)) c = k;
+    }
     if (!c) {
       c = {
         limiter: createLimiter(counters, { pickShard: (n) => Math.floor(random() * n), ...o.limiterOptions }),
         skewMs: ((o.skewMs ?? 0) * (random() - 0.5)) | 0,
-        busyUntil: 0,
+        busy: [],
+        lastEnd: 0,
       };
       containers.push(c);
     }
-    c.busyUntil = t + serviceMs;
-    const w = windowsAt(t + c.skewMs);
-    const tallyOf = (reset: number) => {
-      const tally = windows.get(reset - 60) ?? { admitted: 0, rejected: 0 };
-      windows.set(reset - 60, tally);
-      return tally;
-    };
+    c.busy.push(t + serviceMs);
+    c.lastEnd = t + serviceMs;
+    return c;
+  };
+  const tallyOf = (reset: number) => {
+    const tally = windows.get(reset - 60) ?? { admitted: 0, rejected: 0 };
+    windows.set(reset - 60, tally);
+    return tally;
+  };
+  async function serve(req: SimRequest, c: Container, w: Windows): Promise<void> {
     let answer: SimAnswer;
     try {
       const h = await enforce(c.limiter, subject, o.limits, w);
@@ -132,6 +150,18 @@ export async function simulate(counters: LimitCounters, o: SimOptions): Promise<
     byStatus[key] = (byStatus[key] ?? 0) + 1;
     o.traffic.answered?.(req, answer);
   }
+  for (;;) {
+    const batch: Array<Promise<void>> = [];
+    for (let req = o.traffic.next(); req; req = batch.length < inFlight ? o.traffic.next() : undefined) {
+      const t = o.startMs + req.atMs;
+      o.onTime?.(t);
+      requests++;
+      const c = containerAt(t);
+      batch.push(serve(req, c, windowsAt(t + c.skewMs)));
+    }
+    if (!batch.length) break;
+    await Promise.all(batch);
+  }
   return {
     requests,
     admitted,
@@ -156,4 +186,9 @@ export function peakWindowRejections(r: SimResult, limits: PlanLimits): { peak: 
   let peak = 0;
   for (const t of r.windows.values()) peak = Math.max(peak, t.rejected);
   return { peak, threshold: banThreshold(limits) };
+}
+
+/** What each window whose budget ran out (it refused requests) admitted, as a share of the limit: ideally 1. */
+export function fullWindowShares(r: SimResult, limits: PlanLimits): number[] {
+  return [...r.windows.values()].filter((t) => t.rejected > 0).map((t) => t.admitted / limits.perMinute);
 }

@@ -6,6 +6,7 @@
 import { LIMITER, banThreshold, limiterShards, shardLimits, type PlanLimits } from '../../contract/plans.ts';
 import {
   banDays,
+  leaseCap,
   leaseSize,
   windowsAt,
   type Consumption,
@@ -44,6 +45,13 @@ interface KeyState {
   bannedUntil?: number;
   /** 429s not yet recorded, for window `minuteStart`. */
   rejections?: { minuteStart: number; pending: number; flushedAtMs: number };
+  /**
+   * The counting write of a leased key in flight from this container, and how many requests wait for it. One at a
+   * time: overlapping takes would each replace the lease the other just took and strand its tokens (counted,
+   * never admitted), and the waiting requests tell the next take how much to ask for.
+   */
+  taking?: Promise<unknown>;
+  waiting: number;
 }
 
 export interface LimiterOptions {
@@ -64,7 +72,7 @@ export function createLimiter(counters: LimitCounters, options: LimiterOptions =
     let st = keys.get(subject);
     if (!st || st.perMinute !== limits.perMinute || st.perDay !== limits.perDay) {
       if (keys.size >= maxKeys) keys.delete(keys.keys().next().value!);
-      st = { perMinute: limits.perMinute, perDay: limits.perDay, rate: 0 };
+      st = { perMinute: limits.perMinute, perDay: limits.perDay, rate: 0, waiting: 0 };
       keys.set(subject, st);
     }
     return st;
@@ -163,7 +171,8 @@ export function createLimiter(counters: LimitCounters, options: LimiterOptions =
       const seconds = Math.max(0.05, (w.nowMs - old.takenAtMs) / 1000);
       st.rate = used / seconds;
     }
-    const want = leaseSize(limits, part, st.rate, w);
+    // At least one token for each request of this container waiting for this take.
+    const want = Math.max(leaseSize(limits, part, st.rate, w), Math.min(st.waiting + 1, leaseCap(part)));
     // Whatever the answer, the old lease is done: it was handed back, or belongs to another shard or day.
     if (giveBack > 0 || (old && old.shard === shard)) st.lease = undefined;
     const giveBackWindow = giveBack > 0 ? old!.minuteStart : undefined;
@@ -199,10 +208,13 @@ export function createLimiter(counters: LimitCounters, options: LimiterOptions =
     return t;
   }
 
-  async function consumeAt(subject: string, limits: PlanLimits, w: Windows, reopen: boolean): Promise<Consumption> {
-    const st = stateOf(subject, limits);
-    if (isBanned(st, w)) return banned(st.bannedUntil!);
-    if (leaseUsable(st.lease, w)) return fromLease(st.lease!, limits);
+  /** What one pass over a key's shards found: an answer, or that the window must be reopened early. */
+  type Outcome =
+    | { readonly kind: 'answer'; readonly c: Consumption }
+    | { readonly kind: 'refused'; readonly reason: 'minute' | 'day'; readonly minuteStart: number }
+    | { readonly kind: 'reopen'; readonly nextMs: number };
+
+  async function takeAny(st: KeyState, subject: string, limits: PlanLimits, w: Windows): Promise<Outcome> {
     const shards = limiterShards(limits);
     let last: Extract<Take, { kind: 'full' }> | undefined;
     // A random shard for each lease, so the shards fill evenly (and a shard's count, scaled, estimates the key's);
@@ -213,19 +225,55 @@ export function createLimiter(counters: LimitCounters, options: LimiterOptions =
       const shard = (first + i) % shards;
       if (dayFull(st, shard, w) || minuteFull(st, shard, w)) continue;
       const t = await takeFrom(st, subject, limits, shard, w);
-      if (t.kind === 'banned') return banned(t.banUntil);
-      if (t.kind === 'granted') return t.admitted;
+      if (t.kind === 'banned') return { kind: 'answer', c: banned(t.banUntil) };
+      if (t.kind === 'granted') return { kind: 'answer', c: t.admitted };
       last = t;
     }
     const dayShards = st.fullDay?.dayStart === w.dayStart ? st.fullDay.shards.size : 0;
-    if (dayShards >= shards) return refused(st, subject, limits, 'day', w.minuteStart, w);
+    if (dayShards >= shards) return { kind: 'refused', reason: 'day', minuteStart: w.minuteStart };
     const minuteStart = last?.minuteStart ?? st.fullMinute?.minuteStart ?? w.minuteStart;
     // A full window in its last LIMITER.maxSkewMs: another container's clock may already be in the next minute, and
     // a client told to wait until the reset may be here by its clock. Count it in the next window (opened early),
     // so a client that honours Retry-After is never refused twice in one window.
     const nextMs = (minuteStart + 60) * 1000;
-    if (!reopen && w.nowMs >= nextMs - LIMITER.maxSkewMs) return consumeAt(subject, limits, windowsAt(nextMs), true);
-    return refused(st, subject, limits, 'minute', minuteStart, w);
+    if (w.nowMs >= nextMs - LIMITER.maxSkewMs) return { kind: 'reopen', nextMs };
+    return { kind: 'refused', reason: 'minute', minuteStart };
+  }
+
+  /** takeAny, one at a time per leased key: the others wait for it and admit from the lease it took. */
+  function takeAlone(st: KeyState, subject: string, limits: PlanLimits, w: Windows): Promise<Outcome> {
+    if (limits.perMinute <= LIMITER.exactPerMinute) return takeAny(st, subject, limits, w);
+    const run = (async () => {
+      try {
+        return await takeAny(st, subject, limits, w);
+      } finally {
+        st.taking = undefined;
+      }
+    })();
+    st.taking = run;
+    return run;
+  }
+
+  async function consumeAt(subject: string, limits: PlanLimits, w: Windows, reopen: boolean): Promise<Consumption> {
+    const st = stateOf(subject, limits);
+    for (;;) {
+      if (isBanned(st, w)) return banned(st.bannedUntil!);
+      if (leaseUsable(st.lease, w)) return fromLease(st.lease!, limits);
+      if (!st.taking) break;
+      // A take is in flight: its lease is this request's too. When it fails (503), so does this request: storage
+      // could not say just now, and a queue of takes behind an outage would only add to it.
+      st.waiting++;
+      try {
+        await st.taking;
+      } finally {
+        st.waiting--;
+      }
+    }
+    const o = await takeAlone(st, subject, limits, w);
+    if (o.kind === 'answer') return o.c;
+    if (o.kind === 'reopen' && !reopen) return consumeAt(subject, limits, windowsAt(o.nextMs), true);
+    const minuteStart = o.kind === 'refused' ? o.minuteStart : o.nextMs / 1000 - 60;
+    return refused(st, subject, limits, o.kind === 'refused' ? o.reason : 'minute', minuteStart, w);
   }
 
   return {

@@ -154,8 +154,12 @@ export function leaseSize(limits: PlanLimits, shard: PlanLimits, ratePerSecond: 
   if (limits.perMinute <= LIMITER.exactPerMinute) return 1;
   const secondsLeft = Math.max(0, (w.minuteReset * 1000 - w.nowMs) / 1000);
   const want = Math.ceil(ratePerSecond * Math.min(LIMITER.leaseSeconds, secondsLeft));
-  const cap = Math.max(1, Math.floor(shard.perMinute / LIMITER.leasesPerShardWindow));
-  return Math.min(Math.max(1, want), cap);
+  return Math.min(Math.max(1, want), leaseCap(shard));
+}
+
+/** The largest lease: 1/LIMITER.leasesPerShardWindow of the shard's minute budget (what an idle container strands). */
+export function leaseCap(shard: PlanLimits): number {
+  return Math.max(1, Math.floor(shard.perMinute / LIMITER.leasesPerShardWindow));
 }
 
 /** A container's limiter (limiter.ts builds it): what the envelope asks of it. */
