@@ -78,3 +78,29 @@ export function poolKeyValue(stage: string, member: number): string {
     throw new Error(`no pool member ${member}`);
   return `animalstorefreepoolmember${stage.replace(/[^A-Za-z0-9]/g, '')}${String(member).padStart(4, '0')}`;
 }
+
+/**
+ * Where a key whose day quota is spent is counted from then on: one API key per stage on a usage plan whose day
+ * quota is always spent, so API Gateway itself answers the key's requests (QUOTA_EXCEEDED: 429 `quota_exceeded`)
+ * before they reach a function or count against what the key shares (a Free key's pool member). The authorizer
+ * names it, and its decision is cached for the authorizer's TTL, so a flood from a spent key costs no reads.
+ */
+export const SPENT_KEYS = {
+  /** The usage plan's display name (after the stack's name prefix). */
+  displayName: 'SpentDayQuota',
+  /**
+   * The plan's day quota. API Gateway admits this many requests a day over every spent key together; each one
+   * reaches its function, whose limiter refuses it with the exact headers.
+   */
+  quotaPerDay: 1,
+  /**
+   * A key is sent here only before the last this-many seconds of its UTC day, longer than any stage's authorizer
+   * cache TTL (lib/config/stages.ts checks), so no cached decision outlives the day the key spent.
+   */
+  notInLastSeconds: 300,
+} as const;
+
+/** The value of the spent-keys API key on `stage` (grants nothing, like a pool member's; unique per stage). */
+export function spentKeyValue(stage: string): string {
+  return `animalstorespentdayquota${stage.replace(/[^A-Za-z0-9]/g, '')}`.padEnd(32, '0');
+}

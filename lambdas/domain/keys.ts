@@ -4,8 +4,8 @@
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { BEARER_PATTERN } from '../../contract/auth.ts';
-import { PLANS, type PlanLimits, type PlanName } from '../../contract/plans.ts';
-import { isPooledPlan, poolKeyValue, poolMemberOf } from '../../contract/key-pool.ts';
+import { PLANS, limiterShards, type PlanLimits, type PlanName } from '../../contract/plans.ts';
+import { SPENT_KEYS, isPooledPlan, poolKeyValue, poolMemberOf, spentKeyValue } from '../../contract/key-pool.ts';
 
 export type KeyStatus = 'active' | 'revoked';
 
@@ -128,4 +128,40 @@ export async function authenticate(
     perDay: limits.perDay,
     usageIdentifierKey: usageKeyOf(record, stage),
   };
+}
+
+/** What the limiter's items say of a key today, as the authorizer reads them (shard 0's day item). */
+export interface Standing {
+  /** The end of its ban (unix seconds), when it is banned now. */
+  readonly bannedUntil?: number;
+  /** Shard 0's requests of the day: the key's own when it has one shard. */
+  readonly dayCount: number;
+}
+
+/**
+ * What the gateway does with an authenticated key's request, before it counts against any usage plan:
+ * - `deny` a banned key (ACCESS_DENIED: 429 `key_banned`);
+ * - `spent`: a key of one shard whose day quota is spent is counted against the spent-keys API key, whose usage plan
+ *   answers QUOTA_EXCEEDED (429 `quota_exceeded`), so it cannot use up what it shares (a Free pool member). Not in
+ *   the day's last SPENT_KEYS.notInLastSeconds: a decision cached past midnight would refuse the new day's requests.
+ *   A sharded key's shard 0 says too little (its function's limiter still refuses it, exactly);
+ * - `count` it against its own usage key.
+ * A standing that could not be read counts the request (the function's limiter still enforces both).
+ */
+export function gateDecision(
+  auth: AuthContext,
+  standing: Standing | undefined,
+  nowSec: number,
+): 'deny' | 'spent' | 'count' {
+  if (!standing) return 'count';
+  if (standing.bannedUntil !== undefined && standing.bannedUntil > nowSec) return 'deny';
+  const secondsLeft = 86_400 - (nowSec % 86_400);
+  const oneShard = limiterShards({ perMinute: auth.perMinute, perDay: auth.perDay }) === 1;
+  if (oneShard && standing.dayCount >= auth.perDay && secondsLeft > SPENT_KEYS.notInLastSeconds) return 'spent';
+  return 'count';
+}
+
+/** The API key the gateway counts the request against, after gateDecision. */
+export function gateUsageKey(auth: Authenticated, decision: 'deny' | 'spent' | 'count', stage: string): string {
+  return decision === 'spent' ? spentKeyValue(stage) : auth.usageIdentifierKey;
 }

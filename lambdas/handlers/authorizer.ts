@@ -5,9 +5,9 @@
  * The policy allows the whole API stage, so a cached result works on every route.
  */
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
-import { authenticate } from '../domain/keys.ts';
-// The key store and the ban reader alone, so the authorizer bundle carries no pet or limiter code.
-import { createBanReader } from '../storage/ban-reader.ts';
+import { authenticate, gateDecision, gateUsageKey } from '../domain/keys.ts';
+// The key store and the standing reader alone, so the authorizer bundle carries no pet or limiter code.
+import { createStandingReader } from '../storage/standing-reader.ts';
 import { createKeyStore } from '../storage/key-store.ts';
 import type { Runtime } from '../shared/runtime.ts';
 
@@ -19,10 +19,11 @@ export function stageWildcard(methodArn: string): string {
 
 export function authorizerHandler(rt: Runtime) {
   const keyStore = createKeyStore(rt.storage);
-  const bans = createBanReader(rt.storage);
+  const standings = createStandingReader(rt.storage);
   const { count, flush } = rt.telemetry;
+  const keysStage = rt.config.USAGE_KEYS_STAGE ?? rt.config.STAGE;
   return async (event: APIGatewayTokenAuthorizerEvent): Promise<APIGatewayAuthorizerResult> => {
-    const auth = await authenticate(keyStore, event.authorizationToken, rt.config.STAGE).catch((err: unknown) => {
+    const auth = await authenticate(keyStore, event.authorizationToken, keysStage).catch((err: unknown) => {
       // Fail closed: API Gateway answers AUTHORIZER_FAILURE (mapped to 503), never lets the request through. The
       // alarm watches this metric, not the function's Errors: the `Unauthorized` thrown for unknown keys counts there.
       const e = err as { name?: string; cause?: unknown } | undefined;
@@ -35,12 +36,15 @@ export function authorizerHandler(rt: Runtime) {
       flush();
       throw new Error('Unauthorized');
     }
-    // Best effort: the functions' limiter enforces the ban anyway, so a failed read lets the request on.
-    const bannedUntil = await bans.bannedUntil(auth.keyId, Math.floor(rt.now() / 1000)).catch(() => {
+    // Best effort: the functions' limiter enforces the ban and the day quota anyway, so a failed read lets the
+    // request on.
+    const nowSec = Math.floor(rt.now() / 1000);
+    const standing = await standings.standing(auth.keyId, nowSec).catch(() => {
       // Not an authorizer failure (the key was checked, the request goes on): a storage outage.
       count('StorageUnavailable', { reason: 'BanCheck' });
       return undefined;
     });
+    const decision = gateDecision(auth, standing, nowSec);
     return {
       principalId: auth.keyId,
       policyDocument: {
@@ -48,15 +52,16 @@ export function authorizerHandler(rt: Runtime) {
         Statement: [
           {
             Action: 'execute-api:Invoke',
-            Effect: bannedUntil === undefined ? 'Allow' : 'Deny',
+            Effect: decision === 'deny' ? 'Deny' : 'Allow',
             Resource: stageWildcard(event.methodArn),
           },
         ],
       },
       context: { keyId: auth.keyId, plan: auth.plan, perMinute: auth.perMinute, perDay: auth.perDay },
       // The API key of the usage-plan backstop: the key's own (derived from its key id, never the client's secret),
-      // or for a Free key the pool member its key id maps to (domain/keys.ts usageKeyOf).
-      usageIdentifierKey: auth.usageIdentifierKey,
+      // for a Free key the pool member its key id maps to (domain/keys.ts usageKeyOf), and for a key whose day is
+      // spent the spent-keys API key, whose usage plan refuses it before it counts against either.
+      usageIdentifierKey: gateUsageKey(auth, decision, keysStage),
     };
   };
 }

@@ -13,6 +13,8 @@ const Env = z.object({
   KEYS_TABLE_NAME: text(3),
   STATE_TABLE_NAME: text(3),
   STAGE: z._default(text(1), 'local'),
+  /** The stage the stack's API keys are named for (the authorizer only); STAGE when unset. */
+  USAGE_KEYS_STAGE: z.optional(text(1)),
   AWS_REGION: z._default(text(1), 'us-east-1'),
   /** Set locally (DynamoDB Local); unset in AWS. */
   DYNAMODB_ENDPOINT: z.optional(z.url()),

@@ -30,6 +30,7 @@ import {
 import { BASE_PATH, ROUTES, resourcePaths, type Route } from '../../contract/routes.ts';
 import type { CustomDomain } from '../config/stages.ts';
 import { BEARER_VALIDATION_EXPRESSION } from '../../contract/auth.ts';
+import { SPENT_KEYS } from '../../contract/key-pool.ts';
 import { staticHeaders } from './literal.ts';
 import { pinLogicalId } from './logical-ids.ts';
 
@@ -163,11 +164,17 @@ export class StoreApi extends Construct {
       },
     });
 
+    const authorizerCacheTtl = props.authorizerCacheTtl ?? Duration.seconds(60);
+    // A spent key's cached decision must end before its day does (SPENT_KEYS.notInLastSeconds).
+    if (authorizerCacheTtl.toSeconds() >= SPENT_KEYS.notInLastSeconds)
+      throw new Error(
+        `authorizerCacheTtl must be under ${SPENT_KEYS.notInLastSeconds} s (SPENT_KEYS.notInLastSeconds)`,
+      );
     this.authorizer = new TokenAuthorizer(this, 'KeyAuthorizer', {
       handler: props.authorizerHandler,
       identitySource: IdentitySource.header('Authorization'),
       validationRegex: BEARER_VALIDATION_EXPRESSION,
-      resultsCacheTtl: props.authorizerCacheTtl ?? Duration.seconds(60),
+      resultsCacheTtl: authorizerCacheTtl,
     });
 
     for (const route of ROUTES) this.addRoute(route, props.handlers);

@@ -2,7 +2,7 @@ import { CfnApiKey, CfnUsagePlanKey, Period, UsagePlan, type RestApi, type Stage
 import { Construct } from 'constructs';
 import { pinLogicalId } from './logical-ids.ts';
 import { PLANS, STANDARD_PLANS, usagePlanThrottle, type PlanName } from '../../contract/plans.ts';
-import { FREE_KEY_POOL, poolKeyValue, poolThrottle } from '../../contract/key-pool.ts';
+import { FREE_KEY_POOL, SPENT_KEYS, poolKeyValue, poolThrottle, spentKeyValue } from '../../contract/key-pool.ts';
 
 export interface UsagePlansProps {
   readonly api: RestApi;
@@ -18,12 +18,15 @@ export interface UsagePlansProps {
  * One usage plan per standard plan (Free, Pro, Business) from the plans table, via usagePlanThrottle: the
  * best-effort backstop behind the app limiter, sized so that it never rejects what the app admits from a client
  * that honours the headers (docs/deployment.md). Enterprise plans are per customer, created by the admin tool.
- * Also the Free key pool: its usage plan and its members' API keys, which every Free key shares (contract/key-pool.ts).
+ * Also the Free key pool: its usage plan and its members' API keys, which every Free key shares (contract/key-pool.ts),
+ * and the spent-keys plan, where the authorizer counts a key whose day quota is spent (SPENT_KEYS).
  */
 export class UsagePlans extends Construct {
   readonly plans: ReadonlyMap<PlanName, UsagePlan>;
   /** The usage plan of the Free key pool (contract/key-pool.ts), with its members' API keys. */
   readonly freePool: UsagePlan;
+  /** The usage plan keys whose day quota is spent are counted against: its quota is always spent. */
+  readonly spent: UsagePlan;
 
   constructor(scope: Construct, id: string, props: UsagePlansProps) {
     super(scope, id);
@@ -89,6 +92,36 @@ export class UsagePlans extends Construct {
         planKey.addResourceDependency(previous.planKey);
       }
       previous = { key, planKey };
+    }
+
+    // A key whose day quota is spent is counted here (the authorizer names this API key), not against its pool member
+    // or its own key: the quota of SPENT_KEYS.quotaPerDay is spent by the day's first such request, so API Gateway
+    // answers the rest QUOTA_EXCEEDED itself (429 quota_exceeded), before a function runs. No throttle of its own:
+    // every spent key shares it, and a throttle would answer them `rate_limited`, which they are not.
+    const spentName = props.namePrefix ? `${props.namePrefix}-${SPENT_KEYS.displayName}` : SPENT_KEYS.displayName;
+    this.spent = new UsagePlan(this, SPENT_KEYS.displayName, {
+      name: spentName,
+      description: 'Keys whose day quota is spent: refused at the gateway until the day ends',
+      quota: { limit: SPENT_KEYS.quotaPerDay, period: Period.DAY },
+      apiStages: [{ api: props.api, stage }],
+    });
+    pinLogicalId(this.spent, `UsagePlan${SPENT_KEYS.displayName}`);
+    const spentKey = new CfnApiKey(this, `${SPENT_KEYS.displayName}Key`, {
+      name: `${props.stageName}-${SPENT_KEYS.displayName}Key`,
+      value: spentKeyValue(props.stageName),
+      enabled: true,
+    });
+    pinLogicalId(spentKey, `${SPENT_KEYS.displayName}Key`);
+    const spentPlanKey = new CfnUsagePlanKey(this, `${SPENT_KEYS.displayName}KeyPlan`, {
+      usagePlanId: this.spent.usagePlanId,
+      keyId: spentKey.ref,
+      keyType: 'API_KEY',
+    });
+    pinLogicalId(spentPlanKey, `${SPENT_KEYS.displayName}KeyPlan`);
+    // After the pool's last key: CreateApiKey's 5 calls/s and one plan-key change at a time per account.
+    if (previous) {
+      spentKey.addResourceDependency(previous.key);
+      spentPlanKey.addResourceDependency(previous.planKey);
     }
   }
 }

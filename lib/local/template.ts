@@ -82,6 +82,8 @@ export interface ApiModel {
   readonly usagePlans: ReadonlyMap<string, UsagePlanDef>;
   /** Stack outputs naming a usage plan (`UsagePlanIdFree` → its id), as the admin tool reads them. */
   readonly usagePlanOutputs: ReadonlyMap<string, string>;
+  /** The API keys the template itself puts on a usage plan: key value → usage plan id. */
+  readonly usagePlanKeys?: ReadonlyMap<string, string>;
   readonly gatewayResponses: ReadonlyMap<string, GatewayResponseDef>;
   readonly functions: ReadonlyMap<string, FunctionDef>;
 }
@@ -245,6 +247,21 @@ function usagePlansOf(t: CfnTemplate): Map<string, UsagePlanDef> {
   );
 }
 
+function usagePlanKeysOf(t: CfnTemplate): Map<string, string> {
+  const values = new Map(
+    byType(t, 'AWS::ApiGateway::ApiKey')
+      .filter(([, r]) => typeof r.Properties?.Value === 'string')
+      .map(([id, r]) => [id, r.Properties!.Value as string] as const),
+  );
+  const out = new Map<string, string>();
+  for (const [, r] of byType(t, 'AWS::ApiGateway::UsagePlanKey')) {
+    const value = values.get(referencedId(r.Properties?.KeyId) ?? '');
+    const plan = referencedId(r.Properties?.UsagePlanId);
+    if (value && plan) out.set(value, plan);
+  }
+  return out;
+}
+
 function gatewayResponsesOf(t: CfnTemplate): Map<string, GatewayResponseDef> {
   return new Map(
     byType(t, 'AWS::ApiGateway::GatewayResponse').map(([id, r]) => {
@@ -278,6 +295,7 @@ export function apiModel(t: CfnTemplate): ApiModel {
     authorizers: authorizersOf(t),
     usagePlans,
     usagePlanOutputs,
+    usagePlanKeys: usagePlanKeysOf(t),
     gatewayResponses: gatewayResponsesOf(t),
     functions: functionsOf(t),
   };

@@ -4,7 +4,8 @@
  * the authorizer and the plan's checks, whatever the function answers (its own 429s and 503s included); a
  * request the bucket or the quota rejects is not counted.
  *
- * Keys join plans the way they are attached in AWS: a Free key's pool member to the pool's usage plan (the stack's),
+ * Keys join plans the way they are attached in AWS: an API key of the template to the plan the template puts it on
+ * (the spent-keys key, and the pool members), a Free key's pool member to the pool's usage plan (the stack's),
  * another standard plan's key to the usage plan named by the stack output `UsagePlanId<Plan>` (the admin tool
  * attaches it), an Enterprise key to a plan of its own built from its limits.
  */
@@ -44,14 +45,18 @@ export class UsagePlanEnforcer {
   private readonly state = new Map<string, KeyState>();
   private readonly enterprisePlans = new Map<string, UsagePlanDef>();
 
-  private readonly model: Pick<ApiModel, 'usagePlans' | 'usagePlanOutputs'>;
+  private readonly model: Pick<ApiModel, 'usagePlans' | 'usagePlanOutputs' | 'usagePlanKeys'>;
 
-  constructor(model: Pick<ApiModel, 'usagePlans' | 'usagePlanOutputs'>) {
+  constructor(model: Pick<ApiModel, 'usagePlans' | 'usagePlanOutputs' | 'usagePlanKeys'>) {
     this.model = model;
   }
 
   /** The usage plan an API key (the authorizer's usageIdentifierKey) belongs to, if any. */
   planFor(apiKey: string, caller: KeyPlan): UsagePlanDef | undefined {
+    // An API key the template itself puts on a plan (the spent-keys key, a pool member) is on that plan, whoever
+    // the caller is.
+    const own = this.model.usagePlanKeys?.get(apiKey);
+    if (own) return this.model.usagePlans.get(own);
     const name = caller.plan as PlanName | undefined;
     if (!name || !PLANS[name]) return undefined;
     if (name === 'enterprise') {

@@ -86,6 +86,10 @@ export class AnimalStoreStack extends Stack {
           // The ARN, never the value: the function reads the secret at cold start (lambdas/shared/cursor-keys.ts),
           // so the value is not in its configuration and a rotation needs no deploy.
           ...(access.cursorSecret ? { CURSOR_SECRET_ARN: cursorSecret.secretArn } : {}),
+          // The stage the stack's own API keys are named for (pool members, the spent-keys key): the authorizer
+          // names them to the gateway. STAGE says the same in AWS; a local run sets STAGE=local for its logs and
+          // keeps this, so the authorizer names the keys the local gateway reads from this template.
+          ...(name === AUTHORIZER.name ? { USAGE_KEYS_STAGE: stage.name } : {}),
         },
       });
       // Lets the local gateway build this function from its handler factory (lib/local).

@@ -273,8 +273,8 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
     // reject what the app admits from a client that honours the headers: checked on the deployed numbers.
     it('usage plans admit everything the app admits from clients that honour the headers, within the account throttle', async () => {
       const plans = resourcesOf(t(), 'AWS::ApiGateway::UsagePlan');
-      // The standard plans and the Free key pool's (key-pool.test.ts).
-      expect(plans).toHaveLength(STANDARD_PLANS.length + 1);
+      // The standard plans, the Free key pool's (key-pool.test.ts) and the spent-keys plan (spent-keys.test.ts).
+      expect(plans).toHaveLength(STANDARD_PLANS.length + 2);
       for (const name of STANDARD_PLANS) {
         const limits = PLANS[name].limits!;
         const [, p] = plans.find(([, x]) => x.Properties.UsagePlanName.endsWith(`-${PLANS[name].displayName}`))!;

@@ -94,6 +94,8 @@ describe.each(STAGE_NAMES)('stage %s', (stage) => {
       UsagePlanBusiness: 'AWS::ApiGateway::UsagePlan',
       // The Free key pool's plan: every pooled Free key's API Gateway key is in it.
       UsagePlanFreePool: 'AWS::ApiGateway::UsagePlan',
+      // The spent-keys plan: cached authorizer results name its API key.
+      UsagePlanSpentDayQuota: 'AWS::ApiGateway::UsagePlan',
       RestApi: 'AWS::ApiGateway::RestApi',
       ApiStage: 'AWS::ApiGateway::Stage',
       ApiAccessLogs: 'AWS::Logs::LogGroup',

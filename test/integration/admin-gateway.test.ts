@@ -186,8 +186,11 @@ describe('admin tool against API Gateway (aws-sdk-client-mock)', () => {
   it("the authorizer names a Free key's pool member on its stage, and a paying key its own API key", async () => {
     const admin = keyAdmin(deps);
     const free = await admin.create({ owner: 'pooled', plan: 'free' });
-    // The local API's functions run with STAGE=local; in AWS, STAGE is the stage's name (key-pool.test.ts).
-    expect((await authorize(free.key)).usageIdentifierKey).toBe(poolKeyValue('local', poolMemberOf(free.record.keyId)));
+    // The authorizer names keys for the template's stage (USAGE_KEYS_STAGE), also locally where STAGE=local, so the
+    // local gateway finds them in the template (key-pool.test.ts, spent-keys.test.ts).
+    expect((await authorize(free.key)).usageIdentifierKey).toBe(
+      poolKeyValue('staging', poolMemberOf(free.record.keyId)),
+    );
     await admin.setPlan(free.record.keyId, { plan: 'pro' });
     expect((await authorize(free.key)).usageIdentifierKey).toBe(usageIdentifierKey(free.record.keyId));
   });
