@@ -39,9 +39,9 @@ export const AUTHORIZER = {
   name: 'authorizer',
   access: {
     tables: [
-      { table: KEYS_TABLE, actions: ['dynamodb:GetItem'] },
-      // A banned key's Deny (lambdas/storage/ban-reader.ts reads the limiter's day item).
-      { table: STATE_TABLE, actions: ['dynamodb:GetItem'] },
+      // The key record and its standing (banned, day spent) in one BatchGetItem (lambdas/storage/standing.ts).
+      { table: KEYS_TABLE, actions: ['dynamodb:BatchGetItem'] },
+      { table: STATE_TABLE, actions: ['dynamodb:BatchGetItem'] },
     ],
   },
 } as const satisfies { name: string; access: FunctionAccess };

@@ -61,8 +61,9 @@ export const STATE_TABLE = {
 export const TABLES = [PETS_TABLE, KEYS_TABLE, STATE_TABLE] as const satisfies readonly TableDefinition[];
 
 /**
- * Every DynamoDB operation the service may perform (lambdas/storage: Get/Put/Update/Delete, Query, Scan, and the
- * idempotent create's TransactWriteItems), in the order the alarms sum them.
+ * Every DynamoDB operation the service may perform (lambdas/storage: Get/Put/Update/Delete, Query, Scan, the
+ * idempotent create's TransactWriteItems, and the authorizer's BatchGetItem of a key and its standing), in the order
+ * the alarms sum them.
  */
 export const DYNAMODB_OPERATIONS = [
   'GetItem',
@@ -72,4 +73,5 @@ export const DYNAMODB_OPERATIONS = [
   'Query',
   'Scan',
   'TransactWriteItems',
+  'BatchGetItem',
 ] as const;

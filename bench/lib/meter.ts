@@ -49,27 +49,26 @@ export function attachMeter(clients: readonly DynamoDBClient[]): Meter {
       (next, context) => async (args) => {
         const input = args.input as Record<string, unknown>;
         input.ReturnConsumedCapacity = 'TOTAL';
-        const table = String(input.TableName ?? 'transaction');
+        const batch = input.RequestItems as Record<string, unknown> | undefined;
+        const table = String(input.TableName ?? (batch ? Object.keys(batch).join('+') : 'transaction'));
         const base = {
           command: context.commandName ?? '?',
           table,
-          // A read of a limiter item is the authorizer's ban check, part of authorizing the call.
-          role:
-            roleOf(table, input.Key) === 'rl' && context.commandName === 'GetItemCommand'
-              ? 'auth'
-              : roleOf(table, input.Key),
+          // A batch read of a key and its standing is the authorizer's lookup, part of authorizing the call.
+          role: batch && /ApiKeys/.test(table) ? 'auth' : roleOf(table, input.Key),
           pk: pkOf(input.Key),
         };
         try {
           const r = await next(args);
           const out = r.output as {
-            ConsumedCapacity?: { CapacityUnits?: number };
+            ConsumedCapacity?: { CapacityUnits?: number } | Array<{ CapacityUnits?: number }>;
             ScannedCount?: number;
             Count?: number;
           };
           meter.calls.push({
             ...base,
-            capacity: out.ConsumedCapacity?.CapacityUnits ?? 0,
+            // One entry per table for a batch or a transaction.
+            capacity: [out.ConsumedCapacity ?? []].flat().reduce((a, c) => a + (c.CapacityUnits ?? 0), 0),
             scanned: out.ScannedCount,
             count: out.Count,
           });

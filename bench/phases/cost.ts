@@ -107,7 +107,7 @@ export async function runCost({ P, endpoint, seedClient, result, target, log }: 
     'read/ret',
   ];
   printTable(
-    '4. DynamoDB cost per API call (SDK middleware, ReturnConsumedCapacity TOTAL; auth = authorizer GetItem, uncached locally; ~0 behind the deployed 60 s cache)',
+    '4. DynamoDB cost per API call (SDK middleware, ReturnConsumedCapacity TOTAL; auth = authorizer BatchGetItem of the key and its standing, uncached locally; ~0 behind the deployed 60 s cache)',
     header,
     sizes.flatMap((s) =>
       (s.ops as Array<Record<string, number | string | undefined>>).map((r) => [

@@ -4,7 +4,7 @@
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { BEARER_PATTERN } from '../../contract/auth.ts';
-import { PLANS, limiterShards, type PlanLimits, type PlanName } from '../../contract/plans.ts';
+import { PLANS, type PlanLimits, type PlanName } from '../../contract/plans.ts';
 import { SPENT_KEYS, isPooledPlan, poolKeyValue, poolMemberOf, spentKeyValue } from '../../contract/key-pool.ts';
 
 export type KeyStatus = 'active' | 'revoked';
@@ -96,6 +96,11 @@ export interface AuthContext {
   readonly plan: PlanName;
   readonly perMinute: number;
   readonly perDay: number;
+  /**
+   * The SHA-256 of the secret the request came with, where a function that refuses the key records its standing
+   * for the gateway (storage/standing.ts). The hash only: never the secret.
+   */
+  readonly keyHash?: string;
 }
 
 /** Extracts the key from `Bearer <key>`; undefined for anything else. */
@@ -117,7 +122,11 @@ export async function authenticate(
 ): Promise<Authenticated | undefined> {
   const key = parseBearer(header);
   if (!key) return undefined;
-  const record = await store.getByHash(hashKey(key));
+  return usableKey(await store.getByHash(hashKey(key)), stage);
+}
+
+/** A key record that may be used on `stage`, as the operations see it; undefined means 401. */
+export function usableKey(record: KeyRecord | undefined, stage: string): Authenticated | undefined {
   if (!record || record.status !== 'active') return undefined;
   const limits = limitsOf(record);
   if (!limits) return undefined; // an Enterprise key without agreed limits is not usable
@@ -130,34 +139,29 @@ export async function authenticate(
   };
 }
 
-/** What the limiter's items say of a key today, as the authorizer reads them (shard 0's day item). */
+/** A key's standing at the gateway, as functions that refused it recorded it (storage/standing.ts). */
 export interface Standing {
-  /** The end of its ban (unix seconds), when it is banned now. */
+  /** The end of its ban (unix seconds). */
   readonly bannedUntil?: number;
-  /** Shard 0's requests of the day: the key's own when it has one shard. */
-  readonly dayCount: number;
+  /** The start (unix seconds) of the UTC day whose quota it has spent. */
+  readonly spentDay?: number;
 }
 
 /**
  * What the gateway does with an authenticated key's request, before it counts against any usage plan:
  * - `deny` a banned key (ACCESS_DENIED: 429 `key_banned`);
- * - `spent`: a key of one shard whose day quota is spent is counted against the spent-keys API key, whose usage plan
+ * - `spent`: a key whose quota of today is spent is counted against the spent-keys API key, whose usage plan
  *   answers QUOTA_EXCEEDED (429 `quota_exceeded`), so it cannot use up what it shares (a Free pool member). Not in
- *   the day's last SPENT_KEYS.notInLastSeconds: a decision cached past midnight would refuse the new day's requests.
- *   A sharded key's shard 0 says too little (its function's limiter still refuses it, exactly);
+ *   the day's last SPENT_KEYS.notInLastSeconds: a decision cached past midnight would refuse the new day's requests;
  * - `count` it against its own usage key.
- * A standing that could not be read counts the request (the function's limiter still enforces both).
+ * An unknown standing counts the request (the function's limiter still enforces both).
  */
-export function gateDecision(
-  auth: AuthContext,
-  standing: Standing | undefined,
-  nowSec: number,
-): 'deny' | 'spent' | 'count' {
+export function gateDecision(standing: Standing | undefined, nowSec: number): 'deny' | 'spent' | 'count' {
   if (!standing) return 'count';
   if (standing.bannedUntil !== undefined && standing.bannedUntil > nowSec) return 'deny';
-  const secondsLeft = 86_400 - (nowSec % 86_400);
-  const oneShard = limiterShards({ perMinute: auth.perMinute, perDay: auth.perDay }) === 1;
-  if (oneShard && standing.dayCount >= auth.perDay && secondsLeft > SPENT_KEYS.notInLastSeconds) return 'spent';
+  const dayStart = nowSec - (nowSec % 86_400);
+  const secondsLeft = dayStart + 86_400 - nowSec;
+  if (standing.spentDay === dayStart && secondsLeft > SPENT_KEYS.notInLastSeconds) return 'spent';
   return 'count';
 }
 

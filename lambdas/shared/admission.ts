@@ -12,6 +12,7 @@ import { AppError, UnavailableError } from '../domain/errors.ts';
 import { enforce, windowsAt } from '../domain/rate-limit.ts';
 import { createLimiter, type Limiter } from '../domain/limiter.ts';
 import { createLimitStore } from '../storage/limit-store.ts';
+import { noteStanding, type StandingNote } from '../storage/standing.ts';
 import type { Runtime } from './runtime.ts';
 
 /** A function's limiter, built once per container (it keeps the container's leases); none when the limiter is off. */
@@ -23,6 +24,31 @@ export function limiterOf(rt: Runtime): Limiter | undefined {
       // The storage outage metric (and its alarm), with its own reason: the client was answered, the ban not kept.
       rt.telemetry.count('StorageUnavailable', { reason: 'BanBookkeeping' });
     },
+  });
+}
+
+/** Standings this container already recorded (key hash and what), so each is written once per container. */
+const noted = new Set<string>();
+
+/**
+ * A banned key, or one whose day is spent, reached this function: the gateway did not know (a rotated secret, a
+ * standing not yet recorded). Records it where the authorizer reads it, once per container, so the key's next
+ * uncached authorization stops it at the gateway. Best effort: the request gets its 429 whatever happens here.
+ */
+async function tellGateway(rt: Runtime, auth: AuthContext, err: AppError, dayStart: number): Promise<void> {
+  if (!auth.keyHash) return;
+  let note: StandingNote;
+  if (err.code === 'key_banned') note = { bannedUntil: Number(err.headers['X-RateLimit-Reset']) };
+  else if (err.code === 'quota_exceeded') note = { spentDay: dayStart };
+  else return;
+  const id = `${auth.keyHash}|${JSON.stringify(note)}`;
+  if (noted.has(id)) return;
+  if (noted.size >= 10_000) noted.clear();
+  noted.add(id);
+  await noteStanding(rt.storage, auth.keyHash, note).catch((e: unknown) => {
+    noted.delete(id);
+    rt.telemetry.log.warn('standing not recorded', { errorName: (e as Error)?.name });
+    rt.telemetry.count('StorageUnavailable', { reason: 'BanBookkeeping' });
   });
 }
 
@@ -39,9 +65,11 @@ export function admit(rt: Runtime, limiter: Limiter, auth: AuthContext, headers:
   const refusedLocally = limiter.refusesLocally(auth.keyId, auth, windows);
   const done = enforce(limiter, auth.keyId, auth, windows).then(
     (h) => void Object.assign(headers, h),
-    (err: unknown) => {
-      if (err instanceof AppError && err.status === 429)
+    async (err: unknown) => {
+      if (err instanceof AppError && err.status === 429) {
         rt.telemetry.count('RateLimited', { code: err.code }, { plan: auth.plan });
+        await tellGateway(rt, auth, err, windows.dayStart);
+      }
       // The counters cannot be read: nothing is admitted, so nothing is left until the retry.
       if (err instanceof UnavailableError) {
         Object.assign(headers, {

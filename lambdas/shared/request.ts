@@ -28,7 +28,8 @@ export function authContext(event: APIGatewayProxyEvent): AuthContext {
   const perMinute = Number(a?.perMinute);
   const perDay = Number(a?.perDay);
   if (!a || typeof a.keyId !== 'string' || !(perMinute > 0) || !(perDay > 0)) throw new AppError('unauthorized');
-  return { keyId: a.keyId, plan: a.plan as AuthContext['plan'], perMinute, perDay };
+  const keyHash = typeof a.keyHash === 'string' && /^[0-9a-f]{64}$/.test(a.keyHash) ? a.keyHash : undefined;
+  return { keyId: a.keyId, plan: a.plan as AuthContext['plan'], perMinute, perDay, ...(keyHash ? { keyHash } : {}) };
 }
 
 /** No NewPet needs more than a few levels; deeper bodies are refused before the parser recurses into them. */

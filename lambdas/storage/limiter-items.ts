@@ -1,7 +1,7 @@
 /**
- * The keys of the limiter's items in the state table, shared by the limiter's counters (limit-store.ts), its usage
- * history (usage-history.ts) and the authorizer's ban check (ban-reader.ts), which must read the very item a ban is
- * written to.
+ * The keys of the limiter's items in the state table, shared by the limiter's counters (limit-store.ts) and its
+ * usage history (usage-history.ts). (What the authorizer reads, a key's standing, is keyed by the key's hash:
+ * standing.ts.)
  */
 
 /** How long the limiter's items are kept (TTL, housekeeping only: every item is keyed by its window). */

@@ -61,10 +61,16 @@ export class LocalAuthorizer {
   readonly def: AuthorizerDef;
   private readonly fn: LocalFunction;
 
-  /** `ttlSeconds` overrides the template's result TTL (e.g. 0 so a revocation shows at once). */
-  constructor(def: AuthorizerDef, fn: LocalFunction, ttlSeconds?: number) {
+  private readonly now: () => number;
+
+  /**
+   * `ttlSeconds` overrides the template's result TTL (e.g. 0 so a revocation shows at once). The cache ages on the
+   * gateway's clock, the one the functions get, so a test that moves time moves the cache with it.
+   */
+  constructor(def: AuthorizerDef, fn: LocalFunction, ttlSeconds?: number, now: () => number = Date.now) {
     this.def = def;
     this.fn = fn;
+    this.now = now;
     this.pattern = def.validationExpression ? new RegExp(def.validationExpression) : undefined;
     this.ttlMs = (ttlSeconds ?? def.ttlSeconds) * 1000;
   }
@@ -87,7 +93,7 @@ export class LocalAuthorizer {
     arn: string,
   ): Promise<APIGatewayAuthorizerResult | Extract<AuthOutcome, { kind: 'reject' }>> {
     const cached = this.cache.get(token);
-    if (cached && cached.expires > Date.now()) return cached.result;
+    if (cached && cached.expires > this.now() && cached.expires - this.ttlMs <= this.now()) return cached.result;
     const out = await invoke<APIGatewayAuthorizerResult>(this.fn, {
       type: 'TOKEN',
       authorizationToken: token,
@@ -98,7 +104,7 @@ export class LocalAuthorizer {
       return { kind: 'reject', type: unauthorized ? 'UNAUTHORIZED' : 'AUTHORIZER_FAILURE' };
     }
     if (!isResult(out.result)) return { kind: 'reject', type: 'AUTHORIZER_CONFIGURATION_ERROR' };
-    if (this.ttlMs > 0) this.cache.set(token, { result: out.result, expires: Date.now() + this.ttlMs });
+    if (this.ttlMs > 0) this.cache.set(token, { result: out.result, expires: this.now() + this.ttlMs });
     return out.result;
   }
 }

@@ -102,7 +102,7 @@ function buildGateway(opts: GatewayOptions): Gateway {
   const authorizers = new Map(
     [...model.authorizers].map(([id, def]) => [
       id,
-      new LocalAuthorizer(def, functions.get(def.functionId)!, opts.authCacheTtlSeconds),
+      new LocalAuthorizer(def, functions.get(def.functionId)!, opts.authCacheTtlSeconds, opts.now ?? Date.now),
     ]),
   );
   return {

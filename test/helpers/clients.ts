@@ -37,3 +37,9 @@ export function throttlingException(): Error {
     $metadata: { httpStatusCode: 400 },
   });
 }
+
+/** Whether a DynamoDB request reads the keys table (the authorizer's BatchGetItem of a key and its standing). */
+export function readsKeys(input: unknown): boolean {
+  const i = input as { TableName?: string; RequestItems?: Record<string, unknown> };
+  return [i.TableName ?? '', ...Object.keys(i.RequestItems ?? {})].some((t) => t.endsWith('ApiKeys'));
+}

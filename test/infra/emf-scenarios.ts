@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { startLocalApi } from '../../lib/local/app.ts';
 import { PLANS } from '../../contract/plans.ts';
-import { onEveryClient, throttlingException } from '../helpers/clients.ts';
+import { onEveryClient, readsKeys, throttlingException } from '../helpers/clients.ts';
 
 const key = `free_${randomBytes(16).toString('hex')}`;
 /** A second key, whose windows no earlier scenario filled (a container answers a full window without storage). */
@@ -55,7 +55,7 @@ try {
     api,
     'emfInjectThrottling',
     (next) => async (args) => {
-      const isKeys = String((args.input as { TableName?: string }).TableName).endsWith('ApiKeys');
+      const isKeys = readsKeys(args.input);
       if (isKeys === failKeys) throw throttlingException();
       return next(args);
     },

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
-import { onEveryClient, throttlingException } from '../helpers/clients.ts';
+import { onEveryClient, readsKeys, throttlingException } from '../helpers/clients.ts';
 
 let api: TestApi;
 const body = JSON.stringify({ name: 'Fault', categoryId: 1 });
@@ -72,7 +72,7 @@ describe('DynamoDB throttling', () => {
       'injectThrottling',
       (next) => async (args) => {
         // Throttle the operation's tables (the authorizer's key lookup has its own test above).
-        if (!String((args.input as { TableName?: string }).TableName).endsWith('ApiKeys') && throttle-- > 0) {
+        if (!readsKeys(args.input) && throttle-- > 0) {
           throw throttlingException();
         }
         return next(args);

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
-import { onEveryClient } from '../helpers/clients.ts';
+import { onEveryClient, readsKeys } from '../helpers/clients.ts';
 import { hashKey } from '../../lambdas/domain/keys.ts';
 import { createKeyAdminStore } from '../../lambdas/storage/key-store.ts';
 
@@ -54,7 +54,7 @@ describe('secrets', () => {
       api,
       'explode',
       (next) => async (args) => {
-        if (String((args.input as { TableName?: string }).TableName).endsWith('ApiKeys')) return next(args);
+        if (readsKeys(args.input)) return next(args);
         throw new TypeError(`boom at handler (/var/task/index.mjs:1:2)`);
       },
       'finalizeRequest',

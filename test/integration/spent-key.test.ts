@@ -2,7 +2,8 @@
  * A Free key whose day quota is spent and keeps sending must not hurt the Free customers it shares a pool member
  * with: the authorizer counts it against the spent-keys API key, whose usage plan refuses it at the gateway, so the
  * flood never reaches the member's bucket or day quota. Over HTTP through the local gateway, which enforces the
- * template's usage plans and caches the authorizer's decision for the template's TTL, as API Gateway does.
+ * template's usage plans and caches the authorizer's decision for the template's TTL, as API Gateway does (on the
+ * test's clock).
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -54,6 +55,13 @@ it("a spent Free key's flood is refused at the gateway and leaves another Free k
   // The stage the template's pool keys are named for, as the authorizer is told.
   const keysStage = [...api.model.functions.values()].map((f) => f.environment.USAGE_KEYS_STAGE).find(Boolean);
   const memberKey = poolKeyValue(String(keysStage), member);
+  // The first request after the day is spent reaches the function (the gateway does not know yet): its limiter
+  // refuses it, exactly, and records the key's standing where the authorizer reads it.
+  const first = await api.call('/pets?limit=1', { key: a });
+  expect(first.status).toBe(429);
+  expect(first.headers.get('x-ratelimit-limit')).toBe(String(PLANS.free.limits!.perDay));
+  // Once the authorizer's cached answer has expired (the template's TTL), the gateway knows.
+  api.clock.set(() => noon + 61_000);
   const before = api.usage.used(memberKey, { plan: 'free' });
   // More than the member's whole bucket, at one instant (no refill): before, this emptied it for everyone on it.
   const flood = poolThrottle().burstLimit + 1;

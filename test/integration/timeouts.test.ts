@@ -61,7 +61,7 @@ it('a timed-out read after admission: 503 + Retry-After with the counted rate-li
 });
 
 it("a timed-out key lookup in the authorizer: the gateway's 503 + Retry-After, not counted", async () => {
-  const { res, charged } = await timedOut('GetItem', undefined, list);
+  const { res, charged } = await timedOut('BatchGetItem', undefined, list);
   expect(res.headers.get('x-ratelimit-limit')).toBe('0');
   expect(charged).toBe(0);
 });
