@@ -7,7 +7,7 @@ import { runtimeFromEnvironment, type HandlerFactory, type RuntimeOptions } from
 
 export async function lambdaHandler<H>(
   factory: HandlerFactory<H>,
-  options: Pick<RuntimeOptions, 'readSecret'> = {},
+  options: Pick<RuntimeOptions, 'readSecret' | 'cursorKeys'> = {},
 ): Promise<H> {
   const runtime = runtimeFromEnvironment(process.env, options);
   // A function configured with the cursor secret reads it during the init: an unreadable secret (no grant, no

@@ -6,7 +6,7 @@
  */
 import { createStorage, type Storage } from '../storage/client.ts';
 import { loadConfig, type Config } from './config.ts';
-import { cursorKeySource, type CursorKeySource, type SecretReader } from './cursor-keys.ts';
+import type { CursorKeySource, SecretReader, cursorKeySource } from './cursor-keys.ts';
 import { createTelemetry, type LineWriter, type Telemetry } from './observability.ts';
 
 /** Milliseconds since the epoch. */
@@ -32,6 +32,11 @@ export interface RuntimeOptions {
    * credentials). Not needed with STAGE=local, which never calls Secrets Manager.
    */
   readonly readSecret?: (config: Config, storage: Storage) => SecretReader;
+  /**
+   * Builds the pagination-cursor keys (cursorKeySource), given by the Lambda entry of a function that signs cursors
+   * (listPets) only, so no other function's bundle carries them.
+   */
+  readonly cursorKeys?: typeof cursorKeySource;
 }
 
 export function createRuntime(config: Config, options: RuntimeOptions = {}): Runtime {
@@ -57,7 +62,7 @@ export function createRuntime(config: Config, options: RuntimeOptions = {}): Run
   let reader: SecretReader | undefined;
   const read: SecretReader | undefined =
     makeReader && ((id, stage) => (reader ??= makeReader(config, storage))(id, stage));
-  const cursorKeys = cursorKeySource(config, read, now, (error) =>
+  const cursorKeys = options.cursorKeys?.(config, read, now, (error) =>
     telemetry.log.warn('Re-reading the cursor secret failed; the keys read before stay in use', {
       error: error instanceof Error ? error.name : 'unknown',
     }),
@@ -74,7 +79,7 @@ export function createRuntime(config: Config, options: RuntimeOptions = {}): Run
 /** A deployed function's runtime: its environment variables, the wall clock, stdout. */
 export function runtimeFromEnvironment(
   env: Readonly<Record<string, string | undefined>> = process.env,
-  options: Pick<RuntimeOptions, 'readSecret'> = {},
+  options: Pick<RuntimeOptions, 'readSecret' | 'cursorKeys'> = {},
 ): Runtime {
   return createRuntime(loadConfig(env), options);
 }

@@ -44,10 +44,15 @@ export function lambdaEntrySource(fn: LambdaFunction, dir: string, root: string 
     `// The Lambda entry of ${fn.name}, generated from the route table by lib/config/lambda-entries.ts: do not edit.`,
     `import { ${fn.name}Handler as factory } from '${from(handlerModule(fn.name))}';`,
     `import { lambdaHandler } from '${from('lambdas/shared/lambda-entry.ts')}';`,
-    ...(secret ? [`import { secretsManagerReader } from '${from('lambdas/storage/secrets-manager.ts')}';`] : []),
+    ...(secret
+      ? [
+          `import { secretsManagerReader } from '${from('lambdas/storage/secrets-manager.ts')}';`,
+          `import { cursorKeySource } from '${from('lambdas/shared/cursor-keys.ts')}';`,
+        ]
+      : []),
     secret
       ? // Signed with the credentials and hash the DynamoDB client resolved (the function's role in AWS).
-        'export const handler = await lambdaHandler(factory, { readSecret: (c, { ddb }) => secretsManagerReader({ region: c.AWS_REGION, credentials: ddb.config.credentials, sha256: ddb.config.sha256 }) });'
+        'export const handler = await lambdaHandler(factory, { cursorKeys: cursorKeySource, readSecret: (c, { ddb }) => secretsManagerReader({ region: c.AWS_REGION, credentials: ddb.config.credentials, sha256: ddb.config.sha256 }) });'
       : 'export const handler = await lambdaHandler(factory);',
     '',
   ].join('\n');

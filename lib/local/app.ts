@@ -3,6 +3,7 @@
  * template's functions with their environment, development keys, and the gateway emulating the template's REST API.
  * `npm start`, the integration tests and the benchmarks all use this.
  */
+import { cursorKeySource } from '../../lambdas/shared/cursor-keys.ts';
 import { BEARER_PATTERN } from '../../contract/auth.ts';
 import { PLAN_NAMES, type PlanName } from '../../contract/plans.ts';
 import { TABLES } from '../../contract/tables.ts';
@@ -114,7 +115,12 @@ export async function startLocalApi(opts: LocalApiOptions = {}): Promise<LocalAp
     const functions = buildFunctions(model.functions.values(), (def) => {
       const runtime = createRuntime(
         loadConfig(functionEnvironment(assembly.template, def, { tables, dynamoEndpoint }, opts.env)),
-        { now: opts.now, write: opts.log },
+        {
+          now: opts.now,
+          write: opts.log,
+          // As in AWS, only a function the template gives the cursor secret signs cursors.
+          ...(def.environment.CURSOR_SECRET_ARN !== undefined ? { cursorKeys: cursorKeySource } : {}),
+        },
       );
       const policy = rolePolicy(assembly.template, def, { tables });
       for (const client of [runtime.storage.ddb, runtime.storage.once.ddb]) enforceRole(client, def, policy);

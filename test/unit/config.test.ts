@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig, LOCAL_CURSOR_SECRET } from '../../lambdas/shared/config.ts';
 import { createRuntime } from '../../lambdas/shared/runtime.ts';
-import type { SecretReader } from '../../lambdas/shared/cursor-keys.ts';
+import { cursorKeySource, type SecretReader } from '../../lambdas/shared/cursor-keys.ts';
 import { getPetHandler } from '../../lambdas/handlers/get-pet.ts';
 import { listPetsHandler } from '../../lambdas/handlers/list-pets.ts';
 
@@ -19,7 +19,10 @@ const readSecret = (): SecretReader => async (id, stage) => {
   return stage === 'AWSCURRENT' ? VALUE : undefined;
 };
 const runtime = (stage: string, extra: Record<string, string> = {}, withReader = true) =>
-  createRuntime(loadConfig({ ...TABLES, STAGE: stage, METRICS: 'off', ...extra }), withReader ? { readSecret } : {});
+  createRuntime(
+    loadConfig({ ...TABLES, STAGE: stage, METRICS: 'off', ...extra }),
+    withReader ? { readSecret, cursorKeys: cursorKeySource } : { cursorKeys: cursorKeySource },
+  );
 
 describe('the cursor secret', () => {
   it('fails building listPets in a stage without CURSOR_SECRET_ARN, and no other function (only listPets receives it)', () => {
