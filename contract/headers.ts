@@ -4,10 +4,13 @@
  * its route entry); a header only one operation sends may instead be documented in place on that entry.
  */
 import { PLANS, STANDARD_PLANS } from './plans.ts';
+import { HEADER_NAMES, type ResponseHeaderName } from './header-names.ts';
 import { BASE_PATH, type HeaderDoc, type ResponseHeader } from './route-types.ts';
 
-const int = (name: string, description: string, example?: number): HeaderDoc => ({
-  name,
+export type { ResponseHeaderName } from './header-names.ts';
+
+const int = (name: ResponseHeaderName, description: string, example?: number): HeaderDoc => ({
+  name: HEADER_NAMES[name],
   description,
   required: true,
   schema: { type: 'integer', minimum: 0, ...(example !== undefined ? { example } : {}) },
@@ -23,13 +26,13 @@ export const RESPONSE_HEADERS = {
   'X-RateLimit-Reset': int('X-RateLimit-Reset', 'Unix timestamp (seconds) at which the window resets.', 1767225660),
   'Retry-After': int('Retry-After', 'Seconds to wait before retrying (then back off exponentially).', 30),
   Location: {
-    name: 'Location',
+    name: HEADER_NAMES.Location,
     description: 'Path of the created animal.',
     required: true,
     schema: { type: 'string', example: `${BASE_PATH}/pets/1001` },
   },
   LinkNext: {
-    name: 'Link',
+    name: HEADER_NAMES.LinkNext,
     text: '`Link: rel="next"`',
     description:
       'RFC 8288 link to the next page, present only when a further page may exist: `<' +
@@ -38,10 +41,7 @@ export const RESPONSE_HEADERS = {
     required: false,
     schema: { type: 'string' },
   },
-} as const satisfies Record<string, HeaderDoc>;
-
-/** A named header: its component name in the document (not always its name on the wire: `LinkNext` is `Link`). */
-export type ResponseHeaderName = keyof typeof RESPONSE_HEADERS;
+} as const satisfies Record<ResponseHeaderName, HeaderDoc>;
 
 /** The rate-limit headers every response carries. */
 export const RATE_LIMIT_HEADER_NAMES = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'] as const;

@@ -4,7 +4,7 @@
  * routes.ts.
  */
 import type { ErrorCode } from './errors.ts';
-import type { ResponseHeaderName } from './headers.ts';
+import type { ResponseHeaderName } from './header-names.ts';
 import type { TableDefinition } from './tables.ts';
 
 /** Both stages' base path; every route's path is below it. */

@@ -3,7 +3,7 @@ import { apiHandler } from '../shared/http.ts';
 import type { Runtime } from '../shared/runtime.ts';
 import { createPetCreator, idempotencyKeyOf } from '../domain/idempotency.ts';
 import { createIdempotencyStore } from '../storage/idempotency-store.ts';
-import { createIdAllocator, createPetStore } from '../storage/pet-store.ts';
+import { createIdAllocator, createPetWriter } from '../storage/pet-store.ts';
 import { BASE_PATH } from '../../contract/route-types.ts';
 
 export function createPetHandler(rt: Runtime) {
@@ -14,7 +14,7 @@ export function createPetHandler(rt: Runtime) {
   ids.reserveAhead?.();
   const creator = createPetCreator({
     store: createIdempotencyStore(rt.storage),
-    pets: createPetStore(rt.storage),
+    pets: createPetWriter(rt.storage),
     ids,
     clock: rt.now,
   });

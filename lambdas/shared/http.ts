@@ -10,7 +10,8 @@ import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { Route } from '../../contract/route-types.ts';
 import { JSON_HEADERS, UNCOUNTED_RATE_LIMIT_HEADERS } from '../../contract/errors.ts';
-import { headerDoc } from '../../contract/headers.ts';
+// The headers' names only: their documentation stays out of the bundle.
+import { headerName } from '../../contract/header-names.ts';
 import { assertNotRemoved, deprecationHeaders } from '../domain/deprecation.ts';
 import { AppError, UnavailableError } from '../domain/errors.ts';
 import { admit, limiterOf, type Admission } from './admission.ts';
@@ -45,7 +46,7 @@ const exposedHeaders = (route: Route): string =>
       'X-RateLimit-Remaining',
       'X-RateLimit-Reset',
       'Retry-After',
-      ...(route.success?.headers ?? []).map((h) => headerDoc(h).name),
+      ...(route.success?.headers ?? []).map(headerName),
       ...(route.deprecation ? ['Link', 'Deprecation', 'Sunset'] : []),
     ]),
   ].join(', ');

@@ -87,6 +87,11 @@ async function list(
   return last ? { pets, next: { id: Number(last.id) } } : { pets };
 }
 
+/** The create's part alone: a create never reads, and its bundle then carries none of the read commands. */
+export function createPetWriter(storage: Storage): Pick<PetStore, 'insert'> {
+  return { insert: withStorage(storage, insert) };
+}
+
 export function createPetStore(storage: Storage): PetStore {
   return {
     insert: withStorage(storage, insert),
