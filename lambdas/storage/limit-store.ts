@@ -104,9 +104,19 @@ async function take(storage: Storage, telemetry: Telemetry, req: TakeRequest): P
   const minuteBack = (minuteStart: number) => (req.giveBackWindow === minuteStart ? req.giveBack : 0);
   // First guess: the request's own minute is open and has room.
   let step: TakeStep = { kind: 'count', minuteStart: w.minuteStart, want: req.want };
+  // The shard's item as the last failed condition returned it: what an opening write will make of it.
+  let old: ShardState = {};
   for (let attempt = 0; attempt < SETTLE_ATTEMPTS; attempt++) {
     if (step.kind === 'banned' || step.kind === 'full') return step;
     const n = step.want;
+    // A minute's opening is recorded for the usage history beside the opening write, not after it: the day count it
+    // records is the one the write will leave (the item just read, plus this take), so the request waits one round
+    // trip for both instead of two. Should the opening lose a race, the chart's minute is off by the few requests
+    // the two takes differ by (the history is best effort, and each write is one write unit either way).
+    const history =
+      step.kind === 'open'
+        ? recordMinuteOpen(storage, telemetry.log, subject, shard, w, (old.d ?? 0) + values(n)[':dn'])
+        : undefined;
     const out =
       step.kind === 'count'
         ? await conditional(storage, {
@@ -134,12 +144,14 @@ async function take(storage: Storage, telemetry: Telemetry, req: TakeRequest): P
             },
             ReturnValues: 'ALL_NEW',
           });
+    // Never rejects: a failed history write is logged there.
+    await history;
     if (out.ok) {
       const { ms = w.minuteStart, m = n, d = n } = out.item;
-      if (step.kind === 'open') await recordMinuteOpen(storage, telemetry.log, subject, shard, w, d);
       return { kind: 'granted', granted: n, minuteStart: ms, minuteCount: m, dayCount: d };
     }
-    step = takeStep(out.old, limits, w, req.want);
+    old = out.old;
+    step = takeStep(old, limits, w, req.want);
   }
   // The windows kept moving under this request (extreme contention): unsure, so 503 + Retry-After, not 500.
   throw new UnavailableError('LimiterContention');

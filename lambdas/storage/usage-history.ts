@@ -1,7 +1,8 @@
 /**
  * Minute-by-minute history of a key's use, for the admin tool's `keys usage` chart. The limiter's items keep only
- * the current minute, so when a counting write opens a minute on a shard, this records the shard's day count at
- * that moment; the admin derives each minute's count as the difference to the next recorded minute.
+ * the current minute, so when a counting write opens a minute on a shard, this records the shard's day count that
+ * write leaves (sent beside it: limit-store.ts); the admin derives each minute's count as the difference to the next
+ * recorded minute.
  *
  * Kept out of the limiter's counter items on purpose: one write per key shard per active minute (not per request)
  * to a small item per shard and hour (`rlh#<subject>#<hourStart>[#<shard>]`, at most 60 numbers, so each write

@@ -5,6 +5,7 @@ import { quietTelemetry, startTestApi, type TestApi } from '../helpers/api.ts';
 import { windowsAt, type LimitCounters } from '../../lambdas/domain/rate-limit.ts';
 import { createLimiter, type Limiter } from '../../lambdas/domain/limiter.ts';
 import { createLimitStore } from '../../lambdas/storage/limit-store.ts';
+import { readUsageHistory } from '../../lambdas/storage/usage-history.ts';
 
 let api: TestApi;
 let counters: LimitCounters;
@@ -57,6 +58,48 @@ describe('limiter on DynamoDB Local', () => {
     const admitted = results.flatMap((r) => (r.allowed ? [r.minuteRemaining] : []));
     expect(admitted.sort((a, b) => a - b)).toEqual(Array.from({ length: 60 }, (_, i) => i));
     expect((await counters.usage('parallel', limits, w)).dayCount).toBe(60); // rejected requests consumed nothing
+  });
+
+  it('opens a minute with one round trip for the count and the usage history together, recording the day count', async () => {
+    // Every DynamoDB request the adapter makes, in the order it starts and ends.
+    const events: string[] = [];
+    const spy = <D extends { send: (...a: never[]) => Promise<unknown> }>(doc: D, via: string): D =>
+      Object.assign(Object.create(doc) as D, {
+        send: async (...args: Parameters<D['send']>) => {
+          const input = (args[0] as { input: { Key?: { pk?: string } } }).input;
+          const name = `${via} ${String(input.Key?.pk).split('#')[0]}`;
+          events.push(`start ${name}`);
+          try {
+            return await doc.send(...args);
+          } finally {
+            events.push(`end ${name}`);
+          }
+        },
+      });
+    const storage = {
+      ...api.storage,
+      doc: spy(api.storage.doc, 'resending'),
+      once: { ...api.storage.once, doc: spy(api.storage.once.doc, 'once') },
+    };
+    const open = createLimiter(createLimitStore(storage, quietTelemetry()));
+    const limits = { perMinute: 5, perDay: 100 };
+    const start = freshMinute();
+    for (let i = 0; i < 3; i++) expect((await open.consume('opens', limits, windowsAt(start + i))).allowed).toBe(true);
+    events.length = 0;
+    // The next minute: the count's condition fails (its minute is over), then the opening write and the history's.
+    expect((await open.consume('opens', limits, windowsAt(start + 60_000))).allowed).toBe(true);
+    expect(events).toEqual([
+      'start once rl',
+      'end once rl',
+      'start resending rlh',
+      'start once rl',
+      ...(events[4] === 'end once rl' ? ['end once rl', 'end resending rlh'] : ['end resending rlh', 'end once rl']),
+    ]);
+    const history = await readUsageHistory(api.storage, 'opens', limits, windowsAt(start + 61_000));
+    expect(history).toEqual([
+      { minuteStart: windowsAt(start).minuteStart, dayCount: 1 },
+      { minuteStart: windowsAt(start + 60_000).minuteStart, dayCount: 4 },
+    ]);
   });
 
   it('bans a key whose 429s in one window exceed what a fleet could cause, until the ban ends, not its neighbours', async () => {
