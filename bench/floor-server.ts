@@ -1,7 +1,7 @@
 /**
  * The warm-path floor: a plain node:http server (no framework, no validation library, no gateway emulation) that
  * does the DynamoDB work the API does for the same request, as directly as it can be done:
- *   auth     on a token not seen in the authorizer's cache TTL: GetItem of the key, GetItem of its ban (as the
+ *   auth     on a token not seen in the authorizer's cache TTL: one BatchGetItem of the key and its standing (as the
  *            authorizer does; API Gateway and the local gateway cache its answer per token for that TTL)
  *   limiter  a key up to LIMITER.exactPerMinute (Free, Pro, Business): one conditional UpdateItem per request on the
  *            key's day item, opening the minute (plus its usage-history write) when the condition says it moved on;
@@ -18,6 +18,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { createHash } from 'node:crypto';
 import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
+  BatchGetCommand,
   DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
@@ -52,27 +53,24 @@ const authCache = new Map<string, { caller: Caller | undefined; expires: number 
 async function authorize(token: string): Promise<Caller | undefined> {
   const hit = authCache.get(token);
   if (hit && hit.expires > Date.now()) return hit.caller;
-  const key = await doc.send(
-    new GetCommand({
-      TableName: T.keys,
-      Key: { hash: createHash('sha256').update(token).digest('hex') },
-      ConsistentRead: true,
+  const hash = createHash('sha256').update(token).digest('hex');
+  // The key record and its standing in one BatchGetItem, as the authorizer reads them (lambdas/storage/standing.ts).
+  const out = await doc.send(
+    new BatchGetCommand({
+      RequestItems: {
+        [T.keys]: { Keys: [{ hash }], ConsistentRead: true },
+        [T.state]: { Keys: [{ pk: `ks#${hash}` }], ConsistentRead: true },
+      },
     }),
   );
-  const item = key.Item as { keyId: string; plan: PlanName; limits?: PlanLimits; status: string } | undefined;
+  const item = out.Responses?.[T.keys]?.[0] as
+    | { keyId: string; plan: PlanName; limits?: PlanLimits; status: string }
+    | undefined;
+  const standing = out.Responses?.[T.state]?.[0] as { banUntil?: number } | undefined;
   const limits = item?.limits ?? (item ? PLANS[item.plan].limits : undefined);
-  let caller: Caller | undefined = item?.status === 'active' && limits ? { keyId: item.keyId, limits } : undefined;
-  if (caller) {
-    const w = windowsAt(Date.now());
-    const ban = await doc.send(
-      new GetCommand({
-        TableName: T.state,
-        Key: { pk: dayItem(caller.keyId, w, 0) },
-        ProjectionExpression: 'banUntil',
-      }),
-    );
-    if ((ban.Item?.banUntil ?? 0) > w.nowSec) caller = undefined;
-  }
+  const banned = (standing?.banUntil ?? 0) > Date.now() / 1000;
+  const caller: Caller | undefined =
+    item?.status === 'active' && limits && !banned ? { keyId: item.keyId, limits } : undefined;
   authCache.set(token, { caller, expires: Date.now() + AUTH_TTL_MS });
   return caller;
 }
@@ -88,6 +86,7 @@ const NOT_BANNED = '(attribute_not_exists(banUntil) OR banUntil <= :now)';
 async function take(pk: string, n: number, part: PlanLimits, w: Windows): Promise<boolean> {
   const values = { ':n': n, ':now': w.nowSec, ':dmax': part.perDay - n };
   let minute = w.minuteStart;
+  let oldDay = 0;
   for (let attempt = 0; attempt < 6; attempt++) {
     try {
       await doc.send(
@@ -105,14 +104,27 @@ async function take(pk: string, n: number, part: PlanLimits, w: Windows): Promis
     } catch (err) {
       if (!(err instanceof ConditionalCheckFailedException)) throw err;
       const old = err.Item ? unmarshall(err.Item) : {};
+      oldDay = Number(old.d ?? 0);
       if (old.ms !== undefined && old.ms >= w.minuteStart) {
         if (old.ms === minute) return false; // full
         minute = old.ms as number; // a newer minute is open: count in it
         continue;
       }
     }
+    // The usage history's write when a minute opens, beside the opening write (lambdas/storage/limit-store.ts).
+    const history = doc
+      .send(
+        new UpdateCommand({
+          TableName: T.state,
+          Key: { pk: `rlhfloor#${pk}#${w.minuteStart - (w.minuteStart % 3600)}` },
+          UpdateExpression: 'SET #m = :d',
+          ExpressionAttributeNames: { '#m': `m${(w.minuteStart % 3600) / 60}` },
+          ExpressionAttributeValues: { ':d': oldDay + n },
+        }),
+      )
+      .catch(() => undefined);
     try {
-      const opened = await doc.send(
+      await doc.send(
         new UpdateCommand({
           TableName: T.state,
           Key: { pk },
@@ -122,18 +134,10 @@ async function take(pk: string, n: number, part: PlanLimits, w: Windows): Promis
           ReturnValues: 'ALL_NEW',
         }),
       );
-      // The usage history's write when a minute opens (lambdas/storage/usage-history.ts).
-      await doc.send(
-        new UpdateCommand({
-          TableName: T.state,
-          Key: { pk: `rlhfloor#${pk}#${w.minuteStart - (w.minuteStart % 3600)}` },
-          UpdateExpression: 'SET #m = :d',
-          ExpressionAttributeNames: { '#m': `m${(w.minuteStart % 3600) / 60}` },
-          ExpressionAttributeValues: { ':d': opened.Attributes?.d ?? n },
-        }),
-      );
+      await history;
       return true;
     } catch (err) {
+      await history;
       // Another request opened it first: count in it.
       if (!(err instanceof ConditionalCheckFailedException)) throw err;
       minute = w.minuteStart;
@@ -143,27 +147,44 @@ async function take(pk: string, n: number, part: PlanLimits, w: Windows): Promis
 }
 
 type Lease = { left: number; granted: number; minuteStart: number; takenAtMs: number };
-/** Per key, as the API's limiter keeps it: the lease in hand and the rate measured over the last one. */
-const leases = new Map<string, { lease?: Lease; rate: number }>();
+/**
+ * Per key, as the API's limiter keeps it: the lease in hand, the rate measured over the last one, and the take in
+ * flight with the requests waiting for it (one take at a time per key, lambdas/domain/limiter.ts).
+ */
+const leases = new Map<string, { lease?: Lease; rate: number; taking?: Promise<unknown>; waiting: number }>();
+
+const usable = (l: Lease | undefined, w: Windows): boolean =>
+  !!l && l.left > 0 && l.minuteStart >= w.minuteStart && w.nowMs - l.takenAtMs < LIMITER.leaseTtlMs;
 
 /** Counts one request: exact keys with one write, larger ones from a lease (one write per lease). */
 async function admit({ keyId, limits }: Caller): Promise<boolean> {
-  const w = windowsAt(Date.now());
+  let w = windowsAt(Date.now());
   if (limits.perMinute <= LIMITER.exactPerMinute) return take(dayItem(keyId, w, 0), 1, limits, w);
-  const st = leases.get(keyId) ?? { rate: 0 };
+  const st = leases.get(keyId) ?? { rate: 0, waiting: 0 };
   leases.set(keyId, st);
+  // A take in flight brings this request's token too: wait for it, as the API's requests do.
+  while (!usable(st.lease, w) && st.taking) {
+    st.waiting++;
+    await st.taking.finally(() => st.waiting--);
+    w = windowsAt(Date.now());
+  }
   const l = st.lease;
-  if (l && l.left > 0 && l.minuteStart >= w.minuteStart && w.nowMs - l.takenAtMs < LIMITER.leaseTtlMs) {
+  if (l && usable(l, w)) {
     l.left--;
     return true;
   }
   if (l) st.rate = (l.granted - l.left) / Math.max(0.05, (w.nowMs - l.takenAtMs) / 1000);
-  // Requests overlapping this take see no lease and take their own, as in the API's limiter.
   st.lease = undefined;
   const shard = Math.floor(Math.random() * limiterShards(limits));
   const part = shardLimits(limits, shard);
-  const want = leaseSize(limits, part, st.rate, w);
-  if (!(await take(dayItem(keyId, w, shard), want, part, w))) return false;
+  const want = Math.max(leaseSize(limits, part, st.rate, w), st.waiting + 1);
+  const taking = take(dayItem(keyId, w, shard), want, part, w);
+  st.taking = taking;
+  try {
+    if (!(await taking)) return false;
+  } finally {
+    st.taking = undefined;
+  }
   st.lease = { left: want - 1, granted: want, minuteStart: w.minuteStart, takenAtMs: w.nowMs };
   return true;
 }
