@@ -49,6 +49,9 @@ export async function runCold(
     processMs: number;
     status: number | string;
     wallMs: number;
+    requests: number;
+    inSequence: number;
+    toFirstRequestMs: number | null;
   };
   const samples = new Map<string, { l: Sample[]; f: Sample[] }>();
   log(`cold start: ${P.coldRounds} rounds x ${bundles.length} lambdas, each paired with the floor (alternating order)`);
@@ -85,17 +88,53 @@ export async function runCold(
       ),
       processMs: round(median(l.map((x) => x.processMs))),
       floorProcessMs: round(median(f.map((x) => x.processMs))),
+      // What the first invoke waited for: DynamoDB requests (the median sample's), how many of them one after
+      // another, and the CPU time before the first of them left.
+      requests: median(l.map((x) => x.requests)),
+      inSequence: median(l.map((x) => x.inSequence)),
+      toFirstRequestMs: round(median(l.map((x) => x.toFirstRequestMs ?? NaN).filter(Number.isFinite))),
       unexpectedStatus: bad.length ? [...new Set(bad.map(String))] : [],
     };
   });
   const floorInit = median([...samples.values()].flatMap((s) => s.f.map((x) => x.initMs)));
   const floorInvoke = median([...samples.values()].flatMap((s) => s.f.map((x) => x.invokeMs)));
-  result.coldStart = { floor: { initMs: round(floorInit), invokeMs: round(floorInvoke) }, lambdas: rows };
+  const floorSamples = [...samples.values()].flatMap((s) => s.f);
+  const floorToFirst = round(median(floorSamples.map((x) => x.toFirstRequestMs ?? NaN).filter(Number.isFinite)));
+  result.coldStart = {
+    floor: { initMs: round(floorInit), invokeMs: round(floorInvoke), toFirstRequestMs: floorToFirst },
+    lambdas: rows,
+  };
   printTable(
     `2. Cold start: fresh node, import bundle + first invoke vs DynamoDB Local (x floor: median of ${P.coldRounds} A/B rounds' ratios, spread p25-p75)`,
-    ['lambda', 'init ms', 'invoke ms', 'total ms', 'floor ms', 'x floor', 'spread', 'process ms', 'floor proc'],
     [
-      ['floor', floorInit, floorInvoke, floorInit + floorInvoke, '', 1, '', '', ''],
+      'lambda',
+      'init ms',
+      'invoke ms',
+      'total ms',
+      'floor ms',
+      'x floor',
+      'spread',
+      'process ms',
+      'floor proc',
+      'ddb req',
+      'in sequence',
+      'to 1st req ms',
+    ],
+    [
+      [
+        'floor',
+        floorInit,
+        floorInvoke,
+        floorInit + floorInvoke,
+        '',
+        1,
+        '',
+        '',
+        '',
+        median(floorSamples.map((x) => x.requests)),
+        median(floorSamples.map((x) => x.inSequence)),
+        floorToFirst,
+      ],
       ...rows.map((r) => [
         r.lambda + (r.unexpectedStatus.length ? ` (!${r.unexpectedStatus.join(',')})` : ''),
         r.initMs,
@@ -106,6 +145,9 @@ export async function runCold(
         `${r.spread.lo.toFixed(2)}-${r.spread.hi.toFixed(2)}`,
         r.processMs,
         r.floorProcessMs,
+        r.requests,
+        r.inSequence,
+        r.toFirstRequestMs,
       ]),
     ],
   );
