@@ -64,8 +64,7 @@ async function authorize(token: string): Promise<Caller | undefined> {
     }),
   );
   const item = out.Responses?.[T.keys]?.[0] as
-    | { keyId: string; plan: PlanName; limits?: PlanLimits; status: string }
-    | undefined;
+    { keyId: string; plan: PlanName; limits?: PlanLimits; status: string } | undefined;
   const standing = out.Responses?.[T.state]?.[0] as { banUntil?: number } | undefined;
   const limits = item?.limits ?? (item ? PLANS[item.plan].limits : undefined);
   const banned = (standing?.banUntil ?? 0) > Date.now() / 1000;
@@ -86,7 +85,7 @@ const NOT_BANNED = '(attribute_not_exists(banUntil) OR banUntil <= :now)';
 async function take(pk: string, n: number, part: PlanLimits, w: Windows): Promise<boolean> {
   const values = { ':n': n, ':now': w.nowSec, ':dmax': part.perDay - n };
   let minute = w.minuteStart;
-  let oldDay = 0;
+  let oldDay: number | undefined;
   for (let attempt = 0; attempt < 6; attempt++) {
     try {
       await doc.send(
@@ -119,7 +118,7 @@ async function take(pk: string, n: number, part: PlanLimits, w: Windows): Promis
           Key: { pk: `rlhfloor#${pk}#${w.minuteStart - (w.minuteStart % 3600)}` },
           UpdateExpression: 'SET #m = :d',
           ExpressionAttributeNames: { '#m': `m${(w.minuteStart % 3600) / 60}` },
-          ExpressionAttributeValues: { ':d': oldDay + n },
+          ExpressionAttributeValues: { ':d': (oldDay ?? 0) + n },
         }),
       )
       .catch(() => undefined);
