@@ -15,27 +15,40 @@ import { createLimitStore } from '../storage/limit-store.ts';
 import { noteStanding, type StandingNote } from '../storage/standing.ts';
 import type { Runtime } from './runtime.ts';
 
-/** A function's limiter, built once per container (it keeps the container's leases); none when the limiter is off. */
-export function limiterOf(rt: Runtime): Limiter | undefined {
+/**
+ * A function's admission, built once per container by its envelope: the limiter (it keeps the container's leases)
+ * and the standings this container already recorded (key hash and what), so each is written once per container.
+ */
+export interface Gate {
+  readonly limiter: Limiter;
+  readonly noted: Set<string>;
+}
+
+/** The function's gate; none when the limiter is off. */
+export function gateOf(rt: Runtime): Gate | undefined {
   if (rt.config.RATE_LIMITER === 'off') return undefined;
-  return createLimiter(createLimitStore(rt.storage, rt.telemetry), {
+  const limiter = createLimiter(createLimitStore(rt.storage, rt.telemetry), {
     onBookkeepingFailure: (err) => {
       rt.telemetry.log.warn('ban bookkeeping failed', { errorName: (err as Error)?.name });
       // The storage outage metric (and its alarm), with its own reason: the client was answered, the ban not kept.
       rt.telemetry.count('StorageUnavailable', { reason: 'BanBookkeeping' });
     },
   });
+  return { limiter, noted: new Set() };
 }
-
-/** Standings this container already recorded (key hash and what), so each is written once per container. */
-const noted = new Set<string>();
 
 /**
  * A banned key, or one whose day is spent, reached this function: the gateway did not know (a rotated secret, a
  * standing not yet recorded). Records it where the authorizer reads it, once per container, so the key's next
  * uncached authorization stops it at the gateway. Best effort: the request gets its 429 whatever happens here.
  */
-async function tellGateway(rt: Runtime, auth: AuthContext, err: AppError, dayStart: number): Promise<void> {
+async function tellGateway(
+  rt: Runtime,
+  noted: Set<string>,
+  auth: AuthContext,
+  err: AppError,
+  dayStart: number,
+): Promise<void> {
   if (!auth.keyHash) return;
   let note: StandingNote;
   if (err.code === 'key_banned') note = { bannedUntil: Number(err.headers['X-RateLimit-Reset']) };
@@ -60,7 +73,12 @@ export interface Admission {
 }
 
 /** Counts the call against its key's windows, adding the X-RateLimit-* headers to `headers` when it settles. */
-export function admit(rt: Runtime, limiter: Limiter, auth: AuthContext, headers: Record<string, string>): Admission {
+export function admit(
+  rt: Runtime,
+  { limiter, noted }: Gate,
+  auth: AuthContext,
+  headers: Record<string, string>,
+): Admission {
   const windows = windowsAt(rt.now());
   const refusedLocally = limiter.refusesLocally(auth.keyId, auth, windows);
   const done = enforce(limiter, auth.keyId, auth, windows).then(
@@ -68,7 +86,7 @@ export function admit(rt: Runtime, limiter: Limiter, auth: AuthContext, headers:
     async (err: unknown) => {
       if (err instanceof AppError && err.status === 429) {
         rt.telemetry.count('RateLimited', { code: err.code }, { plan: auth.plan });
-        await tellGateway(rt, auth, err, windows.dayStart);
+        await tellGateway(rt, noted, auth, err, windows.dayStart);
       }
       // The counters cannot be read: nothing is admitted, so nothing is left until the retry.
       if (err instanceof UnavailableError) {

@@ -14,7 +14,7 @@ import { JSON_HEADERS, UNCOUNTED_RATE_LIMIT_HEADERS } from '../../contract/error
 import { headerName } from '../../contract/header-names.ts';
 import { assertNotRemoved, deprecationHeaders } from '../domain/deprecation.ts';
 import { AppError, UnavailableError } from '../domain/errors.ts';
-import { admit, limiterOf, type Admission } from './admission.ts';
+import { admit, gateOf, type Admission } from './admission.ts';
 import { withDeadline } from './deadline.ts';
 import { authContext, guardBody, header } from './request.ts';
 import type { Runtime } from './runtime.ts';
@@ -108,7 +108,7 @@ const api = (
 ): middy.MiddlewareObj<ApiEvent, APIGatewayProxyResult, Error, Context, Internal> => {
   // Computed once per container, not per request.
   const deprecated = route.deprecation ? deprecationHeaders(route.deprecation) : undefined;
-  const limiter = limiterOf(rt);
+  const gate = gateOf(rt);
   const hasBody = route.request.body !== undefined;
   // Reads start beside the limiter's write; anything that writes is counted first.
   const readOnly = route.method === 'GET';
@@ -125,8 +125,8 @@ const api = (
       const headers: Record<string, string> = { ...AUTHENTICATED_HEADERS, ...deprecated };
       request.internal.headers = headers;
       if (deprecated) rt.telemetry.count('DeprecatedOperationCall', { operation: route.operationId });
-      if (limiter) {
-        const admission = admit(rt, limiter, event.auth, headers);
+      if (gate) {
+        const admission = admit(rt, gate, event.auth, headers);
         if (readOnly && !admission.refusedLocally) request.internal.admission = admission;
         else await admission.done;
       }
