@@ -53,6 +53,49 @@ export function statusesTable(routes: readonly Route[] = ROUTES, doc = buildOpen
   );
 }
 
+type HeaderObject = { description?: string; $ref?: string };
+type OpenApiHeaders = {
+  paths: Record<string, Record<string, { responses: Record<string, { headers?: Record<string, HeaderObject> }> }>>;
+  components?: { headers?: Record<string, HeaderObject> };
+};
+
+/** Where a header is sent: on every response, on the same statuses of every operation, or operation by operation. */
+function sentOn(on: ReadonlyMap<string, readonly string[]>, all: ReadonlyMap<string, readonly string[]>): string {
+  const everywhere = (op: string) => on.get(op)?.length === all.get(op)!.length;
+  if ([...all.keys()].every(everywhere)) return 'every response';
+  const statuses = [...on.values()].map((s) => s.join(', '));
+  if (on.size === all.size && statuses.every((s) => s === statuses[0])) return statuses[0]!;
+  return [...on].map(([op, s]) => `${code(op)} ${everywhere(op) ? '(every response)' : s.join(', ')}`).join('; ');
+}
+
+/**
+ * docs/api.md, "Headers": every response header the OpenAPI document declares, where it is sent and what it says.
+ * Headers of one name that mean different things (`Link`) get a row each; headers sent in the same places with
+ * descriptions that differ only by name (the rate-limit headers) stay a row each too, in the document's order.
+ */
+export function headersTable(routes: readonly Route[] = ROUTES, doc = buildOpenApi(routes) as OpenApiHeaders): string {
+  const all = new Map<string, string[]>();
+  const rows = new Map<string, { name: string; description: string; on: Map<string, string[]> }>();
+  for (const r of routes) {
+    const op = `${r.method} ${r.path}`;
+    const responses = doc.paths[r.path]![r.method.toLowerCase()]!.responses;
+    all.set(op, Object.keys(responses));
+    for (const [status, response] of Object.entries(responses))
+      for (const [name, given] of Object.entries(response.headers ?? {})) {
+        const h = given.$ref ? doc.components!.headers![given.$ref.split('/').pop()!]! : given;
+        const description = h.description ?? '';
+        const key = `${name}\n${description}`;
+        const entry = rows.get(key) ?? { name, description, on: new Map<string, string[]>() };
+        rows.set(key, entry);
+        entry.on.set(op, [...(entry.on.get(op) ?? []), status]);
+      }
+  }
+  return table(
+    ['Header', 'On', 'Value'],
+    [...rows.values()].map((h) => [code(h.name), sentOn(h.on, all), cell(h.description)]),
+  );
+}
+
 /** What a request carries beyond the path: its body schema, query parameters and headers, from the entry. */
 function input(r: Route): string {
   const body = r.request.body ? [`body ${code(named(r.request.body, `${r.operationId} request body`))}`] : [];
@@ -105,6 +148,7 @@ export function alarmMetricsTable(routes: readonly Route[] = ROUTES): string {
 /** Every generated table, by the name its markers carry, with the document it lives in (from the repository root). */
 export const GENERATED_TABLES = {
   operations: { file: 'README.md', render: operationsTable },
+  headers: { file: 'docs/api.md', render: headersTable },
   statuses: { file: 'docs/api.md', render: statusesTable },
   'least-privilege': { file: 'docs/deployment.md', render: leastPrivilegeTable },
   'alarm-metrics': { file: 'docs/deployment.md', render: alarmMetricsTable },
