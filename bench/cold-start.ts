@@ -5,8 +5,8 @@
  * {"initMs","invokeMs","totalMs","status","requests","inSequence","toFirstRequestMs"} as one JSON line: besides the
  * times, the DynamoDB requests the process made (init included), how many of them ran one after another (the
  * longest chain of requests each started after the one before it answered), and how long the invoke ran before its
- * first request left (Node's HTTP client diagnostics channels: no change to the bundle). The environment (table names, DYNAMODB_ENDPOINT, ...) comes
- * from the parent.
+ * first request left (Node's HTTP client diagnostics channels: no change to the bundle). The environment (table
+ * names, DYNAMODB_ENDPOINT, ...) comes from the parent.
  */
 import { subscribe } from 'node:diagnostics_channel';
 import { readFileSync } from 'node:fs';

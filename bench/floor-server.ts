@@ -28,7 +28,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { LIMITER, PLANS, limiterShards, shardLimits, type PlanLimits, type PlanName } from '../contract/plans.ts';
-import { leaseSize, windowsAt, type Windows } from '../lambdas/domain/rate-limit.ts';
+import { leaseCap, leaseSize, windowsAt, type Windows } from '../lambdas/domain/rate-limit.ts';
 import { localTableEnv } from '../lambdas/storage/provision.ts';
 import { startStatsServer } from './lib/stats-server.ts';
 
@@ -176,7 +176,8 @@ async function admit({ keyId, limits }: Caller): Promise<boolean> {
   st.lease = undefined;
   const shard = Math.floor(Math.random() * limiterShards(limits));
   const part = shardLimits(limits, shard);
-  const want = Math.max(leaseSize(limits, part, st.rate, w), st.waiting + 1);
+  // At least one token per waiting request, up to the API's cap on one lease (leaseCap).
+  const want = Math.max(leaseSize(limits, part, st.rate, w), Math.min(st.waiting + 1, leaseCap(part)));
   const taking = take(dayItem(keyId, w, shard), want, part, w);
   st.taking = taking;
   try {

@@ -39,10 +39,15 @@ export function leastPrivilegeTable(routes: readonly Route[] = ROUTES): string {
   );
 }
 
-type OpenApiPaths = { paths: Record<string, Record<string, { responses: object }>> };
+type HeaderObject = { description?: string; $ref?: string };
+/** The parts of the OpenAPI document the tables read. */
+type OpenApiDoc = {
+  paths: Record<string, Record<string, { responses: Record<string, { headers?: Record<string, HeaderObject> }> }>>;
+  components?: { headers?: Record<string, HeaderObject> };
+};
 
 /** docs/api.md, "Statuses per operation": every status each operation may answer, from the OpenAPI document. */
-export function statusesTable(routes: readonly Route[] = ROUTES, doc = buildOpenApi(routes) as OpenApiPaths): string {
+export function statusesTable(routes: readonly Route[] = ROUTES, doc = buildOpenApi(routes) as OpenApiDoc): string {
   return table(
     ['Operation', 'Route', 'Statuses'],
     routes.map((r) => [
@@ -52,12 +57,6 @@ export function statusesTable(routes: readonly Route[] = ROUTES, doc = buildOpen
     ]),
   );
 }
-
-type HeaderObject = { description?: string; $ref?: string };
-type OpenApiHeaders = {
-  paths: Record<string, Record<string, { responses: Record<string, { headers?: Record<string, HeaderObject> }> }>>;
-  components?: { headers?: Record<string, HeaderObject> };
-};
 
 /** Where a header is sent: on every response, on the same statuses of every operation, or operation by operation. */
 function sentOn(on: ReadonlyMap<string, readonly string[]>, all: ReadonlyMap<string, readonly string[]>): string {
@@ -73,7 +72,7 @@ function sentOn(on: ReadonlyMap<string, readonly string[]>, all: ReadonlyMap<str
  * Headers of one name that mean different things (`Link`) get a row each; headers sent in the same places with
  * descriptions that differ only by name (the rate-limit headers) stay a row each too, in the document's order.
  */
-export function headersTable(routes: readonly Route[] = ROUTES, doc = buildOpenApi(routes) as OpenApiHeaders): string {
+export function headersTable(routes: readonly Route[] = ROUTES, doc = buildOpenApi(routes) as OpenApiDoc): string {
   const all = new Map<string, string[]>();
   const rows = new Map<string, { name: string; description: string; on: Map<string, string[]> }>();
   for (const r of routes) {
