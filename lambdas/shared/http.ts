@@ -1,12 +1,14 @@
 /**
  * The HTTP envelope every operation Lambda shares, as middy middleware:
  *
- *   metrics flush → api (auth context → admission (admission.ts) → deprecation → body guard and JSON parse
- *   (request.ts); on the way out: headers, JSON, error mapping) → validate (validation.ts) → handler
+ *   metrics flush → api (auth context → admission (admission.ts) → deprecation; on the way out: headers, JSON,
+ *   error mapping) → body checks (request.ts) → JSON parse (@middy/http-json-body-parser) → validate
+ *   (validation.ts) → handler
  *
  * Errors of any kind are mapped here, in one place, to the spec's Error object. Raw errors never leak.
  */
 import middy from '@middy/core';
+import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { Route } from '../../contract/route-types.ts';
 import { JSON_HEADERS, UNCOUNTED_RATE_LIMIT_HEADERS } from '../../contract/errors.ts';
@@ -65,11 +67,18 @@ function cors(
 /** Headers of a response without a body: JSON's without Content-Type. */
 const { 'Content-Type': _json, ...BODILESS_HEADERS } = JSON_HEADERS;
 
+/** How @middy/http-json-body-parser (its @middy/util) reports a prototype key it refused; the key is its cause's data. */
+const FORBIDDEN_KEY = 'Forbidden key in JSON body';
+
 /** Maps anything thrown to an AppError. */
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
   const status = (err as { statusCode?: number })?.statusCode;
-  // A body parser's HTTP errors (415 for a non-JSON content type, 422 or 400 for malformed JSON), should one be used.
+  // The body parser's HTTP errors: a prototype key (`__proto__`, `constructor.prototype`), which for us is an
+  // unknown field like any other, refused by name; 415 for a non-JSON content type; 422 for malformed JSON.
+  const forbidden = (err as { message?: string; cause?: { data?: unknown } })?.cause?.data;
+  if (status === 422 && (err as Error).message === FORBIDDEN_KEY && typeof forbidden === 'string')
+    return new AppError('validation_failed', `Invalid body: unknown field "${forbidden.slice(0, 64)}".`);
   if (status === 415) return new AppError('unsupported_media_type');
   if (status === 422 || status === 400) return new AppError('invalid_json');
   // middy's early timeout, just before the function's own: the dependency was too slow, not our bug.
@@ -109,7 +118,6 @@ const api = (
   // Computed once per container, not per request.
   const deprecated = route.deprecation ? deprecationHeaders(route.deprecation) : undefined;
   const gate = gateOf(rt);
-  const hasBody = route.request.body !== undefined;
   // Reads start beside the limiter's write; anything that writes is counted first.
   const readOnly = route.method === 'GET';
   const origins = rt.config.CORS_ALLOWED_ORIGINS;
@@ -131,7 +139,6 @@ const api = (
         else await admission.done;
       }
       if (route.deprecation) assertNotRemoved(route.deprecation, rt.now(), `${route.method} ${route.path}`);
-      if (hasBody) guardBody(event);
     },
     after: async (request) => {
       // A refused request's read is discarded: the limiter's 429 (or 503) is the answer.
@@ -169,6 +176,16 @@ const api = (
 };
 
 /**
+ * A body's steps: the checks the parser does not make (request.ts), then the parser, which reads the text they
+ * checked and parses it once. Its content-type check is off: the checks made it already, reading the header
+ * whatever the case of its name (the parser reads `content-type` and `Content-Type` only).
+ */
+export const bodyParsing: middy.MiddlewareObj[] = [
+  { name: 'body-checks', before: (request) => guardBody(request.event as ApiEvent) },
+  httpJsonBodyParser({ disableContentTypeCheck: true }) as middy.MiddlewareObj,
+];
+
+/**
  * Builds an operation's Lambda handler: the shared envelope, then the handler. A handler file calls only this, with
  * its operation's route entry (contract/operations/): the request schemas, and so the handler's input types, come
  * from it.
@@ -180,6 +197,7 @@ export function apiHandler<R extends Route>(rt: Runtime, route: R, fn: (event: E
   const middlewares = [
     { name: 'metrics', after: flush, onError: flush },
     api(rt, route),
+    ...(route.request.body === undefined ? [] : bodyParsing),
     validate(schemas),
   ] as middy.MiddlewareObj[];
   const handler = middy()

@@ -108,7 +108,12 @@ describe('bundles in the cloud assembly', () => {
   });
 
   it('carries the libraries the project names: zod and Powertools Logger everywhere, the rest where they are used', () => {
-    const OPERATION_LIBRARIES = ['zod', '@aws-lambda-powertools/logger', '@aws-lambda-powertools/metrics', '@middy/core'];
+    const OPERATION_LIBRARIES = [
+      'zod',
+      '@aws-lambda-powertools/logger',
+      '@aws-lambda-powertools/metrics',
+      '@middy/core',
+    ];
     /** Packages beyond those, by function: only the function that uses one carries it. */
     const ONLY: Record<string, string> = {
       '@middy/http-json-body-parser': 'createPet',
@@ -124,7 +129,10 @@ describe('bundles in the cloud assembly', () => {
       for (const [pkg, owner] of Object.entries(ONLY))
         expect(carries(pkg), `${fn.logicalId} carries ${pkg}`).toBe(fn.name === owner);
       // No second validation engine: nothing of the project's stands in for a library.
-      expect(map.sources.filter((s) => /zod-lite/.test(s)), fn.logicalId).toEqual([]);
+      expect(
+        map.sources.filter((s) => /zod-lite/.test(s)),
+        fn.logicalId,
+      ).toEqual([]);
     }
   });
 
