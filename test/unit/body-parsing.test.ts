@@ -8,7 +8,7 @@ import { bodyParsing, toAppError } from '../../lambdas/shared/http.ts';
 
 /** Runs a body through the steps alone: the parsed value, or the Error object of what was thrown. */
 async function parse(body: string, headers: Record<string, string> = { 'content-type': 'application/json' }) {
-  const run = middy()
+  const run = middy<{ body: unknown }>()
     .use(bodyParsing)
     .handler(async (event: { body: unknown }) => ({ value: event.body }));
   try {
@@ -31,7 +31,7 @@ describe('the body steps', () => {
   });
 
   it('read a base64 body as the text it decodes to', async () => {
-    const run = middy()
+    const run = middy<{ body: unknown }>()
       .use(bodyParsing)
       .handler(async (event: { body: unknown }) => event.body);
     const body = Buffer.from('{"name":"Ünï"}').toString('base64');
