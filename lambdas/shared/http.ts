@@ -8,7 +8,6 @@
  * Errors of any kind are mapped here, in one place, to the spec's Error object. Raw errors never leak.
  */
 import middy from '@middy/core';
-import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { Route } from '../../contract/route-types.ts';
 import { JSON_HEADERS, UNCOUNTED_RATE_LIMIT_HEADERS } from '../../contract/errors.ts';
@@ -18,7 +17,8 @@ import { assertNotRemoved, deprecationHeaders } from '../domain/deprecation.ts';
 import { AppError, UnavailableError } from '../domain/errors.ts';
 import { admit, gateOf, type Admission } from './admission.ts';
 import { withDeadline } from './deadline.ts';
-import { authContext, guardBody, header } from './request.ts';
+import type { BodySteps } from './json-body.ts';
+import { authContext, header } from './request.ts';
 import type { Runtime } from './runtime.ts';
 import { validate, type ApiEvent, type EventOf, type Schemas } from './validation.ts';
 
@@ -126,8 +126,6 @@ const api = (
     name: 'api',
     before: async (request) => {
       const event = request.event;
-      // API Gateway's request id (its x-amzn-RequestId header) on every log line of this request.
-      rt.telemetry.log.setCorrelationId(event.requestContext?.requestId);
       rt.telemetry.log.debug('request', { operation: route.operationId });
       event.auth = authContext(event as unknown as APIGatewayProxyEvent);
       const headers: Record<string, string> = { ...AUTHENTICATED_HEADERS, ...deprecated };
@@ -176,28 +174,25 @@ const api = (
 };
 
 /**
- * A body's steps: the checks the parser does not make (request.ts), then the parser, which reads the text they
- * checked and parses it once. Its content-type check is off: the checks made it already, reading the header
- * whatever the case of its name (the parser reads `content-type` and `Content-Type` only).
- */
-export const bodyParsing: middy.MiddlewareObj[] = [
-  { name: 'body-checks', before: (request) => guardBody(request.event as ApiEvent) },
-  httpJsonBodyParser({ disableContentTypeCheck: true }) as middy.MiddlewareObj,
-];
-
-/**
  * Builds an operation's Lambda handler: the shared envelope, then the handler. A handler file calls only this, with
  * its operation's route entry (contract/operations/): the request schemas, and so the handler's input types, come
- * from it.
+ * from it. An operation whose entry declares a body passes the body's steps too (json-body.ts): the compiler asks
+ * for them, and only that function's bundle carries the JSON parser.
  */
-export function apiHandler<R extends Route>(rt: Runtime, route: R, fn: (event: EventOf<R>) => Promise<ApiResult>) {
+export function apiHandler<R extends Route>(
+  rt: Runtime,
+  route: R,
+  fn: (event: EventOf<R>) => Promise<ApiResult>,
+  ...[body]: R['request'] extends { readonly body: object } ? [body: BodySteps] : []
+) {
   const schemas = route.request as Schemas<unknown, unknown, unknown>;
-  const flush = () => rt.telemetry.flush();
-  // Metrics first, so their flush runs last, after the envelope (which may still count the limiter's answer).
+  // Logs and metrics first (Powertools' middlewares: the Lambda context and API Gateway's request id, its
+  // x-amzn-RequestId header, on every log line; the ColdStart metric), so the metrics' flush runs last, after the
+  // envelope (which may still count the limiter's answer).
   const middlewares = [
-    { name: 'metrics', after: flush, onError: flush },
+    ...rt.telemetry.middlewares(),
     api(rt, route),
-    ...(route.request.body === undefined ? [] : bodyParsing),
+    ...(body ?? []),
     validate(schemas),
   ] as middy.MiddlewareObj[];
   const handler = middy()

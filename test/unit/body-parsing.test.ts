@@ -1,15 +1,16 @@
 /**
- * A body's steps in the envelope (lambdas/shared/http.ts): the project's checks, then @middy/http-json-body-parser.
+ * A body's steps in the envelope (lambdas/shared/json-body.ts): the project's checks, then @middy/http-json-body-parser.
  * The parser parses the text the checks read, once; what it refuses comes out as the API's own answers.
  */
 import middy from '@middy/core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { bodyParsing, toAppError } from '../../lambdas/shared/http.ts';
+import { toAppError } from '../../lambdas/shared/http.ts';
+import { jsonBody } from '../../lambdas/shared/json-body.ts';
 
 /** Runs a body through the steps alone: the parsed value, or the Error object of what was thrown. */
 async function parse(body: string, headers: Record<string, string> = { 'content-type': 'application/json' }) {
   const run = middy<{ body: unknown }>()
-    .use(bodyParsing)
+    .use([...jsonBody])
     .handler(async (event: { body: unknown }) => ({ value: event.body }));
   try {
     return await run({ body, headers, isBase64Encoded: false } as never, {} as never);
@@ -32,7 +33,7 @@ describe('the body steps', () => {
 
   it('read a base64 body as the text it decodes to', async () => {
     const run = middy<{ body: unknown }>()
-      .use(bodyParsing)
+      .use([...jsonBody])
       .handler(async (event: { body: unknown }) => event.body);
     const body = Buffer.from('{"name":"Ünï"}').toString('base64');
     expect(
