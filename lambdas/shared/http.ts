@@ -1,9 +1,9 @@
 /**
  * The HTTP envelope every operation Lambda shares, as middy middleware:
  *
- *   metrics flush → api (auth context → admission (admission.ts) → deprecation; on the way out: headers, JSON,
- *   error mapping) → body checks (request.ts) → JSON parse (@middy/http-json-body-parser) → validate
- *   (validation.ts) → handler
+ *   Powertools (log context, metrics flush) → api (auth context → admission (admission.ts) → deprecation; on the
+ *   way out: headers, JSON, error mapping) → for an operation with a body: its checks and the JSON parser
+ *   (json-body.ts) → validate (validation.ts) → handler
  *
  * Errors of any kind are mapped here, in one place, to the spec's Error object. Raw errors never leak.
  */

@@ -141,7 +141,7 @@ function isJson(text: string): boolean {
 }
 
 /**
- * What the JSON body parser does not check, made before it parses (http.ts: this step, then
+ * What the JSON body parser does not check, made before it parses (json-body.ts: this step, then
  * @middy/http-json-body-parser): a body that is missing, too large, nested too deep, not UTF-8 (a charset, a content
  * coding, or bytes that were not UTF-8), not JSON by its type (415), or ambiguous: a key given twice (JSON.parse keeps
  * the last one silently). The parser refuses prototype keys itself (http.ts maps its answer). The body is left as
