@@ -14,6 +14,7 @@ import { ROOT } from './lib/bundle.ts';
 import { printTable, round, stopChild, type Verdict } from './lib/util.ts';
 import { runBundles } from './phases/bundles.ts';
 import { runCold } from './phases/cold.ts';
+import { runLibraryPrices } from './phases/library-prices.ts';
 import { runCost } from './phases/cost.ts';
 import { runScale } from './phases/scale.ts';
 import { runWarm } from './phases/warm.ts';
@@ -80,7 +81,10 @@ const ctx: BenchContext = { argv, P, endpoint, seedClient, children, result, tar
 try {
   if (ONLY.has('bundles') || ONLY.has('cold')) {
     const built = await runBundles(ctx);
-    if (ONLY.has('cold')) await runCold(ctx, built);
+    if (ONLY.has('cold')) {
+      await runCold(ctx, built);
+      await runLibraryPrices(ctx);
+    }
   }
   if (ONLY.has('warm')) await runWarm(ctx);
   if (ONLY.has('cost')) await runCost(ctx);

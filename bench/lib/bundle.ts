@@ -33,7 +33,6 @@ export function esbuildOptions(bundling: typeof BUNDLING = BUNDLING): BuildOptio
     mainFields: [...bundling.mainFields],
     external: [...bundling.externalModules],
     banner: { js: bundling.banner },
-    alias: Object.fromEntries(Object.entries(bundling.alias).map(([from, to]) => [from, resolve(ROOT, to)])),
     logLevel: 'silent',
   };
 }

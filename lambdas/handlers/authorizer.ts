@@ -6,7 +6,7 @@
  * whose day is spent is counted against the spent-keys usage plan (429 quota_exceeded), both before they count
  * against anything they share. The policy allows the whole API stage, so a cached result works on every route.
  */
-import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
+import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
 import { gateDecision, gateUsageKey, hashKey, parseBearer, usableKey } from '../domain/keys.ts';
 // The key and standing lookup alone, so the authorizer bundle carries no pet or limiter code.
 import { readKeyAndStanding } from '../storage/standing.ts';
@@ -27,7 +27,8 @@ export function authorizerHandler(rt: Runtime) {
     flush();
     return new Error('Unauthorized');
   };
-  return async (event: APIGatewayTokenAuthorizerEvent): Promise<APIGatewayAuthorizerResult> => {
+  return async (event: APIGatewayTokenAuthorizerEvent, context?: Context): Promise<APIGatewayAuthorizerResult> => {
+    rt.telemetry.begin(context);
     const key = parseBearer(event.authorizationToken);
     if (!key) throw unauthorized();
     const keyHash = hashKey(key);

@@ -1,5 +1,6 @@
 import { CREATE_PET } from '../../contract/operations/create-pet.ts';
 import { apiHandler } from '../shared/http.ts';
+import { jsonBody } from '../shared/json-body.ts';
 import type { Runtime } from '../shared/runtime.ts';
 import { createPetCreator, idempotencyKeyOf } from '../domain/idempotency.ts';
 import { createIdempotencyStore } from '../storage/idempotency-store.ts';
@@ -18,13 +19,21 @@ export function createPetHandler(rt: Runtime) {
     ids,
     clock: rt.now,
   });
-  return apiHandler(rt, CREATE_PET, async (event) => {
-    const key = idempotencyKeyOf(event.headers, event.multiValueHeaders);
-    const { pet, statusCode, replayed } = await creator.create(event.validated.body, { keyId: event.auth.keyId, key });
-    return {
-      statusCode,
-      body: pet,
-      headers: { Location: `${BASE_PATH}/pets/${pet.id}`, ...(replayed ? { 'Idempotent-Replayed': 'true' } : {}) },
-    };
-  });
+  return apiHandler(
+    rt,
+    CREATE_PET,
+    async (event) => {
+      const key = idempotencyKeyOf(event.headers, event.multiValueHeaders);
+      const { pet, statusCode, replayed } = await creator.create(event.validated.body, {
+        keyId: event.auth.keyId,
+        key,
+      });
+      return {
+        statusCode,
+        body: pet,
+        headers: { Location: `${BASE_PATH}/pets/${pet.id}`, ...(replayed ? { 'Idempotent-Replayed': 'true' } : {}) },
+      };
+    },
+    jsonBody,
+  );
 }

@@ -50,6 +50,8 @@ const Env = z.object({
   /** "off" locally: no EMF lines among a developer's logs. */
   METRICS: z._default(z.enum(['on', 'off']), 'on'),
   LOG_LEVEL: z._default(z.enum(LOG_LEVELS), 'INFO'),
+  /** The share of invocations (0 to 1) logged at DEBUG whatever LOG_LEVEL says: Powertools' own variable. */
+  POWERTOOLS_LOGGER_SAMPLE_RATE: z.optional(z.pipe(z.coerce.number(), z.number().check(z.minimum(0), z.maximum(1)))),
 });
 export type Config = z.infer<typeof Env>;
 

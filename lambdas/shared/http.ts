@@ -1,8 +1,9 @@
 /**
  * The HTTP envelope every operation Lambda shares, as middy middleware:
  *
- *   metrics flush → api (auth context → admission (admission.ts) → deprecation → body guard and JSON parse
- *   (request.ts); on the way out: headers, JSON, error mapping) → validate (validation.ts) → handler
+ *   Powertools (log context, metrics flush) → api (auth context → admission (admission.ts) → deprecation; on the
+ *   way out: headers, JSON, error mapping) → for an operation with a body: its checks and the JSON parser
+ *   (json-body.ts) → validate (validation.ts) → handler
  *
  * Errors of any kind are mapped here, in one place, to the spec's Error object. Raw errors never leak.
  */
@@ -16,7 +17,8 @@ import { assertNotRemoved, deprecationHeaders } from '../domain/deprecation.ts';
 import { AppError, UnavailableError } from '../domain/errors.ts';
 import { admit, gateOf, type Admission } from './admission.ts';
 import { withDeadline } from './deadline.ts';
-import { authContext, guardBody, header } from './request.ts';
+import type { BodySteps } from './json-body.ts';
+import { authContext, header } from './request.ts';
 import type { Runtime } from './runtime.ts';
 import { validate, type ApiEvent, type EventOf, type Schemas } from './validation.ts';
 
@@ -65,11 +67,18 @@ function cors(
 /** Headers of a response without a body: JSON's without Content-Type. */
 const { 'Content-Type': _json, ...BODILESS_HEADERS } = JSON_HEADERS;
 
+/** How @middy/http-json-body-parser (its @middy/util) reports a prototype key it refused; the key is its cause's data. */
+const FORBIDDEN_KEY = 'Forbidden key in JSON body';
+
 /** Maps anything thrown to an AppError. */
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
   const status = (err as { statusCode?: number })?.statusCode;
-  // A body parser's HTTP errors (415 for a non-JSON content type, 422 or 400 for malformed JSON), should one be used.
+  // The body parser's HTTP errors: a prototype key (`__proto__`, `constructor.prototype`), which for us is an
+  // unknown field like any other, refused by name; 415 for a non-JSON content type; 422 for malformed JSON.
+  const forbidden = (err as { message?: string; cause?: { data?: unknown } })?.cause?.data;
+  if (status === 422 && (err as Error).message === FORBIDDEN_KEY && typeof forbidden === 'string')
+    return new AppError('validation_failed', `Invalid body: unknown field "${forbidden.slice(0, 64)}".`);
   if (status === 415) return new AppError('unsupported_media_type');
   if (status === 422 || status === 400) return new AppError('invalid_json');
   // middy's early timeout, just before the function's own: the dependency was too slow, not our bug.
@@ -109,7 +118,6 @@ const api = (
   // Computed once per container, not per request.
   const deprecated = route.deprecation ? deprecationHeaders(route.deprecation) : undefined;
   const gate = gateOf(rt);
-  const hasBody = route.request.body !== undefined;
   // Reads start beside the limiter's write; anything that writes is counted first.
   const readOnly = route.method === 'GET';
   const origins = rt.config.CORS_ALLOWED_ORIGINS;
@@ -118,8 +126,6 @@ const api = (
     name: 'api',
     before: async (request) => {
       const event = request.event;
-      // API Gateway's request id (its x-amzn-RequestId header) on every log line of this request.
-      rt.telemetry.log.setCorrelationId(event.requestContext?.requestId);
       rt.telemetry.log.debug('request', { operation: route.operationId });
       event.auth = authContext(event as unknown as APIGatewayProxyEvent);
       const headers: Record<string, string> = { ...AUTHENTICATED_HEADERS, ...deprecated };
@@ -131,7 +137,6 @@ const api = (
         else await admission.done;
       }
       if (route.deprecation) assertNotRemoved(route.deprecation, rt.now(), `${route.method} ${route.path}`);
-      if (hasBody) guardBody(event);
     },
     after: async (request) => {
       // A refused request's read is discarded: the limiter's 429 (or 503) is the answer.
@@ -171,15 +176,23 @@ const api = (
 /**
  * Builds an operation's Lambda handler: the shared envelope, then the handler. A handler file calls only this, with
  * its operation's route entry (contract/operations/): the request schemas, and so the handler's input types, come
- * from it.
+ * from it. An operation whose entry declares a body passes the body's steps too (json-body.ts): the compiler asks
+ * for them, and only that function's bundle carries the JSON parser.
  */
-export function apiHandler<R extends Route>(rt: Runtime, route: R, fn: (event: EventOf<R>) => Promise<ApiResult>) {
+export function apiHandler<R extends Route>(
+  rt: Runtime,
+  route: R,
+  fn: (event: EventOf<R>) => Promise<ApiResult>,
+  ...[body]: R['request'] extends { readonly body: object } ? [body: BodySteps] : []
+) {
   const schemas = route.request as Schemas<unknown, unknown, unknown>;
-  const flush = () => rt.telemetry.flush();
-  // Metrics first, so their flush runs last, after the envelope (which may still count the limiter's answer).
+  // Logs and metrics first (Powertools' middlewares: the Lambda context and API Gateway's request id, its
+  // x-amzn-RequestId header, on every log line; the ColdStart metric), so the metrics' flush runs last, after the
+  // envelope (which may still count the limiter's answer).
   const middlewares = [
-    { name: 'metrics', after: flush, onError: flush },
+    ...rt.telemetry.middlewares(),
     api(rt, route),
+    ...(body ?? []),
     validate(schemas),
   ] as middy.MiddlewareObj[];
   const handler = middy()

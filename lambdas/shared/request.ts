@@ -53,32 +53,6 @@ function nestingDepth(text: string): number {
 }
 
 /**
- * Keys a JSON body parser would refuse outright as prototype pollution (as @middy/util's jsonParseProtectProto did,
- * reporting them like malformed JSON): for us they are unknown fields, refused by name like any other.
- */
-const isPrototypeKey = (key: string, value: unknown): boolean =>
-  key === '__proto__' ||
-  (key === 'constructor' && typeof value === 'object' && value !== null && Object.hasOwn(value, 'prototype'));
-/** A body without these words (or an escape that could spell them) has no such key: the common case costs a scan. */
-const MAY_HAVE_PROTOTYPE_KEY = /__proto__|constructor|\\u/;
-
-/** The first prototype key of a JSON text (see isPrototypeKey); undefined when it has none or is not JSON. */
-function prototypeKey(text: string): string | undefined {
-  if (!MAY_HAVE_PROTOTYPE_KEY.test(text)) return undefined;
-  let found: string | undefined;
-  try {
-    // JSON.parse makes `__proto__` an own property (it never sets the prototype), so the reviver sees it.
-    JSON.parse(text, (key, v: unknown) => {
-      if (found === undefined && isPrototypeKey(key, v)) found = key;
-      return v;
-    });
-  } catch {
-    return undefined; // not JSON: guardBody answers invalid_json
-  }
-  return found;
-}
-
-/**
  * The first key that appears twice in one object of a JSON text, at any depth (JSON.parse keeps the last one
  * silently, so the client and the service could read different bodies). One pass over the text; keys are compared
  * decoded, so `"a"` and `"\u0061"` are the same key.
@@ -110,7 +84,7 @@ export function duplicateKey(text: string): string | undefined {
         try {
           key = JSON.parse(text.slice(start, i + 1)) as string;
         } catch {
-          return undefined; // not JSON: guardBody answers invalid_json
+          return undefined; // not JSON: the parser answers invalid_json
         }
       }
       if (keys.has(key)) return key;
@@ -156,30 +130,23 @@ function checkEncoding(headers: Headers): void {
 /** U+FFFD: what API Gateway and the local gateway put where a body's bytes were not UTF-8. */
 const REPLACEMENT = '\uFFFD';
 
-/** A body text that is JSON but ambiguous: not UTF-8, a key given twice, a prototype key. */
-function checkText(text: string): void {
-  if (text.includes(REPLACEMENT))
-    throw new AppError(
-      'invalid_json',
-      'The request body is not valid UTF-8 (U+FFFD, the mark of bytes that were not UTF-8, is not accepted).',
-    );
+/** Whether a text is JSON: asked only of a body about to be refused, never of one the parser will read. */
+function isJson(text: string): boolean {
   try {
     JSON.parse(text);
+    return true;
   } catch {
-    return; // not JSON: guardBody answers invalid_json
+    return false;
   }
-  const twice = duplicateKey(text);
-  if (twice !== undefined)
-    throw new AppError('validation_failed', `Invalid body: the key "${twice.slice(0, 64)}" is given more than once.`);
-  const proto = prototypeKey(text);
-  if (proto !== undefined) throw new AppError('validation_failed', `Invalid body: unknown field "${proto}".`);
 }
 
 /**
- * Refuses a body that is missing, too large, nested too deep, not UTF-8 (a charset, a content coding, or bytes that
- * were not UTF-8), ambiguous (a key given twice, a prototype key) or not JSON (invalid_json), and replaces it with
- * its parsed value for the validation that follows. (It was @middy/http-json-body-parser's job; every check it made
- * is made here, with the text already in hand, and the bundles are ~1.4 KB lighter: docs/performance.md.)
+ * What the JSON body parser does not check, made before it parses (json-body.ts: this step, then
+ * @middy/http-json-body-parser): a body that is missing, too large, nested too deep, not UTF-8 (a charset, a content
+ * coding, or bytes that were not UTF-8), not JSON by its type (415), or ambiguous: a key given twice (JSON.parse keeps
+ * the last one silently). The parser refuses prototype keys itself (http.ts maps its answer). The body is left as
+ * the text checked, decoded from base64, so the parser reads exactly that text and parses it once; a body that is
+ * not JSON is left to the parser too (invalid_json).
  */
 export function guardBody(event: Pick<APIGatewayProxyEvent, 'headers' | 'isBase64Encoded'> & { body: unknown }): void {
   const raw = event.body;
@@ -193,10 +160,15 @@ export function guardBody(event: Pick<APIGatewayProxyEvent, 'headers' | 'isBase6
   checkEncoding(event.headers);
   if (typeof raw !== 'string') throw new AppError('invalid_json');
   const text = event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw;
-  checkText(text);
-  try {
-    event.body = JSON.parse(text) as unknown;
-  } catch {
-    throw new AppError('invalid_json');
-  }
+  if (text.includes(REPLACEMENT))
+    throw new AppError(
+      'invalid_json',
+      'The request body is not valid UTF-8 (U+FFFD, the mark of bytes that were not UTF-8, is not accepted).',
+    );
+  const twice = duplicateKey(text);
+  // A text that is not JSON at all is answered as such (by the parser), whatever it repeats.
+  if (twice !== undefined && isJson(text))
+    throw new AppError('validation_failed', `Invalid body: the key "${twice.slice(0, 64)}" is given more than once.`);
+  event.body = text;
+  event.isBase64Encoded = false;
 }

@@ -47,6 +47,9 @@ export function createRuntime(config: Config, options: RuntimeOptions = {}): Run
       namespace: config.METRICS_NAMESPACE,
       stage: config.STAGE,
       logLevel: config.LOG_LEVEL,
+      ...(config.POWERTOOLS_LOGGER_SAMPLE_RATE === undefined
+        ? {}
+        : { sampleRate: config.POWERTOOLS_LOGGER_SAMPLE_RATE }),
       metrics: config.METRICS === 'on',
     },
     options.write,

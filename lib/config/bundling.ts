@@ -15,13 +15,4 @@ export const BUNDLING = {
   externalModules: [] as string[],
   /** ESM bundles still meet CommonJS dependencies that call require(). */
   banner: "import{createRequire as __cr}from'node:module';const require=__cr(import.meta.url);",
-  /**
-   * Imports resolved to another module, paths relative to the project root: zod's API, as far as the schemas use it,
-   * on a small engine of our own (lambdas/shared/zod-lite.ts, checked against zod by test/unit/zod-lite.test.ts),
-   * which keeps ~30 KB and zod's set-up out of every function (docs/performance.md). The schemas stay as declared.
-   */
-  alias: {
-    'zod/mini': './lambdas/shared/zod-lite.ts',
-    'zod/locales': './lambdas/shared/zod-lite-messages.ts',
-  },
 } as const;

@@ -51,8 +51,8 @@ export function lambdaEntrySource(fn: LambdaFunction, dir: string, root: string 
         ]
       : []),
     secret
-      ? // Signed with the credentials and hash the DynamoDB client resolved (the function's role in AWS).
-        'export const handler = await lambdaHandler(factory, { cursorKeys: cursorKeySource, readSecret: (c, { ddb }) => secretsManagerReader({ region: c.AWS_REGION, credentials: ddb.config.credentials, sha256: ddb.config.sha256 }) });'
+      ? // Signed with the credentials the DynamoDB client resolves (the function's role in AWS).
+        'export const handler = await lambdaHandler(factory, { cursorKeys: cursorKeySource, readSecret: (c, { ddb }) => secretsManagerReader({ region: c.AWS_REGION, credentials: ddb.config.credentials }) });'
       : 'export const handler = await lambdaHandler(factory);',
     '',
   ].join('\n');

@@ -111,8 +111,6 @@ export class ApiFunction extends Construct {
         externalModules: [...BUNDLING.externalModules],
         bundleAwsSDK: true,
         banner: BUNDLING.banner,
-        // Run in the project root, where the alias paths are relative to.
-        esbuildArgs: { '--alias': Object.entries(BUNDLING.alias).map(([from, to]) => `${from}=${to}`) },
         forceDockerBundling: false,
       },
     });

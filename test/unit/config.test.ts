@@ -65,6 +65,14 @@ describe('loadConfig', () => {
     );
   });
 
+  it("reads Powertools' log sampling rate as a share from 0 to 1, and refuses another value by name", () => {
+    expect(loadConfig({ ...TABLES, POWERTOOLS_LOGGER_SAMPLE_RATE: '0.05' }).POWERTOOLS_LOGGER_SAMPLE_RATE).toBe(0.05);
+    expect(loadConfig(TABLES).POWERTOOLS_LOGGER_SAMPLE_RATE).toBeUndefined();
+    expect(() => loadConfig({ ...TABLES, POWERTOOLS_LOGGER_SAMPLE_RATE: '5' })).toThrow(
+      /POWERTOOLS_LOGGER_SAMPLE_RATE/,
+    );
+  });
+
   it('reads nothing from the process environment', () => {
     process.env.STAGE = 'production';
     try {

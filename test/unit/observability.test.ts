@@ -1,12 +1,14 @@
 /**
- * Log lines and EMF metrics as CloudWatch reads them. The EMF rules checked are those of AWS's "Specification:
+ * Log lines and EMF metrics (Powertools Logger and Metrics) as CloudWatch reads them. The EMF rules checked are those of AWS's "Specification:
  * Embedded metric format" (CloudWatch User Guide): a root `_aws` with a Timestamp in epoch milliseconds and
  * CloudWatchMetrics directives, each with a Namespace, Dimensions (an array of dimension sets, each at most 30
  * dimension keys, every key a top-level string member) and Metrics (at most 100, each Name a top-level number).
  * A line breaking them is dropped by CloudWatch without an error anywhere, so no alarm would ever see the metric.
  */
-import { describe, expect, it } from 'vitest';
-import { createTelemetry, type TelemetrySettings } from '../../lambdas/shared/observability.ts';
+import middy from '@middy/core';
+import type { Context } from 'aws-lambda';
+import { describe, expect, it, vi } from 'vitest';
+import { createTelemetry, type Telemetry, type TelemetrySettings } from '../../lambdas/shared/observability.ts';
 
 const SETTINGS: TelemetrySettings = {
   service: 'animal-store',
@@ -42,7 +44,12 @@ function expectValidEmf(line: Record<string, unknown>): Directive {
     expect(set.length).toBeLessThanOrEqual(30);
     for (const key of set) expect(typeof line[key], key).toBe('string');
   }
-  for (const m of d.Metrics) expect(typeof line[m.Name], m.Name).toBe('number');
+  // A metric's value is a number or an array of up to 100 numbers (each a sample).
+  for (const m of d.Metrics) {
+    const values = [line[m.Name]].flat();
+    expect(values.length, m.Name).toBeLessThanOrEqual(100);
+    for (const v of values) expect(typeof v, m.Name).toBe('number');
+  }
   return d;
 }
 
@@ -75,7 +82,8 @@ describe('metrics (EMF)', () => {
     expect(lines).toHaveLength(1);
     const d = expectValidEmf(parsed()[0]!);
     expect(d.Dimensions).toEqual([['service', 'stage']]);
-    expect(parsed()[0]!.AuthorizerDenied).toBe(2);
+    // EMF takes one value or an array of values, each a sample: CloudWatch's Sum is what the alarms read.
+    expect([parsed()[0]!.AuthorizerDenied].flat().reduce((a, b) => Number(a) + Number(b), 0)).toBe(2);
   });
 
   it('writes no metric when metrics are off (locally)', () => {
@@ -87,27 +95,82 @@ describe('metrics (EMF)', () => {
   });
 });
 
+/** A Lambda context as the runtime passes it. */
+const CONTEXT = {
+  functionName: 'AnimalStore-staging-ListPets',
+  awsRequestId: 'c0ffee00-0000-4000-8000-00000000aaaa',
+  invokedFunctionArn: 'arn:aws:lambda:eu-west-1:123456789012:function:AnimalStore-staging-ListPets',
+  memoryLimitInMB: '1024',
+  functionVersion: '7',
+} as unknown as Context;
+
+/** One invocation of a handler wrapped in the telemetry's middlewares, with API Gateway's request id `requestId`. */
+async function invoke(telemetry: Telemetry, requestId: string, body: () => void) {
+  const handler = middy()
+    .use(telemetry.middlewares())
+    .handler(async () => body());
+  await handler({ requestContext: { requestId } }, CONTEXT);
+}
+
 describe('logs', () => {
-  it('writes JSON lines at or above the level, with the service and the request id', () => {
-    const { telemetry, parsed } = capture({ logLevel: 'WARN' });
-    telemetry.log.setCorrelationId('req-1');
-    telemetry.log.info('not written');
-    telemetry.log.warn('written', { reason: 'x' });
-    expect(parsed()).toEqual([
-      {
-        level: 'WARN',
-        message: 'written',
-        timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
-        service: 'animal-store',
-        correlation_id: 'req-1',
-        reason: 'x',
-      },
-    ]);
+  it("carry Powertools' keys: the Lambda context, the X-Ray trace, API Gateway's request id as correlation id", async () => {
+    vi.stubEnv('_X_AMZN_TRACE_ID', 'Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1');
+    vi.stubEnv('AWS_LAMBDA_INITIALIZATION_TYPE', 'on-demand'); // as Lambda sets it: Powertools' cold-start rule
+    const { telemetry, parsed } = capture({ metrics: false });
+    await invoke(telemetry, 'req-1', () => telemetry.log.info('first', { operation: 'listPets' }));
+    await invoke(telemetry, 'req-2', () => telemetry.log.info('second'));
+    telemetry.log.info('outside');
+    vi.unstubAllEnvs();
+    const [first, second, outside] = parsed();
+    expect(first).toMatchObject({
+      level: 'INFO',
+      message: 'first',
+      timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      service: 'animal-store',
+      cold_start: true,
+      function_name: CONTEXT.functionName,
+      function_request_id: CONTEXT.awsRequestId,
+      function_arn: CONTEXT.invokedFunctionArn,
+      xray_trace_id: '1-5759e988-bd862e3fe1be46a994272793',
+      correlation_id: 'req-1',
+      operation: 'listPets',
+    });
+    expect(second).toMatchObject({ cold_start: false, correlation_id: 'req-2' });
+    // The request id is the request's only: reset after each invocation.
+    expect(outside!.correlation_id).toBeUndefined();
   });
 
-  it('writes nothing at SILENT', () => {
-    const { telemetry, lines } = capture({ logLevel: 'SILENT' });
-    telemetry.log.error('not written');
+  it('writes lines at or above the level only', () => {
+    const { telemetry, parsed } = capture({ logLevel: 'WARN' });
+    telemetry.log.info('not written');
+    telemetry.log.warn('written', { reason: 'x' });
+    expect(parsed()).toEqual([expect.objectContaining({ level: 'WARN', message: 'written', reason: 'x' })]);
+  });
+
+  it('logs a sampled invocation at DEBUG whatever the level, and says so on each line', () => {
+    const { telemetry, parsed } = capture({ logLevel: 'ERROR', sampleRate: 1 });
+    telemetry.log.debug('sampled');
+    expect(parsed()).toContainEqual(expect.objectContaining({ level: 'DEBUG', message: 'sampled', sampling_rate: 1 }));
+  });
+
+  it('writes nothing at SILENT', async () => {
+    const { telemetry, lines } = capture({ logLevel: 'SILENT', metrics: false });
+    await invoke(telemetry, 'req-1', () => telemetry.log.error('not written'));
     expect(lines).toEqual([]);
+  });
+});
+
+describe('the ColdStart metric', () => {
+  it('is one line at the first invocation only, under the defaults and the function name', async () => {
+    vi.stubEnv('AWS_LAMBDA_INITIALIZATION_TYPE', 'on-demand');
+    const { telemetry, parsed } = capture({ logLevel: 'SILENT' });
+    vi.unstubAllEnvs();
+    await invoke(telemetry, 'req-1', () => telemetry.count('DeprecatedOperationCall', { operation: 'getPet' }));
+    await invoke(telemetry, 'req-2', () => undefined);
+    const cold = parsed().filter((l) => 'ColdStart' in l);
+    expect(cold).toHaveLength(1);
+    expect(expectValidEmf(cold[0]!).Dimensions).toEqual([['service', 'stage', 'function_name']]);
+    expect(cold[0]).toMatchObject({ service: 'animal-store', stage: 'staging', function_name: CONTEXT.functionName });
+    expect(parsed().filter((l) => 'DeprecatedOperationCall' in l)).toHaveLength(1);
   });
 });
