@@ -102,14 +102,25 @@ export class CanaryDeployments extends Construct {
       description: `${Stack.of(this).stackName}: CodeDeploy shifts the live aliases of this stack`,
     });
     this.role = role;
+    // Lambda authorizes each action against a resource of its own type (Service Authorization Reference, "Actions
+    // defined by AWS Lambda"; test/infra/iam-authorization.test.ts checks every grant against it): GetAlias and
+    // UpdateAlias against the function (unqualified ARN, whatever the alias), GetProvisionedConcurrencyConfig against
+    // the alias (qualified ARN). The ARNs are spelled from each function's ARN: a Ref to the alias would close a loop
+    // (the alias's UpdatePolicy names the deployment group, which waits for this policy), and CloudFormation refuses a
+    // template with a cycle before it creates anything.
+    const functions = [...props.aliases.values()];
     role.addToPrincipalPolicy(
       new PolicyStatement({
         sid: 'ShiftThisStacksLiveAliases',
-        actions: ['lambda:GetAlias', 'lambda:UpdateAlias', 'lambda:GetProvisionedConcurrencyConfig'],
-        // Each alias's ARN spelled from its function's ARN and name: a Ref to the alias would close a loop (the
-        // alias's UpdatePolicy names the deployment group, which waits for this policy), and CloudFormation refuses a
-        // template with a cycle before it creates anything.
-        resources: [...props.aliases.values()].map((a) => `${a.version.lambda.functionArn}:${a.aliasName}`),
+        actions: ['lambda:GetAlias', 'lambda:UpdateAlias'],
+        resources: functions.map((a) => a.version.lambda.functionArn),
+      }),
+    );
+    role.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: 'ReadTheLiveAliasesProvisionedConcurrency',
+        actions: ['lambda:GetProvisionedConcurrencyConfig'],
+        resources: functions.map((a) => `${a.version.lambda.functionArn}:${a.aliasName}`),
       }),
     );
     const policy = role.node.findChild('DefaultPolicy');
