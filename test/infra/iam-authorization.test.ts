@@ -1,8 +1,9 @@
 /**
- * Every grant of every synthesized template is one AWS can apply: each action an Allow statement names has a
- * resource of a type AWS authorizes that action against (AWS's Service Authorization Reference, with the Lambda
- * guide's qualified-ARN cases; test/infra/iam-reference.ts), in every variant of the synth the docs describe. A grant that fails can never take effect: the call it
- * was meant for is denied in AWS while every local test passes. Bundling is skipped, as in stack.test.ts.
+ * Every grant of every synthesized template, in every variant of the synth the docs describe, is one AWS can apply:
+ * each action an Allow statement names has a resource of a type AWS authorizes that action against (AWS's Service
+ * Authorization Reference, with the Lambda guide's qualified-ARN cases; test/infra/iam-reference.ts). A grant that
+ * fails can never take effect: the call it was meant for is denied in AWS while every local test passes. Bundling
+ * is skipped, as in stack.test.ts.
  */
 import { Template } from 'aws-cdk-lib/assertions';
 import { readFileSync, rmSync } from 'node:fs';
