@@ -11,7 +11,7 @@ import { basename, dirname } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CfnTemplate } from '../../lib/local/template.ts';
 import { createApp } from '../../lib/stacks/app.ts';
-import { grantsThatCannotApply } from './iam-reference.ts';
+import { grantsOf, grantsThatCannotApply } from './iam-reference.ts';
 import { SYNTH_CONTEXT } from './synth-context.ts';
 import { synthesizeVariants } from './template-variants.ts';
 
@@ -48,6 +48,19 @@ describe('the Service Authorization Reference', () => {
     const findings: string[] = [];
     for (const [name, t] of Object.entries(templates)) findings.push(...(await grantsThatCannotApply(name, t, PLACE)));
     expect(findings).toEqual([]);
+    // Not vacuous: it read the roles' policies and every kind of resource policy the stacks write.
+    const read = grantsOf(templates.staging!, PLACE);
+    for (const kind of ['RoleDefaultPolicy', 'AlarmTopicKey', 'AlarmTopicPolicy', 'Permission'])
+      expect(
+        read.some((g) => g.where.includes(kind)),
+        kind,
+      ).toBe(true);
+    expect(read.find((g) => g.where.startsWith('AlarmTopicKey') && g.action === 'kms:Decrypt')?.resources).toEqual([
+      expect.stringMatching(/^arn:aws:kms:eu-west-1:123456789012:key\//),
+    ]);
+    expect(read.find((g) => g.action === 'lambda:InvokeFunction')?.resources).toEqual([
+      expect.stringMatching(/^arn:aws:lambda:eu-west-1:123456789012:function:[^:]+:live$/),
+    ]);
   });
 
   it('finds none in any variant the docs describe (an existing topic, break glass, restored tables)', async () => {
