@@ -26,8 +26,9 @@ export interface AlarmThresholds {
   /** DynamoDB system errors per table, and app-side storage failures (StorageUnavailable), over 5 minutes. */
   readonly storageErrors: number;
   /**
-   * Deploy gate of the authorizer: the share (percent) of its invocations that denied the key, per minute. A canary
-   * sends 10 % of cache misses to the new version, so a version denying every valid key adds up to 10 points.
+   * Deploy gate of the authorizer: how many percentage points the new version's share of invocations that denied a
+   * key or failed may exceed the old version's, per minute, before the shift rolls back. Both versions get the same
+   * mix of callers, so a flood of forged tokens moves both shares alike; a version denying valid keys moves its own.
    */
   readonly authorizerDenialRatePercent: number;
 }

@@ -42,12 +42,15 @@ export class AlarmTopic extends Construct {
         enableKeyRotation: true,
         removalPolicy: props.removalPolicy ?? RemovalPolicy.RETAIN,
       });
+      // Only for this account's alarms (the confused-deputy guard AWS recommends for service principals): without
+      // aws:SourceAccount, CloudWatch acting for an alarm of any account could use the key.
       key.addToResourcePolicy(
         new PolicyStatement({
           sid: 'CloudWatchAlarmsPublishToTheEncryptedTopic',
           principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
           actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
           resources: ['*'],
+          conditions: { StringEquals: { 'aws:SourceAccount': stack.account } },
         }),
       );
       const topic = new Topic(this, 'Topic', { displayName: `${label} alarms`, masterKey: key, enforceSSL: true });
@@ -60,6 +63,7 @@ export class AlarmTopic extends Construct {
           actions: ['sns:Publish'],
           resources: [topic.topicArn],
           conditions: {
+            StringEquals: { 'aws:SourceAccount': stack.account },
             ArnLike: { 'aws:SourceArn': `arn:${stack.partition}:cloudwatch:${stack.region}:${stack.account}:alarm:*` },
           },
         }),

@@ -1,6 +1,13 @@
 import { Annotations, Duration, Stack } from 'aws-cdk-lib';
 import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
-import { Alarm, ComparisonOperator, MathExpression, TreatMissingData, type IAlarm } from 'aws-cdk-lib/aws-cloudwatch';
+import {
+  Alarm,
+  ComparisonOperator,
+  MathExpression,
+  Metric,
+  TreatMissingData,
+  type IAlarm,
+} from 'aws-cdk-lib/aws-cloudwatch';
 import {
   LambdaApplication,
   LambdaDeploymentConfig,
@@ -12,15 +19,16 @@ import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { Alias } from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
 import { pinLogicalId } from './logical-ids.ts';
-import { customMetric, serverErrorRate as apiServerErrorRate, type CustomMetrics } from './server-error-rate.ts';
+import { serverErrorRate as apiServerErrorRate, type CustomMetrics } from './server-error-rate.ts';
 
 export interface CanaryDeploymentsProps {
   /** Each function's `live` alias, by a readable name (operationId, `authorizer`). */
   readonly aliases: ReadonlyMap<string, Alias>;
   /**
    * The TOKEN authorizer, by its name in `aliases`. Its Lambda errors are answers, not failures (it denies by
-   * throwing "Unauthorized", so Errors counts every unknown key): it is gated on the API's 5xx rate and on the
-   * share of its invocations that denied a key (`AuthorizerDenied`), which catches a version that denies valid keys.
+   * throwing "Unauthorized", so Errors counts every unknown key): it is gated on the API's 5xx rate and on how much
+   * higher the new version's share of throwing invocations is than the old version's, which catches a version that
+   * denies valid keys or fails, while anonymous traffic (forged tokens) raises both versions' shares alike.
    */
   readonly authorizer: string;
   /** The API whose 5xx rate gates every shift. */
@@ -34,8 +42,9 @@ export interface CanaryDeploymentsProps {
   /** Roll back when a function's alias has this many Lambda errors (crashes, timeouts) in one minute. */
   readonly lambdaErrors: number;
   /**
-   * Roll back an authorizer shift when this percentage of the authorizer's invocations denied the key, in two
-   * consecutive minutes with at least AUTHORIZER_DENIAL_MIN_INVOCATIONS invocations each.
+   * Roll back an authorizer shift when the new version's share of invocations that denied a key or failed is this
+   * many percentage points above the old version's, in two consecutive minutes with at least
+   * AUTHORIZER_DENIAL_MIN_INVOCATIONS invocations on each version.
    */
   readonly authorizerDenialRatePercent: number;
   /**
@@ -47,8 +56,11 @@ export interface CanaryDeploymentsProps {
 }
 
 const MINUTE = Duration.minutes(1);
-/** Below this many authorizer invocations a minute, the denial share is not judged (a few unknown keys are 100 %). */
-export const AUTHORIZER_DENIAL_MIN_INVOCATIONS = 20;
+/**
+ * Below this many invocations a minute on either version, the authorizer's versions are not compared: at 50 the
+ * share of one version moves by about 7 points (one standard deviation) at random when half its callers are denied.
+ */
+export const AUTHORIZER_DENIAL_MIN_INVOCATIONS = 50;
 
 /**
  * Gradual deploys: one CodeDeploy deployment group per function that shifts its `live` alias to a new version with
@@ -102,14 +114,25 @@ export class CanaryDeployments extends Construct {
       description: `${Stack.of(this).stackName}: CodeDeploy shifts the live aliases of this stack`,
     });
     this.role = role;
+    // Lambda authorizes each action against a resource of its own type (Service Authorization Reference, "Actions
+    // defined by AWS Lambda"; test/infra/iam-authorization.test.ts checks every grant against it): GetAlias and
+    // UpdateAlias against the function (unqualified ARN, whatever the alias), GetProvisionedConcurrencyConfig against
+    // the alias (qualified ARN). The ARNs are spelled from each function's ARN: a Ref to the alias would close a loop
+    // (the alias's UpdatePolicy names the deployment group, which waits for this policy), and CloudFormation refuses a
+    // template with a cycle before it creates anything.
+    const functions = [...props.aliases.values()];
     role.addToPrincipalPolicy(
       new PolicyStatement({
         sid: 'ShiftThisStacksLiveAliases',
-        actions: ['lambda:GetAlias', 'lambda:UpdateAlias', 'lambda:GetProvisionedConcurrencyConfig'],
-        // Each alias's ARN spelled from its function's ARN and name: a Ref to the alias would close a loop (the
-        // alias's UpdatePolicy names the deployment group, which waits for this policy), and CloudFormation refuses a
-        // template with a cycle before it creates anything.
-        resources: [...props.aliases.values()].map((a) => `${a.version.lambda.functionArn}:${a.aliasName}`),
+        actions: ['lambda:GetAlias', 'lambda:UpdateAlias'],
+        resources: functions.map((a) => a.version.lambda.functionArn),
+      }),
+    );
+    role.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: 'ReadTheLiveAliasesProvisionedConcurrency',
+        actions: ['lambda:GetProvisionedConcurrencyConfig'],
+        resources: functions.map((a) => `${a.version.lambda.functionArn}:${a.aliasName}`),
       }),
     );
     const policy = role.node.findChild('DefaultPolicy');
@@ -119,15 +142,8 @@ export class CanaryDeployments extends Construct {
       const gates: IAlarm[] = [serverErrorRate];
       if (name === props.authorizer) {
         const denials = new Alarm(this, `${name}DenialRate`, {
-          alarmDescription: `During a deploy: ${props.authorizerDenialRatePercent} % or more of the authorizer's invocations denied the key, in 2 consecutive minutes of at least ${AUTHORIZER_DENIAL_MIN_INVOCATIONS} invocations`,
-          metric: new MathExpression({
-            expression: `IF(invocations >= ${AUTHORIZER_DENIAL_MIN_INVOCATIONS}, 100 * FILL(denied, 0) / invocations, 0)`,
-            usingMetrics: {
-              invocations: alias.metricInvocations({ period: MINUTE, statistic: 'Sum' }),
-              denied: customMetric(props.customMetrics, 'AuthorizerDenied', MINUTE),
-            },
-            period: MINUTE,
-          }),
+          alarmDescription: `During a deploy: the new authorizer version's share of invocations that denied or failed is ${props.authorizerDenialRatePercent} points or more above the old version's, in 2 consecutive minutes with at least ${AUTHORIZER_DENIAL_MIN_INVOCATIONS} invocations on each`,
+          metric: newVersionExcessErrorShare(alias, MINUTE),
           threshold: props.authorizerDenialRatePercent,
           evaluationPeriods: 2,
           datapointsToAlarm: 2,
@@ -175,4 +191,46 @@ export class CanaryDeployments extends Construct {
     this.groups = groups;
     this.alarms = alarms;
   }
+}
+
+/**
+ * How many points the share of the authorizer's invocations that threw (denied a key or failed) is higher on the
+ * version being deployed than on the version it replaces, per `period`. The authorizer denies by throwing, so Lambda's
+ * Errors counts denials; for invocations through an alias, Lambda also publishes Invocations and Errors per
+ * `ExecutedVersion` (dimensions FunctionName, Resource, ExecutedVersion). The new version is the one the alias's
+ * template names (the alarm is updated before the alias, which waits for its deployment group and so for this
+ * alarm); the old version is the alias's total minus the new one. A caller cannot choose the version that answers
+ * (CodeDeploy's weights split traffic at random), so anonymous traffic, forged tokens included, raises both shares
+ * alike and leaves the difference near 0; a version that denies valid keys or fails raises only its own. Outside a
+ * deploy the old version has no invocations, and the gate is not judged.
+ */
+function newVersionExcessErrorShare(alias: Alias, period: Duration): MathExpression {
+  const fn = alias.version.lambda;
+  const executed = (metricName: string) =>
+    new Metric({
+      namespace: 'AWS/Lambda',
+      metricName,
+      dimensionsMap: {
+        FunctionName: fn.functionName,
+        Resource: `${fn.functionName}:${alias.aliasName}`,
+        ExecutedVersion: alias.version.version,
+      },
+      period,
+      statistic: 'Sum',
+    });
+  const min = AUTHORIZER_DENIAL_MIN_INVOCATIONS;
+  const oldInvocations = '(FILL(allInvocations, 0) - FILL(newInvocations, 0))';
+  return new MathExpression({
+    expression:
+      `IF(FILL(newInvocations, 0) >= ${min} AND ${oldInvocations} >= ${min}, ` +
+      `100 * FILL(newErrors, 0) / FILL(newInvocations, 0) - ` +
+      `100 * (FILL(allErrors, 0) - FILL(newErrors, 0)) / ${oldInvocations}, 0)`,
+    usingMetrics: {
+      newInvocations: executed('Invocations'),
+      newErrors: executed('Errors'),
+      allInvocations: alias.metricInvocations({ period, statistic: 'Sum' }),
+      allErrors: alias.metricErrors({ period, statistic: 'Sum' }),
+    },
+    period,
+  });
 }

@@ -5,23 +5,19 @@
  * what it would answer in AWS. So nothing local can do what the deployed function cannot: a missing grant shows up
  * in `npm start` and `npm test`, not first in production.
  *
- * What the emulation understands (docs/deployment.md, "Checked before a deploy"): identity policies on the
- * function's role (AWS::IAM::Policy resources attached to it and the role's inline `Policies`), statements with
- * `Effect` Allow or Deny, `Action` and `Resource` as a string or a list with `*` and `?` wildcards, resources given
- * as strings or CloudFormation intrinsics that resolve to local values (`Ref`, `Fn::Join`, a table's
- * `Fn::GetAtt … Arn`). Anything else that could bear on a DynamoDB call (`NotAction`, `NotResource`, `Condition`,
- * managed policies, a permissions boundary) is refused at start-up, loudly, rather than allowed.
+ * What the emulation understands (docs/deployment.md, "Checked before a deploy"): every policy the template
+ * attaches to the function's role (role-policies.ts: inline `Policies`, AWS::IAM::Policy, AWS::IAM::ManagedPolicy,
+ * AWS::IAM::RolePolicy, by `Ref` or by the role's `RoleName`), evaluated as IAM does (policy.ts: Allow and Deny,
+ * `Action`/`NotAction`, `Resource`/`NotResource` with wildcards), resources given as strings or CloudFormation
+ * intrinsics that resolve to local values. Anything else that could bear on a DynamoDB call (a `Condition`, whose
+ * keys a local call does not carry; a managed policy outside the template; a permissions boundary; a role named by
+ * a string no role of the template has) is refused at start-up, loudly, rather than allowed.
  */
 import { DynamoDBServiceException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { LOCAL_ACCOUNT, resolver, tableArn, type LocalValues } from './intrinsics.ts';
+import { evaluate, globMatches, readStatements, type Statement } from './policy.ts';
+import { attachedDocuments } from './role-policies.ts';
 import type { CfnTemplate, FunctionDef } from './template.ts';
-
-/** One statement, resolved to local ARNs. */
-interface Statement {
-  readonly effect: 'Allow' | 'Deny';
-  readonly actions: readonly RegExp[];
-  readonly resources: readonly RegExp[];
-}
 
 /** What a DynamoDB call asks IAM for: one action on one resource (a batch or transaction asks several). */
 export interface AccessRequest {
@@ -34,18 +30,6 @@ export interface RolePolicy {
   readonly role: string;
   decide(request: AccessRequest): 'allow' | 'deny';
 }
-
-const KNOWN_KEYS = new Set(['Sid', 'Effect', 'Action', 'Resource']);
-
-/** `dynamodb:Get*` → a regex; actions compare case-insensitively, resources exactly, as IAM does. */
-const pattern = (glob: string, flags: string): RegExp =>
-  new RegExp(
-    `^${glob
-      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
-      .replace(/\*/g, '.*')
-      .replace(/\?/g, '.')}$`,
-    flags,
-  );
 
 /** Every action accessRequests asks for: a statement none of whose actions matches one cannot bear on our calls. */
 const DYNAMO_ACTIONS = [
@@ -60,7 +44,7 @@ const DYNAMO_ACTIONS = [
   'BatchGetItem',
   'BatchWriteItem',
 ].map((a) => `dynamodb:${a}`);
-const mayMatchDynamo = (action: string): boolean => DYNAMO_ACTIONS.some((a) => pattern(action, 'i').test(a));
+const mayMatchDynamo = (action: string): boolean => DYNAMO_ACTIONS.some((a) => globMatches(action, a, true));
 
 /** The policy statements of `fn`'s role in the template, resolved to local ARNs. */
 export function rolePolicy(t: CfnTemplate, fn: FunctionDef, local: LocalValues): RolePolicy {
@@ -70,43 +54,31 @@ export function rolePolicy(t: CfnTemplate, fn: FunctionDef, local: LocalValues):
   const where = `the IAM emulation (function ${fn.logicalId}, role ${roleId ?? '?'})`;
   if (!roleId || role?.Type !== 'AWS::IAM::Role')
     throw new Error(`${where}: the function's role is not a role of this template`);
-  for (const unsupported of ['ManagedPolicyArns', 'PermissionsBoundary'])
-    if (role.Properties?.[unsupported] !== undefined)
-      throw new Error(`${where}: ${unsupported} is not emulated; refusing rather than allowing what it might deny`);
-  const documents: unknown[] = [
-    ...(role.Properties?.Policies ?? []).map((p: { PolicyDocument: unknown }) => p.PolicyDocument),
-    ...Object.values(t.Resources)
-      .filter((r) => r.Type === 'AWS::IAM::Policy')
-      .filter((r) => (r.Properties?.Roles ?? []).some((x: { Ref?: string }) => x.Ref === roleId))
-      .map((r) => r.Properties!.PolicyDocument),
-  ];
   const resolve = resolver(t, local);
   const statements: Statement[] = [];
-  for (const doc of documents) {
-    for (const s of [(doc as { Statement: unknown }).Statement].flat() as Record<string, unknown>[]) {
-      const actions = [s.Action ?? []].flat().map(String);
-      const relevant = actions.some(mayMatchDynamo) || s.NotAction !== undefined;
-      if (!relevant) continue;
-      const unknown = Object.keys(s).filter((k) => !KNOWN_KEYS.has(k));
-      if (unknown.length)
-        throw new Error(`${where}: ${unknown.join(', ')} in a statement is not emulated (${JSON.stringify(s)})`);
-      if (s.Effect !== 'Allow' && s.Effect !== 'Deny') throw new Error(`${where}: Effect ${String(s.Effect)}`);
-      statements.push({
-        effect: s.Effect,
-        actions: actions.map((a) => pattern(a, 'i')),
-        resources: [s.Resource].flat().map((r) => pattern(resolve(r), '')),
-      });
-    }
+  let documents;
+  try {
+    documents = attachedDocuments(t, roleId);
+  } catch (e) {
+    throw new Error(`${where}: ${(e as Error).message}`, { cause: e });
   }
-  const matches = (s: Statement, r: AccessRequest) =>
-    s.actions.some((a) => a.test(r.action)) && s.resources.some((p) => p.test(r.resource));
+  for (const { source, document } of documents) {
+    // Only statements that can bear on a DynamoDB call are read (and must resolve locally): a log group's ARN need not.
+    const relevant = [(document as { Statement?: unknown }).Statement].flat().filter((raw) => {
+      const s = raw as Record<string, unknown>;
+      return s.NotAction !== undefined || [s.Action ?? []].flat().map(String).some(mayMatchDynamo);
+    }) as Record<string, unknown>[];
+    for (const s of relevant)
+      if (s.Condition !== undefined)
+        throw new Error(
+          `${where}: Condition in a statement of ${source} is not emulated (a local call carries no request context) (${JSON.stringify(s)})`,
+        );
+    statements.push(...readStatements({ Statement: relevant }, resolve, `${where}, ${source}`));
+  }
   return {
     role: roleId,
-    decide(r) {
-      // An explicit Deny wins over any Allow; with neither, the call is denied implicitly.
-      if (statements.some((s) => s.effect === 'Deny' && matches(s, r))) return 'deny';
-      return statements.some((s) => s.effect === 'Allow' && matches(s, r)) ? 'allow' : 'deny';
-    },
+    // An explicit Deny wins over any Allow; with neither, the call is denied implicitly.
+    decide: (r) => (evaluate(statements, r) === 'allow' ? 'allow' : 'deny'),
   };
 }
 

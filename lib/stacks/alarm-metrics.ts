@@ -64,10 +64,10 @@ export function alarmMetrics(routes: readonly Route[] = ROUTES): AlarmMetricRow[
       metrics: ops,
     },
     {
-      alarm: 'Deploy gate: authorizer denial rate',
-      detail: 'Invocations, AuthorizerDenied',
+      alarm: 'Deploy gate: authorizer denial rate, new version against old',
+      detail: 'Invocations, Errors of the alias and of its new version',
       ids: new RegExp(`^Deploy${AUTHORIZER.name}DenialRate`),
-      metrics: 2,
+      metrics: 4,
     },
   ];
 }

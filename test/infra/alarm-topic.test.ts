@@ -46,6 +46,8 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
       expect.objectContaining({
         Principal: { Service: 'cloudwatch.amazonaws.com' },
         Action: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+        // Only on behalf of this account's alarms (iam-walks.test.ts shows another account's are refused).
+        Condition: { StringEquals: { 'aws:SourceAccount': expect.anything() } },
       }),
     );
   });
@@ -64,7 +66,10 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
         Effect: 'Allow',
         Principal: { Service: 'cloudwatch.amazonaws.com' },
         Action: 'sns:Publish',
-        Condition: { ArnLike: { 'aws:SourceArn': expect.anything() } },
+        Condition: {
+          StringEquals: { 'aws:SourceAccount': expect.anything() },
+          ArnLike: { 'aws:SourceArn': expect.anything() },
+        },
       }),
     );
   });

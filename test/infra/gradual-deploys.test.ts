@@ -136,7 +136,7 @@ describe.each(STAGE_NAMES)('stage %s: CodeDeploy', (stage) => {
     }
   });
 
-  it('rolls an operation back on its alias errors and the API 5xx rate; the authorizer on the 5xx rate and its denial share', () => {
+  it('rolls an operation back on its alias errors and the API 5xx rate; the authorizer on the 5xx rate and its versions compared', () => {
     const aliases = aliasesOf(stage);
     const groupOf = (name: string) => {
       const [aliasId] = [...aliases].find(([, n]) => n === name)!;
@@ -160,17 +160,19 @@ describe.each(STAGE_NAMES)('stage %s: CodeDeploy', (stage) => {
       expect(JSON.stringify(errors.Dimensions)).toContain(`:${LIVE_ALIAS}`);
     }
     // The TOKEN authorizer denies an unknown key by throwing "Unauthorized", which Lambda counts as an error: an
-    // errors alarm would roll back on callers' mistakes. Its failures reach clients as AUTHORIZER_FAILURE (a 5xx);
-    // a version that denies valid keys shows as a rise of AuthorizerDenied per invocation of its alias.
+    // errors alarm on the whole alias would roll back on callers' mistakes (and on anyone's forged tokens). Its
+    // failures reach clients as AUTHORIZER_FAILURE (a 5xx); a version that denies valid keys or fails shows as its
+    // share of Errors rising above the old version's (deploy-gates.test.ts plays it on traffic).
     const authorizer = groupOf(AUTHORIZER.name);
     expect(authorizer.some(isApi5xxRate)).toBe(true);
     expect(authorizer.some((a) => a.MetricName === 'Errors')).toBe(false);
-    const denial = authorizer.find((a) =>
-      a.Metrics?.some((m: any) => m.MetricStat?.Metric.MetricName === 'AuthorizerDenied'),
+    const versions = authorizer.find((a) =>
+      a.Metrics?.some((m: any) => m.MetricStat?.Metric.Dimensions.some((d: any) => d.Name === 'ExecutedVersion')),
     )!;
-    expect(denial, 'denial-share gate').toBeDefined();
-    expect(denial.Threshold).toBe(STAGES[stage].alarms.authorizerDenialRatePercent);
-    const invocations = denial.Metrics.find((m: any) => m.MetricStat?.Metric.MetricName === 'Invocations');
-    expect(JSON.stringify(invocations.MetricStat.Metric.Dimensions)).toContain(`:${LIVE_ALIAS}`);
+    expect(versions, 'version-comparison gate').toBeDefined();
+    expect(versions.Threshold).toBe(STAGES[stage].alarms.authorizerDenialRatePercent);
+    const invocations = versions.Metrics.filter((m: any) => m.MetricStat?.Metric.MetricName === 'Invocations');
+    expect(invocations).toHaveLength(2);
+    for (const m of invocations) expect(JSON.stringify(m.MetricStat.Metric.Dimensions)).toContain(`:${LIVE_ALIAS}`);
   });
 });

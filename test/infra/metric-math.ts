@@ -9,7 +9,7 @@
 export type MathType = 'S' | 'TS' | 'TS[]' | 'STRING' | 'KEYWORD';
 
 type Node =
-  | { kind: 'num' }
+  | { kind: 'num'; value: number }
   | { kind: 'str' }
   | { kind: 'id'; name: string }
   | { kind: 'array'; items: Node[] }
@@ -82,7 +82,7 @@ function parse(src: string): Node {
       return e;
     }
     if (t === '[') return { kind: 'array', items: list(']') };
-    if (/^\d/.test(t)) return { kind: 'num' };
+    if (/^\d/.test(t)) return { kind: 'num', value: Number(t) };
     if (/^["']/.test(t)) return { kind: 'str' };
     if (/^[A-Z][A-Z0-9_]*$/.test(t) && peek() === '(') {
       i++;
@@ -247,3 +247,6 @@ export function checkExpression(expression: string, ids: Readonly<Record<string,
   }
   return { type, errors, functions, unfilledSumOperands };
 }
+
+/** The parser, for evaluating an expression on sample values (metric-eval.ts). */
+export { parse as parseMathExpression, type Node as MathNode };

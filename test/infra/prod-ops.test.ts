@@ -211,27 +211,30 @@ describe.each(STAGE_NAMES)('stage %s', (stage) => {
     const statements = ofType(t(), 'AWS::IAM::Policy')
       .filter(([, p]) => p.Properties.Roles.some((r: any) => r.Ref === roleId))
       .flatMap(([, p]) => p.Properties.PolicyDocument.Statement as any[]);
-    // Each alias's ARN is spelled from its function's ARN and name: a Ref to the alias would close a dependency
-    // cycle (the alias's UpdatePolicy names its deployment group, which waits for this policy).
-    const aliasArns = ofType(t(), 'AWS::Lambda::Alias')
-      .map(([, a]) =>
-        JSON.stringify({
-          'Fn::Join': ['', [{ 'Fn::GetAtt': [a.Properties.FunctionName.Ref, 'Arn'] }, `:${a.Properties.Name}`]],
-        }),
-      )
-      .sort();
-    const shift = statements.find((s) => [s.Action].flat().includes('lambda:UpdateAlias'));
-    expect([shift.Action].flat().sort()).toEqual([
-      'lambda:GetAlias',
-      'lambda:GetProvisionedConcurrencyConfig',
-      'lambda:UpdateAlias',
-    ]);
-    expect(
-      [shift.Resource]
+    // Lambda authorizes GetAlias and UpdateAlias against the unqualified function ARN, and
+    // GetProvisionedConcurrencyConfig against the alias ARN (iam-authorization.test.ts checks every grant). Each
+    // alias's ARN is spelled from its function's ARN and name: a Ref to the alias would close a dependency cycle
+    // (the alias's UpdatePolicy names its deployment group, which waits for this policy).
+    const aliases = ofType(t(), 'AWS::Lambda::Alias');
+    const functionArns = aliases.map(([, a]) =>
+      JSON.stringify({ 'Fn::GetAtt': [a.Properties.FunctionName.Ref, 'Arn'] }),
+    );
+    const aliasArns = aliases.map(([, a]) =>
+      JSON.stringify({
+        'Fn::Join': ['', [{ 'Fn::GetAtt': [a.Properties.FunctionName.Ref, 'Arn'] }, `:${a.Properties.Name}`]],
+      }),
+    );
+    const resourcesOf = (s: any) =>
+      [s.Resource]
         .flat()
         .map((r: any) => JSON.stringify(r))
-        .sort(),
-    ).toEqual(aliasArns);
+        .sort();
+    const shift = statements.find((s) => [s.Action].flat().includes('lambda:UpdateAlias'));
+    expect([shift.Action].flat().sort()).toEqual(['lambda:GetAlias', 'lambda:UpdateAlias']);
+    expect(resourcesOf(shift)).toEqual(functionArns.sort());
+    const provisioned = statements.find((s) => [s.Action].flat().includes('lambda:GetProvisionedConcurrencyConfig'));
+    expect([provisioned.Action].flat()).toEqual(['lambda:GetProvisionedConcurrencyConfig']);
+    expect(resourcesOf(provisioned)).toEqual(aliasArns.sort());
     const gateAlarms = new Set(
       groups.flatMap(([, g]) => g.Properties.AlarmConfiguration.Alarms.map((a: any) => a.Name.Ref as string)),
     );

@@ -1,0 +1,181 @@
+/**
+ * AWS services that act with a role or a resource policy of ours, their calls played as the service makes them and
+ * each checked by the IAM policy evaluator (lib/local/policy.ts) against the policies exactly as the synthesized
+ * template defines them, on ARNs formed as AWS forms them:
+ *
+ * - CodeDeploy, one gradual Lambda deployment per function: it assumes the deployment group's service role, reads
+ *   the alias (GetAlias on the function's unqualified ARN, GetProvisionedConcurrencyConfig on the alias's), shifts
+ *   weight (UpdateAlias with a RoutingConfig), reads the gate alarms (DescribeAlarms on each alarm's ARN) and
+ *   finishes the shift (UpdateAlias). A denied call fails the deployment (IAM_ROLE_PERMISSIONS) and CloudFormation
+ *   rolls the update back.
+ * - CloudWatch, an alarm notifying: sns:Publish on the topic through its topic policy, and kms:GenerateDataKey and
+ *   kms:Decrypt on the topic's key through the key policy, on behalf of an alarm of this account (allowed) and of
+ *   another account (refused: the confused-deputy guard).
+ * Bundling is skipped, as in stack.test.ts.
+ */
+import { Token } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { STAGE_NAMES, type StageName } from '../../lib/config/stages.ts';
+import { awsValues, type AwsValues } from '../../lib/local/arns.ts';
+import { evaluate, readStatements, type Request, type Statement } from '../../lib/local/policy.ts';
+import { attachedDocuments } from '../../lib/local/role-policies.ts';
+import type { CfnTemplate } from '../../lib/local/template.ts';
+import { createApp } from '../../lib/stacks/app.ts';
+import { SYNTH_CONTEXT } from './synth-context.ts';
+
+interface Stage {
+  readonly template: CfnTemplate;
+  readonly values: AwsValues;
+  readonly account: string;
+  readonly region: string;
+}
+const stages = {} as Record<StageName, Stage>;
+const OTHER_ACCOUNT = '999999999999';
+
+beforeAll(() => {
+  const { stacks } = createApp({ context: { ...SYNTH_CONTEXT } });
+  for (const name of STAGE_NAMES) {
+    const stack = stacks[name];
+    const account = Token.isUnresolved(stack.account) ? '123456789012' : stack.account;
+    const region = Token.isUnresolved(stack.region) ? 'eu-west-1' : stack.region;
+    const template = Template.fromStack(stack).toJSON() as CfnTemplate;
+    stages[name] = {
+      template,
+      account,
+      region,
+      values: awsValues(template, { account, region, stackName: stack.stackName }),
+    };
+  }
+}, 240_000);
+
+const ofType = (t: CfnTemplate, type: string) => Object.entries(t.Resources).filter(([, r]) => r.Type === type);
+const refOf = (v: unknown): string => (v as { Ref: string }).Ref;
+
+/** The role's identity statements and its trust policy, as the template defines them. */
+function role(s: Stage, roleId: string): { identity: Statement[]; trust: Statement[] } {
+  const identity = attachedDocuments(s.template, roleId).flatMap(({ source, document }) =>
+    readStatements(document, s.values.resolve, source),
+  );
+  const trust = readStatements(
+    s.template.Resources[roleId]!.Properties!.AssumeRolePolicyDocument,
+    s.values.resolve,
+    `${roleId} trust`,
+  );
+  return { identity, trust };
+}
+
+/** One CodeDeploy deployment of a Lambda alias, as the calls CodeDeploy makes with the group's service role. */
+function codeDeployCalls(s: Stage, aliasId: string): (Request & { step: string })[] {
+  const alias = s.template.Resources[aliasId]!;
+  const functionName = s.values.nameOf(refOf(alias.Properties!.FunctionName));
+  const aliasName = String(alias.Properties!.Name);
+  // Lambda authorizes alias operations on `arn:aws:lambda:<region>:<account>:function:<name>`, whatever the alias.
+  const fn = `arn:aws:lambda:${s.region}:${s.account}:function:${functionName}`;
+  const groupId = refOf((alias as { UpdatePolicy?: any }).UpdatePolicy.CodeDeployLambdaAliasUpdate.DeploymentGroupName);
+  const gates = (s.template.Resources[groupId]!.Properties!.AlarmConfiguration.Alarms as { Name: unknown }[]).map(
+    (a) => `arn:aws:cloudwatch:${s.region}:${s.account}:alarm:${s.values.nameOf(refOf(a.Name))}`,
+  );
+  return [
+    { step: 'GetAlias', action: 'lambda:GetAlias', resource: fn },
+    {
+      step: 'GetProvisionedConcurrencyConfig',
+      action: 'lambda:GetProvisionedConcurrencyConfig',
+      resource: `${fn}:${aliasName}`,
+    },
+    // UpdateAlias(FunctionName, Name, FunctionVersion: old, RoutingConfig: { AdditionalVersionWeights: { new: 0.1 } })
+    { step: 'UpdateAlias with a RoutingConfig', action: 'lambda:UpdateAlias', resource: fn },
+    ...gates.map((alarm) => ({
+      step: `DescribeAlarms ${alarm}`,
+      action: 'cloudwatch:DescribeAlarms',
+      resource: alarm,
+    })),
+    // UpdateAlias(FunctionName, Name, FunctionVersion: new, RoutingConfig: {}) ends the shift (or rolls it back).
+    { step: 'UpdateAlias to finish', action: 'lambda:UpdateAlias', resource: fn },
+  ];
+}
+
+describe.each(STAGE_NAMES)('stage %s: CodeDeploy shifts every live alias', (stageName) => {
+  const s = () => stages[stageName];
+  const aliases = () => ofType(s().template, 'AWS::Lambda::Alias');
+  const roleOf = (aliasId: string) => {
+    const alias = s().template.Resources[aliasId] as { UpdatePolicy?: any };
+    const groupId = refOf(alias.UpdatePolicy.CodeDeployLambdaAliasUpdate.DeploymentGroupName);
+    return s().template.Resources[groupId]!.Properties!.ServiceRoleArn['Fn::GetAtt'][0] as string;
+  };
+
+  it('lets codedeploy.amazonaws.com assume the service role of every group', () => {
+    expect(aliases().length).toBeGreaterThan(1);
+    for (const [aliasId] of aliases()) {
+      const roleId = roleOf(aliasId);
+      const arn = s().values.resolve({ 'Fn::GetAtt': [roleId, 'Arn'] });
+      const assume = { action: 'sts:AssumeRole', resource: arn, caller: { service: 'codedeploy.amazonaws.com' } };
+      expect(evaluate(role(s(), roleId).trust, assume), aliasId).toBe('allow');
+      expect(evaluate(role(s(), roleId).trust, { ...assume, caller: { service: 'lambda.amazonaws.com' } })).not.toBe(
+        'allow',
+      );
+    }
+  });
+
+  it('allows every call of a gradual deployment of every function', () => {
+    const denied: string[] = [];
+    for (const [aliasId] of aliases()) {
+      const { identity } = role(s(), roleOf(aliasId));
+      for (const call of codeDeployCalls(s(), aliasId))
+        if (evaluate(identity, call) !== 'allow')
+          denied.push(`${aliasId}: ${call.step} (${call.action} on ${call.resource})`);
+    }
+    expect(denied).toEqual([]);
+  });
+
+  it('allows nothing beyond this stack: another function, another account, another alarm', () => {
+    const [aliasId] = aliases()[0]!;
+    const { identity } = role(s(), roleOf(aliasId));
+    const { account, region } = s();
+    for (const [action, resource] of [
+      ['lambda:UpdateAlias', `arn:aws:lambda:${region}:${account}:function:someone-elses`],
+      ['lambda:UpdateAlias', codeDeployCalls(s(), aliasId)[0]!.resource.replace(account, OTHER_ACCOUNT)],
+      ['lambda:InvokeFunction', codeDeployCalls(s(), aliasId)[0]!.resource],
+      ['lambda:DeleteAlias', codeDeployCalls(s(), aliasId)[0]!.resource],
+      ['cloudwatch:DescribeAlarms', `arn:aws:cloudwatch:${region}:${account}:alarm:someone-elses`],
+    ] as const)
+      expect(evaluate(identity, { action, resource }), `${action} on ${resource}`).toBe('implicit-deny');
+  });
+});
+
+describe.each(STAGE_NAMES)('stage %s: alarms notify through the encrypted topic', (stageName) => {
+  const s = () => stages[stageName];
+
+  /** What CloudWatch asks SNS and KMS for when `alarm` (an ARN) notifies the topic. */
+  function notify(alarmAccount: string) {
+    const { template, values, region } = s();
+    const [[topicId, topic]] = ofType(template, 'AWS::SNS::Topic') as unknown as [[string, { Properties: any }]];
+    const topicArn = values.resolve({ Ref: topicId });
+    const keyId = topic.Properties.KmsMasterKeyId['Fn::GetAtt'][0] as string;
+    const keyArn = values.resolve({ 'Fn::GetAtt': [keyId, 'Arn'] });
+    const [[alarmId]] = ofType(template, 'AWS::CloudWatch::Alarm');
+    const alarm = `arn:aws:cloudwatch:${region}:${alarmAccount}:alarm:${values.nameOf(alarmId!)}`;
+    const context = { 'aws:SourceAccount': alarmAccount, 'aws:SourceArn': alarm, 'aws:SecureTransport': 'true' };
+    const caller = { service: 'cloudwatch.amazonaws.com' };
+    const topicPolicy = ofType(template, 'AWS::SNS::TopicPolicy')
+      .filter(([, p]) => (p.Properties!.Topics as unknown[]).some((t) => refOf(t) === topicId))
+      .flatMap(([id, p]) => readStatements(p.Properties!.PolicyDocument, values.resolve, id));
+    const keyPolicy = readStatements(template.Resources[keyId]!.Properties!.KeyPolicy, values.resolve, keyId);
+    return {
+      publish: evaluate(topicPolicy, { action: 'sns:Publish', resource: topicArn, caller, context }),
+      generateDataKey: evaluate(keyPolicy, { action: 'kms:GenerateDataKey', resource: keyArn, caller, context }),
+      decrypt: evaluate(keyPolicy, { action: 'kms:Decrypt', resource: keyArn, caller, context }),
+    };
+  }
+
+  it("lets CloudWatch publish for this account's alarms: the topic policy and the key policy allow it", () => {
+    expect(notify(s().account)).toEqual({ publish: 'allow', generateDataKey: 'allow', decrypt: 'allow' });
+  });
+
+  it("refuses CloudWatch acting for another account's alarm, at the topic and at the key", () => {
+    const other = notify(OTHER_ACCOUNT);
+    expect(other.publish).not.toBe('allow');
+    expect(other.generateDataKey).not.toBe('allow');
+    expect(other.decrypt).not.toBe('allow');
+  });
+});
