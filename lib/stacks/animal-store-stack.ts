@@ -132,6 +132,7 @@ export class AnimalStoreStack extends Stack {
     new WebFirewall(this, 'Firewall', {
       stage: store.api.deploymentStage,
       requestsPerIpPer5Minutes: stage.wafRequestsPerIpPer5Minutes,
+      requestsPerKeyPer5Minutes: stage.wafRequestsPerKeyPer5Minutes,
     });
     new GatewayResponses(this, 'GatewayResponses', { api: store.api });
     const usagePlans = new UsagePlans(this, 'UsagePlans', {
