@@ -6,7 +6,15 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import { BEARER_PATTERN } from '../../contract/auth.ts';
 import { PLANS, type PlanLimits, type PlanName } from '../../contract/plans.ts';
-import { SPENT_KEYS, isPooledPlan, poolKeyValue, poolMemberOf, spentKeyValue } from '../../contract/key-pool.ts';
+import {
+  PROBATION,
+  SPENT_KEYS,
+  isPooledPlan,
+  poolKeyValue,
+  poolMemberOf,
+  probationKeyValue,
+  spentKeyValue,
+} from '../../contract/key-pool.ts';
 
 export type KeyStatus = 'active' | 'revoked';
 
@@ -185,19 +193,28 @@ export interface Standing {
  * - `spent`: a key whose quota of today is spent is counted against the spent-keys API key, whose usage plan
  *   answers QUOTA_EXCEEDED (429 `quota_exceeded`), so it cannot use up what it shares (a Free pool member). Not in
  *   the day's last SPENT_KEYS.notInLastSeconds: a decision cached past midnight would refuse the new day's requests;
+ * - `probation`: a key whose ban ended within PROBATION.seconds: a Free pool key is counted against the probation
+ *   API key, not its pool member (contract/key-pool.ts PROBATION), so its next ban cycle spends nothing it shares;
  * - `count` it against its own usage key.
  * An unknown standing counts the request (the function's limiter still enforces both).
  */
-export function gateDecision(standing: Standing | undefined, nowSec: number): 'deny' | 'spent' | 'count' {
+export type GateDecision = 'deny' | 'spent' | 'probation' | 'count';
+
+export function gateDecision(standing: Standing | undefined, nowSec: number): GateDecision {
   if (!standing) return 'count';
   if (standing.bannedUntil !== undefined && standing.bannedUntil > nowSec) return 'deny';
   const dayStart = nowSec - (nowSec % 86_400);
   const secondsLeft = dayStart + 86_400 - nowSec;
   if (standing.spentDay === dayStart && secondsLeft > SPENT_KEYS.notInLastSeconds) return 'spent';
+  if (standing.bannedUntil !== undefined && nowSec - standing.bannedUntil < PROBATION.seconds) return 'probation';
   return 'count';
 }
 
 /** The API key the gateway counts the request against, after gateDecision. */
-export function gateUsageKey(auth: Authenticated, decision: 'deny' | 'spent' | 'count', stage: string): string {
-  return decision === 'spent' ? spentKeyValue(stage) : auth.usageIdentifierKey;
+export function gateUsageKey(auth: Authenticated, decision: GateDecision, stage: string): string {
+  if (decision === 'spent') return spentKeyValue(stage);
+  // Only a key that shares its pool member moves: one with an API key of its own spends only its own.
+  if (decision === 'probation' && auth.usageIdentifierKey === poolKeyValue(stage, poolMemberOf(auth.keyId)))
+    return probationKeyValue(stage);
+  return auth.usageIdentifierKey;
 }
