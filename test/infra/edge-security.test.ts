@@ -15,6 +15,7 @@ import { MAX_BODY_BYTES } from '../../contract/schemas.ts';
 import { PLANS, STANDARD_PLANS, usagePlanThrottle } from '../../contract/plans.ts';
 import { STAGE_NAMES, STAGES, type StageName } from '../../lib/config/stages.ts';
 import { StoreApi } from '../../lib/constructs/store-api.ts';
+import { UNITS_PER_CALL, requestUnitCeiling } from '../../lib/constructs/data-tables.ts';
 import { generateKey } from '../../lambdas/domain/keys.ts';
 import { resourcesOf, synthTemplates, type CfnTemplate } from './templates.ts';
 import { firstMatch, type WafRequest } from './waf-eval.ts';
@@ -110,6 +111,28 @@ describe.each(STAGE_NAMES)('stage %s', (stage) => {
     expect(policies.length).toBeGreaterThan(0);
     for (const p of policies) expect(p).toMatch(/^(TLS_1_2|SecurityPolicy_TLS1[23]_)/);
     expect(resourcesOf(t(), 'AWS::Lambda::Url')).toEqual([]);
+  });
+
+  // DynamoDB on-demand bills every request unit with no upper bound unless a table (and each index) sets a maximum
+  // throughput: a ceiling on what a flood, a runaway client or a bug can cost per second.
+  it('caps every table and index at a throughput the stage can never legitimately need more of', () => {
+    const ceiling = requestUnitCeiling(STAGES[stage].stageThrottle, ROUTES.length);
+    const tables = resourcesOf(t(), 'AWS::DynamoDB::GlobalTable');
+    expect(tables.length).toBeGreaterThan(0);
+    for (const [id, r] of tables) {
+      const p = r.Properties;
+      expect(p.WriteOnDemandThroughputSettings, id).toEqual({ MaxWriteRequestUnits: ceiling });
+      for (const replica of p.Replicas) {
+        expect(replica.ReadOnDemandThroughputSettings, id).toEqual({ MaxReadRequestUnits: ceiling });
+        for (const ix of replica.GlobalSecondaryIndexes ?? [])
+          expect(ix.ReadOnDemandThroughputSettings, `${id} ${ix.IndexName}`).toEqual({ MaxReadRequestUnits: ceiling });
+      }
+      for (const ix of p.GlobalSecondaryIndexes ?? [])
+        expect(ix.WriteOnDemandThroughputSettings, `${id} ${ix.IndexName}`).toEqual({ MaxWriteRequestUnits: ceiling });
+    }
+    // Never below what the stage admits in a second (every method's rate), at the most units a call takes.
+    const admitted = Math.min(STAGES[stage].stageThrottle.rateLimit * ROUTES.length, 10_000);
+    expect(ceiling).toBeGreaterThanOrEqual(UNITS_PER_CALL * admitted);
   });
 
   describe('WAF answers as the gateway would, earlier', () => {
