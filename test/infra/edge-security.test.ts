@@ -84,8 +84,9 @@ describe.each(STAGE_NAMES)('stage %s', (stage) => {
     }
   });
 
-  // Data trace logs whole requests, headers included, in the execution logs; the access log can only hold what its
-  // format names.
+  // Execution logs (ERROR or INFO) have authorization headers redacted by API Gateway ("Execution logging for REST
+  // APIs"); data trace logs whole requests, headers included, so it must stay off on every method. The access log
+  // can only hold what its format names.
   it('API Gateway logs no request header: no data trace on any method, an access log of server-side fields only', () => {
     const s = stageProps();
     expect(s.DataTraceEnabled ?? false).toBe(false);
