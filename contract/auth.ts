@@ -3,7 +3,10 @@
  * the authorizer's own parsing all derive from this one pattern, so a key the gateway lets through is one the
  * function can read.
  */
-/** A key is 20-128 URL-safe characters. Generated keys: `ask_` + 32 random bytes (256 bits) in base64url. */
+/**
+ * A key is 20-128 URL-safe characters. Generated keys: `ask2_` + 32 random bytes (base64url) + a CRC-32
+ * (lambdas/domain/keys.ts).
+ */
 const KEY_CHARS = '[A-Za-z0-9_-]{20,128}';
 
 /**

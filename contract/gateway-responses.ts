@@ -48,6 +48,12 @@ export interface GatewayResponseSpec {
   readonly headers: Readonly<Record<string, string>>;
 }
 
+/**
+ * Never kept by a cache: an error the gateway gives one caller (a 401 for its key, a 429 for its quota) must not be
+ * served to another by a shared cache or proxy, nor replayed to the same client after its situation changed.
+ */
+const NO_STORE = { 'Cache-Control': 'no-store' } as const;
+
 const spec = (
   type: GatewayResponseType,
   code: ErrorCode,
@@ -58,7 +64,7 @@ const spec = (
   code,
   status: ERROR_CODES[code].status,
   message,
-  headers: { ...JSON_HEADERS, ...UNCOUNTED_RATE_LIMIT_HEADERS, ...extra },
+  headers: { ...JSON_HEADERS, ...UNCOUNTED_RATE_LIMIT_HEADERS, ...NO_STORE, ...extra },
 });
 
 /**
@@ -105,7 +111,7 @@ export function methodNotAllowed(allow: readonly string[]): {
   const e = ERROR_CODES.method_not_allowed;
   return {
     status: e.status,
-    headers: { ...JSON_HEADERS, ...UNCOUNTED_RATE_LIMIT_HEADERS, Allow: allow.join(', ') },
+    headers: { ...JSON_HEADERS, ...UNCOUNTED_RATE_LIMIT_HEADERS, ...NO_STORE, Allow: allow.join(', ') },
     body: JSON.stringify(errorObject('method_not_allowed', `${e.message} Allowed: ${allow.join(', ')}.`)),
   };
 }

@@ -36,6 +36,12 @@ export const PetStatus = meta(z.enum(PET_STATUSES), { id: 'PetStatus', descripti
 const INVISIBLE = /[\p{White_Space}\p{Cf}\p{Default_Ignorable_Code_Point}]/gu;
 /** C0 and C1 control characters (NUL, ESC, tab, newline…): they end strings, move cursors or colour terminals. */
 const CONTROL = /\p{Cc}/u;
+/**
+ * Bidirectional embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069): in a shared inventory they make
+ * a name display as another ("Trojan Source") and reorder whatever is shown after it. The plain marks (U+200E,
+ * U+200F, U+061C) stay allowed: they change no order beyond themselves.
+ */
+const BIDI_CONTROL = /[\u202A-\u202E\u2066-\u2069]/u;
 
 const name = meta(
   z.string().check(
@@ -46,6 +52,10 @@ const name = meta(
       'name must not be blank (spaces and invisible characters such as U+200B do not count)',
     ),
     z.refine((s) => !CONTROL.test(s), 'name must not contain control characters (U+0000-U+001F, U+007F-U+009F)'),
+    z.refine(
+      (s) => !BIDI_CONTROL.test(s),
+      'name must not contain bidirectional overrides or isolates (U+202A-U+202E, U+2066-U+2069)',
+    ),
     z.refine((s) => s.isWellFormed(), 'name must be well-formed Unicode (no lone surrogates)'),
   ),
   { description: "The animal's name.", example: 'Rex' },
@@ -140,6 +150,15 @@ export const ErrorObject = meta(
 export function describeIssues(error: z.core.$ZodError): string {
   return error.issues
     .slice(0, 5)
-    .map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message))
+    .map((i) => clip(i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message, 200))
     .join('; ');
+}
+
+/**
+ * A client-chosen text cut to `max` code points (never a lone surrogate), marked with an ellipsis: an error message
+ * that echoes a field or parameter name must not echo 9 KB of it.
+ */
+export function clip(text: string, max = 64): string {
+  const chars = [...text];
+  return chars.length > max ? `${chars.slice(0, max).join('')}…` : text;
 }

@@ -3,9 +3,18 @@
  * The plaintext key is shown once on creation and never stored or logged: storage holds its SHA-256.
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { crc32 } from 'node:zlib';
 import { BEARER_PATTERN } from '../../contract/auth.ts';
 import { PLANS, type PlanLimits, type PlanName } from '../../contract/plans.ts';
-import { SPENT_KEYS, isPooledPlan, poolKeyValue, poolMemberOf, spentKeyValue } from '../../contract/key-pool.ts';
+import {
+  PROBATION,
+  SPENT_KEYS,
+  isPooledPlan,
+  poolKeyValue,
+  poolMemberOf,
+  probationKeyValue,
+  spentKeyValue,
+} from '../../contract/key-pool.ts';
 
 export type KeyStatus = 'active' | 'revoked';
 
@@ -77,8 +86,39 @@ export function hashKey(key: string): string {
   return createHash('sha256').update(key, 'utf8').digest('hex');
 }
 
+/**
+ * Keys carry their own check, as GitHub's and Stripe's do: `ask2_` + 32 random bytes (base64url, 43 characters) +
+ * the CRC-32 of everything before it (4 bytes, base64url, 6 characters): 54 characters. A token that claims this
+ * form and fails its check is refused without a read (a flood of random tokens costs no DynamoDB request). Keys
+ * issued before (`ask_` + 43 characters, no check) are looked up as before until they are rotated: the `ask2_` prefix
+ * tells the forms apart (the old form's fifth character is random, its fourth always `_`). CRC-32 is a checksum,
+ * not a MAC: it stops random and mistyped tokens, not someone who computes it; such a token costs the read it did.
+ */
+export const CHECKED_KEY = { prefix: 'ask2_', randomBytes: 32, checkChars: 6 } as const;
+const CHECKED_KEY_LENGTH =
+  CHECKED_KEY.prefix.length + Math.ceil((CHECKED_KEY.randomBytes * 4) / 3) + CHECKED_KEY.checkChars;
+
+function keyCheck(body: string): string {
+  const b = Buffer.alloc(4);
+  b.writeUInt32BE(crc32(body));
+  return b.toString('base64url');
+}
+
 export function generateKey(): string {
-  return `ask_${randomBytes(32).toString('base64url')}`;
+  const body = `${CHECKED_KEY.prefix}${randomBytes(CHECKED_KEY.randomBytes).toString('base64url')}`;
+  return `${body}${keyCheck(body)}`;
+}
+
+/**
+ * `forged`: the key claims the checked form (its prefix) and fails it (length or check): no key has it, and no read
+ * is needed to say so. `checked`: the form holds. `unchecked`: another form (keys issued before the check), which
+ * only a lookup can judge.
+ */
+export function keyForm(key: string): 'checked' | 'forged' | 'unchecked' {
+  if (!key.startsWith(CHECKED_KEY.prefix)) return 'unchecked';
+  if (key.length !== CHECKED_KEY_LENGTH) return 'forged';
+  const cut = key.length - CHECKED_KEY.checkChars;
+  return keyCheck(key.slice(0, cut)) === key.slice(cut) ? 'checked' : 'forged';
 }
 
 export function generateKeyId(): string {
@@ -121,7 +161,7 @@ export async function authenticate(
   stage: string,
 ): Promise<Authenticated | undefined> {
   const key = parseBearer(header);
-  if (!key) return undefined;
+  if (!key || keyForm(key) === 'forged') return undefined;
   return usableKey(await store.getByHash(hashKey(key)), stage);
 }
 
@@ -153,19 +193,28 @@ export interface Standing {
  * - `spent`: a key whose quota of today is spent is counted against the spent-keys API key, whose usage plan
  *   answers QUOTA_EXCEEDED (429 `quota_exceeded`), so it cannot use up what it shares (a Free pool member). Not in
  *   the day's last SPENT_KEYS.notInLastSeconds: a decision cached past midnight would refuse the new day's requests;
+ * - `probation`: a key whose ban ended within PROBATION.seconds: a Free pool key is counted against the probation
+ *   API key, not its pool member (contract/key-pool.ts PROBATION), so its next ban cycle spends nothing it shares;
  * - `count` it against its own usage key.
  * An unknown standing counts the request (the function's limiter still enforces both).
  */
-export function gateDecision(standing: Standing | undefined, nowSec: number): 'deny' | 'spent' | 'count' {
+export type GateDecision = 'deny' | 'spent' | 'probation' | 'count';
+
+export function gateDecision(standing: Standing | undefined, nowSec: number): GateDecision {
   if (!standing) return 'count';
   if (standing.bannedUntil !== undefined && standing.bannedUntil > nowSec) return 'deny';
   const dayStart = nowSec - (nowSec % 86_400);
   const secondsLeft = dayStart + 86_400 - nowSec;
   if (standing.spentDay === dayStart && secondsLeft > SPENT_KEYS.notInLastSeconds) return 'spent';
+  if (standing.bannedUntil !== undefined && nowSec - standing.bannedUntil < PROBATION.seconds) return 'probation';
   return 'count';
 }
 
 /** The API key the gateway counts the request against, after gateDecision. */
-export function gateUsageKey(auth: Authenticated, decision: 'deny' | 'spent' | 'count', stage: string): string {
-  return decision === 'spent' ? spentKeyValue(stage) : auth.usageIdentifierKey;
+export function gateUsageKey(auth: Authenticated, decision: GateDecision, stage: string): string {
+  if (decision === 'spent') return spentKeyValue(stage);
+  // Only a key that shares its pool member moves: one with an API key of its own spends only its own.
+  if (decision === 'probation' && auth.usageIdentifierKey === poolKeyValue(stage, poolMemberOf(auth.keyId)))
+    return probationKeyValue(stage);
+  return auth.usageIdentifierKey;
 }

@@ -1,13 +1,13 @@
 /**
  * The TOKEN authorizer: `Authorization: Bearer <key>` → SHA-256 → the key record and the key's standing, in one
  * BatchGetItem (one round trip per cache miss). Unknown, revoked or malformed keys throw exactly "Unauthorized" (API
- * Gateway answers 401). A storage failure throws another error, which API Gateway answers with AUTHORIZER_FAILURE
- * (mapped to 503): it fails closed, never letting a request through. A banned key is denied (429 key_banned), a key
+ * Gateway answers 401); a token that fails the key's own check (domain/keys.ts keyForm) does so without a read. A
+ * storage failure throws another error, which API Gateway answers with AUTHORIZER_FAILURE (mapped to 503): it fails closed, never letting a request through. A banned key is denied (429 key_banned), a key
  * whose day is spent is counted against the spent-keys usage plan (429 quota_exceeded), both before they count
  * against anything they share. The policy allows the whole API stage, so a cached result works on every route.
  */
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
-import { gateDecision, gateUsageKey, hashKey, parseBearer, usableKey } from '../domain/keys.ts';
+import { gateDecision, gateUsageKey, hashKey, keyForm, parseBearer, usableKey } from '../domain/keys.ts';
 // The key and standing lookup alone, so the authorizer bundle carries no pet or limiter code.
 import { readKeyAndStanding } from '../storage/standing.ts';
 import type { Runtime } from '../shared/runtime.ts';
@@ -18,6 +18,17 @@ export function stageWildcard(methodArn: string): string {
   return `${apiArn}/${stage}/*`;
 }
 
+/**
+ * What API Gateway reads as 401: a failure whose message is exactly "Unauthorized". The Lambda runtime logs every
+ * failure with its stack ("Invoke Error"), once per denied token; this one's stack is its one line, so a flood of
+ * forged tokens writes a bounded line each (and the denial's metric), never a trace of the authorizer's frames.
+ */
+export function unauthorizedError(): Error {
+  const err = new Error('Unauthorized');
+  err.stack = 'Error: Unauthorized';
+  return err;
+}
+
 export function authorizerHandler(rt: Runtime) {
   const { count, flush } = rt.telemetry;
   const keysStage = rt.config.USAGE_KEYS_STAGE ?? rt.config.STAGE;
@@ -25,12 +36,13 @@ export function authorizerHandler(rt: Runtime) {
     // Denials apart from failures (the function's Errors count both): an unknown or revoked key, answered 401.
     count('AuthorizerDenied');
     flush();
-    return new Error('Unauthorized');
+    return unauthorizedError();
   };
   return async (event: APIGatewayTokenAuthorizerEvent, context?: Context): Promise<APIGatewayAuthorizerResult> => {
     rt.telemetry.begin(context);
     const key = parseBearer(event.authorizationToken);
-    if (!key) throw unauthorized();
+    // A token that fails its own check is no key: refused before any read (domain/keys.ts keyForm).
+    if (!key || keyForm(key) === 'forged') throw unauthorized();
     const keyHash = hashKey(key);
     const found = await readKeyAndStanding(rt.storage, keyHash).catch((err: unknown) => {
       // Fail closed: API Gateway answers AUTHORIZER_FAILURE (mapped to 503), never lets the request through. The

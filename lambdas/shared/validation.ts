@@ -6,7 +6,7 @@ import type middy from '@middy/core';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import type * as z from 'zod/mini';
 import type { Route } from '../../contract/route-types.ts';
-import { describeIssues } from '../../contract/schemas.ts';
+import { clip, describeIssues } from '../../contract/schemas.ts';
 import { AppError } from '../domain/errors.ts';
 import type { AuthContext } from '../domain/keys.ts';
 
@@ -41,7 +41,7 @@ export const validate = <Q, P, B>(s: Schemas<Q, P, B>): middy.MiddlewareObj<ApiE
     if (s.query) {
       // A parameter given twice is ambiguous: reject it rather than pick one.
       const multi = Object.entries(e.multiValueQueryStringParameters ?? {}).find(([, v]) => (v?.length ?? 0) > 1);
-      if (multi) throw new AppError('validation_failed', `Invalid query: ${multi[0]} is given more than once.`);
+      if (multi) throw new AppError('validation_failed', `Invalid query: ${clip(multi[0])} is given more than once.`);
     }
     e.validated = {
       query: parse(s.query, e.queryStringParameters, 'query'),

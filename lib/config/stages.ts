@@ -9,6 +9,7 @@ import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { LambdaDeploymentConfig, TrafficRouting, type ILambdaDeploymentConfig } from 'aws-cdk-lib/aws-codedeploy';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { StageName } from './stage-names.ts';
+import { PLANS, STANDARD_PLANS, usagePlanThrottle } from '../../contract/plans.ts';
 
 export { STAGE_NAMES, type StageName } from './stage-names.ts';
 
@@ -104,6 +105,13 @@ export interface StageConfig {
   /** WAF rate-based rule: requests per client IP in any 5-minute window before WAF blocks that IP (AWS minimum 10). */
   readonly wafRequestsPerIpPer5Minutes: number;
   /**
+   * WAF rate-based rule keyed on the Authorization header: requests one key may send in any 5-minute window, from
+   * any number of IPs. WAF cannot tell a key's plan, so it is the most the largest standard plan's usage plan admits
+   * in 5 minutes (wafRequestsPerKey): it never blocks what a usage plan would admit, and stops a key's flood that
+   * its cached authorizer decision would let through (an Enterprise key agreed above Business needs it raised).
+   */
+  readonly wafRequestsPerKeyPer5Minutes: number;
+  /**
    * Reserved concurrency of the authorizer: its cap (a flood of random tokens cannot take more) and its guarantee.
    * The account's unreserved pool must keep at least 100 for the operations (Lambda's rule).
    */
@@ -123,6 +131,16 @@ export interface StageConfig {
    * nodes that cached it; Duration.seconds(0) disables the cache (one keys-table read per request).
    */
   readonly authorizerCacheTtl: Duration;
+}
+
+/** What the largest standard plan's usage plan admits in 5 minutes: its whole bucket, then 300 s of refill. */
+export function wafRequestsPerKey(): number {
+  return Math.max(
+    ...STANDARD_PLANS.map((p) => {
+      const t = usagePlanThrottle(PLANS[p].limits!);
+      return t.burstLimit + 300 * t.rateLimit;
+    }),
+  );
 }
 
 export const STAGES: Readonly<Record<StageName, StageConfig>> = {
@@ -153,6 +171,7 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
     // The burst holds every usage-plan bucket: a Business key's 4,000, a Free pool member's 4,800.
     stageThrottle: { rateLimit: 100, burstLimit: 5_000 },
     wafRequestsPerIpPer5Minutes: 2_000,
+    wafRequestsPerKeyPer5Minutes: wafRequestsPerKey(),
     authorizerReservedConcurrency: 10,
     traceSampleRate: 0.05,
     corsAllowedOrigins: [],
@@ -182,6 +201,7 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
     requireAlarmSubscriber: true,
     stageThrottle: { rateLimit: 2_000, burstLimit: 5_000 },
     wafRequestsPerIpPer5Minutes: 20_000,
+    wafRequestsPerKeyPer5Minutes: wafRequestsPerKey(),
     authorizerReservedConcurrency: 50,
     traceSampleRate: 0.01,
     corsAllowedOrigins: [],

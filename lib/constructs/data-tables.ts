@@ -10,6 +10,7 @@ import {
 import { Construct } from 'constructs';
 import { pinLogicalId } from './logical-ids.ts';
 import { TABLES, type KeyAttribute, type TableDefinition } from '../../contract/tables.ts';
+import { ACCOUNT_THROTTLE } from '../../contract/plans.ts';
 
 export interface DataTablesProps {
   /** @default RemovalPolicy.RETAIN */
@@ -23,6 +24,35 @@ export interface DataTablesProps {
    * @default - create every table
    */
   readonly existingTableNames?: Readonly<Record<string, string>>;
+  /**
+   * On-demand maximum throughput of every table and index, in read and in write request units per second: a cost
+   * ceiling (DynamoDB throttles past it, and the functions answer 503 with Retry-After). requestUnitCeiling sizes it
+   * from what the stage can admit. @default - no ceiling
+   */
+  readonly maxRequestUnitsPerSecond?: number;
+}
+
+/**
+ * The most request units one admitted API call takes of any one table, read or write: a createPet's transaction
+ * (2 WRU per item, the pet and its idempotency record) plus its limiter write (1 WRU) on the state table, or a
+ * 100-pet page read eventually consistent (~30 KB: 4 RRU); the authorizer's consistent read of a key and its
+ * standing is 1 RRU per table.
+ */
+export const UNITS_PER_CALL = 4;
+
+/**
+ * The ceiling that never throttles what the stage admits: every route's method at the stage throttle's rate plus a
+ * full bucket in the same second, within the account's throttle (API Gateway applies the stage throttle per method),
+ * times UNITS_PER_CALL. Production (2,000/s and 5,000 per method, 4 routes): 4 × (8,000 + 5,000) = 52,000 units/s,
+ * about $117 an hour of writes at on-demand prices: a bill a runaway caller or a bug can reach, and no further.
+ */
+export function requestUnitCeiling(
+  throttle: { readonly rateLimit: number; readonly burstLimit: number },
+  methods: number,
+): number {
+  const rate = Math.min(ACCOUNT_THROTTLE.rateLimit, throttle.rateLimit * methods);
+  const burst = Math.min(ACCOUNT_THROTTLE.burstLimit, throttle.burstLimit * methods);
+  return UNITS_PER_CALL * (rate + burst);
 }
 
 const attribute = (a: KeyAttribute): Attribute => ({
@@ -42,6 +72,7 @@ export class DataTables extends Construct {
 
   constructor(scope: Construct, id: string, props: DataTablesProps = {}) {
     super(scope, id);
+    const max = props.maxRequestUnitsPerSecond;
     for (const def of TABLES as readonly TableDefinition[]) {
       const existing = props.existingTableNames?.[def.id];
       if (existing) {
@@ -55,7 +86,7 @@ export class DataTables extends Construct {
       const table = new TableV2(this, def.id, {
         partitionKey: attribute(def.partitionKey),
         ...(def.sortKey ? { sortKey: attribute(def.sortKey) } : {}),
-        billing: Billing.onDemand(),
+        billing: Billing.onDemand(max ? { maxReadRequestUnits: max, maxWriteRequestUnits: max } : undefined),
         encryption: TableEncryptionV2.dynamoOwnedKey(),
         pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
         ...(def.ttlAttribute ? { timeToLiveAttribute: def.ttlAttribute } : {}),
@@ -63,6 +94,7 @@ export class DataTables extends Construct {
           indexName: ix.indexName,
           partitionKey: attribute(ix.partitionKey),
           ...(ix.sortKey ? { sortKey: attribute(ix.sortKey) } : {}),
+          ...(max ? { maxReadRequestUnits: max, maxWriteRequestUnits: max } : {}),
         })),
         removalPolicy: props.removalPolicy ?? RemovalPolicy.RETAIN,
         deletionProtection: props.deletionProtection ?? true,

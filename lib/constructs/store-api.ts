@@ -1,9 +1,9 @@
 import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import {
-  AccessLogFormat,
   ApiKeySourceType,
   AuthorizationType,
   CfnDocumentationPart,
+  CfnRestApi,
   Cors,
   EndpointType,
   IdentitySource,
@@ -33,6 +33,7 @@ import { BEARER_VALIDATION_EXPRESSION } from '../../contract/auth.ts';
 import { SPENT_KEYS } from '../../contract/key-pool.ts';
 import { staticHeaders } from './literal.ts';
 import { pinLogicalId } from './logical-ids.ts';
+import { ACCESS_LOG, API_SECURITY_POLICY } from './api-edge.ts';
 
 /** The deployment stage: both base addresses end in `/v1` (spec section 9). */
 export const STAGE_NAME = BASE_PATH.slice(1);
@@ -57,29 +58,6 @@ export interface StoreApiProps {
   /** Share of requests traced beyond one per second (X-Ray sampling rule on this stage, 0–1). */
   readonly traceSampleRate: number;
 }
-
-/** One JSON object per request in the access log. */
-const ACCESS_LOG = AccessLogFormat.custom(
-  JSON.stringify({
-    requestId: '$context.requestId',
-    extendedRequestId: '$context.extendedRequestId',
-    requestTime: '$context.requestTimeEpoch',
-    ip: '$context.identity.sourceIp',
-    userAgent: '$context.identity.userAgent',
-    method: '$context.httpMethod',
-    resourcePath: '$context.resourcePath',
-    path: '$context.path',
-    status: '$context.status',
-    responseLength: '$context.responseLength',
-    latencyMs: '$context.responseLatency',
-    integrationLatencyMs: '$context.integration.latency',
-    keyId: '$context.authorizer.principalId',
-    apiKeyId: '$context.identity.apiKeyId',
-    errorType: '$context.error.responseType',
-    error: '$context.error.message',
-    xrayTraceId: '$context.xrayTraceId',
-  }),
-);
 
 /**
  * The REST API: stage `v1` with a stage-wide throttle, the TOKEN authorizer (API keys come from it:
@@ -136,6 +114,7 @@ export class StoreApi extends Construct {
     });
 
     pinLogicalId(this.api, 'RestApi');
+    (this.api.node.defaultChild as CfnRestApi).securityPolicy = API_SECURITY_POLICY;
     pinLogicalId(this.api.deploymentStage, 'ApiStage');
     pinLogicalId(accessLogs, 'ApiAccessLogs');
     Validations.of(this.api).acknowledge({

@@ -2,7 +2,15 @@ import { CfnApiKey, CfnUsagePlanKey, Period, UsagePlan, type RestApi, type Stage
 import { Construct } from 'constructs';
 import { pinLogicalId } from './logical-ids.ts';
 import { PLANS, STANDARD_PLANS, usagePlanThrottle, type PlanName } from '../../contract/plans.ts';
-import { FREE_KEY_POOL, SPENT_KEYS, poolKeyValue, poolThrottle, spentKeyValue } from '../../contract/key-pool.ts';
+import {
+  FREE_KEY_POOL,
+  PROBATION,
+  SPENT_KEYS,
+  poolKeyValue,
+  poolThrottle,
+  probationKeyValue,
+  spentKeyValue,
+} from '../../contract/key-pool.ts';
 
 export interface UsagePlansProps {
   readonly api: RestApi;
@@ -123,5 +131,23 @@ export class UsagePlans extends Construct {
       spentKey.addResourceDependency(previous.key);
       spentPlanKey.addResourceDependency(previous.planKey);
     }
+
+    // Free keys whose ban ended in the last day are counted here, on the pool's plan (a member's bucket and quota),
+    // not on the member they share with other Free customers (PROBATION). After the spent key, for the same reasons.
+    const probationId = `${PROBATION.displayName}Key`;
+    const probationKey = new CfnApiKey(this, probationId, {
+      name: `${props.stageName}-${probationId}`,
+      value: probationKeyValue(props.stageName),
+      enabled: true,
+    });
+    pinLogicalId(probationKey, probationId);
+    const probationPlanKey = new CfnUsagePlanKey(this, `${probationId}Plan`, {
+      usagePlanId: this.freePool.usagePlanId,
+      keyId: probationKey.ref,
+      keyType: 'API_KEY',
+    });
+    pinLogicalId(probationPlanKey, `${probationId}Plan`);
+    probationKey.addResourceDependency(spentKey);
+    probationPlanKey.addResourceDependency(spentPlanKey);
   }
 }

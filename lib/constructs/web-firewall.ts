@@ -2,6 +2,11 @@ import { Stack } from 'aws-cdk-lib';
 import type { Stage } from 'aws-cdk-lib/aws-apigateway';
 import { CfnWebACL, CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
+import { BEARER_VALIDATION_EXPRESSION } from '../../contract/auth.ts';
+import { GATEWAY_RESPONSES, type GatewayResponseType } from '../../contract/gateway-responses.ts';
+import { BASE_PATH, ROUTES } from '../../contract/routes.ts';
+import { MAX_BODY_BYTES } from '../../contract/schemas.ts';
+import { errorBodyTemplate } from './gateway-responses.ts';
 import { pinLogicalId } from './logical-ids.ts';
 
 export interface WebFirewallProps {
@@ -9,13 +14,90 @@ export interface WebFirewallProps {
   readonly stage: Stage;
   /** Requests one client IP may send in any 5-minute window before WAF blocks it (AWS: 10 to 2,000,000,000). */
   readonly requestsPerIpPer5Minutes: number;
+  /** Requests one bearer key (the whole Authorization header) may send in any 5-minute window. */
+  readonly requestsPerKeyPer5Minutes: number;
+}
+
+/** The header WAF must never keep a copy of: it carries the customer's plaintext key. */
+export const SECRET_HEADER = 'authorization';
+
+const NONE = [{ priority: 0, type: 'NONE' }];
+// SingleHeader is untyped JSON in the L1 (CDK passes it through as is): CloudFormation's own spelling.
+const header = (name: string) => ({ singleHeader: { Name: name } });
+
+/**
+ * WAF's Block with the same answer the gateway would give (contract/gateway-responses.ts): a WAF custom response
+ * takes precedence over the protected resource's own, so without it a WAF block would be the gateway's
+ * WAF_FILTERED 403 where the spec wants 401 or 413. WAF sets the content type from the body (APPLICATION_JSON).
+ */
+function answerAs(type: GatewayResponseType): {
+  key: string;
+  body: CfnWebACL.CustomResponseBodyProperty;
+  action: CfnWebACL.RuleActionProperty;
+} {
+  const r = GATEWAY_RESPONSES.find((g) => g.type === type)!;
+  const key = type.toLowerCase().replace(/_/g, '-');
+  return {
+    key,
+    body: { contentType: 'APPLICATION_JSON', content: errorBodyTemplate(r) },
+    action: {
+      block: {
+        customResponse: {
+          responseCode: r.status,
+          customResponseBodyKey: key,
+          responseHeaders: Object.entries(r.headers)
+            .filter(([name]) => name.toLowerCase() !== 'content-type')
+            .map(([name, value]) => ({ name, value })),
+        },
+      },
+    },
+  };
 }
 
 /**
- * A WAFv2 web ACL (scope REGIONAL: REST API stages take regional ACLs only) with one rate-based rule per client IP,
- * associated with the stage. It stops a single source's flood of random bearer tokens before API Gateway runs the
- * authorizer (every such token misses the authorizer cache: one Lambda invocation and one DynamoDB read each). A
- * blocked request gets API Gateway's WAF_FILTERED gateway response: 403 with the spec's Error object (`forbidden`).
+ * The operations' requests, by method and path (stage prefix included, as WAF sees the URI): the only requests
+ * the authorizer runs for. Anything else (an unknown path's 404, a method's 405) is answered by the gateway
+ * before authentication, and WAF leaves it to it whatever Authorization it carries.
+ */
+function operationRequests(): CfnWebACL.StatementProperty {
+  const statements = ROUTES.map((r) => ({
+    andStatement: {
+      statements: [
+        {
+          byteMatchStatement: {
+            fieldToMatch: { method: {} },
+            positionalConstraint: 'EXACTLY',
+            searchString: r.method,
+            textTransformations: NONE,
+          },
+        },
+        {
+          regexMatchStatement: {
+            fieldToMatch: { uriPath: {} },
+            regexString: `^${BASE_PATH}${r.path.replace(/\{[^}]+\}/g, '[^/]+')}/?$`,
+            textTransformations: NONE,
+          },
+        },
+      ],
+    },
+  }));
+  return statements.length === 1 ? statements[0]! : { orStatement: { statements } };
+}
+
+/**
+ * A WAFv2 web ACL (scope REGIONAL: REST API stages take regional ACLs only), associated with the stage, in front of
+ * the gateway: its blocks cost no stage throttle, no authorizer run and no DynamoDB read.
+ * - `MalformedAuthorization`: an operation's request whose Authorization is present but not a bearer key the
+ *   gateway would pass (the TOKEN authorizer's own validation expression) gets the gateway's 401, earlier. A request
+ *   without Authorization, and any request the gateway answers before authentication, is left alone.
+ * - `BodyTooLarge`: a body over MAX_BODY_BYTES (the functions' limit, and WAF's inspection limit for regional
+ *   resources: a larger body is "oversize", matched) gets the functions' 413 `payload_too_large` without invoking one.
+ * - `RatePerIp` and `RatePerKey`: a flood from one source, or on one key from many sources (a leaked key, a banned
+ *   or spent key whose cached decision keeps it reaching the gateway). A request without Authorization is not
+ *   counted by the key rule (WAF skips requests missing an aggregation key). Both answer WAF_FILTERED (403).
+ * Data protection: the Authorization header is replaced by a fixed string wherever WAF keeps a request (sampled
+ * requests, and logs if logging is ever turned on), rule match and rate-based details included, so WAF never holds
+ * a customer's plaintext key (its SHA-256 in DynamoDB stays the only copy).
  */
 export class WebFirewall extends Construct {
   readonly webAcl: CfnWebACL;
@@ -28,16 +110,75 @@ export class WebFirewall extends Construct {
       metricName,
       sampledRequestsEnabled: true,
     });
+    const unauthorized = answerAs('UNAUTHORIZED');
+    const tooLarge = answerAs('REQUEST_TOO_LARGE');
     this.webAcl = new CfnWebACL(this, 'Acl', {
       name,
       scope: 'REGIONAL',
-      description: `${name}: per-IP rate limit in front of the API`,
+      description: `${name}: malformed keys, oversize bodies and per-IP and per-key rate limits in front of the API`,
       defaultAction: { allow: {} },
       visibilityConfig: visibility(`${name}-acl`),
+      dataProtectionConfig: {
+        dataProtections: [
+          {
+            field: { fieldType: 'SINGLE_HEADER', fieldKeys: [SECRET_HEADER] },
+            action: 'SUBSTITUTION',
+            excludeRateBasedDetails: false,
+            excludeRuleMatchDetails: false,
+          },
+        ],
+      },
+      customResponseBodies: { [unauthorized.key]: unauthorized.body, [tooLarge.key]: tooLarge.body },
       rules: [
         {
-          name: 'RatePerIp',
+          name: 'MalformedAuthorization',
           priority: 0,
+          action: unauthorized.action,
+          statement: {
+            andStatement: {
+              statements: [
+                operationRequests(),
+                {
+                  sizeConstraintStatement: {
+                    fieldToMatch: header(SECRET_HEADER),
+                    comparisonOperator: 'GT',
+                    size: 0,
+                    textTransformations: NONE,
+                  },
+                },
+                {
+                  notStatement: {
+                    statement: {
+                      regexMatchStatement: {
+                        fieldToMatch: header(SECRET_HEADER),
+                        regexString: BEARER_VALIDATION_EXPRESSION,
+                        textTransformations: NONE,
+                      },
+                    },
+                  },
+                },
+              ],
+            },
+          },
+          visibilityConfig: visibility(`${name}-malformed-authorization`),
+        },
+        {
+          name: 'BodyTooLarge',
+          priority: 1,
+          action: tooLarge.action,
+          statement: {
+            sizeConstraintStatement: {
+              fieldToMatch: { body: { oversizeHandling: 'MATCH' } },
+              comparisonOperator: 'GT',
+              size: MAX_BODY_BYTES,
+              textTransformations: NONE,
+            },
+          },
+          visibilityConfig: visibility(`${name}-body-too-large`),
+        },
+        {
+          name: 'RatePerIp',
+          priority: 2,
           action: { block: {} },
           statement: {
             rateBasedStatement: {
@@ -47,6 +188,20 @@ export class WebFirewall extends Construct {
             },
           },
           visibilityConfig: visibility(`${name}-rate-per-ip`),
+        },
+        {
+          name: 'RatePerKey',
+          priority: 3,
+          action: { block: {} },
+          statement: {
+            rateBasedStatement: {
+              limit: props.requestsPerKeyPer5Minutes,
+              aggregateKeyType: 'CUSTOM_KEYS',
+              customKeys: [{ header: { name: SECRET_HEADER, textTransformations: NONE } }],
+              evaluationWindowSec: 300,
+            },
+          },
+          visibilityConfig: visibility(`${name}-rate-per-key`),
         },
       ],
     });

@@ -14,7 +14,7 @@ import { ApiAlarms } from '../constructs/alarms.ts';
 import { ApiFunction, TELEMETRY } from '../constructs/api-function.ts';
 import { CanaryDeployments } from '../constructs/canary-deployments.ts';
 import { OperationsDashboard } from '../constructs/dashboard.ts';
-import { DataTables } from '../constructs/data-tables.ts';
+import { DataTables, requestUnitCeiling } from '../constructs/data-tables.ts';
 import { GatewayResponses } from '../constructs/gateway-responses.ts';
 import { STAGE_NAME, StoreApi } from '../constructs/store-api.ts';
 import { UsagePlans } from '../constructs/usage-plans.ts';
@@ -44,6 +44,7 @@ export class AnimalStoreStack extends Stack {
     const data = new DataTables(this, 'Data', {
       removalPolicy: stage.removalPolicy,
       deletionProtection: stage.deletionProtection,
+      maxRequestUnitsPerSecond: requestUnitCeiling(stage.stageThrottle, ROUTES.length),
       existingTableNames: existingTableNamesOf(
         stage,
         TABLES.map((d) => d.id),
@@ -132,6 +133,7 @@ export class AnimalStoreStack extends Stack {
     new WebFirewall(this, 'Firewall', {
       stage: store.api.deploymentStage,
       requestsPerIpPer5Minutes: stage.wafRequestsPerIpPer5Minutes,
+      requestsPerKeyPer5Minutes: stage.wafRequestsPerKeyPer5Minutes,
     });
     new GatewayResponses(this, 'GatewayResponses', { api: store.api });
     const usagePlans = new UsagePlans(this, 'UsagePlans', {

@@ -62,6 +62,7 @@ export function newPetProblem(v: unknown): string | undefined {
   if ([...o.name].some((c) => c.codePointAt(0)! < 0x20 || (c.codePointAt(0)! >= 0x7f && c.codePointAt(0)! < 0xa0)))
     return 'name has a control character';
   if (!o.name.isWellFormed()) return 'name has a lone surrogate';
+  if (/[\u202A-\u202E\u2066-\u2069]/u.test(o.name)) return 'name has a bidirectional override or isolate';
   if (typeof o.categoryId !== 'number' || !Number.isSafeInteger(o.categoryId) || o.categoryId < 1)
     return 'categoryId is not a positive safe integer';
   if (o.status !== undefined && !STATUSES.includes(o.status as string)) return 'status is not a PetStatus';

@@ -6,7 +6,7 @@
  * pool member's, in the pool's usage plan on this API's stage. CloudFormation allows 500 resources per template.
  */
 import { describe, expect, it } from 'vitest';
-import { FREE_KEY_POOL, poolKeyValue, poolMemberOf, poolThrottle } from '../../contract/key-pool.ts';
+import { FREE_KEY_POOL, poolKeyValue, poolMemberOf, poolThrottle, probationKeyValue } from '../../contract/key-pool.ts';
 import { STAGES, STAGE_NAMES } from '../../lib/config/stages.ts';
 import { authenticate, generateKey, generateKeyId, hashKey, type KeyRecord } from '../../lambdas/domain/keys.ts';
 import { resources, synthesizeStages, templates } from './stack-fixture.ts';
@@ -34,8 +34,12 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
 
   it("puts every pool member's API key, enabled, in the pool's usage plan on the API's stage", () => {
     const values = poolValues();
+    // The members, and the probation key that keeps keys banned in the last day off them (PROBATION).
     expect(values.sort()).toEqual(
-      Array.from({ length: FREE_KEY_POOL.members }, (_, m) => poolKeyValue(stage.name, m)).sort(),
+      [
+        ...Array.from({ length: FREE_KEY_POOL.members }, (_, m) => poolKeyValue(stage.name, m)),
+        probationKeyValue(stage.name),
+      ].sort(),
     );
     for (const [, k] of resources(t(), 'AWS::ApiGateway::ApiKey')) expect(k.Properties.Enabled).toBe(true);
     const [, plan] = poolPlan();
@@ -68,8 +72,8 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
 
   it('keeps the pool within the 10,000 API keys and the 500 resources of a template, with stable logical ids', () => {
     const apiKeys = resources(t(), 'AWS::ApiGateway::ApiKey');
-    // The pool's members and the spent-keys key (test/infra/spent-keys.test.ts).
-    expect(apiKeys).toHaveLength(FREE_KEY_POOL.members + 1);
+    // The pool's members, the spent-keys key (test/infra/spent-keys.test.ts) and the probation key.
+    expect(apiKeys).toHaveLength(FREE_KEY_POOL.members + 2);
     expect(Object.keys(t().toJSON().Resources).length).toBeLessThan(500);
     // Member n's logical id names n: growing the pool adds keys, never replaces one a cached result names.
     for (let m = 0; m < FREE_KEY_POOL.members; m++) {

@@ -167,7 +167,7 @@ describe.each(STAGE_NAMES)('stage %s', (stage) => {
     const [[aclId, acl]] = ofType(t(), 'AWS::WAFv2::WebACL') as [[string, Resource]];
     expect(acl.Properties.Scope).toBe('REGIONAL');
     expect(acl.Properties.DefaultAction).toEqual({ Allow: {} });
-    const [rule] = acl.Properties.Rules;
+    const rule = acl.Properties.Rules.find((r: { Name: string }) => r.Name === 'RatePerIp');
     expect(rule.Action).toEqual({ Block: {} });
     expect(rule.Statement.RateBasedStatement).toMatchObject({
       AggregateKeyType: 'IP',

@@ -3,7 +3,14 @@
  * decides for a banned or spent key.
  */
 import { describe, expect, it } from 'vitest';
-import { SPENT_KEYS, spentKeyValue } from '../../contract/key-pool.ts';
+import {
+  PROBATION,
+  SPENT_KEYS,
+  poolKeyValue,
+  poolMemberOf,
+  probationKeyValue,
+  spentKeyValue,
+} from '../../contract/key-pool.ts';
 import { gateDecision, gateUsageKey } from '../../lambdas/domain/keys.ts';
 import { stageWildcard } from '../../lambdas/handlers/authorizer.ts';
 
@@ -24,7 +31,7 @@ describe('gateDecision: what the gateway does with a known key before any usage 
   it('denies a banned key until its ban ends', () => {
     expect(gateDecision({ bannedUntil: noon + 1 }, noon)).toBe('deny');
     expect(gateDecision({ bannedUntil: noon + 1, spentDay: today }, noon)).toBe('deny');
-    expect(gateDecision({ bannedUntil: noon }, noon)).toBe('count');
+    expect(gateDecision({ bannedUntil: noon + 1 }, noon + 1)).not.toBe('deny');
   });
 
   it('sends a key that spent today to the spent-keys plan, until the last minutes of its day', () => {
@@ -45,5 +52,19 @@ describe('gateDecision: what the gateway does with a known key before any usage 
     expect(gateUsageKey(auth, 'spent', 'staging')).toBe(spentKeyValue('staging'));
     expect(gateUsageKey(auth, 'count', 'staging')).toBe('own');
     expect(spentKeyValue('staging')).toMatch(/^[A-Za-z0-9]{30,128}$/);
+  });
+
+  it('puts a key whose ban ended within PROBATION.seconds on probation, a spent day still first', () => {
+    expect(gateDecision({ bannedUntil: noon }, noon)).toBe('probation');
+    expect(gateDecision({ bannedUntil: noon - PROBATION.seconds + 1 }, noon)).toBe('probation');
+    expect(gateDecision({ bannedUntil: noon - PROBATION.seconds }, noon)).toBe('count');
+    expect(gateDecision({ bannedUntil: noon - 60, spentDay: today }, noon)).toBe('spent');
+  });
+
+  it('counts a Free pool key on probation against the probation API key, a key with its own API key against it', () => {
+    const pooled = { ...free, usageIdentifierKey: poolKeyValue('staging', poolMemberOf(free.keyId)) };
+    expect(gateUsageKey(pooled, 'probation', 'staging')).toBe(probationKeyValue('staging'));
+    expect(gateUsageKey({ ...free, usageIdentifierKey: 'own' }, 'probation', 'staging')).toBe('own');
+    expect(probationKeyValue('production')).toMatch(/^[A-Za-z0-9]{30,128}$/);
   });
 });

@@ -23,6 +23,11 @@ describe('NewPet', () => {
     [{ name: ' \t', categoryId: 1 }],
     [{ name: 'x'.repeat(NAME_MAX_LENGTH + 1), categoryId: 1 }],
     [{ name: '\ud800', categoryId: 1 }],
+    // Bidirectional overrides and isolates: a name that displays as another.
+    [{ name: 'Rex\u202E', categoryId: 1 }],
+    [{ name: '\u202Axe', categoryId: 1 }],
+    [{ name: 'a\u2066b\u2069', categoryId: 1 }],
+    [{ name: 'a\u2068b', categoryId: 1 }],
     [{ name: 'Rex', categoryId: 0 }],
     [{ name: 'Rex', categoryId: -3 }],
     [{ name: 'Rex', categoryId: 1.5 }],
@@ -34,6 +39,14 @@ describe('NewPet', () => {
     ['Rex'],
   ])('rejects %j', (input) => {
     expect(NewPet.safeParse(input).success).toBe(false);
+  });
+
+  it('echoes at most 200 characters of an issue, an unknown field name included', () => {
+    const r = NewPet.safeParse({ name: 'Rex', categoryId: 1, ['k'.repeat(9_000)]: 1 });
+    expect(r.success).toBe(false);
+    const text = describeIssues(r.error!);
+    expect(text).toContain('kkkk');
+    expect([...text].length).toBeLessThanOrEqual(201);
   });
 
   it('describes failures in one readable sentence', () => {

@@ -1,0 +1,71 @@
+/**
+ * Keys that carry their own check (domain/keys.ts): what the form accepts and refuses, and what the authorizer's
+ * refusal of a forged token leaves in the logs (the Lambda runtime logs a failure's stack, once per denied token).
+ */
+import { describe, expect, it } from 'vitest';
+import { BEARER_PATTERN } from '../../contract/auth.ts';
+import { CHECKED_KEY, authenticate, generateKey, keyForm } from '../../lambdas/domain/keys.ts';
+import { authorizerHandler, unauthorizedError } from '../../lambdas/handlers/authorizer.ts';
+import type { Runtime } from '../../lambdas/shared/runtime.ts';
+
+describe('keyForm', () => {
+  it('issues keys of the checked form that pass their check and the bearer pattern', () => {
+    for (let i = 0; i < 200; i++) {
+      const k = generateKey();
+      expect(k.startsWith(CHECKED_KEY.prefix)).toBe(true);
+      expect(k).toHaveLength(54);
+      expect(keyForm(k)).toBe('checked');
+      expect(BEARER_PATTERN.test(`Bearer ${k}`)).toBe(true);
+    }
+  });
+
+  it('calls a token of the checked form with any character changed, added or dropped forged', () => {
+    const k = generateKey();
+    for (let i = CHECKED_KEY.prefix.length; i < k.length; i++) {
+      const c = k[i] === 'A' ? 'B' : 'A';
+      expect(keyForm(`${k.slice(0, i)}${c}${k.slice(i + 1)}`), `position ${i}`).toBe('forged');
+    }
+    expect(keyForm(`${k}A`)).toBe('forged');
+    expect(keyForm(k.slice(0, -1))).toBe('forged');
+  });
+
+  it('leaves keys issued before the check (and any other form) to the lookup', () => {
+    expect(keyForm(`ask_${'a'.repeat(43)}`)).toBe('unchecked');
+    expect(keyForm('free_0123456789abcdef0123456789abcdef')).toBe('unchecked');
+  });
+
+  it('authenticate refuses a forged token without asking the store', async () => {
+    const store = {
+      getByHash: () => {
+        throw new Error('read');
+      },
+    };
+    const k = generateKey();
+    const bad = `${k.slice(0, -1)}${k.endsWith('A') ? 'B' : 'A'}`;
+    await expect(authenticate(store, `Bearer ${bad}`, 'staging')).resolves.toBeUndefined();
+  });
+});
+
+describe("the authorizer's refusal", () => {
+  it('is exactly "Unauthorized" with a one-line stack, thrown before any read', async () => {
+    const counted: string[] = [];
+    const rt = {
+      config: { STAGE: 'staging' },
+      telemetry: { count: (m: string) => counted.push(m), flush: () => {} },
+      now: () => Date.now(),
+      // No storage at all: a forged token must not need it.
+    } as unknown as Runtime;
+    const k = generateKey();
+    const forged = `${k.slice(0, 10)}${k[10] === 'A' ? 'B' : 'A'}${k.slice(11)}`;
+    const err = await authorizerHandler(rt)({
+      type: 'TOKEN',
+      authorizationToken: `Bearer ${forged}`,
+      methodArn: 'arn:aws:execute-api:eu-west-1:123456789012:abc/v1/GET/pets',
+    }).catch((e: unknown) => e as Error);
+    expect(err).toBeInstanceOf(Error);
+    expect((err as Error).message).toBe('Unauthorized');
+    expect((err as Error).stack?.split('\n')).toHaveLength(1);
+    expect(counted).toEqual(['AuthorizerDenied']);
+    expect(unauthorizedError().stack).toBe('Error: Unauthorized');
+  });
+});
