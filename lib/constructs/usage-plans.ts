@@ -1,6 +1,15 @@
 import { CfnApiKey, CfnUsagePlanKey, Period, UsagePlan, type RestApi, type Stage } from 'aws-cdk-lib/aws-apigateway';
+import type { CfnResource } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { pinLogicalId } from './logical-ids.ts';
+import {
+  POOL_PLAN_LOGICAL_ID,
+  SPENT_KEY_LOGICAL_ID,
+  SPENT_KEY_PLAN_LOGICAL_ID,
+  SPENT_PLAN_LOGICAL_ID,
+  poolMemberLogicalId,
+  standardPlanLogicalId,
+} from './usage-plan-ids.ts';
 import { PLANS, STANDARD_PLANS, usagePlanThrottle, type PlanName } from '../../contract/plans.ts';
 import { FREE_KEY_POOL, SPENT_KEYS, poolKeyValue, poolThrottle, spentKeyValue } from '../../contract/key-pool.ts';
 
@@ -48,7 +57,7 @@ export class UsagePlans extends Construct {
         quota: { limit: t.quotaPerDay, period: Period.DAY },
         apiStages: [{ api: props.api, stage }],
       });
-      pinLogicalId(usagePlan, `UsagePlan${name[0]!.toUpperCase()}${name.slice(1)}`);
+      pinLogicalId(usagePlan, standardPlanLogicalId(name));
       plans.set(name, usagePlan);
     }
     this.plans = plans;
@@ -60,21 +69,21 @@ export class UsagePlans extends Construct {
     if (!t.guaranteed)
       throw new Error('The Free key pool usage plan exceeds the account-level throttle (ACCOUNT_THROTTLE)');
     const poolName = props.namePrefix ? `${props.namePrefix}-${FREE_KEY_POOL.displayName}` : FREE_KEY_POOL.displayName;
-    this.freePool = new UsagePlan(this, FREE_KEY_POOL.displayName, {
+    this.freePool = new UsagePlan(this, POOL_PLAN_LOGICAL_ID, {
       name: poolName,
       description: `Free key pool: each of ${FREE_KEY_POOL.members} API keys carries many Free customers, sized for ${FREE_KEY_POOL.customersAtFullRate} of them at their full rate at once`,
       throttle: { rateLimit: t.rateLimit, burstLimit: t.burstLimit },
       quota: { limit: t.quotaPerDay, period: Period.DAY },
       apiStages: [{ api: props.api, stage }],
     });
-    pinLogicalId(this.freePool, `UsagePlan${FREE_KEY_POOL.displayName}`);
+    pinLogicalId(this.freePool, POOL_PLAN_LOGICAL_ID);
     // One at a time: CreateApiKey is limited to 5 calls/s per account and concurrent CreateUsagePlanKey calls on one
     // plan fail with "concurrent modification", so each key and each plan key waits for the one before it (a first
     // deploy creates them in a few minutes; a rollback deletes them in the same order). Ids are pinned to the member
     // number, and the names carry no stack name: a replacement would need a second key with the same (unique) value.
     let previous: { key: CfnApiKey; planKey: CfnUsagePlanKey } | undefined;
     for (let member = 0; member < FREE_KEY_POOL.members; member++) {
-      const id = `${FREE_KEY_POOL.displayName}Member${String(member).padStart(4, '0')}`;
+      const id = poolMemberLogicalId(member);
       const key = new CfnApiKey(this, id, {
         name: `${props.stageName}-${id}`,
         value: poolKeyValue(props.stageName, member),
@@ -99,29 +108,37 @@ export class UsagePlans extends Construct {
     // answers the rest QUOTA_EXCEEDED itself (429 quota_exceeded), before a function runs. No throttle of its own:
     // every spent key shares it, and a throttle would answer them `rate_limited`, which they are not.
     const spentName = props.namePrefix ? `${props.namePrefix}-${SPENT_KEYS.displayName}` : SPENT_KEYS.displayName;
-    this.spent = new UsagePlan(this, SPENT_KEYS.displayName, {
+    this.spent = new UsagePlan(this, SPENT_PLAN_LOGICAL_ID, {
       name: spentName,
       description: 'Keys whose day quota is spent: refused at the gateway until the day ends',
       quota: { limit: SPENT_KEYS.quotaPerDay, period: Period.DAY },
       apiStages: [{ api: props.api, stage }],
     });
-    pinLogicalId(this.spent, `UsagePlan${SPENT_KEYS.displayName}`);
-    const spentKey = new CfnApiKey(this, `${SPENT_KEYS.displayName}Key`, {
-      name: `${props.stageName}-${SPENT_KEYS.displayName}Key`,
+    pinLogicalId(this.spent, SPENT_PLAN_LOGICAL_ID);
+    const spentKey = new CfnApiKey(this, SPENT_KEY_LOGICAL_ID, {
+      name: `${props.stageName}-${SPENT_KEY_LOGICAL_ID}`,
       value: spentKeyValue(props.stageName),
       enabled: true,
     });
-    pinLogicalId(spentKey, `${SPENT_KEYS.displayName}Key`);
-    const spentPlanKey = new CfnUsagePlanKey(this, `${SPENT_KEYS.displayName}KeyPlan`, {
+    pinLogicalId(spentKey, SPENT_KEY_LOGICAL_ID);
+    const spentPlanKey = new CfnUsagePlanKey(this, SPENT_KEY_PLAN_LOGICAL_ID, {
       usagePlanId: this.spent.usagePlanId,
       keyId: spentKey.ref,
       keyType: 'API_KEY',
     });
-    pinLogicalId(spentPlanKey, `${SPENT_KEYS.displayName}KeyPlan`);
+    pinLogicalId(spentPlanKey, SPENT_KEY_PLAN_LOGICAL_ID);
     // After the pool's last key: CreateApiKey's 5 calls/s and one plan-key change at a time per account.
     if (previous) {
       spentKey.addResourceDependency(previous.key);
       spentPlanKey.addResourceDependency(previous.planKey);
     }
+
+    // One usage plan at a time: API Gateway allows one UpdateUsagePlan request every 20 s per account, and
+    // CloudFormation updates resources that do not depend on each other in parallel, so a change of a plan's figures
+    // (Free's quota moves the Free plan and the pool's) would send two at once and roll back on
+    // TooManyRequestsException. A DependsOn chain over every plan of the stack orders their creates, updates and
+    // deletes, however many a change touches.
+    const chain = [...plans.values(), this.freePool, this.spent].map((p) => p.node.defaultChild as CfnResource);
+    for (let i = 1; i < chain.length; i++) chain[i]!.addResourceDependency(chain[i - 1]!);
   }
 }
