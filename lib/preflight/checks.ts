@@ -27,6 +27,8 @@ export interface PreflightInput {
   readonly synthErrors: readonly string[];
   /** `--previous <template.json>`: the template deployed last, as the pipeline kept it. */
   readonly previous?: CfnTemplate;
+  /** Whether the stack's manifest turns termination protection on (the CLI does it before executing a create). */
+  readonly terminationProtection: boolean;
   /** Whether the synth was a first deploy (`-c animal-store:<stage>:firstDeploy=true`). */
   readonly firstDeploy: boolean;
   /** The first-deploy context key of this stack, for the lines that name it. */
@@ -80,6 +82,20 @@ export const previousTemplateCheck: PreflightCheck = {
   },
 };
 
+/** Whether a failed create of this template could not be retried: termination protection, or a table's deletion protection. */
+function protectedAgainstRollback(input: PreflightInput): boolean {
+  return (
+    input.terminationProtection ||
+    Object.values(input.template.Resources).some(
+      (r) =>
+        r.Type === 'AWS::DynamoDB::GlobalTable' &&
+        ((r.Properties?.Replicas as { DeletionProtectionEnabled?: boolean }[]) ?? []).some(
+          (x) => x.DeletionProtectionEnabled,
+        ),
+    )
+  );
+}
+
 /**
  * The deployed stack, where this machine has AWS credentials: the update rules against its template (what `cdk
  * diff` compares with), and the first-deploy switch against whether it exists.
@@ -93,7 +109,7 @@ export const deployedStackCheck: PreflightCheck = {
       return [];
     }
     if (deployed.state === 'absent')
-      return input.firstDeploy
+      return input.firstDeploy || !protectedAgainstRollback(input)
         ? []
         : [
             `deployed stack: ${input.stackName} does not exist: deploy it with -c ${input.firstDeployKey}=true, so a failed create can be retried (docs/deployment.md, "A failed first deploy")`,

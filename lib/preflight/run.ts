@@ -25,6 +25,7 @@ interface Synthesized {
   readonly template: CfnTemplate;
   readonly templatePath: string;
   readonly errors: string[];
+  readonly terminationProtection: boolean;
   readonly cleanup: () => void;
 }
 
@@ -54,7 +55,14 @@ async function synthesize(stackName: string, context: Record<string, string>): P
   }
   // The stack's annotations: in the manifest, or in the file it names (additionalMetadataFile).
   const manifest = JSON.parse(readFileSync(join(outdir, 'manifest.json'), 'utf8')) as {
-    artifacts: Record<string, { metadata?: Record<string, Meta[]>; additionalMetadataFile?: string }>;
+    artifacts: Record<
+      string,
+      {
+        metadata?: Record<string, Meta[]>;
+        additionalMetadataFile?: string;
+        properties?: { terminationProtection?: boolean };
+      }
+    >;
   };
   const artifact = manifest.artifacts[stackName];
   const extra: Record<string, Meta[]> = artifact?.additionalMetadataFile
@@ -63,7 +71,13 @@ async function synthesize(stackName: string, context: Record<string, string>): P
   for (const entries of [...Object.values(artifact?.metadata ?? {}), ...Object.values(extra)])
     for (const m of entries) if (m.type === 'aws:cdk:error') errors.push(`synth: ${String(m.data)}`);
   const templatePath = join(outdir, `${stackName}.template.json`);
-  return { template: JSON.parse(readFileSync(templatePath, 'utf8')), templatePath, errors, cleanup };
+  return {
+    template: JSON.parse(readFileSync(templatePath, 'utf8')),
+    templatePath,
+    errors,
+    terminationProtection: artifact?.properties?.terminationProtection === true,
+    cleanup,
+  };
 }
 
 /** The deployed stack through CloudFormation, with this machine's AWS credentials (none: unknown, not a finding). */
@@ -114,6 +128,7 @@ export async function preflight(opts: PreflightOptions): Promise<{ findings: str
         templatePath: synthesized.templatePath,
         template: synthesized.template,
         synthErrors: synthesized.errors,
+        terminationProtection: synthesized.terminationProtection,
         previous: opts.previous,
         firstDeploy: opts.context[key] === 'true',
         firstDeployKey: key,
