@@ -6,6 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { gatesThatCannotFire } from './canary-timing.ts';
+import { replacementsInDiff, runCdkDiff } from './cdk-diff.ts';
 import type { CfnTemplate } from './template.ts';
 import { unorderedUsagePlans, updateFindings } from './update-rules.ts';
 
@@ -31,6 +32,10 @@ export interface PreflightInput {
   readonly terminationProtection: boolean;
   /** Whether the synth was a first deploy (`-c animal-store:<stage>:firstDeploy=true`). */
   readonly firstDeploy: boolean;
+  /** The `-c` values the synth had (cdk diff gets the same). */
+  readonly context: Readonly<Record<string, string>>;
+  /** Runs `cdk diff` on the stack with that context (only where the deployed stack is visible). @default the CLI */
+  readonly cdkDiff?: (stackName: string, context: Readonly<Record<string, string>>) => string;
   /** The first-deploy context key of this stack, for the lines that name it. */
   readonly firstDeployKey: string;
   /** The deployed stack (CloudFormation DescribeStacks and GetTemplate with this machine's AWS credentials). */
@@ -124,6 +129,22 @@ export const deployedStackCheck: PreflightCheck = {
 };
 
 /**
+ * `cdk diff` against the deployed stack (only where the stack exists and this machine can see it): any replacement
+ * or removal of a stateful or fixed-name resource it reports, CloudFormation's change set having the last word on
+ * what a create-only property change does.
+ */
+export const cdkDiffCheck: PreflightCheck = {
+  name: 'cdk diff',
+  run: async (input) => {
+    if ((await input.deployed()).state !== 'present') {
+      input.note('cdk diff: no deployed stack visible: skipped');
+      return [];
+    }
+    return replacementsInDiff((input.cdkDiff ?? runCdkDiff)(input.stackName, input.context));
+  },
+};
+
+/**
  * Every check, in the order they run. AWS's Service Authorization Reference check (every grant names a resource type
  * AWS authorizes its action on) belongs here as one more entry, taking `input.template`: authorizationReferenceCheck.
  */
@@ -133,6 +154,7 @@ export const PREFLIGHT_CHECKS: PreflightCheck[] = [
   templateRulesCheck,
   previousTemplateCheck,
   deployedStackCheck,
+  cdkDiffCheck,
   // authorizationReferenceCheck: wire the grants-vs-reference check here once it exists as a module.
 ];
 

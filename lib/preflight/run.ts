@@ -109,6 +109,8 @@ export interface PreflightOptions {
   readonly previous?: CfnTemplate;
   readonly context: Record<string, string>;
   readonly checks?: PreflightCheck[];
+  /** @default `npx cdk diff` */
+  readonly cdkDiff?: (stackName: string, context: Readonly<Record<string, string>>) => string;
   /** @default CloudFormation with this machine's credentials */
   readonly deployed?: (stackName: string) => Promise<DeployedStack>;
 }
@@ -120,6 +122,7 @@ export async function preflight(opts: PreflightOptions): Promise<{ findings: str
   const synthesized = await synthesize(stackName, opts.context);
   const notes: string[] = [];
   const key = firstDeployContextKey(opts.stage);
+  let deployed: Promise<DeployedStack> | undefined;
   try {
     const findings = await runChecks(
       {
@@ -130,9 +133,12 @@ export async function preflight(opts: PreflightOptions): Promise<{ findings: str
         synthErrors: synthesized.errors,
         terminationProtection: synthesized.terminationProtection,
         previous: opts.previous,
+        context: opts.context,
+        cdkDiff: opts.cdkDiff,
         firstDeploy: opts.context[key] === 'true',
         firstDeployKey: key,
-        deployed: () => (opts.deployed ?? deployedStack)(stackName),
+        // Asked once, however many checks need it.
+        deployed: () => (deployed ??= (opts.deployed ?? deployedStack)(stackName)),
         note: (line) => notes.push(line),
       },
       opts.checks ?? PREFLIGHT_CHECKS,

@@ -11,7 +11,8 @@ import { promisify } from 'node:util';
 import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createApp } from '../../lib/stacks/app.ts';
-import { deployedStackCheck, synthCheck } from '../../lib/preflight/checks.ts';
+import { cdkDiffCheck, deployedStackCheck, synthCheck } from '../../lib/preflight/checks.ts';
+import { replacementsInDiff } from '../../lib/preflight/cdk-diff.ts';
 import { preflight } from '../../lib/preflight/run.ts';
 import type { CfnTemplate } from '../../lib/preflight/template.ts';
 import { PRODUCTION_CONTEXT, SYNTH_CONTEXT } from './synth-context.ts';
@@ -97,4 +98,54 @@ it("names production's missing context, as cdk deploy would refuse it", async ()
   expect(bare.findings.join('\n')).toMatch(/animal-store:production:alarmEmails=/);
   const pinned = await preflight({ stage: 'production', context: { ...PRODUCTION_CONTEXT }, checks: [synthCheck] });
   expect(pinned.findings).toEqual([]);
+}, 240_000);
+
+// The CLI's own lines (aws-cdk 2.1148's diff formatter: prefix, type, construct path, logical id, impact).
+const CDK_DIFF_OUTPUT = `Stack AnimalStore-staging
+Resources
+[~] AWS::Lambda::Function ListPetsFunction ListPetsFunction1A2B3C4D
+ └─ [~] Environment
+[~] AWS::DynamoDB::GlobalTable Data/Pets PetsTable replace
+ └─ [~] KeySchema (requires replacement)
+[~] AWS::ApiGateway::UsagePlanKey UsagePlans/FreePoolMember0001Plan FreePoolMember0001Plan may be replaced
+[-] AWS::SecretsManager::Secret CursorSecret orphan
+[~] AWS::Lambda::Version ListPetsFunction/CurrentVersion ListPetsFunctionCurrentVersionAB12 replace
+`;
+
+it('reads cdk diff for replacements and removals of stateful or fixed-name resources only', () => {
+  expect(replacementsInDiff(CDK_DIFF_OUTPUT)).toEqual([
+    'cdk diff: PetsTable (AWS::DynamoDB::GlobalTable) replace',
+    'cdk diff: FreePoolMember0001Plan (AWS::ApiGateway::UsagePlanKey) may be replaced',
+    'cdk diff: CursorSecret (AWS::SecretsManager::Secret) orphan',
+  ]);
+  // Colours, as a terminal would get them, change nothing.
+  expect(
+    replacementsInDiff('\u001b[33m[~]\u001b[39m \u001b[36mAWS::Logs::LogGroup\u001b[39m ApiAccessLogs replace'),
+  ).toEqual(['cdk diff: ApiAccessLogs (AWS::Logs::LogGroup) replace']);
+});
+
+it('runs cdk diff with the same context only where the deployed stack is visible', async () => {
+  const calls: [string, Record<string, string>][] = [];
+  const cdkDiff = (stack: string, context: Readonly<Record<string, string>>) => {
+    calls.push([stack, { ...context }]);
+    return CDK_DIFF_OUTPUT;
+  };
+  const visible = await preflight({
+    stage: 'production',
+    context: { ...PRODUCTION_CONTEXT },
+    checks: [cdkDiffCheck],
+    cdkDiff,
+    deployed: async () => ({ state: 'present', status: 'UPDATE_COMPLETE', template: staging }),
+  });
+  expect(visible.findings).toHaveLength(3);
+  expect(calls).toEqual([['AnimalStore-production', { ...PRODUCTION_CONTEXT }]]);
+  const unseen = await preflight({
+    stage: 'staging',
+    context: {},
+    checks: [cdkDiffCheck],
+    cdkDiff,
+    deployed: async () => ({ state: 'unknown', why: 'no AWS credentials' }),
+  });
+  expect(unseen.findings).toEqual([]);
+  expect(calls).toHaveLength(1);
 }, 240_000);
