@@ -75,17 +75,22 @@ export interface StageConfig {
   /**
    * How CodeDeploy shifts traffic to a new version of each function's `live` alias; every shift is gated on the
    * stage's deploy alarms and rolls back when one fires. A predefined config, or a TrafficRouting for which the
-   * stack creates a custom config (staging's one-minute canary: no predefined canary is shorter than 5 minutes).
+   * stack creates a custom config. The new version must serve long enough for every gate alarm to fire
+   * (`npm run preflight` and test/infra/deploy-lifecycle.test.ts check it on the template).
    * Context `animal-store:breakGlass=true` replaces it with all-at-once and no alarm gate for one deploy.
    */
   readonly deploymentConfig: ILambdaDeploymentConfig | TrafficRouting;
   /**
    * What happens to tables, the cursor secret and log groups when the stack (or resource) is deleted.
    * RETAIN_ON_UPDATE_OR_DELETE (CloudFormation's RetainExceptOnCreate) keeps them like RETAIN, except when the
-   * stack operation that created them rolls back: a failed first deploy leaves no empty tables or keys behind.
+   * stack operation that created them rolls back: a failed first deploy leaves no empty tables or keys behind
+   * (deletion protection is off on a first deploy so that rollback can delete them: lib/stacks/first-deploy.ts).
    */
   readonly removalPolicy: RemovalPolicy;
-  /** CloudFormation termination protection: `cdk destroy` and DeleteStack are refused until it is turned off. */
+  /**
+   * CloudFormation termination protection: `cdk destroy` and DeleteStack are refused until it is turned off. Off on
+   * a first deploy (`-c animal-store:<stage>:firstDeploy=true`), so a failed create can be deleted and retried.
+   */
   readonly terminationProtection: boolean;
   /**
    * Refuse to synthesize without `-c animal-store:<stage>:account=…` (or `account` above): a shell pointed at
@@ -120,7 +125,7 @@ export interface StageConfig {
   readonly accessLogRetention: RetentionDays;
   /** Share of requests X-Ray records beyond the first one each second (0–1), through a sampling rule on the stage. */
   readonly traceSampleRate: number;
-  /** DynamoDB deletion protection (production only). */
+  /** DynamoDB deletion protection (production only), from the deploy after the first (lib/stacks/first-deploy.ts). */
   readonly deletionProtection: boolean;
   /** Custom domain with base path mapping `v1`. @default - only the execute-api address */
   readonly customDomain?: CustomDomain;
@@ -160,9 +165,11 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
     },
     // Quiet by default: the topic exists and every alarm uses it, but nobody is subscribed (synth warns).
     alarmNotifications: {},
-    // Staging exercises the same CodeDeploy shifting and gates as production before production depends on them,
-    // in one minute instead of five.
-    deploymentConfig: TrafficRouting.timeBasedCanary({ interval: Duration.minutes(1), percentage: 10 }),
+    // Staging exercises the same CodeDeploy shifting and gates as production before production depends on them, and
+    // for as long: a gate needs 2 one-minute datapoints, the minute the shift starts in and CloudWatch's lag, about
+    // 5 minutes, before it can fire (lib/preflight/canary-timing.ts); a shorter canary would end before any gate
+    // could roll it back. It proves the rollback only with traffic (docs/deployment.md, "Proving the rollback").
+    deploymentConfig: LambdaDeploymentConfig.CANARY_10PERCENT_5MINUTES,
     removalPolicy: RemovalPolicy.DESTROY,
     deletionProtection: false,
     terminationProtection: false,

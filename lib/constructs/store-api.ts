@@ -19,7 +19,7 @@ import {
 import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { ownedLogGroup } from './owned-log-group.ts';
+import { executionLogGroup, ownedLogGroup } from './owned-log-group.ts';
 import { CfnSamplingRule } from 'aws-cdk-lib/aws-xray';
 import { Construct } from 'constructs';
 import {
@@ -47,7 +47,9 @@ export interface StoreApiProps {
   readonly authorizerCacheTtl?: Duration;
   /** @default RetentionDays.ONE_MONTH */
   readonly accessLogRetention?: RetentionDays;
-  /** Of the access log group. @default RemovalPolicy.RETAIN */
+  /** Of the execution log group (LoggingLevel ERROR: errors only). @default RetentionDays.ONE_MONTH */
+  readonly executionLogRetention?: RetentionDays;
+  /** Of the access and execution log groups. @default RemovalPolicy.RETAIN */
   readonly removalPolicy?: RemovalPolicy;
   /** @default - no custom domain */
   readonly customDomain?: CustomDomain;
@@ -117,6 +119,12 @@ export class StoreApi extends Construct {
     (this.api.node.defaultChild as CfnRestApi).securityPolicy = API_SECURITY_POLICY;
     pinLogicalId(this.api.deploymentStage, 'ApiStage');
     pinLogicalId(accessLogs, 'ApiAccessLogs');
+    // The group LoggingLevel ERROR writes to, the stack's own (with a retention), created before the stage.
+    executionLogGroup(this, this.api, {
+      stageName: STAGE_NAME,
+      retention: props.executionLogRetention,
+      removalPolicy: props.removalPolicy,
+    });
     Validations.of(this.api).acknowledge({
       id: 'AwsSolutions-APIG2',
       reason:

@@ -1,6 +1,16 @@
 import { CfnApiKey, CfnUsagePlanKey, Period, UsagePlan, type RestApi, type Stage } from 'aws-cdk-lib/aws-apigateway';
+import type { CfnResource } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { pinLogicalId } from './logical-ids.ts';
+import {
+  POOL_PLAN_LOGICAL_ID,
+  SPENT_KEY_LOGICAL_ID,
+  SPENT_KEY_PLAN_LOGICAL_ID,
+  SPENT_PLAN_LOGICAL_ID,
+  PROBATION_KEY_LOGICAL_ID,
+  poolMemberLogicalId,
+  standardPlanLogicalId,
+} from './usage-plan-ids.ts';
 import { PLANS, STANDARD_PLANS, usagePlanThrottle, type PlanName } from '../../contract/plans.ts';
 import {
   FREE_KEY_POOL,
@@ -56,7 +66,7 @@ export class UsagePlans extends Construct {
         quota: { limit: t.quotaPerDay, period: Period.DAY },
         apiStages: [{ api: props.api, stage }],
       });
-      pinLogicalId(usagePlan, `UsagePlan${name[0]!.toUpperCase()}${name.slice(1)}`);
+      pinLogicalId(usagePlan, standardPlanLogicalId(name));
       plans.set(name, usagePlan);
     }
     this.plans = plans;
@@ -68,21 +78,21 @@ export class UsagePlans extends Construct {
     if (!t.guaranteed)
       throw new Error('The Free key pool usage plan exceeds the account-level throttle (ACCOUNT_THROTTLE)');
     const poolName = props.namePrefix ? `${props.namePrefix}-${FREE_KEY_POOL.displayName}` : FREE_KEY_POOL.displayName;
-    this.freePool = new UsagePlan(this, FREE_KEY_POOL.displayName, {
+    this.freePool = new UsagePlan(this, POOL_PLAN_LOGICAL_ID, {
       name: poolName,
       description: `Free key pool: each of ${FREE_KEY_POOL.members} API keys carries many Free customers, sized for ${FREE_KEY_POOL.customersAtFullRate} of them at their full rate at once`,
       throttle: { rateLimit: t.rateLimit, burstLimit: t.burstLimit },
       quota: { limit: t.quotaPerDay, period: Period.DAY },
       apiStages: [{ api: props.api, stage }],
     });
-    pinLogicalId(this.freePool, `UsagePlan${FREE_KEY_POOL.displayName}`);
+    pinLogicalId(this.freePool, POOL_PLAN_LOGICAL_ID);
     // One at a time: CreateApiKey is limited to 5 calls/s per account and concurrent CreateUsagePlanKey calls on one
     // plan fail with "concurrent modification", so each key and each plan key waits for the one before it (a first
     // deploy creates them in a few minutes; a rollback deletes them in the same order). Ids are pinned to the member
     // number, and the names carry no stack name: a replacement would need a second key with the same (unique) value.
     let previous: { key: CfnApiKey; planKey: CfnUsagePlanKey } | undefined;
     for (let member = 0; member < FREE_KEY_POOL.members; member++) {
-      const id = `${FREE_KEY_POOL.displayName}Member${String(member).padStart(4, '0')}`;
+      const id = poolMemberLogicalId(member);
       const key = new CfnApiKey(this, id, {
         name: `${props.stageName}-${id}`,
         value: poolKeyValue(props.stageName, member),
@@ -107,25 +117,25 @@ export class UsagePlans extends Construct {
     // answers the rest QUOTA_EXCEEDED itself (429 quota_exceeded), before a function runs. No throttle of its own:
     // every spent key shares it, and a throttle would answer them `rate_limited`, which they are not.
     const spentName = props.namePrefix ? `${props.namePrefix}-${SPENT_KEYS.displayName}` : SPENT_KEYS.displayName;
-    this.spent = new UsagePlan(this, SPENT_KEYS.displayName, {
+    this.spent = new UsagePlan(this, SPENT_PLAN_LOGICAL_ID, {
       name: spentName,
       description: 'Keys whose day quota is spent: refused at the gateway until the day ends',
       quota: { limit: SPENT_KEYS.quotaPerDay, period: Period.DAY },
       apiStages: [{ api: props.api, stage }],
     });
-    pinLogicalId(this.spent, `UsagePlan${SPENT_KEYS.displayName}`);
-    const spentKey = new CfnApiKey(this, `${SPENT_KEYS.displayName}Key`, {
-      name: `${props.stageName}-${SPENT_KEYS.displayName}Key`,
+    pinLogicalId(this.spent, SPENT_PLAN_LOGICAL_ID);
+    const spentKey = new CfnApiKey(this, SPENT_KEY_LOGICAL_ID, {
+      name: `${props.stageName}-${SPENT_KEY_LOGICAL_ID}`,
       value: spentKeyValue(props.stageName),
       enabled: true,
     });
-    pinLogicalId(spentKey, `${SPENT_KEYS.displayName}Key`);
-    const spentPlanKey = new CfnUsagePlanKey(this, `${SPENT_KEYS.displayName}KeyPlan`, {
+    pinLogicalId(spentKey, SPENT_KEY_LOGICAL_ID);
+    const spentPlanKey = new CfnUsagePlanKey(this, SPENT_KEY_PLAN_LOGICAL_ID, {
       usagePlanId: this.spent.usagePlanId,
       keyId: spentKey.ref,
       keyType: 'API_KEY',
     });
-    pinLogicalId(spentPlanKey, `${SPENT_KEYS.displayName}KeyPlan`);
+    pinLogicalId(spentPlanKey, SPENT_KEY_PLAN_LOGICAL_ID);
     // After the pool's last key: CreateApiKey's 5 calls/s and one plan-key change at a time per account.
     if (previous) {
       spentKey.addResourceDependency(previous.key);
@@ -134,7 +144,7 @@ export class UsagePlans extends Construct {
 
     // Free keys whose ban ended in the last day are counted here, on the pool's plan (a member's bucket and quota),
     // not on the member they share with other Free customers (PROBATION). After the spent key, for the same reasons.
-    const probationId = `${PROBATION.displayName}Key`;
+    const probationId = PROBATION_KEY_LOGICAL_ID;
     const probationKey = new CfnApiKey(this, probationId, {
       name: `${props.stageName}-${probationId}`,
       value: probationKeyValue(props.stageName),
@@ -149,5 +159,13 @@ export class UsagePlans extends Construct {
     pinLogicalId(probationPlanKey, `${probationId}Plan`);
     probationKey.addResourceDependency(spentKey);
     probationPlanKey.addResourceDependency(spentPlanKey);
+
+    // One usage plan at a time: API Gateway allows one UpdateUsagePlan request every 20 s per account, and
+    // CloudFormation updates resources that do not depend on each other in parallel, so a change of a plan's figures
+    // (Free's quota moves the Free plan and the pool's) would send two at once and roll back on
+    // TooManyRequestsException. A DependsOn chain over every plan of the stack orders their creates, updates and
+    // deletes, however many a change touches.
+    const chain = [...plans.values(), this.freePool, this.spent].map((p) => p.node.defaultChild as CfnResource);
+    for (let i = 1; i < chain.length; i++) chain[i]!.addResourceDependency(chain[i - 1]!);
   }
 }

@@ -22,6 +22,8 @@ const INPUTS = [
   'lib/stacks',
   'package-lock.json',
   'cdk.json',
+  // How the stack is synthesized here (the context it gets) is an input too.
+  'lib/local/synth.ts',
 ];
 /** Cached assemblies kept besides the newest (other branches, other options). */
 const KEEP = 6;
@@ -69,6 +71,12 @@ function read(dir: string): LocalAssembly {
   return { dir, template, ...info };
 }
 
+/** The context cdk.json gives every `cdk synth` and `cdk deploy`. */
+export function cdkJsonContext(): Record<string, unknown> {
+  const cdkJson = JSON.parse(readFileSync(join(ROOT, 'cdk.json'), 'utf8')) as { context?: Record<string, unknown> };
+  return cdkJson.context ?? {};
+}
+
 async function synthesize(outdir: string, opts: SynthOptions): Promise<void> {
   const [{ App }, { AnimalStoreStack }, { STAGES }] = await Promise.all([
     import('aws-cdk-lib'),
@@ -80,6 +88,9 @@ async function synthesize(outdir: string, opts: SynthOptions): Promise<void> {
   const app = new App({
     outdir,
     context: {
+      // cdk.json's context (its feature flags), as `cdk synth` passes it: without them the access-log destination,
+      // the deployment's logical id and its DependsOn differ from the deployed template.
+      ...cdkJsonContext(),
       'aws:cdk:bundling-stacks': opts.bundle ? [stage.stackName] : [],
       // Records each function's asset directory on its resource (aws:asset:path), as the CLI does.
       'aws:cdk:enable-asset-metadata': true,

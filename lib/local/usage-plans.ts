@@ -9,13 +9,14 @@
  * another standard plan's key to the usage plan named by the stack output `UsagePlanId<Plan>` (the admin tool
  * attaches it), an Enterprise key to a plan of its own built from its limits.
  */
-import { FREE_KEY_POOL, isPooledPlan } from '../../contract/key-pool.ts';
+import { isPooledPlan } from '../../contract/key-pool.ts';
 import { PLANS, usagePlanThrottle, type PlanName } from '../../contract/plans.ts';
 import { usagePlanOutputId } from '../stacks/outputs.ts';
+import { POOL_PLAN_LOGICAL_ID } from '../constructs/usage-plan-ids.ts';
 import type { ApiModel, UsagePlanDef } from './template.ts';
 
 /** The pool's usage plan, under the logical id the stack pins for it (lib/constructs/usage-plans.ts). */
-export const POOL_PLAN_ID = `UsagePlan${FREE_KEY_POOL.displayName}`;
+export const POOL_PLAN_ID = POOL_PLAN_LOGICAL_ID;
 
 export type UsageVerdict = 'ok' | 'THROTTLED' | 'QUOTA_EXCEEDED' | 'INVALID_API_KEY';
 

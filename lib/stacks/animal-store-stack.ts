@@ -124,6 +124,7 @@ export class AnimalStoreStack extends Stack {
       authorizerHandler: functions.get(AUTHORIZER.name)!.alias,
       authorizerCacheTtl: stage.authorizerCacheTtl,
       accessLogRetention: stage.accessLogRetention,
+      executionLogRetention: stage.logRetention,
       removalPolicy: stage.removalPolicy,
       customDomain: stage.customDomain,
       corsAllowedOrigins: stage.corsAllowedOrigins,

@@ -1,8 +1,9 @@
 import { Annotations, App, Validations, type AppProps } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { STAGES, STAGE_NAMES, type StageName } from '../config/stages.ts';
+import { STAGES, STAGE_NAMES, type StageConfig, type StageName } from '../config/stages.ts';
 import { AccountSettingsStack, ACCOUNT_SETTINGS_STACK } from './account-settings-stack.ts';
 import { AnimalStoreStack } from './animal-store-stack.ts';
+import { isFirstDeploy, warnFirstDeploy } from './first-deploy.ts';
 
 /**
  * The CDK app: one stack per stage, plus the account settings stack (once per account and Region), cdk-nag
@@ -18,9 +19,22 @@ export function createApp(props: AppProps = {}): {
   accountSettings: AccountSettingsStack;
 } {
   const app = new App(props);
+  const accountFirstDeploy = isFirstDeploy(app, 'account');
+  const accountSettings = new AccountSettingsStack(app, ACCOUNT_SETTINGS_STACK, {
+    stackName: ACCOUNT_SETTINGS_STACK,
+    description: 'Animal Store: account-wide settings (API Gateway CloudWatch Logs role), once per account and Region',
+    // Off for its first deploy, so a failed create can be retried (first-deploy.ts).
+    terminationProtection: !accountFirstDeploy,
+    tags: { project: 'animal-store' },
+  });
+  if (accountFirstDeploy) warnFirstDeploy(accountSettings, 'account');
   const stacks = {} as Record<StageName, AnimalStoreStack>;
   for (const name of STAGE_NAMES) {
-    const stage = STAGES[name];
+    // A first deploy goes out without the protections that would strand a failed create (first-deploy.ts).
+    const firstDeploy = isFirstDeploy(app, name);
+    const stage: StageConfig = firstDeploy
+      ? { ...STAGES[name], terminationProtection: false, deletionProtection: false }
+      : STAGES[name];
     const account = app.node.tryGetContext(`animal-store:${name}:account`) ?? stage.account;
     const region = app.node.tryGetContext(`animal-store:${name}:region`) ?? stage.region;
     const stack = new AnimalStoreStack(app, stage.stackName, {
@@ -35,14 +49,13 @@ export function createApp(props: AppProps = {}): {
       Annotations.of(stack).addError(
         `${stage.stackName} needs its account pinned: -c animal-store:${name}:account=<12-digit account id> (so a shell pointed at another account cannot deploy it there)`,
       );
+    // A stage's API writes its logs with the account's API Gateway role, which AnimalStore-account sets: a stage
+    // created before it fails to create its stage. `cdk deploy --all` (and `cdk deploy <stage>`, which deploys a
+    // stack's dependencies unless --exclusively) deploys the account stack first.
+    stack.addStackDependency(accountSettings, 'API Gateway needs the account CloudWatch Logs role before a stage logs');
+    if (firstDeploy) warnFirstDeploy(stack, name);
     stacks[name] = stack;
   }
-  const accountSettings = new AccountSettingsStack(app, ACCOUNT_SETTINGS_STACK, {
-    stackName: ACCOUNT_SETTINGS_STACK,
-    description: 'Animal Store: account-wide settings (API Gateway CloudWatch Logs role), once per account and Region',
-    terminationProtection: true,
-    tags: { project: 'animal-store' },
-  });
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
   return { app, stacks, accountSettings };
 }

@@ -10,6 +10,7 @@ import { FREE_KEY_POOL, poolKeyValue, poolMemberOf, poolThrottle, probationKeyVa
 import { STAGES, STAGE_NAMES } from '../../lib/config/stages.ts';
 import { authenticate, generateKey, generateKeyId, hashKey, type KeyRecord } from '../../lambdas/domain/keys.ts';
 import { resources, synthesizeStages, templates } from './stack-fixture.ts';
+import { poolMemberLogicalId } from '../../lib/constructs/usage-plan-ids.ts';
 
 synthesizeStages();
 
@@ -91,8 +92,8 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
   it('creates the pool one key at a time, under pinned ids', () => {
     const all = t().toJSON().Resources as Record<string, { Type: string; DependsOn?: string[]; Properties: any }>;
     for (let m = 0; m < FREE_KEY_POOL.members; m++) {
-      const id = `${FREE_KEY_POOL.displayName}Member${String(m).padStart(4, '0')}`;
-      const previous = `${FREE_KEY_POOL.displayName}Member${String(m - 1).padStart(4, '0')}`;
+      const id = poolMemberLogicalId(m);
+      const previous = poolMemberLogicalId(m - 1);
       expect(all[id]?.Type, id).toBe('AWS::ApiGateway::ApiKey');
       expect(all[`${id}Plan`]?.Type, id).toBe('AWS::ApiGateway::UsagePlanKey');
       expect(all[id]!.Properties.Name).toBe(`${stage.name}-${id}`);

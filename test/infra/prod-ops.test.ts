@@ -99,6 +99,8 @@ describe.each(STAGE_NAMES)('stage %s', (stage) => {
       RestApi: 'AWS::ApiGateway::RestApi',
       ApiStage: 'AWS::ApiGateway::Stage',
       ApiAccessLogs: 'AWS::Logs::LogGroup',
+      // The stage's execution log group: its name is fixed by API Gateway (API id and stage).
+      ApiExecutionLogs: 'AWS::Logs::LogGroup',
       CursorSecret: 'AWS::SecretsManager::Secret',
       AlarmTopic: 'AWS::SNS::Topic',
       AlarmTopicKey: 'AWS::KMS::Key',

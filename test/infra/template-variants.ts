@@ -10,6 +10,7 @@ import { TABLES } from '../../contract/tables.ts';
 import { existingTableContextKey, STAGE_NAMES } from '../../lib/config/stages.ts';
 import { BREAK_GLASS_CONTEXT } from '../../lib/stacks/animal-store-stack.ts';
 import { createApp } from '../../lib/stacks/app.ts';
+import { firstDeployContextKey } from '../../lib/stacks/first-deploy.ts';
 import { SYNTH_CONTEXT } from './synth-context.ts';
 
 /** The context switches README.md and docs/deployment.md document, each a variant of the default synth. */
@@ -25,6 +26,9 @@ export const VARIANTS: Readonly<Record<string, Readonly<Record<string, unknown>>
   ),
   // One deploy with no alarm gate (docs/deployment.md, "Break glass").
   'break-glass': { [BREAK_GLASS_CONTEXT]: 'true' },
+  // Each stack's first deploy, without the protections that would strand a failed create (docs/deployment.md,
+  // "A failed first deploy").
+  'first-deploy': Object.fromEntries([...STAGE_NAMES, 'account'].map((name) => [firstDeployContextKey(name), 'true'])),
   // Restored tables pointed at instead of created (docs/deployment.md, "Restoring a table").
   'existing-tables': Object.fromEntries(
     STAGE_NAMES.flatMap((stage) =>

@@ -1,0 +1,25 @@
+/**
+ * The logical ids of the stack's usage plans and its own API keys, as constants (no aws-cdk-lib import: the local
+ * gateway reads them on every start). CloudFormation identifies a resource by its logical id, and an API key's value
+ * is unique per account and Region: a changed id would create a second key with the same value (refused) or a new
+ * usage plan without the keys attached to the old one (403 for their callers). So no id, and no API key name (a
+ * property whose change replaces the key), derives from a display name: renaming a plan only renames it.
+ */
+import type { PlanName } from '../../contract/plans.ts';
+
+/** A standard plan's usage plan: keyed by the plan's stable name (`free` → `UsagePlanFree`). */
+export const standardPlanLogicalId = (plan: PlanName): string => `UsagePlan${plan[0]!.toUpperCase()}${plan.slice(1)}`;
+
+/** The Free key pool's usage plan. */
+export const POOL_PLAN_LOGICAL_ID = 'UsagePlanFreePool';
+
+/** Pool member n's API key (and `…Plan`, its usage plan key): the member number, never renumbered. */
+export const poolMemberLogicalId = (member: number): string => `FreePoolMember${String(member).padStart(4, '0')}`;
+
+/** The spent-keys usage plan, its one API key and that key's usage plan key. */
+export const SPENT_PLAN_LOGICAL_ID = 'UsagePlanSpentDayQuota';
+export const SPENT_KEY_LOGICAL_ID = 'SpentDayQuotaKey';
+export const SPENT_KEY_PLAN_LOGICAL_ID = 'SpentDayQuotaKeyPlan';
+
+/** The Free pool's probation API key (a key whose ban ended in the last day) and its usage plan key (`…Plan`). */
+export const PROBATION_KEY_LOGICAL_ID = 'FreePoolProbationKey';

@@ -1,0 +1,172 @@
+/**
+ * The checks `npm run preflight` runs on one stage's synthesized template, each an entry of PREFLIGHT_CHECKS: it
+ * returns one line per finding (none: the check passed) or throws (reported as a finding too). A new check is one
+ * more entry.
+ */
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { gatesThatCannotFire } from './canary-timing.ts';
+import { replacementsInDiff, runCdkDiff } from './cdk-diff.ts';
+import type { CfnTemplate } from './template.ts';
+import { unorderedUsagePlans, updateFindings } from './update-rules.ts';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** What the deployed stack is, as far as this machine can see. */
+export type DeployedStack =
+  | { readonly state: 'unknown'; readonly why: string }
+  | { readonly state: 'absent' }
+  | { readonly state: 'present'; readonly template: CfnTemplate; readonly status: string };
+
+export interface PreflightInput {
+  readonly stage: string;
+  readonly stackName: string;
+  /** The synthesized template's file (for tools that read files). */
+  readonly templatePath: string;
+  readonly template: CfnTemplate;
+  /** Errors of the synth for this stack: its error annotations and cdk-nag's unacknowledged findings. */
+  readonly synthErrors: readonly string[];
+  /** `--previous <template.json>`: the template deployed last, as the pipeline kept it. */
+  readonly previous?: CfnTemplate;
+  /** Whether the stack's manifest turns termination protection on (the CLI does it before executing a create). */
+  readonly terminationProtection: boolean;
+  /** Whether the synth was a first deploy (`-c animal-store:<stage>:firstDeploy=true`). */
+  readonly firstDeploy: boolean;
+  /** The `-c` values the synth had (cdk diff gets the same). */
+  readonly context: Readonly<Record<string, string>>;
+  /** Runs `cdk diff` on the stack with that context (only where the deployed stack is visible). @default the CLI */
+  readonly cdkDiff?: (stackName: string, context: Readonly<Record<string, string>>) => string;
+  /** The first-deploy context key of this stack, for the lines that name it. */
+  readonly firstDeployKey: string;
+  /** The deployed stack (CloudFormation DescribeStacks and GetTemplate with this machine's AWS credentials). */
+  readonly deployed: () => Promise<DeployedStack>;
+  /** Lines that are not findings (a check skipped, and why). */
+  readonly note: (line: string) => void;
+}
+
+export interface PreflightCheck {
+  readonly name: string;
+  readonly run: (input: PreflightInput) => readonly string[] | Promise<readonly string[]>;
+}
+
+/** The synth itself: cdk-nag (AwsSolutions) findings nobody acknowledged, and the stack's error annotations. */
+export const synthCheck: PreflightCheck = { name: 'synth and cdk-nag', run: (input) => input.synthErrors };
+
+/** AWS's CloudFormation linter with the repository's settings (.cfnlintrc.yaml), as test/infra/cfn-lint.test.ts. */
+export const cfnLintCheck: PreflightCheck = {
+  name: 'cfn-lint',
+  run: (input) => {
+    const run = spawnSync(
+      'cfn-lint',
+      ['--config-file', `${ROOT}.cfnlintrc.yaml`, '--format', 'parseable', '--', input.templatePath],
+      { cwd: ROOT, encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 },
+    );
+    if (run.error) return [`cfn-lint: not runnable (${run.error.message}); install it with pipx install cfn-lint`];
+    return `${run.stdout}${run.stderr}`
+      .split('\n')
+      .filter((l) => l.trim())
+      .map((l) => `cfn-lint: ${l.replace(input.templatePath, input.stackName)}`);
+  },
+};
+
+/** Rules on the template alone: usage plans one at a time, gates that can fire within the canary. */
+export const templateRulesCheck: PreflightCheck = {
+  name: 'template rules',
+  run: (input) => [...unorderedUsagePlans(input.template), ...gatesThatCannotFire(input.template)],
+};
+
+/** The update rules against the template the pipeline deployed last (`--previous`). */
+export const previousTemplateCheck: PreflightCheck = {
+  name: 'update rules (--previous)',
+  run: (input) => {
+    if (!input.previous) {
+      input.note('update rules: no --previous template given: skipped');
+      return [];
+    }
+    return updateFindings(input.previous, input.template);
+  },
+};
+
+/** Whether a failed create of this template could not be retried: termination protection, or a table's deletion protection. */
+function protectedAgainstRollback(input: PreflightInput): boolean {
+  return (
+    input.terminationProtection ||
+    Object.values(input.template.Resources).some(
+      (r) =>
+        r.Type === 'AWS::DynamoDB::GlobalTable' &&
+        ((r.Properties?.Replicas as { DeletionProtectionEnabled?: boolean }[]) ?? []).some(
+          (x) => x.DeletionProtectionEnabled,
+        ),
+    )
+  );
+}
+
+/**
+ * The deployed stack, where this machine has AWS credentials: the update rules against its template (what `cdk
+ * diff` compares with), and the first-deploy switch against whether it exists.
+ */
+export const deployedStackCheck: PreflightCheck = {
+  name: 'deployed stack',
+  run: async (input) => {
+    const deployed = await input.deployed();
+    if (deployed.state === 'unknown') {
+      input.note(`deployed stack: ${deployed.why}: skipped`);
+      return [];
+    }
+    if (deployed.state === 'absent')
+      return input.firstDeploy || !protectedAgainstRollback(input)
+        ? []
+        : [
+            `deployed stack: ${input.stackName} does not exist: deploy it with -c ${input.firstDeployKey}=true, so a failed create can be retried (docs/deployment.md, "A failed first deploy")`,
+          ];
+    const findings = updateFindings(deployed.template, input.template).map((l) => `${l} (against the deployed stack)`);
+    if (input.firstDeploy)
+      findings.push(
+        `deployed stack: ${input.stackName} exists (${deployed.status}): drop -c ${input.firstDeployKey}=true, which would turn its termination protection and the tables' deletion protection off`,
+      );
+    return findings;
+  },
+};
+
+/**
+ * `cdk diff` against the deployed stack (only where the stack exists and this machine can see it): any replacement
+ * or removal of a stateful or fixed-name resource it reports, CloudFormation's change set having the last word on
+ * what a create-only property change does.
+ */
+export const cdkDiffCheck: PreflightCheck = {
+  name: 'cdk diff',
+  run: async (input) => {
+    if ((await input.deployed()).state !== 'present') {
+      input.note('cdk diff: no deployed stack visible: skipped');
+      return [];
+    }
+    return replacementsInDiff((input.cdkDiff ?? runCdkDiff)(input.stackName, input.context));
+  },
+};
+
+/**
+ * Every check, in the order they run. AWS's Service Authorization Reference check (every grant names a resource type
+ * AWS authorizes its action on) belongs here as one more entry, taking `input.template`: authorizationReferenceCheck.
+ */
+export const PREFLIGHT_CHECKS: PreflightCheck[] = [
+  synthCheck,
+  cfnLintCheck,
+  templateRulesCheck,
+  previousTemplateCheck,
+  deployedStackCheck,
+  cdkDiffCheck,
+  // authorizationReferenceCheck: wire the grants-vs-reference check here once it exists as a module.
+];
+
+/** Runs each check; a check that throws is a finding of its own. Findings are prefixed with nothing more. */
+export async function runChecks(input: PreflightInput, checks = PREFLIGHT_CHECKS): Promise<string[]> {
+  const findings: string[] = [];
+  for (const check of checks) {
+    try {
+      findings.push(...(await check.run(input)));
+    } catch (e) {
+      findings.push(`${check.name}: failed to run: ${(e as Error).message}`);
+    }
+  }
+  return findings;
+}

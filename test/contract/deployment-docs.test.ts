@@ -1,0 +1,73 @@
+/**
+ * What docs/deployment.md and the README tell a platform engineer about deploying, checked against the code: the
+ * first-deploy switch and the walk back from a failed first deploy, the preflight command, and which limits are
+ * exact (the function's limiter) and which are AWS's best effort (everything the gateway enforces).
+ */
+import { readFileSync } from 'node:fs';
+import { expect, it } from 'vitest';
+import { firstDeployContextKey } from '../../lib/stacks/first-deploy.ts';
+
+const read = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
+const deployment = read('docs/deployment.md');
+const readme = read('README.md');
+
+/** The text of a section, from its heading to the next heading of the same or a higher level (code blocks skipped). */
+function section(doc: string, heading: string): string {
+  const lines = doc.split('\n');
+  let fenced = false;
+  const headingLevel = lines.map((l) => {
+    if (l.startsWith('```')) fenced = !fenced;
+    return !fenced && /^#+ /.test(l) ? l.indexOf(' ') : 0;
+  });
+  const start = lines.findIndex((l, i) => headingLevel[i]! > 0 && l.replace(/^#+ /, '') === heading);
+  expect(start, `section "${heading}"`).toBeGreaterThanOrEqual(0);
+  const end = headingLevel.findIndex((h, i) => i > start && h > 0 && h <= headingLevel[start]!);
+  return lines.slice(start + 1, end < 0 ? undefined : end).join('\n');
+}
+
+it('walks a failed first deploy back to a clean retry, command by command, with the switch the app reads', () => {
+  const text = section(deployment, 'A failed first deploy');
+  for (const name of ['production', 'account']) expect(text).toContain(`-c ${firstDeployContextKey(name)}=true`);
+  // The walk back when the switch was forgotten, in the order it must run.
+  const steps = [
+    'update-termination-protection --no-enable-termination-protection',
+    'update-table --table-name "$T" --no-deletion-protection-enabled',
+    'delete-stack --stack-name $STACK',
+    'wait stack-delete-complete',
+    `npx cdk deploy $STACK $PROD -c ${firstDeployContextKey('production')}=true`,
+  ];
+  const at = steps.map((s) => text.indexOf(s));
+  expect(
+    at.every((i) => i >= 0),
+    JSON.stringify(steps.filter((_, i) => at[i]! < 0)),
+  ).toBe(true);
+  expect([...at].sort((a, b) => a - b)).toEqual(at);
+  // No longer the claim that a protected first deploy leaves nothing behind.
+  expect(deployment).not.toContain('a failed first deploy leaves no orphans behind');
+});
+
+it('documents npm run preflight in the deploy steps and the README, and package.json runs it', () => {
+  const pkg = JSON.parse(read('package.json')) as { scripts: Record<string, string> };
+  expect(pkg.scripts.preflight).toBe('node scripts/preflight.ts');
+  expect(section(deployment, 'Deploy')).toMatch(/npm run preflight -- --stage staging --previous /);
+  expect(section(readme, 'Deployment')).toMatch(/npm run preflight -- --stage production /);
+});
+
+it('separates what is exact (the limiter) from what is AWS best effort (usage plans, spent-key refusals)', () => {
+  const text = section(deployment, "What is exact and what is AWS's best effort");
+  const rows = text.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| Limit') && !l.startsWith('|---'));
+  const verdict = (what: RegExp) => {
+    const row = rows.find((r) => what.test(r.split('|')[1]!));
+    expect(row, String(what)).toBeDefined();
+    return row!.split('|')[3]!;
+  };
+  expect(verdict(/per-minute and per-day limits/)).toMatch(/\*\*Exact\*\*/);
+  expect(verdict(/Usage-plan throttle .* quota/)).toMatch(/\*\*Best effort\*\*/);
+  expect(verdict(/Spent-key refusals/)).toMatch(/\*\*Best effort\*\*/);
+});
+
+it('says what traffic proves a staging rollback and how to drive it', () => {
+  const text = section(deployment, 'Proving the rollback');
+  expect(text).toMatch(/at least 100 calls a minute/);
+  expect(text).toMatch(/curl /);
+});
