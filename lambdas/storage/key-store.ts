@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
+  DeleteCommand,
   GetCommand,
   PutCommand,
   QueryCommand,
@@ -19,6 +20,7 @@ import { StaleKeyRecordError, type KeyRecord, type KeyStore } from '../domain/ke
 import { UnavailableError } from '../domain/errors.ts';
 import { guarded, withStorage, type Storage } from './client.ts';
 import { KEYS_TABLE } from '../../contract/tables.ts';
+import { standingKey } from './standing.ts';
 
 const BY_KEY_ID = KEYS_TABLE.indexes[0].indexName;
 
@@ -137,6 +139,32 @@ async function list(storage: Storage): Promise<KeyRecord[]> {
 }
 
 /**
+ * Records that may have something for the admin tool's purge to delete: revoked ones, and ones that left a usage
+ * plan behind. The caller checks each against its cutoff.
+ */
+async function listDue(storage: Storage, _cutoff: number): Promise<KeyRecord[]> {
+  const { doc, tables } = storage;
+  const items: KeyRecord[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await guarded(() =>
+      doc.send(
+        new ScanCommand({
+          TableName: tables.keys,
+          FilterExpression: '#s = :revoked OR attribute_exists(retiredUsagePlanId)',
+          ExpressionAttributeNames: { '#s': 'status' },
+          ExpressionAttributeValues: { ':revoked': 'revoked' },
+          ...(start ? { ExclusiveStartKey: start } : {}),
+        }),
+      ),
+    );
+    items.push(...((out.Items ?? []) as KeyRecord[]));
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return items;
+}
+
+/**
  * Changes the record that was read (`current`), if it is still that version; StaleKeyRecordError when another
  * write came first (or the key was rotated away). Returns the new record.
  */
@@ -235,6 +263,16 @@ async function replaceHash(storage: Storage, current: KeyRecord, next: KeyRecord
   );
 }
 
+/**
+ * Forgets what the functions told the gateway about a key (its standing: a spent day, a ban), so the authorizer
+ * counts it against its own usage key again at its next uncached decision: after a plan or limit change (decided on
+ * the old limits) and on `keys unban`. Deleting an item that is not there is no error, so a resend is harmless. A
+ * function that refuses the key again records it again.
+ */
+async function clearStanding({ doc, tables }: Storage, hash: string): Promise<void> {
+  await guarded(() => doc.send(new DeleteCommand({ TableName: tables.state, Key: standingKey(hash) })));
+}
+
 /** Admin operations on key records (the admin tool and the local server's development keys). */
 export function createKeyAdminStore(storage: Storage) {
   return {
@@ -242,7 +280,9 @@ export function createKeyAdminStore(storage: Storage) {
     upsert: withStorage(storage, upsert),
     getById: withStorage(storage, getById),
     list: withStorage(storage, list),
+    listDue: withStorage(storage, listDue),
     update: withStorage(storage, update),
     replaceHash: withStorage(storage, replaceHash),
+    clearStanding: withStorage(storage, clearStanding),
   };
 }

@@ -98,6 +98,15 @@ const SHAPES: Readonly<Record<string, { readonly options: readonly string[]; rea
 
 const printed = (human: string, data: unknown): Printed => ({ human, data });
 
+/** A command that did part of its work: what it did is printed, the failure is the `error:` line, exit code 1. */
+class PartialFailure extends Error {
+  readonly output: Printed;
+  constructor(message: string, output: Printed) {
+    super(message);
+    this.output = output;
+  }
+}
+
 function int(name: string, v: string | undefined): number | undefined {
   if (v === undefined) return undefined;
   if (!/^-?\d+$/.test(v)) throw new AdminError(`${name} must be a whole number`);
@@ -176,8 +185,17 @@ const COMMANDS: Readonly<Record<string, Command>> = {
     const chosen = plan(rest[1]);
     const keyId = id();
     return async (admin) => {
-      const k = await admin.setPlan(keyId, { plan: chosen, perMinute, perDay });
-      return printed(`Moved ${describe(k)}`, k);
+      const { changed, ...record } = await admin.setPlan(keyId, { plan: chosen, perMinute, perDay });
+      if (!changed)
+        return printed(`No change: ${record.keyId} is already on ${record.plan} with these limits (nothing written)`, {
+          ...record,
+          changed,
+        });
+      return printed(
+        `Moved ${describe(record)}\nThe gateway applies it once cached authorizer results expire (up to the authorizer ` +
+          'cache TTL, 60 s in the cloud).',
+        { ...record, changed },
+      );
     };
   },
   usage: onKey(async (admin, id) => {
@@ -185,9 +203,17 @@ const COMMANDS: Readonly<Record<string, Command>> = {
     return printed(describeUsage(u), u);
   }),
   purge: () => async (admin) => {
-    const purged = await admin.purge();
-    const human = purged.map((k) => `Purged the API Gateway key of ${k.keyId}`).join('\n');
-    return printed(human || 'Nothing to purge.', purged);
+    const { purged, failed } = await admin.purge();
+    const lines = [
+      ...purged.map((k) => `Purged what API Gateway held for ${k.keyId}`),
+      ...failed.map((f) => `Failed ${f.keyId}: ${f.error}`),
+    ];
+    if (failed.length)
+      throw new PartialFailure(
+        `${failed.length} of ${purged.length + failed.length} keys not purged: run \`keys purge\` again`,
+        printed(lines.join('\n'), { purged, failed }),
+      );
+    return printed(lines.join('\n') || 'Nothing to purge.', { purged, failed });
   },
 };
 
@@ -220,6 +246,7 @@ export async function runAdmin(argv: string[], io: Io, depsFor: DepsFactory): Pr
     io.out(o.json ? JSON.stringify(data, null, 2) : human);
     return 0;
   } catch (err) {
+    if (err instanceof PartialFailure) io.out(o.json ? JSON.stringify(err.output.data, null, 2) : err.output.human);
     io.err(`error: ${failure(err)}`);
     return 1;
   }
@@ -250,7 +277,7 @@ function checked(o: Options, [group, command, ...rest]: string[], given: readonl
 
 /** One line for the admin: our own errors as they are, an unreachable DynamoDB with where to look. */
 function failure(err: unknown): string {
-  if (err instanceof AdminError) return err.message;
+  if (err instanceof AdminError || err instanceof PartialFailure) return err.message;
   if (err instanceof UnavailableError)
     return (
       `DynamoDB did not answer (${String(err.cause)}). With --local: is \`npm start\` running, and do ` +

@@ -65,6 +65,7 @@ export function usagePlanStep(ctx: AdminContext, plan: PlanName, keyId: string, 
       } else chosen.id = ctx.deps.usagePlans[plan] ?? '';
     },
     undo: () => (chosen.created ? gateway.deletePlan(chosen.id) : Promise.resolve()),
+    made: () => `usage plan ${chosen.id}`,
   };
   return { chosen, step };
 }

@@ -4,12 +4,19 @@
  * read, re-applied by onLatest when another write came first).
  */
 import { randomUUID } from 'node:crypto';
-import { PLANS, type PlanName } from '../../contract/plans.ts';
+import { PLANS, type PlanLimits, type PlanName } from '../../contract/plans.ts';
 import { isPooledPlan } from '../../contract/key-pool.ts';
-import { generateKey, generateKeyId, hashKey, usageIdentifierKey, type KeyRecord } from '../../lambdas/domain/keys.ts';
+import {
+  generateKey,
+  generateKeyId,
+  hashKey,
+  limitsOf,
+  usageIdentifierKey,
+  type KeyRecord,
+} from '../../lambdas/domain/keys.ts';
 import { ownPlanOf, usagePlanStep, type AdminContext, type ChosenPlan } from './context.ts';
 import { AdminError } from './ports.ts';
-import { checkLimits, checkOwner, saga, view, type KeyView } from './rules.ts';
+import { checkLimits, checkOwner, saga, sameLimits, view, type KeyView, type SagaStep } from './rules.ts';
 
 export interface PlanInput {
   plan: PlanName;
@@ -65,8 +72,13 @@ function ownApiKeySteps(ctx: AdminContext, keyId: string, chosen: ChosenPlan, cr
         created(apiKeyId);
       },
       undo: () => gateway.deleteKey(apiKeyId),
+      made: () => `API key ${apiKeyId}`,
     },
-    { run: () => gateway.attach(apiKeyId, chosen.id), undo: () => gateway.detach(apiKeyId, chosen.id) },
+    {
+      run: () => gateway.attach(apiKeyId, chosen.id),
+      undo: () => gateway.detach(apiKeyId, chosen.id),
+      made: () => `API key ${apiKeyId} on usage plan ${chosen.id}`,
+    },
   ];
 }
 
@@ -105,79 +117,154 @@ export async function rotate(ctx: AdminContext, keyId: string): Promise<{ key: s
   });
 }
 
+/** The key after set-plan, and `changed: false` when it already had that plan and those limits (nothing written). */
+export type PlanChange = KeyView & { readonly changed: boolean };
+
 /**
- * Moves a key to another plan: out of its old usage plan first (a key is in one plan per stage). A pooled Free key
- * moving to a paying plan gets an API key of its own; a key with its own API key keeps it, on a Free plan too (cached
- * authorizer results still name it), and a pooled key moving within the pooled plans touches no API Gateway API.
+ * Moves a key to another plan (or sets an Enterprise key's limits): out of its old usage plan first (a key is in one
+ * plan per stage). A pooled Free key moving to a paying plan gets an API key of its own; a key with its own API key
+ * keeps it, on a Free plan too (cached authorizer results still name it), and a pooled key moving within the pooled
+ * plans touches no API Gateway API. An Enterprise key whose limits change keeps its usage plan, updated in place.
+ * A key already on that plan with those limits is left alone: nothing is written, and `changed` says so.
+ *
+ * After the record changes: what the functions told the gateway on the old limits (a spent day) is cleared, today's
+ * counts are carried to the new limits' shards, and a usage plan the key left is deleted. Each of these is safe to
+ * repeat; one that fails is reported, and `keys purge` (a left usage plan) or `keys unban` (the standing) finishes it.
  */
-export async function setPlan(ctx: AdminContext, keyId: string, input: PlanInput): Promise<KeyView> {
+export async function setPlan(ctx: AdminContext, keyId: string, input: PlanInput): Promise<PlanChange> {
   if (!(input.plan in PLANS)) throw new AdminError(`unknown plan ${input.plan}`);
   const limits = checkLimits(input.plan, input.perMinute, input.perDay);
-  const { store, gateway, usagePlans } = ctx.deps;
-  return ctx.onLatest(keyId, async (record) => {
+  const first = await ctx.find(keyId);
+  if (first.status === 'active' && first.plan === input.plan && sameLimits(first.limits, limits))
+    return { ...view(first), changed: false };
+  // A usage plan an earlier move left behind goes first: the record names one at a time.
+  if (first.retiredUsagePlanId) await retire(ctx, first);
+  const { store } = ctx.deps;
+  let before: KeyRecord | undefined;
+  const updated = await ctx.onLatest(keyId, async (record) => {
     if (record.status !== 'active') throw new AdminError(`key ${keyId} is ${record.status}`);
-    const pooled = isPooledPlan(record.plan) && !record.apiGatewayKeyId;
-    let apiKeyId = record.apiGatewayKeyId ?? '';
-    const oldPlanId = record.usagePlanId ?? usagePlans[record.plan] ?? '';
-    const plan = usagePlanStep(ctx, input.plan, keyId, limits);
-    const gatewaySteps =
-      pooled && isPooledPlan(input.plan)
-        ? []
-        : pooled
-          ? [plan.step, ...ownApiKeySteps(ctx, keyId, plan.chosen, (id) => (apiKeyId = id))]
-          : [
-              plan.step,
-              { run: () => gateway.detach(apiKeyId, oldPlanId), undo: () => gateway.attach(apiKeyId, oldPlanId) },
-              {
-                run: () => gateway.attach(apiKeyId, plan.chosen.id),
-                undo: () => gateway.detach(apiKeyId, plan.chosen.id),
-              },
-            ];
-    let updated: KeyRecord | undefined;
+    before = record;
+    if (record.plan === input.plan && sameLimits(record.limits, limits)) return undefined;
+    const move = planMove(ctx, record, input.plan, limits);
+    let next: KeyRecord | undefined;
     // A conflict in the last step undoes the gateway steps; onLatest then starts again from the new record.
     await saga([
-      ...gatewaySteps,
+      ...move.steps,
       {
         run: async () => {
-          const own = ownPlanOf(plan.chosen);
-          const removed = [...(limits ? [] : ['limits']), ...(own.usagePlanId ? [] : ['usagePlanId'])];
+          const own = ownPlanOf(move.chosen);
+          const kept = move.keepsOwnPlan ? { usagePlanId: record.usagePlanId } : own;
+          const retired = record.usagePlanId && !move.keepsOwnPlan ? { retiredUsagePlanId: record.usagePlanId } : {};
+          const removed = [...(limits ? [] : ['limits']), ...(kept.usagePlanId ? [] : ['usagePlanId'])];
           const changes = {
             plan: input.plan,
             ...(limits ? { limits } : {}),
-            ...own,
-            ...(apiKeyId && !record.apiGatewayKeyId ? { apiGatewayKeyId: apiKeyId } : {}),
+            ...kept,
+            ...retired,
+            ...(move.apiKeyId() && !record.apiGatewayKeyId ? { apiGatewayKeyId: move.apiKeyId() } : {}),
           };
-          updated = await store.update(record, changes, removed);
+          next = await store.update(record, changes, removed);
         },
       },
     ]);
-    if (record.usagePlanId) await gateway.deletePlan(record.usagePlanId).catch(() => undefined);
-    return view(updated!);
+    return next!;
   });
+  if (!updated) return { ...view(before!), changed: false };
+  await afterChange(ctx, before!, updated);
+  return { ...view(updated.retiredUsagePlanId ? await ctx.find(keyId) : updated), changed: true };
+}
+
+/** The gateway steps of a move from `record`'s plan to `plan`. */
+function planMove(ctx: AdminContext, record: KeyRecord, plan: PlanName, limits: PlanLimits | undefined) {
+  const { gateway, usagePlans } = ctx.deps;
+  const pooled = isPooledPlan(record.plan) && !record.apiGatewayKeyId;
+  let apiKeyId = record.apiGatewayKeyId ?? '';
+  const chosen = usagePlanStep(ctx, plan, record.keyId, limits);
+  const apiKeyIdOf = () => apiKeyId;
+  // Enterprise to Enterprise: its own plan's limits change in place (one call; the key never leaves a plan).
+  if (plan === 'enterprise' && record.plan === 'enterprise' && record.usagePlanId) {
+    const own = record.usagePlanId;
+    const old = limitsOf(record)!;
+    return {
+      chosen: chosen.chosen,
+      keepsOwnPlan: true,
+      apiKeyId: apiKeyIdOf,
+      steps: [
+        {
+          run: () => gateway.updatePlan(own, limits!),
+          undo: () => gateway.updatePlan(own, old),
+          made: () => `the limits of usage plan ${own} (still ${limits!.perMinute}/min, ${limits!.perDay}/day)`,
+        },
+      ],
+    };
+  }
+  const oldPlanId = record.usagePlanId ?? usagePlans[record.plan] ?? '';
+  const steps: SagaStep[] =
+    pooled && isPooledPlan(plan)
+      ? []
+      : pooled
+        ? [chosen.step, ...ownApiKeySteps(ctx, record.keyId, chosen.chosen, (id) => (apiKeyId = id))]
+        : [
+            chosen.step,
+            {
+              run: () => gateway.detach(apiKeyId, oldPlanId),
+              undo: () => gateway.attach(apiKeyId, oldPlanId),
+              made: () => `API key ${apiKeyId} off its usage plan ${oldPlanId}`,
+            },
+            {
+              run: () => gateway.attach(apiKeyId, chosen.chosen.id),
+              undo: () => gateway.detach(apiKeyId, chosen.chosen.id),
+              made: () => `API key ${apiKeyId} on usage plan ${chosen.chosen.id}`,
+            },
+          ];
+  return { chosen: chosen.chosen, keepsOwnPlan: false, apiKeyId: apiKeyIdOf, steps };
 }
 
 /**
- * Deletes the API Gateway key (and Enterprise usage plan) of every key revoked longer ago than the grace period
- * (at least the authorizer cache TTL); the records stay, revoked. Returns the keys it cleaned.
+ * What follows a change of plan or limits, each step safe to repeat: the key's standing is cleared (a spent day was
+ * decided on the old limits; the authorizer would keep naming the spent-keys API key until the day ends), today's
+ * counts follow the new shard layout, and the usage plan the key left is deleted.
  */
-export async function purge(ctx: AdminContext): Promise<KeyView[]> {
-  const { store, gateway } = ctx.deps;
-  const cutoff = ctx.now() - (ctx.deps.revokedKeyGraceMs ?? 120_000);
-  const due = (await store.list()).filter(
-    (r) =>
-      r.status === 'revoked' &&
-      (r.apiGatewayKeyId || r.usagePlanId) &&
-      Date.parse(r.revokedAt ?? r.createdAt) <= cutoff,
-  );
-  const cleaned: KeyView[] = [];
-  for (const stale of due) {
-    cleaned.push(
-      await ctx.onLatest(stale.keyId, async (record) => {
-        if (record.apiGatewayKeyId) await gateway.deleteKey(record.apiGatewayKeyId);
-        if (record.usagePlanId) await gateway.deletePlan(record.usagePlanId);
-        return view(await store.update(record, {}, ['apiGatewayKeyId', 'usagePlanId']));
-      }),
+async function afterChange(ctx: AdminContext, before: KeyRecord, after: KeyRecord): Promise<void> {
+  const failures: string[] = [];
+  await ctx.deps.store
+    .clearStanding(after.hash)
+    .catch((err: unknown) =>
+      failures.push(
+        `its standing at the gateway was not cleared (${describeError(err)}): run \`keys unban ${after.keyId}\``,
+      ),
     );
+  if (ctx.deps.carryCounts) {
+    const from = limitsOf(before);
+    const to = limitsOf(after);
+    if (from && to)
+      await ctx.deps
+        .carryCounts(after.keyId, from, to, ctx.now())
+        .catch((err: unknown) =>
+          failures.push(
+            `today's counts were not carried to the new limits (${describeError(err)}): run the same set-plan again`,
+          ),
+        );
   }
-  return cleaned;
+  if (after.retiredUsagePlanId)
+    await retire(ctx, after).catch((err: unknown) =>
+      failures.push(
+        `its old usage plan ${after.retiredUsagePlanId} is not deleted yet (${describeError(err)}): \`keys purge\` deletes it`,
+      ),
+    );
+  if (failures.length)
+    throw new AdminError(`key ${after.keyId} is now on ${after.plan}, but ${failures.join('; and ')}`);
+}
+
+const describeError = (err: unknown) =>
+  err instanceof AdminError ? err.message : `${(err as Error)?.name}: ${(err as Error)?.message}`;
+
+/** Deletes the usage plan a key left and forgets it on the record (a plan already deleted counts as deleted). */
+export async function retire(ctx: AdminContext, record: KeyRecord): Promise<void> {
+  const planId = record.retiredUsagePlanId;
+  if (!planId) return;
+  await ctx.deps.gateway.deletePlan(planId);
+  await ctx.onLatest(record.keyId, async (latest) =>
+    latest.retiredUsagePlanId === planId ? ctx.deps.store.update(latest, {}, ['retiredUsagePlanId']) : latest,
+  );
 }

@@ -16,6 +16,10 @@ export interface KeyAdminStorePort {
   put(record: KeyRecord): Promise<void>;
   getById(keyId: string): Promise<KeyRecord | undefined>;
   list(): Promise<KeyRecord[]>;
+  /** Records that may have something for `keys purge` to delete at `cutoff` (ms); purge checks each again. */
+  listDue(cutoff: number): Promise<KeyRecord[]>;
+  /** Forgets the key's standing at the gateway (a spent day, a ban): lambdas/storage/standing.ts. */
+  clearStanding(hash: string): Promise<void>;
   update(
     current: KeyRecord,
     changes: Partial<Omit<KeyRecord, 'hash' | 'keyId' | 'version' | 'writeId'>>,
@@ -39,6 +43,11 @@ export interface AdminDeps {
   /** Today's minute history of a key (lambdas/storage/usage-history.ts), for the usage chart; absent: no history. */
   readonly history?: (subject: string, limits: PlanLimits, w: Windows) => Promise<MinuteOpens>;
   readonly now?: () => number;
+  /**
+   * Carries today's counts of a key from the shard layout of its old limits to that of its new ones (the limiter
+   * splits a key over more counters above LIMITER.shardPerMinute); absent: nothing to carry (no counters).
+   */
+  readonly carryCounts?: (subject: string, from: PlanLimits, to: PlanLimits, nowMs: number) => Promise<void>;
   /** The DynamoDB client and table names the stores are built on (what the target resolved to). */
   readonly storage?: Storage;
 }

@@ -59,18 +59,40 @@ export function checkLimits(plan: PlanName, perMinute?: number, perDay?: number)
   return { perMinute, perDay };
 }
 
-/** Runs steps in order; when one fails, undoes the completed ones (last first) and rethrows. */
-export async function saga(
-  steps: Array<{ run: () => Promise<unknown>; undo?: () => Promise<unknown> }>,
-): Promise<void> {
-  const done: Array<() => Promise<unknown>> = [];
+/** One step of a multi-step change: what it does, and how to undo it (with what it would leave behind if not). */
+export interface SagaStep {
+  run(): Promise<unknown>;
+  undo?(): Promise<unknown>;
+  /** What the step made, named for an admin when its undo fails (e.g. "API key abc123"). */
+  readonly made?: () => string;
+}
+
+const message = (err: unknown) => `${(err as Error)?.name ?? 'Error'}: ${(err as Error)?.message ?? String(err)}`;
+
+/**
+ * Runs steps in order; when one fails, undoes the completed ones (last first) and rethrows. An undo that fails is
+ * never swallowed: every undo is still tried, and the error names what was left behind, so nothing is lost track of.
+ */
+export async function saga(steps: readonly SagaStep[]): Promise<void> {
+  const done: SagaStep[] = [];
   for (const step of steps) {
     try {
       await step.run();
     } catch (err) {
-      for (const undo of done.reverse()) await undo().catch(() => undefined);
+      const left: string[] = [];
+      for (const d of done.reverse())
+        await d.undo!().catch((undoErr: unknown) => left.push(`${d.made?.() ?? 'a step'} (${message(undoErr)})`));
+      if (left.length)
+        throw new AdminError(
+          `${err instanceof AdminError ? err.message : message(err)}; undoing the change failed too, left behind: ` +
+            `${left.join('; ')}. Nothing names these in the key records: delete them in API Gateway by hand.`,
+        );
       throw err;
     }
-    if (step.undo) done.push(step.undo);
+    if (step.undo) done.push(step);
   }
 }
+
+/** Whether two sets of limits are the same (both absent: the plan's fixed ones). */
+export const sameLimits = (a: PlanLimits | undefined, b: PlanLimits | undefined): boolean =>
+  a?.perMinute === b?.perMinute && a?.perDay === b?.perDay;

@@ -17,7 +17,8 @@
  * dependencies.
  */
 import { adminContext } from './context.ts';
-import { create, purge, revoke, rotate, setPlan, type PlanInput } from './lifecycle.ts';
+import { create, revoke, rotate, setPlan, type PlanInput } from './lifecycle.ts';
+import { purge } from './purge.ts';
 import type { AdminDeps } from './ports.ts';
 import { list, show, usage } from './queries.ts';
 

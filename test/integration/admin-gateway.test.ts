@@ -145,7 +145,7 @@ describe('admin tool against API Gateway (aws-sdk-client-mock)', () => {
     // Revoking and purging it touch nothing either: the pool member is shared, never deleted for one customer.
     await admin.revoke(record.keyId);
     expect(apigw.calls()).toHaveLength(0);
-    const purged = await keyAdmin({ ...deps, now: () => Date.now() + 3_600_000 }).purge();
+    const { purged } = await keyAdmin({ ...deps, now: () => Date.now() + 3_600_000 }).purge();
     expect(purged.map((k) => k.keyId)).not.toContain(record.keyId);
   });
 
@@ -225,10 +225,10 @@ describe('admin tool against API Gateway (aws-sdk-client-mock)', () => {
     expect((await admin.revoke(record.keyId)).status).toBe('revoked');
     expect(apigw.calls(), 'no gateway call on revoke').toHaveLength(0);
     t += 60_000;
-    expect((await admin.purge()).map((k) => k.keyId)).not.toContain(record.keyId);
+    expect((await admin.purge()).purged.map((k) => k.keyId)).not.toContain(record.keyId);
     expect(apigw.commandCalls(apigateway.DeleteApiKeyCommand)).toHaveLength(0);
     t += 61_000;
-    expect((await admin.purge()).map((k) => k.keyId)).toContain(record.keyId);
+    expect((await admin.purge()).purged.map((k) => k.keyId)).toContain(record.keyId);
     expect(apigw.commandCalls(apigateway.DeleteApiKeyCommand).map((c) => c.args[0].input)).toContainEqual({
       apiKey: 'apikey-1',
     });
@@ -243,14 +243,15 @@ describe('admin tool against API Gateway (aws-sdk-client-mock)', () => {
     expect(apigw.commandCalls(apigateway.DeleteApiKeyCommand), 'purged once').toHaveLength(0);
   });
 
-  it('a failed purge keeps the key revoked and its API key recorded, so the next purge retries', async () => {
+  it('a failed purge keeps the key revoked and its API key recorded and reports it, so the next purge retries', async () => {
     let t = Date.UTC(2026, 10, 22, 12);
     const admin = keyAdmin({ ...deps, now: () => t });
     const { record } = await admin.create({ owner: 'leaver2', plan: 'pro' });
     await admin.revoke(record.keyId);
     t += 10 * 60_000;
     apigw.on(apigateway.DeleteApiKeyCommand).rejects(new Error('gateway down'));
-    await expect(admin.purge()).rejects.toThrow('gateway down');
+    const { failed } = await admin.purge();
+    expect(failed).toContainEqual({ keyId: record.keyId, error: 'Error: gateway down' });
     expect(await admin.show(record.keyId)).toMatchObject({ status: 'revoked', apiGatewayKeyId: 'apikey-1' });
   });
 });
