@@ -17,6 +17,7 @@ import {
   DeleteUsagePlanKeyCommand,
   GetApiKeysCommand,
   GetUsagePlanCommand,
+  GetUsagePlanKeyCommand,
   GetUsagePlansCommand,
   UpdateUsagePlanCommand,
   type UsagePlan,
@@ -119,12 +120,19 @@ export function awsKeyGateway(
         () => keyNamed(name),
       ),
     deleteKey: (apiKeyId) => once(() => send(new DeleteApiKeyCommand({ apiKey: apiKeyId })), notFound),
-    attach: (apiKeyId, usagePlanId) =>
-      // ConflictException: the key is already on that plan.
-      once(
-        () => send(new CreateUsagePlanKeyCommand({ usagePlanId, keyId: apiKeyId, keyType: 'API_KEY' })),
-        named('ConflictException'),
-      ),
+    async attach(apiKeyId, usagePlanId) {
+      try {
+        await send(new CreateUsagePlanKeyCommand({ usagePlanId, keyId: apiKeyId, keyType: 'API_KEY' }));
+      } catch (err) {
+        // ConflictException: the key is on that plan already (done), or on another plan of the stage (not done).
+        if (!named('ConflictException')(err)) throw err;
+        const on = await send(new GetUsagePlanKeyCommand({ usagePlanId, keyId: apiKeyId })).then(
+          () => true,
+          (e: unknown) => (notFound(e) ? false : Promise.reject(e)),
+        );
+        if (!on) throw err;
+      }
+    },
     detach: (apiKeyId, usagePlanId) =>
       once(() => send(new DeleteUsagePlanKeyCommand({ usagePlanId, keyId: apiKeyId })), notFound),
     createPlan: (name, limits) => {

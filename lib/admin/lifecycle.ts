@@ -71,7 +71,8 @@ function ownApiKeySteps(ctx: AdminContext, keyId: string, chosen: ChosenPlan, cr
         apiKeyId = await gateway.createKey(`animal-store-${keyId}`, usageIdentifierKey(keyId));
         created(apiKeyId);
       },
-      undo: () => gateway.deleteKey(apiKeyId),
+      // No id: the create failed and found nothing of its own (gateway.ts), so there is nothing to delete.
+      undo: () => (apiKeyId ? gateway.deleteKey(apiKeyId) : Promise.resolve()),
       made: () => `API key ${apiKeyId}`,
     },
     {

@@ -70,8 +70,10 @@ export interface SagaStep {
 const message = (err: unknown) => `${(err as Error)?.name ?? 'Error'}: ${(err as Error)?.message ?? String(err)}`;
 
 /**
- * Runs steps in order; when one fails, undoes the completed ones (last first) and rethrows. An undo that fails is
- * never swallowed: every undo is still tried, and the error names what was left behind, so nothing is lost track of.
+ * Runs steps in order; when one fails, undoes it and the completed ones (last first) and rethrows. The failed step is
+ * undone too: a call whose answer was lost may have been applied, and every undo is idempotent (it finds its work
+ * done when there was nothing to undo). An undo that fails is never swallowed: every undo is still tried, and the
+ * error names what was left behind, so nothing is lost track of.
  */
 export async function saga(steps: readonly SagaStep[]): Promise<void> {
   const done: SagaStep[] = [];
@@ -79,6 +81,7 @@ export async function saga(steps: readonly SagaStep[]): Promise<void> {
     try {
       await step.run();
     } catch (err) {
+      if (step.undo) done.push(step);
       const left: string[] = [];
       for (const d of done.reverse())
         await d.undo!().catch((undoErr: unknown) => left.push(`${d.made?.() ?? 'a step'} (${message(undoErr)})`));
