@@ -26,6 +26,8 @@ Commands:
                             results expire (up to 60 s in the cloud: the authorizer cache TTL), then gets 401
   keys set-plan <id> <plan> [--per-minute N --per-day N]
   keys usage <id>           today's counts from the rate limiter, and a minute-by-minute chart of the day
+  keys unban <id>           lifts a ban (a key whose flood of 429s banned it for 15 minutes) before it ends; the
+                            gateway lets it through once cached authorizer results expire (up to 60 s in the cloud)
   keys purge                deletes the API Gateway keys of keys revoked longer ago than the authorizer cache TTL
 
 Targets:
@@ -93,6 +95,7 @@ const SHAPES: Readonly<Record<string, { readonly options: readonly string[]; rea
   rotate: { options: [], positionals: 1 },
   'set-plan': { options: ['per-minute', 'per-day'], positionals: 2 },
   usage: { options: [], positionals: 1 },
+  unban: { options: [], positionals: 1 },
   purge: { options: [], positionals: 0 },
 };
 
@@ -201,6 +204,16 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   usage: onKey(async (admin, id) => {
     const u = await admin.usage(id);
     return printed(describeUsage(u), u);
+  }),
+  unban: onKey(async (admin, id) => {
+    const k = await admin.unban(id);
+    return printed(
+      k.wasBannedUntil
+        ? `Unbanned ${k.keyId} (was banned until ${k.wasBannedUntil}): requests get through once cached authorizer ` +
+            'results expire (up to the authorizer cache TTL, 60 s in the cloud)'
+        : `${k.keyId} is not banned: nothing changed`,
+      k,
+    );
   }),
   purge: () => async (admin) => {
     const { purged, failed } = await admin.purge();

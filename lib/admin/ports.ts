@@ -47,6 +47,8 @@ export interface AdminDeps {
    * Carries today's counts of a key from the shard layout of its old limits to that of its new ones (the limiter
    * splits a key over more counters above LIMITER.shardPerMinute); absent: nothing to carry (no counters).
    */
+  /** Lifts a key's ban on the limiter's counters (lambdas/storage/ban-lift.ts); absent: no counters. */
+  readonly liftBan?: (subject: string, nowMs: number) => Promise<void>;
   readonly carryCounts?: (subject: string, from: PlanLimits, to: PlanLimits, nowMs: number) => Promise<void>;
   /** The DynamoDB client and table names the stores are built on (what the target resolved to). */
   readonly storage?: Storage;

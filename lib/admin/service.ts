@@ -1,5 +1,5 @@
 /**
- * Key administration: create, list, show, revoke, rotate, set-plan, purge, usage. Every command that touches both
+ * Key administration: create, list, show, revoke, rotate, set-plan, purge, usage, unban. Every command that touches both
  * DynamoDB and API Gateway orders its steps so a failure never leaves a key half-written: API Gateway first with
  * rollback on failure, DynamoDB (what the authorizer reads) last.
  *
@@ -19,6 +19,7 @@
 import { adminContext } from './context.ts';
 import { create, revoke, rotate, setPlan, type PlanInput } from './lifecycle.ts';
 import { purge } from './purge.ts';
+import { unban } from './unban.ts';
 import type { AdminDeps } from './ports.ts';
 import { list, show, usage } from './queries.ts';
 
@@ -36,6 +37,7 @@ export function keyAdmin(deps: AdminDeps) {
     purge: () => purge(ctx),
     setPlan: (keyId: string, input: PlanInput) => setPlan(ctx, keyId, input),
     usage: (keyId: string) => usage(ctx, keyId),
+    unban: (keyId: string) => unban(ctx, keyId),
   };
 }
 export type KeyAdmin = ReturnType<typeof keyAdmin>;
