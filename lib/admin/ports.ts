@@ -6,6 +6,7 @@ import type { KeyRecord } from '../../lambdas/domain/keys.ts';
 import type { LimitCounters, Windows } from '../../lambdas/domain/rate-limit.ts';
 import type { Storage } from '../../lambdas/storage/client.ts';
 import type { MinuteOpens } from '../../lambdas/storage/usage-history.ts';
+import type { ListFilter, ListPage } from '../../lambdas/storage/key-listing.ts';
 import type { KeyGateway } from './gateway.ts';
 
 /** An error the admin prints as one line and exits non-zero for. */
@@ -16,6 +17,10 @@ export interface KeyAdminStorePort {
   put(record: KeyRecord): Promise<void>;
   getById(keyId: string): Promise<KeyRecord | undefined>;
   list(): Promise<KeyRecord[]>;
+  /** One page of `keys list`: up to `limit` records of the filter, from `after` (the last page's `next`). */
+  listPage(filter: ListFilter, limit: number, after?: string): Promise<ListPage>;
+  /** Gives records written before the listing index its attributes (once, after deploying it); how many. */
+  reindex(): Promise<number>;
   /** Records that may have something for `keys purge` to delete at `cutoff` (ms); purge checks each again. */
   listDue(cutoff: number): Promise<KeyRecord[]>;
   /** Forgets the key's standing at the gateway (a spent day, a ban): lambdas/storage/standing.ts. */

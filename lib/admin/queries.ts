@@ -1,14 +1,30 @@
 /** The commands that only read: list, show, usage. */
 import { limitsOf } from '../../lambdas/domain/keys.ts';
 import { windowsAt } from '../../lambdas/domain/rate-limit.ts';
+import type { ListFilter } from '../../lambdas/storage/key-listing.ts';
 import type { AdminContext } from './context.ts';
+import { AdminError } from './ports.ts';
 import { view, type KeyView } from './rules.ts';
 import { minuteCounts } from './usage-chart.ts';
 
-export async function list(ctx: AdminContext, filter: { plan?: string; owner?: string } = {}): Promise<KeyView[]> {
-  return (await ctx.deps.store.list())
-    .filter((r) => (!filter.plan || r.plan === filter.plan) && (!filter.owner || r.owner === filter.owner))
-    .map(view);
+/** How many keys `keys list` prints at most unless told (`--limit`); `--after` continues. */
+export const LIST_PAGE = 100;
+
+/**
+ * One page of keys by plan, owner (case-insensitive, exact) and status, served by the keys table's listing index
+ * (lambdas/storage/key-listing.ts): what it reads is what it returns (plus the few keys waiting for purge).
+ */
+export async function list(
+  ctx: AdminContext,
+  filter: ListFilter = {},
+  page: { limit?: number; after?: string } = {},
+): Promise<{ keys: KeyView[]; next?: string }> {
+  const limit = page.limit ?? LIST_PAGE;
+  const out = await ctx.deps.store.listPage(filter, limit, page.after).catch((err: unknown) => {
+    if (err instanceof RangeError) throw new AdminError(`--after: ${err.message}`);
+    throw err;
+  });
+  return { keys: out.records.map(view), ...(out.next ? { next: out.next } : {}) };
 }
 
 export async function show(ctx: AdminContext, keyId: string): Promise<KeyView> {

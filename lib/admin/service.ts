@@ -16,6 +16,7 @@
  * The commands live in lifecycle.ts (writes) and queries.ts (reads); this module binds them to one set of
  * dependencies.
  */
+import type { ListFilter } from '../../lambdas/storage/key-listing.ts';
 import { adminContext } from './context.ts';
 import { create, revoke, rotate, setPlan, type PlanInput } from './lifecycle.ts';
 import { purge } from './purge.ts';
@@ -30,7 +31,9 @@ export function keyAdmin(deps: AdminDeps) {
   const ctx = adminContext(deps);
   return {
     create: (input: PlanInput & { owner: string }) => create(ctx, input),
-    list: (filter?: { plan?: string; owner?: string }) => list(ctx, filter),
+    list: (filter?: ListFilter, page?: { limit?: number; after?: string }) => list(ctx, filter, page),
+    /** Once after deploying the listing index: gives older records its attributes. */
+    reindex: () => ctx.deps.store.reindex(),
     show: (keyId: string) => show(ctx, keyId),
     revoke: (keyId: string) => revoke(ctx, keyId),
     rotate: (keyId: string) => rotate(ctx, keyId),
