@@ -22,7 +22,7 @@ import {
   UpdateUsagePlanCommand,
   type UsagePlan,
 } from '@aws-sdk/client-api-gateway';
-import { usagePlanThrottle, type PlanLimits } from '../../contract/plans.ts';
+import type { UsagePlanLimits } from '../../contract/plans.ts';
 import { pacedSender, realClock, type PacingClock, type Sender } from './pacing.ts';
 
 export interface KeyGateway {
@@ -34,10 +34,12 @@ export interface KeyGateway {
   deleteKey(apiKeyId: string): Promise<void>;
   attach(apiKeyId: string, usagePlanId: string): Promise<void>;
   detach(apiKeyId: string, usagePlanId: string): Promise<void>;
-  /** A per-customer usage plan (Enterprise) on the stage. */
-  createPlan(name: string, limits: PlanLimits): Promise<string>;
-  /** Sets a per-customer plan's throttle and quota in place (one UpdateUsagePlan, no moment without a plan). */
-  updatePlan(usagePlanId: string, limits: PlanLimits): Promise<void>;
+  /** A usage plan on the stage with these figures (an Enterprise bracket's: brackets.ts). */
+  createPlan(name: string, plan: UsagePlanLimits): Promise<string>;
+  /** The usage plan of that name on the stage, if there is one. */
+  findPlan(name: string): Promise<string | undefined>;
+  /** Sets a plan's throttle and quota in place (one UpdateUsagePlan, no moment without a plan). */
+  updatePlan(usagePlanId: string, plan: UsagePlanLimits): Promise<void>;
   deletePlan(usagePlanId: string): Promise<void>;
 }
 
@@ -47,6 +49,7 @@ export const noGateway: KeyGateway = {
   attach: async () => undefined,
   detach: async () => undefined,
   createPlan: async () => '',
+  findPlan: async () => undefined,
   updatePlan: async () => undefined,
   deletePlan: async () => undefined,
 };
@@ -79,9 +82,9 @@ export function awsKeyGateway(
       const out = await send<{ items?: Array<{ id?: string; name?: string }>; position?: string }>(
         new GetApiKeysCommand({ nameQuery: name, limit: 500, ...(position ? { position } : {}) }),
       );
-      const found = out.items?.find((k) => k.name === name);
+      const found = out?.items?.find((k) => k.name === name);
       if (found?.id) return found.id;
-      position = out.position;
+      position = out?.position;
     } while (position);
     return undefined;
   }
@@ -93,11 +96,11 @@ export function awsKeyGateway(
       const out = await send<{ items?: UsagePlan[]; position?: string }>(
         new GetUsagePlansCommand({ limit: 500, ...(position ? { position } : {}) }),
       );
-      const found = out.items?.find(
+      const found = out?.items?.find(
         (p) => p.name === name && p.apiStages?.some((s) => `${s.apiId}:${s.stage}` === stageName),
       );
       if (found?.id) return found.id;
-      position = out.position;
+      position = out?.position;
     } while (position);
     return undefined;
   }
@@ -135,9 +138,9 @@ export function awsKeyGateway(
     },
     detach: (apiKeyId, usagePlanId) =>
       once(() => send(new DeleteUsagePlanKeyCommand({ usagePlanId, keyId: apiKeyId })), notFound),
-    createPlan: (name, limits) => {
-      const t = usagePlanThrottle(limits);
-      return created(
+    findPlan: (name) => planNamed(name),
+    createPlan: (name, t) =>
+      created(
         async () =>
           (
             await send<{ id?: string }>(
@@ -150,10 +153,8 @@ export function awsKeyGateway(
             )
           ).id!,
         () => planNamed(name),
-      );
-    },
-    async updatePlan(usagePlanId, limits) {
-      const t = usagePlanThrottle(limits);
+      ),
+    async updatePlan(usagePlanId, t) {
       await send(
         new UpdateUsagePlanCommand({
           usagePlanId,

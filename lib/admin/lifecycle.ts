@@ -14,6 +14,7 @@ import {
   usageIdentifierKey,
   type KeyRecord,
 } from '../../lambdas/domain/keys.ts';
+import { bracketPlanName, enterpriseBracket } from './brackets.ts';
 import { ownPlanOf, usagePlanStep, type AdminContext, type ChosenPlan } from './context.ts';
 import { AdminError } from './ports.ts';
 import { checkLimits, checkOwner, saga, sameLimits, view, type KeyView, type SagaStep } from './rules.ts';
@@ -36,7 +37,7 @@ export async function create(
   const keyId = generateKeyId();
   const createdAt = new Date(ctx.now()).toISOString();
   const writeId = randomUUID();
-  const plan = usagePlanStep(ctx, input.plan, keyId, limits);
+  const plan = usagePlanStep(ctx, input.plan, limits);
   let apiKeyId = '';
   const ownKey = ownApiKeySteps(ctx, keyId, plan.chosen, (id) => (apiKeyId = id));
   const record = (): KeyRecord => ({
@@ -125,7 +126,8 @@ export type PlanChange = KeyView & { readonly changed: boolean };
  * Moves a key to another plan (or sets an Enterprise key's limits): out of its old usage plan first (a key is in one
  * plan per stage). A pooled Free key moving to a paying plan gets an API key of its own; a key with its own API key
  * keeps it, on a Free plan too (cached authorizer results still name it), and a pooled key moving within the pooled
- * plans touches no API Gateway API. An Enterprise key whose limits change keeps its usage plan, updated in place.
+ * plans touches no API Gateway API. Enterprise keys share their bracket's usage plan (brackets.ts): new limits in the
+ * same bracket touch no API Gateway API, another bracket is a move between plans.
  * A key already on that plan with those limits is left alone: nothing is written, and `changed` says so.
  *
  * After the record changes: what the functions told the gateway on the old limits (a spent day) is cleared, today's
@@ -153,9 +155,9 @@ export async function setPlan(ctx: AdminContext, keyId: string, input: PlanInput
       ...move.steps,
       {
         run: async () => {
-          const own = ownPlanOf(move.chosen);
-          const kept = move.keepsOwnPlan ? { usagePlanId: record.usagePlanId } : own;
-          const retired = record.usagePlanId && !move.keepsOwnPlan ? { retiredUsagePlanId: record.usagePlanId } : {};
+          const kept = ownPlanOf(move.chosen);
+          // A key leaving a plan of its own (from before brackets): it is deleted after the move.
+          const retired = record.usagePlanId ? { retiredUsagePlanId: record.usagePlanId } : {};
           const removed = [...(limits ? [] : ['limits']), ...(kept.usagePlanId ? [] : ['usagePlanId'])];
           const changes = {
             plan: input.plan,
@@ -177,48 +179,49 @@ export async function setPlan(ctx: AdminContext, keyId: string, input: PlanInput
 
 /** The gateway steps of a move from `record`'s plan to `plan`. */
 function planMove(ctx: AdminContext, record: KeyRecord, plan: PlanName, limits: PlanLimits | undefined) {
-  const { gateway, usagePlans } = ctx.deps;
+  const { gateway, usagePlans, stage } = ctx.deps;
   const pooled = isPooledPlan(record.plan) && !record.apiGatewayKeyId;
   let apiKeyId = record.apiGatewayKeyId ?? '';
-  const chosen = usagePlanStep(ctx, plan, record.keyId, limits);
-  const apiKeyIdOf = () => apiKeyId;
-  // Enterprise to Enterprise: its own plan's limits change in place (one call; the key never leaves a plan).
-  if (plan === 'enterprise' && record.plan === 'enterprise' && record.usagePlanId) {
-    const own = record.usagePlanId;
-    const old = limitsOf(record)!;
-    return {
-      chosen: chosen.chosen,
-      keepsOwnPlan: true,
-      apiKeyId: apiKeyIdOf,
-      steps: [
-        {
-          run: () => gateway.updatePlan(own, limits!),
-          undo: () => gateway.updatePlan(own, old),
-          made: () => `the limits of usage plan ${own} (still ${limits!.perMinute}/min, ${limits!.perDay}/day)`,
-        },
-      ],
-    };
-  }
-  const oldPlanId = record.usagePlanId ?? usagePlans[record.plan] ?? '';
-  const steps: SagaStep[] =
-    pooled && isPooledPlan(plan)
-      ? []
-      : pooled
-        ? [chosen.step, ...ownApiKeySteps(ctx, record.keyId, chosen.chosen, (id) => (apiKeyId = id))]
-        : [
-            chosen.step,
-            {
-              run: () => gateway.detach(apiKeyId, oldPlanId),
-              undo: () => gateway.attach(apiKeyId, oldPlanId),
-              made: () => `API key ${apiKeyId} off its usage plan ${oldPlanId}`,
-            },
-            {
-              run: () => gateway.attach(apiKeyId, chosen.chosen.id),
-              undo: () => gateway.detach(apiKeyId, chosen.chosen.id),
-              made: () => `API key ${apiKeyId} on usage plan ${chosen.chosen.id}`,
-            },
-          ];
-  return { chosen: chosen.chosen, keepsOwnPlan: false, apiKeyId: apiKeyIdOf, steps };
+  const chosen = usagePlanStep(ctx, plan, limits);
+  const result = (steps: SagaStep[]) => ({ chosen: chosen.chosen, apiKeyId: () => apiKeyId, steps });
+  // Enterprise limits within the same bracket: the same usage plan, nothing to do at the gateway.
+  if (
+    plan === 'enterprise' &&
+    record.plan === 'enterprise' &&
+    !record.usagePlanId &&
+    enterpriseBracket(limits!).id === enterpriseBracket(limitsOf(record)!).id
+  )
+    return result([]);
+  if (pooled && isPooledPlan(plan)) return result([]);
+  if (pooled)
+    return result([chosen.step, ...ownApiKeySteps(ctx, record.keyId, chosen.chosen, (id) => (apiKeyId = id))]);
+  // The plan it is on: its own (an Enterprise key from before brackets), its bracket's, or its standard plan's.
+  let old: string | undefined;
+  const oldPlan = async () =>
+    (old ??=
+      record.usagePlanId ??
+      (record.plan === 'enterprise'
+        ? ((await gateway.findPlan(bracketPlanName(stage, enterpriseBracket(limitsOf(record)!)))) ?? '')
+        : (usagePlans[record.plan] ?? '')));
+  return result([
+    chosen.step,
+    {
+      run: async () => {
+        const id = await oldPlan();
+        if (id) await gateway.detach(apiKeyId, id);
+      },
+      undo: async () => {
+        const id = await oldPlan();
+        if (id) await gateway.attach(apiKeyId, id);
+      },
+      made: () => `API key ${apiKeyId} off its usage plan ${old}`,
+    },
+    {
+      run: () => gateway.attach(apiKeyId, chosen.chosen.id),
+      undo: () => gateway.detach(apiKeyId, chosen.chosen.id),
+      made: () => `API key ${apiKeyId} on usage plan ${chosen.chosen.id}`,
+    },
+  ]);
 }
 
 /**

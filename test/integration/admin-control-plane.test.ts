@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { usagePlanThrottle, type PlanName } from '../../contract/plans.ts';
 import { limitsOf, type KeyRecord } from '../../lambdas/domain/keys.ts';
+import { bracketPlanName, enterpriseBracket } from '../../lib/admin/brackets.ts';
 import { awsKeyGateway } from '../../lib/admin/gateway.ts';
 import { keyAdmin, type AdminDeps, type KeyAdmin } from '../../lib/admin/service.ts';
 import { startLocalAdmin, runLocalAdmin } from '../helpers/admin.ts';
@@ -55,21 +56,31 @@ async function problems({ fake, owner, usagePlans }: World): Promise<string[]> {
   const namedKeys = new Set(records.map((r) => r.apiGatewayKeyId).filter(Boolean));
   const namedPlans = new Set(records.flatMap((r) => [r.usagePlanId, r.retiredUsagePlanId]).filter(Boolean));
   for (const id of fake.keys.keys()) if (!namedKeys.has(id)) found.push(`API key ${id} named by no record`);
+  const bracketPlans = [...fake.plans.values()].filter((p) => p.name.startsWith('animal-store-staging-enterprise-r'));
+  const names = bracketPlans.map((p) => p.name);
+  if (new Set(names).size !== names.length) found.push(`a bracket's plan made twice: ${names}`);
   for (const id of fake.plans.keys())
-    if (!standard.has(id) && !namedPlans.has(id)) found.push(`usage plan ${id} named by no record`);
+    if (!standard.has(id) && !namedPlans.has(id) && !bracketPlans.some((p) => p.id === id))
+      found.push(`usage plan ${id} named by no record`);
   for (const r of records) {
     if (r.status !== 'active') continue;
-    const plan = r.usagePlanId ?? usagePlans[r.plan as keyof typeof usagePlans];
+    const bracket = r.plan === 'enterprise' ? enterpriseBracket(limitsOf(r)!) : undefined;
+    const plan =
+      r.usagePlanId ??
+      (bracket
+        ? bracketPlans.find((p) => p.name === bracketPlanName('staging', bracket))?.id
+        : usagePlans[r.plan as keyof typeof usagePlans]);
     if (r.apiGatewayKeyId) {
       if (!fake.keys.has(r.apiGatewayKeyId)) found.push(`${r.keyId}: its API key is gone`);
       const on = fake.plansOf(r.apiGatewayKeyId);
       if (on.length !== 1 || on[0] !== plan) found.push(`${r.keyId} (${r.plan}) is on [${on}], not ${plan}`);
     } else if (r.plan !== 'free') found.push(`${r.keyId} (${r.plan}) has no API key`);
     if (r.plan === 'enterprise') {
-      const own = fake.plans.get(r.usagePlanId ?? '');
+      const on = fake.plans.get(plan ?? '');
       const t = usagePlanThrottle(limitsOf(r)!);
-      if (!own?.apiStages.length) found.push(`${r.keyId}: its usage plan is missing or off the stage`);
-      else if (own.quota?.limit !== t.quotaPerDay) found.push(`${r.keyId}: its usage plan has other limits`);
+      if (!on?.apiStages.length) found.push(`${r.keyId}: its usage plan is missing or off the stage`);
+      else if ((on.quota?.limit ?? 0) < t.quotaPerDay || (on.throttle?.rateLimit ?? 0) < t.rateLimit)
+        found.push(`${r.keyId}: its usage plan refuses what its limits admit`);
     }
   }
   return found;
@@ -95,6 +106,19 @@ const onPlan = (plan: PlanName) => (records: KeyRecord[]) => {
   expect(records.map((r) => r.plan)).toEqual([plan]);
   expect(records[0]!.retiredUsagePlanId).toBeUndefined();
 };
+
+/** An Enterprise key as made before brackets: on a usage plan of its own (which a move or purge deletes). */
+async function legacyEnterprise(w: World): Promise<string> {
+  const id = await create(w, ENTERPRISE);
+  const record = (await localDeps.store.getById(id))!;
+  const own = w.fake.seedPlan(`animal-store-staging-enterprise-${id}`);
+  const t = usagePlanThrottle(ENTERPRISE);
+  Object.assign(w.fake.plans.get(own)!, { throttle: t, quota: { limit: t.quotaPerDay, period: 'DAY' } });
+  for (const p of w.fake.plans.values()) p.keys.delete(record.apiGatewayKeyId!);
+  w.fake.plans.get(own)!.keys.add(record.apiGatewayKeyId!);
+  await localDeps.store.update(record, { usagePlanId: own });
+  return id;
+}
 
 const SCENARIOS: Scenario[] = [
   {
@@ -138,6 +162,33 @@ const SCENARIOS: Scenario[] = [
     setup: async (w) => [await create(w, ENTERPRISE)],
     run: moveTo('enterprise', { perMinute: 1200, perDay: 90_000 }),
     done: (records) => expect(records.map((r) => r.limits)).toEqual([{ perMinute: 1200, perDay: 90_000 }]),
+  },
+  {
+    name: 'set-plan Enterprise (a plan of its own, from before brackets) → its bracket',
+    setup: async (w) => [await legacyEnterprise(w)],
+    run: moveTo('enterprise', { perMinute: 1200, perDay: 90_000 }),
+    done: (records) => {
+      expect(records.map((r) => [r.plan, r.usagePlanId, r.retiredUsagePlanId])).toEqual([
+        ['enterprise', undefined, undefined],
+      ]);
+    },
+  },
+  {
+    name: 'purge (an Enterprise key with a plan of its own, revoked)',
+    setup: async (w) => {
+      const id = await legacyEnterprise(w);
+      await w.admin.revoke(id);
+      w.fake.t += 10 * 60_000;
+      return [id];
+    },
+    run: async (w) => {
+      const { failed } = await w.admin.purge();
+      if (failed.length) throw new Error(failed.map((f) => f.error).join('; '));
+    },
+    done: (records) => {
+      for (const r of records)
+        expect([r.status, r.apiGatewayKeyId, r.usagePlanId]).toEqual(['revoked', undefined, undefined]);
+    },
   },
   {
     name: 'purge (an Enterprise and a Pro key, revoked)',
@@ -205,10 +256,10 @@ describe('every admin change, failing at each control-plane call in turn, leaves
 });
 
 describe('pacing to the documented rates', () => {
-  it('purging three Enterprise keys spaces the UpdateUsagePlan calls 20 s apart, and AWS throttles none', async () => {
+  it('purging three Enterprise keys with plans of their own spaces the UpdateUsagePlan calls 20 s apart, and AWS throttles none', async () => {
     const w = world();
     const ids = [];
-    for (let i = 0; i < 3; i++) ids.push(await create(w, ENTERPRISE));
+    for (let i = 0; i < 3; i++) ids.push(await legacyEnterprise(w));
     for (const id of ids) await w.admin.revoke(id);
     w.fake.t += 10 * 60_000;
     const { purged, failed } = await w.admin.purge();
@@ -222,10 +273,10 @@ describe('pacing to the documented rates', () => {
 
   it('a call AWS throttles because someone else spent the allowance (a deploy) is retried after a backoff', async () => {
     const w = world();
-    const id = await create(w, ENTERPRISE);
+    const id = await legacyEnterprise(w);
     w.fake.spend('UpdateUsagePlan');
     const start = w.fake.t;
-    await w.admin.setPlan(id, { plan: 'enterprise', perMinute: 900, perDay: 60_000 });
+    await w.admin.setPlan(id, { plan: 'pro' });
     const updates = w.fake.calls.filter((c) => c.op === 'UpdateUsagePlan');
     expect(updates.map((c) => c.outcome)).toContain('throttled');
     expect(updates.at(-1)!.outcome).toBe('ok');
@@ -270,4 +321,22 @@ describe('a no-op change writes nothing', () => {
     expect(w.fake.calls.length, 'no control-plane call').toBe(calls);
     expect(await recordsOf(w.owner), 'no record written').toEqual(before);
   });
+});
+
+describe('Enterprise at scale', () => {
+  it("a thousand Enterprise customers with all kinds of limits fit in the account's 300 usage plans", async () => {
+    const w = world();
+    let seed = 7;
+    const random = () => (seed = (seed * 48_271) % 2_147_483_647) / 2_147_483_647;
+    for (let i = 0; i < 1_000; i++) {
+      const perMinute = Math.ceil(10 ** (random() * Math.log10(600_000)));
+      const perDay = Math.min(perMinute * Math.ceil(10 ** (random() * Math.log10(1_440))), 864_000_000);
+      await create(w, { plan: 'enterprise', perMinute, perDay });
+    }
+    const enterprisePlans = [...w.fake.plans.values()].filter((p) => p.name.includes('-enterprise-'));
+    expect(enterprisePlans.length).toBeGreaterThan(1);
+    expect(enterprisePlans.length).toBeLessThanOrEqual(80);
+    expect(w.fake.calls.filter((c) => c.outcome === 'error')).toEqual([]);
+    expect(await problems(w)).toEqual([]);
+  }, 300_000);
 });
