@@ -27,6 +27,7 @@ Commands:
   keys rotate <id>          new secret, same id and plan; the old secret keeps working until cached authorizer
                             results expire (up to 60 s in the cloud: the authorizer cache TTL), then gets 401
   keys set-plan <id> <plan> [--per-minute N --per-day N]
+                            the gateway applies it once cached authorizer results expire (up to 60 s in the cloud)
   keys usage <id>           today's counts from the rate limiter, and a minute-by-minute chart of the day
   keys unban <id>           lifts a ban (a key whose flood of 429s banned it for 15 minutes) before it ends; the
                             gateway lets it through once cached authorizer results expire (up to 60 s in the cloud)
@@ -77,8 +78,9 @@ export async function runAdmin(argv: string[], io: Io, depsFor: DepsFactory): Pr
     if (repeated) throw new Error(`--${repeated} is given more than once`);
     parsed = { values, positionals, given };
   } catch (err) {
-    io.err(`error: ${(err as Error).message}`);
-    return 2;
+    // Exit 1 like every other input error, with the option named the way --help names it.
+    io.err(`error: ${parseFailure(err as Error & { code?: string })} (see --help)`);
+    return 1;
   }
   const { values: o, positionals, given } = parsed;
   if (o.help || !positionals[0]) {
@@ -118,6 +120,14 @@ function checked(o: Options, [group, command, ...rest]: string[], given: readonl
   };
   const call = COMMANDS[command]!({ o, rest, perMinute, perDay, id });
   return { target: { local: !!o.local, stage: o.stage }, call };
+}
+
+/** parseArgs's own messages, said the way the rest of the tool says them. */
+function parseFailure(err: Error & { code?: string }): string {
+  const option = /'(--?[^' ]+)/.exec(err.message)?.[1];
+  if (err.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return `unknown option ${option ?? ''}`.trim();
+  if (err.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') return `${option ?? 'an option'} needs a value`;
+  return err.message;
 }
 
 /** One line for the admin: our own errors as they are, an unreachable DynamoDB with where to look. */

@@ -82,7 +82,8 @@ function status(v: string): (typeof STATUSES)[number] {
 }
 
 export function plan(v: string | undefined): PlanName {
-  const p = (v ?? '').toLowerCase();
+  if (v === undefined || v === '') throw new AdminError(`--plan is required (${PLAN_NAMES.join(', ')})`);
+  const p = v.toLowerCase();
   if (!(PLAN_NAMES as readonly string[]).includes(p))
     throw new AdminError(`unknown plan "${v ?? ''}" (use ${PLAN_NAMES.join(', ')})`);
   return p as PlanName;
@@ -96,7 +97,7 @@ function describe(k: KeyView): string {
 function describeUsage(u: Awaited<ReturnType<KeyAdmin['usage']>>): string {
   const lim = u.limits;
   return (
-    `${u.keyId} (${u.plan}): this minute ${u.minute.count}${lim ? `/${lim.perMinute}` : ''}, today ${u.day.count}${lim ? `/${lim.perDay}` : ''}` +
+    `${u.keyId} (${u.plan}${u.status === 'revoked' ? `, REVOKED at ${u.revokedAt}` : ''}): this minute ${u.minute.count}${lim ? `/${lim.perMinute}` : ''}, today ${u.day.count}${lim ? `/${lim.perDay}` : ''}` +
     (u.bannedUntil ? `, banned until ${u.bannedUntil}` : '') +
     (u.history
       ? `\n${renderUsageChart(u.history, { ...u.history, width: chartWidth(), perMinute: lim?.perMinute }).join('\n')}`
@@ -143,13 +144,15 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
   },
   show: onKey(async (admin, id) => {
     const k = await admin.show(id);
-    return printed(describe(k), k);
+    return printed(describe(k) + (k.bannedUntil ? `  BANNED until ${k.bannedUntil} (keys unban ${k.keyId})` : ''), k);
   }),
   revoke: onKey(async (admin, id) => {
-    const k = await admin.revoke(id);
+    const { already, ...k } = await admin.revoke(id);
     return printed(
-      `Revoked ${k.keyId} (requests with it get 401 once cached authorizer results expire; \`keys purge\` later deletes its API Gateway key)`,
-      k,
+      already
+        ? `${k.keyId} was already revoked at ${k.revokedAt} (nothing changed)`
+        : `Revoked ${k.keyId} (requests with it get 401 once cached authorizer results expire; \`keys purge\` later deletes its API Gateway key)`,
+      { ...k, alreadyRevoked: already },
     );
   }),
   rotate: onKey(async (admin, id) => {

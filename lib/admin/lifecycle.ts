@@ -88,12 +88,12 @@ function ownApiKeySteps(ctx: AdminContext, keyId: string, chosen: ChosenPlan, cr
  * Marks the key revoked: the authorizer refuses it from now on (after its cache TTL). Its API Gateway key stays
  * (see `purge`): a cached result of the authorizer still names it until the TTL ends. Revoking twice is a no-op.
  */
-export async function revoke(ctx: AdminContext, keyId: string): Promise<KeyView> {
+export async function revoke(ctx: AdminContext, keyId: string): Promise<KeyView & { already: boolean }> {
   const revokedAt = new Date(ctx.now()).toISOString();
   return ctx.onLatest(keyId, async (record) =>
     record.status === 'revoked'
-      ? view(record)
-      : view(await ctx.deps.store.update(record, { status: 'revoked', revokedAt })),
+      ? { ...view(record), already: true }
+      : { ...view(await ctx.deps.store.update(record, { status: 'revoked', revokedAt })), already: false },
   );
 }
 

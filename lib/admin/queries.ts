@@ -27,8 +27,11 @@ export async function list(
   return { keys: out.records.map(view), ...(out.next ? { next: out.next } : {}) };
 }
 
-export async function show(ctx: AdminContext, keyId: string): Promise<KeyView> {
-  return view(await ctx.find(keyId));
+/** A key as admins see it, with its ban when it has one (what support is asked about first). */
+export async function show(ctx: AdminContext, keyId: string): Promise<KeyView & { bannedUntil: string | null }> {
+  const record = await ctx.find(keyId);
+  const u = await ctx.deps.limits.usage(record.keyId, { perMinute: 1, perDay: 1 }, windowsAt(ctx.now()));
+  return { ...view(record), bannedUntil: u.banUntil ? new Date(u.banUntil * 1000).toISOString() : null };
 }
 
 /** Today's counts of a key from the rate limiter, and its minute-by-minute history when the target keeps one. */
@@ -43,6 +46,8 @@ export async function usage(ctx: AdminContext, keyId: string) {
   return {
     keyId: record.keyId,
     plan: record.plan,
+    status: record.status,
+    ...(record.revokedAt ? { revokedAt: record.revokedAt } : {}),
     limits,
     minute: { count: u.minuteCount, resetsAt: new Date(w.minuteReset * 1000).toISOString() },
     day: { count: u.dayCount, resetsAt: new Date(w.dayReset * 1000).toISOString() },

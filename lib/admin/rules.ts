@@ -27,6 +27,11 @@ export function checkOwner(value: string | undefined): string {
 
 /** Key ids are what generateKeyId (and the local dev keys) make: nothing else can name a key. */
 export function checkKeyId(value: string): string {
+  // The tool's secrets start with ask_ (generateKey): an admin who pastes one learns so, and where ids are.
+  if (/^ask_/.test(value))
+    throw new AdminError(
+      'that is an API key secret, not a key id: use the id (key_…) that `keys create` and `keys list` print, and treat the secret as exposed',
+    );
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(value))
     throw new AdminError(
       `"${value.slice(0, 64).replace(/[^\x20-\x7e]/g, '?')}" is not a key id (letters, digits, _ and -)`,
