@@ -3,6 +3,7 @@
  * A page of one plan's keys reads no more items than it returns (plus keys waiting for purge); owners match exactly
  * and case-insensitively; purge reads only what is due. (The 100,000-key measurement is `npm run bench -- listing`.)
  */
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { KeyRecord } from '../../lambdas/domain/keys.ts';
 import { keyAdmin, type AdminDeps } from '../../lib/admin/service.ts';
@@ -97,4 +98,30 @@ it('on a seeded table (the bench at a small size), a page of one plan reads at m
     expect(row.returned).toBe(100);
     expect(row.readPerListed, row.query).toBeLessThanOrEqual(2);
   }
+});
+
+it('keys reindex gives records written before the listing index their place in it, once', async () => {
+  const record = {
+    hash: 'f'.repeat(64),
+    keyId: 'key_beforeindex0001',
+    owner: 'Old Timer',
+    plan: 'pro',
+    status: 'active',
+    createdAt: '2020-01-01T00:00:00.000Z',
+    version: 3,
+  };
+  await api.storage.doc.send(new PutCommand({ TableName: api.storage.tables.keys, Item: record }));
+  const find = async () =>
+    (
+      JSON.parse((await runLocalAdmin(deps, 'keys', 'list', '--owner', 'old timer', '--json')).out) as {
+        keys: KeyRecord[];
+      }
+    ).keys;
+  expect(await find()).toEqual([]);
+  const first = await runLocalAdmin(deps, 'keys', 'reindex');
+  expect(first.out).toMatch(/^Gave [1-9]\d* key record\(s\) the listing index's attributes$/);
+  expect((await find()).map((k) => k.keyId)).toEqual([record.keyId]);
+  expect((await runLocalAdmin(deps, 'keys', 'reindex')).out).toBe(
+    "Gave 0 key record(s) the listing index's attributes",
+  );
 });
