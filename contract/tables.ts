@@ -36,13 +36,18 @@ export const PETS_TABLE = {
 
 /**
  * keys: one item per API key, keyed by the SHA-256 (hex) of the key; the plaintext is never stored.
- * byKeyId finds a key by its public id (admin tool).
+ * byKeyId finds a key by its public id (admin tool); byListing serves the admin tool's `keys list` (by plan, status,
+ * owner) and `keys purge` (what is due) as queries, never a Scan (lambdas/storage/key-listing.ts). Indexes are only
+ * ever appended: CloudFormation creates one global secondary index per table and update.
  */
 export const KEYS_TABLE = {
   id: 'ApiKeys',
   envVar: 'KEYS_TABLE_NAME',
   partitionKey: { name: 'hash', type: 'S' },
-  indexes: [{ indexName: 'byKeyId', partitionKey: { name: 'keyId', type: 'S' } }],
+  indexes: [
+    { indexName: 'byKeyId', partitionKey: { name: 'keyId', type: 'S' } },
+    { indexName: 'byListing', partitionKey: { name: 'listKey', type: 'S' }, sortKey: { name: 'listSort', type: 'S' } },
+  ],
 } as const satisfies TableDefinition;
 
 /**

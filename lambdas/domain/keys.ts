@@ -32,6 +32,11 @@ export interface KeyRecord {
   readonly apiGatewayKeyId?: string;
   /** The per-customer usage plan (Enterprise keys only). */
   readonly usagePlanId?: string;
+  /**
+   * A per-customer usage plan the key has left (a move off Enterprise) that is not deleted yet: the admin tool
+   * deletes it right after the move, and `keys purge` finishes what a failed deletion left.
+   */
+  readonly retiredUsagePlanId?: string;
   /** When the key was revoked (its API Gateway key is deleted only after the authorizer cache TTL has passed). */
   readonly revokedAt?: string;
   /**

@@ -43,6 +43,8 @@ interface KeyState {
   fullMinute?: { minuteStart: number; shards: Set<number> };
   fullDay?: { dayStart: number; shards: Set<number> };
   bannedUntil?: number;
+  /** When this container learnt of the ban (trusted for BAN_RECHECK_MS). */
+  bannedSeenMs?: number;
   /** 429s not yet recorded, for window `minuteStart`. */
   rejections?: { minuteStart: number; pending: number; flushedAtMs: number };
   /**
@@ -53,6 +55,9 @@ interface KeyState {
   taking?: Promise<unknown>;
   waiting: number;
 }
+
+/** How long a container trusts a ban before asking storage again (`keys unban` lifts it; the authorizer TTL). */
+export const BAN_RECHECK_MS = 60_000;
 
 export interface LimiterOptions {
   /** Which shard a lease is taken from: a random one, so leases spread evenly over a key's shards. */
@@ -78,7 +83,8 @@ export function createLimiter(counters: LimitCounters, options: LimiterOptions =
     return st;
   };
 
-  const isBanned = (st: KeyState, w: Windows) => (st.bannedUntil ?? 0) > w.nowSec;
+  const isBanned = (st: KeyState, w: Windows) =>
+    (st.bannedUntil ?? 0) > w.nowSec && w.nowMs - (st.bannedSeenMs ?? -Infinity) < BAN_RECHECK_MS;
   const minuteFull = (st: KeyState, shard: number, w: Windows) =>
     // Known full until just before its reset: from then on, a request may reopen it (clock skew, see below).
     st.fullMinute !== undefined &&
@@ -137,6 +143,7 @@ export function createLimiter(counters: LimitCounters, options: LimiterOptions =
         const { banUntil, days } = banDays(w);
         await counters.ban(subject, limits, banUntil, days);
         st.bannedUntil = banUntil;
+        st.bannedSeenMs = w.nowMs;
       }
     } catch (err) {
       options.onBookkeepingFailure?.(err);
@@ -156,7 +163,7 @@ export function createLimiter(counters: LimitCounters, options: LimiterOptions =
     // Every 429 counts towards the ban, a spent day's included: a key that keeps sending after its quota is spent
     // would otherwise flood what it shares (a Free key's pool slot) all day long without ever being stopped.
     await reject(st, subject, limits, minuteStart, w);
-    if (st.bannedUntil !== undefined && st.bannedUntil > w.nowSec) return banned(st.bannedUntil);
+    if (isBanned(st, w)) return banned(st.bannedUntil!);
     return { allowed: false, reason, reset: reason === 'day' ? w.dayReset : minuteStart + 60 };
   }
 
@@ -185,7 +192,7 @@ export function createLimiter(counters: LimitCounters, options: LimiterOptions =
       st.lease = kept;
       return { kind: 'granted' as const, admitted };
     }
-    if (t.kind === 'banned') st.bannedUntil = t.banUntil;
+    if (t.kind === 'banned') Object.assign(st, { bannedUntil: t.banUntil, bannedSeenMs: w.nowMs });
     else if (t.kind === 'full') markFull(st, shard, t, w);
     else {
       const lease: Lease = {

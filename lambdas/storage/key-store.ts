@@ -8,10 +8,10 @@
 import { randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
+  DeleteCommand,
   GetCommand,
   PutCommand,
   QueryCommand,
-  ScanCommand,
   TransactWriteCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
@@ -19,6 +19,8 @@ import { StaleKeyRecordError, type KeyRecord, type KeyStore } from '../domain/ke
 import { UnavailableError } from '../domain/errors.ts';
 import { guarded, withStorage, type Storage } from './client.ts';
 import { KEYS_TABLE } from '../../contract/tables.ts';
+import { standingKey } from './standing.ts';
+import { listKeys, listPurgeDue, listing, reindexKeys, withoutListing, type ListFilter } from './key-listing.ts';
 
 const BY_KEY_ID = KEYS_TABLE.indexes[0].indexName;
 
@@ -76,7 +78,7 @@ async function put(storage: Storage, record: KeyRecord): Promise<void> {
         doc.send(
           new PutCommand({
             TableName: tables.keys,
-            Item: record,
+            Item: { ...record, ...listing(record) },
             ConditionExpression: 'attribute_not_exists(#h)',
             ExpressionAttributeNames: { '#h': 'hash' },
           }),
@@ -90,7 +92,7 @@ async function put(storage: Storage, record: KeyRecord): Promise<void> {
 /** Upserts a record (local development keys given by ANIMAL_STORE_DEV_KEYS). */
 async function upsert(storage: Storage, record: KeyRecord): Promise<void> {
   const { doc, tables } = storage;
-  await guarded(() => doc.send(new PutCommand({ TableName: tables.keys, Item: record })));
+  await guarded(() => doc.send(new PutCommand({ TableName: tables.keys, Item: { ...record, ...listing(record) } })));
 }
 
 /**
@@ -122,18 +124,16 @@ async function getById(storage: Storage, keyId: string): Promise<KeyRecord | und
   return undefined;
 }
 
+/** Every record (through the listing index, all partitions: still every item; `keys list` pages instead). */
 async function list(storage: Storage): Promise<KeyRecord[]> {
-  const { doc, tables } = storage;
-  const items: KeyRecord[] = [];
-  let start: Record<string, unknown> | undefined;
+  const records: KeyRecord[] = [];
+  let after: string | undefined;
   do {
-    const out = await guarded(() =>
-      doc.send(new ScanCommand({ TableName: tables.keys, ...(start ? { ExclusiveStartKey: start } : {}) })),
-    );
-    items.push(...((out.Items ?? []) as KeyRecord[]));
-    start = out.LastEvaluatedKey;
-  } while (start);
-  return items.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+    const page = await listKeys(storage, {}, 1000, after);
+    records.push(...page.records);
+    after = page.next;
+  } while (after);
+  return records.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
 }
 
 /**
@@ -158,7 +158,15 @@ async function update(
       values[`:v${i}`] = v;
       return `#a${i} = :v${i}`;
     });
-  sets.push('#ver = :next', '#wid = :wid');
+  // The listing index follows the record (key-listing.ts): computed from the record this write leaves.
+  const after = withoutListing({ ...current, ...changes } as KeyRecord);
+  for (const k of remove) delete (after as unknown as Record<string, unknown>)[k];
+  const index = listing(after);
+  names['#lk'] = 'listKey';
+  names['#ls'] = 'listSort';
+  values[':lk'] = index.listKey;
+  values[':ls'] = index.listSort;
+  sets.push('#ver = :next', '#wid = :wid', '#lk = :lk', '#ls = :ls');
   const removes = remove.map((k, i) => {
     names[`#r${i}`] = k;
     return `#r${i}`;
@@ -181,12 +189,12 @@ async function update(
           }),
         ),
       );
-      return out.Attributes as KeyRecord;
+      return withoutListing(out.Attributes as KeyRecord);
     },
     // Our own write, resent after its answer was lost: it is applied (and nobody wrote after it).
     async () => {
       const now = await getByHash(storage, current.hash);
-      return now?.writeId === writeId ? now : undefined;
+      return now?.writeId === writeId ? withoutListing(now) : undefined;
     },
     () => new StaleKeyRecordError(current.keyId),
   );
@@ -220,7 +228,7 @@ async function replaceHash(storage: Storage, current: KeyRecord, next: KeyRecord
               {
                 Put: {
                   TableName: tables.keys,
-                  Item: next,
+                  Item: { ...withoutListing(next), ...listing(next) },
                   ConditionExpression: 'attribute_not_exists(#h)',
                   ExpressionAttributeNames: { '#h': 'hash' },
                 },
@@ -235,14 +243,31 @@ async function replaceHash(storage: Storage, current: KeyRecord, next: KeyRecord
   );
 }
 
+/**
+ * Forgets what the functions told the gateway about a key (its standing: a spent day, a ban), so the authorizer
+ * counts it against its own usage key again at its next uncached decision: after a plan or limit change (decided on
+ * the old limits) and on `keys unban`. Deleting an item that is not there is no error, so a resend is harmless. A
+ * function that refuses the key again records it again.
+ */
+async function clearStanding({ doc, tables }: Storage, hash: string): Promise<void> {
+  await guarded(() => doc.send(new DeleteCommand({ TableName: tables.state, Key: standingKey(hash) })));
+}
+
 /** Admin operations on key records (the admin tool and the local server's development keys). */
 export function createKeyAdminStore(storage: Storage) {
   return {
     put: withStorage(storage, put),
     upsert: withStorage(storage, upsert),
-    getById: withStorage(storage, getById),
+    getById: async (keyId: string) => {
+      const record = await getById(storage, keyId);
+      return record && withoutListing(record);
+    },
     list: withStorage(storage, list),
+    listPage: (filter: ListFilter, limit: number, after?: string) => listKeys(storage, filter, limit, after),
+    listDue: (cutoff: number) => listPurgeDue(storage, cutoff),
+    reindex: () => reindexKeys(storage),
     update: withStorage(storage, update),
     replaceHash: withStorage(storage, replaceHash),
+    clearStanding: withStorage(storage, clearStanding),
   };
 }

@@ -15,7 +15,7 @@
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { limiterShards, type PlanLimits } from '../../contract/plans.ts';
+import { MAX_CUSTOM_LIMITS, limiterShards, type PlanLimits } from '../../contract/plans.ts';
 import {
   takeStep,
   type LimitCounters,
@@ -184,10 +184,17 @@ async function ban(storage: Storage, subject: string, limits: PlanLimits, banUnt
   }
 }
 
-/** Every shard's item of the day, read consistently in one BatchGetItem (a key has at most 6 shards). */
-async function usage(storage: Storage, subject: string, limits: PlanLimits, w: Windows): Promise<Usage> {
+/** The most counter items (shards) any key can have: those of the highest limits a key may be given. */
+export const MAX_SHARDS = limiterShards(MAX_CUSTOM_LIMITS);
+
+/**
+ * Every shard's item of the day, read consistently in one BatchGetItem: every shard a key can have (at most
+ * MAX_SHARDS), not only those of its limits now, so the day's count is whole whatever shard count its limits had
+ * earlier today (a plan or limit change moves the counts: shard-carry.ts; this reads them wherever they are).
+ */
+async function usage(storage: Storage, subject: string, _limits: PlanLimits, w: Windows): Promise<Usage> {
   const table = storage.tables.state;
-  let keys: Array<Record<string, unknown>> = Array.from({ length: limiterShards(limits) }, (_, s) =>
+  let keys: Array<Record<string, unknown>> = Array.from({ length: MAX_SHARDS }, (_, s) =>
     shardKey(subject, w.dayStart, s),
   );
   const items: ShardState[] = [];

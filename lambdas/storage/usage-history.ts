@@ -11,7 +11,7 @@
  * leased keys include each lease when it was taken, so their history is as fine as their leases.
  */
 import { BatchGetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { limiterShards, type PlanLimits } from '../../contract/plans.ts';
+import { MAX_CUSTOM_LIMITS, limiterShards, type PlanLimits } from '../../contract/plans.ts';
 import type { Windows } from '../domain/rate-limit.ts';
 import type { Logger } from '../shared/observability.ts';
 import { guarded, type Storage } from './client.ts';
@@ -49,18 +49,20 @@ export async function recordMinuteOpen(
 
 /**
  * Today's recorded minute openings for a subject, up to now, every shard merged: at each recorded minute, the sum of
- * each shard's latest day count (the admin tool's read; BatchGetItem, 100 keys at a time).
+ * each shard's latest day count (the admin tool's read; BatchGetItem, 100 keys at a time). Every shard a key can
+ * have is read, whatever its limits are now: a limit change today may have moved its counts between shards.
  */
 export async function readUsageHistory(
   { doc, tables }: Storage,
   subject: string,
-  limits: PlanLimits,
+  _limits: PlanLimits,
   w: Windows,
 ): Promise<MinuteOpens> {
   const table = tables.state;
   const pending: Array<Record<string, unknown>> = [];
+  const shards = limiterShards(MAX_CUSTOM_LIMITS);
   for (let h = w.dayStart; h <= w.minuteStart; h += 3600)
-    for (let s = 0; s < limiterShards(limits); s++) pending.push(hourKey(subject, h, s));
+    for (let s = 0; s < shards; s++) pending.push(hourKey(subject, h, s));
   const items: Array<Record<string, unknown>> = [];
   for (let attempt = 0; pending.length && attempt < 20; attempt++) {
     const keys = pending.splice(0, 100);

@@ -4,6 +4,7 @@
  */
 import type { PlanLimits, PlanName } from '../../contract/plans.ts';
 import { StaleKeyRecordError, type KeyRecord } from '../../lambdas/domain/keys.ts';
+import { bracketPlanName, enterpriseBracket } from './brackets.ts';
 import { AdminError, type AdminDeps } from './ports.ts';
 
 /** Attempts of a command whose record keeps changing under it (another admin at work) before it gives up. */
@@ -44,29 +45,36 @@ async function onLatest<T>(
   }
 }
 
-/** The usage plan a key is attached to; `created` when it is the key's own (Enterprise), deleted with the key. */
+/**
+ * The usage plan a key is attached to; `created` when it is the key's own (Enterprise keys made before brackets had
+ * one; none is made now), deleted with the key.
+ */
 export interface ChosenPlan {
   id: string;
   created: boolean;
 }
 
 /**
- * A saga step that picks the usage plan for a plan (a new per-customer one for Enterprise) into `chosen`; its undo
- * deletes the plan only when the step created it.
+ * A saga step that picks the usage plan for a plan into `chosen`: the stack's for a standard plan, the stage's plan of
+ * the key's bracket for Enterprise (brackets.ts; created on first use, found by name after). A bracket's plan is
+ * shared and bounded in number, so it stays: there is nothing to undo.
  */
-export function usagePlanStep(ctx: AdminContext, plan: PlanName, keyId: string, limits: PlanLimits | undefined) {
-  const { gateway } = ctx.deps;
+export function usagePlanStep(ctx: AdminContext, plan: PlanName, limits: PlanLimits | undefined) {
   const chosen: ChosenPlan = { id: '', created: false };
   const step = {
     run: async () => {
-      if (plan === 'enterprise') {
-        chosen.id = await gateway.createPlan(`animal-store-${ctx.deps.stage}-enterprise-${keyId}`, limits!);
-        chosen.created = true;
-      } else chosen.id = ctx.deps.usagePlans[plan] ?? '';
+      chosen.id = await planIdFor(ctx, plan, limits);
     },
-    undo: () => (chosen.created ? gateway.deletePlan(chosen.id) : Promise.resolve()),
   };
   return { chosen, step };
+}
+
+/** The usage plan a key of that plan and limits belongs on (an Enterprise bracket's plan is created if missing). */
+export async function planIdFor(ctx: AdminContext, plan: PlanName, limits: PlanLimits | undefined): Promise<string> {
+  if (plan !== 'enterprise') return ctx.deps.usagePlans[plan] ?? '';
+  const bracket = enterpriseBracket(limits!);
+  const name = bracketPlanName(ctx.deps.stage, bracket);
+  return (await ctx.deps.gateway.findPlan(name)) ?? (await ctx.deps.gateway.createPlan(name, bracket));
 }
 
 /** The record fields naming a key's own usage plan, when it has one. */

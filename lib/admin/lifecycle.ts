@@ -4,12 +4,20 @@
  * read, re-applied by onLatest when another write came first).
  */
 import { randomUUID } from 'node:crypto';
-import { PLANS, type PlanName } from '../../contract/plans.ts';
+import { PLANS, type PlanLimits, type PlanName } from '../../contract/plans.ts';
 import { isPooledPlan } from '../../contract/key-pool.ts';
-import { generateKey, generateKeyId, hashKey, usageIdentifierKey, type KeyRecord } from '../../lambdas/domain/keys.ts';
+import {
+  generateKey,
+  generateKeyId,
+  hashKey,
+  limitsOf,
+  usageIdentifierKey,
+  type KeyRecord,
+} from '../../lambdas/domain/keys.ts';
+import { bracketPlanName, enterpriseBracket } from './brackets.ts';
 import { ownPlanOf, usagePlanStep, type AdminContext, type ChosenPlan } from './context.ts';
 import { AdminError } from './ports.ts';
-import { checkLimits, checkOwner, saga, view, type KeyView } from './rules.ts';
+import { checkLimits, checkOwner, saga, sameLimits, view, type KeyView, type SagaStep } from './rules.ts';
 
 export interface PlanInput {
   plan: PlanName;
@@ -29,7 +37,7 @@ export async function create(
   const keyId = generateKeyId();
   const createdAt = new Date(ctx.now()).toISOString();
   const writeId = randomUUID();
-  const plan = usagePlanStep(ctx, input.plan, keyId, limits);
+  const plan = usagePlanStep(ctx, input.plan, limits);
   let apiKeyId = '';
   const ownKey = ownApiKeySteps(ctx, keyId, plan.chosen, (id) => (apiKeyId = id));
   const record = (): KeyRecord => ({
@@ -64,9 +72,15 @@ function ownApiKeySteps(ctx: AdminContext, keyId: string, chosen: ChosenPlan, cr
         apiKeyId = await gateway.createKey(`animal-store-${keyId}`, usageIdentifierKey(keyId));
         created(apiKeyId);
       },
-      undo: () => gateway.deleteKey(apiKeyId),
+      // No id: the create failed and found nothing of its own (gateway.ts), so there is nothing to delete.
+      undo: () => (apiKeyId ? gateway.deleteKey(apiKeyId) : Promise.resolve()),
+      made: () => `API key ${apiKeyId}`,
     },
-    { run: () => gateway.attach(apiKeyId, chosen.id), undo: () => gateway.detach(apiKeyId, chosen.id) },
+    {
+      run: () => gateway.attach(apiKeyId, chosen.id),
+      undo: () => gateway.detach(apiKeyId, chosen.id),
+      made: () => `API key ${apiKeyId} on usage plan ${chosen.id}`,
+    },
   ];
 }
 
@@ -74,12 +88,12 @@ function ownApiKeySteps(ctx: AdminContext, keyId: string, chosen: ChosenPlan, cr
  * Marks the key revoked: the authorizer refuses it from now on (after its cache TTL). Its API Gateway key stays
  * (see `purge`): a cached result of the authorizer still names it until the TTL ends. Revoking twice is a no-op.
  */
-export async function revoke(ctx: AdminContext, keyId: string): Promise<KeyView> {
+export async function revoke(ctx: AdminContext, keyId: string): Promise<KeyView & { already: boolean }> {
   const revokedAt = new Date(ctx.now()).toISOString();
   return ctx.onLatest(keyId, async (record) =>
     record.status === 'revoked'
-      ? view(record)
-      : view(await ctx.deps.store.update(record, { status: 'revoked', revokedAt })),
+      ? { ...view(record), already: true }
+      : { ...view(await ctx.deps.store.update(record, { status: 'revoked', revokedAt })), already: false },
   );
 }
 
@@ -105,79 +119,156 @@ export async function rotate(ctx: AdminContext, keyId: string): Promise<{ key: s
   });
 }
 
+/** The key after set-plan, and `changed: false` when it already had that plan and those limits (nothing written). */
+export type PlanChange = KeyView & { readonly changed: boolean };
+
 /**
- * Moves a key to another plan: out of its old usage plan first (a key is in one plan per stage). A pooled Free key
- * moving to a paying plan gets an API key of its own; a key with its own API key keeps it, on a Free plan too (cached
- * authorizer results still name it), and a pooled key moving within the pooled plans touches no API Gateway API.
+ * Moves a key to another plan (or sets an Enterprise key's limits): out of its old usage plan first (a key is in one
+ * plan per stage). A pooled Free key moving to a paying plan gets an API key of its own; a key with its own API key
+ * keeps it, on a Free plan too (cached authorizer results still name it), and a pooled key moving within the pooled
+ * plans touches no API Gateway API. Enterprise keys share their bracket's usage plan (brackets.ts): new limits in the
+ * same bracket touch no API Gateway API, another bracket is a move between plans.
+ * A key already on that plan with those limits is left alone: nothing is written, and `changed` says so.
+ *
+ * After the record changes: what the functions told the gateway on the old limits (a spent day) is cleared, today's
+ * counts are carried to the new limits' shards, and a usage plan the key left is deleted. Each of these is safe to
+ * repeat; one that fails is reported, and `keys purge` (a left usage plan) or `keys unban` (the standing) finishes it.
  */
-export async function setPlan(ctx: AdminContext, keyId: string, input: PlanInput): Promise<KeyView> {
+export async function setPlan(ctx: AdminContext, keyId: string, input: PlanInput): Promise<PlanChange> {
   if (!(input.plan in PLANS)) throw new AdminError(`unknown plan ${input.plan}`);
   const limits = checkLimits(input.plan, input.perMinute, input.perDay);
-  const { store, gateway, usagePlans } = ctx.deps;
-  return ctx.onLatest(keyId, async (record) => {
+  const first = await ctx.find(keyId);
+  if (first.status === 'active' && first.plan === input.plan && sameLimits(first.limits, limits))
+    return { ...view(first), changed: false };
+  // A usage plan an earlier move left behind goes first: the record names one at a time.
+  if (first.retiredUsagePlanId) await retire(ctx, first);
+  const { store } = ctx.deps;
+  let before: KeyRecord | undefined;
+  const updated = await ctx.onLatest(keyId, async (record) => {
     if (record.status !== 'active') throw new AdminError(`key ${keyId} is ${record.status}`);
-    const pooled = isPooledPlan(record.plan) && !record.apiGatewayKeyId;
-    let apiKeyId = record.apiGatewayKeyId ?? '';
-    const oldPlanId = record.usagePlanId ?? usagePlans[record.plan] ?? '';
-    const plan = usagePlanStep(ctx, input.plan, keyId, limits);
-    const gatewaySteps =
-      pooled && isPooledPlan(input.plan)
-        ? []
-        : pooled
-          ? [plan.step, ...ownApiKeySteps(ctx, keyId, plan.chosen, (id) => (apiKeyId = id))]
-          : [
-              plan.step,
-              { run: () => gateway.detach(apiKeyId, oldPlanId), undo: () => gateway.attach(apiKeyId, oldPlanId) },
-              {
-                run: () => gateway.attach(apiKeyId, plan.chosen.id),
-                undo: () => gateway.detach(apiKeyId, plan.chosen.id),
-              },
-            ];
-    let updated: KeyRecord | undefined;
+    before = record;
+    if (record.plan === input.plan && sameLimits(record.limits, limits)) return undefined;
+    const move = planMove(ctx, record, input.plan, limits);
+    let next: KeyRecord | undefined;
     // A conflict in the last step undoes the gateway steps; onLatest then starts again from the new record.
     await saga([
-      ...gatewaySteps,
+      ...move.steps,
       {
         run: async () => {
-          const own = ownPlanOf(plan.chosen);
-          const removed = [...(limits ? [] : ['limits']), ...(own.usagePlanId ? [] : ['usagePlanId'])];
+          const kept = ownPlanOf(move.chosen);
+          // A key leaving a plan of its own (from before brackets): it is deleted after the move.
+          const retired = record.usagePlanId ? { retiredUsagePlanId: record.usagePlanId } : {};
+          const removed = [...(limits ? [] : ['limits']), ...(kept.usagePlanId ? [] : ['usagePlanId'])];
           const changes = {
             plan: input.plan,
             ...(limits ? { limits } : {}),
-            ...own,
-            ...(apiKeyId && !record.apiGatewayKeyId ? { apiGatewayKeyId: apiKeyId } : {}),
+            ...kept,
+            ...retired,
+            ...(move.apiKeyId() && !record.apiGatewayKeyId ? { apiGatewayKeyId: move.apiKeyId() } : {}),
           };
-          updated = await store.update(record, changes, removed);
+          next = await store.update(record, changes, removed);
         },
       },
     ]);
-    if (record.usagePlanId) await gateway.deletePlan(record.usagePlanId).catch(() => undefined);
-    return view(updated!);
+    return next!;
   });
+  if (!updated) return { ...view(before!), changed: false };
+  await afterChange(ctx, before!, updated);
+  return { ...view(updated.retiredUsagePlanId ? await ctx.find(keyId) : updated), changed: true };
+}
+
+/** The gateway steps of a move from `record`'s plan to `plan`. */
+function planMove(ctx: AdminContext, record: KeyRecord, plan: PlanName, limits: PlanLimits | undefined) {
+  const { gateway, usagePlans, stage } = ctx.deps;
+  const pooled = isPooledPlan(record.plan) && !record.apiGatewayKeyId;
+  let apiKeyId = record.apiGatewayKeyId ?? '';
+  const chosen = usagePlanStep(ctx, plan, limits);
+  const result = (steps: SagaStep[]) => ({ chosen: chosen.chosen, apiKeyId: () => apiKeyId, steps });
+  // Enterprise limits within the same bracket: the same usage plan, nothing to do at the gateway.
+  if (
+    plan === 'enterprise' &&
+    record.plan === 'enterprise' &&
+    !record.usagePlanId &&
+    enterpriseBracket(limits!).id === enterpriseBracket(limitsOf(record)!).id
+  )
+    return result([]);
+  if (pooled && isPooledPlan(plan)) return result([]);
+  if (pooled)
+    return result([chosen.step, ...ownApiKeySteps(ctx, record.keyId, chosen.chosen, (id) => (apiKeyId = id))]);
+  // The plan it is on: its own (an Enterprise key from before brackets), its bracket's, or its standard plan's.
+  let old: string | undefined;
+  const oldPlan = async () =>
+    (old ??=
+      record.usagePlanId ??
+      (record.plan === 'enterprise'
+        ? ((await gateway.findPlan(bracketPlanName(stage, enterpriseBracket(limitsOf(record)!)))) ?? '')
+        : (usagePlans[record.plan] ?? '')));
+  return result([
+    chosen.step,
+    {
+      run: async () => {
+        const id = await oldPlan();
+        if (id) await gateway.detach(apiKeyId, id);
+      },
+      undo: async () => {
+        const id = await oldPlan();
+        if (id) await gateway.attach(apiKeyId, id);
+      },
+      made: () => `API key ${apiKeyId} off its usage plan ${old}`,
+    },
+    {
+      run: () => gateway.attach(apiKeyId, chosen.chosen.id),
+      undo: () => gateway.detach(apiKeyId, chosen.chosen.id),
+      made: () => `API key ${apiKeyId} on usage plan ${chosen.chosen.id}`,
+    },
+  ]);
 }
 
 /**
- * Deletes the API Gateway key (and Enterprise usage plan) of every key revoked longer ago than the grace period
- * (at least the authorizer cache TTL); the records stay, revoked. Returns the keys it cleaned.
+ * What follows a change of plan or limits, each step safe to repeat: the key's standing is cleared (a spent day was
+ * decided on the old limits; the authorizer would keep naming the spent-keys API key until the day ends), today's
+ * counts follow the new shard layout, and the usage plan the key left is deleted.
  */
-export async function purge(ctx: AdminContext): Promise<KeyView[]> {
-  const { store, gateway } = ctx.deps;
-  const cutoff = ctx.now() - (ctx.deps.revokedKeyGraceMs ?? 120_000);
-  const due = (await store.list()).filter(
-    (r) =>
-      r.status === 'revoked' &&
-      (r.apiGatewayKeyId || r.usagePlanId) &&
-      Date.parse(r.revokedAt ?? r.createdAt) <= cutoff,
-  );
-  const cleaned: KeyView[] = [];
-  for (const stale of due) {
-    cleaned.push(
-      await ctx.onLatest(stale.keyId, async (record) => {
-        if (record.apiGatewayKeyId) await gateway.deleteKey(record.apiGatewayKeyId);
-        if (record.usagePlanId) await gateway.deletePlan(record.usagePlanId);
-        return view(await store.update(record, {}, ['apiGatewayKeyId', 'usagePlanId']));
-      }),
+async function afterChange(ctx: AdminContext, before: KeyRecord, after: KeyRecord): Promise<void> {
+  const failures: string[] = [];
+  await ctx.deps.store
+    .clearStanding(after.hash)
+    .catch((err: unknown) =>
+      failures.push(
+        `its standing at the gateway was not cleared (${describeError(err)}): run \`keys unban ${after.keyId}\``,
+      ),
     );
+  if (ctx.deps.carryCounts) {
+    const from = limitsOf(before);
+    const to = limitsOf(after);
+    if (from && to)
+      await ctx.deps
+        .carryCounts(after.keyId, from, to, ctx.now())
+        .catch((err: unknown) =>
+          failures.push(
+            `today's counts were not carried to the new limits (${describeError(err)}): run the same set-plan again`,
+          ),
+        );
   }
-  return cleaned;
+  if (after.retiredUsagePlanId)
+    await retire(ctx, after).catch((err: unknown) =>
+      failures.push(
+        `its old usage plan ${after.retiredUsagePlanId} is not deleted yet (${describeError(err)}): \`keys purge\` deletes it`,
+      ),
+    );
+  if (failures.length)
+    throw new AdminError(`key ${after.keyId} is now on ${after.plan}, but ${failures.join('; and ')}`);
+}
+
+const describeError = (err: unknown) =>
+  err instanceof AdminError ? err.message : `${(err as Error)?.name}: ${(err as Error)?.message}`;
+
+/** Deletes the usage plan a key left and forgets it on the record (a plan already deleted counts as deleted). */
+export async function retire(ctx: AdminContext, record: KeyRecord): Promise<void> {
+  const planId = record.retiredUsagePlanId;
+  if (!planId) return;
+  await ctx.deps.gateway.deletePlan(planId);
+  await ctx.onLatest(record.keyId, async (latest) =>
+    latest.retiredUsagePlanId === planId ? ctx.deps.store.update(latest, {}, ['retiredUsagePlanId']) : latest,
+  );
 }

@@ -6,6 +6,7 @@ import type { KeyRecord } from '../../lambdas/domain/keys.ts';
 import type { LimitCounters, Windows } from '../../lambdas/domain/rate-limit.ts';
 import type { Storage } from '../../lambdas/storage/client.ts';
 import type { MinuteOpens } from '../../lambdas/storage/usage-history.ts';
+import type { ListFilter, ListPage } from '../../lambdas/storage/key-listing.ts';
 import type { KeyGateway } from './gateway.ts';
 
 /** An error the admin prints as one line and exits non-zero for. */
@@ -16,6 +17,14 @@ export interface KeyAdminStorePort {
   put(record: KeyRecord): Promise<void>;
   getById(keyId: string): Promise<KeyRecord | undefined>;
   list(): Promise<KeyRecord[]>;
+  /** One page of `keys list`: up to `limit` records of the filter, from `after` (the last page's `next`). */
+  listPage(filter: ListFilter, limit: number, after?: string): Promise<ListPage>;
+  /** Gives records written before the listing index its attributes (once, after deploying it); how many. */
+  reindex(): Promise<number>;
+  /** Records that may have something for `keys purge` to delete at `cutoff` (ms); purge checks each again. */
+  listDue(cutoff: number): Promise<KeyRecord[]>;
+  /** Forgets the key's standing at the gateway (a spent day, a ban): lambdas/storage/standing.ts. */
+  clearStanding(hash: string): Promise<void>;
   update(
     current: KeyRecord,
     changes: Partial<Omit<KeyRecord, 'hash' | 'keyId' | 'version' | 'writeId'>>,
@@ -39,6 +48,13 @@ export interface AdminDeps {
   /** Today's minute history of a key (lambdas/storage/usage-history.ts), for the usage chart; absent: no history. */
   readonly history?: (subject: string, limits: PlanLimits, w: Windows) => Promise<MinuteOpens>;
   readonly now?: () => number;
+  /**
+   * Carries today's counts of a key from the shard layout of its old limits to that of its new ones (the limiter
+   * splits a key over more counters above LIMITER.shardPerMinute); absent: nothing to carry (no counters).
+   */
+  /** Lifts a key's ban on the limiter's counters (lambdas/storage/ban-lift.ts); absent: no counters. */
+  readonly liftBan?: (subject: string, nowMs: number) => Promise<void>;
+  readonly carryCounts?: (subject: string, from: PlanLimits, to: PlanLimits, nowMs: number) => Promise<void>;
   /** The DynamoDB client and table names the stores are built on (what the target resolved to). */
   readonly storage?: Storage;
 }

@@ -1,18 +1,37 @@
 /** The commands that only read: list, show, usage. */
 import { limitsOf } from '../../lambdas/domain/keys.ts';
 import { windowsAt } from '../../lambdas/domain/rate-limit.ts';
+import type { ListFilter } from '../../lambdas/storage/key-listing.ts';
 import type { AdminContext } from './context.ts';
+import { AdminError } from './ports.ts';
 import { view, type KeyView } from './rules.ts';
 import { minuteCounts } from './usage-chart.ts';
 
-export async function list(ctx: AdminContext, filter: { plan?: string; owner?: string } = {}): Promise<KeyView[]> {
-  return (await ctx.deps.store.list())
-    .filter((r) => (!filter.plan || r.plan === filter.plan) && (!filter.owner || r.owner === filter.owner))
-    .map(view);
+/** How many keys `keys list` prints at most unless told (`--limit`); `--after` continues. */
+export const LIST_PAGE = 100;
+
+/**
+ * One page of keys by plan, owner (case-insensitive, exact) and status, served by the keys table's listing index
+ * (lambdas/storage/key-listing.ts): what it reads is what it returns (plus the few keys waiting for purge).
+ */
+export async function list(
+  ctx: AdminContext,
+  filter: ListFilter = {},
+  page: { limit?: number; after?: string } = {},
+): Promise<{ keys: KeyView[]; next?: string }> {
+  const limit = page.limit ?? LIST_PAGE;
+  const out = await ctx.deps.store.listPage(filter, limit, page.after).catch((err: unknown) => {
+    if (err instanceof RangeError) throw new AdminError(`--after: ${err.message}`);
+    throw err;
+  });
+  return { keys: out.records.map(view), ...(out.next ? { next: out.next } : {}) };
 }
 
-export async function show(ctx: AdminContext, keyId: string): Promise<KeyView> {
-  return view(await ctx.find(keyId));
+/** A key as admins see it, with its ban when it has one (what support is asked about first). */
+export async function show(ctx: AdminContext, keyId: string): Promise<KeyView & { bannedUntil: string | null }> {
+  const record = await ctx.find(keyId);
+  const u = await ctx.deps.limits.usage(record.keyId, { perMinute: 1, perDay: 1 }, windowsAt(ctx.now()));
+  return { ...view(record), bannedUntil: u.banUntil ? new Date(u.banUntil * 1000).toISOString() : null };
 }
 
 /** Today's counts of a key from the rate limiter, and its minute-by-minute history when the target keeps one. */
@@ -27,6 +46,8 @@ export async function usage(ctx: AdminContext, keyId: string) {
   return {
     keyId: record.keyId,
     plan: record.plan,
+    status: record.status,
+    ...(record.revokedAt ? { revokedAt: record.revokedAt } : {}),
     limits,
     minute: { count: u.minuteCount, resetsAt: new Date(w.minuteReset * 1000).toISOString() },
     day: { count: u.dayCount, resetsAt: new Date(w.dayReset * 1000).toISOString() },

@@ -27,6 +27,11 @@ export function checkOwner(value: string | undefined): string {
 
 /** Key ids are what generateKeyId (and the local dev keys) make: nothing else can name a key. */
 export function checkKeyId(value: string): string {
+  // The tool's secrets start with ask_ (generateKey): an admin who pastes one learns so, and where ids are.
+  if (/^ask_/.test(value))
+    throw new AdminError(
+      'that is an API key secret, not a key id: use the id (key_…) that `keys create` and `keys list` print, and treat the secret as exposed',
+    );
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(value))
     throw new AdminError(
       `"${value.slice(0, 64).replace(/[^\x20-\x7e]/g, '?')}" is not a key id (letters, digits, _ and -)`,
@@ -59,18 +64,43 @@ export function checkLimits(plan: PlanName, perMinute?: number, perDay?: number)
   return { perMinute, perDay };
 }
 
-/** Runs steps in order; when one fails, undoes the completed ones (last first) and rethrows. */
-export async function saga(
-  steps: Array<{ run: () => Promise<unknown>; undo?: () => Promise<unknown> }>,
-): Promise<void> {
-  const done: Array<() => Promise<unknown>> = [];
+/** One step of a multi-step change: what it does, and how to undo it (with what it would leave behind if not). */
+export interface SagaStep {
+  run(): Promise<unknown>;
+  undo?(): Promise<unknown>;
+  /** What the step made, named for an admin when its undo fails (e.g. "API key abc123"). */
+  readonly made?: () => string;
+}
+
+const message = (err: unknown) => `${(err as Error)?.name ?? 'Error'}: ${(err as Error)?.message ?? String(err)}`;
+
+/**
+ * Runs steps in order; when one fails, undoes it and the completed ones (last first) and rethrows. The failed step is
+ * undone too: a call whose answer was lost may have been applied, and every undo is idempotent (it finds its work
+ * done when there was nothing to undo). An undo that fails is never swallowed: every undo is still tried, and the
+ * error names what was left behind, so nothing is lost track of.
+ */
+export async function saga(steps: readonly SagaStep[]): Promise<void> {
+  const done: SagaStep[] = [];
   for (const step of steps) {
     try {
       await step.run();
     } catch (err) {
-      for (const undo of done.reverse()) await undo().catch(() => undefined);
+      if (step.undo) done.push(step);
+      const left: string[] = [];
+      for (const d of done.reverse())
+        await d.undo!().catch((undoErr: unknown) => left.push(`${d.made?.() ?? 'a step'} (${message(undoErr)})`));
+      if (left.length)
+        throw new AdminError(
+          `${err instanceof AdminError ? err.message : message(err)}; undoing the change failed too, left behind: ` +
+            `${left.join('; ')}. Nothing names these in the key records: delete them in API Gateway by hand.`,
+        );
       throw err;
     }
-    if (step.undo) done.push(step.undo);
+    if (step.undo) done.push(step);
   }
 }
+
+/** Whether two sets of limits are the same (both absent: the plan's fixed ones). */
+export const sameLimits = (a: PlanLimits | undefined, b: PlanLimits | undefined): boolean =>
+  a?.perMinute === b?.perMinute && a?.perDay === b?.perDay;

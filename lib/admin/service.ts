@@ -1,5 +1,5 @@
 /**
- * Key administration: create, list, show, revoke, rotate, set-plan, purge, usage. Every command that touches both
+ * Key administration: create, list, show, revoke, rotate, set-plan, purge, usage, unban. Every command that touches both
  * DynamoDB and API Gateway orders its steps so a failure never leaves a key half-written: API Gateway first with
  * rollback on failure, DynamoDB (what the authorizer reads) last.
  *
@@ -16,8 +16,11 @@
  * The commands live in lifecycle.ts (writes) and queries.ts (reads); this module binds them to one set of
  * dependencies.
  */
+import type { ListFilter } from '../../lambdas/storage/key-listing.ts';
 import { adminContext } from './context.ts';
-import { create, purge, revoke, rotate, setPlan, type PlanInput } from './lifecycle.ts';
+import { create, revoke, rotate, setPlan, type PlanInput } from './lifecycle.ts';
+import { purge } from './purge.ts';
+import { unban } from './unban.ts';
 import type { AdminDeps } from './ports.ts';
 import { list, show, usage } from './queries.ts';
 
@@ -28,13 +31,16 @@ export function keyAdmin(deps: AdminDeps) {
   const ctx = adminContext(deps);
   return {
     create: (input: PlanInput & { owner: string }) => create(ctx, input),
-    list: (filter?: { plan?: string; owner?: string }) => list(ctx, filter),
+    list: (filter?: ListFilter, page?: { limit?: number; after?: string }) => list(ctx, filter, page),
+    /** Once after deploying the listing index: gives older records its attributes. */
+    reindex: () => ctx.deps.store.reindex(),
     show: (keyId: string) => show(ctx, keyId),
     revoke: (keyId: string) => revoke(ctx, keyId),
     rotate: (keyId: string) => rotate(ctx, keyId),
     purge: () => purge(ctx),
     setPlan: (keyId: string, input: PlanInput) => setPlan(ctx, keyId, input),
     usage: (keyId: string) => usage(ctx, keyId),
+    unban: (keyId: string) => unban(ctx, keyId),
   };
 }
 export type KeyAdmin = ReturnType<typeof keyAdmin>;

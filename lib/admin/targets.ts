@@ -118,12 +118,16 @@ async function stackOutputs(stackName: string, region: string): Promise<StackVal
 }
 
 /** The storage adapters the functions use, on the target's tables, with a runtime of the admin tool's own. */
-async function storesFor(tables: TableTarget): Promise<Pick<AdminDeps, 'store' | 'limits' | 'history' | 'storage'>> {
+async function storesFor(
+  tables: TableTarget,
+): Promise<Pick<AdminDeps, 'store' | 'limits' | 'history' | 'storage' | 'carryCounts' | 'liftBan'>> {
   const { loadConfig } = await import('../../lambdas/shared/config.ts');
   const { createRuntime } = await import('../../lambdas/shared/runtime.ts');
   const { createKeyAdminStore } = await import('../../lambdas/storage/key-store.ts');
   const { createLimitStore } = await import('../../lambdas/storage/limit-store.ts');
   const { readUsageHistory } = await import('../../lambdas/storage/usage-history.ts');
+  const { carryCounts } = await import('../../lambdas/storage/shard-carry.ts');
+  const { liftBan } = await import('../../lambdas/storage/ban-lift.ts');
   const { storage, telemetry } = createRuntime(
     loadConfig({
       METRICS: 'off',
@@ -139,6 +143,8 @@ async function storesFor(tables: TableTarget): Promise<Pick<AdminDeps, 'store' |
     store: createKeyAdminStore(storage),
     limits: createLimitStore(storage, telemetry),
     history: (subject, limits, w) => readUsageHistory(storage, subject, limits, w),
+    carryCounts: (subject, from, to, nowMs) => carryCounts(storage, subject, from, to, nowMs),
+    liftBan: (subject, nowMs) => liftBan(storage, subject, nowMs),
     storage,
   };
 }

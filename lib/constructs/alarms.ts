@@ -14,6 +14,7 @@ import { Construct } from 'constructs';
 import { AUTHORIZER } from '../../contract/routes.ts';
 import type { AlarmThresholds } from '../config/stages.ts';
 import { DYNAMODB_OPERATIONS } from '../../contract/tables.ts';
+import { linkAlarmRunbooks } from './alarm-runbook.ts';
 import { customMetric, serverErrorRate, type CustomMetrics } from './server-error-rate.ts';
 
 export type { CustomMetrics } from './server-error-rate.ts';
@@ -54,6 +55,8 @@ export class ApiAlarms extends Construct {
 
   constructor(scope: Construct, id: string, props: ApiAlarmsProps) {
     super(scope, id);
+    // Every alarm of the stack (these, the deploy gates, any other) names its runbook section (alarm-runbook.ts).
+    linkAlarmRunbooks(this);
     const t = props.thresholds;
     const { api } = props;
 

@@ -1,4 +1,4 @@
-import { Duration } from 'aws-cdk-lib';
+import { Duration, Stack } from 'aws-cdk-lib';
 import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
 import {
   AlarmStatusWidget,
@@ -11,6 +11,7 @@ import {
 } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { CfnWebACL } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
 
 /** The functions' custom metrics: their namespace and the default dimensions every one of them carries. */
@@ -43,6 +44,8 @@ export interface OperationsDashboardProps {
   }[];
   /** @default - generated */
   readonly dashboardName?: string;
+  /** Web ACLs whose blocked requests are graphed. @default - every web ACL of the stack (built before this) */
+  readonly webAcls?: readonly CfnWebACL[];
 }
 
 const PERIOD = Duration.minutes(1);
@@ -158,6 +161,18 @@ export class OperationsDashboard extends Construct {
         ]),
       ),
     );
+    const acls =
+      props.webAcls ??
+      Stack.of(this)
+        .node.findAll()
+        .filter((c): c is CfnWebACL => c instanceof CfnWebACL);
+    if (acls.length)
+      d.addWidgets(
+        graph(
+          'WAF: requests blocked per rule',
+          acls.flatMap((acl) => wafBlocked(acl)),
+        ),
+      );
     // No Logs Insights widget: it would rescan the access log (billed per GB) on every refresh of the dashboard.
     // Who still calls a deprecated operation is a query run on demand (docs/deployment.md, "Dashboard").
     d.addWidgets(
@@ -170,6 +185,33 @@ export class OperationsDashboard extends Construct {
     );
     this.dashboard = d;
   }
+}
+
+/**
+ * `AWS/WAFV2` `BlockedRequests` of each rule of a web ACL that blocks. WAF publishes rule metrics under the
+ * dimensions Region, Rule and WebACL, whose values are the metric names of the rule's and the web ACL's visibility
+ * configs (VisibilityConfig.MetricName: "a name of the Amazon CloudWatch metric dimension").
+ */
+function wafBlocked(acl: CfnWebACL): IMetric[] {
+  const aclMetric = (acl.visibilityConfig as CfnWebACL.VisibilityConfigProperty).metricName;
+  const rules = (acl.rules ?? []) as CfnWebACL.RuleProperty[];
+  return rules
+    .filter((r) => (r.action as CfnWebACL.RuleActionProperty | undefined)?.block)
+    .map(
+      (r) =>
+        new Metric({
+          namespace: 'AWS/WAFV2',
+          metricName: 'BlockedRequests',
+          dimensionsMap: {
+            Region: Stack.of(acl).region,
+            Rule: (r.visibilityConfig as CfnWebACL.VisibilityConfigProperty).metricName,
+            WebACL: aclMetric,
+          },
+          statistic: 'Sum',
+          period: PERIOD,
+          label: `${r.name} blocked`,
+        }),
+    );
 }
 
 const withLabel = (m: IMetric, label: string): IMetric =>

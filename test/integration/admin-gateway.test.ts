@@ -9,6 +9,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import * as apigateway from '@aws-sdk/client-api-gateway';
 import { API_KEY_VALUE_PATTERN, usageIdentifierKey } from '../../lambdas/domain/keys.ts';
 import { usagePlanThrottle } from '../../contract/plans.ts';
+import { enterpriseBracket } from '../../lib/admin/brackets.ts';
 import { poolKeyValue, poolMemberOf } from '../../contract/key-pool.ts';
 import { AUTHORIZER } from '../../contract/routes.ts';
 import { awsKeyGateway } from '../../lib/admin/gateway.ts';
@@ -81,15 +82,19 @@ describe('admin tool against API Gateway (aws-sdk-client-mock)', () => {
     expect(record.apiGatewayKeyId).toBe('apikey-1');
   });
 
-  it('gives Enterprise keys a usage plan of their own with their limits', async () => {
+  it("puts Enterprise keys on their bracket's usage plan, made on first use with the bracket's figures", async () => {
     await keyAdmin(deps).create({ owner: 'bigco', plan: 'enterprise', perMinute: 6000, perDay: 5_000_000 });
-    // The same mapping as the standard plans (docs/deployment.md); 6,000/min is capped at the account throttle.
+    // The same mapping as the standard plans (docs/deployment.md), each figure rounded up to 1, 3, 10, 30, ...
     const t = usagePlanThrottle({ perMinute: 6000, perDay: 5_000_000 });
     expect(t).toMatchObject({ rateLimit: 200, burstLimit: 5_000, guaranteed: false });
+    const b = enterpriseBracket({ perMinute: 6000, perDay: 5_000_000 });
+    expect(b).toMatchObject({ rateLimit: 300, burstLimit: 5_000 });
+    expect(b.quotaPerDay).toBeGreaterThanOrEqual(t.quotaPerDay);
     expect(apigw.commandCalls(apigateway.CreateUsagePlanCommand)[0]!.args[0].input).toMatchObject({
+      name: `animal-store-staging-enterprise-${b.id}`,
       apiStages: [{ apiId: 'api123', stage: 'v1' }],
-      throttle: { rateLimit: t.rateLimit, burstLimit: t.burstLimit },
-      quota: { limit: t.quotaPerDay, period: 'DAY' },
+      throttle: { rateLimit: b.rateLimit, burstLimit: b.burstLimit },
+      quota: { limit: b.quotaPerDay, period: 'DAY' },
     });
     expect(apigw.commandCalls(apigateway.CreateUsagePlanKeyCommand)[0]!.args[0].input).toMatchObject({
       usagePlanId: 'plan-acme',
@@ -145,7 +150,7 @@ describe('admin tool against API Gateway (aws-sdk-client-mock)', () => {
     // Revoking and purging it touch nothing either: the pool member is shared, never deleted for one customer.
     await admin.revoke(record.keyId);
     expect(apigw.calls()).toHaveLength(0);
-    const purged = await keyAdmin({ ...deps, now: () => Date.now() + 3_600_000 }).purge();
+    const { purged } = await keyAdmin({ ...deps, now: () => Date.now() + 3_600_000 }).purge();
     expect(purged.map((k) => k.keyId)).not.toContain(record.keyId);
   });
 
@@ -217,7 +222,7 @@ describe('admin tool against API Gateway (aws-sdk-client-mock)', () => {
     expect(rotated.record.apiGatewayKeyId).toBe(record.apiGatewayKeyId);
   });
 
-  it('revokes without deleting the API key; purge deletes it (and an Enterprise plan) only after the authorizer cache TTL', async () => {
+  it("revokes without deleting the API key; purge deletes it (never its bracket's shared plan) only after the authorizer cache TTL", async () => {
     let t = Date.UTC(2026, 10, 22, 12);
     const admin = keyAdmin({ ...deps, now: () => t, revokedKeyGraceMs: 120_000 });
     const { record } = await admin.create({ owner: 'leaver', plan: 'enterprise', perMinute: 10, perDay: 100 });
@@ -225,16 +230,14 @@ describe('admin tool against API Gateway (aws-sdk-client-mock)', () => {
     expect((await admin.revoke(record.keyId)).status).toBe('revoked');
     expect(apigw.calls(), 'no gateway call on revoke').toHaveLength(0);
     t += 60_000;
-    expect((await admin.purge()).map((k) => k.keyId)).not.toContain(record.keyId);
+    expect((await admin.purge()).purged.map((k) => k.keyId)).not.toContain(record.keyId);
     expect(apigw.commandCalls(apigateway.DeleteApiKeyCommand)).toHaveLength(0);
     t += 61_000;
-    expect((await admin.purge()).map((k) => k.keyId)).toContain(record.keyId);
+    expect((await admin.purge()).purged.map((k) => k.keyId)).toContain(record.keyId);
     expect(apigw.commandCalls(apigateway.DeleteApiKeyCommand).map((c) => c.args[0].input)).toContainEqual({
       apiKey: 'apikey-1',
     });
-    expect(apigw.commandCalls(apigateway.DeleteUsagePlanCommand).map((c) => c.args[0].input)).toContainEqual({
-      usagePlanId: 'plan-acme',
-    });
+    expect(apigw.commandCalls(apigateway.DeleteUsagePlanCommand), 'the shared bracket plan stays').toHaveLength(0);
     const after = await admin.show(record.keyId);
     expect(after).toMatchObject({ status: 'revoked' });
     expect(after.apiGatewayKeyId).toBeUndefined();
@@ -243,14 +246,15 @@ describe('admin tool against API Gateway (aws-sdk-client-mock)', () => {
     expect(apigw.commandCalls(apigateway.DeleteApiKeyCommand), 'purged once').toHaveLength(0);
   });
 
-  it('a failed purge keeps the key revoked and its API key recorded, so the next purge retries', async () => {
+  it('a failed purge keeps the key revoked and its API key recorded and reports it, so the next purge retries', async () => {
     let t = Date.UTC(2026, 10, 22, 12);
     const admin = keyAdmin({ ...deps, now: () => t });
     const { record } = await admin.create({ owner: 'leaver2', plan: 'pro' });
     await admin.revoke(record.keyId);
     t += 10 * 60_000;
     apigw.on(apigateway.DeleteApiKeyCommand).rejects(new Error('gateway down'));
-    await expect(admin.purge()).rejects.toThrow('gateway down');
+    const { failed } = await admin.purge();
+    expect(failed).toContainEqual({ keyId: record.keyId, error: 'Error: gateway down' });
     expect(await admin.show(record.keyId)).toMatchObject({ status: 'revoked', apiGatewayKeyId: 'apikey-1' });
   });
 });

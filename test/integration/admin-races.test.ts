@@ -96,7 +96,7 @@ describe('admin races', () => {
     await expect(racing.rotate(record.keyId)).rejects.toThrow(/revoked: only active keys can be rotated/);
     expect((await admin.show(record.keyId)).status).toBe('revoked');
     expect(await status(key)).toBe(401);
-    expect(await admin.list({ owner: 'race-revoke' })).toHaveLength(1);
+    expect((await admin.list({ owner: 'race-revoke' })).keys).toHaveLength(1);
   });
 
   it('a set-plan landing while a rotation is under way is kept: the new secret has the new plan', async () => {
@@ -127,7 +127,7 @@ describe('admin races', () => {
     const rotated = await answerLost(/TransactWrite/, () => admin.rotate(record.keyId));
     expect(await status(rotated.key)).toBe(200);
     expect(await status(key)).toBe(401);
-    expect(await admin.list({ owner: 'race-retry' })).toHaveLength(1);
+    expect((await admin.list({ owner: 'race-retry' })).keys).toHaveLength(1);
   });
 
   it('a rotation applied whose answers never came back (the SDK gave up) is recognised as done, not reported failed', async () => {

@@ -65,7 +65,7 @@ describe('admin tool on DynamoDB Local', () => {
 
     expect(await json('keys', 'revoke', created.keyId)).toMatchObject({ status: 'revoked' });
     expect((await api.call('/pets', { key: rotated.key })).status).toBe(401);
-    const listed = await json('keys', 'list', '--owner', 'acme');
+    const listed = (await json('keys', 'list', '--owner', 'acme')).keys;
     expect(listed).toHaveLength(1);
     expect(listed[0]).toMatchObject({ keyId: created.keyId, status: 'revoked' });
   });
@@ -92,12 +92,12 @@ describe('admin tool on DynamoDB Local', () => {
     [['keys', 'revoke'], /needs a key id/],
     [['keys', 'explode'], /unknown command/],
   ])('rejects %j with one clear line and a non-zero exit', async (args, message) => {
-    const before = (await json('keys', 'list')).length;
+    const before = (await json('keys', 'list')).keys.length;
     const r = await admin(...args);
     expect(r.code).not.toBe(0);
     expect(r.err).toMatch(message);
     expect(r.err.split('\n')).toHaveLength(1);
-    expect((await json('keys', 'list')).length).toBe(before);
+    expect((await json('keys', 'list')).keys.length).toBe(before);
   });
 
   it('refuses to run without exactly one target', async () => {

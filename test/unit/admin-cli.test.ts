@@ -6,7 +6,7 @@ import { STAGES, STAGE_NAMES } from '../../lib/config/stages.ts';
 
 it('tells an admin whose DynamoDB does not answer where to look, in one line and a non-zero exit', async () => {
   const unreachable = () => Promise.reject(new UnavailableError('ECONNREFUSED'));
-  const deps = { store: { list: unreachable, getById: unreachable } } as unknown as AdminDeps;
+  const deps = { store: { list: unreachable, listPage: unreachable, getById: unreachable } } as unknown as AdminDeps;
   const out: string[] = [];
   const err: string[] = [];
   const code = await runAdmin(

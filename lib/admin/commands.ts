@@ -1,0 +1,209 @@
+/**
+ * The admin tool's commands: what each takes (checked before anything is connected), what it calls, and what it
+ * prints (lines for people, the data with --json).
+ */
+import { PLAN_NAMES, type PlanName } from '../../contract/plans.ts';
+import { checkOwner } from './rules.ts';
+import { AdminError, type KeyAdmin, type KeyView } from './service.ts';
+import { LIST_PAGE } from './queries.ts';
+import { chartWidth, renderUsageChart } from './usage-chart.ts';
+
+export interface Options {
+  local?: boolean;
+  stage?: string;
+  json?: boolean;
+  help?: boolean;
+  owner?: string;
+  plan?: string;
+  'per-minute'?: string;
+  'per-day'?: string;
+  status?: string;
+  limit?: string;
+  after?: string;
+}
+
+/** A command's arguments, checked before any dependency is built. */
+export interface CommandArgs {
+  readonly o: Options;
+  /** The positionals after `keys <command>`. */
+  readonly rest: readonly string[];
+  readonly perMinute?: number;
+  readonly perDay?: number;
+  /** The key id argument; throws when it is missing. */
+  id(): string;
+}
+
+/** What a command prints: lines for people, or the data with --json. */
+export interface Printed {
+  readonly human: string;
+  readonly data: unknown;
+}
+
+/** Checks a command's arguments and binds them into the call to make once the target is connected. */
+export type Command = (args: CommandArgs) => (admin: KeyAdmin) => Promise<Printed>;
+
+/** The options and positionals each command takes: anything else is refused, never ignored. */
+export const SHAPES: Readonly<Record<string, { readonly options: readonly string[]; readonly positionals: number }>> = {
+  create: { options: ['owner', 'plan', 'per-minute', 'per-day'], positionals: 0 },
+  list: { options: ['plan', 'owner', 'status', 'limit', 'after'], positionals: 0 },
+  show: { options: [], positionals: 1 },
+  revoke: { options: [], positionals: 1 },
+  rotate: { options: [], positionals: 1 },
+  'set-plan': { options: ['per-minute', 'per-day'], positionals: 2 },
+  usage: { options: [], positionals: 1 },
+  unban: { options: [], positionals: 1 },
+  purge: { options: [], positionals: 0 },
+  reindex: { options: [], positionals: 0 },
+};
+
+export const printed = (human: string, data: unknown): Printed => ({ human, data });
+
+/** A command that did part of its work: what it did is printed, the failure is the `error:` line, exit code 1. */
+export class PartialFailure extends Error {
+  readonly output: Printed;
+  constructor(message: string, output: Printed) {
+    super(message);
+    this.output = output;
+  }
+}
+
+export function int(name: string, v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  if (!/^-?\d+$/.test(v)) throw new AdminError(`${name} must be a whole number`);
+  return Number(v);
+}
+
+const STATUSES = ['active', 'revoked'] as const;
+function status(v: string): (typeof STATUSES)[number] {
+  const s = v.toLowerCase();
+  if (!(STATUSES as readonly string[]).includes(s))
+    throw new AdminError(`unknown status "${v}" (use active or revoked)`);
+  return s as (typeof STATUSES)[number];
+}
+
+export function plan(v: string | undefined): PlanName {
+  if (v === undefined || v === '') throw new AdminError(`--plan is required (${PLAN_NAMES.join(', ')})`);
+  const p = v.toLowerCase();
+  if (!(PLAN_NAMES as readonly string[]).includes(p))
+    throw new AdminError(`unknown plan "${v ?? ''}" (use ${PLAN_NAMES.join(', ')})`);
+  return p as PlanName;
+}
+
+function describe(k: KeyView): string {
+  const limits = k.limits ? `${k.limits.perMinute}/min, ${k.limits.perDay}/day` : 'no limits set';
+  return `${k.keyId}  ${k.status.padEnd(7)}  ${k.plan.padEnd(10)}  ${limits.padEnd(22)}  owner=${k.owner}  created=${k.createdAt}${k.rotatedAt ? `  rotated=${k.rotatedAt}` : ''}`;
+}
+
+function describeUsage(u: Awaited<ReturnType<KeyAdmin['usage']>>): string {
+  const lim = u.limits;
+  return (
+    `${u.keyId} (${u.plan}${u.status === 'revoked' ? `, REVOKED at ${u.revokedAt}` : ''}): this minute ${u.minute.count}${lim ? `/${lim.perMinute}` : ''}, today ${u.day.count}${lim ? `/${lim.perDay}` : ''}` +
+    (u.bannedUntil ? `, banned until ${u.bannedUntil}` : '') +
+    (u.history
+      ? `\n${renderUsageChart(u.history, { ...u.history, width: chartWidth(), perMinute: lim?.perMinute }).join('\n')}`
+      : '')
+  );
+}
+
+/** A command on one key: its id is checked up front. */
+const onKey =
+  (run: (admin: KeyAdmin, id: string) => Promise<Printed>): Command =>
+  (args) => {
+    const id = args.id();
+    return (admin) => run(admin, id);
+  };
+
+export const COMMANDS: Readonly<Record<string, Command>> = {
+  create: ({ o, perMinute, perDay }) => {
+    checkOwner(o.owner);
+    const chosen = plan(o.plan);
+    return async (admin) => {
+      const { key, record } = await admin.create({ owner: o.owner!, plan: chosen, perMinute, perDay });
+      return printed(`Created ${describe(record)}\nAPI key (shown once, store it now): ${key}`, { key, ...record });
+    };
+  },
+  list: ({ o }) => {
+    const filter = {
+      ...(o.plan !== undefined ? { plan: plan(o.plan) } : {}),
+      ...(o.owner !== undefined ? { owner: checkOwner(o.owner) } : {}),
+      ...(o.status !== undefined ? { status: status(o.status) } : {}),
+    };
+    const limit = int('--limit', o.limit) ?? LIST_PAGE;
+    if (limit < 1 || limit > 1000) throw new AdminError('--limit must be a whole number from 1 to 1,000');
+    if (o.after !== undefined && !/^[A-Za-z0-9_-]{1,4096}$/.test(o.after))
+      throw new AdminError('--after takes the `next` that the previous page printed');
+    return async (admin) => {
+      const { keys, next } = await admin.list(filter, { limit, ...(o.after ? { after: o.after } : {}) });
+      const more = next ? `\nMore: add --after ${next}` : '';
+      return printed((keys.length ? keys.map(describe).join('\n') : 'No keys.') + more, { keys, next: next ?? null });
+    };
+  },
+  reindex: () => async (admin) => {
+    const n = await admin.reindex();
+    return printed(`Gave ${n} key record(s) the listing index's attributes`, { updated: n });
+  },
+  show: onKey(async (admin, id) => {
+    const k = await admin.show(id);
+    return printed(describe(k) + (k.bannedUntil ? `  BANNED until ${k.bannedUntil} (keys unban ${k.keyId})` : ''), k);
+  }),
+  revoke: onKey(async (admin, id) => {
+    const { already, ...k } = await admin.revoke(id);
+    return printed(
+      already
+        ? `${k.keyId} was already revoked at ${k.revokedAt} (nothing changed)`
+        : `Revoked ${k.keyId} (requests with it get 401 once cached authorizer results expire; \`keys purge\` later deletes its API Gateway key)`,
+      { ...k, alreadyRevoked: already },
+    );
+  }),
+  rotate: onKey(async (admin, id) => {
+    const { key, record } = await admin.rotate(id);
+    const human =
+      `Rotated ${record.keyId}: the old secret is refused once cached authorizer results expire (up to the ` +
+      `authorizer cache TTL, 60 s in the cloud; at once locally with ANIMAL_STORE_AUTH_CACHE_TTL=0).\nNew API key (shown once): ${key}`;
+    return printed(human, { key, ...record });
+  }),
+  'set-plan': ({ rest, perMinute, perDay, id }) => {
+    const chosen = plan(rest[1]);
+    const keyId = id();
+    return async (admin) => {
+      const { changed, ...record } = await admin.setPlan(keyId, { plan: chosen, perMinute, perDay });
+      if (!changed)
+        return printed(`No change: ${record.keyId} is already on ${record.plan} with these limits (nothing written)`, {
+          ...record,
+          changed,
+        });
+      return printed(
+        `Moved ${describe(record)}\nThe gateway applies it once cached authorizer results expire (up to the authorizer ` +
+          'cache TTL, 60 s in the cloud).',
+        { ...record, changed },
+      );
+    };
+  },
+  usage: onKey(async (admin, id) => {
+    const u = await admin.usage(id);
+    return printed(describeUsage(u), u);
+  }),
+  unban: onKey(async (admin, id) => {
+    const k = await admin.unban(id);
+    return printed(
+      k.wasBannedUntil
+        ? `Unbanned ${k.keyId} (was banned until ${k.wasBannedUntil}): requests get through once cached authorizer ` +
+            'results expire (up to the authorizer cache TTL, 60 s in the cloud)'
+        : `${k.keyId} is not banned: nothing changed`,
+      k,
+    );
+  }),
+  purge: () => async (admin) => {
+    const { purged, failed } = await admin.purge();
+    const lines = [
+      ...purged.map((k) => `Purged what API Gateway held for ${k.keyId}`),
+      ...failed.map((f) => `Failed ${f.keyId}: ${f.error}`),
+    ];
+    if (failed.length)
+      throw new PartialFailure(
+        `${failed.length} of ${purged.length + failed.length} keys not purged: run \`keys purge\` again`,
+        printed(lines.join('\n'), { purged, failed }),
+      );
+    return printed(lines.join('\n') || 'Nothing to purge.', { purged, failed });
+  },
+};

@@ -1,0 +1,194 @@
+/**
+ * A fake of API Gateway's control plane for the admin tool (no local engine exists for it): an inventory of API keys,
+ * usage plans and their keys, with the answers AWS documents (NotFoundException for what is not there,
+ * ConflictException for a key already on a plan of the stage, BadRequestException for deleting a plan still on a
+ * stage, LimitExceededException past the account's usage plans), the documented rates enforced on a simulated clock
+ * (TooManyRequestsException: UpdateUsagePlan once per 20 s, CreateApiKey and DeleteApiKey 5 per second, 10 per
+ * second in all), and a fault armed at any call: refused (nothing applied) or lost (applied, the answer never came).
+ */
+import { CONTROL_PLANE_INTERVAL_MS, type PacingClock } from '../../lib/admin/pacing.ts';
+
+interface FakeKey {
+  id: string;
+  name: string;
+  value: string;
+}
+interface FakePlan {
+  id: string;
+  name: string;
+  apiStages: Array<{ apiId: string; stage: string }>;
+  throttle?: { rateLimit?: number; burstLimit?: number };
+  quota?: { limit?: number; period?: string };
+  keys: Set<string>;
+}
+
+export type FaultMode = 'refused' | 'lost';
+
+/** AWS's default usage plans per account and Region ("Amazon API Gateway quotas"). */
+export const USAGE_PLANS_PER_ACCOUNT = 300;
+
+const awsError = (name: string, status: number, extra: Record<string, unknown> = {}) =>
+  Object.assign(new Error(name), { name, $metadata: { httpStatusCode: status }, ...extra });
+
+export class FakeControlPlane implements PacingClock {
+  t: number;
+  readonly keys = new Map<string, FakeKey>();
+  readonly plans = new Map<string, FakePlan>();
+  /** Every call, in order: its operation and whether it was throttled or faulted. */
+  readonly calls: Array<{ op: string; at: number; outcome: 'ok' | 'throttled' | FaultMode | 'error' }> = [];
+  private seq = 0;
+  private lastAt = new Map<string, number>();
+  private bucket = { tokens: 40, at: 0 };
+  private fault?: { at: number; mode: FaultMode };
+
+  constructor(startMs: number) {
+    this.t = startMs;
+    this.bucket.at = startMs;
+  }
+
+  now = () => this.t;
+  sleep = async (ms: number) => {
+    this.t += ms;
+  };
+
+  /** The `n`th call from now (1 = the next) fails in that mode. */
+  failAt(n: number, mode: FaultMode) {
+    this.fault = { at: this.calls.length + n, mode };
+  }
+
+  /** Another client (a deploy, another admin) spends the operation's allowance now. */
+  spend(op: string) {
+    this.lastAt.set(op, this.t);
+  }
+
+  /** A standard usage plan of the stack, as the stack creates it. */
+  seedPlan(name: string): string {
+    const id = this.newId('plan');
+    this.plans.set(id, { id, name, apiStages: [{ apiId: 'api123', stage: 'v1' }], keys: new Set() });
+    return id;
+  }
+
+  private newId(kind: string) {
+    return `${kind}${++this.seq}`;
+  }
+
+  async send(command: object): Promise<unknown> {
+    const op = command.constructor.name.replace(/Command$/, '');
+    const input = (command as { input: Record<string, any> }).input;
+    const n = this.calls.length + 1;
+    const interval = CONTROL_PLANE_INTERVAL_MS[op];
+    this.bucket.tokens = Math.min(40, this.bucket.tokens + ((this.t - this.bucket.at) / 1000) * 10);
+    this.bucket.at = this.t;
+    const last = this.lastAt.get(op);
+    if ((interval && last !== undefined && this.t - last < interval) || this.bucket.tokens < 1) {
+      this.calls.push({ op, at: this.t, outcome: 'throttled' });
+      throw awsError('TooManyRequestsException', 429, { retryAfterSeconds: '1' });
+    }
+    this.bucket.tokens -= 1;
+    this.lastAt.set(op, this.t);
+    const fault = this.fault?.at === n ? this.fault.mode : undefined;
+    if (fault === 'refused') {
+      this.calls.push({ op, at: this.t, outcome: fault });
+      throw awsError('ServiceUnavailableException', 503);
+    }
+    let out: unknown;
+    try {
+      out = this.apply(op, input);
+    } catch (err) {
+      this.calls.push({ op, at: this.t, outcome: 'error' });
+      throw err;
+    }
+    this.calls.push({ op, at: this.t, outcome: fault ?? 'ok' });
+    if (fault === 'lost')
+      throw Object.assign(new Error('socket hang up'), { name: 'TimeoutError', code: 'ECONNRESET' });
+    return out;
+  }
+
+  private plan(id: string): FakePlan {
+    const p = this.plans.get(id);
+    if (!p) throw awsError('NotFoundException', 404);
+    return p;
+  }
+
+  private apply(op: string, i: Record<string, any>): unknown {
+    switch (op) {
+      case 'CreateApiKey': {
+        const id = this.newId('key');
+        this.keys.set(id, { id, name: i.name, value: i.value });
+        return { id };
+      }
+      case 'DeleteApiKey':
+        if (!this.keys.delete(i.apiKey)) throw awsError('NotFoundException', 404);
+        for (const p of this.plans.values()) p.keys.delete(i.apiKey);
+        return {};
+      case 'GetApiKeys':
+        return { items: [...this.keys.values()].filter((k) => k.name.startsWith(i.nameQuery ?? '')) };
+      case 'CreateUsagePlanKey': {
+        const p = this.plan(i.usagePlanId);
+        if (!this.keys.has(i.keyId)) throw awsError('NotFoundException', 404);
+        const stages = new Set(p.apiStages.map((s) => `${s.apiId}:${s.stage}`));
+        const onStage = [...this.plans.values()].some(
+          (o) => o.keys.has(i.keyId) && o.apiStages.some((s) => stages.has(`${s.apiId}:${s.stage}`)),
+        );
+        if (onStage) throw awsError('ConflictException', 409);
+        p.keys.add(i.keyId);
+        return { id: i.keyId };
+      }
+      case 'GetUsagePlanKey':
+        if (!this.plan(i.usagePlanId).keys.has(i.keyId)) throw awsError('NotFoundException', 404);
+        return { id: i.keyId };
+      case 'DeleteUsagePlanKey':
+        if (!this.plan(i.usagePlanId).keys.delete(i.keyId)) throw awsError('NotFoundException', 404);
+        return {};
+      case 'CreateUsagePlan': {
+        if (this.plans.size >= USAGE_PLANS_PER_ACCOUNT) throw awsError('LimitExceededException', 429);
+        const id = this.newId('plan');
+        this.plans.set(id, {
+          id,
+          name: i.name,
+          apiStages: i.apiStages ?? [],
+          throttle: i.throttle,
+          quota: i.quota,
+          keys: new Set(),
+        });
+        return { id };
+      }
+      case 'GetUsagePlan': {
+        const p = this.plan(i.usagePlanId);
+        return { id: p.id, name: p.name, apiStages: p.apiStages, throttle: p.throttle, quota: p.quota };
+      }
+      case 'GetUsagePlans':
+        return {
+          items: [...this.plans.values()].map((p) => ({ id: p.id, name: p.name, apiStages: p.apiStages })),
+        };
+      case 'UpdateUsagePlan': {
+        const p = this.plan(i.usagePlanId);
+        for (const patch of i.patchOperations as Array<{ op: string; path: string; value: string }>) {
+          if (patch.op === 'remove' && patch.path === '/apiStages') {
+            const before = p.apiStages.length;
+            p.apiStages = p.apiStages.filter((s) => `${s.apiId}:${s.stage}` !== patch.value);
+            if (p.apiStages.length === before) throw awsError('NotFoundException', 404);
+          } else if (patch.op === 'replace' && patch.path.startsWith('/throttle/'))
+            p.throttle = { ...p.throttle, [patch.path.split('/')[2]!]: Number(patch.value) };
+          else if (patch.op === 'replace' && patch.path === '/quota/limit')
+            p.quota = { ...p.quota, limit: Number(patch.value) };
+          else throw awsError('BadRequestException', 400);
+        }
+        return {};
+      }
+      case 'DeleteUsagePlan': {
+        const p = this.plan(i.usagePlanId);
+        if (p.apiStages.length) throw awsError('BadRequestException', 400);
+        this.plans.delete(p.id);
+        return {};
+      }
+      default:
+        throw new Error(`the fake does not know ${op}`);
+    }
+  }
+
+  /** Which usage plans an API key is on. */
+  plansOf(apiKeyId: string): string[] {
+    return [...this.plans.values()].filter((p) => p.keys.has(apiKeyId)).map((p) => p.id);
+  }
+}

@@ -1,0 +1,342 @@
+/**
+ * Admin changes under API Gateway's control plane as AWS documents it (test/helpers/control-plane-fake.ts: its
+ * rates enforced with TooManyRequestsException, NotFound/Conflict answers, and a fault armed at any call, refused or
+ * with its answer lost): every command, failing at each of its calls in turn, leaves nothing behind that no record
+ * names, and running it again finishes it. The fake's inventory is checked after every run; records are on
+ * DynamoDB Local. The pacing sleeps on the fake's clock, so 20 s waits take no time.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { usagePlanThrottle, type PlanName } from '../../contract/plans.ts';
+import { limitsOf, type KeyRecord } from '../../lambdas/domain/keys.ts';
+import { bracketPlanName, enterpriseBracket } from '../../lib/admin/brackets.ts';
+import { awsKeyGateway } from '../../lib/admin/gateway.ts';
+import { keyAdmin, type AdminDeps, type KeyAdmin } from '../../lib/admin/service.ts';
+import { startLocalAdmin, runLocalAdmin } from '../helpers/admin.ts';
+import type { TestApi } from '../helpers/api.ts';
+import { FakeControlPlane, type FaultMode } from '../helpers/control-plane-fake.ts';
+
+let api: TestApi;
+let localDeps: AdminDeps;
+beforeAll(async () => {
+  ({ api, deps: localDeps } = await startLocalAdmin());
+});
+afterAll(() => api?.close());
+
+interface World {
+  fake: FakeControlPlane;
+  deps: AdminDeps;
+  admin: KeyAdmin;
+  owner: string;
+  usagePlans: Record<Exclude<PlanName, 'enterprise'>, string>;
+}
+
+function world(): World {
+  const fake = new FakeControlPlane(Date.UTC(2026, 10, 22, 12));
+  const usagePlans = { free: fake.seedPlan('free'), pro: fake.seedPlan('pro'), business: fake.seedPlan('business') };
+  const deps: AdminDeps = {
+    ...localDeps,
+    stage: 'staging',
+    usagePlans,
+    now: fake.now,
+    revokedKeyGraceMs: 120_000,
+    gateway: awsKeyGateway(fake, { apiId: 'api123', stage: 'v1' }, fake),
+  };
+  return { fake, deps, admin: keyAdmin(deps), owner: `cp-${randomUUID()}`, usagePlans };
+}
+
+const recordsOf = async (owner: string): Promise<KeyRecord[]> =>
+  (await localDeps.store.list()).filter((r) => r.owner === owner);
+
+/** What is wrong between the records and the fake's inventory: anything left behind, missing or misplaced. */
+async function problems({ fake, owner, usagePlans }: World): Promise<string[]> {
+  const records = await recordsOf(owner);
+  const found: string[] = [];
+  const standard = new Set(Object.values(usagePlans));
+  const namedKeys = new Set(records.map((r) => r.apiGatewayKeyId).filter(Boolean));
+  const namedPlans = new Set(records.flatMap((r) => [r.usagePlanId, r.retiredUsagePlanId]).filter(Boolean));
+  for (const id of fake.keys.keys()) if (!namedKeys.has(id)) found.push(`API key ${id} named by no record`);
+  const bracketPlans = [...fake.plans.values()].filter((p) => p.name.startsWith('animal-store-staging-enterprise-r'));
+  const names = bracketPlans.map((p) => p.name);
+  if (new Set(names).size !== names.length) found.push(`a bracket's plan made twice: ${names}`);
+  for (const id of fake.plans.keys())
+    if (!standard.has(id) && !namedPlans.has(id) && !bracketPlans.some((p) => p.id === id))
+      found.push(`usage plan ${id} named by no record`);
+  for (const r of records) {
+    if (r.status !== 'active') continue;
+    const bracket = r.plan === 'enterprise' ? enterpriseBracket(limitsOf(r)!) : undefined;
+    const plan =
+      r.usagePlanId ??
+      (bracket
+        ? bracketPlans.find((p) => p.name === bracketPlanName('staging', bracket))?.id
+        : usagePlans[r.plan as keyof typeof usagePlans]);
+    if (r.apiGatewayKeyId) {
+      if (!fake.keys.has(r.apiGatewayKeyId)) found.push(`${r.keyId}: its API key is gone`);
+      const on = fake.plansOf(r.apiGatewayKeyId);
+      if (on.length !== 1 || on[0] !== plan) found.push(`${r.keyId} (${r.plan}) is on [${on}], not ${plan}`);
+    } else if (r.plan !== 'free') found.push(`${r.keyId} (${r.plan}) has no API key`);
+    if (r.plan === 'enterprise') {
+      const on = fake.plans.get(plan ?? '');
+      const t = usagePlanThrottle(limitsOf(r)!);
+      if (!on?.apiStages.length) found.push(`${r.keyId}: its usage plan is missing or off the stage`);
+      else if ((on.quota?.limit ?? 0) < t.quotaPerDay || (on.throttle?.rateLimit ?? 0) < t.rateLimit)
+        found.push(`${r.keyId}: its usage plan refuses what its limits admit`);
+    }
+  }
+  return found;
+}
+
+interface Scenario {
+  readonly name: string;
+  /** Keys the command starts from (made with no fault). */
+  readonly setup: (w: World) => Promise<string[]>;
+  readonly run: (w: World, ids: string[]) => Promise<unknown>;
+  /** What the records look like once the command has run through (after a retry and a purge, if it failed). */
+  readonly done: (records: KeyRecord[]) => void;
+}
+
+const ENTERPRISE = { plan: 'enterprise', perMinute: 600, perDay: 50_000 } as const;
+const create = (w: World, input: { plan: PlanName; perMinute?: number; perDay?: number }) =>
+  w.admin.create({ owner: w.owner, ...input }).then((c) => c.record.keyId);
+const moveTo =
+  (plan: PlanName, limits: { perMinute?: number; perDay?: number } = {}) =>
+  (w: World, [id]: string[]) =>
+    w.admin.setPlan(id!, { plan, ...limits });
+const onPlan = (plan: PlanName) => (records: KeyRecord[]) => {
+  expect(records.map((r) => r.plan)).toEqual([plan]);
+  expect(records[0]!.retiredUsagePlanId).toBeUndefined();
+};
+
+/** An Enterprise key as made before brackets: on a usage plan of its own (which a move or purge deletes). */
+async function legacyEnterprise(w: World): Promise<string> {
+  const id = await create(w, ENTERPRISE);
+  const record = (await localDeps.store.getById(id))!;
+  const own = w.fake.seedPlan(`animal-store-staging-enterprise-${id}`);
+  const t = usagePlanThrottle(ENTERPRISE);
+  Object.assign(w.fake.plans.get(own)!, { throttle: t, quota: { limit: t.quotaPerDay, period: 'DAY' } });
+  for (const p of w.fake.plans.values()) p.keys.delete(record.apiGatewayKeyId!);
+  w.fake.plans.get(own)!.keys.add(record.apiGatewayKeyId!);
+  await localDeps.store.update(record, { usagePlanId: own });
+  return id;
+}
+
+const SCENARIOS: Scenario[] = [
+  {
+    name: 'create (Pro)',
+    setup: async () => [],
+    run: (w) => create(w, { plan: 'pro' }),
+    done: () => undefined,
+  },
+  {
+    name: 'create (Enterprise)',
+    setup: async () => [],
+    run: (w) => create(w, ENTERPRISE),
+    done: () => undefined,
+  },
+  {
+    name: 'set-plan Pro → Business',
+    setup: async (w) => [await create(w, { plan: 'pro' })],
+    run: moveTo('business'),
+    done: onPlan('business'),
+  },
+  {
+    name: 'set-plan Free → Business',
+    setup: async (w) => [await create(w, { plan: 'free' })],
+    run: moveTo('business'),
+    done: onPlan('business'),
+  },
+  {
+    name: 'set-plan Pro → Enterprise',
+    setup: async (w) => [await create(w, { plan: 'pro' })],
+    run: moveTo('enterprise', { perMinute: 600, perDay: 50_000 }),
+    done: onPlan('enterprise'),
+  },
+  {
+    name: 'set-plan Enterprise → Pro',
+    setup: async (w) => [await create(w, ENTERPRISE)],
+    run: moveTo('pro'),
+    done: onPlan('pro'),
+  },
+  {
+    name: 'set-plan Enterprise limits',
+    setup: async (w) => [await create(w, ENTERPRISE)],
+    run: moveTo('enterprise', { perMinute: 1200, perDay: 90_000 }),
+    done: (records) => expect(records.map((r) => r.limits)).toEqual([{ perMinute: 1200, perDay: 90_000 }]),
+  },
+  {
+    name: 'set-plan Enterprise (a plan of its own, from before brackets) → its bracket',
+    setup: async (w) => [await legacyEnterprise(w)],
+    run: moveTo('enterprise', { perMinute: 1200, perDay: 90_000 }),
+    done: (records) => {
+      expect(records.map((r) => [r.plan, r.usagePlanId, r.retiredUsagePlanId])).toEqual([
+        ['enterprise', undefined, undefined],
+      ]);
+    },
+  },
+  {
+    name: 'purge (an Enterprise key with a plan of its own, revoked)',
+    setup: async (w) => {
+      const id = await legacyEnterprise(w);
+      await w.admin.revoke(id);
+      w.fake.t += 10 * 60_000;
+      return [id];
+    },
+    run: async (w) => {
+      const { failed } = await w.admin.purge();
+      if (failed.length) throw new Error(failed.map((f) => f.error).join('; '));
+    },
+    done: (records) => {
+      for (const r of records)
+        expect([r.status, r.apiGatewayKeyId, r.usagePlanId]).toEqual(['revoked', undefined, undefined]);
+    },
+  },
+  {
+    name: 'purge (an Enterprise and a Pro key, revoked)',
+    setup: async (w) => {
+      const ids = [await create(w, ENTERPRISE), await create(w, { plan: 'pro' })];
+      for (const id of ids) await w.admin.revoke(id);
+      w.fake.t += 10 * 60_000;
+      return ids;
+    },
+    run: async (w) => {
+      const { failed } = await w.admin.purge();
+      if (failed.length) throw new Error(failed.map((f) => f.error).join('; '));
+    },
+    done: (records) => {
+      for (const r of records)
+        expect([r.status, r.apiGatewayKeyId, r.usagePlanId]).toEqual(['revoked', undefined, undefined]);
+    },
+  },
+];
+
+/** Runs a scenario with a fault at call `at` (none: undefined); returns the world and how many calls it made. */
+async function play(s: Scenario, fault?: { at: number; mode: FaultMode }) {
+  const w = world();
+  const ids = await s.setup(w);
+  const before = w.fake.calls.length;
+  if (fault) w.fake.failAt(fault.at, fault.mode);
+  const outcome = await s.run(w, ids).then(
+    () => 'ok',
+    (err: unknown) => String(err),
+  );
+  return { w, ids, outcome, calls: w.fake.calls.length - before };
+}
+
+describe('every admin change, failing at each control-plane call in turn, leaves nothing behind and resumes', () => {
+  for (const s of SCENARIOS) {
+    it(
+      s.name,
+      async () => {
+        const clean = await play(s);
+        expect(clean.outcome).toBe('ok');
+        expect(await problems(clean.w)).toEqual([]);
+        s.done(await recordsOf(clean.w.owner));
+        expect(clean.calls).toBeGreaterThan(0);
+        for (let at = 1; at <= clean.calls; at++) {
+          for (const mode of ['refused', 'lost'] as const) {
+            const run = await play(s, { at, mode });
+            const label = `${s.name}, ${mode} at call ${at} (${run.outcome})`;
+            expect(await problems(run.w), label).toEqual([]);
+            // Run again (a create is not resumed: a failed one left nothing), then purge: the change is whole.
+            if (run.outcome !== 'ok' && run.ids.length) await s.run(run.w, run.ids);
+            const purge = await run.w.admin.purge();
+            expect(purge.failed, label).toEqual([]);
+            expect(await problems(run.w), label).toEqual([]);
+            if (run.ids.length) s.done(await recordsOf(run.w.owner));
+            expect(
+              run.w.fake.calls.filter((c) => c.outcome === 'throttled'),
+              'paced: AWS never throttles',
+            ).toEqual([]);
+          }
+        }
+      },
+      120_000,
+    );
+  }
+});
+
+describe('pacing to the documented rates', () => {
+  it('purging three Enterprise keys with plans of their own spaces the UpdateUsagePlan calls 20 s apart, and AWS throttles none', async () => {
+    const w = world();
+    const ids = [];
+    for (let i = 0; i < 3; i++) ids.push(await legacyEnterprise(w));
+    for (const id of ids) await w.admin.revoke(id);
+    w.fake.t += 10 * 60_000;
+    const { purged, failed } = await w.admin.purge();
+    expect([purged.length, failed]).toEqual([3, []]);
+    const updates = w.fake.calls.filter((c) => c.op === 'UpdateUsagePlan').map((c) => c.at);
+    expect(updates).toHaveLength(3);
+    for (let i = 1; i < updates.length; i++) expect(updates[i]! - updates[i - 1]!).toBeGreaterThanOrEqual(20_000);
+    expect(w.fake.calls.filter((c) => c.outcome === 'throttled')).toEqual([]);
+    expect(await problems(w)).toEqual([]);
+  });
+
+  it('a call AWS throttles because someone else spent the allowance (a deploy) is retried after a backoff', async () => {
+    const w = world();
+    const id = await legacyEnterprise(w);
+    w.fake.spend('UpdateUsagePlan');
+    const start = w.fake.t;
+    await w.admin.setPlan(id, { plan: 'pro' });
+    const updates = w.fake.calls.filter((c) => c.op === 'UpdateUsagePlan');
+    expect(updates.map((c) => c.outcome)).toContain('throttled');
+    expect(updates.at(-1)!.outcome).toBe('ok');
+    expect(w.fake.t - start).toBeGreaterThanOrEqual(20_000);
+    expect(await problems(w)).toEqual([]);
+  });
+
+  it('purge goes on past a key it cannot clean, reports it, and exits non-zero; the next purge finishes it', async () => {
+    const w = world();
+    const ids = [await create(w, { plan: 'pro' }), await create(w, { plan: 'business' })];
+    for (const id of ids) await w.admin.revoke(id);
+    w.fake.t += 10 * 60_000;
+    w.fake.failAt(1, 'refused');
+    const first = await runLocalAdmin(w.deps, 'keys', 'purge');
+    expect(first.code).toBe(1);
+    expect(first.out).toMatch(/^Failed .*ServiceUnavailable/m);
+    expect(first.out).toMatch(/^Purged /m);
+    expect(first.err).toMatch(/^error: 1 of \d+ keys not purged: run `keys purge` again$/);
+    const second = await runLocalAdmin(w.deps, 'keys', 'purge');
+    expect(second.code).toBe(0);
+    expect(w.fake.keys.size).toBe(0);
+  });
+});
+
+describe('a no-op change writes nothing', () => {
+  it('set-plan to the plan a key already has (and Enterprise to the same limits) calls nothing and says so', async () => {
+    const w = world();
+    const pro = await create(w, { plan: 'pro' });
+    const ent = await create(w, ENTERPRISE);
+    const before = await recordsOf(w.owner);
+    const calls = w.fake.calls.length;
+    const same = await runLocalAdmin(w.deps, 'keys', 'set-plan', pro, 'pro');
+    expect(same).toMatchObject({
+      code: 0,
+      out: `No change: ${pro} is already on pro with these limits (nothing written)`,
+    });
+    const sameLimits = await runLocalAdmin(
+      w.deps,
+      ...['keys', 'set-plan', ent, 'enterprise', '--per-minute', '600', '--per-day', '50000'],
+    );
+    expect(sameLimits.out).toMatch(/^No change/);
+    expect(w.fake.calls.length, 'no control-plane call').toBe(calls);
+    expect(await recordsOf(w.owner), 'no record written').toEqual(before);
+  });
+});
+
+describe('Enterprise at scale', () => {
+  it("a thousand Enterprise customers with all kinds of limits fit in the account's 300 usage plans", async () => {
+    const w = world();
+    let seed = 7;
+    const random = () => (seed = (seed * 48_271) % 2_147_483_647) / 2_147_483_647;
+    for (let i = 0; i < 1_000; i++) {
+      const perMinute = Math.ceil(10 ** (random() * Math.log10(600_000)));
+      const perDay = Math.min(perMinute * Math.ceil(10 ** (random() * Math.log10(1_440))), 864_000_000);
+      await create(w, { plan: 'enterprise', perMinute, perDay });
+    }
+    const enterprisePlans = [...w.fake.plans.values()].filter((p) => p.name.includes('-enterprise-'));
+    expect(enterprisePlans.length).toBeGreaterThan(1);
+    expect(enterprisePlans.length).toBeLessThanOrEqual(80);
+    expect(w.fake.calls.filter((c) => c.outcome === 'error')).toEqual([]);
+    expect(await problems(w)).toEqual([]);
+  }, 300_000);
+});

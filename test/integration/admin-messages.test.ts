@@ -1,0 +1,85 @@
+/**
+ * What the admin tool says in the small cases an admin meets: a second revoke, a missing plan, an unknown flag, a
+ * secret pasted where an id goes, a banned key shown, a revoked key's usage, and that set-plan waits on the
+ * authorizer cache. On DynamoDB Local (`--local`).
+ */
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { shardKey } from '../../lambdas/storage/limiter-items.ts';
+import { USAGE } from '../../lib/admin/cli.ts';
+import type { AdminDeps } from '../../lib/admin/service.ts';
+import { runLocalAdmin, startLocalAdmin } from '../helpers/admin.ts';
+import type { TestApi } from '../helpers/api.ts';
+
+let api: TestApi;
+let deps: AdminDeps;
+beforeAll(async () => {
+  ({ api, deps } = await startLocalAdmin());
+});
+afterAll(() => api?.close());
+
+const run = (...args: string[]) => runLocalAdmin(deps, ...args);
+const created = async (plan = 'pro') =>
+  JSON.parse((await run('keys', 'create', '--owner', 'messages', '--plan', plan, '--json')).out) as {
+    key: string;
+    keyId: string;
+  };
+
+it('a second revoke says the key was already revoked, and when', async () => {
+  const { keyId } = await created();
+  const first = await run('keys', 'revoke', keyId);
+  expect(first.out).toMatch(/^Revoked /);
+  const revokedAt = (JSON.parse((await run('keys', 'show', keyId, '--json')).out) as { revokedAt: string }).revokedAt;
+  const second = await run('keys', 'revoke', keyId);
+  expect(second).toMatchObject({ code: 0, out: `${keyId} was already revoked at ${revokedAt} (nothing changed)` });
+});
+
+it('a missing --plan says it is required, not `unknown plan ""`', async () => {
+  const r = await run('keys', 'create', '--owner', 'x');
+  expect(r).toMatchObject({ code: 1, err: 'error: --plan is required (free, pro, business, enterprise)' });
+});
+
+it('an unknown flag or a flag without its value is one `error:` line and exit 1, like every input error', async () => {
+  expect(await run('keys', 'list', '--bogus')).toMatchObject({
+    code: 1,
+    err: 'error: unknown option --bogus (see --help)',
+  });
+  expect(await run('keys', 'list', '--plan')).toMatchObject({
+    code: 1,
+    err: 'error: --plan needs a value (see --help)',
+  });
+});
+
+it('a secret pasted as an id is named for what it is', async () => {
+  const { key } = await created();
+  const r = await run('keys', 'show', key);
+  expect(r.code).toBe(1);
+  expect(r.err).toMatch(/^error: that is an API key secret, not a key id: use the id \(key_…\)/);
+  expect(r.err).not.toContain(key);
+});
+
+it('keys show shows a ban; keys usage says a key is revoked', async () => {
+  const { keyId } = await created();
+  const now = Date.now();
+  const dayStart = Math.floor(now / 1000) - (Math.floor(now / 1000) % 86_400);
+  const banUntil = Math.floor(now / 1000) + 900;
+  await api.storage.doc.send(
+    new PutCommand({
+      TableName: api.storage.tables.state,
+      Item: { ...shardKey(keyId, dayStart, 0), ms: dayStart, m: 0, d: 1, banUntil },
+    }),
+  );
+  const shown = await run('keys', 'show', keyId);
+  expect(shown.out).toContain(`BANNED until ${new Date(banUntil * 1000).toISOString()} (keys unban ${keyId})`);
+  await run('keys', 'revoke', keyId);
+  const usage = await run('keys', 'usage', keyId);
+  expect(usage.out.split('\n')[0]).toMatch(new RegExp(`^${keyId} \\(pro, REVOKED at \\d{4}-\\d\\d-\\d\\dT`));
+});
+
+it('set-plan and its --help say the authorizer cache delays the change', async () => {
+  const { keyId } = await created();
+  expect((await run('keys', 'set-plan', keyId, 'business')).out).toMatch(/once cached authorizer results expire/);
+  expect(USAGE).toMatch(
+    /keys set-plan <id> <plan>[^\n]*\n\s+the gateway applies it once cached authorizer results expire/,
+  );
+});
