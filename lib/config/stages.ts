@@ -252,3 +252,37 @@ export function existingTableNamesOf(
     }),
   );
 }
+
+/**
+ * What is wrong with a stage's `-c` values, one line each: an account that is not a 12-digit id, a Region that is
+ * not one, an alarm e-mail that is not an address, a topic that is not an SNS topic ARN. Each would otherwise pass
+ * synth and fail the deploy (or, for an e-mail, never deliver a notification while the stack looks subscribed).
+ */
+export function contextProblems(stage: StageName, context: (key: string) => unknown): string[] {
+  const problems: string[] = [];
+  const value = (name: string): string | undefined => {
+    const v = context(`animal-store:${stage}:${name}`);
+    return v === undefined ? undefined : String(v);
+  };
+  const check = (name: string, ok: (v: string) => boolean, what: string) => {
+    const v = value(name);
+    if (v !== undefined && !ok(v))
+      problems.push(`-c animal-store:${stage}:${name}=${JSON.stringify(v).slice(0, 80)} is not ${what}`);
+  };
+  check('account', (v) => /^\d{12}$/.test(v), 'an AWS account id (12 digits)');
+  check('region', (v) => /^[a-z]{2}(-[a-z]+)+-\d$/.test(v), 'an AWS Region (e.g. eu-west-1)');
+  const email = /^[^\s@,]+@[^\s@,]+\.[^\s@,]+$/;
+  const emails = value('alarmEmails');
+  if (emails !== undefined)
+    for (const e of emails.split(',').map((x) => x.trim()))
+      if (!email.test(e))
+        problems.push(
+          `-c animal-store:${stage}:alarmEmails: ${JSON.stringify(e).slice(0, 80)} is not an e-mail address`,
+        );
+  check(
+    'alarmTopicArn',
+    (v) => /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/.test(v),
+    'an SNS topic ARN',
+  );
+  return problems;
+}

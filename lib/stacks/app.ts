@@ -1,6 +1,6 @@
 import { Annotations, App, Validations, type AppProps } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { STAGES, STAGE_NAMES, type StageConfig, type StageName } from '../config/stages.ts';
+import { STAGES, STAGE_NAMES, contextProblems, type StageConfig, type StageName } from '../config/stages.ts';
 import { AccountSettingsStack, ACCOUNT_SETTINGS_STACK } from './account-settings-stack.ts';
 import { AnimalStoreStack } from './animal-store-stack.ts';
 import { isFirstDeploy, warnFirstDeploy } from './first-deploy.ts';
@@ -36,7 +36,10 @@ export function createApp(props: AppProps = {}): {
       ? { ...STAGES[name], terminationProtection: false, deletionProtection: false }
       : STAGES[name];
     const account = app.node.tryGetContext(`animal-store:${name}:account`) ?? stage.account;
-    const region = app.node.tryGetContext(`animal-store:${name}:region`) ?? stage.region;
+    const problems = contextProblems(name, (key) => app.node.tryGetContext(key));
+    // A malformed Region is reported below like every other bad value, not thrown by the CDK's env parser.
+    const givenRegion = app.node.tryGetContext(`animal-store:${name}:region`);
+    const region = (problems.some((p) => p.includes(':region=')) ? undefined : givenRegion) ?? stage.region;
     const stack = new AnimalStoreStack(app, stage.stackName, {
       stage,
       stackName: stage.stackName,
@@ -45,6 +48,7 @@ export function createApp(props: AppProps = {}): {
       terminationProtection: stage.terminationProtection,
       tags: { project: 'animal-store', stage: name },
     });
+    for (const problem of problems) Annotations.of(stack).addError(problem);
     if (stage.requireAccount && !account)
       Annotations.of(stack).addError(
         `${stage.stackName} needs its account pinned: -c animal-store:${name}:account=<12-digit account id> (so a shell pointed at another account cannot deploy it there)`,
