@@ -1,7 +1,7 @@
 import { CREATE_PET } from '../../contract/operations/create-pet.ts';
 import { apiHandler } from '../shared/http.ts';
 import type { Runtime } from '../shared/runtime.ts';
-import { createPetCreator, idempotencyKeyOf } from '../domain/idempotency.ts';
+import { createPetCreator } from '../domain/idempotency.ts';
 import { createIdempotencyStore } from '../storage/idempotency-store.ts';
 import { createIdAllocator, createPetWriter } from '../storage/pet-store.ts';
 import { BASE_PATH } from '../../contract/route-types.ts';
@@ -19,8 +19,10 @@ export function createPetHandler(rt: Runtime) {
     clock: rt.now,
   });
   return apiHandler(rt, CREATE_PET, async (event) => {
-    const key = idempotencyKeyOf(event.headers, event.multiValueHeaders);
-    const { pet, statusCode, replayed } = await creator.create(event.validated.body, { keyId: event.auth.keyId, key });
+    const { pet, statusCode, replayed } = await creator.create(event.validated.body, {
+      keyId: event.auth.keyId,
+      key: event.validated.headers['Idempotency-Key'],
+    });
     return {
       statusCode,
       body: pet,

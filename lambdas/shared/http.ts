@@ -2,7 +2,8 @@
  * The HTTP envelope every operation Lambda shares, as middy middleware:
  *
  *   metrics flush → api (auth context → admission (admission.ts) → deprecation → body guard and JSON parse
- *   (request.ts); on the way out: headers, JSON, error mapping) → validate (validation.ts) → handler
+ *   (request.ts); on the way out: headers, JSON, error mapping) → validate (validation.ts) → declared request
+ *   headers and query names (declared-input.ts) → handler
  *
  * Errors of any kind are mapped here, in one place, to the spec's Error object. Raw errors never leak.
  */
@@ -16,6 +17,7 @@ import { assertNotRemoved, deprecationHeaders } from '../domain/deprecation.ts';
 import { AppError, UnavailableError } from '../domain/errors.ts';
 import { admit, gateOf, type Admission } from './admission.ts';
 import { withDeadline } from './deadline.ts';
+import { declaredInput } from './declared-input.ts';
 import { authContext, guardBody, header } from './request.ts';
 import type { Runtime } from './runtime.ts';
 import { validate, type ApiEvent, type EventOf, type Schemas } from './validation.ts';
@@ -38,7 +40,7 @@ interface Internal extends Record<string, unknown> {
   admission?: Admission;
 }
 
-/** What a browser may read of a response: the rate-limit and retry headers, and what the route entry sends. */
+/** What a browser may read of a response: the rate-limit and retry headers, and what the route entry's responses send. */
 const exposedHeaders = (route: Route): string =>
   [
     ...new Set([
@@ -46,7 +48,7 @@ const exposedHeaders = (route: Route): string =>
       'X-RateLimit-Remaining',
       'X-RateLimit-Reset',
       'Retry-After',
-      ...(route.success?.headers ?? []).map(headerName),
+      ...[...(route.success?.headers ?? []), ...route.errors.flatMap((e) => e.headers ?? [])].map(headerName),
       ...(route.deprecation ? ['Link', 'Deprecation', 'Sunset'] : []),
     ]),
   ].join(', ');
@@ -181,6 +183,7 @@ export function apiHandler<R extends Route>(rt: Runtime, route: R, fn: (event: E
     { name: 'metrics', after: flush, onError: flush },
     api(rt, route),
     validate(schemas),
+    declaredInput(route),
   ] as middy.MiddlewareObj[];
   const handler = middy()
     .use(middlewares)
