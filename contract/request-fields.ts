@@ -6,13 +6,15 @@ import type * as z from 'zod/mini';
 
 /** The fields of a request schema, by name; none when the entry declares no such schema. */
 export function fieldsOf(schema: unknown): Readonly<Record<string, z.ZodMiniType>> {
-  const shape = (schema as { _zod?: { def?: { shape?: Record<string, z.ZodMiniType> } } } | undefined)?._zod?.def
-    ?.shape;
-  return shape ?? {};
+  return (schema as { shape?: Record<string, z.ZodMiniType> } | undefined)?.shape ?? {};
 }
 
-/** Whether a field may be left out (`z.optional(…)`, or one with a default). */
-export const isOptional = (field: z.ZodMiniType): boolean => field._zod.optin === 'optional';
+/**
+ * Whether a field may be left out (`z.optional(…)`, or one with a default). The bundles' engine (zod-lite) keeps
+ * `optin` on the schema itself, zod under `_zod`.
+ */
+export const isOptional = (field: z.ZodMiniType): boolean =>
+  (field._zod?.optin ?? (field as unknown as { optin?: string }).optin) === 'optional';
 
 /** A field without its `z.optional` wrapper: what it is when given. */
 export function given(field: z.ZodMiniType): z.ZodMiniType {

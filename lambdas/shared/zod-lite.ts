@@ -166,8 +166,9 @@ export const array = (element: Schema) =>
     return p;
   });
 
+/** An object schema keeps its `shape`, as zod's does (the envelope reads the declared names from it). */
 const objectOf = (shape: Record<string, Schema>, strict: boolean) =>
-  new Schema((p) => {
+  withShape(shape, (p) => {
     const input = p.value;
     if (typeof input !== 'object' || input === null || Array.isArray(input))
       return push(p, { code: 'invalid_type', expected: 'object' });
@@ -196,6 +197,9 @@ const objectOf = (shape: Record<string, Schema>, strict: boolean) =>
     }
     return p;
   });
+function withShape(shape: Record<string, Schema>, parse: (p: Payload) => Payload): Schema & { shape: typeof shape } {
+  return Object.assign(new Schema(parse), { shape });
+}
 export const object = (shape: Record<string, Schema>) => objectOf(shape, false);
 export const strictObject = (shape: Record<string, Schema>) => objectOf(shape, true);
 
