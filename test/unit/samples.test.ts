@@ -4,7 +4,14 @@
  */
 import { expect, it } from 'vitest';
 import { ROUTES } from '../../contract/routes.ts';
-import { OPERATION_SAMPLES, sampleRequests } from '../helpers/samples.ts';
+import { fieldsOf } from '../../contract/request-fields.ts';
+import {
+  OPERATION_SAMPLES,
+  PLACEHOLDER_FIXTURES,
+  proxyEventOf,
+  requestInit,
+  sampleRequests,
+} from '../helpers/samples.ts';
 
 it('gives every sample request that names a pet a pet of its own, every time it is made', async () => {
   let made = 0;
@@ -16,4 +23,18 @@ it('gives every sample request that names a pet a pet of its own, every time it 
   expect(made).toBe(2 * naming);
   const named = [...first, ...second].flatMap((r) => Object.values(r.pathParameters));
   expect(new Set(named).size).toBe(named.length);
+});
+
+it('carries every request header its operation declares, in the Lambda event and in the HTTP request alike', async () => {
+  let declared = 0;
+  for (const r of await sampleRequests(PLACEHOLDER_FIXTURES)) {
+    const route = ROUTES.find((x) => x.operationId === r.operationId)!;
+    for (const name of Object.keys(fieldsOf(route.request.headers))) {
+      declared++;
+      expect(r.headers[name], `${r.operationId} ${name}`).toBeDefined();
+      expect(proxyEventOf(r, {}).multiValueHeaders[name]).toEqual([r.headers[name]]);
+      expect(new Headers(requestInit(r, { key: 'k' }).headers).get(name)).toBe(r.headers[name]);
+    }
+  }
+  expect(declared).toBeGreaterThan(0);
 });
