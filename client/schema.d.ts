@@ -936,7 +936,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A query parameter the operation does not declare is refused (`validation_failed`, naming it). Codes: `validation_failed`. */
+            /** @description A query parameter the operation does not declare is refused (`validation_failed`, naming it). Codes: `validation_failed`, `bad_request`. */
             400: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];

@@ -11,6 +11,7 @@ import { fieldsOf } from '../../contract/request-fields.ts';
 import { LIMITER_GRANT } from '../../contract/operations/common.ts';
 import { AUTHORIZER, ROUTES, type FunctionAccess, type Route } from '../../contract/routes.ts';
 import { alarmMetricTotal, alarmMetrics } from '../stacks/alarm-metrics.ts';
+import { errorCodesSummary, errorCodesTable } from './error-tables.ts';
 import { buildOpenApi, named } from './openapi.ts';
 
 const code = (s: string) => `\`${s}\``;
@@ -150,6 +151,8 @@ export function alarmMetricsTable(routes: readonly Route[] = ROUTES): string {
 /** Every generated table, by the name its markers carry, with the document it lives in (from the repository root). */
 export const GENERATED_TABLES = {
   operations: { file: 'README.md', render: operationsTable },
+  'error-codes': { file: 'README.md', render: errorCodesSummary },
+  errors: { file: 'docs/api.md', render: errorCodesTable },
   headers: { file: 'docs/api.md', render: headersTable },
   statuses: { file: 'docs/api.md', render: statusesTable },
   'least-privilege': { file: 'docs/deployment.md', render: leastPrivilegeTable },

@@ -27,7 +27,8 @@ export function envelopeErrors(route: Route): ErrorResponseSpec[] {
     e.status === 400 ? { ...e, description: `${e.description} ${notes.join(' ')}` } : e,
   );
   const has = (status: number) => errors.some((e) => e.status === status);
-  if (!has(400)) errors.push({ status: 400, description: notes.join(' '), codes: ['validation_failed'] });
+  if (!has(400))
+    errors.push({ status: 400, description: notes.join(' '), codes: ['validation_failed', 'bad_request'] });
   if (!has(413))
     errors.push({
       status: 413,

@@ -14,12 +14,15 @@ import { ERROR_CODES } from '../../contract/errors.ts';
 import { LIMITER_GRANT } from '../../contract/operations/common.ts';
 import { ROUTES, type Route } from '../../contract/routes.ts';
 import { operationsTable, rewriteGenerated } from '../../lib/api/docs-tables.ts';
+import { errorCodesSummary } from '../../lib/api/error-tables.ts';
 import { alarmMetricTotal } from '../../lib/stacks/alarm-metrics.ts';
 import { generateDocs } from '../../scripts/openapi.ts';
 
 const read = (file: string) => readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8');
 
-it('docs/api.md lists every error code with its status, and no other', () => {
+it('README.md and docs/api.md list every error code with its status, and no other', () => {
+  const readme = [...read('README.md').matchAll(/`([a-z_]+)` \| (\d{3}) \|/g)].map((m) => m[1]);
+  expect(new Set(readme)).toEqual(new Set(Object.keys(ERROR_CODES)));
   const doc = read('docs/api.md');
   const rows = [...doc.matchAll(/^\| `([a-z_]+)` \| (\d{3}) \|/gm)].map((m) => [m[1], Number(m[2])]);
   expect(rows).toEqual(Object.entries(ERROR_CODES).map(([code, e]) => [code, e.status]));
@@ -95,11 +98,13 @@ describe('the route-derived tables (README.md, docs/api.md, docs/deployment.md)'
   });
 
   it('are rendered between markers only: text around them is kept, a stray or missing marker is refused', () => {
-    const text = `before\n<!-- generated: operations -->\nold\n<!-- /generated -->\nafter\n`;
+    const codes = `\n<!-- generated: error-codes -->\nold\n<!-- /generated -->\n`;
+    const text = `before\n<!-- generated: operations -->\nold\n<!-- /generated -->\nafter\n${codes}`;
     const out = rewriteGenerated('README.md', text);
     expect(out.startsWith('before\n<!-- generated: operations -->\n| Route | Operation |')).toBe(true);
-    expect(out.endsWith(`${operationsTable()}\n<!-- /generated -->\nafter\n`)).toBe(true);
-    expect(() => rewriteGenerated('README.md', 'no markers')).toThrow(/"operations" are missing/);
+    expect(out).toContain(`${operationsTable()}\n<!-- /generated -->\nafter\n`);
+    expect(out.endsWith(`${errorCodesSummary()}\n<!-- /generated -->\n`)).toBe(true);
+    expect(() => rewriteGenerated('README.md', 'no markers')).toThrow(/"operations", "error-codes" are missing/);
     expect(() => rewriteGenerated('README.md', `${text}<!-- generated: statuses -->\nx\n<!-- /generated -->`)).toThrow(
       /no generated table named "statuses" belongs here/,
     );
