@@ -64,6 +64,18 @@ export type IdempotencyRecord =
       readonly response: StoredResponse;
     };
 
+/** The pet a first create writes, with the completion of the record that holds its key. */
+export interface CompletingWrite {
+  readonly id: IdempotencyId;
+  /** The claim token the record must still carry. */
+  readonly token: string;
+  readonly pet: Pet;
+  /** What a replay answers, stored with the record. */
+  readonly response: StoredResponse;
+  readonly expiresAtMs: number;
+  readonly audit: PetAudit;
+}
+
 /** The storage port for idempotency records. One adapter implements it (lambdas/storage/idempotency-store.ts). */
 export interface IdempotencyStore {
   /**
@@ -80,14 +92,7 @@ export interface IdempotencyStore {
    * `token`) atomically. Resolves false when the pet id is taken (nothing written); rejects with
    * AppError('idempotency_in_progress') when the claim was lost.
    */
-  insertAndComplete(
-    id: IdempotencyId,
-    token: string,
-    pet: Pet,
-    response: StoredResponse,
-    expiresAtMs: number,
-    audit: PetAudit,
-  ): Promise<boolean>;
+  insertAndComplete(write: CompletingWrite): Promise<boolean>;
   /** Deletes the record if it is still IN_PROGRESS under `token`; otherwise leaves it. */
   release(id: IdempotencyId, token: string): Promise<void>;
 }
@@ -179,7 +184,14 @@ export function createPetCreator({ store, pets, ids, clock, newToken = randomUUI
       // The pet rules stay in one place (createPet); only the write is swapped for the atomic one.
       const atomic = {
         insert: (pet: Pet, who: PetAudit) =>
-          store.insertAndComplete(id, token, pet, { statusCode: 201, body: pet }, clock() + COMPLETED_MS, who),
+          store.insertAndComplete({
+            id,
+            token,
+            pet,
+            response: { statusCode: 201, body: pet },
+            expiresAtMs: clock() + COMPLETED_MS,
+            audit: who,
+          }),
       };
       try {
         const pet = await createPet(input, audit, { store: atomic, ids });

@@ -24,12 +24,7 @@ export function errorCodesTable(routes: readonly Route[] = ROUTES): string {
     row(['Code', 'HTTP', 'When', 'Client retries']),
     '|---|---|---|---|',
     ...codes.map((c) =>
-      row([
-        code(c),
-        String(ERROR_CODES[c].status),
-        `${ERROR_DOCS[c].when}${declaredBy(c, routes)}`,
-        ERROR_DOCS[c].retry,
-      ]),
+      row([code(c), String(ERROR_CODES[c].status), `${ERROR_DOCS[c][0]}${declaredBy(c, routes)}`, ERROR_DOCS[c][1]]),
     ),
   ].join('\n');
 }

@@ -83,7 +83,7 @@ function memoryStore() {
       records.set(k(id), record);
       return undefined;
     },
-    async insertAndComplete(id, token, pet, response, expiresAtMs) {
+    async insertAndComplete({ id, token, pet, response, expiresAtMs }) {
       calls.push('insertAndComplete');
       if (failInsert) throw failInsert;
       const r = records.get(k(id));
