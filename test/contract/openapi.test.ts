@@ -160,6 +160,8 @@ describe('openapi.json', () => {
     expect([' ', '\u200b', 'a\nb', '\u0085x'].some((n) => pattern.test(n))).toBe(false);
     expect(op('/pets', 'post').requestBody.description).toMatch(/application\/…\+json.*UTF-8.*415/);
     expect(doc.servers.map((s: Json) => s.description)).not.toContainEqual(expect.stringMatching(/[{}]/));
+    // The gateway's answers to a path or method no operation has: OpenAPI has no place for them but the overview.
+    expect(doc.info.description).toMatch(/404 `not_found`.*405 `method_not_allowed` with `Allow`.*`x-amzn-RequestId`/);
   });
 
   it('marks getPet deprecated with its sunset, and /store/orders not implemented', () => {
