@@ -40,7 +40,7 @@ interface Internal extends Record<string, unknown> {
   admission?: Admission;
 }
 
-/** What a browser may read of a response: the rate-limit and retry headers, and what the route entry's responses send. */
+/** What a browser may read of a response: the rate-limit and retry headers, and what the entry's responses send. */
 const exposedHeaders = (route: Route): string =>
   [
     ...new Set([
