@@ -3,13 +3,15 @@
  * integration tests take their per-operation requests from here, so a new operation is named by the compiler
  * (`satisfies Record<OperationId, …>`) instead of being found by reading those tests. They also send them one way:
  * `proxyEventOf` makes the Lambda event a function is invoked with, `requestInit` the fetch of the local gateway
- * (or the deployed API), so a header a sample carries reaches every test without teaching each one.
+ * (or the deployed API), `clientCall` the typed client's call, so a header a sample carries reaches every test
+ * without teaching each one.
  *
  * Each sample owns its data: what it names (a pet) is made for that one request by the caller's fixtures, so a
  * sample that changes or deletes what it names never breaks another sample, or another test's fixtures.
  */
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
+import type { AnimalStoreClient } from '../../client/index.ts';
 import { ROUTES, resourcePaths, type HttpMethod, type OperationId, type Route } from '../../contract/routes.ts';
 import { proxyEvent } from '../../lib/local/lambda.ts';
 
@@ -99,6 +101,22 @@ export function requestInit(
     headers: { ...r.headers, ...(opts.key ? { Authorization: `Bearer ${opts.key}` } : {}), ...opts.headers },
     ...(r.body === undefined ? {} : { body: r.body }),
   };
+}
+
+/**
+ * A sample as a call of the typed client (`client.raw`, openapi-fetch, typed from the document): the route's
+ * template with its path and query parameters, its headers and its body, as a client program would send it.
+ */
+export function clientCall(client: AnimalStoreClient, r: SampleRequest): Promise<{ response: Response }> {
+  const call = client.raw[r.method as 'GET'] as unknown as (
+    path: string,
+    init: unknown,
+  ) => Promise<{ response: Response }>;
+  const { 'Content-Type': _json, ...header } = r.headers;
+  return call(r.resourcePath, {
+    params: { path: r.pathParameters, query: r.query, header },
+    ...(r.body === undefined ? {} : { body: JSON.parse(r.body) as unknown }),
+  });
 }
 
 /** A sample as the event API Gateway invokes its function with, after the authorizer allowed it. */

@@ -4,10 +4,12 @@
  */
 import { expect, it } from 'vitest';
 import { ROUTES } from '../../contract/routes.ts';
+import { createAnimalStoreClient } from '../../client/index.ts';
 import { fieldsOf, isOptional } from '../../contract/request-fields.ts';
 import {
   OPERATION_SAMPLES,
   PLACEHOLDER_FIXTURES,
+  clientCall,
   proxyEventOf,
   requestInit,
   sampleRequests,
@@ -25,7 +27,7 @@ it('gives every sample request that names a pet a pet of its own, every time it 
   expect(new Set(named).size).toBe(named.length);
 });
 
-it('carries the request headers its operation declares (every required one), in the Lambda event and the HTTP request alike', async () => {
+it('carries the request headers its operation declares (every required one), in the Lambda event, the HTTP request and the client call alike', async () => {
   let declared = 0;
   for (const r of await sampleRequests(PLACEHOLDER_FIXTURES)) {
     const route = ROUTES.find((x) => x.operationId === r.operationId)!;
@@ -36,6 +38,16 @@ it('carries the request headers its operation declares (every required one), in 
       expect(r.headers[name], `${r.operationId} ${name}`).toBeDefined();
       expect(proxyEventOf(r, {}).multiValueHeaders[name]).toEqual([r.headers[name]]);
       expect(new Headers(requestInit(r, { key: 'k' }).headers).get(name)).toBe(r.headers[name]);
+      const sent: Request[] = [];
+      const capture = async (req: Request) => (sent.push(req), new Response(null, { status: 204 }));
+      const client = createAnimalStoreClient({
+        baseUrl: 'http://api.test/v1',
+        apiKey: 'k',
+        fetch: capture as typeof fetch,
+        retry: { maxAttempts: 1 },
+      });
+      await clientCall(client, r);
+      expect(sent.at(-1)!.headers.get(name)).toBe(r.headers[name]);
     }
   }
   expect(declared).toBeGreaterThan(0);
