@@ -174,4 +174,27 @@ describe('Prism (a validating proxy) finds nothing the API answers outside the d
       expect(about(r.violations, 'request').length > 0, `${what}: the document forbids it`).toBe(forbidden);
     }
   });
+
+  it("the limiter's 429 with Retry-After, and a deprecated operation's 410 after its sunset", async () => {
+    const statuses = new Set<number>();
+    // The Free plan's per-minute limit, and then some: the limiter (or the gateway's usage plan) answers 429.
+    for (let i = 0; i < 70 && !statuses.has(429); i++) {
+      const r = await through('/pets?limit=1', { headers: { Authorization: `Bearer ${api.keys.free}` } });
+      statuses.add(r.status);
+      expect(about(r.violations, 'response'), `${r.status}`).toEqual([]);
+    }
+    expect(statuses).toContain(429);
+    const deprecated = ROUTES.find((r) => r.deprecation)!;
+    api.clock.set(() => Date.parse(deprecated.deprecation!.sunsetAt) + 60_000);
+    try {
+      const gone = await through(deprecated.path.replace(/\{\w+\}/g, '1'), {
+        method: deprecated.method,
+        headers: { Authorization: `Bearer ${api.keys.business}` },
+      });
+      expect(gone.status).toBe(410);
+      expect(about(gone.violations, 'response')).toEqual([]);
+    } finally {
+      api.clock.reset();
+    }
+  });
 });
