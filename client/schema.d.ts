@@ -80,7 +80,7 @@ export interface components {
         /** @description An animal as sent when creating it. Any other field is refused (400). */
         NewPet: {
             /**
-             * @description The animal's name.
+             * @description The animal's name: 1 to 200 characters, at least one of them visible (white space and invisible characters such as U+200B do not count), no control characters (U+0000-U+001F, U+007F-U+009F).
              * @example Rex
              */
             name: string;
@@ -102,7 +102,7 @@ export interface components {
              */
             id: number;
             /**
-             * @description The animal's name.
+             * @description The animal's name: 1 to 200 characters, at least one of them visible (white space and invisible characters such as U+200B do not count), no control characters (U+0000-U+001F, U+007F-U+009F).
              * @example Rex
              */
             name: string;
@@ -138,9 +138,9 @@ export interface components {
     headers: {
         /** @description The limit currently applying (requests per minute or per day, whichever binds sooner). Plans: Free 60/min, 1000/day; Pro 300/min, 10000/day; Business 1000/min, 100000/day. `0` on errors the gateway answers before a key is known. */
         "X-RateLimit-Limit": number;
-        /** @description Requests left in the current window. */
+        /** @description Requests left in the current window. `0` on errors the gateway answers before a key is known. */
         "X-RateLimit-Remaining": number;
-        /** @description Unix timestamp (seconds) at which the window resets. */
+        /** @description Unix timestamp (seconds) at which the window resets. `0` on errors the gateway answers before a key is known (nothing was counted). */
         "X-RateLimit-Reset": number;
         /** @description Seconds to wait before retrying (then back off exponentially). */
         "Retry-After": number;
@@ -148,6 +148,8 @@ export interface components {
         Location: string;
         /** @description RFC 8288 link to the next page, present only when a further page may exist: `</v1/pets?limit=…&status=…&cursor=…>; rel="next"`. The cursor is opaque, signed, bound to the status filter and expires after 24 hours. The last page has no next link; a page that fills `limit` exactly may announce a next page that turns out empty. */
         LinkNext: string;
+        /** @description API Gateway's id for the request: quote it when reporting a problem. */
+        RequestId: string;
     };
     pathItems: never;
 }
@@ -156,9 +158,15 @@ export interface operations {
     listPets: {
         parameters: {
             query?: {
-                /** @description Maximum number of animals returned (1 to 100, default 20). */
+                /**
+                 * @description Maximum number of animals returned (1 to 100, default 20).
+                 * @example 20
+                 */
                 limit?: number;
-                /** @description Filters by availability. */
+                /**
+                 * @description Filters by availability.
+                 * @example available
+                 */
                 status?: components["schemas"]["PetStatus"];
                 /** @description Opaque cursor taken from the previous page's `Link: rel="next"`; use that link as is. It is bound to the status filter and expires after 24 hours. */
                 cursor?: string;
@@ -175,6 +183,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
                     Link: components["headers"]["LinkNext"];
                     [name: string]: unknown;
                 };
@@ -182,12 +191,13 @@ export interface operations {
                     "application/json": components["schemas"]["Pets"];
                 };
             };
-            /** @description Invalid query parameters, or a forged, expired or mismatched cursor (`invalid_cursor`). Codes: `validation_failed`, `invalid_cursor`, `bad_request`. */
+            /** @description Invalid query parameters, or a forged, expired or mismatched cursor (`invalid_cursor`). A query parameter the operation does not declare is refused (`validation_failed`, naming it). Codes: `validation_failed`, `invalid_cursor`, `bad_request`. */
             400: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -207,6 +217,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
                     /** @description `Bearer` when the gateway rejects the key. */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -228,6 +239,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -241,12 +253,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The request is larger than the gateway accepts (10 MB). Codes: `payload_too_large`. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "payload_too_large",
+                     *       "message": "The request body is too large.",
+                     *       "status": 413
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit or daily quota exceeded, or the key is temporarily banned for ignoring limits. Wait for Retry-After, then back off exponentially. Codes: `rate_limited`, `quota_exceeded`, `key_banned`. */
             429: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -261,12 +294,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The request headers are too large. Codes: `request_headers_too_large`. */
+            431: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "request_headers_too_large",
+                     *       "message": "The request headers are too large.",
+                     *       "status": 431
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Unexpected error. Codes: `internal_error`. */
             500: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -286,6 +340,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -306,13 +361,16 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the create safe to retry: the same key with the same body returns the first result (201, same id); with another body 422; while the first is in flight 409. */
+                /**
+                 * @description Makes the create safe to retry: the same key with the same body returns the first result (201, same id); with another body 422; while the first is in flight 409. Keys are scoped to the API key.
+                 * @example 3f1c9a52-8d1e-4c55-a1e7-3b0a7d6c2f10
+                 */
                 "Idempotency-Key"?: string;
             };
             path?: never;
             cookie?: never;
         };
-        /** @description An animal as sent when creating it. Any other field is refused (400). */
+        /** @description An animal as sent when creating it. Any other field is refused (400). Sent as `application/json` (any `application/…+json` type is read the same), in UTF-8 and uncompressed, at most 8192 bytes: another type, charset or `Content-Encoding` gets 415; a key given twice, 400. */
         requestBody: {
             content: {
                 /**
@@ -332,6 +390,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
                     Location: components["headers"]["Location"];
                     /** @description `true` when this answer is the stored result of an earlier request with the same Idempotency-Key and body (no new animal was created); absent on the answer that created it. */
                     "Idempotent-Replayed"?: "true";
@@ -341,12 +400,13 @@ export interface operations {
                     "application/json": components["schemas"]["Pet"];
                 };
             };
-            /** @description The body is missing, not valid JSON, or has missing or invalid fields. Codes: `validation_failed`, `invalid_json`, `bad_request`. */
+            /** @description The body is missing, not valid JSON, or has missing or invalid fields; or the Idempotency-Key is invalid or given twice. A query parameter the operation does not declare is refused (`validation_failed`, naming it). A declared request header that is missing (when required), invalid or given twice is refused. Codes: `validation_failed`, `invalid_json`, `bad_request`. */
             400: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -366,6 +426,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
                     /** @description `Bearer` when the gateway rejects the key. */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -387,6 +448,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -406,6 +468,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -425,6 +489,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -444,6 +509,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -463,6 +529,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -482,6 +549,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -496,12 +564,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The request headers are too large. Codes: `request_headers_too_large`. */
+            431: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "request_headers_too_large",
+                     *       "message": "The request headers are too large.",
+                     *       "status": 431
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Unexpected error. Codes: `internal_error`. */
             500: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -521,6 +610,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -542,7 +632,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Identifier of the animal to retrieve. */
+                /**
+                 * @description Identifier of the animal.
+                 * @example 1001
+                 */
                 petId: number;
             };
             cookie?: never;
@@ -555,6 +648,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
                     /** @description RFC 9745: `@1767225600` (deprecated since 2026-01-01T00:00:00Z). */
                     Deprecation: string;
                     /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when the operation is removed (410 from then on). */
@@ -567,12 +661,13 @@ export interface operations {
                     "application/json": components["schemas"]["Pet"];
                 };
             };
-            /** @description The petId is not a 64-bit integer (int64) in decimal. Codes: `validation_failed`, `bad_request`. */
+            /** @description The petId is not a 64-bit integer (int64) in decimal. A query parameter the operation does not declare is refused (`validation_failed`, naming it). Codes: `validation_failed`, `bad_request`. */
             400: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
                     /** @description RFC 9745: `@1767225600` (deprecated since 2026-01-01T00:00:00Z). */
                     Deprecation: string;
                     /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when the operation is removed (410 from then on). */
@@ -598,6 +693,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
                     /** @description `Bearer` when the gateway rejects the key. */
                     "WWW-Authenticate"?: string;
                     /** @description RFC 9745: `@1767225600` (deprecated since 2026-01-01T00:00:00Z). */
@@ -625,6 +721,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
                     /** @description RFC 9745: `@1767225600` (deprecated since 2026-01-01T00:00:00Z). */
                     Deprecation?: string;
                     /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when the operation is removed (410 from then on). */
@@ -650,6 +747,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
                     /** @description RFC 9745: `@1767225600` (deprecated since 2026-01-01T00:00:00Z). */
                     Deprecation: string;
                     /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when the operation is removed (410 from then on). */
@@ -675,6 +773,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
                     /** @description RFC 9745: `@1767225600` (deprecated since 2026-01-01T00:00:00Z). */
                     Deprecation: string;
                     /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when the operation is removed (410 from then on). */
@@ -694,12 +793,39 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The request is larger than the gateway accepts (10 MB). Codes: `payload_too_large`. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
+                    /** @description RFC 9745: `@1767225600` (deprecated since 2026-01-01T00:00:00Z). */
+                    Deprecation?: string;
+                    /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when the operation is removed (410 from then on). */
+                    Sunset?: string;
+                    /** @description The successor: `</v1/pets?status=available>; rel="successor-version"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "payload_too_large",
+                     *       "message": "The request body is too large.",
+                     *       "status": 413
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit or daily quota exceeded, or the key is temporarily banned for ignoring limits. Wait for Retry-After, then back off exponentially. Codes: `rate_limited`, `quota_exceeded`, `key_banned`. */
             429: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
                     "Retry-After": components["headers"]["Retry-After"];
                     /** @description RFC 9745: `@1767225600` (deprecated since 2026-01-01T00:00:00Z). */
                     Deprecation?: string;
@@ -720,12 +846,39 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The request headers are too large. Codes: `request_headers_too_large`. */
+            431: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
+                    /** @description RFC 9745: `@1767225600` (deprecated since 2026-01-01T00:00:00Z). */
+                    Deprecation?: string;
+                    /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when the operation is removed (410 from then on). */
+                    Sunset?: string;
+                    /** @description The successor: `</v1/pets?status=available>; rel="successor-version"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "request_headers_too_large",
+                     *       "message": "The request headers are too large.",
+                     *       "status": 431
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Unexpected error. Codes: `internal_error`. */
             500: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
                     /** @description RFC 9745: `@1767225600` (deprecated since 2026-01-01T00:00:00Z). */
                     Deprecation: string;
                     /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when the operation is removed (410 from then on). */
@@ -751,6 +904,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
                     "Retry-After": components["headers"]["Retry-After"];
                     /** @description RFC 9745: `@1767225600` (deprecated since 2026-01-01T00:00:00Z). */
                     Deprecation?: string;
@@ -782,12 +936,33 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description A query parameter the operation does not declare is refused (`validation_failed`, naming it). Codes: `validation_failed`, `bad_request`. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_failed",
+                     *       "message": "The request has missing or invalid values.",
+                     *       "status": 400
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The API key is missing or invalid. Codes: `unauthorized`. */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
                     /** @description `Bearer` when the gateway rejects the key. */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -809,6 +984,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -822,12 +998,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The request is larger than the gateway accepts (10 MB). Codes: `payload_too_large`. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "payload_too_large",
+                     *       "message": "The request body is too large.",
+                     *       "status": 413
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit or daily quota exceeded, or the key is temporarily banned for ignoring limits. Wait for Retry-After, then back off exponentially. Codes: `rate_limited`, `quota_exceeded`, `key_banned`. */
             429: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -842,12 +1039,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The request headers are too large. Codes: `request_headers_too_large`. */
+            431: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "request_headers_too_large",
+                     *       "message": "The request headers are too large.",
+                     *       "status": 431
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Unexpected error. Codes: `internal_error`. */
             500: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -867,6 +1085,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -886,6 +1105,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };

@@ -12,6 +12,7 @@ export const HEADER_NAMES = {
   'Retry-After': 'Retry-After',
   Location: 'Location',
   LinkNext: 'Link',
+  RequestId: 'x-amzn-RequestId',
 } as const;
 
 /** A named header: its component name in the document (not always its name on the wire: `LinkNext` is `Link`). */

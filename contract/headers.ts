@@ -22,8 +22,16 @@ export const RESPONSE_HEADERS = {
     `The limit currently applying (requests per minute or per day, whichever binds sooner). Plans: ${STANDARD_PLANS.map((p) => `${PLANS[p].displayName} ${PLANS[p].limits!.perMinute}/min, ${PLANS[p].limits!.perDay}/day`).join('; ')}. \`0\` on errors the gateway answers before a key is known.`,
     60,
   ),
-  'X-RateLimit-Remaining': int('X-RateLimit-Remaining', 'Requests left in the current window.', 59),
-  'X-RateLimit-Reset': int('X-RateLimit-Reset', 'Unix timestamp (seconds) at which the window resets.', 1767225660),
+  'X-RateLimit-Remaining': int(
+    'X-RateLimit-Remaining',
+    'Requests left in the current window. `0` on errors the gateway answers before a key is known.',
+    59,
+  ),
+  'X-RateLimit-Reset': int(
+    'X-RateLimit-Reset',
+    'Unix timestamp (seconds) at which the window resets. `0` on errors the gateway answers before a key is known (nothing was counted).',
+    1767225660,
+  ),
   'Retry-After': int('Retry-After', 'Seconds to wait before retrying (then back off exponentially).', 30),
   Location: {
     name: HEADER_NAMES.Location,
@@ -40,6 +48,12 @@ export const RESPONSE_HEADERS = {
       'The last page has no next link; a page that fills `limit` exactly may announce a next page that turns out empty.',
     required: false,
     schema: { type: 'string' },
+  },
+  RequestId: {
+    name: HEADER_NAMES.RequestId,
+    description: "API Gateway's id for the request: quote it when reporting a problem.",
+    required: true,
+    schema: { type: 'string', example: 'c6af9ac6-7b61-11e6-9a41-93e8deadbeef' },
   },
 } as const satisfies Record<ResponseHeaderName, HeaderDoc>;
 

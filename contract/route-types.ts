@@ -40,8 +40,19 @@ export interface FunctionAccess {
 
 /** The zod schemas a request is validated with; types, validation and the OpenAPI document all derive from them. */
 export interface RequestSchemas {
+  /**
+   * A zod object of the query parameters. A parameter it does not name is refused (400, naming it), like an unknown
+   * body field; an operation without one takes no query parameters at all.
+   */
   readonly query?: unknown;
   readonly params?: unknown;
+  /**
+   * A zod object of the request headers the operation reads, keyed by each header's name as documented
+   * (`Idempotency-Key`). The envelope reads them whatever their case, refuses one given twice, missing (unless
+   * optional) or invalid (400 `validation_failed`), and hands the parsed values to the handler as
+   * `event.validated.headers`. Other headers are not the operation's business and pass unchecked.
+   */
+  readonly headers?: unknown;
   /**
    * Registered with an id (`meta(schema, { id })`, contract/schemas.ts): the document names it and collects it into
    * its components. One only this operation uses belongs in the entry's own file.
@@ -54,7 +65,8 @@ export interface ErrorResponseSpec {
   readonly status: number;
   readonly description: string;
   readonly codes: readonly ErrorCode[];
-  readonly retryAfter?: boolean;
+  /** Headers beyond the rate-limit ones (e.g. `Retry-After`), documented like a success response's. */
+  readonly headers?: readonly ResponseHeader[];
 }
 
 /** A response header as documented (its OpenAPI header object) and as the docs tables name it. */
@@ -69,7 +81,7 @@ export interface HeaderDoc {
 }
 
 /**
- * A success response's header: one of the named headers of contract/headers.ts (a component of the document), or
+ * A response header: one of the named headers of contract/headers.ts (a component of the document), or
  * a header only this operation sends, documented in place.
  */
 export type ResponseHeader = ResponseHeaderName | HeaderDoc;
@@ -98,12 +110,6 @@ export interface SuccessWithoutBody extends SuccessBase {
 
 export type SuccessResponseSpec = SuccessWithBody | SuccessWithoutBody;
 
-/** An OpenAPI parameter object, as documented (validation itself comes from `request`). */
-export type ParameterDoc = Readonly<Record<string, unknown>> & {
-  readonly name: string;
-  readonly in: 'query' | 'path' | 'header';
-};
-
 export interface Route {
   readonly operationId: string;
   readonly method: HttpMethod;
@@ -112,8 +118,8 @@ export interface Route {
   readonly summary: string;
   /** The OpenAPI description; the summary when absent. */
   readonly description?: string;
+  /** Validation, the handler's input types and the document's parameters (from each field's meta) all come from it. */
   readonly request: RequestSchemas;
-  readonly parameters?: readonly ParameterDoc[];
   /** An example request body for the document. */
   readonly example?: unknown;
   readonly success?: SuccessResponseSpec;

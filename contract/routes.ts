@@ -16,7 +16,6 @@ export type {
   FunctionAccess,
   HeaderDoc,
   HttpMethod,
-  ParameterDoc,
   RequestSchemas,
   ResponseHeader,
   Route,

@@ -58,7 +58,13 @@ const name = meta(
     ),
     z.refine((s) => s.isWellFormed(), 'name must be well-formed Unicode (no lone surrogates)'),
   ),
-  { description: "The animal's name.", example: 'Rex' },
+  {
+    description: `The animal's name: 1 to ${NAME_MAX_LENGTH} characters, at least one of them visible (white space and invisible characters such as U+200B do not count), no control characters (U+0000-U+001F, U+007F-U+009F).`,
+    // The same rules as a pattern (Unicode property escapes, as JSON Schema's ECMA-262 regular expressions with the
+    // `u` flag read them), from the same expressions the checks above use.
+    pattern: `^(?!${INVISIBLE.source}*$)[^${CONTROL.source}]*$`,
+    example: 'Rex',
+  },
 );
 
 const positiveId = (data: Record<string, unknown>) => meta(z.int().check(z.minimum(1)), { format: 'int64', ...data });
@@ -90,20 +96,33 @@ export type PetStatus = z.infer<typeof PetStatus>;
 
 export const Pets = meta(z.array(Pet), { id: 'Pets', description: 'A page of animals.' });
 
-/** Query strings arrive as strings: accept only canonical decimal integers. */
+/** Canonical decimal: no sign, leading zero, fraction or exponent (`01`, `+1`, `1.0`, `1e3` are refused). */
+const WHOLE_NUMBER = /^(0|[1-9][0-9]*)$/;
+
+/**
+ * Query strings arrive as strings: accept only canonical decimal integers. Documented as the integer it stands for,
+ * with the pattern its text must match (a pattern constrains only strings in JSON Schema: it says how to write it).
+ */
 const decimal = (min: number, max: number) =>
-  z.pipe(
-    z.pipe(z.string().check(z.regex(/^(0|[1-9][0-9]*)$/, 'must be a whole number')), z.transform(Number)),
-    z.int().check(z.minimum(min), z.maximum(max)),
+  meta(
+    z.pipe(
+      z.pipe(z.string().check(z.regex(WHOLE_NUMBER, 'must be a whole number')), z.transform(Number)),
+      z.int().check(z.minimum(min), z.maximum(max)),
+    ),
+    { type: 'integer', minimum: min, maximum: max, pattern: WHOLE_NUMBER.source },
   );
 
+// The query parameters' descriptions and examples are the document's (lib/api/openapi.ts lists them from here).
 export const ListPetsQuery = z.object({
   limit: meta(z.optional(decimal(PAGE_SIZE.min, PAGE_SIZE.max)), {
     description: `Maximum number of animals returned (${PAGE_SIZE.min} to ${PAGE_SIZE.max}, default ${PAGE_SIZE.default}).`,
+    default: PAGE_SIZE.default,
+    example: PAGE_SIZE.default,
   }),
-  status: z.optional(PetStatus),
+  status: meta(z.optional(PetStatus), { description: 'Filters by availability.', example: 'available' }),
   cursor: meta(z.optional(z.string().check(z.minLength(1), z.maxLength(2048))), {
-    description: 'Opaque cursor from a previous page\'s `Link: rel="next"`.',
+    description:
+      'Opaque cursor taken from the previous page\'s `Link: rel="next"`; use that link as is. It is bound to the status filter and expires after 24 hours.',
   }),
 });
 export type ListPetsQuery = z.infer<typeof ListPetsQuery>;
@@ -133,8 +152,16 @@ export const PetId = z.pipe(
 /** A pet id as parsed from a path: a number when the service could have assigned it, else a bigint that names no pet. */
 export type PetId = z.infer<typeof PetId>;
 
+// Documented as the int64 it stands for, with the pattern its text must match. No minimum/maximum: the int64
+// bounds are not exact JSON numbers in JavaScript, and format int64 states them.
 export const PetIdParam = z.object({
-  petId: meta(PetId, { description: 'Identifier of the animal to retrieve.' }),
+  petId: meta(PetId, {
+    description: 'Identifier of the animal.',
+    type: 'integer',
+    format: 'int64',
+    pattern: CANONICAL_INT.source,
+    example: 1001,
+  }),
 });
 
 export const ErrorObject = meta(

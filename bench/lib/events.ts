@@ -42,7 +42,11 @@ function proxy(
   };
 }
 
-/** One event per Lambda name (the handler file's base name), plus the floor's. `petId` must exist in the table. */
+/**
+ * One event per Lambda name (the handler file's base name), plus the floor's. `petId` must exist in the table.
+ * Written per operation, not from the route table: each needs a valid request of its own (the tests' samples live
+ * in test/, which the bench does not import), and a new operation fails here by name rather than being skipped.
+ */
 export function eventFor(name: string, opts: { petId: number; bearer: string }): unknown {
   switch (name) {
     case 'authorizer':

@@ -2,7 +2,7 @@
 import type { ErrorCode } from '../errors.ts';
 import { MAX_BODY_BYTES } from '../schemas.ts';
 import { STATE_TABLE } from '../tables.ts';
-import type { ErrorResponseSpec, ParameterDoc, TableGrant } from '../route-types.ts';
+import type { ErrorResponseSpec, TableGrant } from '../route-types.ts';
 
 /** The table access every operation needs for the rate limiter: a conditional UpdateItem on its window item. */
 export const LIMITER_GRANT: TableGrant = { table: STATE_TABLE, actions: ['dynamodb:UpdateItem'] };
@@ -19,18 +19,3 @@ export const BODY_ERRORS: readonly ErrorResponseSpec[] = [
   { status: 413, description: `The body is larger than ${MAX_BODY_BYTES} bytes.`, codes: ['payload_too_large'] },
   { status: 415, description: 'The body is not sent as application/json.', codes: ['unsupported_media_type'] },
 ];
-
-/**
- * The `{petId}` path parameter as documented; `description` says what the operation does with the animal.
- * Validation comes from PetIdParam (contract/schemas.ts).
- */
-export const petIdParameter = (description: string) =>
-  ({
-    name: 'petId',
-    in: 'path',
-    required: true,
-    description,
-    // Any int64 (one the service never assigned answers 404). No minimum/maximum: the int64 bounds are not exact
-    // JSON numbers in JavaScript, and format int64 states them.
-    schema: { type: 'integer', format: 'int64' },
-  }) as const satisfies ParameterDoc;

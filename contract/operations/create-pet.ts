@@ -1,8 +1,27 @@
 /** The createPet operation: everything known about it, in one entry (contract/routes.ts lists them all). */
-import { NewPet, Pet } from '../schemas.ts';
+import * as z from 'zod/mini';
+import { NewPet, Pet, meta } from '../schemas.ts';
 import { PETS_TABLE, STATE_TABLE } from '../tables.ts';
 import { BODY_ERRORS, LIMITER_GRANT, badRequest } from './common.ts';
 import type { Route } from '../route-types.ts';
+
+export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
+
+/** A client's key for a safe retry: printable ASCII, as any header value can carry unchanged through every layer. */
+const IdempotencyKey = meta(
+  z
+    .string()
+    .check(
+      z.minLength(1),
+      z.maxLength(IDEMPOTENCY_KEY_MAX_LENGTH),
+      z.regex(/^[\x20-\x7E]+$/, 'must be printable ASCII characters (0x20-0x7E)'),
+    ),
+  {
+    description:
+      'Makes the create safe to retry: the same key with the same body returns the first result (201, same id); with another body 422; while the first is in flight 409. Keys are scoped to the API key.',
+    example: '3f1c9a52-8d1e-4c55-a1e7-3b0a7d6c2f10',
+  },
+);
 
 export const CREATE_PET = {
   operationId: 'createPet',
@@ -11,17 +30,7 @@ export const CREATE_PET = {
   summary: 'Add an animal',
   description:
     'Adds an animal. Send an `Idempotency-Key` to make retries safe: a retry with the same key and body returns the first result.',
-  request: { body: NewPet },
-  parameters: [
-    {
-      name: 'Idempotency-Key',
-      in: 'header',
-      required: false,
-      description:
-        'Makes the create safe to retry: the same key with the same body returns the first result (201, same id); with another body 422; while the first is in flight 409.',
-      schema: { type: 'string', minLength: 1, maxLength: 255 },
-    },
-  ],
+  request: { body: NewPet, headers: z.object({ 'Idempotency-Key': z.optional(IdempotencyKey) }) },
   example: { name: 'Rex', categoryId: 1, status: 'available' },
   success: {
     status: 201,
@@ -41,12 +50,13 @@ export const CREATE_PET = {
   errors: [
     badRequest(
       ['validation_failed', 'invalid_json'],
-      'The body is missing, not valid JSON, or has missing or invalid fields.',
+      'The body is missing, not valid JSON, or has missing or invalid fields; or the Idempotency-Key is invalid or given twice.',
     ),
     {
       status: 409,
       description: 'A request with the same Idempotency-Key is still in progress.',
       codes: ['idempotency_in_progress'],
+      headers: ['Retry-After'],
     },
     ...BODY_ERRORS,
     {

@@ -1,7 +1,7 @@
 /** The getPet operation: everything known about it, in one entry (contract/routes.ts lists them all). */
 import { Pet, PetIdParam } from '../schemas.ts';
 import { PETS_TABLE } from '../tables.ts';
-import { LIMITER_GRANT, badRequest, petIdParameter } from './common.ts';
+import { LIMITER_GRANT, badRequest } from './common.ts';
 import { BASE_PATH, type Route } from '../route-types.ts';
 
 const GET_PET_SUNSET = '2030-12-05T00:00:00Z';
@@ -13,7 +13,6 @@ export const GET_PET = {
   summary: 'Get one animal (deprecated: use GET /pets with the status filter)',
   description: 'Returns one animal.',
   request: { params: PetIdParam },
-  parameters: [petIdParameter('Identifier of the animal to retrieve.')],
   success: { status: 200, description: 'The animal.', schema: Pet },
   errors: [
     badRequest(['validation_failed'], 'The petId is not a 64-bit integer (int64) in decimal.'),

@@ -1,5 +1,5 @@
 /** The listPets operation: everything known about it, in one entry (contract/routes.ts lists them all). */
-import { ListPetsQuery, PAGE_SIZE, PetStatus, Pets } from '../schemas.ts';
+import { ListPetsQuery, Pets } from '../schemas.ts';
 import { PETS_TABLE } from '../tables.ts';
 import { LIMITER_GRANT, badRequest } from './common.ts';
 import type { Route } from '../route-types.ts';
@@ -12,30 +12,6 @@ export const LIST_PETS = {
   description:
     'Returns a page of animals (a bare array), optionally filtered by status. Follow `Link: rel="next"` for further pages.',
   request: { query: ListPetsQuery },
-  parameters: [
-    {
-      name: 'limit',
-      in: 'query',
-      required: false,
-      description: `Maximum number of animals returned (${PAGE_SIZE.min} to ${PAGE_SIZE.max}, default ${PAGE_SIZE.default}).`,
-      schema: { type: 'integer', minimum: PAGE_SIZE.min, maximum: PAGE_SIZE.max, default: PAGE_SIZE.default },
-    },
-    {
-      name: 'status',
-      in: 'query',
-      required: false,
-      description: 'Filters by availability.',
-      schema: PetStatus,
-    },
-    {
-      name: 'cursor',
-      in: 'query',
-      required: false,
-      description:
-        'Opaque cursor taken from the previous page\'s `Link: rel="next"`; use that link as is. It is bound to the status filter and expires after 24 hours.',
-      schema: { type: 'string', minLength: 1, maxLength: 2048 },
-    },
-  ],
   success: {
     status: 200,
     description: 'A page of animals, in a stable order; further pages are announced in `Link: rel="next"`.',

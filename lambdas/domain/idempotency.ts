@@ -3,7 +3,8 @@
  *
  * Rules:
  * - The header is optional. Without it nothing here runs (no DynamoDB request is added).
- * - A key is 1-255 printable ASCII characters (0x20-0x7E); anything else, or the header given twice, → 400.
+ * - A key is 1-255 printable ASCII characters (0x20-0x7E); anything else, or the header given twice, → 400 (the
+ *   envelope checks it, from the header's schema on the route entry: contract/operations/create-pet.ts).
  * - Keys are scoped per API key: the record is identified by (keyId, Idempotency-Key), so one client never sees
  *   (or blocks) another client's key.
  * - The request fingerprint is the SHA-256 of the canonical validated body (zod output, keys sorted): whitespace,
@@ -26,8 +27,6 @@ import { AppError } from './errors.ts';
 import { createPet, type IdAllocator, type PetAudit, type PetStore } from './pets.ts';
 import type { NewPet, Pet } from '../../contract/schemas.ts';
 
-export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
-export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
 /**
  * How long an attempt holds a key. Longer than any create can run (the function times out at 10 s, API Gateway
  * cuts requests at 29 s), so a live attempt is never overtaken, yet a crashed one frees the key soon. Even if one
@@ -38,8 +37,6 @@ export const IN_PROGRESS_MS = 30_000;
 export const COMPLETED_MS = 24 * 3_600_000;
 /** Retry-After (seconds) on 409: a create normally finishes in milliseconds. */
 export const IN_PROGRESS_RETRY_AFTER_SECONDS = 1;
-
-const KEY_PATTERN = /^[\x20-\x7E]+$/;
 
 /** Identifies one record: the caller's API key id and the client's Idempotency-Key. */
 export interface IdempotencyId {
@@ -67,6 +64,18 @@ export type IdempotencyRecord =
       readonly response: StoredResponse;
     };
 
+/** The pet a first create writes, with the completion of the record that holds its key. */
+export interface CompletingWrite {
+  readonly id: IdempotencyId;
+  /** The claim token the record must still carry. */
+  readonly token: string;
+  readonly pet: Pet;
+  /** What a replay answers, stored with the record. */
+  readonly response: StoredResponse;
+  readonly expiresAtMs: number;
+  readonly audit: PetAudit;
+}
+
 /** The storage port for idempotency records. One adapter implements it (lambdas/storage/idempotency-store.ts). */
 export interface IdempotencyStore {
   /**
@@ -83,48 +92,9 @@ export interface IdempotencyStore {
    * `token`) atomically. Resolves false when the pet id is taken (nothing written); rejects with
    * AppError('idempotency_in_progress') when the claim was lost.
    */
-  insertAndComplete(
-    id: IdempotencyId,
-    token: string,
-    pet: Pet,
-    response: StoredResponse,
-    expiresAtMs: number,
-    audit: PetAudit,
-  ): Promise<boolean>;
+  insertAndComplete(write: CompletingWrite): Promise<boolean>;
   /** Deletes the record if it is still IN_PROGRESS under `token`; otherwise leaves it. */
   release(id: IdempotencyId, token: string): Promise<void>;
-}
-
-type Headers = Record<string, string | undefined> | null | undefined;
-type MultiHeaders = Record<string, string[] | undefined> | null | undefined;
-
-/**
- * The Idempotency-Key of a request (header names are case-insensitive), or undefined when absent.
- * Throws AppError('validation_failed') for an invalid value or a header given more than once.
- */
-export function idempotencyKeyOf(headers: Headers, multiValueHeaders?: MultiHeaders): string | undefined {
-  const lower = IDEMPOTENCY_HEADER.toLowerCase();
-  const values: string[] = [];
-  if (multiValueHeaders) {
-    for (const [k, v] of Object.entries(multiValueHeaders)) if (k.toLowerCase() === lower && v) values.push(...v);
-  }
-  if (!values.length && headers) {
-    for (const [k, v] of Object.entries(headers)) if (k.toLowerCase() === lower && v !== undefined) values.push(v);
-  }
-  if (!values.length) return undefined;
-  if (values.length > 1)
-    throw new AppError('validation_failed', `Invalid header: ${IDEMPOTENCY_HEADER} is given more than once.`);
-  return validateIdempotencyKey(values[0]!);
-}
-
-export function validateIdempotencyKey(value: string): string {
-  if (value.length < 1 || value.length > IDEMPOTENCY_KEY_MAX_LENGTH || !KEY_PATTERN.test(value)) {
-    throw new AppError(
-      'validation_failed',
-      `Invalid header: ${IDEMPOTENCY_HEADER} must be 1-${IDEMPOTENCY_KEY_MAX_LENGTH} printable ASCII characters.`,
-    );
-  }
-  return value;
 }
 
 /** JSON with object keys sorted at every level: equal values give equal text. */
@@ -214,7 +184,14 @@ export function createPetCreator({ store, pets, ids, clock, newToken = randomUUI
       // The pet rules stay in one place (createPet); only the write is swapped for the atomic one.
       const atomic = {
         insert: (pet: Pet, who: PetAudit) =>
-          store.insertAndComplete(id, token, pet, { statusCode: 201, body: pet }, clock() + COMPLETED_MS, who),
+          store.insertAndComplete({
+            id,
+            token,
+            pet,
+            response: { statusCode: 201, body: pet },
+            expiresAtMs: clock() + COMPLETED_MS,
+            audit: who,
+          }),
       };
       try {
         const pet = await createPet(input, audit, { store: atomic, ids });

@@ -2,7 +2,7 @@ import { CREATE_PET } from '../../contract/operations/create-pet.ts';
 import { apiHandler } from '../shared/http.ts';
 import { jsonBody } from '../shared/json-body.ts';
 import type { Runtime } from '../shared/runtime.ts';
-import { createPetCreator, idempotencyKeyOf } from '../domain/idempotency.ts';
+import { createPetCreator } from '../domain/idempotency.ts';
 import { createIdempotencyStore } from '../storage/idempotency-store.ts';
 import { createIdAllocator, createPetWriter } from '../storage/pet-store.ts';
 import { BASE_PATH } from '../../contract/route-types.ts';
@@ -23,10 +23,9 @@ export function createPetHandler(rt: Runtime) {
     rt,
     CREATE_PET,
     async (event) => {
-      const key = idempotencyKeyOf(event.headers, event.multiValueHeaders);
       const { pet, statusCode, replayed } = await creator.create(event.validated.body, {
         keyId: event.auth.keyId,
-        key,
+        key: event.validated.headers['Idempotency-Key'],
       });
       return {
         statusCode,

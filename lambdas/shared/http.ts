@@ -3,7 +3,8 @@
  *
  *   Powertools (log context, metrics flush) → api (auth context → admission (admission.ts) → deprecation; on the
  *   way out: headers, JSON, error mapping) → for an operation with a body: its checks and the JSON parser
- *   (json-body.ts) → validate (validation.ts) → handler
+ *   (json-body.ts) → validate (validation.ts) → declared request headers and query names (declared-input.ts) →
+ *   handler
  *
  * Errors of any kind are mapped here, in one place, to the spec's Error object. Raw errors never leak.
  */
@@ -17,6 +18,7 @@ import { assertNotRemoved, deprecationHeaders } from '../domain/deprecation.ts';
 import { AppError, UnavailableError } from '../domain/errors.ts';
 import { admit, gateOf, type Admission } from './admission.ts';
 import { withDeadline } from './deadline.ts';
+import { declaredInput } from './declared-input.ts';
 import type { BodySteps } from './json-body.ts';
 import { authContext, header } from './request.ts';
 import type { Runtime } from './runtime.ts';
@@ -40,7 +42,7 @@ interface Internal extends Record<string, unknown> {
   admission?: Admission;
 }
 
-/** What a browser may read of a response: the rate-limit and retry headers, and what the route entry sends. */
+/** What a browser may read of a response: the rate-limit and retry headers, and what the entry's responses send. */
 const exposedHeaders = (route: Route): string =>
   [
     ...new Set([
@@ -48,7 +50,7 @@ const exposedHeaders = (route: Route): string =>
       'X-RateLimit-Remaining',
       'X-RateLimit-Reset',
       'Retry-After',
-      ...(route.success?.headers ?? []).map(headerName),
+      ...[...(route.success?.headers ?? []), ...route.errors.flatMap((e) => e.headers ?? [])].map(headerName),
       ...(route.deprecation ? ['Link', 'Deprecation', 'Sunset'] : []),
     ]),
   ].join(', ');
@@ -194,6 +196,7 @@ export function apiHandler<R extends Route>(
     api(rt, route),
     ...(body ?? []),
     validate(schemas),
+    declaredInput(route),
   ] as middy.MiddlewareObj[];
   const handler = middy()
     .use(middlewares)

@@ -10,15 +10,17 @@ import { clip, describeIssues } from '../../contract/schemas.ts';
 import { AppError } from '../domain/errors.ts';
 import type { AuthContext } from '../domain/keys.ts';
 
-export interface Validated<Q, P, B> {
+export interface Validated<Q, P, B, H = unknown> {
   readonly query: Q;
   readonly params: P;
   readonly body: B;
+  /** The declared request headers, by the names the entry gives them (declared-input.ts). */
+  readonly headers: H;
 }
 
-export type ApiEvent<Q = unknown, P = unknown, B = unknown> = Omit<APIGatewayProxyEvent, 'body'> & {
+export type ApiEvent<Q = unknown, P = unknown, B = unknown, H = unknown> = Omit<APIGatewayProxyEvent, 'body'> & {
   body: unknown;
-  validated: Validated<Q, P, B>;
+  validated: Validated<Q, P, B, H>;
   auth: AuthContext;
 };
 
@@ -47,12 +49,13 @@ export const validate = <Q, P, B>(s: Schemas<Q, P, B>): middy.MiddlewareObj<ApiE
       query: parse(s.query, e.queryStringParameters, 'query'),
       params: parse(s.params, e.pathParameters, 'path'),
       body: s.body ? parse(s.body, e.body, 'body') : (undefined as B),
+      headers: undefined,
     };
   },
 });
 
 /** What a request schema validates to; undefined where the route declares none. */
-type Validates<R, K extends 'query' | 'params' | 'body'> = R extends { readonly [k in K]: infer S }
+type Validates<R, K extends 'query' | 'params' | 'body' | 'headers'> = R extends { readonly [k in K]: infer S }
   ? S extends z.ZodMiniType
     ? z.output<S>
     : undefined
@@ -61,5 +64,6 @@ type Validates<R, K extends 'query' | 'params' | 'body'> = R extends { readonly 
 export type EventOf<R extends Route> = ApiEvent<
   Validates<R['request'], 'query'>,
   Validates<R['request'], 'params'>,
-  Validates<R['request'], 'body'>
+  Validates<R['request'], 'body'>,
+  Validates<R['request'], 'headers'>
 >;

@@ -24,12 +24,11 @@ import { DeleteCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dy
 import { UnavailableError } from '../domain/errors.ts';
 import {
   inProgressError,
+  type CompletingWrite,
   type IdempotencyId,
   type IdempotencyRecord,
   type IdempotencyStore,
-  type StoredResponse,
 } from '../domain/idempotency.ts';
-import type { PetAudit } from '../domain/pets.ts';
 import type { Pet } from '../../contract/schemas.ts';
 import { conditionFailedItem, guarded, withStorage, type Storage } from './client.ts';
 
@@ -102,12 +101,7 @@ async function claim(
 
 async function insertAndComplete(
   storage: Storage,
-  id: IdempotencyId,
-  token: string,
-  pet: Pet,
-  response: StoredResponse,
-  expiresAtMs: number,
-  audit: PetAudit,
+  { id, token, pet, response, expiresAtMs, audit }: CompletingWrite,
 ): Promise<boolean> {
   const { doc, tables } = storage;
   for (let attempt = 1; ; attempt++) {

@@ -7,9 +7,11 @@
  * Plain data, like the OpenAPI document it reads: no CDK and no Lambda runtime imports.
  */
 import { headerDoc } from '../../contract/headers.ts';
+import { fieldsOf } from '../../contract/request-fields.ts';
 import { LIMITER_GRANT } from '../../contract/operations/common.ts';
 import { AUTHORIZER, ROUTES, type FunctionAccess, type Route } from '../../contract/routes.ts';
 import { alarmMetricTotal, alarmMetrics } from '../stacks/alarm-metrics.ts';
+import { errorCodesSummary, errorCodesTable } from './error-tables.ts';
 import { buildOpenApi, named } from './openapi.ts';
 
 const code = (s: string) => `\`${s}\``;
@@ -98,8 +100,10 @@ export function headersTable(routes: readonly Route[] = ROUTES, doc = buildOpenA
 /** What a request carries beyond the path: its body schema, query parameters and headers, from the entry. */
 function input(r: Route): string {
   const body = r.request.body ? [`body ${code(named(r.request.body, `${r.operationId} request body`))}`] : [];
-  const params = (['query', 'header'] as const)
-    .map((where) => [where, (r.parameters ?? []).filter((p) => p.in === where).map((p) => code(p.name))] as const)
+  const params = (['query', 'headers'] as const)
+    .map(
+      (where) => [where === 'headers' ? 'header' : where, Object.keys(fieldsOf(r.request[where])).map(code)] as const,
+    )
     .filter(([, names]) => names.length)
     .map(([where, names]) => `${where} ${names.join(', ')}`);
   return [...body, ...params].join('; ') || '—';
@@ -147,6 +151,8 @@ export function alarmMetricsTable(routes: readonly Route[] = ROUTES): string {
 /** Every generated table, by the name its markers carry, with the document it lives in (from the repository root). */
 export const GENERATED_TABLES = {
   operations: { file: 'README.md', render: operationsTable },
+  'error-codes': { file: 'README.md', render: errorCodesSummary },
+  errors: { file: 'docs/api.md', render: errorCodesTable },
   headers: { file: 'docs/api.md', render: headersTable },
   statuses: { file: 'docs/api.md', render: statusesTable },
   'least-privilege': { file: 'docs/deployment.md', render: leastPrivilegeTable },

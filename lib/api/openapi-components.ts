@@ -26,9 +26,6 @@ export const named = (schema: unknown, what: string): string => {
   return id;
 };
 
-/** A documented parameter's schema may be a named zod schema: it becomes a `$ref` to that component. */
-export const isNamedSchema = (s: unknown): boolean => idOf(s) !== undefined;
-
 /**
  * The component schemas: every named zod schema the route entries use (documented parameters, request bodies,
  * success bodies) and the Error object, with the named schemas each uses, as JSON Schema 2020-12 (OpenAPI 3.1's
@@ -36,10 +33,9 @@ export const isNamedSchema = (s: unknown): boolean => idOf(s) !== undefined;
  * them), the rest as output. Ordered as a reader meets them (parameters, request bodies, responses), each after
  * the schemas it uses.
  */
-export function componentSchemas(routes: readonly Route[]): Record<string, Json> {
+export function componentSchemas(routes: readonly Route[], parameterSchemas: readonly unknown[]): Record<string, Json> {
   const inputs = new Set<unknown>();
-  const roots: unknown[] = [];
-  for (const r of routes) for (const p of r.parameters ?? []) if (isNamedSchema(p.schema)) roots.push(p.schema);
+  const roots: unknown[] = [...parameterSchemas];
   for (const r of routes)
     if (r.request.body) {
       named(r.request.body, `${r.operationId} request body`);
@@ -99,20 +95,19 @@ export const headerComponents = (): Record<string, Json> =>
   Object.fromEntries(Object.entries(RESPONSE_HEADERS).map(([id, h]) => [id, headerObject(h)]));
 
 /** Error responses every operation can give, by status, with the codes each may carry. */
-export type CommonErrorSpec = ErrorResponseSpec & { readonly extraHeaders?: Record<string, Json> };
-
-export const COMMON_ERRORS: readonly CommonErrorSpec[] = [
+export const COMMON_ERRORS: readonly ErrorResponseSpec[] = [
   {
     status: 401,
     description: 'The API key is missing or invalid.',
     codes: ['unauthorized'],
-    extraHeaders: {
-      'WWW-Authenticate': {
+    headers: [
+      {
+        name: 'WWW-Authenticate',
         description: '`Bearer` when the gateway rejects the key.',
         required: false,
         schema: { type: 'string' },
       },
-    },
+    ],
   },
   {
     status: 403,
@@ -124,13 +119,13 @@ export const COMMON_ERRORS: readonly CommonErrorSpec[] = [
     description:
       'Rate limit or daily quota exceeded, or the key is temporarily banned for ignoring limits. Wait for Retry-After, then back off exponentially.',
     codes: ['rate_limited', 'quota_exceeded', 'key_banned'],
-    retryAfter: true,
+    headers: ['Retry-After'],
   },
   { status: 500, description: 'Unexpected error.', codes: ['internal_error'] },
   {
     status: 503,
     description: 'The service is temporarily unavailable. Retry after Retry-After seconds.',
     codes: ['service_unavailable'],
-    retryAfter: true,
+    headers: ['Retry-After'],
   },
 ];

@@ -8,19 +8,18 @@
 import { globalRegistry, type ZodMiniType } from 'zod/mini';
 import { ERROR_CODES } from '../../contract/errors.ts';
 import { headerDoc } from '../../contract/headers.ts';
-import { BASE_PATH, ROUTES, type Route } from '../../contract/routes.ts';
+import { BASE_PATH, ROUTES, type ErrorResponseSpec, type ResponseHeader, type Route } from '../../contract/routes.ts';
 import {
   COMMON_ERRORS,
   componentSchemas,
   headerComponents,
   headerObject,
-  idOf,
-  isNamedSchema,
   named,
   ref,
-  type CommonErrorSpec,
   type Json,
 } from './openapi-components.ts';
+import { envelopeErrors, envelopeNotes } from './openapi-envelope.ts';
+import { parameterSchemas, parameters } from './openapi-parameters.ts';
 import { infoDescription } from './overview.ts';
 
 export { named } from './openapi-components.ts';
@@ -28,44 +27,53 @@ export { named } from './openapi-components.ts';
 export const OPENAPI_VERSION = '3.1.0';
 export const API_VERSION = '1.0.0';
 
-/**
- * Base URLs. lib/config/stages.ts did not carry public base URLs when this was written: these are placeholders
- * that follow the spec's shape ({base_url}, {staging_base_url}, both ending in the version segment).
- */
+/** The stages' base URLs (lib/config/stages.ts carries no public domain: these are the names clients are given). */
 export const SERVERS = [
-  { url: `https://api.example.com${BASE_PATH}`, description: 'Production ({base_url})' },
-  { url: `https://staging.api.example.com${BASE_PATH}`, description: 'Staging ({staging_base_url})' },
+  { url: `https://api.example.com${BASE_PATH}`, description: 'Production' },
+  {
+    url: `https://staging.api.example.com${BASE_PATH}`,
+    description: 'Staging: the same API ahead of production, with its own keys and data',
+  },
 ] as const;
 
 function deprecationHeaders(route: Route, required: boolean): Record<string, Json> {
   const d = route.deprecation;
   if (!d) return {};
+  const at = `@${Math.floor(Date.parse(d.deprecatedAt) / 1000)}`;
+  const sunset = new Date(d.sunsetAt).toUTCString();
+  const link = `<${BASE_PATH}${d.successor}>; rel="successor-version"`;
   return {
     Deprecation: {
-      description: `RFC 9745: \`@${Math.floor(Date.parse(d.deprecatedAt) / 1000)}\` (deprecated since ${d.deprecatedAt}).`,
+      description: `RFC 9745: \`${at}\` (deprecated since ${d.deprecatedAt}).`,
       required,
-      schema: { type: 'string', pattern: '^@[0-9]+$' },
+      schema: { type: 'string', pattern: '^@[0-9]+$', example: at },
     },
     Sunset: {
-      description: `RFC 8594: \`${new Date(d.sunsetAt).toUTCString()}\`, when the operation is removed (410 from then on).`,
+      description: `RFC 8594: \`${sunset}\`, when the operation is removed (410 from then on).`,
       required,
-      schema: { type: 'string' },
+      schema: { type: 'string', example: sunset },
     },
     Link: {
-      description: `The successor: \`<${BASE_PATH}${d.successor}>; rel="successor-version"\`.`,
+      description: `The successor: \`${link}\`.`,
       required,
-      schema: { type: 'string' },
+      schema: { type: 'string', example: link },
     },
   };
 }
 
-function rateLimitHeaders(retryAfter: boolean): Record<string, Json> {
-  return {
-    'X-RateLimit-Limit': ref('headers', 'X-RateLimit-Limit'),
-    'X-RateLimit-Remaining': ref('headers', 'X-RateLimit-Remaining'),
-    'X-RateLimit-Reset': ref('headers', 'X-RateLimit-Reset'),
-    ...(retryAfter ? { 'Retry-After': ref('headers', 'Retry-After') } : {}),
-  };
+/** The headers every response carries: the rate-limit ones and API Gateway's request id. */
+const everyResponseHeaders = (): Record<string, Json> => ({
+  'X-RateLimit-Limit': ref('headers', 'X-RateLimit-Limit'),
+  'X-RateLimit-Remaining': ref('headers', 'X-RateLimit-Remaining'),
+  'X-RateLimit-Reset': ref('headers', 'X-RateLimit-Reset'),
+  'x-amzn-RequestId': ref('headers', 'RequestId'),
+});
+
+/** A response's own headers: a named one is a component; one only this response sends is documented in place. */
+function ownHeaders(headers: readonly ResponseHeader[] = []): Record<string, Json> {
+  return Object.fromEntries(
+    headers.map((h) => [headerDoc(h).name, typeof h === 'string' ? ref('headers', h) : headerObject(headerDoc(h))]),
+  );
 }
 
 const jsonContent = (schema: string, example?: unknown) => ({
@@ -79,13 +87,13 @@ const jsonContent = (schema: string, example?: unknown) => ({
 const fromFunction = (route: Route, status: number): boolean =>
   status === 500 || route.errors.some((e) => e.status === status);
 
-function errorResponse(route: Route, e: CommonErrorSpec): Json {
+function errorResponse(route: Route, e: ErrorResponseSpec): Json {
   const first = e.codes[0]!;
   return {
     description: `${e.description} Codes: ${e.codes.map((c) => `\`${c}\``).join(', ')}.`,
     headers: {
-      ...rateLimitHeaders(e.retryAfter ?? false),
-      ...(e.extraHeaders ?? {}),
+      ...everyResponseHeaders(),
+      ...ownHeaders(e.headers),
       ...deprecationHeaders(route, fromFunction(route, e.status)),
     },
     content: jsonContent('Error', { code: first, message: ERROR_CODES[first].message, status: e.status }),
@@ -95,11 +103,7 @@ function errorResponse(route: Route, e: CommonErrorSpec): Json {
 function successResponse(route: Route): [string, Json] | undefined {
   const ok = route.success;
   if (!ok) return undefined;
-  const headers: Record<string, Json> = { ...rateLimitHeaders(false) };
-  // A named header is a component; one only this operation sends is documented in place.
-  for (const h of ok.headers ?? [])
-    headers[headerDoc(h).name] = typeof h === 'string' ? ref('headers', h) : headerObject(headerDoc(h));
-  Object.assign(headers, deprecationHeaders(route, true));
+  const headers = { ...everyResponseHeaders(), ...ownHeaders(ok.headers), ...deprecationHeaders(route, true) };
   const response: Json = { description: ok.description, headers };
   if (ok.schema) response.content = jsonContent(named(ok.schema, `${route.operationId} ${ok.status} response`));
   return [String(ok.status), response];
@@ -117,7 +121,7 @@ function operation(route: Route): Json {
   const responses: Record<string, Json> = {};
   const success = successResponse(route);
   if (success) responses[success[0]] = success[1];
-  const errors = [...route.errors, ...COMMON_ERRORS].sort((a, b) => a.status - b.status);
+  const errors = [...envelopeErrors(route), ...COMMON_ERRORS].sort((a, b) => a.status - b.status);
   for (const e of errors) responses[String(e.status)] = errorResponse(route, e);
 
   let description = route.description ?? `${route.summary}.`;
@@ -136,16 +140,14 @@ function operation(route: Route): Json {
     tags: [tagOf(route)],
     security: [{ bearerAuth: [] }],
   };
-  if (route.parameters)
-    op.parameters = route.parameters.map((p) =>
-      isNamedSchema(p.schema) ? { ...p, schema: ref('schemas', idOf(p.schema)!) } : p,
-    );
+  const params = parameters(route);
+  if (params.length) op.parameters = params;
   const body = route.request.body;
   if (body) {
     const name = named(body, `${route.operationId} request body`);
     op.requestBody = {
       required: true,
-      description: fromMeta(body as ZodMiniType),
+      description: [fromMeta(body as ZodMiniType), envelopeNotes.body].filter(Boolean).join(' '),
       content: jsonContent(name, route.example),
     };
   }
@@ -182,7 +184,7 @@ export function buildOpenApi(routes: readonly Route[] = ROUTES): Json {
       securitySchemes: {
         bearerAuth: { type: 'http', scheme: 'bearer', description: 'The API key: `Authorization: Bearer <API_KEY>`.' },
       },
-      schemas: componentSchemas(routes),
+      schemas: componentSchemas(routes, routes.flatMap(parameterSchemas)),
       headers: headerComponents(),
     },
   };

@@ -31,5 +31,7 @@ export function infoDescription(): string {
     ...deprecated,
     '## Errors',
     'Every error is the Error object (`code`, `message`, `status`) with `Content-Type: application/json`; `status` equals the HTTP status.',
+    // OpenAPI has no responses for a path or for the API as a whole: these are said here.
+    'A path no operation has gets 404 `not_found`, and a method its path does not have 405 `method_not_allowed` with `Allow` listing the methods it has: both answered by the gateway, like every gateway answer with `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset` at `0` (nothing counted) and with `x-amzn-RequestId`, the id to quote when reporting a problem.',
   ].join('\n\n');
 }

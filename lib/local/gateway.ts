@@ -226,6 +226,8 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     const headers = {
       ...JSON_HEADERS,
       ...UNCOUNTED_RATE_LIMIT_HEADERS,
+      // Every answer carries a request id, as API Gateway's do (this one never reached a route to log it).
+      'x-amzn-RequestId': randomUUID(),
       'Content-Length': String(Buffer.byteLength(body)),
       Connection: 'close',
     };

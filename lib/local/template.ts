@@ -6,87 +6,31 @@
  */
 import { FUNCTION_METADATA } from '../stacks/metadata.ts';
 
-export interface CfnResource {
-  readonly Type: string;
-  readonly Properties?: Record<string, any>;
-  readonly Metadata?: Record<string, unknown>;
-}
-export interface CfnTemplate {
-  readonly Resources: Record<string, CfnResource>;
-  readonly Outputs?: Record<string, { Value: unknown }>;
-}
+import type {
+  CfnResource,
+  CfnTemplate,
+  FunctionDef,
+  MethodBase,
+  MethodDef,
+  AuthorizerDef,
+  UsagePlanDef,
+  GatewayResponseDef,
+  ApiModel,
+} from './template-model.ts';
 
-export interface FunctionDef {
-  readonly logicalId: string;
-  /** The function's name (an operationId, or the authorizer's): what its handler factory is listed under. */
-  readonly name: string;
-  /** Unresolved: values may be intrinsics (intrinsics.ts resolves them). */
-  readonly environment: Record<string, unknown>;
-  readonly timeoutSeconds: number;
-  readonly memoryMb: number;
-  /** The bundle's directory in the assembly, when bundled. */
-  readonly assetPath?: string;
-}
-
-export interface IntegrationResponse {
-  readonly statusCode: number;
-  readonly selectionPattern?: string;
-  /** Static header values (`'…'` in the template). */
-  readonly headers: Record<string, string>;
-  readonly templates: Record<string, string>;
-}
-
-interface MethodBase {
-  readonly httpMethod: string;
-  readonly resourcePath: string;
-  readonly apiKeyRequired: boolean;
-  readonly authorizerId?: string;
-}
-export interface LambdaMethod extends MethodBase {
-  readonly kind: 'lambda';
-  readonly functionId: string;
-}
-export interface MockMethod extends MethodBase {
-  readonly kind: 'mock';
-  readonly passthrough: 'WHEN_NO_MATCH' | 'WHEN_NO_TEMPLATES' | 'NEVER';
-  readonly requestTemplates: Record<string, string>;
-  readonly responses: readonly IntegrationResponse[];
-}
-export type MethodDef = LambdaMethod | MockMethod;
-
-export interface AuthorizerDef {
-  readonly functionId: string;
-  /** The request header named by the identity source. */
-  readonly identityHeader: string;
-  readonly validationExpression?: string;
-  readonly ttlSeconds: number;
-}
-
-export interface UsagePlanDef {
-  readonly id: string;
-  readonly rateLimit?: number;
-  readonly burstLimit?: number;
-  readonly quota?: { readonly limit: number; readonly period: 'DAY' | 'WEEK' | 'MONTH' };
-}
-
-export interface GatewayResponseDef {
-  readonly statusCode?: number;
-  readonly headers: Record<string, string>;
-  readonly templates: Record<string, string>;
-}
-
-export interface ApiModel {
-  readonly stageName: string;
-  readonly methods: readonly MethodDef[];
-  readonly authorizers: ReadonlyMap<string, AuthorizerDef>;
-  readonly usagePlans: ReadonlyMap<string, UsagePlanDef>;
-  /** Stack outputs naming a usage plan (`UsagePlanIdFree` → its id), as the admin tool reads them. */
-  readonly usagePlanOutputs: ReadonlyMap<string, string>;
-  /** The API keys the template itself puts on a usage plan: key value → usage plan id. */
-  readonly usagePlanKeys?: ReadonlyMap<string, string>;
-  readonly gatewayResponses: ReadonlyMap<string, GatewayResponseDef>;
-  readonly functions: ReadonlyMap<string, FunctionDef>;
-}
+export type {
+  CfnResource,
+  CfnTemplate,
+  FunctionDef,
+  IntegrationResponse,
+  LambdaMethod,
+  MockMethod,
+  MethodDef,
+  AuthorizerDef,
+  UsagePlanDef,
+  GatewayResponseDef,
+  ApiModel,
+} from './template-model.ts';
 
 const byType = (t: CfnTemplate, type: string): [string, CfnResource][] =>
   Object.entries(t.Resources).filter(([, r]) => r.Type === type);

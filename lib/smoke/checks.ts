@@ -1,10 +1,12 @@
 /**
  * The smoke checks, in the order they run. Safe against production: without `--write` the only keyed requests are
- * one list page and one getPet (2 requests of the key's quota); the unauthenticated ones are answered by the
- * gateway before any function runs. `--write` adds one create (with an Idempotency-Key) and its read-back.
+ * one list page and one getPet (2 requests of the key's quota); the unauthenticated ones (one per operation of the
+ * route table, and one undeclared method) are answered by the gateway before any function runs. The keyed checks
+ * are written per operation: each checks what only that operation shows (the deprecation headers, a read-back). `--write` adds one create (with an Idempotency-Key) and its read-back.
  */
 import { randomUUID } from 'node:crypto';
 import type { AnimalStoreClient } from '../../client/index.ts';
+import { ROUTES, resourcePaths, type HttpMethod } from '../../contract/routes.ts';
 import { CheckFailed, expectError, fail, rateLimitHeaders, type Seen } from './probe.ts';
 
 export interface SmokeContext {
@@ -28,6 +30,11 @@ export interface Check {
   run(ctx: SmokeContext): Promise<string>;
 }
 
+/** A route's path with each `{param}` filled (with 1: the gateway answers before anything looks it up). */
+const concrete = (template: string) => template.replace(/\{\w+\}/g, '1');
+/** Methods a resource may lack (HEAD and OPTIONS aside: the gateway answers those on its own terms). */
+const METHODS: readonly HttpMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
+
 /** An id far beyond any allocated one: getPet answers 404 with the deprecation headers still on. */
 const UNLIKELY_PET_ID = Number.MAX_SAFE_INTEGER;
 
@@ -35,9 +42,12 @@ export const CHECKS: readonly Check[] = [
   {
     name: '401 without a key (Error object)',
     async run(ctx) {
-      const res = await ctx.fetch(`${ctx.base}/pets`);
-      await expectError(res, 401, 'unauthorized');
-      return '401 unauthorized';
+      // Answered by the gateway before any function runs: free, and it proves every route is deployed.
+      for (const r of ROUTES) {
+        const res = await ctx.fetch(`${ctx.base}${concrete(r.path)}`, { method: r.method });
+        await expectError(res, 401, 'unauthorized');
+      }
+      return `401 unauthorized on all ${ROUTES.length} operations of the route table`;
     },
   },
   {
@@ -88,12 +98,15 @@ export const CHECKS: readonly Check[] = [
   {
     name: 'gateway 405 on an unsupported method (Error object, Allow)',
     async run(ctx) {
-      // Sent without a key: even if PATCH /pets ever became an operation, the authorizer would refuse it.
-      const res = await ctx.fetch(`${ctx.base}/pets`, { method: 'PATCH' });
+      // A resource and a method the route table does not declare on it, sent without a key.
+      const [path, declared] = [...resourcePaths()].find(([, m]) => m.length < METHODS.length)!;
+      const method = METHODS.find((m) => !declared.includes(m))!;
+      const res = await ctx.fetch(`${ctx.base}${concrete(path)}`, { method });
       await expectError(res, 405, 'method_not_allowed');
       const allow = res.headers.get('Allow') ?? '';
-      if (!/\bGET\b/.test(allow) || !/\bPOST\b/.test(allow)) fail(`Allow is "${allow}", expected GET and POST`);
-      return `405 method_not_allowed, Allow: ${allow}`;
+      if (allow.split(/,\s*/).sort().join() !== [...declared].sort().join())
+        fail(`Allow is "${allow}" on ${method} ${path}, expected ${declared.join(', ')}`);
+      return `405 method_not_allowed on ${method} ${path}, Allow: ${allow}`;
     },
   },
   {

@@ -9,18 +9,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import * as z from 'zod/mini';
 import { ERROR_CODES } from '../../contract/errors.ts';
 import { LIMITER_GRANT } from '../../contract/operations/common.ts';
-import { GET_PET } from '../../contract/operations/get-pet.ts';
 import { ROUTES, type Route } from '../../contract/routes.ts';
-import { PETS_TABLE } from '../../contract/tables.ts';
 import { operationsTable, rewriteGenerated } from '../../lib/api/docs-tables.ts';
+import { errorCodesSummary } from '../../lib/api/error-tables.ts';
 import { alarmMetricTotal } from '../../lib/stacks/alarm-metrics.ts';
 import { generateDocs } from '../../scripts/openapi.ts';
 
 const read = (file: string) => readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8');
 
-it('docs/api.md lists every error code with its status, and no other', () => {
+it('README.md and docs/api.md list every error code with its status, and no other', () => {
+  const readme = [...read('README.md').matchAll(/`([a-z_]+)` \| (\d{3}) \|/g)].map((m) => m[1]);
+  expect(new Set(readme)).toEqual(new Set(Object.keys(ERROR_CODES)));
   const doc = read('docs/api.md');
   const rows = [...doc.matchAll(/^\| `([a-z_]+)` \| (\d{3}) \|/gm)].map((m) => [m[1], Number(m[2])]);
   expect(rows).toEqual(Object.entries(ERROR_CODES).map(([code, e]) => [code, e.status]));
@@ -61,41 +63,48 @@ describe('the route-derived tables (README.md, docs/api.md, docs/deployment.md)'
   });
 
   it('follow a new route entry with no edit by hand: `npm run openapi` writes its rows', () => {
-    const patch = {
-      ...GET_PET,
-      operationId: 'testChangePet',
+    // A neutral fixture, not a copy of a real operation: its rows change only when the tables' rules do.
+    const fixture = {
+      operationId: 'testFixture',
       method: 'PATCH',
-      description: "Changes an animal's status.",
-      access: { tables: [LIMITER_GRANT, { table: PETS_TABLE, actions: ['dynamodb:UpdateItem'] }] },
-      deprecation: undefined,
+      path: '/test-only/things/{thingId}',
+      summary: 'Change a thing',
+      description: 'A test-only operation.',
+      request: {
+        params: z.object({ thingId: z.string() }),
+        headers: z.object({ 'X-Test-Header': z.string() }),
+      },
+      success: { status: 204, description: 'Changed.' },
+      errors: [],
+      access: { tables: [LIMITER_GRANT] },
     } as const satisfies Route;
-    const routes = [...ROUTES, patch];
+    const routes = [...ROUTES, fixture];
     const rows = (file: string) =>
       rewriteGenerated(file, read(file), routes)
         .split('\n')
-        .filter((l) => l.includes('testChangePet'));
+        .filter((l) => l.includes('testFixture'));
     expect(rows('README.md')).toEqual([
-      "| `PATCH /pets/{petId}` | `testChangePet` | — | 200 `Pet` | Changes an animal's status. |",
+      '| `PATCH /test-only/things/{thingId}` | `testFixture` | header `X-Test-Header` | 204 no body | A test-only operation. |',
     ]);
     expect(rows('docs/api.md')).toEqual([
-      '| `testChangePet` | `PATCH /pets/{petId}` | 200, 400, 401, 403, 404, 410, 429, 500, 503 |',
+      '| `testFixture` | `PATCH /test-only/things/{thingId}` | 204, 400, 401, 403, 413, 429, 431, 500, 503 |',
     ]);
-    expect(rows('docs/deployment.md')).toEqual([
-      '| testChangePet | `UpdateItem` on State (rate limiter); `UpdateItem` on Pets |',
-    ]);
-    // Its alarms: Lambda errors, throttles and its deploy gate, and UpdateItem now watched on Pets by both table alarms.
-    expect(alarmMetricTotal(routes)).toBe(alarmMetricTotal() + 3 + 2);
+    expect(rows('docs/deployment.md')).toEqual(['| testFixture | `UpdateItem` on State (rate limiter) |']);
+    // A function of its own brings alarms of its own, and the stage's total row follows.
+    expect(alarmMetricTotal(routes)).toBeGreaterThan(alarmMetricTotal());
     expect(rewriteGenerated('docs/deployment.md', read('docs/deployment.md'), routes)).toContain(
       `| **All, per stage** | **${alarmMetricTotal(routes)}** |`,
     );
   });
 
   it('are rendered between markers only: text around them is kept, a stray or missing marker is refused', () => {
-    const text = `before\n<!-- generated: operations -->\nold\n<!-- /generated -->\nafter\n`;
+    const codes = `\n<!-- generated: error-codes -->\nold\n<!-- /generated -->\n`;
+    const text = `before\n<!-- generated: operations -->\nold\n<!-- /generated -->\nafter\n${codes}`;
     const out = rewriteGenerated('README.md', text);
     expect(out.startsWith('before\n<!-- generated: operations -->\n| Route | Operation |')).toBe(true);
-    expect(out.endsWith(`${operationsTable()}\n<!-- /generated -->\nafter\n`)).toBe(true);
-    expect(() => rewriteGenerated('README.md', 'no markers')).toThrow(/"operations" are missing/);
+    expect(out).toContain(`${operationsTable()}\n<!-- /generated -->\nafter\n`);
+    expect(out.endsWith(`${errorCodesSummary()}\n<!-- /generated -->\n`)).toBe(true);
+    expect(() => rewriteGenerated('README.md', 'no markers')).toThrow(/"operations", "error-codes" are missing/);
     expect(() => rewriteGenerated('README.md', `${text}<!-- generated: statuses -->\nx\n<!-- /generated -->`)).toThrow(
       /no generated table named "statuses" belongs here/,
     );

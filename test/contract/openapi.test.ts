@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { ERROR_CODES } from '../../contract/errors.ts';
 import * as z from 'zod/mini';
-import { BODY_ERRORS, LIMITER_GRANT, badRequest, petIdParameter } from '../../contract/operations/common.ts';
+import { BODY_ERRORS, LIMITER_GRANT, badRequest } from '../../contract/operations/common.ts';
 import { ROUTES, type Route } from '../../contract/routes.ts';
 import { Pet, PetIdParam, PetStatus, meta } from '../../contract/schemas.ts';
 import { buildOpenApi } from '../../lib/api/openapi.ts';
@@ -99,43 +99,69 @@ describe('openapi.json', () => {
     }
   });
 
-  it("declares each operation's responses", () => {
+  it("declares each operation's responses: its entry's, the envelope's and the gateway's", () => {
     const statuses = (p: string, m: string) => Object.keys(op(p, m).responses);
-    expect(statuses('/pets', 'get')).toEqual(['200', '400', '401', '403', '429', '500', '503']);
-    expect(statuses('/pets', 'post')).toEqual([
-      '201',
-      '400',
-      '401',
-      '403',
-      '409',
-      '413',
-      '415',
-      '422',
-      '429',
-      '500',
-      '503',
-    ]);
-    expect(statuses('/pets/{petId}', 'get')).toEqual(['200', '400', '401', '403', '404', '410', '429', '500', '503']);
-    expect(statuses('/store/orders', 'get')).toEqual(['401', '403', '429', '500', '501', '503']);
+    const gateway = ['401', '403', '413', '429', '431', '500', '503'];
+    const sorted = (s: string[]) => [...new Set(s)].sort();
+    // Any operation refuses an undeclared query parameter (400).
+    expect(statuses('/pets', 'get')).toEqual(sorted(['200', '400', ...gateway]));
+    expect(statuses('/pets', 'post')).toEqual(sorted(['201', '400', '409', '415', '422', ...gateway]));
+    expect(statuses('/pets/{petId}', 'get')).toEqual(sorted(['200', '400', '404', '410', ...gateway]));
+    expect(statuses('/store/orders', 'get')).toEqual(sorted(['400', '501', ...gateway]));
     expect(op('/pets', 'post').responses['201'].headers.Location).toBeDefined();
     expect(op('/pets', 'get').responses['200'].headers.Link).toBeDefined();
-    expect(op('/pets', 'post').parameters.find((p: Json) => p.name === 'Idempotency-Key')).toMatchObject({
-      in: 'header',
-      required: false,
+    // Error responses declare their headers like successes: the 409 of an in-flight key says when to retry.
+    expect(op('/pets', 'post').responses['409'].headers['Retry-After']).toEqual({
+      $ref: '#/components/headers/Retry-After',
     });
+    for (const r of ROUTES)
+      for (const [status, response] of Object.entries(op(r.path, r.method.toLowerCase()).responses as Json))
+        expect(response.headers['x-amzn-RequestId'], `${r.operationId} ${status}`).toEqual({
+          $ref: '#/components/headers/RequestId',
+        });
   });
 
-  it('declares the query and path parameters', () => {
+  it('declares the parameters from the request schemas, with the patterns, bounds and examples the envelope holds', () => {
     const params = Object.fromEntries(op('/pets', 'get').parameters.map((p: Json) => [p.name, p]));
-    expect(params.limit.schema).toEqual({ type: 'integer', minimum: 1, maximum: 100, default: 20 });
+    expect(params.limit).toMatchObject({
+      in: 'query',
+      required: false,
+      example: 20,
+      schema: { type: 'integer', minimum: 1, maximum: 100, default: 20, pattern: '^(0|[1-9][0-9]*)$' },
+    });
     expect(params.status.schema).toEqual({ $ref: '#/components/schemas/PetStatus' });
     expect(params.cursor).toMatchObject({ in: 'query', required: false });
     expect(op('/pets/{petId}', 'get').parameters[0]).toMatchObject({
       name: 'petId',
       in: 'path',
       required: true,
-      schema: { type: 'integer', format: 'int64' },
+      example: 1001,
+      schema: { type: 'integer', format: 'int64', pattern: '^(0|-?[1-9][0-9]{0,18})$' },
     });
+    expect(op('/pets', 'post').parameters).toEqual([
+      expect.objectContaining({
+        name: 'Idempotency-Key',
+        in: 'header',
+        required: false,
+        example: expect.any(String),
+        schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]+$' },
+      }),
+    ]);
+    // Every parameter has an example a tool can send, or is optional.
+    for (const r of ROUTES)
+      for (const p of op(r.path, r.method.toLowerCase()).parameters ?? [])
+        if (p.required) expect(p.example, `${r.operationId} ${p.name}`).toBeDefined();
+  });
+
+  it('says what the envelope enforces: the name rules and the media types a body is read in', () => {
+    const name = doc.components.schemas.NewPet.properties.name;
+    const pattern = new RegExp(name.pattern, 'u');
+    expect(['Rex', 'a b', 'Ünïcödé 🐕'].every((n) => pattern.test(n))).toBe(true);
+    expect([' ', '\u200b', 'a\nb', '\u0085x'].some((n) => pattern.test(n))).toBe(false);
+    expect(op('/pets', 'post').requestBody.description).toMatch(/application\/…\+json.*UTF-8.*415/);
+    expect(doc.servers.map((s: Json) => s.description)).not.toContainEqual(expect.stringMatching(/[{}]/));
+    // The gateway's answers to a path or method no operation has: OpenAPI has no place for them but the overview.
+    expect(doc.info.description).toMatch(/404 `not_found`.*405 `method_not_allowed` with `Allow`.*`x-amzn-RequestId`/);
   });
 
   it('marks getPet deprecated with its sunset, and /store/orders not implemented', () => {
@@ -165,7 +191,6 @@ describe('openapi.json', () => {
       summary: "Change an animal's status",
       description: "Changes an animal's status.",
       request: { params: PetIdParam, body: PetChange },
-      parameters: [petIdParameter('Identifier of the animal to change.')],
       success: { status: 200, description: 'The changed animal.', schema: Pet },
       errors: [badRequest(['validation_failed'], 'Bad body.'), ...BODY_ERRORS],
       access: { tables: [LIMITER_GRANT] },

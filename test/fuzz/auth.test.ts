@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROUTES, resourcePaths } from '../../contract/routes.ts';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
 import { newStats, send, type Pet } from './exchange.ts';
-import { sampleRequests } from '../helpers/samples.ts';
+import { requestInit, sampleRequests } from '../helpers/samples.ts';
 import { hashKey } from '../../lambdas/domain/keys.ts';
 import { createKeyAdminStore } from '../../lambdas/storage/key-store.ts';
 import { createPetWith, enterpriseKey } from './keys.ts';
@@ -44,7 +44,7 @@ describe('ignored auth: bad credentials never reach an operation', () => {
           api.url,
           {
             ...r,
-            headers: { ...headers, 'Content-Type': 'application/json' },
+            headers: { ...r.headers, ...headers },
             expect: { status: 401, code: 'unauthorized' },
             why,
           },
@@ -53,11 +53,7 @@ describe('ignored auth: bad credentials never reach an operation', () => {
         checked++;
       }
       // The control: the same request with the key is not refused.
-      const ok = await fetch(`${api.url}${r.path}`, {
-        method: r.method,
-        headers: { Authorization: `Bearer ${world.key}`, 'Content-Type': 'application/json' },
-        body: r.body,
-      });
+      const ok = await fetch(`${api.url}${r.path}`, requestInit(r, { key: world.key }));
       expect(ok.status, `${r.operationId} with a good key`).toBe(r.status);
     }
     expect(checked).toBe(ROUTES.length * Object.keys(badCredentials(world.key)).length);

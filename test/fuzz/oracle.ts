@@ -154,6 +154,9 @@ export function listExpectation(pairs: readonly Pair[], world: World): { expect:
     return bad(`limit ${limit}`);
   if (status !== undefined && !STATUSES.includes(status)) return bad(`status ${status}`);
   if (cursor !== undefined && (cursor.length < 1 || cursor.length > 2048)) return bad('cursor length');
+  // A parameter listPets does not declare (a misspelt `Status`) is refused by name, like an unknown body field.
+  const unknown = [...seen.keys()].find((k) => !['limit', 'status', 'cursor'].includes(k));
+  if (unknown !== undefined) return bad(`unknown parameter ${unknown}`);
   if (cursor !== undefined) {
     const real = world.cursors.find((c) => c.cursor === cursor);
     if (!real || (real.status ?? undefined) !== status)

@@ -16,7 +16,7 @@ import { ERROR_CODES } from '../../contract/errors.ts';
 type Json = Record<string, unknown>;
 interface HeaderObject {
   required?: boolean;
-  schema?: { type?: string; pattern?: string };
+  schema?: { type?: string; pattern?: string; example?: unknown };
 }
 interface ResponseObject {
   headers?: Record<string, HeaderObject | { $ref: string }>;
@@ -139,9 +139,12 @@ function checkErrorCode(x: Exchange, body: { code: string; status: number }): vo
     );
 }
 
-const RATE_LIMIT_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'].map(
-  (n) => [n, { $ref: `#/components/headers/${n}` }] as const,
-);
+const RATE_LIMIT_HEADERS = [
+  ...['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'].map(
+    (n) => [n, { $ref: `#/components/headers/${n}` }] as const,
+  ),
+  ['x-amzn-RequestId', { $ref: '#/components/headers/RequestId' }] as const,
+];
 const ERROR_ONLY: ResponseObject = {
   headers: Object.fromEntries(RATE_LIMIT_HEADERS),
   content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
@@ -173,4 +176,18 @@ export function assertConforms(x: Exchange): void {
 export async function checkResponse(method: string, path: string, res: Response): Promise<void> {
   const body = await res.clone().text();
   assertConforms({ method: method.toUpperCase(), path, status: res.status, headers: res.headers, body });
+}
+
+/**
+ * The headers the document requires on one response of an operation, each with its example value: a response a
+ * test builds from this conforms whatever the operation's shape, so no test restates an operation's headers.
+ */
+export function documentedHeaders(template: string, method: string, status: number): Record<string, string> {
+  const response = openapiDoc.paths[template]![method.toLowerCase()]!.responses[String(status)]!;
+  const out: Record<string, string> = { 'Content-Type': 'application/json' };
+  for (const [name, h0] of Object.entries(response.headers ?? {})) {
+    const h = deref<HeaderObject>(h0);
+    if (h.required) out[name] = String(h.schema?.example ?? (h.schema?.type === 'integer' ? 0 : 'x'));
+  }
+  return out;
 }

@@ -11,13 +11,12 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { TABLES } from '../../contract/tables.ts';
 import { functionEnvironment } from '../../lib/local/environment.ts';
-import { proxyEvent } from '../../lib/local/lambda.ts';
 import { localAssembly, type LocalAssembly } from '../../lib/local/synth.ts';
 import { apiModel, type FunctionDef } from '../../lib/local/template.ts';
 import { localStorage, provisionLocalTables } from '../../lambdas/storage/provision.ts';
 import { createPetStore } from '../../lambdas/storage/pet-store.ts';
 import { AUTHORIZER, ROUTES } from '../../contract/routes.ts';
-import { sampleRequest, type SampleFixtures, type SampleRequest } from '../helpers/samples.ts';
+import { proxyEventOf, sampleRequest, type SampleFixtures } from '../helpers/samples.ts';
 import type { Storage } from '../../lambdas/storage/client.ts';
 import { uniquePrefix } from '../helpers/api.ts';
 
@@ -38,22 +37,6 @@ catch (e) { console.log(JSON.stringify({ error: e.message })); }
 process.exit(0);`;
 
 const authorizer = { keyId: 'key_bundle', plan: 'free', perMinute: 60, perDay: 1000, principalId: 'key_bundle' };
-const proxyEventOf = (r: SampleRequest) =>
-  proxyEvent({
-    requestId: 'c0ffee00-0000-4000-8000-000000000000',
-    method: r.method,
-    resourcePath: r.resourcePath,
-    path: r.path.split('?')[0]!,
-    stage: 'v1',
-    rawHeaders: ['Content-Type', 'application/json'],
-    search: new URLSearchParams(r.query),
-    pathParameters: r.pathParameters,
-    body: Buffer.from(r.body ?? ''),
-    sourceIp: '127.0.0.1',
-    protocol: 'HTTP/1.1',
-    authorizer,
-  });
-
 /** Pets the samples name, one per sample (each written to the tables before its bundle runs). */
 let nextPetId = 4242;
 const fixtures: SampleFixtures = {
@@ -84,7 +67,7 @@ async function sampleOf(name: string): Promise<Sample | undefined> {
   if (!route) return undefined;
   const request = await sampleRequest(route, fixtures);
   return {
-    event: proxyEventOf(request),
+    event: proxyEventOf(request, authorizer),
     expect: (out) => expect(out.result, route.operationId).toMatchObject({ statusCode: request.status }),
   };
 }

@@ -56,3 +56,27 @@ export const warningsOf = (app: App, stage: StageName): string[] =>
     .map((m) => String(m.entry.data));
 export const functionNamed = (t: Record<string, Resource>, name: string): [string, Resource] =>
   ofType(t, 'AWS::Lambda::Function').find(([, f]) => f.Properties.Description?.endsWith(`: ${name}`))!;
+
+export interface OpsApps {
+  readonly apps: { readonly deployed: App; readonly bare: App; readonly breakGlass: App };
+  readonly templates: Record<StageName, Record<string, Resource>>;
+}
+
+/** The apps the operations tests read: as deployed, with nothing on the command line, and with break glass. */
+export function opsApps(): OpsApps {
+  const d = deployed();
+  return {
+    apps: {
+      deployed: d.app,
+      // Nothing on the command line: what production must refuse.
+      bare: synth({}),
+      // Break glass, and production notified through an existing topic instead of e-mail.
+      breakGlass: synth({
+        [BREAK_GLASS_CONTEXT]: 'true',
+        'animal-store:production:account': '123456789012',
+        'animal-store:production:alarmTopicArn': 'arn:aws:sns:eu-west-1:123456789012:team-alarms',
+      }),
+    },
+    templates: d.templates,
+  };
+}

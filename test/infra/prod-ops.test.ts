@@ -11,32 +11,20 @@ import { TABLES } from '../../contract/tables.ts';
 import { STAGES, STAGE_NAMES, type StageName } from '../../lib/config/stages.ts';
 import { FUNCTION_ACCESS, functionConstructId } from '../../lib/stacks/function-access.ts';
 import {
-  BREAK_GLASS_CONTEXT,
-  deployed,
   errorsOf,
   functionNamed,
   ofType,
-  synth,
+  opsApps,
   warningsOf,
-  type App,
+  type OpsApps,
   type Resource,
 } from './prod-ops-fixture.ts';
 
-const apps = {} as { deployed: App; bare: App; breakGlass: App };
+let apps: OpsApps['apps'];
 let templates = {} as Record<StageName, Record<string, Resource>>;
 
 beforeAll(() => {
-  const d = deployed();
-  apps.deployed = d.app;
-  templates = d.templates;
-  // Nothing on the command line: what production must refuse.
-  apps.bare = synth({});
-  // Break glass, and production notified through an existing topic instead of e-mail.
-  apps.breakGlass = synth({
-    [BREAK_GLASS_CONTEXT]: 'true',
-    'animal-store:production:account': '123456789012',
-    'animal-store:production:alarmTopicArn': 'arn:aws:sns:eu-west-1:123456789012:team-alarms',
-  });
+  ({ apps, templates } = opsApps());
 }, 240_000);
 
 describe.each(STAGE_NAMES)('stage %s', (stage) => {

@@ -120,6 +120,8 @@ describe('headers', () => {
     );
     expect(res.status).toBe(431);
     expect(res.headers).toMatch(/content-type: application\/json/i);
+    // Every answer carries a request id, as the document says.
+    expect(res.headers).toMatch(/x-amzn-RequestId: [0-9a-f-]{36}/i);
     expect(JSON.parse(res.body)).toEqual({
       code: 'request_headers_too_large',
       message: expect.any(String),

@@ -10,6 +10,7 @@ import {
   type AnimalStoreClient,
 } from '../../client/index.ts';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
+import { clientCall, sampleRequests } from '../helpers/samples.ts';
 
 let api: TestApi;
 let store: AnimalStoreClient;
@@ -26,6 +27,12 @@ afterAll(() => api?.close());
 afterEach(() => api.clock.reset());
 
 describe('typed client against the local server', () => {
+  it("sends every operation's sample through the typed client, headers included, and gets its status", async () => {
+    const fixtures = { newPet: async () => (await store.createPet({ name: 'Client', categoryId: 1 })).data!.id };
+    for (const r of await sampleRequests(fixtures))
+      expect((await clientCall(store, r)).response.status, r.operationId).toBe(r.status);
+  });
+
   it('creates, reads and lists pets with typed results', async () => {
     const created = await store.createPet({ name: 'Rex', categoryId: 7 });
     if (!created.data) throw new Error(`create failed: ${JSON.stringify(created.error)}`);

@@ -13,7 +13,7 @@ import type { CfnTemplate } from '../../lib/local/template.ts';
 import { TABLE_METADATA, FUNCTION_METADATA } from '../../lib/stacks/metadata.ts';
 import { FUNCTION_ACCESS } from '../../lib/stacks/function-access.ts';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
-import { OPERATION_SAMPLES, sampleRequest } from '../helpers/samples.ts';
+import { OPERATION_SAMPLES, requestInit, sampleRequest } from '../helpers/samples.ts';
 import { onEveryClient, throttlingException } from '../helpers/clients.ts';
 
 interface Grant {
@@ -91,7 +91,7 @@ const sampleScenario = (route: (typeof ROUTES)[number]): Scenario => ({
   async run(api) {
     const newPet = async () => ((await (await post(api)).json()) as { id: number }).id;
     const r = await sampleRequest(route, { newPet });
-    return api.call(r.path, { method: r.method, body: r.body, contract: false });
+    return api.call(r.path, { ...requestInit(r), contract: false });
   },
   ok: OPERATION_SAMPLES[route.operationId].status,
   denied: (res) => {

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAnimalStoreClient, type AnimalStoreClient } from '../../client/index.ts';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
 import { expectError, jsonOf } from '../helpers/common.ts';
-import { PLACEHOLDER_FIXTURES, resourcesWithAllow, sampleRequests } from '../helpers/samples.ts';
+import { PLACEHOLDER_FIXTURES, requestInit, resourcesWithAllow, sampleRequests } from '../helpers/samples.ts';
 
 let api: TestApi;
 /** Happy paths go through the typed client (contract-validated like every call). */
@@ -217,12 +217,8 @@ describe('gateway behaviour', () => {
     ['unknown key', 'Bearer unknown_key_0123456789abcdef'],
     ['key too short', 'Bearer short'],
   ])('answers 401 for %s, on every operation, before any lookup', async (_, auth) => {
-    for (const { method, path, body } of await sampleRequests(PLACEHOLDER_FIXTURES)) {
-      const res = await fetch(`${api.url}${path}`, {
-        method,
-        headers: { ...(auth ? { Authorization: auth } : {}), ...json },
-        body,
-      });
+    for (const r of await sampleRequests(PLACEHOLDER_FIXTURES)) {
+      const res = await fetch(`${api.url}${r.path}`, requestInit(r, { headers: auth ? { Authorization: auth } : {} }));
       await expectError(res, 401, 'unauthorized');
     }
   });

@@ -5,6 +5,7 @@
 import { execFile } from 'node:child_process';
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROUTES } from '../../contract/routes.ts';
 import { main } from '../../scripts/smoke.ts';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
 
@@ -63,6 +64,8 @@ describe('npm run smoke', () => {
     expect(lines.filter((l) => l.startsWith('FAIL'))).toEqual([]);
     expect(r.stdout).toMatch(/^6 passed, 0 failed$/m);
     expect(r.stdout).not.toContain('createPet'); // read-only without --write
+    // Every operation of the route table is asked, without a key (the gateway answers).
+    expect(r.stdout).toContain(`401 unauthorized on all ${ROUTES.length} operations of the route table`);
     expect(r.code).toBe(0);
   });
 

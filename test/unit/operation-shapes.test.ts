@@ -130,7 +130,7 @@ describe('a bodiless 204 operation', () => {
       '| `DELETE /test-only/pets/{petId}` | `testForgetPet` | — | 204 no body with `X-Forgotten-At` | Forget an animal. |',
     ]);
     expect(rows(statusesTable([...ROUTES, FORGET]))).toEqual([
-      '| `testForgetPet` | `DELETE /test-only/pets/{petId}` | 204, 401, 403, 429, 500, 503 |',
+      '| `testForgetPet` | `DELETE /test-only/pets/{petId}` | 204, 400, 401, 403, 413, 429, 431, 500, 503 |',
     ]);
   });
 });

@@ -1,0 +1,40 @@
+/**
+ * What the shared envelope and the gateway answer for any operation, whatever its entry lists, so the document
+ * says all they enforce: an undeclared query parameter (400), a declared request header missing, invalid or given
+ * twice (400), a request too large for the gateway (413) or with headers too large (431), and how a body must be
+ * sent (the media types, charset and content coding lambdas/shared/request.ts accepts).
+ */
+import { MAX_BODY_BYTES } from '../../contract/schemas.ts';
+import { fieldsOf } from '../../contract/request-fields.ts';
+import type { ErrorResponseSpec, Route } from '../../contract/routes.ts';
+
+/** API Gateway's payload quota for REST APIs (10 MB): beyond it the gateway answers 413 itself. */
+const GATEWAY_MAX_PAYLOAD = '10 MB';
+
+export const envelopeNotes = {
+  query: 'A query parameter the operation does not declare is refused (`validation_failed`, naming it).',
+  headers: 'A declared request header that is missing (when required), invalid or given twice is refused.',
+  body:
+    `Sent as \`application/json\` (any \`application/…+json\` type is read the same), in UTF-8 and uncompressed, ` +
+    `at most ${MAX_BODY_BYTES} bytes: another type, charset or \`Content-Encoding\` gets 415; a key given twice, 400.`,
+} as const;
+
+/** The route entry's errors with what the envelope and the gateway add, one response per status. */
+export function envelopeErrors(route: Route): ErrorResponseSpec[] {
+  const notes: string[] = [envelopeNotes.query];
+  if (Object.keys(fieldsOf(route.request.headers)).length) notes.push(envelopeNotes.headers);
+  const errors = route.errors.map((e) =>
+    e.status === 400 ? { ...e, description: `${e.description} ${notes.join(' ')}` } : e,
+  );
+  const has = (status: number) => errors.some((e) => e.status === status);
+  if (!has(400))
+    errors.push({ status: 400, description: notes.join(' '), codes: ['validation_failed', 'bad_request'] });
+  if (!has(413))
+    errors.push({
+      status: 413,
+      description: `The request is larger than the gateway accepts (${GATEWAY_MAX_PAYLOAD}).`,
+      codes: ['payload_too_large'],
+    });
+  errors.push({ status: 431, description: 'The request headers are too large.', codes: ['request_headers_too_large'] });
+  return errors;
+}
