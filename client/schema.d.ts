@@ -80,7 +80,7 @@ export interface components {
         /** @description An animal as sent when creating it. Any other field is refused (400). */
         NewPet: {
             /**
-             * @description The animal's name: 1 to 200 characters, at least one of them visible (white space and invisible characters such as U+200B do not count), no control characters (U+0000-U+001F, U+007F-U+009F).
+             * @description The animal's name: 1 to 200 characters, at least one of them visible (white space and invisible characters such as U+200B do not count), no control characters (U+0000-U+001F, U+007F-U+009F), no bidirectional overrides or isolates (U+202A-U+202E, U+2066-U+2069).
              * @example Rex
              */
             name: string;
@@ -102,7 +102,7 @@ export interface components {
              */
             id: number;
             /**
-             * @description The animal's name: 1 to 200 characters, at least one of them visible (white space and invisible characters such as U+200B do not count), no control characters (U+0000-U+001F, U+007F-U+009F).
+             * @description The animal's name: 1 to 200 characters, at least one of them visible (white space and invisible characters such as U+200B do not count), no control characters (U+0000-U+001F, U+007F-U+009F), no bidirectional overrides or isolates (U+202A-U+202E, U+2066-U+2069).
              * @example Rex
              */
             name: string;

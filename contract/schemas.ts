@@ -59,10 +59,10 @@ const name = meta(
     z.refine((s) => s.isWellFormed(), 'name must be well-formed Unicode (no lone surrogates)'),
   ),
   {
-    description: `The animal's name: 1 to ${NAME_MAX_LENGTH} characters, at least one of them visible (white space and invisible characters such as U+200B do not count), no control characters (U+0000-U+001F, U+007F-U+009F).`,
+    description: `The animal's name: 1 to ${NAME_MAX_LENGTH} characters, at least one of them visible (white space and invisible characters such as U+200B do not count), no control characters (U+0000-U+001F, U+007F-U+009F), no bidirectional overrides or isolates (U+202A-U+202E, U+2066-U+2069).`,
     // The same rules as a pattern (Unicode property escapes, as JSON Schema's ECMA-262 regular expressions with the
     // `u` flag read them), from the same expressions the checks above use.
-    pattern: `^(?!${INVISIBLE.source}*$)[^${CONTROL.source}]*$`,
+    pattern: `^(?!${INVISIBLE.source}*$)[^${CONTROL.source}${BIDI_CONTROL.source.slice(1, -1)}]*$`,
     example: 'Rex',
   },
 );
