@@ -74,13 +74,19 @@ export async function runSmoke(opts: SmokeOptions): Promise<SmokeReport> {
   return { base, ok: results.every((r) => r.ok), results };
 }
 
-/** One line per check, then a summary; a hint when nothing passed (usually a wrong base URL). */
+/**
+ * One line per check, then a summary; a hint when the base URL does not end in the version segment (`/v1`: checks of
+ * unauthenticated answers may still pass against the wrong path, so this cannot wait for everything to fail) or when
+ * nothing passed (usually a wrong or unreachable base URL).
+ */
 export function formatReport(report: SmokeReport, opts: { write?: boolean } = {}): string {
   const lines = [`Smoke checks against ${report.base}${opts.write ? ' (with --write)' : ' (read-only)'}`];
   for (const r of report.results) lines.push(`${r.ok ? 'PASS' : 'FAIL'}  ${r.name}: ${r.detail}`);
   const failed = report.results.filter((r) => !r.ok).length;
   lines.push(`${report.results.length - failed} passed, ${failed} failed`);
-  if (failed && failed === report.results.length) {
+  if (failed && URL.canParse(report.base) && !/\/v\d+\/?$/.test(new URL(report.base).pathname))
+    lines.push(`${report.base} does not end in /v1: use the stage's ApiUrl output as the base URL`);
+  else if (failed && failed === report.results.length) {
     lines.push(
       `Nothing passed: is ${report.base} the stage's base URL (the ApiUrl output, ending in /v1) and reachable?`,
     );
