@@ -27,8 +27,9 @@ export function checkOwner(value: string | undefined): string {
 
 /** Key ids are what generateKeyId (and the local dev keys) make: nothing else can name a key. */
 export function checkKeyId(value: string): string {
-  // The tool's secrets start with ask_ (generateKey): an admin who pastes one learns so, and where ids are.
-  if (/^ask_/.test(value))
+  // The tool's secrets start with ask_ or ask2_ (generateKey, both forms): an admin who pastes one learns so, and
+  // where ids are.
+  if (/^ask2?_/.test(value))
     throw new AdminError(
       'that is an API key secret, not a key id: use the id (key_…) that `keys create` and `keys list` print, and treat the secret as exposed',
     );
