@@ -1,9 +1,8 @@
 /**
- * The docs' error-code tables, rendered from contract/errors.ts (codes and statuses) and contract/error-docs.ts
- * (what each means to a client), with the operations whose route entries declare a code, so no error table is
+ * The docs' error-code tables, rendered from contract/errors.ts (codes, statuses and what each means to a
+ * client), with the operations whose route entries declare a code, so no error table is
  * written by hand. lib/api/docs-tables.ts lists them among the generated tables.
  */
-import { ERROR_DOCS } from '../../contract/error-docs.ts';
 import { ERROR_CODES, type ErrorCode } from '../../contract/errors.ts';
 import { ROUTES, type Route } from '../../contract/routes.ts';
 import { envelopeErrors } from './openapi-envelope.ts';
@@ -24,7 +23,12 @@ export function errorCodesTable(routes: readonly Route[] = ROUTES): string {
     row(['Code', 'HTTP', 'When', 'Client retries']),
     '|---|---|---|---|',
     ...codes.map((c) =>
-      row([code(c), String(ERROR_CODES[c].status), `${ERROR_DOCS[c][0]}${declaredBy(c, routes)}`, ERROR_DOCS[c][1]]),
+      row([
+        code(c),
+        String(ERROR_CODES[c].status),
+        `${ERROR_CODES[c].when}${declaredBy(c, routes)}`,
+        ERROR_CODES[c].retry,
+      ]),
     ),
   ].join('\n');
 }
