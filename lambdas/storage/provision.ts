@@ -4,8 +4,10 @@
  */
 import {
   CreateTableCommand,
+  DescribeTableCommand,
   DynamoDBClient,
   ResourceInUseException,
+  UpdateTableCommand,
   UpdateTimeToLiveCommand,
   type AttributeDefinition,
 } from '@aws-sdk/client-dynamodb';
@@ -25,33 +27,54 @@ export function localClient(endpoint: string): DynamoDBClient {
   });
 }
 
-async function createTable(client: DynamoDBClient, def: TableDefinition, name: string): Promise<void> {
+/** The attribute definitions a table's key and every index's key need. */
+function attributeDefinitions(def: TableDefinition): AttributeDefinition[] {
   const attrs = new Map<string, AttributeDefinition>();
   for (const k of [def.partitionKey, def.sortKey, ...def.indexes.flatMap((i) => [i.partitionKey, i.sortKey])]) {
     if (k) attrs.set(k.name, { AttributeName: k.name, AttributeType: k.type });
   }
+  return [...attrs.values()];
+}
+
+const indexSpec = (i: TableDefinition['indexes'][number]) => ({
+  IndexName: i.indexName,
+  KeySchema: [
+    { AttributeName: i.partitionKey.name, KeyType: 'HASH' as const },
+    ...(i.sortKey ? [{ AttributeName: i.sortKey.name, KeyType: 'RANGE' as const }] : []),
+  ],
+  Projection: { ProjectionType: 'ALL' as const },
+});
+
+/**
+ * A table kept from an earlier version (ANIMAL_STORE_DATA_DIR) gets the indexes added since, one UpdateTable each
+ * (DynamoDB creates one index per call), as the stack's update adds them in AWS; items written before an index
+ * existed are in it once rewritten (`npm run admin -- keys reindex --local` for the keys table).
+ */
+async function addMissingIndexes(client: DynamoDBClient, def: TableDefinition, name: string): Promise<void> {
+  const { Table } = await client.send(new DescribeTableCommand({ TableName: name }));
+  const have = new Set((Table?.GlobalSecondaryIndexes ?? []).map((i) => i.IndexName));
+  for (const index of def.indexes.filter((i) => !have.has(i.indexName)))
+    await client.send(
+      new UpdateTableCommand({
+        TableName: name,
+        AttributeDefinitions: attributeDefinitions(def),
+        GlobalSecondaryIndexUpdates: [{ Create: indexSpec(index) }],
+      }),
+    );
+}
+
+async function createTable(client: DynamoDBClient, def: TableDefinition, name: string): Promise<void> {
   try {
     await client.send(
       new CreateTableCommand({
         TableName: name,
         BillingMode: 'PAY_PER_REQUEST',
-        AttributeDefinitions: [...attrs.values()],
+        AttributeDefinitions: attributeDefinitions(def),
         KeySchema: [
           { AttributeName: def.partitionKey.name, KeyType: 'HASH' },
           ...(def.sortKey ? [{ AttributeName: def.sortKey.name, KeyType: 'RANGE' as const }] : []),
         ],
-        ...(def.indexes.length
-          ? {
-              GlobalSecondaryIndexes: def.indexes.map((i) => ({
-                IndexName: i.indexName,
-                KeySchema: [
-                  { AttributeName: i.partitionKey.name, KeyType: 'HASH' as const },
-                  ...(i.sortKey ? [{ AttributeName: i.sortKey.name, KeyType: 'RANGE' as const }] : []),
-                ],
-                Projection: { ProjectionType: 'ALL' as const },
-              })),
-            }
-          : {}),
+        ...(def.indexes.length ? { GlobalSecondaryIndexes: def.indexes.map(indexSpec) } : {}),
       }),
     );
     if (def.ttlAttribute) {
@@ -64,6 +87,7 @@ async function createTable(client: DynamoDBClient, def: TableDefinition, name: s
     }
   } catch (err) {
     if (!(err instanceof ResourceInUseException)) throw err; // kept data (ANIMAL_STORE_DATA_DIR): tables exist
+    await addMissingIndexes(client, def, name);
   }
 }
 
