@@ -7,10 +7,11 @@
  * Keys join plans the way they are attached in AWS: an API key of the template to the plan the template puts it on
  * (the spent-keys key, and the pool members), a Free key's pool member to the pool's usage plan (the stack's),
  * another standard plan's key to the usage plan named by the stack output `UsagePlanId<Plan>` (the admin tool
- * attaches it), an Enterprise key to a plan of its own built from its limits.
+ * attaches it), an Enterprise key to its bracket's shared plan (lib/admin/brackets.ts), as the admin tool does.
  */
 import { isPooledPlan } from '../../contract/key-pool.ts';
-import { PLANS, usagePlanThrottle, type PlanName } from '../../contract/plans.ts';
+import { PLANS, type PlanName } from '../../contract/plans.ts';
+import { enterpriseBracket } from '../admin/brackets.ts';
 import { usagePlanOutputId } from '../stacks/outputs.ts';
 import { POOL_PLAN_LOGICAL_ID } from '../constructs/usage-plan-ids.ts';
 import type { ApiModel, UsagePlanDef } from './template.ts';
@@ -62,19 +63,18 @@ export class UsagePlanEnforcer {
     if (!name || !PLANS[name]) return undefined;
     if (name === 'enterprise') {
       if (!caller.perMinute || !caller.perDay) return undefined;
-      // Built once per key and limits, not on every request.
-      const id = `enterprise-${apiKey}-${caller.perMinute}-${caller.perDay}`;
-      let plan = this.enterprisePlans.get(id);
+      // The bracket's shared plan, as the admin tool puts an Enterprise key on in AWS (lib/admin/brackets.ts): its
+      // figures apply to each API key on it. Built once per bracket, not on every request.
+      const bracket = enterpriseBracket({ perMinute: caller.perMinute, perDay: caller.perDay });
+      let plan = this.enterprisePlans.get(bracket.id);
       if (!plan) {
-        const t = usagePlanThrottle({ perMinute: caller.perMinute, perDay: caller.perDay });
         plan = {
-          id: `enterprise-${apiKey}`,
-          rateLimit: t.rateLimit,
-          burstLimit: t.burstLimit,
-          quota: { limit: t.quotaPerDay, period: 'DAY' },
+          id: `enterprise-${bracket.id}`,
+          rateLimit: bracket.rateLimit,
+          burstLimit: bracket.burstLimit,
+          quota: { limit: bracket.quotaPerDay, period: 'DAY' },
         };
-        if (this.enterprisePlans.size >= 10_000) this.enterprisePlans.clear();
-        this.enterprisePlans.set(id, plan);
+        this.enterprisePlans.set(bracket.id, plan);
       }
       return plan;
     }

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { usagePlanThrottle } from '../../contract/plans.ts';
+import { enterpriseBracket } from '../../lib/admin/brackets.ts';
 import { UsagePlanEnforcer } from '../../lib/local/usage-plans.ts';
 import type { UsagePlanDef } from '../../lib/local/template.ts';
 
@@ -49,13 +50,17 @@ describe('usage plan enforcement', () => {
     );
   });
 
-  it('gives an Enterprise key a plan of its own from its limits, as the admin tool creates it', () => {
+  it("puts an Enterprise key on its bracket's shared plan, as the admin tool does, with a bucket of its own", () => {
     const e = enforcer();
     const enterprise = { plan: 'enterprise', perMinute: 120, perDay: 1_000 };
-    const { burstLimit } = usagePlanThrottle(enterprise);
+    const { burstLimit } = enterpriseBracket(enterprise);
+    // Never stricter than the exact mapping the limits give.
+    expect(burstLimit).toBeGreaterThanOrEqual(usagePlanThrottle(enterprise).burstLimit);
     const burst = Array.from({ length: burstLimit + 1 }, () => e.admit('x', enterprise, T0));
     expect(burst.filter((v) => v === 'ok')).toHaveLength(burstLimit);
     expect(burst.at(-1)).toBe('THROTTLED');
+    // Another key of the same bracket shares the plan, not the bucket.
+    expect(e.admit('y', enterprise, T0)).toBe('ok');
   });
 
   it('adds no tokens when the clock moves backwards', () => {
