@@ -5,46 +5,26 @@
  * authorizer cache TTL, on the test's clock; the admin tool runs `--local` against the same DynamoDB Local.
  */
 import { randomBytes } from 'node:crypto';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { PLANS } from '../../contract/plans.ts';
-import { hashKey } from '../../lambdas/domain/keys.ts';
-import { shardKey } from '../../lambdas/storage/limiter-items.ts';
-import { realDeps } from '../../lib/admin/cli.ts';
 import type { AdminDeps } from '../../lib/admin/service.ts';
 import { runLocalAdmin } from '../helpers/admin.ts';
-import { startTestApi, uniquePrefix, type TestApi } from '../helpers/api.ts';
+import type { TestApi } from '../helpers/api.ts';
+import { codeOf, devKeyId, setDayCounters, startCachedAdmin } from '../helpers/key-standing.ts';
 
 const key = `pro_${randomBytes(16).toString('hex')}`;
-const keyId = `dev_${hashKey(key).slice(0, 12)}`;
+const keyId = devKeyId(key);
 let api: TestApi;
 let deps: AdminDeps;
 
-beforeAll(async () => {
-  const prefix = uniquePrefix();
-  // The template's authorizer cache (60 s), as deployed.
-  api = await startTestApi({ tablePrefix: prefix, devKeys: [{ key, plan: 'pro' }], authCacheTtlSeconds: undefined });
-  process.env.ANIMAL_STORE_DYNAMODB_PORT = new URL(api.dynamoEndpoint).port;
-  process.env.ANIMAL_STORE_TABLE_PREFIX = prefix;
-  deps = { ...(await realDeps({ local: true })), now: api.clock.now };
-});
+// The template's authorizer cache (60 s), as deployed.
+beforeAll(async () => ({ api, deps } = await startCachedAdmin(key, 'pro')));
 afterAll(() => api?.close());
-
-async function codeOf(res: Response): Promise<string> {
-  return `${res.status} ${res.ok ? '' : ((await res.json()) as { code: string }).code}`.trim();
-}
 
 it('a Pro key that spent its day is served after `keys set-plan` to Business, once the authorizer cache expires', async () => {
   const noon = Date.UTC(2033, 2, 4, 12, 0, 0);
-  api.clock.set(() => noon);
-  const dayStart = noon / 1000 - ((noon / 1000) % 86_400);
   // The key has used its 10,000 requests of today (as the limiter records them).
-  await api.storage.doc.send(
-    new PutCommand({
-      TableName: api.storage.tables.state,
-      Item: { ...shardKey(keyId, dayStart, 0), ms: noon / 1000 - 60, m: 0, d: PLANS.pro.limits!.perDay },
-    }),
-  );
+  await setDayCounters(api, keyId, noon, { d: PLANS.pro.limits!.perDay });
   // The function's limiter refuses it and records its standing; after the cache TTL the gateway refuses it too.
   expect(await codeOf(await api.call('/pets?limit=1', { key }))).toBe('429 quota_exceeded');
   api.clock.set(() => noon + 61_000);

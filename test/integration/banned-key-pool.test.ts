@@ -5,37 +5,22 @@
  * banned the gateway denies it (429 key_banned, nothing counted); once its ban ends the authorizer counts it on the
  * probation API key, so the flood of its next cycle (the cache TTL before its next ban shows) leaves the member alone.
  */
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { poolKeyValue, poolMemberOf, probationKeyValue } from '../../contract/key-pool.ts';
+import { poolKeyValue, probationKeyValue } from '../../contract/key-pool.ts';
 import { BAN_POLICY, PLANS } from '../../contract/plans.ts';
 import { hashKey } from '../../lambdas/domain/keys.ts';
 import { noteStanding } from '../../lambdas/storage/standing.ts';
-import { startTestApi, type TestApi } from '../helpers/api.ts';
+import type { TestApi } from '../helpers/api.ts';
+import { startCachedApi, twoFreeKeysOnOneMember } from '../helpers/key-standing.ts';
 
-/** Two Free dev keys whose key ids map to the same pool member (the local server names dev keys dev_<hash>). */
-function twoKeysOnOneMember(): { a: string; b: string; member: number } {
-  const seen = new Map<number, string>();
-  for (;;) {
-    const key = `free_${randomBytes(16).toString('hex')}`;
-    const member = poolMemberOf(`dev_${hashKey(key).slice(0, 12)}`);
-    const other = seen.get(member);
-    if (other) return { a: key, b: other, member };
-    seen.set(member, key);
-  }
-}
-
-const { a, b, member } = twoKeysOnOneMember();
+const { a, b, member } = twoFreeKeysOnOneMember();
 let api: TestApi;
+// The template's authorizer cache (60 s), as deployed.
 beforeAll(async () => {
-  api = await startTestApi({
-    devKeys: [
-      { key: a, plan: 'free' },
-      { key: b, plan: 'free' },
-    ],
-    // The template's authorizer cache (60 s), as deployed.
-    authCacheTtlSeconds: undefined,
-  });
+  api = await startCachedApi([
+    { key: a, plan: 'free' },
+    { key: b, plan: 'free' },
+  ]);
 });
 afterAll(() => api?.close());
 

@@ -5,53 +5,28 @@
  * template's usage plans and caches the authorizer's decision for the template's TTL, as API Gateway does (on the
  * test's clock).
  */
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { FREE_KEY_POOL, poolKeyValue, poolMemberOf, poolThrottle } from '../../contract/key-pool.ts';
+import { FREE_KEY_POOL, poolKeyValue, poolThrottle } from '../../contract/key-pool.ts';
 import { PLANS } from '../../contract/plans.ts';
-import { hashKey } from '../../lambdas/domain/keys.ts';
-import { shardKey } from '../../lambdas/storage/limiter-items.ts';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { startTestApi, type TestApi } from '../helpers/api.ts';
+import type { TestApi } from '../helpers/api.ts';
+import { devKeyId, setDayCounters, startCachedApi, twoFreeKeysOnOneMember } from '../helpers/key-standing.ts';
 
-/** Two Free dev keys whose key ids map to the same pool member (the local server names dev keys dev_<hash>). */
-function twoKeysOnOneMember(): { a: string; b: string; member: number; idA: string } {
-  const seen = new Map<number, string>();
-  for (;;) {
-    const key = `free_${randomBytes(16).toString('hex')}`;
-    const id = `dev_${hashKey(key).slice(0, 12)}`;
-    const member = poolMemberOf(id);
-    const other = seen.get(member);
-    if (other) return { a: key, b: other, member, idA: id };
-    seen.set(member, key);
-  }
-}
-
-const { a, b, member, idA } = twoKeysOnOneMember();
+const { a, b, member } = twoFreeKeysOnOneMember();
+const idA = devKeyId(a);
 let api: TestApi;
+// The template's authorizer cache (60 s), as deployed: a spent key's flood is answered from the cached decision.
 beforeAll(async () => {
-  // The template's authorizer cache (60 s), as deployed: a spent key's flood is answered from the cached decision.
-  api = await startTestApi({
-    devKeys: [
-      { key: a, plan: 'free' },
-      { key: b, plan: 'free' },
-    ],
-    authCacheTtlSeconds: undefined,
-  });
+  api = await startCachedApi([
+    { key: a, plan: 'free' },
+    { key: b, plan: 'free' },
+  ]);
 });
 afterAll(() => api?.close());
 
 it("a spent Free key's flood is refused at the gateway and leaves another Free key on its pool member untouched", async () => {
   const noon = Date.UTC(2033, 2, 4, 12, 0, 0);
-  api.clock.set(() => noon);
-  const dayStart = noon / 1000 - ((noon / 1000) % 86_400);
   // Key A has used its 1,000 requests of today (as the limiter records them).
-  await api.storage.doc.send(
-    new PutCommand({
-      TableName: api.storage.tables.state,
-      Item: { ...shardKey(idA, dayStart, 0), ms: noon / 1000 - 60, m: 0, d: PLANS.free.limits!.perDay },
-    }),
-  );
+  await setDayCounters(api, idA, noon, { d: PLANS.free.limits!.perDay });
   // The stage the template's pool keys are named for, as the authorizer is told.
   const keysStage = [...api.model.functions.values()].map((f) => f.environment.USAGE_KEYS_STAGE).find(Boolean);
   const memberKey = poolKeyValue(String(keysStage), member);
