@@ -107,6 +107,18 @@ const onPlan = (plan: PlanName) => (records: KeyRecord[]) => {
   expect(records[0]!.retiredUsagePlanId).toBeUndefined();
 };
 
+/** Purge, failing on any key it could not clean; done when every key is revoked with nothing left at the gateway. */
+const PURGE: Pick<Scenario, 'run' | 'done'> = {
+  run: async (w) => {
+    const { failed } = await w.admin.purge();
+    if (failed.length) throw new Error(failed.map((f) => f.error).join('; '));
+  },
+  done: (records) => {
+    for (const r of records)
+      expect([r.status, r.apiGatewayKeyId, r.usagePlanId]).toEqual(['revoked', undefined, undefined]);
+  },
+};
+
 /** An Enterprise key as made before brackets: on a usage plan of its own (which a move or purge deletes). */
 async function legacyEnterprise(w: World): Promise<string> {
   const id = await create(w, ENTERPRISE);
@@ -181,14 +193,7 @@ const SCENARIOS: Scenario[] = [
       w.fake.t += 10 * 60_000;
       return [id];
     },
-    run: async (w) => {
-      const { failed } = await w.admin.purge();
-      if (failed.length) throw new Error(failed.map((f) => f.error).join('; '));
-    },
-    done: (records) => {
-      for (const r of records)
-        expect([r.status, r.apiGatewayKeyId, r.usagePlanId]).toEqual(['revoked', undefined, undefined]);
-    },
+    ...PURGE,
   },
   {
     name: 'purge (an Enterprise and a Pro key, revoked)',
@@ -198,14 +203,7 @@ const SCENARIOS: Scenario[] = [
       w.fake.t += 10 * 60_000;
       return ids;
     },
-    run: async (w) => {
-      const { failed } = await w.admin.purge();
-      if (failed.length) throw new Error(failed.map((f) => f.error).join('; '));
-    },
-    done: (records) => {
-      for (const r of records)
-        expect([r.status, r.apiGatewayKeyId, r.usagePlanId]).toEqual(['revoked', undefined, undefined]);
-    },
+    ...PURGE,
   },
 ];
 
