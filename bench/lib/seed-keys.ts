@@ -7,13 +7,12 @@
  * for purge; owners `owner-<i mod 5,000>` (so an owner has about 20 keys), one in ten in upper case.
  */
 import { createHash } from 'node:crypto';
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { PlanName } from '../../contract/plans.ts';
 import type { KeyRecord } from '../../lambdas/domain/keys.ts';
 import type { Storage } from '../../lambdas/storage/client.ts';
 import { listKeys, listPurgeDue, listing, type ListFilter } from '../../lambdas/storage/key-listing.ts';
-import { batchWriteRange } from './batch-write.ts';
+import { rangeWriter } from './batch-write.ts';
 
 const T0 = Date.UTC(2030, 0, 1);
 
@@ -38,25 +37,10 @@ export function seededKey(i: number): KeyRecord {
 }
 
 /** Writes keys [from, to), 25 per BatchWrite, `parallel` in flight; returns the milliseconds it took. */
-export function seedKeyTable(
-  client: DynamoDBClient,
-  table: string,
-  from: number,
-  to: number,
-  parallel = 16,
-): Promise<number> {
-  return batchWriteRange(
-    client,
-    table,
-    from,
-    to,
-    (i) => {
-      const record = seededKey(i);
-      return marshall({ ...record, ...listing(record) }, { removeUndefinedValues: true });
-    },
-    parallel,
-  );
-}
+export const seedKeyTable = rangeWriter((i) => {
+  const record = seededKey(i);
+  return marshall({ ...record, ...listing(record) }, { removeUndefinedValues: true });
+});
 
 export interface ListingMeasure {
   readonly query: string;

@@ -4,7 +4,7 @@ import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { hashKey } from '../../lambdas/domain/keys.ts';
 import { PET_STATUSES } from '../../contract/schemas.ts';
 import type { PlanLimits, PlanName } from '../../contract/plans.ts';
-import { batchWriteRange } from './batch-write.ts';
+import { rangeWriter } from './batch-write.ts';
 import { BENCH_AUTH } from './events.ts';
 
 /** Seeded pets get ids from here up, far above the id allocator's blocks, so creates never collide with them. */
@@ -12,27 +12,12 @@ export const SEED_ID_BASE = 1_000_000_000;
 export const seededId = (i: number) => SEED_ID_BASE + i;
 
 /** Writes pets [from, to) (ids SEED_ID_BASE + i, statuses in rotation), 25 per BatchWrite, `parallel` in flight. */
-export function seedPets(
-  client: DynamoDBClient,
-  table: string,
-  from: number,
-  to: number,
-  parallel = 16,
-): Promise<number> {
-  return batchWriteRange(
-    client,
-    table,
-    from,
-    to,
-    (i) => ({
-      id: { N: String(seededId(i)) },
-      name: { S: `Pet ${i}` },
-      categoryId: { N: String(1 + (i % 7)) },
-      status: { S: PET_STATUSES[i % PET_STATUSES.length]! },
-    }),
-    parallel,
-  );
-}
+export const seedPets = rangeWriter((i) => ({
+  id: { N: String(seededId(i)) },
+  name: { S: `Pet ${i}` },
+  categoryId: { N: String(1 + (i % 7)) },
+  status: { S: PET_STATUSES[i % PET_STATUSES.length]! },
+}));
 
 /** An Enterprise key at the ceiling (MAX_CUSTOM_LIMITS), which no benchmark reaches: the limiter never rejects. */
 export async function seedBenchKey(client: DynamoDBClient, keysTable: string, key: string): Promise<void> {
