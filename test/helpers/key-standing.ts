@@ -6,12 +6,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll } from 'vitest';
 import { poolMemberOf } from '../../contract/key-pool.ts';
-import type { PlanName } from '../../contract/plans.ts';
 import { hashKey } from '../../lambdas/domain/keys.ts';
 import { shardKey } from '../../lambdas/storage/limiter-items.ts';
 import type { AdminDeps } from '../../lib/admin/service.ts';
-import type { LocalApiOptions } from '../../lib/local/app.ts';
 import { startLocalAdmin } from './admin.ts';
 import { startTestApi, type TestApi } from './api.ts';
 
@@ -19,7 +18,7 @@ import { startTestApi, type TestApi } from './api.ts';
 export const devKeyId = (key: string): string => `dev_${hashKey(key).slice(0, 12)}`;
 
 /** Two Free dev keys whose key ids map to the same pool member. */
-export function twoFreeKeysOnOneMember(): { a: string; b: string; member: number } {
+function twoFreeKeysOnOneMember(): { a: string; b: string; member: number } {
   const seen = new Map<number, string>();
   for (;;) {
     const key = `free_${randomBytes(16).toString('hex')}`;
@@ -30,15 +29,39 @@ export function twoFreeKeysOnOneMember(): { a: string; b: string; member: number
   }
 }
 
-/** A test API serving `devKeys`, with the template's authorizer cache. */
-export function startCachedApi(devKeys: LocalApiOptions['devKeys']): Promise<TestApi> {
-  return startTestApi({ devKeys, authCacheTtlSeconds: undefined });
+/**
+ * For a test file: two Free dev keys on one pool member, served by a test API with the template's authorizer cache
+ * (`api` is there once beforeAll has run, and closed afterAll).
+ */
+export function freePairFixture(): { readonly a: string; readonly b: string; readonly member: number; api: TestApi } {
+  const { a, b, member } = twoFreeKeysOnOneMember();
+  const fixture = { a, b, member } as ReturnType<typeof freePairFixture>;
+  beforeAll(async () => {
+    const devKeys = [a, b].map((key) => ({ key, plan: 'free' as const }));
+    fixture.api = await startTestApi({ devKeys, authCacheTtlSeconds: undefined });
+  });
+  afterAll(() => fixture.api?.close());
+  return fixture;
 }
 
-/** A test API serving one dev key, with the template's authorizer cache, and the admin tool `--local` on its clock. */
-export async function startCachedAdmin(key: string, plan: PlanName): Promise<{ api: TestApi; deps: AdminDeps }> {
-  const { api, deps } = await startLocalAdmin({ devKeys: [{ key, plan }], authCacheTtlSeconds: undefined });
-  return { api, deps: { ...deps, now: api.clock.now } };
+/**
+ * For a test file: one fresh dev key of `plan`, served by a test API with the template's authorizer cache, and the
+ * admin tool `--local` on the API's clock (`api` and `deps` are there once beforeAll has run).
+ */
+export function cachedAdminFixture(plan: 'free' | 'pro' | 'business'): {
+  readonly key: string;
+  readonly keyId: string;
+  api: TestApi;
+  deps: AdminDeps;
+} {
+  const key = `${plan}_${randomBytes(16).toString('hex')}`;
+  const fixture = { key, keyId: devKeyId(key) } as ReturnType<typeof cachedAdminFixture>;
+  beforeAll(async () => {
+    const { api, deps } = await startLocalAdmin({ devKeys: [{ key, plan }], authCacheTtlSeconds: undefined });
+    Object.assign(fixture, { api, deps: { ...deps, now: api.clock.now } });
+  });
+  afterAll(() => fixture.api?.close());
+  return fixture;
 }
 
 /**
