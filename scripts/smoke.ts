@@ -3,7 +3,7 @@
  * stage (lib/smoke/). Read-only unless --write. Exit 0 when every check passed, 1 when one failed, 2 on bad usage.
  * The key may come from ANIMAL_STORE_API_KEY instead of --key (keeps it out of shell history and process lists).
  */
-import { parseArgs } from 'node:util';
+import { parseCommandLine } from '../lib/command-line.ts';
 import { formatReport, runSmoke } from '../lib/smoke/run.ts';
 
 const USAGE = `Usage: npm run smoke -- --base <url ending in /v1> --key <api key> [--write] [--timeout <seconds>] [--json]
@@ -11,27 +11,21 @@ const USAGE = `Usage: npm run smoke -- --base <url ending in /v1> --key <api key
   --key       or ANIMAL_STORE_API_KEY in the environment`;
 
 export async function main(argv: string[], out: (s: string) => void, err: (s: string) => void): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: {
-        base: { type: 'string' },
-        key: { type: 'string' },
-        write: { type: 'boolean' },
-        timeout: { type: 'string' },
-        json: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
-  } catch (e) {
-    err(`error: ${(e as Error).message}\n${USAGE}`);
-    return 2;
-  }
-  if (values.help) {
-    out(USAGE);
-    return 0;
-  }
+  const parsed = parseCommandLine(
+    argv,
+    {
+      base: { type: 'string' },
+      key: { type: 'string' },
+      write: { type: 'boolean' },
+      timeout: { type: 'string' },
+      json: { type: 'boolean' },
+    },
+    USAGE,
+    out,
+    err,
+  );
+  if ('exit' in parsed) return parsed.exit;
+  const { values } = parsed;
   const key = values.key ?? process.env.ANIMAL_STORE_API_KEY;
   const timeout = Number(values.timeout ?? 10);
   if (!values.base || !key || !(timeout > 0)) {

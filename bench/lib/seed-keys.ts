@@ -7,12 +7,12 @@
  * for purge; owners `owner-<i mod 5,000>` (so an owner has about 20 keys), one in ten in upper case.
  */
 import { createHash } from 'node:crypto';
-import { BatchWriteItemCommand, type DynamoDBClient, type WriteRequest } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { PlanName } from '../../contract/plans.ts';
 import type { KeyRecord } from '../../lambdas/domain/keys.ts';
 import type { Storage } from '../../lambdas/storage/client.ts';
 import { listKeys, listPurgeDue, listing, type ListFilter } from '../../lambdas/storage/key-listing.ts';
+import { rangeWriter } from './batch-write.ts';
 
 const T0 = Date.UTC(2030, 0, 1);
 
@@ -37,37 +37,10 @@ export function seededKey(i: number): KeyRecord {
 }
 
 /** Writes keys [from, to), 25 per BatchWrite, `parallel` in flight; returns the milliseconds it took. */
-export async function seedKeyTable(
-  client: DynamoDBClient,
-  table: string,
-  from: number,
-  to: number,
-  parallel = 16,
-): Promise<number> {
-  const t0 = performance.now();
-  let next = from;
-  async function worker(): Promise<void> {
-    while (next < to) {
-      const start = next;
-      next = Math.min(to, next + 25);
-      let requests: WriteRequest[] = [];
-      for (let i = start; i < Math.min(to, start + 25); i++) {
-        const record = seededKey(i);
-        requests.push({
-          PutRequest: { Item: marshall({ ...record, ...listing(record) }, { removeUndefinedValues: true }) },
-        });
-      }
-      for (let attempt = 0; requests.length; attempt++) {
-        if (attempt > 20) throw new Error('BatchWrite kept returning unprocessed items');
-        if (attempt) await new Promise((r) => setTimeout(r, 20 * attempt));
-        const out = await client.send(new BatchWriteItemCommand({ RequestItems: { [table]: requests } }));
-        requests = out.UnprocessedItems?.[table] ?? [];
-      }
-    }
-  }
-  await Promise.all(Array.from({ length: parallel }, worker));
-  return performance.now() - t0;
-}
+export const seedKeyTable = rangeWriter((i) => {
+  const record = seededKey(i);
+  return marshall({ ...record, ...listing(record) }, { removeUndefinedValues: true });
+});
 
 export interface ListingMeasure {
   readonly query: string;

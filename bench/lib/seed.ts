@@ -1,9 +1,10 @@
 /** Seeds tables directly (its own client, so the request meter never sees it): pets by BatchWrite, the bench key. */
-import { BatchWriteItemCommand, type DynamoDBClient, type WriteRequest } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { hashKey } from '../../lambdas/domain/keys.ts';
 import { PET_STATUSES } from '../../contract/schemas.ts';
 import type { PlanLimits, PlanName } from '../../contract/plans.ts';
+import { rangeWriter } from './batch-write.ts';
 import { BENCH_AUTH } from './events.ts';
 
 /** Seeded pets get ids from here up, far above the id allocator's blocks, so creates never collide with them. */
@@ -11,44 +12,12 @@ export const SEED_ID_BASE = 1_000_000_000;
 export const seededId = (i: number) => SEED_ID_BASE + i;
 
 /** Writes pets [from, to) (ids SEED_ID_BASE + i, statuses in rotation), 25 per BatchWrite, `parallel` in flight. */
-export async function seedPets(
-  client: DynamoDBClient,
-  table: string,
-  from: number,
-  to: number,
-  parallel = 16,
-): Promise<number> {
-  const t0 = performance.now();
-  let next = from;
-  async function worker(): Promise<void> {
-    while (next < to) {
-      const start = next;
-      const end = Math.min(to, start + 25);
-      next = end;
-      let requests: WriteRequest[] = [];
-      for (let i = start; i < end; i++) {
-        requests.push({
-          PutRequest: {
-            Item: {
-              id: { N: String(seededId(i)) },
-              name: { S: `Pet ${i}` },
-              categoryId: { N: String(1 + (i % 7)) },
-              status: { S: PET_STATUSES[i % PET_STATUSES.length]! },
-            },
-          },
-        });
-      }
-      for (let attempt = 0; requests.length; attempt++) {
-        if (attempt > 20) throw new Error('BatchWrite kept returning unprocessed items');
-        if (attempt) await new Promise((r) => setTimeout(r, 20 * attempt));
-        const out = await client.send(new BatchWriteItemCommand({ RequestItems: { [table]: requests } }));
-        requests = out.UnprocessedItems?.[table] ?? [];
-      }
-    }
-  }
-  await Promise.all(Array.from({ length: parallel }, worker));
-  return performance.now() - t0;
-}
+export const seedPets = rangeWriter((i) => ({
+  id: { N: String(seededId(i)) },
+  name: { S: `Pet ${i}` },
+  categoryId: { N: String(1 + (i % 7)) },
+  status: { S: PET_STATUSES[i % PET_STATUSES.length]! },
+}));
 
 /** An Enterprise key at the ceiling (MAX_CUSTOM_LIMITS), which no benchmark reaches: the limiter never rejects. */
 export async function seedBenchKey(client: DynamoDBClient, keysTable: string, key: string): Promise<void> {

@@ -7,7 +7,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseCommandLine } from '../command-line.ts';
 import { STAGE_NAMES, STAGES, type StageName } from '../config/stages.ts';
 import { cdkJsonContext } from '../local/synth.ts';
 import { PREFLIGHT_CHECKS, runChecks, type DeployedStack, type PreflightCheck } from './checks.ts';
@@ -151,22 +151,19 @@ export async function preflight(opts: PreflightOptions): Promise<{ findings: str
 
 /** The command line: exit code 0 (no finding), 1 (findings, one line each on stdout), 2 (bad usage). */
 export async function main(argv: string[], out: (s: string) => void, err: (s: string) => void): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: {
-        stage: { type: 'string' },
-        previous: { type: 'string' },
-        context: { type: 'string', short: 'c', multiple: true },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
-  } catch (e) {
-    err(`error: ${(e as Error).message}\n${USAGE}`);
-    return 2;
-  }
-  if (values.help) return (out(USAGE), 0);
+  const parsed = parseCommandLine(
+    argv,
+    {
+      stage: { type: 'string' },
+      previous: { type: 'string' },
+      context: { type: 'string', short: 'c', multiple: true },
+    },
+    USAGE,
+    out,
+    err,
+  );
+  if ('exit' in parsed) return parsed.exit;
+  const { values } = parsed;
   const stage = values.stage as StageName;
   if (!STAGE_NAMES.includes(stage))
     return (err(`error: --stage must be one of ${STAGE_NAMES.join(', ')}\n${USAGE}`), 2);

@@ -1,11 +1,12 @@
 /** A local API on fresh tables, and the admin tool's `--local` dependencies pointed at the same DynamoDB Local. */
 import { realDeps, runAdmin } from '../../lib/admin/cli.ts';
 import type { AdminDeps } from '../../lib/admin/service.ts';
+import type { LocalApiOptions } from '../../lib/local/app.ts';
 import { startTestApi, uniquePrefix, type TestApi } from './api.ts';
 
-export async function startLocalAdmin(): Promise<{ api: TestApi; deps: AdminDeps }> {
+export async function startLocalAdmin(opts: LocalApiOptions = {}): Promise<{ api: TestApi; deps: AdminDeps }> {
   const prefix = uniquePrefix();
-  const api = await startTestApi({ tablePrefix: prefix });
+  const api = await startTestApi({ ...opts, tablePrefix: prefix });
   // The admin's --local target is read from the environment, as a developer's shell would set it.
   process.env.ANIMAL_STORE_DYNAMODB_PORT = new URL(api.dynamoEndpoint).port;
   process.env.ANIMAL_STORE_TABLE_PREFIX = prefix;

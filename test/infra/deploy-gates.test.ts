@@ -5,21 +5,13 @@
  * versions deny) must never breach it, so nobody outside can roll a release back; a version that denies valid keys
  * or fails must. Bundling is skipped, as in stack.test.ts.
  */
-import { Template } from 'aws-cdk-lib/assertions';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AUTHORIZER } from '../../contract/routes.ts';
-import { STAGES, STAGE_NAMES, type StageName } from '../../lib/config/stages.ts';
-import { createApp } from '../../lib/stacks/app.ts';
+import { STAGES, STAGE_NAMES } from '../../lib/config/stages.ts';
 import { evaluateAt } from './metric-eval.ts';
-import { SYNTH_CONTEXT } from './synth-context.ts';
+import { resourcesOf, synthesizeStages } from './stack-fixture.ts';
 
-type Resource = { Type: string; Properties: Record<string, any>; UpdatePolicy?: Record<string, any> };
-const templates = {} as Record<StageName, Record<string, Resource>>;
-
-beforeAll(() => {
-  const { stacks } = createApp({ context: { ...SYNTH_CONTEXT } });
-  for (const name of STAGE_NAMES) templates[name] = Template.fromStack(stacks[name]).toJSON().Resources;
-}, 240_000);
+synthesizeStages();
 
 /** One minute of the authorizer's invocations (cache misses) during a shift. */
 interface Minute {
@@ -68,7 +60,7 @@ const SCENARIOS: readonly (readonly [string, 'breaches' | 'holds', Minute])[] = 
 ];
 
 describe.each(STAGE_NAMES)('stage %s: the authorizer deploy gate', (stage) => {
-  const r = () => templates[stage];
+  const r = () => resourcesOf(stage);
   /** The gate alarm of the authorizer's deployment group that is not the API 5xx rate. */
   const gate = () => {
     const [aliasId, alias] = Object.entries(r()).find(

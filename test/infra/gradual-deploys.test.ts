@@ -3,24 +3,16 @@
  * CodeDeploy canary gated on alarms (staging as long as production, so the shifting and the rollback are exercised
  * before production depends on them). Bundling is skipped; cli.test.ts synthesizes with real bundling and cdk-nag.
  */
-import { Template } from 'aws-cdk-lib/assertions';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AUTHORIZER, ROUTES } from '../../contract/routes.ts';
 import { LIVE_ALIAS } from '../../lib/constructs/api-function.ts';
 import { STAGES, STAGE_NAMES, type StageName } from '../../lib/config/stages.ts';
-import { createApp } from '../../lib/stacks/app.ts';
-import { SYNTH_CONTEXT } from './synth-context.ts';
+import { resourcesOf, synthesizeStages, type Resource } from './stack-fixture.ts';
 
-type Resource = { Type: string; Properties: Record<string, any>; UpdatePolicy?: Record<string, any> };
-const templates = {} as Record<StageName, Record<string, Resource>>;
-
-beforeAll(() => {
-  const { stacks } = createApp({ context: { ...SYNTH_CONTEXT } });
-  for (const name of STAGE_NAMES) templates[name] = Template.fromStack(stacks[name]).toJSON().Resources;
-}, 240_000);
+synthesizeStages();
 
 const ofType = (stage: StageName, type: string): [string, Resource][] =>
-  Object.entries(templates[stage]).filter(([, r]) => r.Type === type);
+  Object.entries(resourcesOf(stage)).filter(([, r]) => r.Type === type);
 
 /** The logical id a value references (`Ref` or `Fn::GetAtt`), searched anywhere inside it. */
 const refsIn = (value: unknown): string[] => {
@@ -32,7 +24,7 @@ const refsIn = (value: unknown): string[] => {
 const aliasesOf = (stage: StageName): Map<string, string> =>
   new Map(
     ofType(stage, 'AWS::Lambda::Alias').map(([id, alias]) => {
-      const fn = templates[stage][alias.Properties.FunctionName.Ref]!;
+      const fn = resourcesOf(stage)[alias.Properties.FunctionName.Ref]!;
       return [id, String(fn.Properties.Description).split(': ').pop()!];
     }),
   );
@@ -47,7 +39,7 @@ describe.each(STAGE_NAMES)('stage %s', (stage) => {
       expect(alias.Properties.Name).toBe(LIVE_ALIAS);
       // The alias points at the function's own published version (AWS::Lambda::Version of the same function).
       const [versionId] = refsIn(alias.Properties.FunctionVersion);
-      const version = templates[stage][versionId!]!;
+      const version = resourcesOf(stage)[versionId!]!;
       expect(version.Type).toBe('AWS::Lambda::Version');
       expect(version.Properties.FunctionName).toEqual(alias.Properties.FunctionName);
     }
@@ -63,7 +55,9 @@ describe.each(STAGE_NAMES)('stage %s', (stage) => {
       const targets = refsIn(method.Properties.Integration.Uri).filter((id) => aliases.has(id));
       expect(targets.map((id) => aliases.get(id))).toEqual([method.Properties.OperationName]);
       expect(
-        refsIn(method.Properties.Integration.Uri).some((id) => templates[stage][id]?.Type === 'AWS::Lambda::Function'),
+        refsIn(method.Properties.Integration.Uri).some(
+          (id) => resourcesOf(stage)[id]?.Type === 'AWS::Lambda::Function',
+        ),
       ).toBe(false);
     }
     const [[, authorizer]] = ofType(stage, 'AWS::ApiGateway::Authorizer') as [[string, Resource]];
@@ -119,7 +113,7 @@ describe.each(STAGE_NAMES)('stage %s: CodeDeploy', (stage) => {
     for (const [id, alias] of ofType(stage, 'AWS::Lambda::Alias')) {
       const policy = alias.UpdatePolicy?.CodeDeployLambdaAliasUpdate;
       expect(policy, id).toBeDefined();
-      expect(templates[stage][policy.DeploymentGroupName.Ref]?.Type).toBe('AWS::CodeDeploy::DeploymentGroup');
+      expect(resourcesOf(stage)[policy.DeploymentGroupName.Ref]?.Type).toBe('AWS::CodeDeploy::DeploymentGroup');
       expect(aliases.get(id)).toBeDefined();
     }
   });
@@ -129,7 +123,7 @@ describe.each(STAGE_NAMES)('stage %s: CodeDeploy', (stage) => {
       const alarms = group.Properties.AlarmConfiguration.Alarms as { Name: { Ref: string } }[];
       expect(alarms.length, id).toBeGreaterThan(0);
       expect(alarms.length, id).toBeLessThanOrEqual(10);
-      for (const a of alarms) expect(templates[stage][a.Name.Ref]?.Type, id).toBe('AWS::CloudWatch::Alarm');
+      for (const a of alarms) expect(resourcesOf(stage)[a.Name.Ref]?.Type, id).toBe('AWS::CloudWatch::Alarm');
     }
   });
 
@@ -137,9 +131,9 @@ describe.each(STAGE_NAMES)('stage %s: CodeDeploy', (stage) => {
     const aliases = aliasesOf(stage);
     const groupOf = (name: string) => {
       const [aliasId] = [...aliases].find(([, n]) => n === name)!;
-      const groupId = templates[stage][aliasId]!.UpdatePolicy!.CodeDeployLambdaAliasUpdate.DeploymentGroupName.Ref;
-      return (templates[stage][groupId]!.Properties.AlarmConfiguration.Alarms as { Name: { Ref: string } }[]).map(
-        (a) => templates[stage][a.Name.Ref]!.Properties,
+      const groupId = resourcesOf(stage)[aliasId]!.UpdatePolicy!.CodeDeployLambdaAliasUpdate.DeploymentGroupName.Ref;
+      return (resourcesOf(stage)[groupId]!.Properties.AlarmConfiguration.Alarms as { Name: { Ref: string } }[]).map(
+        (a) => resourcesOf(stage)[a.Name.Ref]!.Properties,
       );
     };
     const isApi5xxRate = (a: Record<string, any>) =>

@@ -14,6 +14,7 @@ export type Resource = {
   Properties: Record<string, any>;
   DeletionPolicy?: string;
   UpdateReplacePolicy?: string;
+  UpdatePolicy?: Record<string, any>;
 };
 
 export const built = { app: undefined as ReturnType<typeof createApp> | undefined };
@@ -26,6 +27,9 @@ export function synthesizeStages(): void {
     for (const name of STAGE_NAMES) templates[name] = Template.fromStack(built.app.stacks[name]);
   }, 240_000);
 }
+
+/** A stage's resources by logical id, as its synthesized template has them. */
+export const resourcesOf = (stage: StageName): Record<string, Resource> => templates[stage].toJSON().Resources;
 
 export const resources = (t: Template, type: string): [string, Resource][] =>
   Object.entries(t.findResources(type)) as [string, Resource][];

@@ -5,16 +5,14 @@
  * names, and running it again finishes it. The fake's inventory is checked after every run; records are on
  * DynamoDB Local. The pacing sleeps on the fake's clock, so 20 s waits take no time.
  */
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { usagePlanThrottle, type PlanName } from '../../contract/plans.ts';
-import { limitsOf, type KeyRecord } from '../../lambdas/domain/keys.ts';
-import { bracketPlanName, enterpriseBracket } from '../../lib/admin/brackets.ts';
-import { awsKeyGateway } from '../../lib/admin/gateway.ts';
-import { keyAdmin, type AdminDeps, type KeyAdmin } from '../../lib/admin/service.ts';
+import type { KeyRecord } from '../../lambdas/domain/keys.ts';
+import type { AdminDeps } from '../../lib/admin/service.ts';
 import { startLocalAdmin, runLocalAdmin } from '../helpers/admin.ts';
 import type { TestApi } from '../helpers/api.ts';
-import { FakeControlPlane, type FaultMode } from '../helpers/control-plane-fake.ts';
+import type { FaultMode } from '../helpers/control-plane-fake.ts';
+import { controlPlaneWorld, problems, recordsOf, type World } from '../helpers/control-plane-world.ts';
 
 let api: TestApi;
 let localDeps: AdminDeps;
@@ -23,68 +21,7 @@ beforeAll(async () => {
 });
 afterAll(() => api?.close());
 
-interface World {
-  fake: FakeControlPlane;
-  deps: AdminDeps;
-  admin: KeyAdmin;
-  owner: string;
-  usagePlans: Record<Exclude<PlanName, 'enterprise'>, string>;
-}
-
-function world(): World {
-  const fake = new FakeControlPlane(Date.UTC(2026, 10, 22, 12));
-  const usagePlans = { free: fake.seedPlan('free'), pro: fake.seedPlan('pro'), business: fake.seedPlan('business') };
-  const deps: AdminDeps = {
-    ...localDeps,
-    stage: 'staging',
-    usagePlans,
-    now: fake.now,
-    revokedKeyGraceMs: 120_000,
-    gateway: awsKeyGateway(fake, { apiId: 'api123', stage: 'v1' }, fake),
-  };
-  return { fake, deps, admin: keyAdmin(deps), owner: `cp-${randomUUID()}`, usagePlans };
-}
-
-const recordsOf = async (owner: string): Promise<KeyRecord[]> =>
-  (await localDeps.store.list()).filter((r) => r.owner === owner);
-
-/** What is wrong between the records and the fake's inventory: anything left behind, missing or misplaced. */
-async function problems({ fake, owner, usagePlans }: World): Promise<string[]> {
-  const records = await recordsOf(owner);
-  const found: string[] = [];
-  const standard = new Set(Object.values(usagePlans));
-  const namedKeys = new Set(records.map((r) => r.apiGatewayKeyId).filter(Boolean));
-  const namedPlans = new Set(records.flatMap((r) => [r.usagePlanId, r.retiredUsagePlanId]).filter(Boolean));
-  for (const id of fake.keys.keys()) if (!namedKeys.has(id)) found.push(`API key ${id} named by no record`);
-  const bracketPlans = [...fake.plans.values()].filter((p) => p.name.startsWith('animal-store-staging-enterprise-r'));
-  const names = bracketPlans.map((p) => p.name);
-  if (new Set(names).size !== names.length) found.push(`a bracket's plan made twice: ${names}`);
-  for (const id of fake.plans.keys())
-    if (!standard.has(id) && !namedPlans.has(id) && !bracketPlans.some((p) => p.id === id))
-      found.push(`usage plan ${id} named by no record`);
-  for (const r of records) {
-    if (r.status !== 'active') continue;
-    const bracket = r.plan === 'enterprise' ? enterpriseBracket(limitsOf(r)!) : undefined;
-    const plan =
-      r.usagePlanId ??
-      (bracket
-        ? bracketPlans.find((p) => p.name === bracketPlanName('staging', bracket))?.id
-        : usagePlans[r.plan as keyof typeof usagePlans]);
-    if (r.apiGatewayKeyId) {
-      if (!fake.keys.has(r.apiGatewayKeyId)) found.push(`${r.keyId}: its API key is gone`);
-      const on = fake.plansOf(r.apiGatewayKeyId);
-      if (on.length !== 1 || on[0] !== plan) found.push(`${r.keyId} (${r.plan}) is on [${on}], not ${plan}`);
-    } else if (r.plan !== 'free') found.push(`${r.keyId} (${r.plan}) has no API key`);
-    if (r.plan === 'enterprise') {
-      const on = fake.plans.get(plan ?? '');
-      const t = usagePlanThrottle(limitsOf(r)!);
-      if (!on?.apiStages.length) found.push(`${r.keyId}: its usage plan is missing or off the stage`);
-      else if ((on.quota?.limit ?? 0) < t.quotaPerDay || (on.throttle?.rateLimit ?? 0) < t.rateLimit)
-        found.push(`${r.keyId}: its usage plan refuses what its limits admit`);
-    }
-  }
-  return found;
-}
+const world = () => controlPlaneWorld(localDeps);
 
 interface Scenario {
   readonly name: string;
@@ -105,6 +42,18 @@ const moveTo =
 const onPlan = (plan: PlanName) => (records: KeyRecord[]) => {
   expect(records.map((r) => r.plan)).toEqual([plan]);
   expect(records[0]!.retiredUsagePlanId).toBeUndefined();
+};
+
+/** Purge, failing on any key it could not clean; done when every key is revoked with nothing left at the gateway. */
+const PURGE: Pick<Scenario, 'run' | 'done'> = {
+  run: async (w) => {
+    const { failed } = await w.admin.purge();
+    if (failed.length) throw new Error(failed.map((f) => f.error).join('; '));
+  },
+  done: (records) => {
+    for (const r of records)
+      expect([r.status, r.apiGatewayKeyId, r.usagePlanId]).toEqual(['revoked', undefined, undefined]);
+  },
 };
 
 /** An Enterprise key as made before brackets: on a usage plan of its own (which a move or purge deletes). */
@@ -181,14 +130,7 @@ const SCENARIOS: Scenario[] = [
       w.fake.t += 10 * 60_000;
       return [id];
     },
-    run: async (w) => {
-      const { failed } = await w.admin.purge();
-      if (failed.length) throw new Error(failed.map((f) => f.error).join('; '));
-    },
-    done: (records) => {
-      for (const r of records)
-        expect([r.status, r.apiGatewayKeyId, r.usagePlanId]).toEqual(['revoked', undefined, undefined]);
-    },
+    ...PURGE,
   },
   {
     name: 'purge (an Enterprise and a Pro key, revoked)',
@@ -198,14 +140,7 @@ const SCENARIOS: Scenario[] = [
       w.fake.t += 10 * 60_000;
       return ids;
     },
-    run: async (w) => {
-      const { failed } = await w.admin.purge();
-      if (failed.length) throw new Error(failed.map((f) => f.error).join('; '));
-    },
-    done: (records) => {
-      for (const r of records)
-        expect([r.status, r.apiGatewayKeyId, r.usagePlanId]).toEqual(['revoked', undefined, undefined]);
-    },
+    ...PURGE,
   },
 ];
 
@@ -230,7 +165,7 @@ describe('every admin change, failing at each control-plane call in turn, leaves
         const clean = await play(s);
         expect(clean.outcome).toBe('ok');
         expect(await problems(clean.w)).toEqual([]);
-        s.done(await recordsOf(clean.w.owner));
+        s.done(await recordsOf(clean.w));
         expect(clean.calls).toBeGreaterThan(0);
         for (let at = 1; at <= clean.calls; at++) {
           for (const mode of ['refused', 'lost'] as const) {
@@ -242,7 +177,7 @@ describe('every admin change, failing at each control-plane call in turn, leaves
             const purge = await run.w.admin.purge();
             expect(purge.failed, label).toEqual([]);
             expect(await problems(run.w), label).toEqual([]);
-            if (run.ids.length) s.done(await recordsOf(run.w.owner));
+            if (run.ids.length) s.done(await recordsOf(run.w));
             expect(
               run.w.fake.calls.filter((c) => c.outcome === 'throttled'),
               'paced: AWS never throttles',
@@ -306,7 +241,7 @@ describe('a no-op change writes nothing', () => {
     const w = world();
     const pro = await create(w, { plan: 'pro' });
     const ent = await create(w, ENTERPRISE);
-    const before = await recordsOf(w.owner);
+    const before = await recordsOf(w);
     const calls = w.fake.calls.length;
     const same = await runLocalAdmin(w.deps, 'keys', 'set-plan', pro, 'pro');
     expect(same).toMatchObject({
@@ -319,7 +254,7 @@ describe('a no-op change writes nothing', () => {
     );
     expect(sameLimits.out).toMatch(/^No change/);
     expect(w.fake.calls.length, 'no control-plane call').toBe(calls);
-    expect(await recordsOf(w.owner), 'no record written').toEqual(before);
+    expect(await recordsOf(w), 'no record written').toEqual(before);
   });
 });
 

@@ -4,59 +4,31 @@
  * authorizer stops naming the spent-keys API key. Over HTTP through the local gateway, with the template's
  * authorizer cache TTL, on the test's clock; the admin tool runs `--local` against the same DynamoDB Local.
  */
-import { randomBytes } from 'node:crypto';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { PLANS } from '../../contract/plans.ts';
-import { hashKey } from '../../lambdas/domain/keys.ts';
-import { shardKey } from '../../lambdas/storage/limiter-items.ts';
-import { realDeps } from '../../lib/admin/cli.ts';
-import type { AdminDeps } from '../../lib/admin/service.ts';
 import { runLocalAdmin } from '../helpers/admin.ts';
-import { startTestApi, uniquePrefix, type TestApi } from '../helpers/api.ts';
+import { codeOf, setDayCounters, cachedAdminFixture } from '../helpers/key-standing.ts';
 
-const key = `pro_${randomBytes(16).toString('hex')}`;
-const keyId = `dev_${hashKey(key).slice(0, 12)}`;
-let api: TestApi;
-let deps: AdminDeps;
-
-beforeAll(async () => {
-  const prefix = uniquePrefix();
-  // The template's authorizer cache (60 s), as deployed.
-  api = await startTestApi({ tablePrefix: prefix, devKeys: [{ key, plan: 'pro' }], authCacheTtlSeconds: undefined });
-  process.env.ANIMAL_STORE_DYNAMODB_PORT = new URL(api.dynamoEndpoint).port;
-  process.env.ANIMAL_STORE_TABLE_PREFIX = prefix;
-  deps = { ...(await realDeps({ local: true })), now: api.clock.now };
-});
-afterAll(() => api?.close());
-
-async function codeOf(res: Response): Promise<string> {
-  return `${res.status} ${res.ok ? '' : ((await res.json()) as { code: string }).code}`.trim();
-}
+// The template's authorizer cache (60 s), as deployed.
+const fixture = cachedAdminFixture('pro');
+const { key, keyId } = fixture;
 
 it('a Pro key that spent its day is served after `keys set-plan` to Business, once the authorizer cache expires', async () => {
   const noon = Date.UTC(2033, 2, 4, 12, 0, 0);
-  api.clock.set(() => noon);
-  const dayStart = noon / 1000 - ((noon / 1000) % 86_400);
   // The key has used its 10,000 requests of today (as the limiter records them).
-  await api.storage.doc.send(
-    new PutCommand({
-      TableName: api.storage.tables.state,
-      Item: { ...shardKey(keyId, dayStart, 0), ms: noon / 1000 - 60, m: 0, d: PLANS.pro.limits!.perDay },
-    }),
-  );
+  await setDayCounters(fixture.api, keyId, noon, { d: PLANS.pro.limits!.perDay });
   // The function's limiter refuses it and records its standing; after the cache TTL the gateway refuses it too.
-  expect(await codeOf(await api.call('/pets?limit=1', { key }))).toBe('429 quota_exceeded');
-  api.clock.set(() => noon + 61_000);
-  expect(await codeOf(await api.call('/pets?limit=1', { key }))).toBe('429 quota_exceeded');
+  expect(await codeOf(await fixture.api.call('/pets?limit=1', { key }))).toBe('429 quota_exceeded');
+  fixture.api.clock.set(() => noon + 61_000);
+  expect(await codeOf(await fixture.api.call('/pets?limit=1', { key }))).toBe('429 quota_exceeded');
 
-  const moved = await runLocalAdmin(deps, 'keys', 'set-plan', keyId, 'business');
+  const moved = await runLocalAdmin(fixture.deps, 'keys', 'set-plan', keyId, 'business');
   expect(moved.err).toBe('');
   expect(moved.out).toMatch(/cached authorizer results expire/);
   // Within the TTL the gateway still answers from the cached decision (as API Gateway does); after it, the key is
   // counted against its own usage key again and the function admits it under Business's day.
-  api.clock.set(() => noon + 122_000);
-  const res = await api.call('/pets?limit=1', { key });
+  fixture.api.clock.set(() => noon + 122_000);
+  const res = await fixture.api.call('/pets?limit=1', { key });
   expect(await codeOf(res)).toBe('200');
   expect(res.headers.get('x-ratelimit-limit')).toBe(String(PLANS.business.limits!.perMinute));
 }, 60_000);

@@ -5,70 +5,39 @@
  * template's usage plans and caches the authorizer's decision for the template's TTL, as API Gateway does (on the
  * test's clock).
  */
-import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { FREE_KEY_POOL, poolKeyValue, poolMemberOf, poolThrottle } from '../../contract/key-pool.ts';
+import { expect, it } from 'vitest';
+import { FREE_KEY_POOL, poolKeyValue, poolThrottle } from '../../contract/key-pool.ts';
 import { PLANS } from '../../contract/plans.ts';
-import { hashKey } from '../../lambdas/domain/keys.ts';
-import { shardKey } from '../../lambdas/storage/limiter-items.ts';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { startTestApi, type TestApi } from '../helpers/api.ts';
+import { devKeyId, freePairFixture, setDayCounters } from '../helpers/key-standing.ts';
 
-/** Two Free dev keys whose key ids map to the same pool member (the local server names dev keys dev_<hash>). */
-function twoKeysOnOneMember(): { a: string; b: string; member: number; idA: string } {
-  const seen = new Map<number, string>();
-  for (;;) {
-    const key = `free_${randomBytes(16).toString('hex')}`;
-    const id = `dev_${hashKey(key).slice(0, 12)}`;
-    const member = poolMemberOf(id);
-    const other = seen.get(member);
-    if (other) return { a: key, b: other, member, idA: id };
-    seen.set(member, key);
-  }
-}
-
-const { a, b, member, idA } = twoKeysOnOneMember();
-let api: TestApi;
-beforeAll(async () => {
-  // The template's authorizer cache (60 s), as deployed: a spent key's flood is answered from the cached decision.
-  api = await startTestApi({
-    devKeys: [
-      { key: a, plan: 'free' },
-      { key: b, plan: 'free' },
-    ],
-    authCacheTtlSeconds: undefined,
-  });
-});
-afterAll(() => api?.close());
+// The template's authorizer cache (60 s), as deployed: a spent key's flood is answered from the cached decision.
+const fixture = freePairFixture();
+const { a, b, member } = fixture;
+const idA = devKeyId(a);
 
 it("a spent Free key's flood is refused at the gateway and leaves another Free key on its pool member untouched", async () => {
   const noon = Date.UTC(2033, 2, 4, 12, 0, 0);
-  api.clock.set(() => noon);
-  const dayStart = noon / 1000 - ((noon / 1000) % 86_400);
   // Key A has used its 1,000 requests of today (as the limiter records them).
-  await api.storage.doc.send(
-    new PutCommand({
-      TableName: api.storage.tables.state,
-      Item: { ...shardKey(idA, dayStart, 0), ms: noon / 1000 - 60, m: 0, d: PLANS.free.limits!.perDay },
-    }),
-  );
+  await setDayCounters(fixture.api, idA, noon, { d: PLANS.free.limits!.perDay });
   // The stage the template's pool keys are named for, as the authorizer is told.
-  const keysStage = [...api.model.functions.values()].map((f) => f.environment.USAGE_KEYS_STAGE).find(Boolean);
+  const keysStage = [...fixture.api.model.functions.values()].map((f) => f.environment.USAGE_KEYS_STAGE).find(Boolean);
   const memberKey = poolKeyValue(String(keysStage), member);
   // The first request after the day is spent reaches the function (the gateway does not know yet): its limiter
   // refuses it, exactly, and records the key's standing where the authorizer reads it.
-  const first = await api.call('/pets?limit=1', { key: a });
+  const first = await fixture.api.call('/pets?limit=1', { key: a });
   expect(first.status).toBe(429);
   expect(first.headers.get('x-ratelimit-limit')).toBe(String(PLANS.free.limits!.perDay));
   // Once the authorizer's cached answer has expired (the template's TTL), the gateway knows.
-  api.clock.set(() => noon + 61_000);
-  const before = api.usage.used(memberKey, { plan: 'free' });
+  fixture.api.clock.set(() => noon + 61_000);
+  const before = fixture.api.usage.used(memberKey, { plan: 'free' });
   // More than the member's whole bucket, at one instant (no refill): before, this emptied it for everyone on it.
   const flood = poolThrottle().burstLimit + 1;
   const codes = new Map<string, number>();
   for (let i = 0; i < flood; i += 50) {
     const batch = await Promise.all(
-      Array.from({ length: Math.min(50, flood - i) }, () => api.call('/pets?limit=1', { key: a, contract: i === 0 })),
+      Array.from({ length: Math.min(50, flood - i) }, () =>
+        fixture.api.call('/pets?limit=1', { key: a, contract: i === 0 }),
+      ),
     );
     for (const res of batch) {
       const { code } = (await res.json()) as { code: string };
@@ -76,19 +45,21 @@ it("a spent Free key's flood is refused at the gateway and leaves another Free k
     }
   }
   expect([...codes.keys()]).toEqual(['429 quota_exceeded']);
-  expect(api.usage.used(memberKey, { plan: 'free' }), "none of A's requests counted on the member").toBe(before);
+  expect(fixture.api.usage.used(memberKey, { plan: 'free' }), "none of A's requests counted on the member").toBe(
+    before,
+  );
 
   // Key B, on the same member, gets its whole minute.
   const perMinute = PLANS.free.limits!.perMinute;
   const statuses = [];
-  for (let i = 0; i < perMinute; i++) statuses.push((await api.call('/pets?limit=1', { key: b })).status);
+  for (let i = 0; i < perMinute; i++) statuses.push((await fixture.api.call('/pets?limit=1', { key: b })).status);
   expect(statuses.every((s) => s === 200)).toBe(true);
-  expect(api.usage.used(memberKey, { plan: 'free' })).toBe(before + perMinute);
+  expect(fixture.api.usage.used(memberKey, { plan: 'free' })).toBe(before + perMinute);
   expect(FREE_KEY_POOL.members).toBeGreaterThan(1);
 }, 120_000);
 
 it('the gateway answers a spent key as the function would: 429 quota_exceeded with Retry-After', async () => {
-  const res = await api.call('/pets?limit=1', { key: a });
+  const res = await fixture.api.call('/pets?limit=1', { key: a });
   expect(res.status).toBe(429);
   expect(((await res.json()) as { code: string }).code).toBe('quota_exceeded');
   expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);

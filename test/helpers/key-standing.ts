@@ -1,0 +1,90 @@
+/**
+ * The setup the tests of a key's standing share (a spent or banned key, and the admin commands that lift it): the local
+ * gateway with the template's authorizer cache (60 s), as deployed, so a cached decision outlives a change until its
+ * TTL, as on API Gateway; dev keys named as the local server names them; a key's day counters written as the limiter
+ * writes them.
+ */
+import { randomBytes } from 'node:crypto';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll } from 'vitest';
+import { poolMemberOf } from '../../contract/key-pool.ts';
+import { hashKey } from '../../lambdas/domain/keys.ts';
+import { shardKey } from '../../lambdas/storage/limiter-items.ts';
+import type { AdminDeps } from '../../lib/admin/service.ts';
+import { startLocalAdmin } from './admin.ts';
+import { startTestApi, type TestApi } from './api.ts';
+
+/** A dev key's id, as the local server names it (lib/local/keys.ts). */
+export const devKeyId = (key: string): string => `dev_${hashKey(key).slice(0, 12)}`;
+
+/** Two Free dev keys whose key ids map to the same pool member. */
+function twoFreeKeysOnOneMember(): { a: string; b: string; member: number } {
+  const seen = new Map<number, string>();
+  for (;;) {
+    const key = `free_${randomBytes(16).toString('hex')}`;
+    const member = poolMemberOf(devKeyId(key));
+    const other = seen.get(member);
+    if (other) return { a: key, b: other, member };
+    seen.set(member, key);
+  }
+}
+
+/**
+ * For a test file: two Free dev keys on one pool member, served by a test API with the template's authorizer cache
+ * (`api` is there once beforeAll has run, and closed afterAll).
+ */
+export function freePairFixture(): { readonly a: string; readonly b: string; readonly member: number; api: TestApi } {
+  const { a, b, member } = twoFreeKeysOnOneMember();
+  const fixture = { a, b, member } as ReturnType<typeof freePairFixture>;
+  beforeAll(async () => {
+    const devKeys = [a, b].map((key) => ({ key, plan: 'free' as const }));
+    fixture.api = await startTestApi({ devKeys, authCacheTtlSeconds: undefined });
+  });
+  afterAll(() => fixture.api?.close());
+  return fixture;
+}
+
+/**
+ * For a test file: one fresh dev key of `plan`, served by a test API with the template's authorizer cache, and the
+ * admin tool `--local` on the API's clock (`api` and `deps` are there once beforeAll has run).
+ */
+export function cachedAdminFixture(plan: 'free' | 'pro' | 'business'): {
+  readonly key: string;
+  readonly keyId: string;
+  api: TestApi;
+  deps: AdminDeps;
+} {
+  const key = `${plan}_${randomBytes(16).toString('hex')}`;
+  const fixture = { key, keyId: devKeyId(key) } as ReturnType<typeof cachedAdminFixture>;
+  beforeAll(async () => {
+    const { api, deps } = await startLocalAdmin({ devKeys: [{ key, plan }], authCacheTtlSeconds: undefined });
+    Object.assign(fixture, { api, deps: { ...deps, now: api.clock.now } });
+  });
+  afterAll(() => fixture.api?.close());
+  return fixture;
+}
+
+/**
+ * Puts the clock at `nowMs` and writes `keyId`'s day counters there as the limiter records them: `counters.d`
+ * requests today, the last minute opened a minute ago, and a ban until `counters.banUntil` (seconds) if given.
+ */
+export async function setDayCounters(
+  api: TestApi,
+  keyId: string,
+  nowMs: number,
+  counters: { d: number; banUntil?: number },
+): Promise<void> {
+  api.clock.set(() => nowMs);
+  const dayStart = nowMs / 1000 - ((nowMs / 1000) % 86_400);
+  await api.storage.doc.send(
+    new PutCommand({
+      TableName: api.storage.tables.state,
+      Item: { ...shardKey(keyId, dayStart, 0), ms: nowMs / 1000 - 60, m: 0, ...counters },
+    }),
+  );
+}
+
+/** A response's status and, when it is an error, its code: `429 quota_exceeded`, `200`. */
+export async function codeOf(res: Response): Promise<string> {
+  return `${res.status} ${res.ok ? '' : ((await res.json()) as { code: string }).code}`.trim();
+}
