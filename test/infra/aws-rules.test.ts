@@ -3,7 +3,6 @@
  * AWS documentation or behaviour it encodes; each failed on the templates before the alarms, gateway responses,
  * MOCK methods and usage plans were fixed.
  */
-import { readdirSync, readFileSync } from 'node:fs';
 import { ResponseType } from 'aws-cdk-lib/aws-apigateway';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { ERROR_CODES, type ErrorCode } from '../../contract/errors.ts';
@@ -12,28 +11,13 @@ import { ACCOUNT_THROTTLE, PLANS, STANDARD_PLANS } from '../../contract/plans.ts
 import { STAGE_NAMES, type StageName } from '../../lib/config/stages.ts';
 import { captureEmf, type EmittedMetric } from './emf-capture.ts';
 import { NOT_FOR_ALARMS, checkExpression, type MathType } from './metric-math.ts';
+import { alarmsOf, metricsOf, sources, type MetricDataQuery } from './template-queries.ts';
 import { resourcesOf, synthTemplates, type CfnTemplate } from './templates.ts';
 import { GatewayModel } from './usage-plan-model.ts';
 import { EPOCH_MS, boundaryBursts, greedyClient, honouringClient } from './usage-plan-clients.ts';
 
 let templates: Record<StageName, CfnTemplate>;
 beforeAll(() => void (templates = synthTemplates()), 240_000);
-
-type MetricDataQuery = { Id: string; Expression?: string; ReturnData?: boolean; MetricStat?: { Metric: MetricRef } };
-type MetricRef = { Namespace: string; MetricName: string; Dimensions?: { Name: string; Value: unknown }[] };
-const alarmsOf = (t: CfnTemplate) =>
-  resourcesOf(t, 'AWS::CloudWatch::Alarm').map(([id, r]) => ({ id, p: r.Properties }));
-/** Every metric an alarm reads, plain or inside its metric math. */
-const metricsOf = (p: Record<string, any>): MetricRef[] =>
-  p.MetricName
-    ? [{ Namespace: p.Namespace, MetricName: p.MetricName, Dimensions: p.Dimensions }]
-    : (p.Metrics as MetricDataQuery[]).flatMap((q) => (q.MetricStat ? [q.MetricStat.Metric] : []));
-
-/** Source files under a folder (recursively), for what the code itself does. */
-const sources = (dir: string): string[] =>
-  readdirSync(new URL(`../../${dir}/`, import.meta.url), { recursive: true, encoding: 'utf8' })
-    .filter((f) => f.endsWith('.ts'))
-    .map((f) => readFileSync(new URL(`../../${dir}/${f}`, import.meta.url), 'utf8'));
 
 describe.each(STAGE_NAMES)('stage %s', (stageName) => {
   const t = () => templates[stageName];
