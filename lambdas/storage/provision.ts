@@ -53,7 +53,7 @@ const indexSpec = (i: TableDefinition['indexes'][number]) => ({
 async function addMissingIndexes(client: DynamoDBClient, def: TableDefinition, name: string): Promise<void> {
   const { Table } = await client.send(new DescribeTableCommand({ TableName: name }));
   const have = new Set((Table?.GlobalSecondaryIndexes ?? []).map((i) => i.IndexName));
-  for (const index of def.indexes.filter((i) => !have.has(i.indexName)))
+  for (const index of def.indexes.filter((i) => !have.has(i.indexName))) {
     await client.send(
       new UpdateTableCommand({
         TableName: name,
@@ -61,6 +61,19 @@ async function addMissingIndexes(client: DynamoDBClient, def: TableDefinition, n
         GlobalSecondaryIndexUpdates: [{ Create: indexSpec(index) }],
       }),
     );
+    await indexActive(client, name, index.indexName);
+  }
+}
+
+/** Waits until an index being created is ACTIVE: DynamoDB creates one index at a time per table. */
+async function indexActive(client: DynamoDBClient, table: string, indexName: string): Promise<void> {
+  for (let waited = 0; waited < 120_000; waited += 250) {
+    const { Table } = await client.send(new DescribeTableCommand({ TableName: table }));
+    const index = Table?.GlobalSecondaryIndexes?.find((i) => i.IndexName === indexName);
+    if (index?.IndexStatus === 'ACTIVE') return;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`index ${indexName} of ${table} did not become ACTIVE within 2 minutes`);
 }
 
 async function createTable(client: DynamoDBClient, def: TableDefinition, name: string): Promise<void> {
