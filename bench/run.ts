@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --only=bundles,cold,warm,cost,scale,listing] [-- --cpu-prof] [-- --no-source-maps]`: bundle
+ * `npm run bench [-- --quick] [-- --only=bundles,cold,warm,cost,scale,listing,backlog] [-- --cpu-prof] [-- --no-source-maps]`: bundle
  * sizes, cold starts, the warm request path (Business and Enterprise keys), DynamoDB cost and the limiter at scale,
  * each against its floor measured side by side in the same run. Prints tables and writes bench/results/latest.json.
  * See docs/performance.md.
@@ -16,6 +16,7 @@ import { runBundles } from './phases/bundles.ts';
 import { runCold } from './phases/cold.ts';
 import { runLibraryPrices } from './phases/library-prices.ts';
 import { runListing } from './phases/listing.ts';
+import { runPurgeBacklog } from './phases/purge-backlog.ts';
 import { runCost } from './phases/cost.ts';
 import { runScale } from './phases/scale.ts';
 import { runWarm } from './phases/warm.ts';
@@ -24,7 +25,7 @@ import type { BenchContext, Params } from './phases/context.ts';
 const argv = process.argv.slice(2);
 const QUICK = argv.includes('--quick');
 const ONLY = new Set(
-  (argv.find((a) => a.startsWith('--only='))?.slice(7) ?? 'bundles,cold,warm,cost,scale,listing').split(','),
+  (argv.find((a) => a.startsWith('--only='))?.slice(7) ?? 'bundles,cold,warm,cost,scale,listing,backlog').split(','),
 );
 const P: Params = QUICK
   ? {
@@ -91,6 +92,7 @@ try {
   if (ONLY.has('cost')) await runCost(ctx);
   if (ONLY.has('scale')) await runScale(ctx);
   if (ONLY.has('listing')) await runListing(ctx);
+  if (ONLY.has('backlog')) await runPurgeBacklog(ctx);
   const idw = (result.idAllocationWarm ?? result.idAllocationCost) as
     { writesPerCreate: number; creates: number } | undefined;
   if (idw)

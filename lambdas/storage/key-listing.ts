@@ -1,13 +1,13 @@
 /**
  * Listing keys at a million: the admin tool's `keys list` and `keys purge` read the keys table through one index,
  * `byListing` (contract/tables.ts), never a Scan. Every record carries two attributes the key store writes with it:
- * - `listKey` = `<plan>#<status>`, `listSort` = `<owner, lower case>\u0001<createdAt>\u0001<keyId>`, so a plan, a
- *   status, or both name one to eight partitions, and an owner is a `begins_with` on each: every item read is one
- *   returned;
- * - except while a record has something for purge to delete in API Gateway (revoked with an API key or usage plan
- *   left, or a usage plan it moved off): then `listKey` = `purge`, `listSort` = `<due time>\u0001<keyId>`, so purge
- *   reads exactly what is due. That partition is small (keys revoked in the last minutes, failures) and is read, and
- *   filtered, with every listing.
+ * - `listKey` = `<plan>#<status>`, or `purge#<plan>#<status>` while the record has something for purge to delete in
+ *   API Gateway (revoked with an API key or usage plan left, or a usage plan it moved off);
+ * - `listSort` = `<owner, lower case>\u0001<createdAt>\u0001<keyId>`.
+ * So a plan, a status, or both name two to sixteen partitions, an owner is a key condition on each, and a page is a
+ * Query with a `Limit` on each in turn: every item read is one returned, however many keys wait for purge (a mass
+ * revocation puts thousands there; they are listed like the others, never read to be filtered out). Purge reads the
+ * `purge#…` partitions: exactly the keys it has work for.
  * One index, because CloudFormation adds at most one global secondary index to a table per update. Owners match
  * case-insensitively and exactly (Unicode NFKC, lower case); `\u0001` cannot occur in an owner (control characters
  * are refused), so `acme` never matches `acme#2`.
@@ -18,29 +18,30 @@ import { PLANS, type PlanName } from '../../contract/plans.ts';
 import { KEYS_TABLE } from '../../contract/tables.ts';
 import type { KeyRecord, KeyStatus } from '../domain/keys.ts';
 import { guarded, type Storage } from './client.ts';
+import { cursorFilter, readCursor, writeCursor, type ListCursor } from './list-cursor.ts';
 
 const BY_LISTING = KEYS_TABLE.indexes[1].indexName;
 const SEP = '\u0001';
-const PURGE = 'purge';
+const PURGE = 'purge#';
+/** Where records waiting for purge were kept before they stayed beside their plan and status: purge still reads it. */
+const OLD_PURGE = 'purge';
 const STATUSES: readonly KeyStatus[] = ['active', 'revoked'];
 
 /** How `--owner` matches: case-insensitively, Unicode-normalized. */
 export const ownerKey = (owner: string) => owner.trim().normalize('NFKC').toLowerCase();
 
-/** Whether a record waits for purge (and since when, ISO; '' = at once). */
-function purgeDueAt(
-  r: Pick<KeyRecord, 'status' | 'apiGatewayKeyId' | 'usagePlanId' | 'retiredUsagePlanId' | 'revokedAt' | 'createdAt'>,
-) {
-  if (r.retiredUsagePlanId) return '';
-  if (r.status === 'revoked' && (r.apiGatewayKeyId || r.usagePlanId)) return r.revokedAt ?? r.createdAt;
-  return undefined;
+/** Whether a record has something in API Gateway for purge to delete (purge checks when, lib/admin/purge.ts). */
+function awaitsPurge(r: Pick<KeyRecord, 'status' | 'apiGatewayKeyId' | 'usagePlanId' | 'retiredUsagePlanId'>) {
+  return !!r.retiredUsagePlanId || (r.status === 'revoked' && !!(r.apiGatewayKeyId || r.usagePlanId));
 }
 
 /** The index attributes of a record, written with it. */
 export function listing(r: KeyRecord): { listKey: string; listSort: string } {
-  const due = purgeDueAt(r);
-  if (due !== undefined) return { listKey: PURGE, listSort: `${due}${SEP}${r.keyId}` };
-  return { listKey: `${r.plan}#${r.status}`, listSort: `${ownerKey(r.owner)}${SEP}${r.createdAt}${SEP}${r.keyId}` };
+  const part = `${r.plan}#${r.status}`;
+  return {
+    listKey: awaitsPurge(r) ? `${PURGE}${part}` : part,
+    listSort: `${ownerKey(r.owner)}${SEP}${r.createdAt}${SEP}${r.keyId}`,
+  };
 }
 
 /** A record as the domain knows it: without the index attributes. */
@@ -57,36 +58,40 @@ export interface ListPage {
   readonly records: KeyRecord[];
   /** Where the next page starts (`after` of the next call); absent: no more. */
   readonly next?: string;
-  /** Items DynamoDB read for this page (ScannedCount), for the bench. */
+  /** Items DynamoDB read for this page (ScannedCount), for the bench and the tests. */
   readonly read: number;
 }
 
-interface Cursor {
-  /** Index into the partitions of the filter. */
-  p: number;
-  start?: Record<string, unknown>;
-}
-
-const encode = (c: Cursor) => Buffer.from(JSON.stringify(c)).toString('base64url');
-function decode(after: string | undefined): Cursor {
-  if (!after) return { p: 0 };
-  try {
-    const c = JSON.parse(Buffer.from(after, 'base64url').toString()) as Cursor;
-    if (Number.isInteger(c.p) && c.p >= 0) return c;
-  } catch {
-    // an unreadable cursor is refused below
-  }
-  throw new RangeError('not a cursor of `keys list`');
-}
-
-/** The filter's partitions: the purge partition first (filtered), then `<plan>#<status>` for each match. */
-function partitions(f: ListFilter): string[] {
+/** The `<plan>#<status>` pairs of a filter (`purge#` in front for the keys waiting for purge). */
+function pairs(f: Pick<ListFilter, 'plan' | 'status'>): string[] {
   const plans = f.plan ? [f.plan] : (Object.keys(PLANS) as PlanName[]);
   const statuses = f.status ? [f.status] : STATUSES;
-  return [PURGE, ...plans.flatMap((p) => statuses.map((s) => `${p}#${s}`))];
+  return plans.flatMap((p) => statuses.map((s) => `${p}#${s}`));
 }
 
-/** Up to `limit` records matching the filter, in partition order (owner, then creation time within one). */
+/** The filter's partitions, in listing order: for each plan and status, its keys waiting for purge, then the rest. */
+const partitions = (f: ListFilter) => pairs(f).flatMap((pair) => [`${PURGE}${pair}`, pair]);
+
+/**
+ * The key condition of one partition: the owner's range when there is one, starting after `after` (the listSort
+ * the page before ended on; `\u0000` is the least character, so `after\u0000` is the first sort key past it).
+ */
+function keyCondition(part: string, owner: string | undefined, after: string | undefined) {
+  const values: Record<string, unknown> = { ':k': part };
+  if (owner === undefined && after === undefined) return { condition: 'listKey = :k', values };
+  if (owner === undefined)
+    return { condition: 'listKey = :k AND listSort > :after', values: { ...values, ':after': after } };
+  // An owner's sort keys are `<owner>\u0001…`: all of them sort below `<owner>\u0002`.
+  values[':lo'] = after === undefined ? `${owner}${SEP}` : `${after}\u0000`;
+  values[':hi'] = `${owner}\u0002`;
+  return { condition: 'listKey = :k AND listSort BETWEEN :lo AND :hi', values };
+}
+
+/**
+ * Up to `limit` records matching the filter, in partition order (owner, then creation time within one). Every
+ * query carries the page's remaining `Limit`, so a page reads at most what it returns plus one empty answer per
+ * partition it passes. A malformed cursor, or one from a listing with another filter, is a RangeError saying so.
+ */
 export async function listKeys(
   { doc, tables }: Storage,
   filter: ListFilter,
@@ -94,19 +99,14 @@ export async function listKeys(
   after?: string,
 ): Promise<ListPage> {
   const parts = partitions(filter);
-  const cursor = decode(after);
+  const owner = filter.owner === undefined ? undefined : ownerKey(filter.owner);
+  const scope = cursorFilter({ ...filter, ...(owner === undefined ? {} : { owner }) });
   const records: KeyRecord[] = [];
   let read = 0;
-  let { p, start } = cursor;
-  const owner = filter.owner === undefined ? undefined : ownerKey(filter.owner);
+  let { p, s }: ListCursor = after ? readCursor(after, scope) : { p: 0 };
+  if (p >= parts.length) throw new RangeError('not a cursor of `keys list` (it points past the listing)');
   while (p < parts.length && records.length < limit) {
-    const purge = parts[p] === PURGE;
-    const values: Record<string, unknown> = { ':k': parts[p] };
-    let condition = 'listKey = :k';
-    if (!purge && owner !== undefined) {
-      condition += ' AND begins_with(listSort, :o)';
-      values[':o'] = `${owner}${SEP}`;
-    }
+    const { condition, values } = keyCondition(parts[p]!, owner, s);
     const out = await guarded(() =>
       doc.send(
         new QueryCommand({
@@ -114,54 +114,64 @@ export async function listKeys(
           IndexName: BY_LISTING,
           KeyConditionExpression: condition,
           ExpressionAttributeValues: values,
-          ...(start ? { ExclusiveStartKey: start } : {}),
-          // The purge partition is read whole and filtered here (it is small); the others return what they read.
-          ...(purge ? {} : { Limit: limit - records.length }),
+          Limit: limit - records.length,
         }),
       ),
     );
     read += out.ScannedCount ?? 0;
-    for (const item of (out.Items ?? []) as KeyRecord[]) {
-      const match =
-        !purge ||
-        ((!filter.plan || item.plan === filter.plan) &&
-          (!filter.status || item.status === filter.status) &&
-          (owner === undefined || ownerKey(item.owner) === owner));
-      if (match) records.push(withoutListing(item));
-    }
-    start = out.LastEvaluatedKey;
-    if (!start) p++;
+    records.push(...((out.Items ?? []) as KeyRecord[]).map(withoutListing));
+    const last = out.LastEvaluatedKey?.listSort as string | undefined;
+    if (last === undefined) {
+      p++;
+      s = undefined;
+    } else s = last;
   }
   const more = p < parts.length;
-  return { records, read, ...(more ? { next: encode({ p, ...(start ? { start } : {}) }) } : {}) };
+  return { records, read, ...(more ? { next: writeCursor({ p, ...(s === undefined ? {} : { s }) }, scope) } : {}) };
 }
 
-/** Records waiting for purge whose time has come (`cutoff`, ms): a query on the purge partition, nothing else. */
+/** Whether a record waiting for purge is due at `cutoff` (ms): revoked by then, or a usage plan it moved off. */
+const dueBy = (r: KeyRecord, cutoff: number) =>
+  !!r.retiredUsagePlanId || Date.parse(r.revokedAt ?? r.createdAt) <= cutoff;
+
+/**
+ * Records waiting for `keys purge` whose time has come at `cutoff` (ms): read from the purge partitions, nothing
+ * else (what is read is the purge backlog itself; purge checks each record again). Records put in the one `purge`
+ * partition of before are read too, until `keys reindex` or their purge moves them.
+ */
 export async function listPurgeDue({ doc, tables }: Storage, cutoff: number): Promise<KeyRecord[]> {
   const items: KeyRecord[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out = await guarded(() =>
-      doc.send(
-        new QueryCommand({
-          TableName: tables.keys,
-          IndexName: BY_LISTING,
-          KeyConditionExpression: 'listKey = :k AND listSort < :upto',
-          ExpressionAttributeValues: { ':k': PURGE, ':upto': `${new Date(cutoff).toISOString()}${SEP}\uffff` },
-          ...(start ? { ExclusiveStartKey: start } : {}),
-        }),
-      ),
-    );
-    items.push(...((out.Items ?? []) as KeyRecord[]).map(withoutListing));
-    start = out.LastEvaluatedKey;
-  } while (start);
+  const queries = [
+    ...pairs({}).map((pair) => ({ ':k': `${PURGE}${pair}` })),
+    // The old partition was sorted by due time.
+    { ':k': OLD_PURGE, ':upto': `${new Date(cutoff).toISOString()}${SEP}\uffff` },
+  ];
+  for (const values of queries) {
+    let start: Record<string, unknown> | undefined;
+    do {
+      const out = await guarded(() =>
+        doc.send(
+          new QueryCommand({
+            TableName: tables.keys,
+            IndexName: BY_LISTING,
+            KeyConditionExpression: ':upto' in values ? 'listKey = :k AND listSort < :upto' : 'listKey = :k',
+            ExpressionAttributeValues: values,
+            ...(start ? { ExclusiveStartKey: start } : {}),
+          }),
+        ),
+      );
+      items.push(...((out.Items ?? []) as KeyRecord[]).map(withoutListing).filter((r) => dueBy(r, cutoff)));
+      start = out.LastEvaluatedKey;
+    } while (start);
+  }
   return items;
 }
 
 /**
- * Once, after this index is deployed: gives every record written before it its index attributes (a paged Scan, the
- * one read of the whole table; each write conditional on the version read, so a concurrent admin change wins).
- * Returns how many records it updated.
+ * Once after this index is deployed, and after a release that changes what its attributes hold (keys waiting for
+ * purge once shared one `purge` partition): gives every record the index attributes it is written with today (a
+ * paged Scan, the one read of the whole table; each write conditional on the version read, so a concurrent admin
+ * change wins). Returns how many records it updated.
  */
 export async function reindexKeys({ doc, tables }: Storage): Promise<number> {
   let updated = 0;

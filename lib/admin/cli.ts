@@ -3,10 +3,11 @@
  * Targets: `--local` (the DynamoDB Local that `npm start` runs) or `--stage <name>` (a deployed stage in AWS).
  */
 import { parseArgs } from 'node:util';
-import { PLAN_NAMES } from '../../contract/plans.ts';
 import { UnavailableError } from '../../lambdas/domain/errors.ts';
 import { STAGE_NAMES } from '../config/stage-names.ts';
 import { COMMANDS, PartialFailure, SHAPES, int, type Options } from './commands.ts';
+import { commandUsage, usage } from './help.ts';
+import { ControlPlaneWaitExceeded, describeWait, type PacingOptions } from './pacing.ts';
 import { checkKeyId } from './rules.ts';
 import { AdminError, keyAdmin } from './service.ts';
 import type { DepsFactory } from './targets.ts';
@@ -15,31 +16,8 @@ export { realDeps, type DepsFactory } from './targets.ts';
 
 const STAGE_CHOICE = STAGE_NAMES.join('|');
 
-export const USAGE = `Usage: npm run admin -- <command> [options] (--local | --stage ${STAGE_CHOICE}) [--json]
-
-Commands:
-  keys create --owner <name> --plan <${PLAN_NAMES.join('|')}> [--per-minute N --per-day N]
-  keys list [--plan P] [--owner O] [--status active|revoked] [--limit N] [--after NEXT]
-                            at most N keys (default 100, at most 1,000) by plan, status and owner (matched exactly,
-                            case-insensitively); --after continues from the \`More:\` line of the page before
-  keys show <id>
-  keys revoke <id>
-  keys rotate <id>          new secret, same id and plan; the old secret keeps working until cached authorizer
-                            results expire (up to 60 s in the cloud: the authorizer cache TTL), then gets 401
-  keys set-plan <id> <plan> [--per-minute N --per-day N]
-                            the gateway applies it once cached authorizer results expire (up to 60 s in the cloud)
-  keys usage <id>           today's counts from the rate limiter, and a minute-by-minute chart of the day
-  keys unban <id>           lifts a ban (a key whose flood of 429s banned it for 15 minutes) before it ends; the
-                            gateway lets it through once cached authorizer results expire (up to 60 s in the cloud)
-  keys reindex              once after deploying the keys table's listing index: indexes the keys written before it
-  keys purge                deletes the API Gateway keys of keys revoked longer ago than the authorizer cache TTL
-
-Targets:
-  --local                   DynamoDB Local of \`npm start\` (ANIMAL_STORE_DYNAMODB_ENDPOINT, else port
-                            ANIMAL_STORE_DYNAMODB_PORT, default 8000)
-  --stage <name>            the stage's stack in AWS (its stackName in lib/config/stages.ts): credentials and region
-                            from the environment or profile (AWS_REGION, else the profile's region), resolved once for
-                            every AWS client`;
+/** The whole help (help.ts); `keys <command> --help` prints that command's. */
+export const USAGE = usage();
 
 export interface Io {
   out(line: string): void;
@@ -58,12 +36,18 @@ const OPTIONS = {
   status: { type: 'string' },
   limit: { type: 'string' },
   after: { type: 'string' },
+  'max-wait': { type: 'string' },
 } as const;
 
 /** Options every command takes. */
-const GLOBAL = new Set(['local', 'stage', 'json', 'help']);
+const GLOBAL = new Set(['local', 'stage', 'json', 'help', 'max-wait']);
+
+/** The longest --max-wait: a day (a command's waits are counted in seconds to minutes). */
+const MAX_WAIT_LIMIT_S = 86_400;
 
 export async function runAdmin(argv: string[], io: Io, depsFor: DepsFactory): Promise<number> {
+  // --json is read before parsing, so that even a command line that does not parse fails in JSON.
+  const say = reporter(io, argv.includes('--json'), argv);
   let parsed: { values: Options; positionals: string[]; given: string[] };
   try {
     const { values, positionals, tokens } = parseArgs({
@@ -79,28 +63,77 @@ export async function runAdmin(argv: string[], io: Io, depsFor: DepsFactory): Pr
     parsed = { values, positionals, given };
   } catch (err) {
     // Exit 1 like every other input error, with the option named the way --help names it.
-    io.err(`error: ${parseFailure(err as Error & { code?: string })} (see --help)`);
-    return 1;
+    return say.failure(new AdminError(`${parseFailure(err as Error & { code?: string })} (see --help)`), 1, true);
   }
   const { values: o, positionals, given } = parsed;
   if (o.help || !positionals[0]) {
-    io.out(USAGE);
+    const [group, command] = positionals;
+    io.out(group === 'keys' && command && Object.hasOwn(SHAPES, command) ? commandUsage(command) : USAGE);
     return o.help ? 0 : 2;
   }
+  let command: ReturnType<typeof checked>;
   try {
-    const { target, call } = checked(o, positionals, given);
+    command = checked(o, positionals, given, io);
+  } catch (err) {
+    return say.failure(err, 1, true, positionals);
+  }
+  try {
+    const { target, call } = command;
     const { human, data } = await call(keyAdmin(await depsFor(target)));
     io.out(o.json ? JSON.stringify(data, null, 2) : human);
     return 0;
   } catch (err) {
     if (err instanceof PartialFailure) io.out(o.json ? JSON.stringify(err.output.data, null, 2) : err.output.human);
-    io.err(`error: ${failure(err)}`);
-    return 1;
+    return say.failure(err, (err as { exitCode?: number }).exitCode ?? 1, false);
   }
 }
 
+/** `--max-wait <seconds>`: a whole number of seconds, at most a day. */
+function maxWait(v: string): number {
+  const s = int('--max-wait', v)!;
+  if (s < 0 || s > MAX_WAIT_LIMIT_S)
+    throw new AdminError(`--max-wait must be whole seconds from 0 to ${MAX_WAIT_LIMIT_S}`);
+  return s;
+}
+
+/**
+ * How a failure is said: one `error:` line on stderr, or with --json one JSON object there ({ error, next }), with
+ * the one command that finishes or corrects what was asked (null when there is none to give).
+ */
+function reporter(io: Io, json: boolean, argv: readonly string[]) {
+  const target = argv.includes('--local')
+    ? '--local'
+    : argv.includes('--stage')
+      ? `--stage ${argv[argv.indexOf('--stage') + 1] ?? '<stage>'}`
+      : '--stage <stage>';
+  const admin = (command: string) => `npm run admin -- ${command} ${target}`;
+  return {
+    /** `input`: the command line was refused before anything was connected. */
+    failure(err: unknown, code: number, input: boolean, positionals: readonly string[] = []): number {
+      const message = failure(err);
+      let next: string | null = null;
+      const named = /`(keys [^`]+)`/.exec(message)?.[1];
+      if (named) next = admin(named);
+      else if (err instanceof ControlPlaneWaitExceeded) next = `npm run admin -- ${argv.map(shellWord).join(' ')}`;
+      else if (input) {
+        const [group, command] = positionals;
+        next =
+          group === 'keys' && command && Object.hasOwn(SHAPES, command)
+            ? `npm run admin -- keys ${command} --help`
+            : 'npm run admin -- --help';
+      }
+      const human =
+        err instanceof ControlPlaneWaitExceeded
+          ? `${message}; to finish, run the same command again: ${next}`
+          : message;
+      io.err(json ? JSON.stringify({ error: message, next }) : `error: ${human}`);
+      return code;
+    },
+  };
+}
+
 /** The target and the command's call, once every argument is checked (before anything is connected). */
-function checked(o: Options, [group, command, ...rest]: string[], given: readonly string[]) {
+function checked(o: Options, [group, command, ...rest]: string[], given: readonly string[], io: Io) {
   if (group !== 'keys' || !command)
     throw new AdminError(`unknown command "${[group, command].filter(Boolean).join(' ')}" (see --help)`);
   if (!o.local === !o.stage) throw new AdminError(`choose one target: --local or --stage ${STAGE_CHOICE}`);
@@ -119,8 +152,15 @@ function checked(o: Options, [group, command, ...rest]: string[], given: readonl
     return checkKeyId(rest[0]);
   };
   const call = COMMANDS[command]!({ o, rest, perMinute, perDay, id });
-  return { target: { local: !!o.local, stage: o.stage }, call };
+  const pacing: PacingOptions = {
+    progress: (w) => io.err(o.json ? JSON.stringify({ waiting: w }) : describeWait(w)),
+    ...(o['max-wait'] !== undefined ? { maxWaitMs: maxWait(o['max-wait']) * 1000 } : {}),
+  };
+  return { target: { local: !!o.local, stage: o.stage, pacing }, call };
 }
+
+/** An argument as a shell reads it back (the next command is printed to be pasted). */
+const shellWord = (a: string) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replaceAll("'", `'\\''`)}'`);
 
 /** parseArgs's own messages, said the way the rest of the tool says them. */
 function parseFailure(err: Error & { code?: string }): string {

@@ -20,6 +20,7 @@ export interface Options {
   status?: string;
   limit?: string;
   after?: string;
+  'max-wait'?: string;
 }
 
 /** A command's arguments, checked before any dependency is built. */

@@ -23,7 +23,7 @@ import {
   type UsagePlan,
 } from '@aws-sdk/client-api-gateway';
 import type { UsagePlanLimits } from '../../contract/plans.ts';
-import { pacedSender, realClock, type PacingClock, type Sender } from './pacing.ts';
+import { pacedSender, realClock, type PacingClock, type PacingOptions, type Sender } from './pacing.ts';
 
 export interface KeyGateway {
   /**
@@ -70,8 +70,9 @@ export function awsKeyGateway(
   client: APIGatewayClient | Sender,
   api: { apiId: string; stage: string },
   clock: PacingClock = realClock,
+  pacing: PacingOptions = {},
 ): KeyGateway {
-  const aws = pacedSender(client as Sender, clock);
+  const aws = pacedSender(client as Sender, clock, pacing);
   const send = <T>(command: object) => aws.send(command) as Promise<T>;
   const stageName = `${api.apiId}:${api.stage}`;
 

@@ -7,12 +7,17 @@ import { AdminError } from './ports.ts';
 import { view, type KeyView } from './rules.ts';
 import { minuteCounts } from './usage-chart.ts';
 
+/** A `--after` the listing cannot continue from (another filter's, edited, cut short): bad input, exit 2. */
+export class CursorRefused extends AdminError {
+  readonly exitCode = 2;
+}
+
 /** How many keys `keys list` prints at most unless told (`--limit`); `--after` continues. */
 export const LIST_PAGE = 100;
 
 /**
  * One page of keys by plan, owner (case-insensitive, exact) and status, served by the keys table's listing index
- * (lambdas/storage/key-listing.ts): what it reads is what it returns (plus the few keys waiting for purge).
+ * (lambdas/storage/key-listing.ts): what it reads is what it returns, however many keys wait for purge.
  */
 export async function list(
   ctx: AdminContext,
@@ -21,7 +26,7 @@ export async function list(
 ): Promise<{ keys: KeyView[]; next?: string }> {
   const limit = page.limit ?? LIST_PAGE;
   const out = await ctx.deps.store.listPage(filter, limit, page.after).catch((err: unknown) => {
-    if (err instanceof RangeError) throw new AdminError(`--after: ${err.message}`);
+    if (err instanceof RangeError) throw new CursorRefused(`--after: ${err.message}`);
     throw err;
   });
   return { keys: out.records.map(view), ...(out.next ? { next: out.next } : {}) };

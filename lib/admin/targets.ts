@@ -7,10 +7,18 @@ import { KEYS_TABLE, PETS_TABLE, STATE_TABLE } from '../../contract/tables.ts';
 import type { StageName } from '../config/stage-names.ts';
 import { OUTPUT_IDS, tableNameOutputId, usagePlanOutputId } from '../stacks/outputs.ts';
 import { noGateway } from './gateway.ts';
+import type { PacingOptions } from './pacing.ts';
 import { AdminError, type AdminDeps } from './ports.ts';
 
 /** Builds the dependencies for a target; tests pass their own. */
-export type DepsFactory = (target: { local: boolean; stage?: string }) => Promise<AdminDeps>;
+export type DepsFactory = (target: AdminTarget) => Promise<AdminDeps>;
+
+/** Where the command runs, and how its API Gateway calls say and bound their waits (the CLI's stderr, --max-wait). */
+export interface AdminTarget {
+  readonly local: boolean;
+  readonly stage?: string;
+  readonly pacing?: PacingOptions;
+}
 
 /** Where the key records, limits and usage history are: physical table names, and the DynamoDB holding them. */
 export interface TableTarget {
@@ -44,8 +52,8 @@ export const ADMIN_OUTPUT_IDS = {
 type StackValues = typeof ADMIN_OUTPUT_IDS;
 
 /** Dependencies for the real targets: DynamoDB Local, or a deployed stage found through its stack outputs. */
-export const realDeps: DepsFactory = async ({ local, stage }) => {
-  const { tables, gatewayDeps } = local ? await localTarget() : await awsTarget(stage as StageName);
+export const realDeps: DepsFactory = async ({ local, stage, pacing }) => {
+  const { tables, gatewayDeps } = local ? await localTarget() : await awsTarget(stage as StageName, pacing);
   return { ...(await storesFor(tables)), stage: stage ?? 'local', ...gatewayDeps };
 };
 
@@ -67,7 +75,7 @@ async function localTarget(): Promise<Target> {
 }
 
 /** A deployed stage: its tables, API and usage plans from its stack's outputs, every client in one region. */
-async function awsTarget(stage: StageName): Promise<Target> {
+async function awsTarget(stage: StageName, pacing?: PacingOptions): Promise<Target> {
   const { APIGatewayClient } = await import('@aws-sdk/client-api-gateway');
   const { awsKeyGateway } = await import('./gateway.ts');
   const { STAGES } = await import('../config/stages.ts');
@@ -77,7 +85,12 @@ async function awsTarget(stage: StageName): Promise<Target> {
   return {
     tables: { ...outputs.tables, region },
     gatewayDeps: {
-      gateway: awsKeyGateway(new APIGatewayClient({ region }), { apiId: outputs.apiId, stage: 'v1' }),
+      gateway: awsKeyGateway(
+        new APIGatewayClient({ region }),
+        { apiId: outputs.apiId, stage: 'v1' },
+        undefined,
+        pacing,
+      ),
       usagePlans: outputs.usagePlans,
       // Twice the stage's authorizer cache TTL: no cached authorizer result still names a key purge deletes.
       revokedKeyGraceMs: 2 * STAGES[stage].authorizerCacheTtl.toMilliseconds(),

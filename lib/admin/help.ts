@@ -1,0 +1,181 @@
+/**
+ * The admin tool's help: `--help` lists every command, `keys <command> --help` prints that one's usage. Each
+ * command's synopsis is derived from what it takes (SHAPES in commands.ts: its options and positionals), so the help
+ * cannot offer an option the command refuses; what each command and option does is said here, once.
+ */
+import { PLAN_NAMES } from '../../contract/plans.ts';
+import { STAGE_NAMES } from '../config/stage-names.ts';
+import { SHAPES } from './commands.ts';
+
+const STAGE_CHOICE = STAGE_NAMES.join('|');
+
+interface CommandHelp {
+  /** The positionals' names, in order. */
+  readonly args?: readonly string[];
+  /** Options the command needs (the others of its SHAPES entry are optional). */
+  readonly required?: readonly string[];
+  /** Options given together or not at all, written as one group. */
+  readonly together?: readonly string[];
+  readonly about: string;
+  /** More for `keys <command> --help` than the command list has room for. */
+  readonly more?: string;
+}
+
+const TTL = 'once cached authorizer results expire (up to 60 s in the cloud: the authorizer cache TTL)';
+
+const HELP: Readonly<Record<string, CommandHelp>> = {
+  create: {
+    required: ['owner', 'plan'],
+    together: ['per-minute', 'per-day'],
+    about: 'a new key on a plan; prints its secret once (Enterprise takes its limits)',
+  },
+  list: {
+    about:
+      'at most N keys (default 100, at most 1,000) by plan, status and owner (matched exactly, case-insensitively); ' +
+      '--after continues from the `More:` line of the page before',
+    more: 'A cursor only continues the listing that printed it: give the same --plan, --owner and --status.',
+  },
+  show: { args: ['id'], about: 'one key: plan, limits, status, and a ban with its end' },
+  revoke: {
+    args: ['id'],
+    about: `the key gets 401 ${TTL}; \`keys purge\` later deletes what API Gateway holds for it`,
+  },
+  rotate: {
+    args: ['id'],
+    about:
+      'a new secret for the same id and plan; the old secret keeps working until cached authorizer results expire ' +
+      '(up to 60 s in the cloud: the authorizer cache TTL), then gets 401',
+  },
+  'set-plan': {
+    args: ['id', 'plan'],
+    together: ['per-minute', 'per-day'],
+    about: `the gateway applies it ${TTL}`,
+    more: `<plan> is one of ${PLAN_NAMES.join(', ')}; Enterprise takes --per-minute and --per-day.`,
+  },
+  usage: { args: ['id'], about: "today's counts from the rate limiter, and a minute-by-minute chart of the day" },
+  unban: {
+    args: ['id'],
+    about: `lifts a ban (a key whose flood of 429s banned it for 15 minutes) before it ends; the gateway lets it through ${TTL}`,
+  },
+  reindex: {
+    about:
+      "once after deploying the keys table's listing index, and after a release that changes its layout: indexes " +
+      'the keys written before it (safe to run again)',
+  },
+  purge: { about: 'deletes the API Gateway keys of keys revoked longer ago than the authorizer cache TTL' },
+  reconcile: {
+    args: ['id'],
+    about: 'brings API Gateway and the rate limiter to what the key record says; --all sweeps every key (resumable)',
+  },
+};
+
+/** What each option takes and does, as the synopsis and the option list print it. */
+const OPTION_HELP: Readonly<Record<string, { readonly value?: string; readonly about: string }>> = {
+  owner: { value: '<name>', about: 'the customer: one line of visible text, at most 128 characters' },
+  plan: { value: 'plan', about: `one of ${PLAN_NAMES.join(', ')}` },
+  'per-minute': { value: 'N', about: 'requests per minute (Enterprise)' },
+  'per-day': { value: 'N', about: 'requests per day (Enterprise)' },
+  status: { value: 'active|revoked', about: 'only keys with this status' },
+  limit: { value: 'N', about: 'print at most N keys (1 to 1,000; default 100)' },
+  after: { value: 'NEXT', about: 'continue from the `More:` line (or `next` with --json) of the page before' },
+  all: { about: 'every key' },
+};
+
+const GLOBAL_HELP = `Targets:
+  --local                   DynamoDB Local of \`npm start\` (ANIMAL_STORE_DYNAMODB_ENDPOINT, else port
+                            ANIMAL_STORE_DYNAMODB_PORT, default 8000)
+  --stage <name>            the stage's stack in AWS (its stackName in lib/config/stages.ts): credentials and region
+                            from the environment or profile (AWS_REGION, else the profile's region), resolved once for
+                            every AWS client
+
+Every command:
+  --json                    the data as JSON on stdout; an error as one JSON object on stderr ({ error, next })
+  --max-wait <seconds>      stop once API Gateway's control plane has been waited for this long in all (it allows
+                            one usage-plan change per 20 s per account), say what is left and the command that
+                            finishes it; a wait of more than a few seconds prints a line on stderr
+  --help, -h                this text (\`keys <command> --help\`: that command's)`;
+
+const COLUMN = 28;
+const WIDTH = 120;
+
+/** Words wrapped to the help's width, every line but the first indented to the description column. */
+function wrapped(text: string, indent = COLUMN): string {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line && indent + line.length + 1 + word.length > WIDTH) {
+      lines.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  lines.push(line);
+  return lines.join(`\n${' '.repeat(indent)}`);
+}
+
+/** `--name VALUE`; a plan the command needs shows the plans, a filter by plan just `<plan>` (the width). */
+const optionUse = (name: string, required = false) => {
+  const value = OPTION_HELP[name]?.value;
+  if (!value) return `--${name}`;
+  return `--${name} ${value === 'plan' ? (required ? `<${PLAN_NAMES.join('|')}>` : '<plan>') : value}`;
+};
+
+/** `keys <command> <args> <required options> [optional ones]`, from what the command takes. */
+export function synopsis(command: string): string {
+  const shape = SHAPES[command];
+  const help = HELP[command];
+  const args = (help?.args ?? []).slice(0, shape?.positionals ?? 0).map((a) => `<${a}>`);
+  const options = shape?.options ?? [];
+  const required = options.filter((o) => help?.required?.includes(o)).map((o) => optionUse(o, true));
+  const together = options.filter((o) => help?.together?.includes(o));
+  const optional = options
+    .filter((o) => !help?.required?.includes(o) && !together.includes(o))
+    .map((o) => `[${optionUse(o)}]`);
+  const group = together.length ? [`[${together.map((o) => optionUse(o)).join(' ')}]`] : [];
+  return ['keys', command, ...args, ...required, ...group, ...optional].join(' ');
+}
+
+/** One command's entry in the command list: its synopsis, then what it does from the description column. */
+function entry(command: string): string {
+  const head = `  ${synopsis(command)}`;
+  const about = wrapped(HELP[command]?.about ?? '');
+  return head.length < COMMAND_FITS ? `${head.padEnd(COLUMN)}${about}` : `${head}\n${' '.repeat(COLUMN)}${about}`;
+}
+const COMMAND_FITS = COLUMN - 1;
+
+/** The whole help: every command the tool has (SHAPES), the targets, and the options every command takes. */
+export function usage(): string {
+  return [
+    `Usage: npm run admin -- <command> [options] (--local | --stage ${STAGE_CHOICE}) [--json] [--max-wait <seconds>]`,
+    '',
+    'Commands:',
+    ...Object.keys(SHAPES).map(entry),
+    '',
+    GLOBAL_HELP,
+  ].join('\n');
+}
+
+/** `keys <command> --help`: its synopsis, what it does, its options, and the targets. */
+export function commandUsage(command: string): string {
+  const help = HELP[command];
+  const options = SHAPES[command]?.options ?? [];
+  const optionLines = options.map((o) => {
+    const head = `  ${optionUse(o)}`;
+    const about = wrapped(OPTION_HELP[o]?.about ?? '');
+    return head.length < COMMAND_FITS ? `${head.padEnd(COLUMN)}${about}` : `${head}\n${' '.repeat(COLUMN)}${about}`;
+  });
+  return [
+    `Usage: npm run admin -- ${synopsis(command)} (--local | --stage ${STAGE_CHOICE}) [--json] [--max-wait <seconds>]`,
+    '',
+    wrapped(help?.about ? `${help.about[0]!.toUpperCase()}${help.about.slice(1)}.` : '', 0),
+    ...(help?.more ? [wrapped(help.more, 0)] : []),
+    ...(optionLines.length ? ['', 'Options:', ...optionLines] : []),
+    '',
+    GLOBAL_HELP,
+  ].join('\n');
+}
+
+/** Commands the help says nothing about (a test keeps this empty). */
+export const undocumented = () => [
+  ...Object.keys(SHAPES).filter((c) => !HELP[c]),
+  ...Object.values(SHAPES).flatMap((s) => s.options.filter((o) => !OPTION_HELP[o])),
+];
