@@ -1,0 +1,169 @@
+/**
+ * Waiting for API Gateway's control plane is bounded and visible: a call AWS keeps throttling backs off at most
+ * BACKOFF_CAP_MS at a time and gives up after THROTTLED_ATTEMPTS, every wait of SAY_WAITS_FROM_MS or more is said on
+ * stderr before it starts, and `--max-wait` stops a command cleanly, says what is left and the command that finishes
+ * it. On the fake control plane (test/helpers/control-plane-fake.ts) with throttling injected in front of it, its
+ * simulated clock recording every sleep; the records on DynamoDB Local.
+ */
+import { CreateApiKeyCommand, UpdateUsagePlanCommand } from '@aws-sdk/client-api-gateway';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runAdmin } from '../../lib/admin/cli.ts';
+import { awsKeyGateway } from '../../lib/admin/gateway.ts';
+import {
+  BACKOFF_CAP_MS,
+  SAY_WAITS_FROM_MS,
+  THROTTLED_ATTEMPTS,
+  pacedSender,
+  type PacingClock,
+  type Sender,
+  type Waiting,
+} from '../../lib/admin/pacing.ts';
+import type { AdminDeps } from '../../lib/admin/service.ts';
+import { startLocalAdmin } from '../helpers/admin.ts';
+import type { TestApi } from '../helpers/api.ts';
+import { FakeControlPlane } from '../helpers/control-plane-fake.ts';
+import { controlPlaneWorld, problems } from '../helpers/control-plane-world.ts';
+
+/** AWS as a deploy or another admin makes it: every call throttled until `until`, asking for `retryAfter` seconds. */
+function throttling(inner: Sender, clock: PacingClock, retryAfter: string) {
+  const state = { until: Number.POSITIVE_INFINITY, throttled: 0 };
+  const sender: Sender = {
+    send(command) {
+      if (clock.now() >= state.until) return inner.send(command);
+      state.throttled++;
+      const err = Object.assign(new Error('Too Many Requests'), {
+        name: 'TooManyRequestsException',
+        retryAfterSeconds: retryAfter,
+      });
+      return Promise.reject(err);
+    },
+  };
+  return { sender, state };
+}
+
+/** The fake's clock, recording each sleep and how many lines stderr had when it began. */
+function recordingClock(fake: FakeControlPlane, lines: readonly string[]) {
+  const sleeps: Array<{ ms: number; linesBefore: number }> = [];
+  const clock: PacingClock = {
+    now: fake.now,
+    sleep: (ms) => {
+      sleeps.push({ ms, linesBefore: lines.length });
+      return fake.sleep(ms);
+    },
+  };
+  return { clock, sleeps };
+}
+
+/** Every sleep is at most the cap, and every long one had its `waiting N s` line printed right before it. */
+function expectBoundedAndSaid(sleeps: ReadonlyArray<{ ms: number; linesBefore: number }>, lines: readonly string[]) {
+  for (const { ms, linesBefore } of sleeps) {
+    expect(ms).toBeLessThanOrEqual(BACKOFF_CAP_MS);
+    if (ms < SAY_WAITS_FROM_MS) continue;
+    const said = lines[linesBefore - 1] ?? '';
+    expect(said, `the line before a ${ms} ms wait`).toMatch(new RegExp(`waiting ${Math.ceil(ms / 1000)} s`));
+  }
+}
+
+describe('one call AWS keeps throttling', () => {
+  it.each([
+    ['UpdateUsagePlan', '3600'],
+    ['UpdateUsagePlan', '1'],
+    ['CreateApiKey', '30'],
+  ])('%s asking %s s: capped waits, each said, then the throttle reaches the caller', async (op, retryAfter) => {
+    const fake = new FakeControlPlane(Date.UTC(2026, 10, 22, 12));
+    const lines: string[] = [];
+    const { clock, sleeps } = recordingClock(fake, lines);
+    const { sender, state } = throttling(fake, clock, retryAfter);
+    const heard: Waiting[] = [];
+    const paced = pacedSender(sender, clock, {
+      progress: (w) => (heard.push(w), lines.push(`waiting ${Math.ceil(w.waitMs / 1000)} s`)),
+    });
+    const command =
+      op === 'CreateApiKey'
+        ? new CreateApiKeyCommand({ name: 'k' })
+        : new UpdateUsagePlanCommand({ usagePlanId: 'plan1', patchOperations: [] });
+    const start = fake.t;
+    await expect(paced.send(command)).rejects.toMatchObject({ name: 'TooManyRequestsException' });
+    expect(state.throttled).toBe(THROTTLED_ATTEMPTS);
+    expect(fake.t - start).toBeLessThanOrEqual((THROTTLED_ATTEMPTS - 1) * BACKOFF_CAP_MS);
+    expectBoundedAndSaid(sleeps, lines);
+    expect(heard.every((w) => w.operation === op && w.reason === 'throttled')).toBe(true);
+  });
+});
+
+describe('commands under throttling, through the command line', () => {
+  let api: TestApi;
+  let local: AdminDeps;
+  beforeAll(async () => {
+    ({ api, deps: local } = await startLocalAdmin());
+  });
+  afterAll(() => api?.close());
+
+  /** Two revoked Pro keys due for purge on a fake that throttles every call from now until `forMs` from now. */
+  async function throttledPurge(forMs: number) {
+    const w = controlPlaneWorld(local);
+    for (let i = 0; i < 2; i++) {
+      const { record } = await w.admin.create({ owner: w.owner, plan: 'pro' });
+      await w.admin.revoke(record.keyId);
+    }
+    w.fake.t += 10 * 60_000;
+    const err: string[] = [];
+    const out: string[] = [];
+    const { clock, sleeps } = recordingClock(w.fake, err);
+    const { sender, state } = throttling(w.fake, clock, '30');
+    state.until = w.fake.t + forMs;
+    const run = (...argv: string[]) =>
+      runAdmin([...argv, '--local'], { out: (l) => out.push(l), err: (l) => err.push(l) }, async (target) => ({
+        ...w.deps,
+        gateway: awsKeyGateway(sender, { apiId: 'api123', stage: 'v1' }, clock, target.pacing),
+      }));
+    return { w, err, out, sleeps, run };
+  }
+
+  it('--max-wait stops purge cleanly, says what is left and the command that finishes it; that command does', async () => {
+    const { w, err, out, sleeps, run } = await throttledPurge(10 * 60_000);
+    const apiKeys = w.fake.keys.size;
+    const code = await run('keys', 'purge', '--max-wait', '90');
+    expect(code).toBe(1);
+    expectBoundedAndSaid(sleeps, err);
+    expect(sleeps.reduce((a, s) => a + s.ms, 0)).toBeLessThanOrEqual(90_000);
+    expect(
+      out
+        .join('\n')
+        .split('\n')
+        .filter((l) => /^Failed key_\S+: stopped at --max-wait 90 s/.test(l)),
+    ).toHaveLength(2);
+    expect(err.at(-1)).toBe('error: 2 of 2 keys not purged: run `keys purge` again');
+    expect(w.fake.keys.size, 'nothing deleted').toBe(apiKeys);
+
+    w.fake.t += 10 * 60_000;
+    expect(await run('keys', 'purge')).toBe(0);
+    expect(w.fake.keys.size).toBe(0);
+    expect(await problems(w)).toEqual([]);
+  });
+
+  it('with --json, each wait is a JSON line on stderr and the failure a JSON object naming the next command', async () => {
+    const { err, sleeps, run } = await throttledPurge(10 * 60_000);
+    expect(await run('keys', 'purge', '--max-wait', '45', '--json')).toBe(1);
+    const lines = err.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.at(-1)).toEqual({
+      error: '2 of 2 keys not purged: run `keys purge` again',
+      next: 'npm run admin -- keys purge --local',
+    });
+    const waits = lines.slice(0, -1);
+    expect(waits.length).toBeGreaterThan(0);
+    for (const w of waits) expect(w).toMatchObject({ waiting: { operation: 'DeleteApiKey', reason: 'throttled' } });
+    expect(sleeps.filter((s) => s.ms >= SAY_WAITS_FROM_MS)).toHaveLength(waits.length);
+  });
+
+  it('a throttle that passes within the cap is waited out, said, and the command succeeds', async () => {
+    const { w, err, sleeps, run } = await throttledPurge(50_000);
+    expect(await run('keys', 'purge')).toBe(0);
+    expectBoundedAndSaid(sleeps, err);
+    expect(err.length).toBeGreaterThan(0);
+    expect(
+      err.every((l) => /^waiting \d+ s for API Gateway's control plane \(AWS throttled DeleteApiKey/.test(l)),
+    ).toBe(true);
+    expect(w.fake.keys.size).toBe(0);
+  });
+});
