@@ -64,11 +64,6 @@ export const ALARM_RUNBOOK: readonly RunbookEntry[] = [
     means: 'The authorizer could not look keys up: every uncached request got 503 (it fails closed).',
   },
   {
-    id: /^Deploy\/Api5xxRate$/,
-    section: 'Deploy gate: API 5xx rate',
-    means: 'During a deploy the 5xx rate rose: CodeDeploy rolls the new version back.',
-  },
-  {
     id: /^Deploy\/\w+DenialRate$/,
     section: 'Deploy gate: authorizer denial rate',
     means: 'During a deploy the new authorizer denied many keys: CodeDeploy rolls it back.',
@@ -76,7 +71,7 @@ export const ALARM_RUNBOOK: readonly RunbookEntry[] = [
   {
     id: /^Deploy\/\w+Errors$/,
     section: 'Deploy gate: Lambda errors',
-    means: "During a deploy the new version's alias errored: CodeDeploy rolls it back.",
+    means: 'During a deploy the new version failed more than the old one: CodeDeploy rolls it back.',
   },
 ];
 

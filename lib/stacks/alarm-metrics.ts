@@ -52,16 +52,10 @@ export function alarmMetrics(routes: readonly Route[] = ROUTES): AlarmMetricRow[
     { alarm: 'StorageUnavailable', detail: 'the functions’ metric', ids: /^AlarmsStorageUnavailable/, metrics: 1 },
     { alarm: 'AuthorizerFailure', detail: 'the authorizer’s metric', ids: /^AlarmsAuthorizerFailure/, metrics: 1 },
     {
-      alarm: 'Deploy gate: API 5xx rate (1 minute)',
-      detail: '5XXError, Count, NotImplemented',
-      ids: /^DeployApi5xxRate/,
-      metrics: 3,
-    },
-    {
-      alarm: 'Deploy gate: Lambda errors',
-      detail: `one per operation's alias (${ops})`,
+      alarm: 'Deploy gate: operation failures, new version against old',
+      detail: `one per operation (${ops}): Invocations, Errors, InternalError of the alias and of its new version`,
       ids: new RegExp(`^Deploy(${names})Errors[0-9A-F]{8}$`),
-      metrics: ops,
+      metrics: 6 * ops,
     },
     {
       alarm: 'Deploy gate: authorizer denial rate, new version against old',

@@ -174,7 +174,6 @@ export class AnimalStoreStack extends Stack {
     const deployments = new CanaryDeployments(this, 'Deploy', {
       aliases: new Map([...functions].map(([name, fn]) => [name, fn.alias])),
       authorizer: AUTHORIZER.name,
-      api: store.api,
       customMetrics,
       deploymentConfig: stage.deploymentConfig,
       serverErrorRatePercent: stage.alarms.serverErrorRatePercent,

@@ -51,16 +51,23 @@ try {
 
   // Storage failures, injected into the functions' own DynamoDB client (the faults test does the same).
   let failKeys = false;
+  let bug = false;
   onEveryClient(
     api,
     'emfInjectThrottling',
     (next) => async (args) => {
       const isKeys = readsKeys(args.input);
+      // An error storage does not know (a bug of ours): the operation answers 500 internal_error.
+      if (bug && !isKeys) throw Object.assign(new Error('injected bug'), { name: 'EmfInjectedBug' });
       if (isKeys === failKeys) throw throttlingException();
       return next(args);
     },
     'finalizeRequest',
   );
+  // InternalError: the operation's tables fail in a way storage does not map to 503 (per operation and version).
+  bug = true;
+  await call('/pets', { headers: { Authorization: `Bearer ${other}` } });
+  bug = false;
   // StorageUnavailable: the operation's tables fail (the key lookup works).
   await call('/pets', { headers: { Authorization: `Bearer ${other}` } });
   // AuthorizerFailure: the key lookup fails (the authorizer fails closed); a key never seen, so nothing is cached.
