@@ -49,7 +49,7 @@ export const ALARM_RUNBOOK: readonly RunbookEntry[] = [
     means: 'An operation function threw or timed out: its requests got 5xx.',
   },
   {
-    id: /^Alarms\/\w+Throttles$/,
+    id: /^Alarms\/\w+(Throttles|ThrottleRate)$/,
     section: 'Lambda throttles',
     means: 'Lambda refused invocations (concurrency exhausted): those requests got 5xx or 429 from the gateway.',
   },

@@ -44,9 +44,15 @@ export function alarmMetrics(routes: readonly Route[] = ROUTES): AlarmMetricRow[
     },
     {
       alarm: 'Lambda throttles',
-      detail: `one per function (${ops + 1}, the authorizer's included)`,
-      ids: new RegExp(`^Alarms(${names}|${AUTHORIZER.name})Throttles[0-9A-F]{8}$`),
-      metrics: ops + 1,
+      detail: `one per operation (${ops})`,
+      ids: new RegExp(`^Alarms(${names})Throttles[0-9A-F]{8}$`),
+      metrics: ops,
+    },
+    {
+      alarm: 'Authorizer throttle rate',
+      detail: 'Throttles, Invocations',
+      ids: new RegExp(`^Alarms${AUTHORIZER.name}ThrottleRate`),
+      metrics: 2,
     },
     ...tables,
     { alarm: 'StorageUnavailable', detail: 'the functions’ metric', ids: /^AlarmsStorageUnavailable/, metrics: 1 },
