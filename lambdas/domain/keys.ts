@@ -95,13 +95,19 @@ export function hashKey(key: string): string {
  * Keys carry their own check, as GitHub's and Stripe's do: `ask2_` + 32 random bytes (base64url, 43 characters) +
  * the CRC-32 of everything before it (4 bytes, base64url, 6 characters): 54 characters. A token that claims this
  * form and fails its check is refused without a read (a flood of random tokens costs no DynamoDB request). Keys
- * issued before (`ask_` + 43 characters, no check) are looked up as before until they are rotated: the `ask2_` prefix
- * tells the forms apart (the old form's fifth character is random, its fourth always `_`). CRC-32 is a checksum,
- * not a MAC: it stops random and mistyped tokens, not someone who computes it; such a token costs the read it did.
+ * issued before (`ask_` + 32 random bytes, base64url: 43 characters, no check) are looked up as before until they are
+ * rotated, and only at that exact shape: any other token is no key anyone was issued, refused without a read. Once
+ * no old key is left, the stage refuses the old form too (OLD_KEY_FORM=refused: docs/deployment.md, "Guards against
+ * floods"), and no token costs a read unless it passes its check. CRC-32 is a checksum, not a MAC: it stops random
+ * and mistyped tokens, not someone who computes it; such a token costs the read it did.
  */
 export const CHECKED_KEY = { prefix: 'ask2_', randomBytes: 32, checkChars: 6 } as const;
 const CHECKED_KEY_LENGTH =
   CHECKED_KEY.prefix.length + Math.ceil((CHECKED_KEY.randomBytes * 4) / 3) + CHECKED_KEY.checkChars;
+/** The exact shape of a key issued before keys carried a check: `ask_` + 32 random bytes in base64url. */
+export const OLD_KEY_PATTERN = /^ask_[A-Za-z0-9_-]{43}$/;
+/** Whether the stage still looks up keys of the old form (its authorizer's OLD_KEY_FORM). */
+export type OldKeyForm = 'accepted' | 'refused';
 
 function keyCheck(body: string): string {
   const b = Buffer.alloc(4);
@@ -115,15 +121,17 @@ export function generateKey(): string {
 }
 
 /**
- * `forged`: the key claims the checked form (its prefix) and fails it (length or check): no key has it, and no read
- * is needed to say so. `checked`: the form holds. `unchecked`: another form (keys issued before the check), which
- * only a lookup can judge.
+ * `forged`: no key has it, and no read is needed to say so: the checked form (its prefix) failing its length or
+ * check, the old form once the stage refuses it, any other shape. `checked`: the form holds. `unchecked`: the old
+ * key's exact shape while the stage accepts it, which only a lookup can judge.
  */
-export function keyForm(key: string): 'checked' | 'forged' | 'unchecked' {
-  if (!key.startsWith(CHECKED_KEY.prefix)) return 'unchecked';
-  if (key.length !== CHECKED_KEY_LENGTH) return 'forged';
-  const cut = key.length - CHECKED_KEY.checkChars;
-  return keyCheck(key.slice(0, cut)) === key.slice(cut) ? 'checked' : 'forged';
+export function keyForm(key: string, oldForm: OldKeyForm = 'accepted'): 'checked' | 'forged' | 'unchecked' {
+  if (key.startsWith(CHECKED_KEY.prefix)) {
+    if (key.length !== CHECKED_KEY_LENGTH) return 'forged';
+    const cut = key.length - CHECKED_KEY.checkChars;
+    return keyCheck(key.slice(0, cut)) === key.slice(cut) ? 'checked' : 'forged';
+  }
+  return oldForm === 'accepted' && OLD_KEY_PATTERN.test(key) ? 'unchecked' : 'forged';
 }
 
 export function generateKeyId(): string {
@@ -164,9 +172,10 @@ export async function authenticate(
   store: KeyStore,
   header: string | undefined,
   stage: string,
+  oldForm: OldKeyForm = 'accepted',
 ): Promise<Authenticated | undefined> {
   const key = parseBearer(header);
-  if (!key || keyForm(key) === 'forged') return undefined;
+  if (!key || keyForm(key, oldForm) === 'forged') return undefined;
   return usableKey(await store.getByHash(hashKey(key)), stage);
 }
 
