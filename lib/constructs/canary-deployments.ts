@@ -7,7 +7,8 @@ import {
   TrafficRouting,
   type ILambdaDeploymentConfig,
 } from 'aws-cdk-lib/aws-codedeploy';
-import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { PolicyStatement, Role } from 'aws-cdk-lib/aws-iam';
+import { servicePrincipalOf } from './service-principal.ts';
 import type { Alias } from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
 import { pinLogicalId } from './logical-ids.ts';
@@ -97,7 +98,7 @@ export class CanaryDeployments extends Construct {
 
     // CodeDeploy's service role, limited to what a Lambda deployment of this stack does.
     const role = new Role(this, 'ServiceRole', {
-      assumedBy: new ServicePrincipal('codedeploy.amazonaws.com'),
+      assumedBy: servicePrincipalOf(this, 'codedeploy.amazonaws.com'),
       description: `${Stack.of(this).stackName}: CodeDeploy shifts the live aliases of this stack`,
     });
     this.role = role;

@@ -101,7 +101,11 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
       const role = t().toJSON().Resources[roleId];
       expect(role.Properties.ManagedPolicyArns).toBeUndefined();
       expect(role.Properties.AssumeRolePolicyDocument.Statement).toEqual([
-        expect.objectContaining({ Principal: { Service: 'lambda.amazonaws.com' }, Action: 'sts:AssumeRole' }),
+        expect.objectContaining({
+          Principal: { Service: 'lambda.amazonaws.com' },
+          Action: 'sts:AssumeRole',
+          Condition: { StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } } },
+        }),
       ]);
     }
   });
