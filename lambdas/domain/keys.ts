@@ -6,15 +6,8 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import { BEARER_PATTERN } from '../../contract/auth.ts';
 import { PLANS, type PlanLimits, type PlanName } from '../../contract/plans.ts';
-import {
-  PROBATION,
-  SPENT_KEYS,
-  isPooledPlan,
-  poolKeyValue,
-  poolMemberOf,
-  probationKeyValue,
-  spentKeyValue,
-} from '../../contract/key-pool.ts';
+import { SPENT_KEYS, isPooledPlan, poolKeyValue, poolMemberOf, spentKeyValue } from '../../contract/key-pool.ts';
+import { PROBATION, probationKeyValue, probationShardOf } from '../../contract/probation.ts';
 
 export type KeyStatus = 'active' | 'revoked';
 
@@ -207,8 +200,9 @@ export interface Standing {
  * - `spent`: a key whose quota of today is spent is counted against the spent-keys API key, whose usage plan
  *   answers QUOTA_EXCEEDED (429 `quota_exceeded`), so it cannot use up what it shares (a Free pool member). Not in
  *   the day's last SPENT_KEYS.notInLastSeconds: a decision cached past midnight would refuse the new day's requests;
- * - `probation`: a key whose ban ended within PROBATION.seconds: a Free pool key is counted against the probation
- *   API key, not its pool member (contract/key-pool.ts PROBATION), so its next ban cycle spends nothing it shares;
+ * - `probation`: a key whose ban ended within PROBATION.seconds: a Free pool key is counted against its probation
+ *   shard's API key, not its pool member (contract/probation.ts), so its next ban cycle spends nothing it shares
+ *   with customers in good standing, and drains no other shard's;
  * - `count` it against its own usage key.
  * An unknown standing counts the request (the function's limiter still enforces both).
  */
@@ -229,6 +223,6 @@ export function gateUsageKey(auth: Authenticated, decision: GateDecision, stage:
   if (decision === 'spent') return spentKeyValue(stage);
   // Only a key that shares its pool member moves: one with an API key of its own spends only its own.
   if (decision === 'probation' && auth.usageIdentifierKey === poolKeyValue(stage, poolMemberOf(auth.keyId)))
-    return probationKeyValue(stage);
+    return probationKeyValue(stage, probationShardOf(auth.keyId));
   return auth.usageIdentifierKey;
 }
