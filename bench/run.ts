@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --only=bundles,cold,warm,cost,scale,listing,backlog] [-- --cpu-prof] [-- --no-source-maps]`: bundle
+ * `npm run bench [-- --quick] [-- --only=bundles,cold,warm,cost,forged,scale,listing,backlog] [-- --cpu-prof] [-- --no-source-maps]`: bundle
  * sizes, cold starts, the warm request path (Business and Enterprise keys), DynamoDB cost and the limiter at scale,
  * each against its floor measured side by side in the same run. Prints tables and writes bench/results/latest.json.
  * See docs/performance.md.
@@ -18,6 +18,7 @@ import { runLibraryPrices } from './phases/library-prices.ts';
 import { runListing } from './phases/listing.ts';
 import { runPurgeBacklog } from './phases/purge-backlog.ts';
 import { runCost } from './phases/cost.ts';
+import { runForgedTokens } from './phases/forged-tokens.ts';
 import { runScale } from './phases/scale.ts';
 import { runWarm } from './phases/warm.ts';
 import type { BenchContext, Params } from './phases/context.ts';
@@ -90,6 +91,7 @@ try {
   }
   if (ONLY.has('warm')) await runWarm(ctx);
   if (ONLY.has('cost')) await runCost(ctx);
+  if (ONLY.has('cost') || ONLY.has('forged')) await runForgedTokens(ctx);
   if (ONLY.has('scale')) await runScale(ctx);
   if (ONLY.has('listing')) await runListing(ctx);
   if (ONLY.has('backlog')) await runPurgeBacklog(ctx);

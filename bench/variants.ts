@@ -31,7 +31,7 @@ const VARIANTS: Array<{ name: string; description: string; patches: Patch[]; noS
 const ROUNDS = Number(process.argv.find((a) => a.startsWith('--rounds='))?.slice(9) ?? 6);
 const LAMBDAS = ['list-pets', 'create-pet', 'get-pet', 'list-orders', 'authorizer'];
 const COLD = ['list-pets', 'create-pet', 'authorizer'];
-const BENCH_KEY = 'bench_0123456789abcdefghijklmnopqrstuv';
+const BENCH_KEY = 'ask_bench0123456789abcdefghijklmnopqrstuvwxyz01';
 
 // A patch whose anchor text is gone would measure the wrong code: refuse before spending minutes on a run.
 for (const v of VARIANTS) {

@@ -104,18 +104,3 @@ export const SPENT_KEYS = {
 export function spentKeyValue(stage: string): string {
   return `animalstorespentdayquota${stage.replace(/[^A-Za-z0-9]/g, '')}`.padEnd(32, '0');
 }
-
-/**
- * Where a Free key whose ban ended within the last `seconds` is counted: one API key per stage on the pool's usage
- * plan, shared by such keys only. A ban is only known to the gateway once the authorizer's cached Allow has expired,
- * so each ban cycle (the cache TTL before the ban shows, then the ban, then again) let a flooding key spend its pool
- * member's bucket and day quota, which it shares with other Free customers; on probation it spends this key's
- * instead. A key keeps its own allowance there (the function's limiter counts it as ever); only keys banned in the
- * last day share the bucket. Paying keys have API keys of their own and are not moved.
- */
-export const PROBATION = { displayName: 'FreePoolProbation', seconds: 86_400 } as const;
-
-/** The value of the probation API key on `stage` (grants nothing, like a pool member's; unique per stage). */
-export function probationKeyValue(stage: string): string {
-  return `animalstorefreepoolprobation${stage.replace(/[^A-Za-z0-9]/g, '')}`.padEnd(32, '0');
-}

@@ -13,7 +13,7 @@ export type Params = {
   creates: number;
 };
 
-export const BENCH_KEY = 'bench_0123456789abcdefghijklmnopqrstuv';
+export const BENCH_KEY = 'ask_bench0123456789abcdefghijklmnopqrstuvwxyz01';
 
 export type BenchContext = {
   argv: string[];

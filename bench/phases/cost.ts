@@ -1,6 +1,4 @@
 /** Phase 4: DynamoDB requests and capacity per API call, metered on the handlers' own clients, at growing table sizes. */
-import { randomBytes } from 'node:crypto';
-import { generateKey } from '../../lambdas/domain/keys.ts';
 import { localTableEnv } from '../../lambdas/storage/provision.ts';
 import type { Meter } from '../lib/meter.ts';
 import { seedBenchKey, seedPets, seededId } from '../lib/seed.ts';
@@ -9,12 +7,6 @@ import { BENCH_KEY, type BenchContext } from './context.ts';
 
 /** An exact key's uncached call: the authorizer's BatchGetItem, the limiter's count, the operation's request. */
 const REQUESTS_FLOOR = 3;
-
-/** A token of the checked key form whose check fails: a random key with its last character changed. */
-function forgedCheckedKey(): string {
-  const k = generateKey();
-  return `${k.slice(0, -1)}${k.endsWith('A') ? 'B' : 'A'}`;
-}
 
 export async function runCost({ P, endpoint, seedClient, result, target, log }: BenchContext): Promise<void> {
   const prefix = 'bench-cost';
@@ -101,42 +93,7 @@ export async function runCost({ P, endpoint, seedClient, result, target, log }: 
     }
     sizes.push({ pets: size, seedMs: Math.round(ms), ops: rows });
   }
-  // Forged tokens, each a cache miss as every random token of a flood is: one of the checked key form that fails its
-  // check (refused before any read), and one of the form issued before keys carried a check (looked up).
-  const forgedRows = [];
-  for (const [form, token] of [
-    ['checked form, check fails', () => forgedCheckedKey()],
-    ['old form (no check), unknown', () => `ask_${randomBytes(32).toString('base64url')}`],
-  ] as const) {
-    meter.reset();
-    const statuses = new Set<number>();
-    for (let i = 0; i < P.callsPerOp; i++) {
-      const res = await fetch(`${api.url}/pets?limit=1`, { headers: { Authorization: `Bearer ${token()}` } });
-      statuses.add(res.status);
-      await res.arrayBuffer();
-    }
-    forgedRows.push({
-      form,
-      tokens: P.callsPerOp,
-      statuses: [...statuses],
-      requestsPerToken: round(meter.calls.length / P.callsPerOp, 3),
-    });
-  }
   await api.close();
-  result.forgedTokens = forgedRows;
-  printTable(
-    '4b. DynamoDB requests per forged token (authorizer uncached)',
-    ['token', 'tokens', 'status', 'req/token'],
-    forgedRows.map((r) => [r.form, r.tokens, String(r.statuses), r.requestsPerToken]),
-  );
-  const checked = forgedRows[0]!;
-  target(
-    'DynamoDB requests per forged token = 0',
-    checked.form,
-    checked.requestsPerToken,
-    '= 0',
-    checked.requestsPerToken === 0 && checked.statuses.join() === '401',
-  );
   result.cost = sizes;
   const header = [
     'op',

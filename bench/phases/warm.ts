@@ -33,7 +33,8 @@ import { BENCH_KEY, type BenchContext } from './context.ts';
  * authorizer refreshes (both sides make them alike) stay ~1 % of the DynamoDB requests. A 429 would show in non-2xx.
  */
 const BUSINESS_KEYS = 48;
-const businessKey = (i: number) => `bench_business_${String(i).padStart(4, '0')}_0123456789abcdef`;
+// The old key form's exact shape (ask_ + 43): the authorizer refuses any other shape without a read.
+const businessKey = (i: number) => `ask_${`benchbusiness${String(i).padStart(4, '0')}`.padEnd(43, '0')}`;
 
 const OPS = [
   { op: 'listPets', path: '/pets?limit=20', method: 'GET' },

@@ -6,15 +6,8 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import { BEARER_PATTERN } from '../../contract/auth.ts';
 import { PLANS, type PlanLimits, type PlanName } from '../../contract/plans.ts';
-import {
-  PROBATION,
-  SPENT_KEYS,
-  isPooledPlan,
-  poolKeyValue,
-  poolMemberOf,
-  probationKeyValue,
-  spentKeyValue,
-} from '../../contract/key-pool.ts';
+import { SPENT_KEYS, isPooledPlan, poolKeyValue, poolMemberOf, spentKeyValue } from '../../contract/key-pool.ts';
+import { PROBATION, probationKeyValue, probationShardOf } from '../../contract/probation.ts';
 
 export type KeyStatus = 'active' | 'revoked';
 
@@ -95,13 +88,19 @@ export function hashKey(key: string): string {
  * Keys carry their own check, as GitHub's and Stripe's do: `ask2_` + 32 random bytes (base64url, 43 characters) +
  * the CRC-32 of everything before it (4 bytes, base64url, 6 characters): 54 characters. A token that claims this
  * form and fails its check is refused without a read (a flood of random tokens costs no DynamoDB request). Keys
- * issued before (`ask_` + 43 characters, no check) are looked up as before until they are rotated: the `ask2_` prefix
- * tells the forms apart (the old form's fifth character is random, its fourth always `_`). CRC-32 is a checksum,
- * not a MAC: it stops random and mistyped tokens, not someone who computes it; such a token costs the read it did.
+ * issued before (`ask_` + 32 random bytes, base64url: 43 characters, no check) are looked up as before until they are
+ * rotated, and only at that exact shape: any other token is no key anyone was issued, refused without a read. Once
+ * no old key is left, the stage refuses the old form too (OLD_KEY_FORM=refused: docs/deployment.md, "Guards against
+ * floods"), and no token costs a read unless it passes its check. CRC-32 is a checksum, not a MAC: it stops random
+ * and mistyped tokens, not someone who computes it; such a token costs the read it did.
  */
 export const CHECKED_KEY = { prefix: 'ask2_', randomBytes: 32, checkChars: 6 } as const;
 const CHECKED_KEY_LENGTH =
   CHECKED_KEY.prefix.length + Math.ceil((CHECKED_KEY.randomBytes * 4) / 3) + CHECKED_KEY.checkChars;
+/** The exact shape of a key issued before keys carried a check: `ask_` + 32 random bytes in base64url. */
+export const OLD_KEY_PATTERN = /^ask_[A-Za-z0-9_-]{43}$/;
+/** Whether the stage still looks up keys of the old form (its authorizer's OLD_KEY_FORM). */
+export type OldKeyForm = 'accepted' | 'refused';
 
 function keyCheck(body: string): string {
   const b = Buffer.alloc(4);
@@ -115,15 +114,17 @@ export function generateKey(): string {
 }
 
 /**
- * `forged`: the key claims the checked form (its prefix) and fails it (length or check): no key has it, and no read
- * is needed to say so. `checked`: the form holds. `unchecked`: another form (keys issued before the check), which
- * only a lookup can judge.
+ * `forged`: no key has it, and no read is needed to say so: the checked form (its prefix) failing its length or
+ * check, the old form once the stage refuses it, any other shape. `checked`: the form holds. `unchecked`: the old
+ * key's exact shape while the stage accepts it, which only a lookup can judge.
  */
-export function keyForm(key: string): 'checked' | 'forged' | 'unchecked' {
-  if (!key.startsWith(CHECKED_KEY.prefix)) return 'unchecked';
-  if (key.length !== CHECKED_KEY_LENGTH) return 'forged';
-  const cut = key.length - CHECKED_KEY.checkChars;
-  return keyCheck(key.slice(0, cut)) === key.slice(cut) ? 'checked' : 'forged';
+export function keyForm(key: string, oldForm: OldKeyForm = 'accepted'): 'checked' | 'forged' | 'unchecked' {
+  if (key.startsWith(CHECKED_KEY.prefix)) {
+    if (key.length !== CHECKED_KEY_LENGTH) return 'forged';
+    const cut = key.length - CHECKED_KEY.checkChars;
+    return keyCheck(key.slice(0, cut)) === key.slice(cut) ? 'checked' : 'forged';
+  }
+  return oldForm === 'accepted' && OLD_KEY_PATTERN.test(key) ? 'unchecked' : 'forged';
 }
 
 export function generateKeyId(): string {
@@ -164,9 +165,10 @@ export async function authenticate(
   store: KeyStore,
   header: string | undefined,
   stage: string,
+  oldForm: OldKeyForm = 'accepted',
 ): Promise<Authenticated | undefined> {
   const key = parseBearer(header);
-  if (!key || keyForm(key) === 'forged') return undefined;
+  if (!key || keyForm(key, oldForm) === 'forged') return undefined;
   return usableKey(await store.getByHash(hashKey(key)), stage);
 }
 
@@ -198,8 +200,9 @@ export interface Standing {
  * - `spent`: a key whose quota of today is spent is counted against the spent-keys API key, whose usage plan
  *   answers QUOTA_EXCEEDED (429 `quota_exceeded`), so it cannot use up what it shares (a Free pool member). Not in
  *   the day's last SPENT_KEYS.notInLastSeconds: a decision cached past midnight would refuse the new day's requests;
- * - `probation`: a key whose ban ended within PROBATION.seconds: a Free pool key is counted against the probation
- *   API key, not its pool member (contract/key-pool.ts PROBATION), so its next ban cycle spends nothing it shares;
+ * - `probation`: a key whose ban ended within PROBATION.seconds: a Free pool key is counted against its probation
+ *   shard's API key, not its pool member (contract/probation.ts), so its next ban cycle spends nothing it shares
+ *   with customers in good standing, and drains no other shard's;
  * - `count` it against its own usage key.
  * An unknown standing counts the request (the function's limiter still enforces both).
  */
@@ -220,6 +223,6 @@ export function gateUsageKey(auth: Authenticated, decision: GateDecision, stage:
   if (decision === 'spent') return spentKeyValue(stage);
   // Only a key that shares its pool member moves: one with an API key of its own spends only its own.
   if (decision === 'probation' && auth.usageIdentifierKey === poolKeyValue(stage, poolMemberOf(auth.keyId)))
-    return probationKeyValue(stage);
+    return probationKeyValue(stage, probationShardOf(auth.keyId));
   return auth.usageIdentifierKey;
 }

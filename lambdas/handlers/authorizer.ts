@@ -41,8 +41,10 @@ export function authorizerHandler(rt: Runtime) {
   return async (event: APIGatewayTokenAuthorizerEvent, context?: Context): Promise<APIGatewayAuthorizerResult> => {
     rt.telemetry.begin(context);
     const key = parseBearer(event.authorizationToken);
-    // A token that fails its own check is no key: refused before any read (domain/keys.ts keyForm).
-    if (!key || keyForm(key) === 'forged') throw unauthorized();
+    // A token that fails its own check, or is of no shape a key was issued in, is no key: refused before any read
+    // (domain/keys.ts keyForm).
+    const form = key ? keyForm(key, rt.config.OLD_KEY_FORM) : 'forged';
+    if (!key || form === 'forged') throw unauthorized();
     const keyHash = hashKey(key);
     const found = await readKeyAndStanding(rt.storage, keyHash).catch((err: unknown) => {
       // Fail closed: API Gateway answers AUTHORIZER_FAILURE (mapped to 503), never lets the request through. The
@@ -53,6 +55,11 @@ export function authorizerHandler(rt: Runtime) {
     });
     const auth = usableKey(found.record, keysStage);
     if (!auth) throw unauthorized();
+    if (form === 'unchecked') {
+      // A key of the old form still in use: when this stays 0, the stage can refuse the form (OLD_KEY_FORM).
+      count('OldKeyFormAccepted');
+      flush();
+    }
     const decision = gateDecision(found.standing, Math.floor(rt.now() / 1000));
     return {
       principalId: auth.keyId,

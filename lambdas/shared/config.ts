@@ -41,6 +41,12 @@ const Env = z.object({
         .filter(Boolean),
     ),
   ),
+  /**
+   * Whether the authorizer still looks up keys of the form issued before keys carried a check (`ask_` + 43): set to
+   * "refused" by `-c animal-store:<stage>:oldKeyForm=refused` once none is left, so no token costs a read unless it
+   * passes its check (lambdas/domain/keys.ts keyForm).
+   */
+  OLD_KEY_FORM: z._default(z.enum(['accepted', 'refused']), 'accepted'),
   /** Set to "off" to bypass the rate limiter (benchmarks measure its overhead this way; never in a stage). */
   RATE_LIMITER: z._default(z.enum(['on', 'off']), 'on'),
   /** The `service` of log lines and metrics. */

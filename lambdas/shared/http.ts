@@ -102,9 +102,13 @@ export function errorResponse(err: AppError, extra: Record<string, string> = {})
  * and counts it. A 501 is the contract's answer for an operation not specified yet: counted apart, so the 5xx-rate
  * alarms can leave it out.
  */
-function recordFailure(rt: Runtime, route: Route, raw: unknown, err: AppError): void {
+function recordFailure(rt: Runtime, route: Route, raw: unknown, err: AppError, version: string): void {
   if (err.status === 501) rt.telemetry.count('NotImplemented', { operation: route.operationId });
   else if (err.code === 'internal_error') {
+    // Per version too: a deploy's gate compares the version being shifted to with the one it replaces
+    // (lib/constructs/version-gates.ts), on exactly these two dimension sets beside the defaults.
+    const operation = route.operationId;
+    rt.telemetry.count('InternalError', { operation, version }, { operation });
     const e = raw as Error | undefined;
     rt.telemetry.log.error('unhandled error', { errorName: e?.name, errorMessage: String(e?.message).slice(0, 200) });
   } else if (err instanceof UnavailableError) {
@@ -164,7 +168,7 @@ const api = (
       );
       if (refused) request.error = refused as Error;
       const err = toAppError(request.error);
-      recordFailure(rt, route, request.error, err);
+      recordFailure(rt, route, request.error, err, request.context.functionVersion);
       // An error before the limiter ran (e.g. no authorizer context) was not counted: say so, as the gateway does.
       request.response = errorResponse(err, {
         ...UNCOUNTED_RATE_LIMIT_HEADERS,

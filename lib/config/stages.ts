@@ -10,6 +10,7 @@ import { LambdaDeploymentConfig, TrafficRouting, type ILambdaDeploymentConfig } 
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { StageName } from './stage-names.ts';
 import { PLANS, STANDARD_PLANS, usagePlanThrottle } from '../../contract/plans.ts';
+import { authorizerConcurrencyFor } from './authorizer-capacity.ts';
 
 export { STAGE_NAMES, type StageName } from './stage-names.ts';
 
@@ -32,6 +33,8 @@ export interface AlarmThresholds {
    * mix of callers, so a flood of forged tokens moves both shares alike; a version denying valid keys moves its own.
    */
   readonly authorizerDenialRatePercent: number;
+  /** The authorizer's throttled invocations, percent of its invocations and throttles, over 5 minutes. */
+  readonly authorizerThrottleRatePercent: number;
 }
 
 /**
@@ -117,8 +120,9 @@ export interface StageConfig {
    */
   readonly wafRequestsPerKeyPer5Minutes: number;
   /**
-   * Reserved concurrency of the authorizer: its cap (a flood of random tokens cannot take more) and its guarantee.
-   * The account's unreserved pool must keep at least 100 for the operations (Lambda's rule).
+   * Reserved concurrency of the authorizer: its cap (a flood of random tokens cannot take more) and its guarantee,
+   * sized to hold what the stage throttle admits (authorizerConcurrencyFor). The account's unreserved pool must keep
+   * at least 100 for the operations (Lambda's rule).
    */
   readonly authorizerReservedConcurrency: number;
   /** Retention of the API access logs (who called what: kept longer than function logs). */
@@ -148,6 +152,10 @@ export function wafRequestsPerKey(): number {
   );
 }
 
+// Each stage's throttle, and the authorizer's reserved concurrency sized to hold it (authorizer-capacity.ts).
+const STAGING_THROTTLE = { rateLimit: 100, burstLimit: 5_000 } as const;
+const PRODUCTION_THROTTLE = { rateLimit: 2_000, burstLimit: 5_000 } as const;
+
 export const STAGES: Readonly<Record<StageName, StageConfig>> = {
   staging: {
     name: 'staging',
@@ -162,6 +170,7 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
       throttles: 10,
       storageErrors: 10,
       authorizerDenialRatePercent: 25,
+      authorizerThrottleRatePercent: 5,
     },
     // Quiet by default: the topic exists and every alarm uses it, but nobody is subscribed (synth warns).
     alarmNotifications: {},
@@ -176,10 +185,10 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
     requireAccount: false,
     requireAlarmSubscriber: false,
     // The burst holds every usage-plan bucket: a Business key's 4,000, a Free pool member's 4,800.
-    stageThrottle: { rateLimit: 100, burstLimit: 5_000 },
+    stageThrottle: STAGING_THROTTLE,
     wafRequestsPerIpPer5Minutes: 2_000,
     wafRequestsPerKeyPer5Minutes: wafRequestsPerKey(),
-    authorizerReservedConcurrency: 10,
+    authorizerReservedConcurrency: authorizerConcurrencyFor(STAGING_THROTTLE),
     traceSampleRate: 0.05,
     corsAllowedOrigins: [],
     authorizerCacheTtl: Duration.seconds(60),
@@ -197,6 +206,7 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
       throttles: 1,
       storageErrors: 1,
       authorizerDenialRatePercent: 10,
+      authorizerThrottleRatePercent: 1,
     },
     // Subscribers come from context (see AlarmNotifications); synth refuses production while it has none.
     alarmNotifications: {},
@@ -206,10 +216,10 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
     terminationProtection: true,
     requireAccount: true,
     requireAlarmSubscriber: true,
-    stageThrottle: { rateLimit: 2_000, burstLimit: 5_000 },
+    stageThrottle: PRODUCTION_THROTTLE,
     wafRequestsPerIpPer5Minutes: 20_000,
     wafRequestsPerKeyPer5Minutes: wafRequestsPerKey(),
-    authorizerReservedConcurrency: 50,
+    authorizerReservedConcurrency: authorizerConcurrencyFor(PRODUCTION_THROTTLE),
     traceSampleRate: 0.01,
     corsAllowedOrigins: [],
     authorizerCacheTtl: Duration.seconds(60),

@@ -49,7 +49,7 @@ export const ALARM_RUNBOOK: readonly RunbookEntry[] = [
     means: 'An operation function threw or timed out: its requests got 5xx.',
   },
   {
-    id: /^Alarms\/\w+Throttles$/,
+    id: /^Alarms\/\w+(Throttles|ThrottleRate)$/,
     section: 'Lambda throttles',
     means: 'Lambda refused invocations (concurrency exhausted): those requests got 5xx or 429 from the gateway.',
   },
@@ -64,11 +64,6 @@ export const ALARM_RUNBOOK: readonly RunbookEntry[] = [
     means: 'The authorizer could not look keys up: every uncached request got 503 (it fails closed).',
   },
   {
-    id: /^Deploy\/Api5xxRate$/,
-    section: 'Deploy gate: API 5xx rate',
-    means: 'During a deploy the 5xx rate rose: CodeDeploy rolls the new version back.',
-  },
-  {
     id: /^Deploy\/\w+DenialRate$/,
     section: 'Deploy gate: authorizer denial rate',
     means: 'During a deploy the new authorizer denied many keys: CodeDeploy rolls it back.',
@@ -76,7 +71,7 @@ export const ALARM_RUNBOOK: readonly RunbookEntry[] = [
   {
     id: /^Deploy\/\w+Errors$/,
     section: 'Deploy gate: Lambda errors',
-    means: "During a deploy the new version's alias errored: CodeDeploy rolls it back.",
+    means: 'During a deploy the new version failed more than the old one: CodeDeploy rolls it back.',
   },
 ];
 

@@ -84,6 +84,7 @@ export class ApiAlarms extends Construct {
           fn.metricErrors({ period: PERIOD, statistic: 'Sum' }),
         );
       }
+      if (name === AUTHORIZER.name) continue;
       this.add(
         `${name}Throttles`,
         `Lambda ${name} throttles`,
@@ -91,6 +92,25 @@ export class ApiAlarms extends Construct {
         fn.metricThrottles({ period: PERIOD, statistic: 'Sum' }),
       );
     }
+    // The authorizer's reserved concurrency is sized to the stage throttle (lib/config/authorizer-capacity.ts): a
+    // throttle means a flood past it, and each is a 503 only for a caller without a cached decision. One throttle
+    // in 5 minutes paged for a burst of random tokens; a share of its invocations is what customers notice.
+    const authorizer = props.functions.get(AUTHORIZER.name);
+    if (authorizer)
+      this.add(
+        `${AUTHORIZER.name}ThrottleRate`,
+        `Lambda ${AUTHORIZER.name} throttles, percent of its invocations and throttles`,
+        t.authorizerThrottleRatePercent,
+        new MathExpression({
+          expression:
+            'IF(FILL(invocations, 0) + FILL(throttles, 0) > 0, 100 * FILL(throttles, 0) / (FILL(invocations, 0) + FILL(throttles, 0)), 0)',
+          usingMetrics: {
+            invocations: authorizer.metricInvocations({ period: PERIOD, statistic: 'Sum' }),
+            throttles: authorizer.metricThrottles({ period: PERIOD, statistic: 'Sum' }),
+          },
+          period: PERIOD,
+        }),
+      );
     // DynamoDB publishes both per table AND operation (see TABLE_OPERATIONS).
     const tableMetrics = [
       { suffix: 'SystemErrors', metricName: 'SystemErrors', what: 'system errors', threshold: t.storageErrors },

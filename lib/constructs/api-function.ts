@@ -1,5 +1,6 @@
 import { CfnResource, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
-import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { PolicyStatement, Role } from 'aws-cdk-lib/aws-iam';
+import { servicePrincipalOf } from './service-principal.ts';
 import { Alias, Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -63,7 +64,7 @@ export class ApiFunction extends Construct {
     const logGroup = ownedLogGroup(this, 'Logs', { retention: props.logRetention, removalPolicy: props.removalPolicy });
     this.logGroup = logGroup;
     const role = new Role(this, 'Role', {
-      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      assumedBy: servicePrincipalOf(this, 'lambda.amazonaws.com'),
       description: `Animal Store ${props.stage}: ${props.operationId}`,
     });
     role.addToPrincipalPolicy(

@@ -1,6 +1,7 @@
 import { RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { CfnAccount } from 'aws-cdk-lib/aws-apigateway';
-import { ManagedPolicy, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { ManagedPolicy, Role } from 'aws-cdk-lib/aws-iam';
+import { servicePrincipalOf } from './service-principal.ts';
 import { Construct } from 'constructs';
 import { pinLogicalId } from './logical-ids.ts';
 
@@ -18,7 +19,7 @@ export class ApiGatewayAccount extends Construct {
   constructor(scope: Construct, id: string) {
     super(scope, id);
     this.role = new Role(this, 'CloudWatchRole', {
-      assumedBy: new ServicePrincipal('apigateway.amazonaws.com'),
+      assumedBy: servicePrincipalOf(this, 'apigateway.amazonaws.com'),
       description: 'API Gateway writes access and execution logs of every API in this account and Region',
       managedPolicies: [ManagedPolicy.fromAwsManagedPolicyName('service-role/AmazonAPIGatewayPushToCloudWatchLogs')],
     });

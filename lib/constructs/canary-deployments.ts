@@ -1,13 +1,5 @@
 import { Annotations, Duration, Stack } from 'aws-cdk-lib';
-import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
-import {
-  Alarm,
-  ComparisonOperator,
-  MathExpression,
-  Metric,
-  TreatMissingData,
-  type IAlarm,
-} from 'aws-cdk-lib/aws-cloudwatch';
+import { Alarm, ComparisonOperator, TreatMissingData, type IAlarm } from 'aws-cdk-lib/aws-cloudwatch';
 import {
   LambdaApplication,
   LambdaDeploymentConfig,
@@ -15,31 +7,34 @@ import {
   TrafficRouting,
   type ILambdaDeploymentConfig,
 } from 'aws-cdk-lib/aws-codedeploy';
-import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { PolicyStatement, Role } from 'aws-cdk-lib/aws-iam';
+import { servicePrincipalOf } from './service-principal.ts';
 import type { Alias } from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
 import { pinLogicalId } from './logical-ids.ts';
-import { serverErrorRate as apiServerErrorRate, type CustomMetrics } from './server-error-rate.ts';
+import type { CustomMetrics } from './server-error-rate.ts';
+import { authorizerExcessErrorShare, operationExcessFailureShare } from './version-gates.ts';
 
 export interface CanaryDeploymentsProps {
   /** Each function's `live` alias, by a readable name (operationId, `authorizer`). */
   readonly aliases: ReadonlyMap<string, Alias>;
   /**
    * The TOKEN authorizer, by its name in `aliases`. Its Lambda errors are answers, not failures (it denies by
-   * throwing "Unauthorized", so Errors counts every unknown key): it is gated on the API's 5xx rate and on how much
-   * higher the new version's share of throwing invocations is than the old version's, which catches a version that
-   * denies valid keys or fails, while anonymous traffic (forged tokens) raises both versions' shares alike.
+   * throwing "Unauthorized", so Errors counts every unknown key): it is gated on how much higher the new version's
+   * share of throwing invocations is than the old version's, which catches a version that denies valid keys or
+   * fails, while anonymous traffic (forged tokens) raises both versions' shares alike.
    */
   readonly authorizer: string;
-  /** The API whose 5xx rate gates every shift. */
-  readonly api: RestApi;
-  /** Where the functions' custom metrics live: the 5xx rate leaves out the counted 501s of unspecified operations. */
+  /** Where the functions' custom metrics live: an operation's per-version `InternalError` count. */
   readonly customMetrics: CustomMetrics;
   /** How traffic shifts: a predefined config, or a TrafficRouting for a custom config of this stack. */
   readonly deploymentConfig: ILambdaDeploymentConfig | TrafficRouting;
-  /** Roll back when the API's 5xx responses reach this percentage of requests in two consecutive minutes. */
+  /**
+   * Roll back an operation's shift when the new version's share of invocations that failed (a Lambda error or a 500
+   * `internal_error`) is this many percentage points above the old version's in a minute.
+   */
   readonly serverErrorRatePercent: number;
-  /** Roll back when a function's alias has this many Lambda errors (crashes, timeouts) in one minute. */
+  /** ...and the new version failed at least this many times in that minute. */
   readonly lambdaErrors: number;
   /**
    * Roll back an authorizer shift when the new version's share of invocations that denied a key or failed is this
@@ -96,21 +91,14 @@ export class CanaryDeployments extends Construct {
         ? new LambdaDeploymentConfig(this, 'Config', { trafficRouting: props.deploymentConfig })
         : props.deploymentConfig;
 
-    // The accepted form of a guarded ratio: CloudWatch rejects a scalar inside MAX([...]) when the alarm is created.
-    const serverErrorRate = new Alarm(this, 'Api5xxRate', {
-      alarmDescription: `During a deploy: API 5xx responses >= ${props.serverErrorRatePercent} % of requests in 2 consecutive minutes`,
-      metric: apiServerErrorRate(props.api, props.customMetrics, MINUTE),
-      threshold: props.serverErrorRatePercent,
-      evaluationPeriods: 2,
-      datapointsToAlarm: 2,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
-    });
-    const alarms: Alarm[] = [serverErrorRate];
+    // No gate reads an API-wide metric (the gateway's 5XXError or Count): anyone's traffic moves those, so a flood
+    // of forged tokens during a deploy would roll back every function. Each gate compares its own function's new
+    // version with the old one (version-gates.ts); the API's 5xx rate still pages (alarms.ts), it gates nothing.
+    const alarms: Alarm[] = [];
 
     // CodeDeploy's service role, limited to what a Lambda deployment of this stack does.
     const role = new Role(this, 'ServiceRole', {
-      assumedBy: new ServicePrincipal('codedeploy.amazonaws.com'),
+      assumedBy: servicePrincipalOf(this, 'codedeploy.amazonaws.com'),
       description: `${Stack.of(this).stackName}: CodeDeploy shifts the live aliases of this stack`,
     });
     this.role = role;
@@ -139,11 +127,11 @@ export class CanaryDeployments extends Construct {
 
     const groups = new Map<string, LambdaDeploymentGroup>();
     for (const [name, alias] of props.aliases) {
-      const gates: IAlarm[] = [serverErrorRate];
+      const gates: IAlarm[] = [];
       if (name === props.authorizer) {
         const denials = new Alarm(this, `${name}DenialRate`, {
           alarmDescription: `During a deploy: the new authorizer version's share of invocations that denied or failed is ${props.authorizerDenialRatePercent} points or more above the old version's, in 2 consecutive minutes with at least ${AUTHORIZER_DENIAL_MIN_INVOCATIONS} invocations on each`,
-          metric: newVersionExcessErrorShare(alias, MINUTE),
+          metric: authorizerExcessErrorShare(alias, MINUTE, AUTHORIZER_DENIAL_MIN_INVOCATIONS),
           threshold: props.authorizerDenialRatePercent,
           evaluationPeriods: 2,
           datapointsToAlarm: 2,
@@ -153,16 +141,17 @@ export class CanaryDeployments extends Construct {
         alarms.push(denials);
         gates.push(denials);
       } else {
-        const errors = new Alarm(this, `${name}Errors`, {
-          alarmDescription: `During a deploy: Lambda ${name} (alias ${alias.aliasName}) errors >= ${props.lambdaErrors} in 1 minute`,
-          metric: alias.metricErrors({ period: MINUTE, statistic: 'Sum' }),
-          threshold: props.lambdaErrors,
+        // The id stays `<name>Errors`: the gate replaces the alias-errors alarm of that name (its runbook section).
+        const failures = new Alarm(this, `${name}Errors`, {
+          alarmDescription: `During a deploy: the new version of ${name} failed (Lambda error or 500 internal_error) at least ${props.lambdaErrors} times in 1 minute, on a share of its invocations ${props.serverErrorRatePercent} points or more above the old version's`,
+          metric: operationExcessFailureShare(alias, props.customMetrics, name, MINUTE, props.lambdaErrors),
+          threshold: props.serverErrorRatePercent,
           evaluationPeriods: 1,
           comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
           treatMissingData: TreatMissingData.NOT_BREACHING,
         });
-        alarms.push(errors);
-        gates.push(errors);
+        alarms.push(failures);
+        gates.push(failures);
       }
       const group = new LambdaDeploymentGroup(this, name, {
         application,
@@ -191,46 +180,4 @@ export class CanaryDeployments extends Construct {
     this.groups = groups;
     this.alarms = alarms;
   }
-}
-
-/**
- * How many points the share of the authorizer's invocations that threw (denied a key or failed) is higher on the
- * version being deployed than on the version it replaces, per `period`. The authorizer denies by throwing, so Lambda's
- * Errors counts denials; for invocations through an alias, Lambda also publishes Invocations and Errors per
- * `ExecutedVersion` (dimensions FunctionName, Resource, ExecutedVersion). The new version is the one the alias's
- * template names (the alarm is updated before the alias, which waits for its deployment group and so for this
- * alarm); the old version is the alias's total minus the new one. A caller cannot choose the version that answers
- * (CodeDeploy's weights split traffic at random), so anonymous traffic, forged tokens included, raises both shares
- * alike and leaves the difference near 0; a version that denies valid keys or fails raises only its own. Outside a
- * deploy the old version has no invocations, and the gate is not judged.
- */
-function newVersionExcessErrorShare(alias: Alias, period: Duration): MathExpression {
-  const fn = alias.version.lambda;
-  const executed = (metricName: string) =>
-    new Metric({
-      namespace: 'AWS/Lambda',
-      metricName,
-      dimensionsMap: {
-        FunctionName: fn.functionName,
-        Resource: `${fn.functionName}:${alias.aliasName}`,
-        ExecutedVersion: alias.version.version,
-      },
-      period,
-      statistic: 'Sum',
-    });
-  const min = AUTHORIZER_DENIAL_MIN_INVOCATIONS;
-  const oldInvocations = '(FILL(allInvocations, 0) - FILL(newInvocations, 0))';
-  return new MathExpression({
-    expression:
-      `IF(FILL(newInvocations, 0) >= ${min} AND ${oldInvocations} >= ${min}, ` +
-      `100 * FILL(newErrors, 0) / FILL(newInvocations, 0) - ` +
-      `100 * (FILL(allErrors, 0) - FILL(newErrors, 0)) / ${oldInvocations}, 0)`,
-    usingMetrics: {
-      newInvocations: executed('Invocations'),
-      newErrors: executed('Errors'),
-      allInvocations: alias.metricInvocations({ period, statistic: 'Sum' }),
-      allErrors: alias.metricErrors({ period, statistic: 'Sum' }),
-    },
-    period,
-  });
 }

@@ -7,19 +7,13 @@ import {
   SPENT_KEY_LOGICAL_ID,
   SPENT_KEY_PLAN_LOGICAL_ID,
   SPENT_PLAN_LOGICAL_ID,
-  PROBATION_KEY_LOGICAL_ID,
   poolMemberLogicalId,
+  probationKeyLogicalId,
   standardPlanLogicalId,
 } from './usage-plan-ids.ts';
 import { PLANS, STANDARD_PLANS, usagePlanThrottle, type PlanName } from '../../contract/plans.ts';
-import {
-  FREE_KEY_POOL,
-  SPENT_KEYS,
-  poolKeyValue,
-  poolThrottle,
-  probationKeyValue,
-  spentKeyValue,
-} from '../../contract/key-pool.ts';
+import { FREE_KEY_POOL, SPENT_KEYS, poolKeyValue, poolThrottle, spentKeyValue } from '../../contract/key-pool.ts';
+import { PROBATION, probationKeyValue } from '../../contract/probation.ts';
 
 export interface UsagePlansProps {
   readonly api: RestApi;
@@ -142,22 +136,27 @@ export class UsagePlans extends Construct {
     }
 
     // Free keys whose ban ended in the last day are counted here, on the pool's plan (a member's bucket and quota),
-    // not on the member they share with other Free customers (PROBATION). After the spent key, for the same reasons.
-    const probationId = PROBATION_KEY_LOGICAL_ID;
-    const probationKey = new CfnApiKey(this, probationId, {
-      name: `${props.stageName}-${probationId}`,
-      value: probationKeyValue(props.stageName),
-      enabled: true,
-    });
-    pinLogicalId(probationKey, probationId);
-    const probationPlanKey = new CfnUsagePlanKey(this, `${probationId}Plan`, {
-      usagePlanId: this.freePool.usagePlanId,
-      keyId: probationKey.ref,
-      keyType: 'API_KEY',
-    });
-    pinLogicalId(probationPlanKey, `${probationId}Plan`);
-    probationKey.addResourceDependency(spentKey);
-    probationPlanKey.addResourceDependency(spentPlanKey);
+    // not on the member they share with other Free customers, each on its shard (contract/probation.ts). After the
+    // spent key, one after another, for the same reasons.
+    let after = { key: spentKey as CfnResource, planKey: spentPlanKey as CfnResource };
+    for (let shard = 0; shard < PROBATION.shards; shard++) {
+      const id = probationKeyLogicalId(shard);
+      const key = new CfnApiKey(this, id, {
+        name: `${props.stageName}-${id}`,
+        value: probationKeyValue(props.stageName, shard),
+        enabled: true,
+      });
+      pinLogicalId(key, id);
+      const planKey = new CfnUsagePlanKey(this, `${id}Plan`, {
+        usagePlanId: this.freePool.usagePlanId,
+        keyId: key.ref,
+        keyType: 'API_KEY',
+      });
+      pinLogicalId(planKey, `${id}Plan`);
+      key.addResourceDependency(after.key);
+      planKey.addResourceDependency(after.planKey);
+      after = { key, planKey };
+    }
 
     // One usage plan at a time: API Gateway allows one UpdateUsagePlan request every 20 s per account, and
     // CloudFormation updates resources that do not depend on each other in parallel, so a change of a plan's figures

@@ -22,6 +22,17 @@ export interface WebFirewallProps {
 export const SECRET_HEADER = 'authorization';
 
 const NONE = [{ priority: 0, type: 'NONE' }];
+/**
+ * The per-key rule's transformation: `Bearer`, `bearer` and `BEARER` (RFC 9110: the scheme is case-insensitive) are
+ * one key, not 64 buckets of it. The key's own characters fold too, so two keys that differ only in case share a
+ * bucket: random 32-byte keys never do.
+ */
+const LOWERCASE = [{ priority: 0, type: 'LOWERCASE' }];
+/**
+ * AWS's IP reputation list (Amazon threat intelligence: bots, scanners, sources of DDoS), a managed rule group of
+ * 25 WCU at no charge beyond a rule's: a botnet's forged tokens from listed addresses stop here.
+ */
+export const IP_REPUTATION_RULE_GROUP = 'AWSManagedRulesAmazonIpReputationList';
 // SingleHeader is untyped JSON in the L1 (CDK passes it through as is): CloudFormation's own spelling.
 const header = (name: string) => ({ singleHeader: { Name: name } });
 
@@ -86,15 +97,20 @@ function operationRequests(): CfnWebACL.StatementProperty {
 
 /**
  * A WAFv2 web ACL (scope REGIONAL: REST API stages take regional ACLs only), associated with the stage, in front of
- * the gateway: its blocks cost no stage throttle, no authorizer run and no DynamoDB read.
- * - `MalformedAuthorization`: an operation's request whose Authorization is present but not a bearer key the
+ * the gateway: its blocks cost no stage throttle, no authorizer run and no DynamoDB read. WAF stops at the first
+ * rule whose action terminates, so the rate rules come first (a rate rule under its limit lets evaluation go on):
+ * every request is counted per IP and per key, the malformed and the oversize ones too, so a flood of those is
+ * blocked by source like any other instead of costing WAF's fee and an access-log line each for ever.
+ * - `RatePerIp` and `RatePerKey` (priorities 0, 1): a flood from one source, or on one key from many sources (a
+ *   leaked key, a banned or spent key whose cached decision keeps it reaching the gateway). The key rule reads the
+ *   Authorization header lower-cased (LOWERCASE). A request without Authorization is not counted by the key rule
+ *   (WAF skips requests missing an aggregation key). Both answer WAF_FILTERED (403).
+ * - `IpReputation` (2): AWS's managed IP reputation list.
+ * - `MalformedAuthorization` (3): an operation's request whose Authorization is present but not a bearer key the
  *   gateway would pass (the TOKEN authorizer's own validation expression) gets the gateway's 401, earlier. A request
  *   without Authorization, and any request the gateway answers before authentication, is left alone.
- * - `BodyTooLarge`: a body over MAX_BODY_BYTES (the functions' limit, and WAF's inspection limit for regional
+ * - `BodyTooLarge` (4): a body over MAX_BODY_BYTES (the functions' limit, and WAF's inspection limit for regional
  *   resources: a larger body is "oversize", matched) gets the functions' 413 `payload_too_large` without invoking one.
- * - `RatePerIp` and `RatePerKey`: a flood from one source, or on one key from many sources (a leaked key, a banned
- *   or spent key whose cached decision keeps it reaching the gateway). A request without Authorization is not
- *   counted by the key rule (WAF skips requests missing an aggregation key). Both answer WAF_FILTERED (403).
  * Data protection: the Authorization header is replaced by a fixed string wherever WAF keeps a request (sampled
  * requests, and logs if logging is ever turned on), rule match and rate-based details included, so WAF never holds
  * a customer's plaintext key (its SHA-256 in DynamoDB stays the only copy).
@@ -115,7 +131,7 @@ export class WebFirewall extends Construct {
     this.webAcl = new CfnWebACL(this, 'Acl', {
       name,
       scope: 'REGIONAL',
-      description: `${name}: malformed keys, oversize bodies and per-IP and per-key rate limits in front of the API`,
+      description: `${name}: per-IP and per-key rate limits, IP reputation, malformed keys and oversize bodies in front of the API`,
       defaultAction: { allow: {} },
       visibilityConfig: visibility(`${name}-acl`),
       dataProtectionConfig: {
@@ -131,8 +147,42 @@ export class WebFirewall extends Construct {
       customResponseBodies: { [unauthorized.key]: unauthorized.body, [tooLarge.key]: tooLarge.body },
       rules: [
         {
-          name: 'MalformedAuthorization',
+          name: 'RatePerIp',
           priority: 0,
+          action: { block: {} },
+          statement: {
+            rateBasedStatement: {
+              limit: props.requestsPerIpPer5Minutes,
+              aggregateKeyType: 'IP',
+              evaluationWindowSec: 300,
+            },
+          },
+          visibilityConfig: visibility(`${name}-rate-per-ip`),
+        },
+        {
+          name: 'RatePerKey',
+          priority: 1,
+          action: { block: {} },
+          statement: {
+            rateBasedStatement: {
+              limit: props.requestsPerKeyPer5Minutes,
+              aggregateKeyType: 'CUSTOM_KEYS',
+              customKeys: [{ header: { name: SECRET_HEADER, textTransformations: LOWERCASE } }],
+              evaluationWindowSec: 300,
+            },
+          },
+          visibilityConfig: visibility(`${name}-rate-per-key`),
+        },
+        {
+          name: 'IpReputation',
+          priority: 2,
+          overrideAction: { none: {} },
+          statement: { managedRuleGroupStatement: { vendorName: 'AWS', name: IP_REPUTATION_RULE_GROUP } },
+          visibilityConfig: visibility(`${name}-ip-reputation`),
+        },
+        {
+          name: 'MalformedAuthorization',
+          priority: 3,
           action: unauthorized.action,
           statement: {
             andStatement: {
@@ -164,7 +214,7 @@ export class WebFirewall extends Construct {
         },
         {
           name: 'BodyTooLarge',
-          priority: 1,
+          priority: 4,
           action: tooLarge.action,
           statement: {
             sizeConstraintStatement: {
@@ -175,33 +225,6 @@ export class WebFirewall extends Construct {
             },
           },
           visibilityConfig: visibility(`${name}-body-too-large`),
-        },
-        {
-          name: 'RatePerIp',
-          priority: 2,
-          action: { block: {} },
-          statement: {
-            rateBasedStatement: {
-              limit: props.requestsPerIpPer5Minutes,
-              aggregateKeyType: 'IP',
-              evaluationWindowSec: 300,
-            },
-          },
-          visibilityConfig: visibility(`${name}-rate-per-ip`),
-        },
-        {
-          name: 'RatePerKey',
-          priority: 3,
-          action: { block: {} },
-          statement: {
-            rateBasedStatement: {
-              limit: props.requestsPerKeyPer5Minutes,
-              aggregateKeyType: 'CUSTOM_KEYS',
-              customKeys: [{ header: { name: SECRET_HEADER, textTransformations: NONE } }],
-              evaluationWindowSec: 300,
-            },
-          },
-          visibilityConfig: visibility(`${name}-rate-per-key`),
         },
       ],
     });

@@ -5,6 +5,7 @@
  */
 import { cursorKeySource } from '../../lambdas/shared/cursor-keys.ts';
 import { BEARER_PATTERN } from '../../contract/auth.ts';
+import { keyForm } from '../../lambdas/domain/keys.ts';
 import { PLAN_NAMES, type PlanName } from '../../contract/plans.ts';
 import { TABLES } from '../../contract/tables.ts';
 import { loadConfig } from '../../lambdas/shared/config.ts';
@@ -41,6 +42,12 @@ export interface LocalApiOptions {
   readonly devKeys?: readonly DevKey[];
   /** Overrides the authorizer result TTL of the template (seconds; 0 = off, so revocations show at once). */
   readonly authCacheTtlSeconds?: number;
+  /**
+   * Throttle a function past the template's ReservedConcurrentExecutions, as Lambda does (lib/local/lambda.ts).
+   * Tests about other things turn it off: with the cache off, each of their concurrent requests runs the authorizer.
+   * @default true
+   */
+  readonly reservedConcurrency?: boolean;
   /** Enforce the template's usage plans (token bucket and day quota per API key). @default true */
   readonly usagePlans?: boolean;
   /** Browser origins allowed by CORS: synthesizes the stack with these instead of the stage's. */
@@ -82,9 +89,10 @@ export function parseDevKeys(spec: string): DevKey[] {
       const i = entry.lastIndexOf(':');
       const key = i > 0 ? entry.slice(0, i) : entry;
       const plan = (i > 0 ? entry.slice(i + 1) : 'free').toLowerCase();
-      if (!BEARER_PATTERN.test(`Bearer ${key}`))
+      // Only a key of a form the authorizer looks up: any other token it refuses without a read.
+      if (!BEARER_PATTERN.test(`Bearer ${key}`) || keyForm(key) === 'forged')
         throw new Error(
-          `ANIMAL_STORE_DEV_KEYS: a key must be 20-128 URL-safe characters (A-Z a-z 0-9 _ -): "${key.slice(0, 8)}…"`,
+          `ANIMAL_STORE_DEV_KEYS: a key must be of the issued form (npm run admin -- keys create, or ask_ + 43 URL-safe characters): "${key.slice(0, 8)}…"`,
         );
       if (!(PLAN_NAMES as readonly string[]).includes(plan) || plan === 'enterprise') {
         throw new Error(`ANIMAL_STORE_DEV_KEYS: unknown plan "${plan}" (use free, pro or business)`);
@@ -112,7 +120,10 @@ export async function startLocalApi(opts: LocalApiOptions = {}): Promise<LocalAp
     const tables = Object.fromEntries(TABLES.map((t) => [t.id, tableEnv[t.envVar]!]));
     // Each function gets its own environment from the template, as in Lambda, and its own runtime, whose DynamoDB
     // calls its role in the template must allow (iam.ts): locally no function can do what its deployed role cannot.
-    const functions = buildFunctions(model.functions.values(), (def) => {
+    const defs = [...model.functions.values()].map((def) =>
+      opts.reservedConcurrency === false ? { ...def, reservedConcurrency: undefined } : def,
+    );
+    const functions = buildFunctions(defs, (def) => {
       const runtime = createRuntime(
         loadConfig(functionEnvironment(assembly.template, def, { tables, dynamoEndpoint }, opts.env)),
         {

@@ -62,8 +62,56 @@ function lambdaContext(def: FunctionDef, deadline: number): Context {
 
 export type Invocation<T> = { readonly ok: true; readonly result: T } | { readonly ok: false; readonly error: unknown };
 
-/** Runs one invocation; a thrown error or the function's timeout is a failed invocation. */
+/** A function's invocations in progress, the most at once, and how many were throttled. */
+export interface Concurrency {
+  running: number;
+  peak: number;
+  throttled: number;
+}
+const concurrency = new WeakMap<LocalFunction, Concurrency>();
+
+/** The function's concurrency counts (tests and the bench read them). */
+export function concurrencyOf(fn: LocalFunction): Concurrency {
+  let c = concurrency.get(fn);
+  if (!c) concurrency.set(fn, (c = { running: 0, peak: 0, throttled: 0 }));
+  return c;
+}
+
+/**
+ * What Lambda answers an invocation past the function's reserved concurrency: the invoke API's 429
+ * TooManyRequestsException (reason ReservedFunctionConcurrentInvocationLimitExceeded), the handler never runs. To
+ * API Gateway it is a failed invocation like any other: an authorizer's AUTHORIZER_FAILURE, a proxy integration's
+ * 5xx, answered as the stage's gateway responses say.
+ */
+export function throttledError(): Error {
+  return Object.assign(new Error('Rate Exceeded.'), {
+    name: 'TooManyRequestsException',
+    Reason: 'ReservedFunctionConcurrentInvocationLimitExceeded',
+    statusCode: 429,
+  });
+}
+
+/**
+ * Runs one invocation; a thrown error or the function's timeout is a failed invocation, and so is one past the
+ * function's reserved concurrency (throttled before it runs, as Lambda does: each container serves one request at a
+ * time, so the invocations in progress are the concurrency).
+ */
 export async function invoke<T>(fn: LocalFunction, event: unknown): Promise<Invocation<T>> {
+  const c = concurrencyOf(fn);
+  if (fn.def.reservedConcurrency !== undefined && c.running >= fn.def.reservedConcurrency) {
+    c.throttled++;
+    return { ok: false, error: throttledError() };
+  }
+  c.running++;
+  c.peak = Math.max(c.peak, c.running);
+  try {
+    return await run<T>(fn, event);
+  } finally {
+    c.running--;
+  }
+}
+
+async function run<T>(fn: LocalFunction, event: unknown): Promise<Invocation<T>> {
   const timeoutMs = fn.def.timeoutSeconds * 1000;
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_r, reject) => {

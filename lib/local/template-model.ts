@@ -20,6 +20,8 @@ export interface FunctionDef {
   readonly environment: Record<string, unknown>;
   readonly timeoutSeconds: number;
   readonly memoryMb: number;
+  /** ReservedConcurrentExecutions: invocations past this many at once are throttled. @default - unreserved */
+  readonly reservedConcurrency?: number;
   /** The bundle's directory in the assembly, when bundled. */
   readonly assetPath?: string;
 }

@@ -135,6 +135,9 @@ function functionsOf(t: CfnTemplate): Map<string, FunctionDef> {
           environment: p.Environment?.Variables ?? {},
           timeoutSeconds: p.Timeout ?? 3,
           memoryMb: p.MemorySize ?? 128,
+          ...(typeof p.ReservedConcurrentExecutions === 'number'
+            ? { reservedConcurrency: p.ReservedConcurrentExecutions }
+            : {}),
           ...(typeof assetPath === 'string' ? { assetPath } : {}),
         },
       ];

@@ -1,3 +1,4 @@
+import { oldKeyFormOf } from '../config/old-key-form.ts';
 import { Annotations, CfnOutput, Stack, Validations, type CfnResource, type StackProps } from 'aws-cdk-lib';
 import { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import type { Operation } from 'aws-cdk-lib/aws-dynamodb';
@@ -90,7 +91,12 @@ export class AnimalStoreStack extends Stack {
           // The stage the stack's own API keys are named for (pool members, the spent-keys key): the authorizer
           // names them to the gateway. STAGE says the same in AWS; a local run sets STAGE=local for its logs and
           // keeps this, so the authorizer names the keys the local gateway reads from this template.
-          ...(name === AUTHORIZER.name ? { USAGE_KEYS_STAGE: stage.name } : {}),
+          ...(name === AUTHORIZER.name
+            ? {
+                USAGE_KEYS_STAGE: stage.name,
+                OLD_KEY_FORM: oldKeyFormOf(stage.name, (k) => this.node.tryGetContext(k)),
+              }
+            : {}),
         },
       });
       // Lets the local gateway build this function from its handler factory (lib/local).
@@ -174,7 +180,6 @@ export class AnimalStoreStack extends Stack {
     const deployments = new CanaryDeployments(this, 'Deploy', {
       aliases: new Map([...functions].map(([name, fn]) => [name, fn.alias])),
       authorizer: AUTHORIZER.name,
-      api: store.api,
       customMetrics,
       deploymentConfig: stage.deploymentConfig,
       serverErrorRatePercent: stage.alarms.serverErrorRatePercent,

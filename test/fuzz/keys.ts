@@ -5,14 +5,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import { MAX_CUSTOM_LIMITS } from '../../contract/plans.ts';
-import { hashKey } from '../../lambdas/domain/keys.ts';
+import { generateKey, hashKey } from '../../lambdas/domain/keys.ts';
 import { createKeyAdminStore } from '../../lambdas/storage/key-store.ts';
 import { expect } from 'vitest';
 import type { TestApi } from '../helpers/api.ts';
 import type { Pet } from './exchange.ts';
 
 export async function enterpriseKey(api: TestApi, owner: string, limits = MAX_CUSTOM_LIMITS): Promise<string> {
-  const key = `ent_${randomBytes(16).toString('hex')}`;
+  const key = generateKey();
   await createKeyAdminStore(api.storage).upsert({
     hash: hashKey(key),
     keyId: `key_${owner}_${randomBytes(4).toString('hex')}`,

@@ -3,6 +3,7 @@
  * a clock the test can move.
  */
 import { randomBytes } from 'node:crypto';
+import { generateKey } from '../../lambdas/domain/keys.ts';
 import { inject } from 'vitest';
 import type { PlanName } from '../../contract/plans.ts';
 import { startLocalApi, type LocalApi, type LocalApiOptions } from '../../lib/local/app.ts';
@@ -38,9 +39,10 @@ export function uniquePrefix(): string {
 
 export async function startTestApi(opts: LocalApiOptions = {}): Promise<TestApi> {
   const keys = {
-    free: `free_${randomBytes(16).toString('hex')}`,
-    pro: `pro_${randomBytes(16).toString('hex')}`,
-    business: `business_${randomBytes(16).toString('hex')}`,
+    // Keys of the issued form: the authorizer refuses any other shape without a read.
+    free: generateKey(),
+    pro: generateKey(),
+    business: generateKey(),
   };
   const clock = testClock();
   const api = await startLocalApi({
@@ -54,6 +56,9 @@ export async function startTestApi(opts: LocalApiOptions = {}): Promise<TestApi>
     ],
     // Uncached unless a test asks for the template's cache: tests revoke keys and expect the next request to see it.
     authCacheTtlSeconds: 0,
+    // Lambda's throttle past the authorizer's reserved concurrency only where a test floods it on purpose
+    // (authorizer-flood.test.ts): others send concurrent uncached requests about other things.
+    reservedConcurrency: false,
     ...opts,
     env: { CURSOR_SECRET: TEST_CURSOR_SECRET, DYNAMODB_TIMEOUT_MS: '8000', ...opts.env },
   });

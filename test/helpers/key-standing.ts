@@ -4,11 +4,10 @@
  * TTL, as on API Gateway; dev keys named as the local server names them; a key's day counters written as the limiter
  * writes them.
  */
-import { randomBytes } from 'node:crypto';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll } from 'vitest';
 import { poolMemberOf } from '../../contract/key-pool.ts';
-import { hashKey } from '../../lambdas/domain/keys.ts';
+import { generateKey, hashKey } from '../../lambdas/domain/keys.ts';
 import { shardKey } from '../../lambdas/storage/limiter-items.ts';
 import type { AdminDeps } from '../../lib/admin/service.ts';
 import { startLocalAdmin } from './admin.ts';
@@ -21,7 +20,7 @@ export const devKeyId = (key: string): string => `dev_${hashKey(key).slice(0, 12
 function twoFreeKeysOnOneMember(): { a: string; b: string; member: number } {
   const seen = new Map<number, string>();
   for (;;) {
-    const key = `free_${randomBytes(16).toString('hex')}`;
+    const key = generateKey();
     const member = poolMemberOf(devKeyId(key));
     const other = seen.get(member);
     if (other) return { a: key, b: other, member };
@@ -54,7 +53,7 @@ export function cachedAdminFixture(plan: 'free' | 'pro' | 'business'): {
   api: TestApi;
   deps: AdminDeps;
 } {
-  const key = `${plan}_${randomBytes(16).toString('hex')}`;
+  const key = generateKey();
   const fixture = { key, keyId: devKeyId(key) } as ReturnType<typeof cachedAdminFixture>;
   beforeAll(async () => {
     const { api, deps } = await startLocalAdmin({ devKeys: [{ key, plan }], authCacheTtlSeconds: undefined });

@@ -187,13 +187,37 @@ describe.each(STAGE_NAMES)('stage %s', (stage) => {
         STAGES[stage].wafRequestsPerIpPer5Minutes,
       );
       const perKey = rates.find((r: any) => r.AggregateKeyType === 'CUSTOM_KEYS');
+      // Lower-cased: `Bearer`, `bearer` and `BEARER` are one key to the rule, not 64 buckets of it.
       expect(perKey.CustomKeys).toEqual([
-        { Header: { Name: 'authorization', TextTransformations: [{ Priority: 0, Type: 'NONE' }] } },
+        { Header: { Name: 'authorization', TextTransformations: [{ Priority: 0, Type: 'LOWERCASE' }] } },
       ]);
       for (const plan of STANDARD_PLANS) {
         const u = usagePlanThrottle(PLANS[plan].limits!);
         expect(perKey.Limit, plan).toBeGreaterThanOrEqual(u.burstLimit + 300 * u.rateLimit);
       }
+    });
+    // WAF stops at the first terminating action; a rate rule under its limit does not stop it. Blocking rules
+    // before the rate rules would leave every malformed or oversize request of a flood uncounted per IP and key.
+    it('evaluates the rate rules first, then AWS’s IP reputation list, then the blocking rules', () => {
+      const rules = [...(webAcl().Rules as any[])].sort((a, b) => a.Priority - b.Priority);
+      expect(new Set(rules.map((r) => r.Priority)).size, 'priorities are unique').toBe(rules.length);
+      expect(rules.map((r) => r.Name)).toEqual([
+        'RatePerIp',
+        'RatePerKey',
+        'IpReputation',
+        'MalformedAuthorization',
+        'BodyTooLarge',
+      ]);
+      const firstOther = rules.findIndex((r) => !r.Statement.RateBasedStatement);
+      expect(rules.slice(firstOther).some((r) => r.Statement.RateBasedStatement)).toBe(false);
+      const managed = rules.find((r) => r.Statement.ManagedRuleGroupStatement)!;
+      expect(managed.Statement.ManagedRuleGroupStatement).toEqual({
+        VendorName: 'AWS',
+        Name: 'AWSManagedRulesAmazonIpReputationList',
+      });
+      // A rule group takes an override action (None: its own rules' Block), never an action of its own.
+      expect(managed.OverrideAction).toEqual({ None: {} });
+      expect(managed.Action).toBeUndefined();
     });
   });
 });

@@ -109,8 +109,16 @@ describe.each(STAGE_NAMES)('stage %s: CodeDeploy shifts every live alias', (stag
     for (const [aliasId] of aliases()) {
       const roleId = roleOf(aliasId);
       const arn = s().values.resolve({ 'Fn::GetAtt': [roleId, 'Arn'] });
-      const assume = { action: 'sts:AssumeRole', resource: arn, caller: { service: 'codedeploy.amazonaws.com' } };
+      const assume = {
+        action: 'sts:AssumeRole',
+        resource: arn,
+        caller: { service: 'codedeploy.amazonaws.com' },
+        context: { 'aws:SourceAccount': s().account },
+      };
       expect(evaluate(role(s(), roleId).trust, assume), aliasId).toBe('allow');
+      // The confused-deputy guard: CodeDeploy on behalf of another account's deployment group may not.
+      const foreign = { ...assume, context: { 'aws:SourceAccount': '210987654321' } };
+      expect(evaluate(role(s(), roleId).trust, foreign), aliasId).not.toBe('allow');
       expect(evaluate(role(s(), roleId).trust, { ...assume, caller: { service: 'lambda.amazonaws.com' } })).not.toBe(
         'allow',
       );

@@ -6,7 +6,8 @@
  * pool member's, in the pool's usage plan on this API's stage. CloudFormation allows 500 resources per template.
  */
 import { describe, expect, it } from 'vitest';
-import { FREE_KEY_POOL, poolKeyValue, poolMemberOf, poolThrottle, probationKeyValue } from '../../contract/key-pool.ts';
+import { FREE_KEY_POOL, poolKeyValue, poolMemberOf, poolThrottle } from '../../contract/key-pool.ts';
+import { PROBATION, probationKeyValue } from '../../contract/probation.ts';
 import { STAGES, STAGE_NAMES } from '../../lib/config/stages.ts';
 import { authenticate, generateKey, generateKeyId, hashKey, type KeyRecord } from '../../lambdas/domain/keys.ts';
 import { resources, synthesizeStages, templates } from './stack-fixture.ts';
@@ -35,11 +36,11 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
 
   it("puts every pool member's API key, enabled, in the pool's usage plan on the API's stage", () => {
     const values = poolValues();
-    // The members, and the probation key that keeps keys banned in the last day off them (PROBATION).
+    // The members, and the probation keys that keep keys banned in the last day off them (contract/probation.ts).
     expect(values.sort()).toEqual(
       [
         ...Array.from({ length: FREE_KEY_POOL.members }, (_, m) => poolKeyValue(stage.name, m)),
-        probationKeyValue(stage.name),
+        ...Array.from({ length: PROBATION.shards }, (_, n) => probationKeyValue(stage.name, n)),
       ].sort(),
     );
     for (const [, k] of resources(t(), 'AWS::ApiGateway::ApiKey')) expect(k.Properties.Enabled).toBe(true);
@@ -73,8 +74,8 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
 
   it('keeps the pool within the 10,000 API keys and the 500 resources of a template, with stable logical ids', () => {
     const apiKeys = resources(t(), 'AWS::ApiGateway::ApiKey');
-    // The pool's members, the spent-keys key (test/infra/spent-keys.test.ts) and the probation key.
-    expect(apiKeys).toHaveLength(FREE_KEY_POOL.members + 2);
+    // The pool's members, the spent-keys key (test/infra/spent-keys.test.ts) and the probation shards' keys.
+    expect(apiKeys).toHaveLength(FREE_KEY_POOL.members + 1 + PROBATION.shards);
     expect(Object.keys(t().toJSON().Resources).length).toBeLessThan(500);
     // Member n's logical id names n: growing the pool adds keys, never replaces one a cached result names.
     for (let m = 0; m < FREE_KEY_POOL.members; m++) {

@@ -101,7 +101,12 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
       const role = t().toJSON().Resources[roleId];
       expect(role.Properties.ManagedPolicyArns).toBeUndefined();
       expect(role.Properties.AssumeRolePolicyDocument.Statement).toEqual([
-        expect.objectContaining({ Principal: { Service: 'lambda.amazonaws.com' }, Action: 'sts:AssumeRole' }),
+        expect.objectContaining({
+          Principal: { Service: 'lambda.amazonaws.com' },
+          Action: 'sts:AssumeRole',
+          // This account: a pinned one (production) or AWS::AccountId (confused-deputy.test.ts checks which).
+          Condition: { StringEquals: { 'aws:SourceAccount': expect.anything() } },
+        }),
       ]);
     }
   });

@@ -6,11 +6,12 @@
  * probation API key, so the flood of its next cycle (the cache TTL before its next ban shows) leaves the member alone.
  */
 import { expect, it } from 'vitest';
-import { poolKeyValue, probationKeyValue } from '../../contract/key-pool.ts';
+import { poolKeyValue } from '../../contract/key-pool.ts';
+import { probationKeyValue, probationShardOf } from '../../contract/probation.ts';
 import { BAN_POLICY, PLANS } from '../../contract/plans.ts';
 import { hashKey } from '../../lambdas/domain/keys.ts';
 import { noteStanding } from '../../lambdas/storage/standing.ts';
-import { freePairFixture } from '../helpers/key-standing.ts';
+import { devKeyId, freePairFixture } from '../helpers/key-standing.ts';
 
 // The template's authorizer cache (60 s), as deployed.
 const fixture = freePairFixture();
@@ -35,7 +36,7 @@ async function flood(key: string, n: number): Promise<Map<string, number>> {
 it("a banned Free key's floods, ban cycle after ban cycle, leave its pool member's quota to the others", async () => {
   const keysStage = [...fixture.api.model.functions.values()].map((f) => f.environment.USAGE_KEYS_STAGE).find(Boolean);
   const memberKey = poolKeyValue(String(keysStage), member);
-  const probationKey = probationKeyValue(String(keysStage));
+  const probationKey = probationKeyValue(String(keysStage), probationShardOf(devKeyId(a)));
   const used = () => fixture.api.usage.used(memberKey, { plan: 'free' });
   const noon = Date.UTC(2034, 5, 6, 12, 0, 0);
   const banEnds = noon / 1000 + BAN_POLICY.banSeconds;

@@ -59,3 +59,44 @@ it('serves keys of the checked form and keys issued before it; an unknown key of
   expect((await api.call('/pets?limit=1', { key: `ask_${'U'.repeat(43)}` })).status).toBe(401);
   expect(keyReads).toBe(3);
 });
+
+it('refuses a token of any other shape than the two issued forms with 401 and no DynamoDB request', async () => {
+  const others = [
+    'free_0123456789abcdef0123456789abcdef', // 37 characters, no known prefix
+    `ask_${'U'.repeat(42)}`, // the old prefix, one short
+    `ask_${'U'.repeat(44)}`, // one long
+    `ASK_${'U'.repeat(43)}`,
+    'x'.repeat(128),
+  ];
+  keyReads = 0;
+  for (const token of others) {
+    const res = await api.call('/pets?limit=1', { key: token });
+    expect(res.status, token).toBe(401);
+  }
+  expect(keyReads).toBe(0);
+});
+
+it('once the stage refuses the old form, its keys are refused too, with no DynamoDB request', async () => {
+  const checked = generateKey();
+  const refusing = await startTestApi({
+    devKeys: [
+      { key: legacy, plan: 'free' },
+      { key: checked, plan: 'pro' },
+    ],
+    env: { OLD_KEY_FORM: 'refused' },
+  });
+  let reads = 0;
+  onEveryClient(refusing, 'count-key-reads', (next) => async (args) => {
+    if (readsKeys(args.input)) reads++;
+    return next(args);
+  });
+  try {
+    expect((await refusing.call('/pets?limit=1', { key: legacy })).status).toBe(401);
+    expect((await refusing.call('/pets?limit=1', { key: `ask_${'U'.repeat(43)}` })).status).toBe(401);
+    expect(reads).toBe(0);
+    // The checked form still works.
+    expect((await refusing.call('/pets?limit=1', { key: checked })).status).toBe(200);
+  } finally {
+    await refusing.close();
+  }
+});

@@ -34,7 +34,7 @@ it.skipIf(!existsSync('/proc/net/tcp'))('DynamoDB Local listens on loopback only
 
 it('keeps a revoked development key revoked when the server starts again on the same data', async () => {
   const tablePrefix = uniquePrefix();
-  const key = `dev_${'r'.repeat(30)}`;
+  const key = `ask_${'r'.repeat(43)}`;
   const first = await startTestApi({ tablePrefix, devKeys: [{ key, plan: 'free' }] });
   try {
     expect((await first.call('/pets', { key })).status).toBe(200);

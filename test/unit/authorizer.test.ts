@@ -3,14 +3,8 @@
  * decides for a banned or spent key.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  PROBATION,
-  SPENT_KEYS,
-  poolKeyValue,
-  poolMemberOf,
-  probationKeyValue,
-  spentKeyValue,
-} from '../../contract/key-pool.ts';
+import { SPENT_KEYS, poolKeyValue, poolMemberOf, spentKeyValue } from '../../contract/key-pool.ts';
+import { PROBATION, probationKeyValue, probationShardOf } from '../../contract/probation.ts';
 import { gateDecision, gateUsageKey } from '../../lambdas/domain/keys.ts';
 import { stageWildcard } from '../../lambdas/handlers/authorizer.ts';
 
@@ -63,8 +57,14 @@ describe('gateDecision: what the gateway does with a known key before any usage 
 
   it('counts a Free pool key on probation against the probation API key, a key with its own API key against it', () => {
     const pooled = { ...free, usageIdentifierKey: poolKeyValue('staging', poolMemberOf(free.keyId)) };
-    expect(gateUsageKey(pooled, 'probation', 'staging')).toBe(probationKeyValue('staging'));
+    expect(gateUsageKey(pooled, 'probation', 'staging')).toBe(
+      probationKeyValue('staging', probationShardOf(free.keyId)),
+    );
     expect(gateUsageKey({ ...free, usageIdentifierKey: 'own' }, 'probation', 'staging')).toBe('own');
-    expect(probationKeyValue('production')).toMatch(/^[A-Za-z0-9]{30,128}$/);
+    const shards = Array.from({ length: PROBATION.shards }, (_, n) => probationKeyValue('production', n));
+    for (const v of shards) expect(v).toMatch(/^[A-Za-z0-9]{30,128}$/);
+    expect(new Set(shards).size).toBe(PROBATION.shards);
+    // Shard 0 keeps the single probation key's value: the deployed key stays where it is.
+    expect(probationKeyValue('staging', 0)).toBe('animalstorefreepoolprobationstaging');
   });
 });

@@ -29,9 +29,23 @@ describe('keyForm', () => {
     expect(keyForm(k.slice(0, -1))).toBe('forged');
   });
 
-  it('leaves keys issued before the check (and any other form) to the lookup', () => {
+  it('leaves only the exact shape of keys issued before the check to the lookup, while the stage accepts it', () => {
     expect(keyForm(`ask_${'a'.repeat(43)}`)).toBe('unchecked');
-    expect(keyForm('free_0123456789abcdef0123456789abcdef')).toBe('unchecked');
+    expect(keyForm(`ask_${'a-_Z9'.repeat(8)}aaa`)).toBe('unchecked');
+    // Any other shape is no key anyone was issued: refused without a read.
+    for (const other of [
+      'free_0123456789abcdef0123456789abcdef',
+      `ask_${'a'.repeat(42)}`,
+      `ask_${'a'.repeat(44)}`,
+      `ASK_${'a'.repeat(43)}`,
+      `ask-${'a'.repeat(43)}`,
+      'x'.repeat(47),
+    ])
+      expect(keyForm(other), other).toBe('forged');
+    // Once the stage refuses the old form, its exact shape too.
+    expect(keyForm(`ask_${'a'.repeat(43)}`, 'refused')).toBe('forged');
+    const k = generateKey();
+    expect(keyForm(k, 'refused')).toBe('checked');
   });
 
   it('authenticate refuses a forged token without asking the store', async () => {
@@ -43,6 +57,11 @@ describe('keyForm', () => {
     const k = generateKey();
     const bad = `${k.slice(0, -1)}${k.endsWith('A') ? 'B' : 'A'}`;
     await expect(authenticate(store, `Bearer ${bad}`, 'staging')).resolves.toBeUndefined();
+    await expect(authenticate(store, 'Bearer free_0123456789abcdef0123456789abcdef', 'staging')).resolves.toBe(
+      undefined,
+    );
+    const old = `ask_${'a'.repeat(43)}`;
+    await expect(authenticate(store, `Bearer ${old}`, 'staging', 'refused')).resolves.toBeUndefined();
   });
 });
 

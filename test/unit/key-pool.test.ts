@@ -83,7 +83,7 @@ describe('usageKeyOf: which API key the authorizer names', () => {
   });
 
   it('is what authenticate returns for the bearer of the key', async () => {
-    const key = 'ask_0123456789abcdefghijklmnop';
+    const key = `ask_${'0123456789abcdefghijklmnop'.padEnd(43, 'q')}`;
     const stored: KeyRecord = {
       hash: hashKey(key),
       keyId: 'key_00000000000000aa',
