@@ -6,6 +6,7 @@ import { provisionLocalTables } from '../../lambdas/storage/provision.ts';
 import { ROOT } from '../lib/bundle.ts';
 import { EXPECTED_STATUS, eventFor } from '../lib/events.ts';
 import { seedBenchKey, seedPets, seededId } from '../lib/seed.ts';
+import { functionEnv } from '../lib/function-env.ts';
 import { median, printTable, round, runChild, spreadOf } from '../lib/util.ts';
 import { BENCH_KEY, type BenchContext } from './context.ts';
 import type { Bundles } from './bundles.ts';
@@ -24,22 +25,7 @@ export async function runCold(
   const tableEnv = await provisionLocalTables(endpoint, prefix);
   await seedPets(seedClient, tableEnv.PETS_TABLE_NAME!, 0, 100);
   await seedBenchKey(seedClient, tableEnv.KEYS_TABLE_NAME!, BENCH_KEY);
-  const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    ...tableEnv,
-    DYNAMODB_ENDPOINT: endpoint,
-    AWS_REGION: 'us-east-1',
-    STAGE: 'local',
-    // As deployed: metrics on (the EMF lines go to the probe's stdout, before its result line), and Lambda's own
-    // variable for an on-demand start, which Powertools reads to count a cold start (the floor pays it too).
-    METRICS: 'on',
-    AWS_LAMBDA_INITIALIZATION_TYPE: 'on-demand',
-    LOG_LEVEL: 'WARN',
-    CURSOR_SECRET: 'bench-cursor-secret-0123456789',
-    // As the stack sets it (lib/constructs/api-function.ts); --no-source-maps measures without it.
-    ...(argv.includes('--no-source-maps') ? {} : { NODE_OPTIONS: '--enable-source-maps' }),
-  };
+  const env = functionEnv(tableEnv, endpoint, argv);
   const evDir = mkdtempSync(join(tmpdir(), 'bench-events-'));
   const evFile = (name: string) => {
     const f = join(evDir, `${name}.json`);
