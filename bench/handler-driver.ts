@@ -108,3 +108,5 @@ process.on('message', (m: CellRequest) => {
   );
 });
 process.send!({ ready: true });
+// The parent gone (or done with it): exit, writing a --cpu-prof profile if one was asked for.
+process.on('disconnect', () => process.exit(0));
