@@ -8,7 +8,7 @@
  * Powertools reads a few variables of its own from the environment Lambda sets: the X-Ray trace id, the Region,
  * AWS_LAMBDA_LOG_LEVEL (Lambda's advanced logging controls win over LOG_LEVEL), POWERTOOLS_DEV.
  */
-import { Logger as PowertoolsLogger, type LogItem } from '@aws-lambda-powertools/logger';
+import { LogLevelThreshold, Logger as PowertoolsLogger, type LogItem } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
@@ -125,9 +125,17 @@ export function createTelemetry(settings: TelemetrySettings, write?: LineWriter)
     },
     write,
   );
+  // A line below the invocation's level (sampling may lower it per invocation: `level` is read at each call) is
+  // dropped before Powertools builds it; Powertools itself reads the X-Ray trace id from the environment first, a few
+  // microseconds on every call of the envelope's per-request DEBUG line. Log buffering, which would keep such lines,
+  // is not used.
   const log: Logger = {
-    debug: (message, extra = {}) => logger.debug(message, extra),
-    info: (message, extra = {}) => logger.info(message, extra),
+    debug: (message, extra = {}) => {
+      if (logger.level <= LogLevelThreshold.DEBUG) logger.debug(message, extra);
+    },
+    info: (message, extra = {}) => {
+      if (logger.level <= LogLevelThreshold.INFO) logger.info(message, extra);
+    },
     warn: (message, extra = {}) => logger.warn(message, extra),
     error: (message, extra = {}) => logger.error(message, extra),
   };
