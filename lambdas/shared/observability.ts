@@ -155,7 +155,7 @@ export function createTelemetry(settings: TelemetrySettings, write?: LineWriter)
   const metrics = routedMetrics(options, write);
   // The counts with a breakdown, one line each: one instance kept for them, its dimension sets cleared by each
   // publish. (A single metric per count built a Metrics, and with it a Console, on every call: ~150 us a 501.)
-  const breakdowns = routedMetrics(options, write);
+  let breakdowns: Metrics | undefined;
 
   return {
     log,
@@ -166,6 +166,8 @@ export function createTelemetry(settings: TelemetrySettings, write?: LineWriter)
         return;
       }
       // Each set carries the default dimensions; the empty set is the defaults alone.
+      // Built at the first count that needs it: most invocations never count one, and a cold start need not pay.
+      breakdowns ??= routedMetrics(options, write);
       for (const set of [{}, dimensions, ...more]) breakdowns.addDimensions(set);
       breakdowns.addMetric(name, MetricUnit.Count, 1);
       breakdowns.publishStoredMetrics();
