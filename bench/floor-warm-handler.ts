@@ -21,14 +21,14 @@ import {
   QueryCommand,
   ScanCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import { createHash } from 'node:crypto';
 import * as z from 'zod/mini';
+import { floorTelemetry } from './floor-telemetry.ts';
 import { en } from 'zod/locales';
 import { floorLimiter } from './floor-limiter.ts';
 
@@ -43,23 +43,7 @@ const ddb = new DynamoDBClient({
 });
 const doc = DynamoDBDocumentClient.from(ddb, { marshallOptions: { removeUndefinedValues: true } });
 const T = { pets: env.PETS_TABLE_NAME!, keys: env.KEYS_TABLE_NAME!, state: env.STATE_TABLE_NAME! };
-// Configured as a careful user would (and as the functions are): a correlation id search function (without one,
-// Powertools warns on every invocation that correlationIdPath is set), and the Metrics' "no application metrics"
-// warning, the normal case of most invocations, not written (it is one line on stderr per invocation otherwise).
-// Left at their defaults, the floor wrote two warning lines per call that the functions do not write.
-const logger = new Logger({
-  serviceName: 'floor',
-  logLevel: (env.LOG_LEVEL ?? 'WARN') as 'WARN',
-  correlationIdSearchFn: (path: string, data: unknown) =>
-    path.split('.').reduce<unknown>((v, k) => (v as Record<string, unknown> | undefined)?.[k], data),
-});
-const quiet = (message: string) => (message.startsWith('No application metrics') ? undefined : logger.warn(message));
-const metrics = new Metrics({
-  namespace: 'Floor',
-  serviceName: 'floor',
-  defaultDimensions: { stage: 'local' },
-  logger: { debug: () => undefined, info: () => undefined, warn: quiet, error: (m: string) => logger.error(m) },
-});
+const { logger, metrics } = floorTelemetry(env.LOG_LEVEL);
 const { admit } = floorLimiter(doc, T.state);
 
 const NewPet = z.strictObject({

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { provisionLocalTables } from '../../lambdas/storage/provision.ts';
 import { ROOT } from '../lib/bundle.ts';
-import { EXPECTED_STATUS, eventFor } from '../lib/events.ts';
+import { limiterShards } from '../../contract/plans.ts';
+import { BENCH_AUTH, EXPECTED_STATUS, eventFor } from '../lib/events.ts';
 import { seedBenchKey, seedPets, seededId } from '../lib/seed.ts';
 import { functionEnv } from '../lib/function-env.ts';
 import { median, printTable, round, runChild, spreadOf } from '../lib/util.ts';
@@ -57,7 +58,7 @@ export async function runCold(
       const s = samples.get(b.name) ?? { l: [], f: [] };
       samples.set(b.name, s);
       const runL = async () => s.l.push(await runChild<Sample>([probe, b.outfile, ev], env));
-      const floorEnv = { ...env, FLOOR_OF: floorOf(b.name) };
+      const floorEnv = { ...env, FLOOR_OF: floorOf(b.name), FLOOR_SHARDS: String(limiterShards(BENCH_AUTH)) };
       const runF = async () => s.f.push(await runChild<Sample>([probe, floorBundle.outfile, ev], floorEnv));
       if (round_ % 2) await runF().then(runL);
       else await runL().then(runF);
