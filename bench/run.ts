@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --only=bundles,cold,warm,handlers,cost,scale,listing] [-- --cpu-prof] [-- --no-source-maps]`:
+ * `npm run bench [-- --quick] [-- --only=bundles,cold,warm,handlers,cost,scale,listing] [-- --cpu-prof] [-- --cold-prof] [-- --no-source-maps]`:
  * bundle sizes, cold starts, the warm request path (Business and Enterprise keys) through the local gateway and of
  * each handler alone in process (`--only handlers`), DynamoDB cost and the limiter at scale,
  * each against its floor measured side by side in the same run. Prints tables and writes bench/results/latest.json.

@@ -7,6 +7,7 @@ import { ROOT } from '../lib/bundle.ts';
 import { limiterShards } from '../../contract/plans.ts';
 import { BENCH_AUTH, EXPECTED_STATUS, eventFor } from '../lib/events.ts';
 import { seedBenchKey, seedPets, seededId } from '../lib/seed.ts';
+import { coldProfile } from '../lib/cold-profile.ts';
 import { functionEnv } from '../lib/function-env.ts';
 import { median, printTable, round, runChild, spreadOf } from '../lib/util.ts';
 import { BENCH_KEY, type BenchContext } from './context.ts';
@@ -63,6 +64,27 @@ export async function runCold(
       if (round_ % 2) await runF().then(runL);
       else await runL().then(runF);
     }
+  }
+  if (argv.includes('--cold-prof')) {
+    // Where the cold CPU goes, for the two functions furthest from their floors, against the floor's.
+    const profiled: Record<string, unknown> = {};
+    for (const b of bundles.filter((x) => x.name === 'list-pets' || x.name === 'create-pet')) {
+      const floorEnv = { ...env, FLOOR_OF: floorOf(b.name), FLOOR_SHARDS: String(limiterShards(BENCH_AUTH)) };
+      const ours = await coldProfile(probe, b.outfile, evFile(b.name), env, P.coldRounds);
+      const floor = await coldProfile(probe, floorBundle.outfile, evFile(b.name), floorEnv, P.coldRounds);
+      const rows = [...new Set([...ours.keys(), ...floor.keys()])]
+        .map((k) => ({ pkg: k, ours: round(ours.get(k) ?? 0), floor: round(floor.get(k) ?? 0) }))
+        .map((r) => ({ ...r, difference: round(r.ours - r.floor) }))
+        .sort((a, b) => b.difference - a.difference);
+      profiled[b.name] = rows;
+      const total = (m: Map<string, number>) => round([...m.values()].reduce((a, v) => a + v, 0));
+      printTable(
+        `2c. Where ${b.name}'s cold CPU goes (--cold-prof, self ms per cold start, init + first invoke, mean of ${P.coldRounds}; source-mapped): ${total(ours)} ms, floor ${total(floor)} ms`,
+        ['package or folder', 'ms', 'floor ms', 'difference'],
+        rows.filter((r) => Math.abs(r.difference) >= 0.3).map((r) => [r.pkg, r.ours, r.floor, r.difference]),
+      );
+    }
+    result.coldProfile = profiled;
   }
   rmSync(evDir, { recursive: true, force: true });
   const rows = [...samples].map(([name, { l, f }]) => {
