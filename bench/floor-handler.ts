@@ -12,46 +12,18 @@
  *               conditional PutItem after the count (createPet), none (listOrders: 501)
  * What a function spends beyond this is its own code: the envelope, the limiter's rules, the error mapping.
  */
-import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import {
-  BatchGetCommand,
-  DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-  ScanCommand,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, PutCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
-import { createHash } from 'node:crypto';
 import * as z from 'zod/mini';
-import { floorTelemetry } from './floor-telemetry.ts';
-import { en } from 'zod/locales';
+import { FLOOR_OF, Limit, NewPet, PetId, T, doc, env, logger, metrics, readKey } from './floor-common.ts';
 
-z.config(en());
-
-const env = process.env;
-const FLOOR_OF = env.FLOOR_OF ?? 'getPet';
 const SHARDS = Number(env.FLOOR_SHARDS ?? 1);
-const endpoint = env.DYNAMODB_ENDPOINT;
-const ddb = new DynamoDBClient({
-  region: env.AWS_REGION ?? 'us-east-1',
-  ...(endpoint ? { endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
-});
-const doc = DynamoDBDocumentClient.from(ddb, { marshallOptions: { removeUndefinedValues: true } });
-const T = { pets: env.PETS_TABLE_NAME!, keys: env.KEYS_TABLE_NAME!, state: env.STATE_TABLE_NAME! };
-const { logger, metrics } = floorTelemetry(env.LOG_LEVEL);
-
-const NewPet = z.strictObject({
-  name: z.string().check(z.minLength(1), z.maxLength(200)),
-  categoryId: z.int().check(z.minimum(1)),
-  status: z.optional(z.enum(['available', 'pending', 'sold'])),
-});
-const PetId = z.object({ petId: z.string().check(z.regex(/^[1-9][0-9]{0,15}$/)) });
-const Query = z.object({ limit: z.optional(z.string().check(z.regex(/^[0-9]+$/))) });
+const Query = z.object({ limit: Limit });
 
 /** The floor's ids, far from the allocator's and the seeded ones (bench/lib/seed.ts). */
 const FLOOR_IDS = 3_000_000_000;
@@ -165,18 +137,7 @@ const operation = middy<ProxyEvent>()
 
 async function authorizer(event: { authorizationToken: string }, context: { functionName: string }) {
   logger.addContext(context as never);
-  const hash = createHash('sha256')
-    .update(event.authorizationToken.replace(/^Bearer /, ''))
-    .digest('hex');
-  const out = await doc.send(
-    new BatchGetCommand({
-      RequestItems: {
-        [T.keys]: { Keys: [{ hash }], ConsistentRead: true },
-        [T.state]: { Keys: [{ pk: `ks#${hash}` }], ConsistentRead: true },
-      },
-    }),
-  );
-  const item = out.Responses?.[T.keys]?.[0] as { keyId?: string } | undefined;
+  const item = await readKey(event.authorizationToken);
   metrics.addMetric(item ? 'Allowed' : 'Denied', MetricUnit.Count, 1);
   metrics.publishStoredMetrics();
   if (!item?.keyId) throw new Error('Unauthorized');

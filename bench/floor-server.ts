@@ -17,16 +17,10 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createHash } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import {
-  BatchGetCommand,
-  DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  ScanCommand,
-} from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { PLANS, type PlanLimits, type PlanName } from '../contract/plans.ts';
 import { floorLimiter, type Caller } from './floor-limiter.ts';
+import { listPetsCommand } from './floor-requests.ts';
 import { localTableEnv } from '../lambdas/storage/provision.ts';
 import { startStatsServer } from './lib/stats-server.ts';
 
@@ -103,20 +97,7 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
   const status = url.searchParams.get('status');
   const read = m[1]
     ? doc.send(new GetCommand({ TableName: T.pets, Key: { id: Number(m[1]) } })).then((o) => o.Item)
-    : doc
-        .send(
-          status
-            ? new QueryCommand({
-                TableName: T.pets,
-                IndexName: 'byStatus',
-                KeyConditionExpression: '#s = :s',
-                ExpressionAttributeNames: { '#s': 'status' },
-                ExpressionAttributeValues: { ':s': status },
-                Limit: Number(url.searchParams.get('limit') ?? 20),
-              })
-            : new ScanCommand({ TableName: T.pets, Limit: Number(url.searchParams.get('limit') ?? 20) }),
-        )
-        .then((o) => o.Items ?? []);
+    : doc.send(listPetsCommand(T.pets, Number(url.searchParams.get('limit') ?? 20), status)).then((o) => o.Items ?? []);
   const [admitted, found] = await Promise.all([admit(caller), read]);
   if (!admitted) return json(res, 429, { code: 'rate_limited' });
   return found ? json(res, 200, found) : json(res, 404, { code: 'not_found' });

@@ -12,50 +12,19 @@
  * the requests. Unlike bench/floor-handler.ts (the cold and bytes floor) it carries the lease path, which a warm
  * Enterprise key takes and a cold start's single call does not need.
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import {
-  BatchGetCommand,
-  DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  ScanCommand,
-} from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
-import { createHash } from 'node:crypto';
 import * as z from 'zod/mini';
-import { floorTelemetry } from './floor-telemetry.ts';
-import { en } from 'zod/locales';
+import { FLOOR_OF, Limit, NewPet, PetId, Status, T, doc, logger, metrics, readKey } from './floor-common.ts';
 import { floorLimiter } from './floor-limiter.ts';
+import { listPetsCommand } from './floor-requests.ts';
 
-z.config(en());
-
-const env = process.env;
-const FLOOR_OF = env.FLOOR_OF ?? 'getPet';
-const endpoint = env.DYNAMODB_ENDPOINT;
-const ddb = new DynamoDBClient({
-  region: env.AWS_REGION ?? 'us-east-1',
-  ...(endpoint ? { endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
-});
-const doc = DynamoDBDocumentClient.from(ddb, { marshallOptions: { removeUndefinedValues: true } });
-const T = { pets: env.PETS_TABLE_NAME!, keys: env.KEYS_TABLE_NAME!, state: env.STATE_TABLE_NAME! };
-const { logger, metrics } = floorTelemetry(env.LOG_LEVEL);
 const { admit } = floorLimiter(doc, T.state);
-
-const NewPet = z.strictObject({
-  name: z.string().check(z.minLength(1), z.maxLength(200)),
-  categoryId: z.int().check(z.minimum(1)),
-  status: z.optional(z.enum(['available', 'pending', 'sold'])),
-});
-const PetId = z.object({ petId: z.string().check(z.regex(/^[1-9][0-9]{0,15}$/)) });
-const Query = z.object({
-  limit: z.optional(z.string().check(z.regex(/^[0-9]+$/))),
-  status: z.optional(z.enum(['available', 'pending', 'sold'])),
-});
+const Query = z.object({ limit: Limit, status: z.optional(Status) });
 
 /** Ids for creates: a range of their own per process, far from the allocator's and the seeded ones. */
 let nextId = 3_000_000_000 + (process.pid % 1000) * 1_000_000;
@@ -90,21 +59,9 @@ const operations: Record<string, (e: ProxyEvent) => Promise<Result>> = {
   },
   async listPets(e) {
     const { limit, status } = Query.parse(e.queryStringParameters ?? {});
-    const Limit = Number(limit ?? 20);
     const [admitted, out] = await Promise.all([
       admit(callerOf(e)),
-      doc.send(
-        status
-          ? new QueryCommand({
-              TableName: T.pets,
-              IndexName: 'byStatus',
-              KeyConditionExpression: '#s = :s',
-              ExpressionAttributeNames: { '#s': 'status' },
-              ExpressionAttributeValues: { ':s': status },
-              Limit,
-            })
-          : new ScanCommand({ TableName: T.pets, Limit }),
-      ),
+      doc.send(listPetsCommand(T.pets, Number(limit ?? 20), status)),
     ]);
     if (!admitted) return RATE_LIMITED;
     return json(200, out.Items ?? []);
@@ -131,18 +88,7 @@ const operation = middy<ProxyEvent>()
 async function authorizer(event: { authorizationToken: string; methodArn: string }, context: { functionName: string }) {
   logger.addContext(context as never);
   metrics.captureColdStartMetric(context.functionName);
-  const hash = createHash('sha256')
-    .update(event.authorizationToken.replace(/^Bearer /, ''))
-    .digest('hex');
-  const out = await doc.send(
-    new BatchGetCommand({
-      RequestItems: {
-        [T.keys]: { Keys: [{ hash }], ConsistentRead: true },
-        [T.state]: { Keys: [{ pk: `ks#${hash}` }], ConsistentRead: true },
-      },
-    }),
-  );
-  const item = out.Responses?.[T.keys]?.[0] as { keyId?: string; plan?: string } | undefined;
+  const item = await readKey(event.authorizationToken);
   if (!item?.keyId) {
     // A denial is counted, as the function counts it; an allowed call publishes nothing.
     metrics.addMetric('Denied', MetricUnit.Count, 1);

@@ -14,35 +14,56 @@ import { runChild } from './util.ts';
 
 type Frame = CpuProfile['nodes'][number]['callFrame'] & { columnNumber?: number };
 
-/** Self CPU ms per package over `rounds` cold starts of `bundle` (node `--cpu-prof`), mapped through its source map. */
+type Side = { readonly bundle: string; readonly env: NodeJS.ProcessEnv };
+
+/**
+ * Self CPU ms per package over `rounds` cold starts of each side's bundle (node `--cpu-prof`), mapped through its
+ * source map; the two sides alternate, so a change in the machine's load falls on both.
+ */
 export async function coldProfile(
   probe: string,
-  bundle: string,
   event: string,
-  env: NodeJS.ProcessEnv,
+  sides: { readonly ours: Side; readonly floor: Side },
   rounds: number,
-): Promise<Map<string, number>> {
-  const dir = mkdtempSync(join(tmpdir(), 'bench-cold-prof-'));
+): Promise<{ ours: Map<string, number>; floor: Map<string, number> }> {
+  const dirs = {
+    ours: mkdtempSync(join(tmpdir(), 'bench-cold-prof-')),
+    floor: mkdtempSync(join(tmpdir(), 'bench-cold-prof-')),
+  };
+  const run = (s: 'ours' | 'floor') =>
+    runChild(
+      ['--cpu-prof', '--cpu-prof-interval', '100', `--cpu-prof-dir=${dirs[s]}`, probe, sides[s].bundle, event],
+      sides[s].env,
+    );
   try {
-    for (let i = 0; i < rounds; i++)
-      await runChild(['--cpu-prof', '--cpu-prof-interval', '100', `--cpu-prof-dir=${dir}`, probe, bundle, event], env);
-    const map = new SourceMap(JSON.parse(readFileSync(`${bundle}.map`, 'utf8')) as never);
-    const bundleUrl = `file://${bundle}`;
-    const by = new Map<string, number>();
-    for (const f of readdirSync(dir)) {
-      const p = JSON.parse(readFileSync(join(dir, f), 'utf8')) as CpuProfile;
-      const frames = new Map(p.nodes.map((n) => [n.id, n.callFrame as Frame]));
-      p.samples.forEach((id, i) => {
-        const cf = frames.get(id)!;
-        if (cf.functionName === '(idle)') return;
-        const key = packageOf(cf, bundleUrl, map);
-        by.set(key, (by.get(key) ?? 0) + (p.timeDeltas[i] ?? 0) / 1000 / rounds);
-      });
+    for (let i = 0; i < rounds; i++) {
+      if (i % 2) await run('floor').then(() => run('ours'));
+      else await run('ours').then(() => run('floor'));
     }
-    return by;
+    return {
+      ours: bySource(dirs.ours, sides.ours.bundle, rounds),
+      floor: bySource(dirs.floor, sides.floor.bundle, rounds),
+    };
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    for (const d of Object.values(dirs)) rmSync(d, { recursive: true, force: true });
   }
+}
+
+function bySource(dir: string, bundle: string, rounds: number): Map<string, number> {
+  const map = new SourceMap(JSON.parse(readFileSync(`${bundle}.map`, 'utf8')) as never);
+  const bundleUrl = `file://${bundle}`;
+  const by = new Map<string, number>();
+  for (const f of readdirSync(dir)) {
+    const p = JSON.parse(readFileSync(join(dir, f), 'utf8')) as CpuProfile;
+    const frames = new Map(p.nodes.map((n) => [n.id, n.callFrame as Frame]));
+    p.samples.forEach((id, i) => {
+      const cf = frames.get(id)!;
+      if (cf.functionName === '(idle)') return;
+      const key = packageOf(cf, bundleUrl, map);
+      by.set(key, (by.get(key) ?? 0) + (p.timeDeltas[i] ?? 0) / 1000 / rounds);
+    });
+  }
+  return by;
 }
 
 function packageOf(cf: Frame, bundleUrl: string, map: SourceMap): string {

@@ -70,8 +70,12 @@ export async function runCold(
     const profiled: Record<string, unknown> = {};
     for (const b of bundles.filter((x) => x.name === 'list-pets' || x.name === 'create-pet')) {
       const floorEnv = { ...env, FLOOR_OF: floorOf(b.name), FLOOR_SHARDS: String(limiterShards(BENCH_AUTH)) };
-      const ours = await coldProfile(probe, b.outfile, evFile(b.name), env, P.coldRounds);
-      const floor = await coldProfile(probe, floorBundle.outfile, evFile(b.name), floorEnv, P.coldRounds);
+      const { ours, floor } = await coldProfile(
+        probe,
+        evFile(b.name),
+        { ours: { bundle: b.outfile, env }, floor: { bundle: floorBundle.outfile, env: floorEnv } },
+        P.coldRounds,
+      );
       const rows = [...new Set([...ours.keys(), ...floor.keys()])]
         .map((k) => ({ pkg: k, ours: round(ours.get(k) ?? 0), floor: round(floor.get(k) ?? 0) }))
         .map((r) => ({ ...r, difference: round(r.ours - r.floor) }))

@@ -17,7 +17,7 @@ import { ROOT, bundle, type BundleResult } from '../lib/bundle.ts';
 import { BENCH_AUTH, eventFor } from '../lib/events.ts';
 import { functionEnv } from '../lib/function-env.ts';
 import { seedBenchKey, seedKey, seedPets, seededId } from '../lib/seed.ts';
-import { median, printTable, round, spreadOf, stopChild } from '../lib/util.ts';
+import { median, printTable, ratioCells, round, spreadOf, stopChild } from '../lib/util.ts';
 import type { Cell, CellRequest } from '../handler-driver.ts';
 import { BENCH_KEY, type BenchContext } from './context.ts';
 
@@ -193,7 +193,6 @@ export async function runHandlers(ctx: BenchContext, { bundles }: { bundles: rea
     };
   });
   result.handlers = { rounds: P.handlerRounds, seconds, businessKeyIds: BUSINESS_IDS, rows };
-  const range = (s: { lo: number; hi: number }) => `${s.lo.toFixed(2)}-${s.hi.toFixed(2)}`;
   printTable(
     `3b. Handlers in process, warm (no gateway): each function's bundle vs the floor with the same libraries making the same DynamoDB requests; ${P.handlerRounds} rounds x ${seconds} s per cell (x floor: median of per-round ratios, spread p25-p75)`,
     [
@@ -220,18 +219,9 @@ export async function runHandlers(ctx: BenchContext, { bundles }: { bundles: rea
       w.op,
       w.key,
       w.connections,
-      w.ours.cpuMsPerCall,
-      w.floor.cpuMsPerCall,
-      round(w.cpu.median, 3),
-      range(w.cpu),
-      w.ours.rps,
-      w.floor.rps,
-      round(w.rps.median, 3),
-      range(w.rps),
-      w.ours.p99,
-      w.floor.p99,
-      round(w.p99.median, 3),
-      range(w.p99),
+      ...ratioCells(w.ours.cpuMsPerCall, w.floor.cpuMsPerCall, w.cpu),
+      ...ratioCells(w.ours.rps, w.floor.rps, w.rps),
+      ...ratioCells(w.ours.p99, w.floor.p99, w.p99),
       w.ours.ddbPerCall,
       w.floor.ddbPerCall,
       `${w.ours.unexpected}/${w.floor.unexpected}${w.ours.unexpectedSample ? ` (${w.ours.unexpectedSample})` : ''}${w.floor.unexpectedSample ? ` (floor ${w.floor.unexpectedSample})` : ''}`,
