@@ -16,19 +16,11 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createHash } from 'node:crypto';
-import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import {
-  BatchGetCommand,
-  DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  ScanCommand,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { LIMITER, PLANS, limiterShards, shardLimits, type PlanLimits, type PlanName } from '../contract/plans.ts';
-import { leaseCap, leaseSize, windowsAt, type Windows } from '../lambdas/domain/rate-limit.ts';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { BatchGetCommand, DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { PLANS, type PlanLimits, type PlanName } from '../contract/plans.ts';
+import { floorLimiter, type Caller } from './floor-limiter.ts';
+import { listPetsCommand } from './floor-requests.ts';
 import { localTableEnv } from '../lambdas/storage/provision.ts';
 import { startStatsServer } from './lib/stats-server.ts';
 
@@ -47,7 +39,6 @@ ddb.middlewareStack.add((next) => (args) => (ddbRequests++, next(args)), { step:
 /** Ids for creates: a range of its own per process, far from the allocator's and the seeded ones. */
 let nextId = 2_000_000_000 + (process.pid % 1000) * 1_000_000;
 
-type Caller = { keyId: string; limits: PlanLimits };
 const authCache = new Map<string, { caller: Caller | undefined; expires: number }>();
 
 async function authorize(token: string): Promise<Caller | undefined> {
@@ -74,120 +65,7 @@ async function authorize(token: string): Promise<Caller | undefined> {
   return caller;
 }
 
-const dayItem = (keyId: string, w: Windows, shard: number) => `rlfloor#${keyId}#${w.dayStart}#${shard}`;
-const NOT_BANNED = '(attribute_not_exists(banUntil) OR banUntil <= :now)';
-
-/**
- * Takes `n` from a shard's windows with the limiter's conditional write, as its `takeStep` does: counts in the newest
- * open minute, opens this request's minute when the stored one is older, and tries again when a concurrent request
- * moved the item first. False only when the window is full (the bench's keys never fill one).
- */
-async function take(pk: string, n: number, part: PlanLimits, w: Windows): Promise<boolean> {
-  const values = { ':n': n, ':now': w.nowSec, ':dmax': part.perDay - n };
-  let minute = w.minuteStart;
-  let oldDay: number | undefined;
-  for (let attempt = 0; attempt < 6; attempt++) {
-    try {
-      await doc.send(
-        new UpdateCommand({
-          TableName: T.state,
-          Key: { pk },
-          UpdateExpression: 'ADD m :n, d :n',
-          ConditionExpression: `ms = :ms AND m <= :mmax AND d <= :dmax AND ${NOT_BANNED}`,
-          ExpressionAttributeValues: { ...values, ':ms': minute, ':mmax': part.perMinute - n },
-          ReturnValues: 'ALL_NEW',
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
-      );
-      return true;
-    } catch (err) {
-      if (!(err instanceof ConditionalCheckFailedException)) throw err;
-      const old = err.Item ? unmarshall(err.Item) : {};
-      oldDay = Number(old.d ?? 0);
-      if (old.ms !== undefined && old.ms >= w.minuteStart) {
-        if (old.ms === minute) return false; // full
-        minute = old.ms as number; // a newer minute is open: count in it
-        continue;
-      }
-    }
-    // The usage history's write when a minute opens, beside the opening write (lambdas/storage/limit-store.ts).
-    const history = doc
-      .send(
-        new UpdateCommand({
-          TableName: T.state,
-          Key: { pk: `rlhfloor#${pk}#${w.minuteStart - (w.minuteStart % 3600)}` },
-          UpdateExpression: 'SET #m = :d',
-          ExpressionAttributeNames: { '#m': `m${(w.minuteStart % 3600) / 60}` },
-          ExpressionAttributeValues: { ':d': (oldDay ?? 0) + n },
-        }),
-      )
-      .catch(() => undefined);
-    try {
-      await doc.send(
-        new UpdateCommand({
-          TableName: T.state,
-          Key: { pk },
-          UpdateExpression: 'SET ms = :ms, m = :n, expiresAt = if_not_exists(expiresAt, :exp) ADD d :n',
-          ConditionExpression: `(attribute_not_exists(ms) OR ms < :ms) AND (attribute_not_exists(d) OR d <= :dmax) AND ${NOT_BANNED}`,
-          ExpressionAttributeValues: { ...values, ':ms': w.minuteStart, ':exp': w.dayStart + 3 * 86_400 },
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
-      await history;
-      return true;
-    } catch (err) {
-      await history;
-      // Another request opened it first: count in it.
-      if (!(err instanceof ConditionalCheckFailedException)) throw err;
-      minute = w.minuteStart;
-    }
-  }
-  return false;
-}
-
-type Lease = { left: number; granted: number; minuteStart: number; takenAtMs: number };
-/**
- * Per key, as the API's limiter keeps it: the lease in hand, the rate measured over the last one, and the take in
- * flight with the requests waiting for it (one take at a time per key, lambdas/domain/limiter.ts).
- */
-const leases = new Map<string, { lease?: Lease; rate: number; taking?: Promise<unknown>; waiting: number }>();
-
-const usable = (l: Lease | undefined, w: Windows): boolean =>
-  !!l && l.left > 0 && l.minuteStart >= w.minuteStart && w.nowMs - l.takenAtMs < LIMITER.leaseTtlMs;
-
-/** Counts one request: exact keys with one write, larger ones from a lease (one write per lease). */
-async function admit({ keyId, limits }: Caller): Promise<boolean> {
-  let w = windowsAt(Date.now());
-  if (limits.perMinute <= LIMITER.exactPerMinute) return take(dayItem(keyId, w, 0), 1, limits, w);
-  const st = leases.get(keyId) ?? { rate: 0, waiting: 0 };
-  leases.set(keyId, st);
-  // A take in flight brings this request's token too: wait for it, as the API's requests do.
-  while (!usable(st.lease, w) && st.taking) {
-    st.waiting++;
-    await st.taking.finally(() => st.waiting--);
-    w = windowsAt(Date.now());
-  }
-  const l = st.lease;
-  if (l && usable(l, w)) {
-    l.left--;
-    return true;
-  }
-  if (l) st.rate = (l.granted - l.left) / Math.max(0.05, (w.nowMs - l.takenAtMs) / 1000);
-  st.lease = undefined;
-  const shard = Math.floor(Math.random() * limiterShards(limits));
-  const part = shardLimits(limits, shard);
-  // At least one token per waiting request, up to the API's cap on one lease (leaseCap).
-  const want = Math.max(leaseSize(limits, part, st.rate, w), Math.min(st.waiting + 1, leaseCap(part)));
-  const taking = take(dayItem(keyId, w, shard), want, part, w);
-  st.taking = taking;
-  try {
-    if (!(await taking)) return false;
-  } finally {
-    st.taking = undefined;
-  }
-  st.lease = { left: want - 1, granted: want, minuteStart: w.minuteStart, takenAtMs: w.nowMs };
-  return true;
-}
+const { admit } = floorLimiter(doc, T.state);
 
 function json(res: ServerResponse, status: number, body: unknown): void {
   const s = JSON.stringify(body);
@@ -219,20 +97,7 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
   const status = url.searchParams.get('status');
   const read = m[1]
     ? doc.send(new GetCommand({ TableName: T.pets, Key: { id: Number(m[1]) } })).then((o) => o.Item)
-    : doc
-        .send(
-          status
-            ? new QueryCommand({
-                TableName: T.pets,
-                IndexName: 'byStatus',
-                KeyConditionExpression: '#s = :s',
-                ExpressionAttributeNames: { '#s': 'status' },
-                ExpressionAttributeValues: { ':s': status },
-                Limit: Number(url.searchParams.get('limit') ?? 20),
-              })
-            : new ScanCommand({ TableName: T.pets, Limit: Number(url.searchParams.get('limit') ?? 20) }),
-        )
-        .then((o) => o.Items ?? []);
+    : doc.send(listPetsCommand(T.pets, Number(url.searchParams.get('limit') ?? 20), status)).then((o) => o.Items ?? []);
   const [admitted, found] = await Promise.all([admit(caller), read]);
   if (!admitted) return json(res, 429, { code: 'rate_limited' });
   return found ? json(res, 200, found) : json(res, 404, { code: 'not_found' });

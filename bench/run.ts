@@ -1,6 +1,7 @@
 /**
- * `npm run bench [-- --quick] [-- --only=bundles,cold,warm,cost,forged,scale,listing,backlog] [-- --cpu-prof] [-- --no-source-maps]`: bundle
- * sizes, cold starts, the warm request path (Business and Enterprise keys), DynamoDB cost and the limiter at scale,
+ * `npm run bench [-- --quick] [-- --only=bundles,cold,warm,handlers,cost,forged,scale,listing,backlog] [-- --cpu-prof] [-- --cold-prof] [-- --no-source-maps]`:
+ * bundle sizes, cold starts, the warm request path (Business and Enterprise keys) through the local gateway and of
+ * each handler alone in process (`--only handlers`), DynamoDB cost and the limiter at scale,
  * each against its floor measured side by side in the same run. Prints tables and writes bench/results/latest.json.
  * See docs/performance.md.
  */
@@ -21,19 +22,29 @@ import { runCost } from './phases/cost.ts';
 import { runForgedTokens } from './phases/forged-tokens.ts';
 import { runScale } from './phases/scale.ts';
 import { runWarm } from './phases/warm.ts';
+import { runHandlers } from './phases/handlers.ts';
 import type { BenchContext, Params } from './phases/context.ts';
 
 const argv = process.argv.slice(2);
 const QUICK = argv.includes('--quick');
+const PHASES = 'bundles,cold,warm,handlers,cost,forged,scale,listing,backlog';
+// `--only=a,b` or `--only a,b`.
+const onlyAt = argv.indexOf('--only');
 const ONLY = new Set(
-  (argv.find((a) => a.startsWith('--only='))?.slice(7) ?? 'bundles,cold,warm,cost,scale,listing,backlog').split(','),
+  (argv.find((a) => a.startsWith('--only='))?.slice(7) ?? (onlyAt >= 0 ? argv[onlyAt + 1] : undefined) ?? PHASES).split(
+    ',',
+  ),
 );
+const unknown = [...ONLY].filter((p) => !PHASES.split(',').includes(p));
+if (unknown.length) throw new Error(`--only: no phase ${unknown.join(', ')} (phases: ${PHASES})`);
 const P: Params = QUICK
   ? {
       coldRounds: 5,
       warmRounds: 1,
       warmSeconds: 1,
       warmSeed: 200,
+      handlerRounds: 2,
+      handlerSeconds: 0.3,
       sizes: [1_000, 3_000, 10_000],
       callsPerOp: 10,
       creates: 200,
@@ -43,6 +54,8 @@ const P: Params = QUICK
       warmRounds: 3,
       warmSeconds: 3,
       warmSeed: 1_000,
+      handlerRounds: 5,
+      handlerSeconds: 1,
       sizes: [1_000, 10_000, 100_000],
       callsPerOp: 30,
       creates: 1_000,
@@ -82,14 +95,14 @@ const seedClient = localClient(endpoint);
 const children: ChildProcess[] = [];
 const ctx: BenchContext = { argv, P, endpoint, seedClient, children, result, target, log };
 try {
-  if (ONLY.has('bundles') || ONLY.has('cold')) {
-    const built = await runBundles(ctx);
-    if (ONLY.has('cold')) {
-      await runCold(ctx, built);
-      await runLibraryPrices(ctx);
-    }
+  const built = ONLY.has('bundles') || ONLY.has('cold') || ONLY.has('handlers') ? await runBundles(ctx) : undefined;
+  if (built && ONLY.has('cold')) {
+    await runCold(ctx, built);
+    await runLibraryPrices(ctx);
   }
   if (ONLY.has('warm')) await runWarm(ctx);
+  // After the warm path, whose API server's CPU per call gives the local gateway's own line.
+  if (built && ONLY.has('handlers')) await runHandlers(ctx, built);
   if (ONLY.has('cost')) await runCost(ctx);
   if (ONLY.has('cost') || ONLY.has('forged')) await runForgedTokens(ctx);
   if (ONLY.has('scale')) await runScale(ctx);

@@ -32,6 +32,14 @@ export function spreadOf(xs: readonly number[], meets: (x: number) => boolean) {
 }
 export type Verdict = 'yes' | 'NO' | 'inside the spread';
 
+/** A ratio's table cells: both sides' figures, the median ratio and its spread (p25-p75). */
+export const ratioCells = (ours: number, floor: number, s: { median: number; lo: number; hi: number }) => [
+  ours,
+  floor,
+  round(s.median, 3),
+  `${s.lo.toFixed(2)}-${s.hi.toFixed(2)}`,
+];
+
 export const ratio = (a: number, b: number) => (b ? a / b : NaN);
 export const round = (x: number, d = 2) => (Number.isFinite(x) ? Math.round(x * 10 ** d) / 10 ** d : x);
 

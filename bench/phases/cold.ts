@@ -4,8 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { provisionLocalTables } from '../../lambdas/storage/provision.ts';
 import { ROOT } from '../lib/bundle.ts';
-import { EXPECTED_STATUS, eventFor } from '../lib/events.ts';
+import { limiterShards } from '../../contract/plans.ts';
+import { BENCH_AUTH, EXPECTED_STATUS, eventFor } from '../lib/events.ts';
 import { seedBenchKey, seedPets, seededId } from '../lib/seed.ts';
+import { coldProfile } from '../lib/cold-profile.ts';
+import { functionEnv } from '../lib/function-env.ts';
 import { median, printTable, round, runChild, spreadOf } from '../lib/util.ts';
 import { BENCH_KEY, type BenchContext } from './context.ts';
 import type { Bundles } from './bundles.ts';
@@ -24,22 +27,7 @@ export async function runCold(
   const tableEnv = await provisionLocalTables(endpoint, prefix);
   await seedPets(seedClient, tableEnv.PETS_TABLE_NAME!, 0, 100);
   await seedBenchKey(seedClient, tableEnv.KEYS_TABLE_NAME!, BENCH_KEY);
-  const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    ...tableEnv,
-    DYNAMODB_ENDPOINT: endpoint,
-    AWS_REGION: 'us-east-1',
-    STAGE: 'local',
-    // As deployed: metrics on (the EMF lines go to the probe's stdout, before its result line), and Lambda's own
-    // variable for an on-demand start, which Powertools reads to count a cold start (the floor pays it too).
-    METRICS: 'on',
-    AWS_LAMBDA_INITIALIZATION_TYPE: 'on-demand',
-    LOG_LEVEL: 'WARN',
-    CURSOR_SECRET: 'bench-cursor-secret-0123456789',
-    // As the stack sets it (lib/constructs/api-function.ts); --no-source-maps measures without it.
-    ...(argv.includes('--no-source-maps') ? {} : { NODE_OPTIONS: '--enable-source-maps' }),
-  };
+  const env = functionEnv(tableEnv, endpoint, argv);
   const evDir = mkdtempSync(join(tmpdir(), 'bench-events-'));
   const evFile = (name: string) => {
     const f = join(evDir, `${name}.json`);
@@ -71,11 +59,36 @@ export async function runCold(
       const s = samples.get(b.name) ?? { l: [], f: [] };
       samples.set(b.name, s);
       const runL = async () => s.l.push(await runChild<Sample>([probe, b.outfile, ev], env));
-      const floorEnv = { ...env, FLOOR_OF: floorOf(b.name) };
+      const floorEnv = { ...env, FLOOR_OF: floorOf(b.name), FLOOR_SHARDS: String(limiterShards(BENCH_AUTH)) };
       const runF = async () => s.f.push(await runChild<Sample>([probe, floorBundle.outfile, ev], floorEnv));
       if (round_ % 2) await runF().then(runL);
       else await runL().then(runF);
     }
+  }
+  if (argv.includes('--cold-prof')) {
+    // Where the cold CPU goes, for the two functions furthest from their floors, against the floor's.
+    const profiled: Record<string, unknown> = {};
+    for (const b of bundles.filter((x) => x.name === 'list-pets' || x.name === 'create-pet')) {
+      const floorEnv = { ...env, FLOOR_OF: floorOf(b.name), FLOOR_SHARDS: String(limiterShards(BENCH_AUTH)) };
+      const { ours, floor } = await coldProfile(
+        probe,
+        evFile(b.name),
+        { ours: { bundle: b.outfile, env }, floor: { bundle: floorBundle.outfile, env: floorEnv } },
+        P.coldRounds,
+      );
+      const rows = [...new Set([...ours.keys(), ...floor.keys()])]
+        .map((k) => ({ pkg: k, ours: round(ours.get(k) ?? 0), floor: round(floor.get(k) ?? 0) }))
+        .map((r) => ({ ...r, difference: round(r.ours - r.floor) }))
+        .sort((a, b) => b.difference - a.difference);
+      profiled[b.name] = rows;
+      const total = (m: Map<string, number>) => round([...m.values()].reduce((a, v) => a + v, 0));
+      printTable(
+        `2c. Where ${b.name}'s cold CPU goes (--cold-prof, self ms per cold start, init + first invoke, mean of ${P.coldRounds}; source-mapped): ${total(ours)} ms, floor ${total(floor)} ms`,
+        ['package or folder', 'ms', 'floor ms', 'difference'],
+        rows.filter((r) => Math.abs(r.difference) >= 0.3).map((r) => [r.pkg, r.ours, r.floor, r.difference]),
+      );
+    }
+    result.coldProfile = profiled;
   }
   rmSync(evDir, { recursive: true, force: true });
   const rows = [...samples].map(([name, { l, f }]) => {

@@ -8,6 +8,9 @@ export type Params = {
   warmRounds: number;
   warmSeconds: number;
   warmSeed: number;
+  /** The in-process handler comparison (phases/handlers.ts): rounds, and seconds per side and cell. */
+  handlerRounds: number;
+  handlerSeconds: number;
   sizes: number[];
   callsPerOp: number;
   creates: number;

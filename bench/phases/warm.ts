@@ -16,6 +16,7 @@ import {
   load,
   median,
   printTable,
+  ratioCells,
   round,
   spreadOf,
   startChild,
@@ -170,7 +171,6 @@ export async function runWarm(ctx: BenchContext): Promise<void> {
     businessKeys: BUSINESS_KEYS,
     rows,
   };
-  const range = (s: { lo: number; hi: number }) => `${s.lo.toFixed(2)}-${s.hi.toFixed(2)}`;
   printTable(
     `3. Warm path: autocannon, ${P.warmRounds} rounds x ${P.warmSeconds} s per cell; floor = node:http doing the same DynamoDB work (x floor: median of per-round ratios, spread p25-p75)`,
     [
@@ -195,14 +195,8 @@ export async function runWarm(ctx: BenchContext): Promise<void> {
       w.key,
       w.op,
       w.connections,
-      w.api.rps,
-      w.floor.rps,
-      round(w.rps.median, 3),
-      range(w.rps),
-      w.api.p99,
-      w.floor.p99,
-      round(w.p99.median, 3),
-      range(w.p99),
+      ...ratioCells(w.api.rps, w.floor.rps, w.rps),
+      ...ratioCells(w.api.p99, w.floor.p99, w.p99),
       w.api.ddbPerCall,
       w.floor.ddbPerCall,
       w.api.cpuMsPerCall,

@@ -9,7 +9,12 @@ export class AppError extends Error {
   readonly headers: Record<string, string>;
 
   constructor(code: ErrorCode, message?: string, headers: Record<string, string> = {}) {
+    // An AppError is an answer, not a fault: its stack is never logged (the envelope logs a 5xx's name and message
+    // only), and capturing one was the largest item of a refused or 501 call's CPU (~20-40 us of ~80, profiled).
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(message ?? ERROR_CODES[code].message);
+    Error.stackTraceLimit = limit;
     this.name = 'AppError';
     this.code = code;
     this.status = ERROR_CODES[code].status;

@@ -22,6 +22,7 @@
  *   COMPLETED with the same fingerprint → the stored response (same pet, 201); IN_PROGRESS → 409
  *   idempotency_in_progress with Retry-After.
  */
+import canonicalize from 'canonicalize';
 import { createHash, randomUUID } from 'node:crypto';
 import { AppError } from './errors.ts';
 import { createPet, type IdAllocator, type PetAudit, type PetStore } from './pets.ts';
@@ -97,16 +98,15 @@ export interface IdempotencyStore {
   release(id: IdempotencyId, token: string): Promise<void>;
 }
 
-/** JSON with object keys sorted at every level: equal values give equal text. */
+/**
+ * JSON with object keys sorted at every level, as RFC 8785 (JSON Canonicalization Scheme) writes it: equal values give
+ * equal text. Its reference implementation (`canonicalize`) gives a validated body the same text the hand-written
+ * version gave (keys in UTF-16 order, undefined members left out, numbers and strings as JSON.stringify writes them),
+ * so fingerprints stored before stay valid. It throws on NaN, infinities and lone surrogates, which validation has
+ * already refused (names must be well-formed Unicode; numbers are integers).
+ */
 export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
+  return canonicalize(value) ?? 'null';
 }
 
 /** SHA-256 (hex) of the canonical validated body. */

@@ -101,6 +101,8 @@ describe('bundles in the cloud assembly', () => {
     const ONLY: Record<string, string> = {
       '@middy/http-json-body-parser': 'createPet',
       '@aws-sdk/client-secrets-manager': 'listPets',
+      // RFC 8785 canonical JSON, for the Idempotency-Key fingerprint.
+      canonicalize: 'createPet',
     };
     for (const fn of functions) {
       const map = JSON.parse(readFileSync(join(assembly.dir, fn.assetPath!, 'index.mjs.map'), 'utf8')) as {

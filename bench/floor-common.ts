@@ -1,0 +1,72 @@
+/**
+ * What both Lambda floors share (bench/floor-handler.ts, the cold and bytes floor; bench/floor-warm-handler.ts, the
+ * warm one): the DocumentClient on the function's environment, `zod/mini` with its English messages and the request
+ * schemas, the authorizer's key read, and Powertools Logger and Metrics configured as a careful user would, and as
+ * the functions are (lambdas/shared/observability.ts): a correlation id search function (without one, Powertools
+ * warns on every invocation that correlationIdPath is set) and the Metrics' "no application metrics" warning, the
+ * normal case of most invocations, left unwritten. At their defaults the floors wrote two warning lines per
+ * invocation that the functions do not write.
+ */
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { BatchGetCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { createHash } from 'node:crypto';
+import * as z from 'zod/mini';
+import { en } from 'zod/locales';
+
+z.config(en());
+
+export const env = process.env;
+/** Whose requests the floor makes: an operationId, or `authorizer`. */
+export const FLOOR_OF = env.FLOOR_OF ?? 'getPet';
+const endpoint = env.DYNAMODB_ENDPOINT;
+const ddb = new DynamoDBClient({
+  region: env.AWS_REGION ?? 'us-east-1',
+  ...(endpoint ? { endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
+});
+export const doc = DynamoDBDocumentClient.from(ddb, { marshallOptions: { removeUndefinedValues: true } });
+export const T = { pets: env.PETS_TABLE_NAME!, keys: env.KEYS_TABLE_NAME!, state: env.STATE_TABLE_NAME! };
+
+export const logger = new Logger({
+  serviceName: 'floor',
+  logLevel: (env.LOG_LEVEL ?? 'WARN') as 'WARN',
+  correlationIdSearchFn: (path: string, data: unknown) =>
+    path.split('.').reduce<unknown>((v, k) => (v as Record<string, unknown> | undefined)?.[k], data),
+});
+export const metrics = new Metrics({
+  namespace: 'Floor',
+  serviceName: 'floor',
+  defaultDimensions: { stage: 'local' },
+  logger: {
+    debug: () => undefined,
+    info: () => undefined,
+    warn: (m: string) => (m.startsWith('No application metrics') ? undefined : logger.warn(m)),
+    error: (m: string) => logger.error(m),
+  },
+});
+
+export const Status = z.enum(['available', 'pending', 'sold']);
+export const NewPet = z.strictObject({
+  name: z.string().check(z.minLength(1), z.maxLength(200)),
+  categoryId: z.int().check(z.minimum(1)),
+  status: z.optional(Status),
+});
+export const PetId = z.object({ petId: z.string().check(z.regex(/^[1-9][0-9]{0,15}$/)) });
+export const Limit = z.optional(z.string().check(z.regex(/^[0-9]+$/)));
+
+/** The authorizer's read: the key record and its standing in one BatchGetItem (as lambdas/storage/standing.ts). */
+export async function readKey(authorizationToken: string): Promise<{ keyId?: string; plan?: string } | undefined> {
+  const hash = createHash('sha256')
+    .update(authorizationToken.replace(/^Bearer /, ''))
+    .digest('hex');
+  const out = await doc.send(
+    new BatchGetCommand({
+      RequestItems: {
+        [T.keys]: { Keys: [{ hash }], ConsistentRead: true },
+        [T.state]: { Keys: [{ pk: `ks#${hash}` }], ConsistentRead: true },
+      },
+    }),
+  );
+  return out.Responses?.[T.keys]?.[0] as { keyId?: string; plan?: string } | undefined;
+}

@@ -1,0 +1,112 @@
+/**
+ * One side of the per-handler warm comparison (bench/phases/handlers.ts), in a process of its own: imports a bundle
+ * (a function's, or the warm floor's) as Lambda's init does, then invokes its handler in process, warm, as often as
+ * it answers, with the events the parent sends:
+ *   fork('bench/handler-driver.ts', [bundle.mjs]) ; send {events, connections, seconds, expect} ; receive a Cell
+ * `connections` invocations are in flight at once (each starts the next when it answers; Lambda runs one per
+ * container, so 16 is 16 containers' worth of work on one event loop, the same for both sides). Each call gets a
+ * copy of its event (middy and the handlers write to it). A cell reports its calls, its latencies' p50/p99, the
+ * process's CPU time per call and the DynamoDB requests per call (Node's HTTP client diagnostics channel: the bundle
+ * is not changed), and the answers that were not the expected status.
+ */
+import { subscribe } from 'node:diagnostics_channel';
+import { pathToFileURL } from 'node:url';
+
+export type CellRequest = {
+  readonly events: readonly unknown[];
+  readonly connections: number;
+  readonly seconds: number;
+  /** The status every call must answer; `allow` for an authorizer's policy. */
+  readonly expect: number | 'allow';
+};
+export type Cell = {
+  calls: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  cpuMsPerCall: number;
+  ddbPerCall: number;
+  unexpected: number;
+  unexpectedSample?: string;
+};
+
+const context = {
+  callbackWaitsForEmptyEventLoop: false,
+  functionName: 'bench',
+  functionVersion: '$LATEST',
+  invokedFunctionArn: 'arn:aws:lambda:us-east-1:123456789012:function:bench',
+  memoryLimitInMB: '1024',
+  awsRequestId: 'bench',
+  logGroupName: '/aws/lambda/bench',
+  logStreamName: 'bench',
+  getRemainingTimeInMillis: () => 29_000,
+};
+
+let ddb = 0;
+subscribe('http.client.request.start', () => ddb++);
+
+const mod = (await import(pathToFileURL(process.argv[2]!).href)) as {
+  handler: (e: unknown, c: unknown) => Promise<unknown>;
+};
+
+const quantile = (sorted: Float64Array, q: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+
+const statusOf = (out: unknown): number | 'allow' | string => {
+  const o = out as { statusCode?: number; policyDocument?: { Statement?: Array<{ Effect?: string }> } } | undefined;
+  if (o?.statusCode !== undefined) return o.statusCode;
+  return o?.policyDocument?.Statement?.[0]?.Effect === 'Allow' ? 'allow' : JSON.stringify(out).slice(0, 100);
+};
+
+async function run({ events, connections, seconds, expect }: CellRequest): Promise<Cell> {
+  const latencies: number[] = [];
+  let unexpected = 0;
+  let unexpectedSample: string | undefined;
+  let next = 0;
+  const ddb0 = ddb;
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  const end = t0 + seconds * 1000;
+  const worker = async () => {
+    while (performance.now() < end) {
+      const event = structuredClone(events[next++ % events.length]);
+      const t = performance.now();
+      let status: number | string;
+      try {
+        status = statusOf(await mod.handler(event, context));
+      } catch (err) {
+        status = `threw ${(err as Error).message}`;
+      }
+      latencies.push(performance.now() - t);
+      if (status !== expect) {
+        unexpected++;
+        unexpectedSample ??= String(status);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: connections }, worker));
+  const wall = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  const sorted = Float64Array.from(latencies).sort();
+  const calls = Math.max(1, latencies.length);
+  return {
+    calls: latencies.length,
+    rps: latencies.length / wall,
+    p50: quantile(sorted, 0.5),
+    p99: quantile(sorted, 0.99),
+    cpuMsPerCall: (cpu.user + cpu.system) / 1000 / calls,
+    ddbPerCall: (ddb - ddb0) / calls,
+    unexpected,
+    ...(unexpectedSample ? { unexpectedSample } : {}),
+  };
+}
+
+process.on('message', (m: CellRequest) => {
+  void run(m).then(
+    (cell) => process.send!(cell),
+    (err: unknown) => process.send!({ error: String(err) }),
+  );
+});
+process.send!({ ready: true });
+// The parent gone (or done with it): exit, writing a --cpu-prof profile if one was asked for.
+process.on('disconnect', () => process.exit(0));

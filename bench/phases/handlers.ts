@@ -1,0 +1,272 @@
+/**
+ * Phase 3b: the deployed code alone, warm. Each function's bundle (the authorizer's included) is invoked in process
+ * with API Gateway REST events (bench/handler-driver.ts), against the warm floor (bench/floor-warm-handler.ts: the
+ * same libraries, middy, the body parser where used, Powertools Logger + Metrics, zod/mini, making the same
+ * DynamoDB requests), each side in a process of its own, back to back with their order swapped every cell. No
+ * gateway, no HTTP server: the ratios are the price of our code in what a customer runs in AWS. Per operation and
+ * key kind (Business: the exact count; Enterprise: leases), at 1 and 16 invocations in flight: CPU time per call,
+ * throughput and p99, each the median of the per-round ratios with its spread. The local gateway's own CPU per
+ * request, which only a developer's machine runs, is its own table: the warm path's API server (phase 3) less the
+ * in-process handler doing the same call.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { PLANS } from '../../contract/plans.ts';
+import { provisionLocalTables } from '../../lambdas/storage/provision.ts';
+import { ROOT, bundle, type BundleResult } from '../lib/bundle.ts';
+import { BENCH_AUTH, eventFor } from '../lib/events.ts';
+import { functionEnv } from '../lib/function-env.ts';
+import { seedBenchKey, seedKey, seedPets, seededId } from '../lib/seed.ts';
+import { median, printTable, ratioCells, round, spreadOf, stopChild } from '../lib/util.ts';
+import type { Cell, CellRequest } from '../handler-driver.ts';
+import { BENCH_KEY, type BenchContext } from './context.ts';
+
+const GOALS = { cpu: 1.1, rps: 0.9, p99: 1.1 } as const;
+/** Business key ids taken in turn: at the fastest cell's rate none nears its 1,000/min. */
+const BUSINESS_IDS = 200;
+/** Business keys seeded for the authorizer (it reads the key record, so they must exist). */
+const BUSINESS_TOKENS = 48;
+const CONNECTIONS = [1, 16];
+const SIDES = ['ours', 'floor'] as const;
+type Side = (typeof SIDES)[number];
+
+type Op = { op: string; fn: string; bundle: string; expect: number | 'allow'; event: (auth: Auth) => unknown };
+type Auth = { keyId: string; plan: string; perMinute: number; perDay: number; token: string };
+
+const withAuth = (ev: unknown, a: Auth) => {
+  const e = ev as { requestContext: { authorizer: Record<string, unknown> } };
+  const { token: _token, ...context } = a;
+  e.requestContext.authorizer = { ...context, principalId: a.keyId, keyHash: 'ab'.repeat(32), integrationLatency: 0 };
+  return e;
+};
+const PET = seededId(42);
+const proxy = (name: string) => (a: Auth) => withAuth(eventFor(name, { petId: PET, bearer: a.token }), a);
+const OPS: readonly Op[] = [
+  { op: 'listPets', fn: 'listPets', bundle: 'list-pets', expect: 200, event: proxy('list-pets') },
+  {
+    op: 'listPets?status',
+    fn: 'listPets',
+    bundle: 'list-pets',
+    expect: 200,
+    event: (a) => {
+      const e = proxy('list-pets')(a) as unknown as Record<string, unknown>;
+      e.queryStringParameters = { limit: '20', status: 'available' };
+      e.multiValueQueryStringParameters = { limit: ['20'], status: ['available'] };
+      return e;
+    },
+  },
+  { op: 'createPet', fn: 'createPet', bundle: 'create-pet', expect: 201, event: proxy('create-pet') },
+  { op: 'getPet', fn: 'getPet', bundle: 'get-pet', expect: 200, event: proxy('get-pet') },
+  { op: 'listOrders', fn: 'listOrders', bundle: 'list-orders', expect: 501, event: proxy('list-orders') },
+  {
+    op: 'authorizer',
+    fn: 'authorizer',
+    bundle: 'authorizer',
+    expect: 'allow',
+    event: (a) => eventFor('authorizer', { petId: PET, bearer: a.token }),
+  },
+];
+
+const businessToken = (i: number) => `bench_handlers_${String(i).padStart(4, '0')}_0123456789abcdef`;
+const business = (i: number): Auth => ({
+  keyId: `key_bench_hb_${i}`,
+  plan: 'business',
+  ...PLANS.business.limits!,
+  token: businessToken(i % BUSINESS_TOKENS),
+});
+const KEYS = {
+  business: Array.from({ length: BUSINESS_IDS }, (_, i) => business(i)),
+  enterprise: [{ ...BENCH_AUTH, token: BENCH_KEY }],
+} as const;
+type KeyKind = keyof typeof KEYS;
+
+/** A driver process: one bundle, imported once, invoked warm per cell. */
+async function startDriver(file: string, env: NodeJS.ProcessEnv) {
+  const child: ChildProcess = fork(join(ROOT, 'bench/handler-driver.ts'), [file], {
+    env,
+    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
+  const next = () =>
+    new Promise<unknown>((resolve, reject) => {
+      const onExit = (code: number | null) => reject(new Error(`driver for ${file} exited (${code}):\n${stderr}`));
+      child.once('exit', onExit);
+      child.once('message', (m) => {
+        child.off('exit', onExit);
+        resolve(m);
+      });
+    });
+  await next();
+  return {
+    child,
+    run: async (req: CellRequest): Promise<Cell> => {
+      child.send(req);
+      const m = (await next()) as Cell & { error?: string };
+      if (m.error) throw new Error(`driver for ${file}: ${m.error}`);
+      return m;
+    },
+  };
+}
+
+export async function runHandlers(ctx: BenchContext, { bundles }: { bundles: readonly BundleResult[] }): Promise<void> {
+  const { argv, P, endpoint, seedClient, children, result, target, log } = ctx;
+  const tableEnv = await provisionLocalTables(endpoint, 'bench-handlers');
+  await seedPets(seedClient, tableEnv.PETS_TABLE_NAME!, 0, P.warmSeed);
+  await seedBenchKey(seedClient, tableEnv.KEYS_TABLE_NAME!, BENCH_KEY);
+  for (let i = 0; i < BUSINESS_TOKENS; i++)
+    await seedKey(seedClient, tableEnv.KEYS_TABLE_NAME!, businessToken(i), {
+      keyId: `key_bench_hb_${i}`,
+      plan: 'business',
+    });
+  const floor = await bundle('floor-warm-handler', 'bench/floor-warm-handler.ts', join(ROOT, 'bench/results/bundles'));
+  const env = functionEnv(tableEnv, endpoint, argv);
+  const cellsOf = (ops: readonly Op[]) =>
+    ops.flatMap((o) => (['business', 'enterprise'] as KeyKind[]).flatMap((k) => CONNECTIONS.map((c) => ({ o, k, c }))));
+  const runs = new Map<string, Array<Record<Side, Cell>>>();
+  const seconds = P.handlerSeconds;
+  log(
+    `handlers in process: ${P.handlerRounds} rounds x ${cellsOf(OPS).length} cells x 2 sides x ${seconds} s, one function at a time`,
+  );
+  for (const fn of [...new Set(OPS.map((o) => o.fn))]) {
+    const ops = OPS.filter((o) => o.fn === fn);
+    const ours = bundles.find((b) => b.name === ops[0]!.bundle);
+    if (!ours) throw new Error(`no bundle ${ops[0]!.bundle}`);
+    const drivers = {
+      ours: await startDriver(ours.outfile, env),
+      floor: await startDriver(floor.outfile, { ...env, FLOOR_OF: fn }),
+    };
+    for (const d of Object.values(drivers)) children.push(d.child);
+    const request = ({ o, k, c }: { o: Op; k: KeyKind; c: number }, s: number): CellRequest => ({
+      events: KEYS[k].map((a) => o.event(a)),
+      connections: c,
+      seconds: s,
+      expect: o.expect,
+    });
+    const cells = cellsOf(ops);
+    // Warm both: every cell once, unmeasured (the JIT, the SDK's connections, the limiter's leases and minutes).
+    for (const cell of cells) for (const s of SIDES) await drivers[s].run(request(cell, Math.min(0.5, seconds)));
+    for (let r = 0; r < P.handlerRounds; r++)
+      for (const [i, cell] of cells.entries()) {
+        const order = (r + i) % 2 ? (['floor', 'ours'] as const) : (['ours', 'floor'] as const);
+        const pair = {} as Record<Side, Cell>;
+        for (const s of order) pair[s] = await drivers[s].run(request(cell, seconds));
+        const key = `${cell.o.op}|${cell.k}|${cell.c}`;
+        runs.set(key, [...(runs.get(key) ?? []), pair]);
+      }
+    for (const d of Object.values(drivers)) {
+      await stopChild(d.child);
+      children.splice(children.indexOf(d.child), 1);
+    }
+  }
+
+  const rows = cellsOf(OPS).map(({ o, k, c }) => {
+    const rs = runs.get(`${o.op}|${k}|${c}`) ?? [];
+    const side = (s: Side) => ({
+      rps: round(median(rs.map((x) => x[s].rps)), 0),
+      p50: round(median(rs.map((x) => x[s].p50)), 2),
+      p99: round(median(rs.map((x) => x[s].p99)), 2),
+      cpuMsPerCall: round(median(rs.map((x) => x[s].cpuMsPerCall)), 3),
+      ddbPerCall: round(median(rs.map((x) => x[s].ddbPerCall)), 3),
+      unexpected: rs.reduce((a, x) => a + x[s].unexpected, 0),
+      unexpectedSample: rs.find((x) => x[s].unexpectedSample)?.[s].unexpectedSample,
+    });
+    const ratios = (f: (x: Record<Side, Cell>) => number, meets: (v: number) => boolean) => spreadOf(rs.map(f), meets);
+    return {
+      op: o.op,
+      key: k,
+      connections: c,
+      ours: side('ours'),
+      floor: side('floor'),
+      cpu: ratios(
+        (x) => x.ours.cpuMsPerCall / x.floor.cpuMsPerCall,
+        (v) => v <= GOALS.cpu,
+      ),
+      rps: ratios(
+        (x) => x.ours.rps / x.floor.rps,
+        (v) => v >= GOALS.rps,
+      ),
+      p99: ratios(
+        (x) => x.ours.p99 / x.floor.p99,
+        (v) => v <= GOALS.p99,
+      ),
+    };
+  });
+  result.handlers = { rounds: P.handlerRounds, seconds, businessKeyIds: BUSINESS_IDS, rows };
+  printTable(
+    `3b. Handlers in process, warm (no gateway): each function's bundle vs the floor with the same libraries making the same DynamoDB requests; ${P.handlerRounds} rounds x ${seconds} s per cell (x floor: median of per-round ratios, spread p25-p75)`,
+    [
+      'op',
+      'key',
+      'in flight',
+      'cpu ms/call',
+      'floor',
+      'cpu x',
+      'spread',
+      'calls/s',
+      'floor',
+      'x floor',
+      'spread',
+      'p99 ms',
+      'floor',
+      'p99 x',
+      'spread',
+      'ddb/call',
+      'floor',
+      'unexpected',
+    ],
+    rows.map((w) => [
+      w.op,
+      w.key,
+      w.connections,
+      ...ratioCells(w.ours.cpuMsPerCall, w.floor.cpuMsPerCall, w.cpu),
+      ...ratioCells(w.ours.rps, w.floor.rps, w.rps),
+      ...ratioCells(w.ours.p99, w.floor.p99, w.p99),
+      w.ours.ddbPerCall,
+      w.floor.ddbPerCall,
+      `${w.ours.unexpected}/${w.floor.unexpected}${w.ours.unexpectedSample ? ` (${w.ours.unexpectedSample})` : ''}${w.floor.unexpectedSample ? ` (floor ${w.floor.unexpectedSample})` : ''}`,
+    ]),
+  );
+  for (const w of rows) {
+    const subject = `${w.op} ${w.key} c=${w.connections}`;
+    target(`handler cpu/call <= ${GOALS.cpu}x floor`, subject, w.cpu.median, `<= ${GOALS.cpu}`, w.cpu.verdict);
+    target(`handler throughput >= ${GOALS.rps}x floor`, subject, w.rps.median, `>= ${GOALS.rps}`, w.rps.verdict);
+    target(`handler p99 <= ${GOALS.p99}x floor`, subject, w.p99.median, `<= ${GOALS.p99}`, w.p99.verdict);
+  }
+  reportGateway(ctx, rows);
+}
+
+/**
+ * The local gateway's own cost per request (not deployed: API Gateway does this in AWS): the warm path's API server
+ * (phase 3, the gateway emulation with the same handlers behind it) less the in-process handler for the same call.
+ */
+function reportGateway(
+  { result }: BenchContext,
+  rows: ReadonlyArray<{ op: string; key: string; connections: number; ours: { cpuMsPerCall: number } }>,
+): void {
+  const warm = result.warm as
+    { rows: Array<{ key: string; op: string; connections: number; api: { cpuMsPerCall: number } }> } | undefined;
+  if (!warm) {
+    console.log('\n(The local gateway line needs the warm path: run with --only=warm,handlers or the full bench.)');
+    return;
+  }
+  const lines = warm.rows.flatMap((w) => {
+    const h = rows.find((r) => r.op === w.op && r.key === w.key && r.connections === w.connections);
+    return h
+      ? [{ ...w, handler: h.ours.cpuMsPerCall, gateway: round(w.api.cpuMsPerCall - h.ours.cpuMsPerCall, 3) }]
+      : [];
+  });
+  result.localGateway = lines.map((l) => ({
+    op: l.op,
+    key: l.key,
+    connections: l.connections,
+    apiServerCpuMs: l.api.cpuMsPerCall,
+    handlerCpuMs: l.handler,
+    gatewayCpuMs: l.gateway,
+  }));
+  printTable(
+    '3c. The local gateway (not deployed; API Gateway in AWS): CPU ms per request = the warm path API server (3) less the in-process handler (3b)',
+    ['op', 'key', 'conns', 'API server cpu ms/call', 'handler', 'local gateway'],
+    lines.map((l) => [l.op, l.key, l.connections, l.api.cpuMsPerCall, l.handler, l.gateway]),
+  );
+}
