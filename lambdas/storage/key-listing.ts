@@ -28,10 +28,8 @@ const STATUSES: readonly KeyStatus[] = ['active', 'revoked'];
 export const ownerKey = (owner: string) => owner.trim().normalize('NFKC').toLowerCase();
 
 /** Whether a record waits for purge (and since when, ISO; '' = at once). */
-function purgeDueAt(
-  r: Pick<KeyRecord, 'status' | 'apiGatewayKeyId' | 'usagePlanId' | 'retiredUsagePlanId' | 'revokedAt' | 'createdAt'>,
-) {
-  if (r.retiredUsagePlanId) return '';
+function purgeDueAt(r: KeyRecord) {
+  if (r.retiredUsagePlanId || r.retiredApiKeyId) return r.retiredAt ?? '';
   if (r.status === 'revoked' && (r.apiGatewayKeyId || r.usagePlanId)) return r.revokedAt ?? r.createdAt;
   return undefined;
 }

@@ -26,13 +26,21 @@ Commands:
   keys revoke <id>
   keys rotate <id>          new secret, same id and plan; the old secret keeps working until cached authorizer
                             results expire (up to 60 s in the cloud: the authorizer cache TTL), then gets 401
-  keys set-plan <id> <plan> [--per-minute N --per-day N]
+  keys set-plan <id> <plan> [--per-minute N] [--per-day N]
+                            an Enterprise key's limit not given is kept
                             the gateway applies it once cached authorizer results expire (up to 60 s in the cloud)
   keys usage <id>           today's counts from the rate limiter, and a minute-by-minute chart of the day
-  keys unban <id>           lifts a ban (a key whose flood of 429s banned it for 15 minutes) before it ends; the
-                            gateway lets it through once cached authorizer results expire (up to 60 s in the cloud)
+  keys unban <id>           lifts a ban (the limiter's 15 minutes after a flood of 429s, or an admin's) and a spent
+                            day (today's quota starts again); the gateway lets it through once cached authorizer
+                            results expire (up to 60 s in the cloud)
+  keys ban <id> [--minutes N]
+                            refuses the key for N minutes (default 15, at most 1,440) until it ends or \`keys unban\`
+  keys reconcile <id>       finishes a change a failure left pending: brings API Gateway and the limiter to the record
+  keys reconcile --all [--after NEXT]
+                            the same for every key with something pending (after an incident); resumable
   keys reindex              once after deploying the keys table's listing index: indexes the keys written before it
-  keys purge                deletes the API Gateway keys of keys revoked longer ago than the authorizer cache TTL
+  keys purge                deletes the API keys of their own that keys made before pools left, once no cached
+                            authorizer result names them (the authorizer cache TTL)
 
 Targets:
   --local                   DynamoDB Local of \`npm start\` (ANIMAL_STORE_DYNAMODB_ENDPOINT, else port
@@ -58,6 +66,8 @@ const OPTIONS = {
   status: { type: 'string' },
   limit: { type: 'string' },
   after: { type: 'string' },
+  all: { type: 'boolean' },
+  minutes: { type: 'string' },
 } as const;
 
 /** Options every command takes. */

@@ -26,6 +26,9 @@ export type FaultMode = 'refused' | 'lost';
 
 /** AWS's default usage plans per account and Region ("Amazon API Gateway quotas"). */
 export const USAGE_PLANS_PER_ACCOUNT = 300;
+/** API keys per account and Region (not raisable), and usage plans one API key can be on. */
+export const API_KEYS_PER_ACCOUNT = 10_000;
+export const USAGE_PLANS_PER_API_KEY = 10;
 
 const awsError = (name: string, status: number, extra: Record<string, unknown> = {}) =>
   Object.assign(new Error(name), { name, $metadata: { httpStatusCode: status }, ...extra });
@@ -113,6 +116,8 @@ export class FakeControlPlane implements PacingClock {
   private apply(op: string, i: Record<string, any>): unknown {
     switch (op) {
       case 'CreateApiKey': {
+        if ([...this.keys.values()].some((k) => k.value === i.value)) throw awsError('ConflictException', 409);
+        if (this.keys.size >= API_KEYS_PER_ACCOUNT) throw awsError('LimitExceededException', 429);
         const id = this.newId('key');
         this.keys.set(id, { id, name: i.name, value: i.value });
         return { id };
@@ -131,9 +136,14 @@ export class FakeControlPlane implements PacingClock {
           (o) => o.keys.has(i.keyId) && o.apiStages.some((s) => stages.has(`${s.apiId}:${s.stage}`)),
         );
         if (onStage) throw awsError('ConflictException', 409);
+        if (this.plansOf(i.keyId).length >= USAGE_PLANS_PER_API_KEY) throw awsError('LimitExceededException', 429);
         p.keys.add(i.keyId);
         return { id: i.keyId };
       }
+      case 'GetUsagePlanKeys':
+        return {
+          items: [...this.plan(i.usagePlanId).keys].map((id) => ({ id, type: 'API_KEY', value: this.keys.get(id)?.value })),
+        };
       case 'GetUsagePlanKey':
         if (!this.plan(i.usagePlanId).keys.has(i.keyId)) throw awsError('NotFoundException', 404);
         return { id: i.keyId };
