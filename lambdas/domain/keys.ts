@@ -244,7 +244,6 @@ export function gateDecision(standing: Standing | undefined, nowSec: number): Ga
 export function gateUsageKey(auth: Authenticated, decision: GateDecision, stage: string): string {
   if (decision === 'spent') return spentKeyValue(stage);
   // Only a key that shares a standard plan's pool member moves: one with an API key of its own spends only its own.
-  if (decision === 'probation' && sharesStandardPool(auth.usageIdentifierKey))
-    return probationKeyValue(stage);
+  if (decision === 'probation' && sharesStandardPool(auth.usageIdentifierKey)) return probationKeyValue(stage);
   return auth.usageIdentifierKey;
 }

@@ -141,7 +141,9 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
     ].filter(Boolean);
     const lines = [
       describe(k),
-      ...(standing.length ? [`${standing.join(', ')} (\`keys unban ${k.keyId}\` lifts ${standing.length > 1 ? 'both' : 'it'})`] : []),
+      ...(standing.length
+        ? [`${standing.join(', ')} (\`keys unban ${k.keyId}\` lifts ${standing.length > 1 ? 'both' : 'it'})`]
+        : []),
       ...(k.pending ? [`Pending: a change is not fully applied yet: run \`keys reconcile ${k.keyId}\``] : []),
     ];
     return printed(lines.join('\n'), k);
@@ -187,7 +189,10 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
   }),
   unban: onKey(async (admin, id) => {
     const k = await admin.unban(id);
-    const lifted = [k.wasBannedUntil ? `its ban (until ${k.wasBannedUntil})` : '', k.liftedDay ? "today's spent quota" : '']
+    const lifted = [
+      k.wasBannedUntil ? `its ban (until ${k.wasBannedUntil})` : '',
+      k.liftedDay ? "today's spent quota" : '',
+    ]
       .filter(Boolean)
       .join(' and ');
     return landed(
@@ -219,7 +224,10 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
       if (id) {
         const r = await admin.reconcile(id);
         const wait = r.waiting.length ? `\nWaiting: ${r.waiting.join('; ')}: run \`keys reconcile ${id}\` then` : '';
-        return printed(`${r.did.length ? `Reconciled ${id}${done(r.did)}` : `${id} is converged: nothing to do`}${wait}`, r);
+        return printed(
+          `${r.did.length ? `Reconciled ${id}${done(r.did)}` : `${id} is converged: nothing to do`}${wait}`,
+          r,
+        );
       }
       return sweepPrinted(await admin.reconcileAll(o.after ? { after: o.after } : {}));
     };

@@ -28,6 +28,22 @@ export interface Followed {
   readonly pending?: { readonly error: string; readonly next: string };
 }
 
+/**
+ * The part of a command up to and including its record write: a failure there (other than the command's own refusal)
+ * changed nothing, or it is not known whether the write landed (its answer was lost); either way the same command
+ * again finishes it (each finds a landed write done, and reconciles what it left pending).
+ */
+export async function recordStep<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    if (err instanceof AdminError) throw err;
+    throw new AdminError(
+      `the key record was not changed, or its answer was lost (${describeError(err)}): run the same command again`,
+    );
+  }
+}
+
 /** Runs reconcile after a landed change; a failure is reported with the command that finishes it, not thrown. */
 export async function followUp(
   ctx: AdminContext,
@@ -38,7 +54,10 @@ export async function followUp(
     return { record: r.record, did: r.did, ...(r.waiting.length ? { waiting: r.waiting } : {}) };
   } catch (err) {
     const record = await ctx.find(keyId).catch(() => undefined);
-    if (!record) throw err;
+    if (!record)
+      throw new AdminError(
+        `the change is made, but applying it is not finished (${describeError(err)}): run \`keys reconcile ${keyId}\``,
+      );
     return { record, did: [], pending: { error: describeError(err), next: `keys reconcile ${keyId}` } };
   }
 }
@@ -56,7 +75,7 @@ export async function create(
   const limits = checkLimits(input.plan, input.perMinute, input.perDay);
   if (limits)
     await ensureBracketPool(ctx, limits).catch((err: unknown) => {
-      throw new AdminError(`no key was created: ${describeError(err)}; run the same command again`);
+      throw new AdminError(`no key was created (${describeError(err)}): run the same command again`);
     });
   const key = generateKey();
   const record: KeyRecord = {
@@ -71,7 +90,11 @@ export async function create(
     reconciledVersion: 1,
     writeId: randomUUID(),
   };
-  await ctx.deps.store.put(record);
+  await ctx.deps.store.put(record).catch((err: unknown) => {
+    throw new AdminError(
+      `no key was created, or its answer was lost (${describeError(err)}): run the same command again`,
+    );
+  });
   return { key, record: view(record) };
 }
 
@@ -81,10 +104,12 @@ export async function create(
  */
 export async function revoke(ctx: AdminContext, keyId: string): Promise<KeyView & Followed & { already: boolean }> {
   const revokedAt = new Date(ctx.now()).toISOString();
-  const first = await ctx.onLatest(keyId, async (record) =>
-    record.status === 'revoked' ? undefined : ctx.deps.store.update(record, { status: 'revoked', revokedAt }),
+  const first = await recordStep(() =>
+    ctx.onLatest(keyId, async (record) =>
+      record.status === 'revoked' ? undefined : ctx.deps.store.update(record, { status: 'revoked', revokedAt }),
+    ),
   );
-  const after = await followUpIfNeeded(ctx, keyId, first);
+  const after = await recordStep(() => followUpIfNeeded(ctx, keyId, first));
   return { ...view(after.record), ...after, already: !first };
 }
 
@@ -93,24 +118,23 @@ export async function revoke(ctx: AdminContext, keyId: string): Promise<KeyView 
  * authorizer results expire). The key's standing at the gateway is kept by the hash of its secret: the reconcile
  * after it puts an admin's ban on the new one.
  */
-export async function rotate(
-  ctx: AdminContext,
-  keyId: string,
-): Promise<{ key: string; record: KeyView } & Followed> {
+export async function rotate(ctx: AdminContext, keyId: string): Promise<{ key: string; record: KeyView } & Followed> {
   const rotatedAt = new Date(ctx.now()).toISOString();
-  const key = await ctx.onLatest(keyId, async (record) => {
-    if (record.status !== 'active')
-      throw new AdminError(`key ${keyId} is ${record.status}: only active keys can be rotated`);
-    const secret = generateKey();
-    await ctx.deps.store.replaceHash(record, {
-      ...record,
-      hash: hashKey(secret),
-      rotatedAt,
-      version: (record.version ?? 0) + 1,
-      writeId: randomUUID(),
-    });
-    return secret;
-  });
+  const key = await recordStep(() =>
+    ctx.onLatest(keyId, async (record) => {
+      if (record.status !== 'active')
+        throw new AdminError(`key ${keyId} is ${record.status}: only active keys can be rotated`);
+      const secret = generateKey();
+      await ctx.deps.store.replaceHash(record, {
+        ...record,
+        hash: hashKey(secret),
+        rotatedAt,
+        version: (record.version ?? 0) + 1,
+        writeId: randomUUID(),
+      });
+      return secret;
+    }),
+  );
   const { record, did: _did, ...followed } = await followUp(ctx, keyId);
   return { key, record: view(record), ...followed };
 }
@@ -127,30 +151,32 @@ export type PlanChange = KeyView & Followed & { readonly changed: boolean; reado
  */
 export async function setPlan(ctx: AdminContext, keyId: string, input: PlanInput): Promise<PlanChange> {
   if (!(input.plan in PLANS)) throw new AdminError(`unknown plan ${input.plan}`);
-  const first = await ctx.find(keyId);
+  const first = await recordStep(() => ctx.find(keyId));
   const current = first.plan === 'enterprise' ? limitsOf(first) : undefined;
   const limits = checkLimits(input.plan, input.perMinute, input.perDay, current);
   const same = (r: KeyRecord) => r.status === 'active' && r.plan === input.plan && sameLimits(r.limits, limits);
   if (same(first)) {
     if (converged(first)) return { ...view(first), changed: false };
-    const { record, did, ...followed } = await followUp(ctx, keyId);
+    const { record, did, ...followed } = await recordStep(() => followUp(ctx, keyId));
     return { ...view(record), ...followed, changed: false, reconciled: did };
   }
   if (limits)
     await ensureBracketPool(ctx, limits).catch((err: unknown) => {
       throw new AdminError(`nothing was changed: ${describeError(err)}; run the same command again`);
     });
-  const updated = await ctx.onLatest(keyId, async (record) => {
-    if (record.status !== 'active') throw new AdminError(`key ${keyId} is ${record.status}`);
-    if (same(record)) return undefined;
-    const at = record.countsShards ?? limiterShards(limitsOf(record) ?? { perMinute: 1, perDay: 1 });
-    const moves = at !== limiterShards(limits ?? PLANS[input.plan].limits!);
-    return ctx.deps.store.update(
-      record,
-      { plan: input.plan, ...(limits ? { limits } : {}), ...(moves ? { countsShards: at } : {}) },
-      [...(limits ? [] : ['limits']), ...(moves ? [] : ['countsShards'])],
-    );
-  });
+  const updated = await recordStep(() =>
+    ctx.onLatest(keyId, async (record) => {
+      if (record.status !== 'active') throw new AdminError(`key ${keyId} is ${record.status}`);
+      if (same(record)) return undefined;
+      const at = record.countsShards ?? limiterShards(limitsOf(record) ?? { perMinute: 1, perDay: 1 });
+      const moves = at !== limiterShards(limits ?? PLANS[input.plan].limits!);
+      return ctx.deps.store.update(
+        record,
+        { plan: input.plan, ...(limits ? { limits } : {}), ...(moves ? { countsShards: at } : {}) },
+        [...(limits ? [] : ['limits']), ...(moves ? [] : ['countsShards'])],
+      );
+    }),
+  );
   if (!updated) return { ...view(first), changed: false };
   const { record, did: _did, ...followed } = await followUp(ctx, keyId);
   return { ...view(record), ...followed, changed: true };
@@ -164,10 +190,12 @@ export async function ban(ctx: AdminContext, keyId: string, minutes: number): Pr
   if (!Number.isSafeInteger(minutes) || minutes < 1 || minutes > 1440)
     throw new AdminError('--minutes must be a whole number from 1 to 1,440 (a day)');
   const bannedUntil = Math.floor(ctx.now() / 1000) + minutes * 60;
-  await ctx.onLatest(keyId, async (record) => {
-    if (record.status !== 'active') throw new AdminError(`key ${keyId} is ${record.status}`);
-    return ctx.deps.store.update(record, { bannedUntil }, ['unbannedThrough']);
-  });
+  await recordStep(() =>
+    ctx.onLatest(keyId, async (record) => {
+      if (record.status !== 'active') throw new AdminError(`key ${keyId} is ${record.status}`);
+      return ctx.deps.store.update(record, { bannedUntil }, ['unbannedThrough']);
+    }),
+  );
   const { record, did: _did, ...followed } = await followUp(ctx, keyId);
   return { ...view(record), ...followed };
 }

@@ -16,4 +16,3 @@ export class PartialFailure extends Error {
     this.output = output;
   }
 }
-

@@ -42,7 +42,9 @@ export async function show(
   const u = await ctx.deps.limits.usage(record.keyId, limits ?? { perMinute: 1, perDay: 1 }, w);
   const st = await ctx.deps.store.readStanding(record.hash);
   const through = record.unbannedThrough ?? 0;
-  const bans = [u.banUntil ?? 0, st.bannedUntil ?? 0, record.bannedUntil ?? 0].filter((t) => t > w.nowSec && t > through);
+  const bans = [u.banUntil ?? 0, st.bannedUntil ?? 0, record.bannedUntil ?? 0].filter(
+    (t) => t > w.nowSec && t > through,
+  );
   const spent = st.spentDay === w.dayStart || (!!limits && u.dayCount >= limits.perDay);
   const iso = (sec: number) => new Date(sec * 1000).toISOString();
   return {

@@ -98,11 +98,16 @@ async function once(ctx: AdminContext, start: KeyRecord, did: string[]): Promise
 
   if (record.retiredApiKeyId || record.retiredUsagePlanId) {
     const dueAt = Date.parse(record.retiredAt ?? '1970-01-01T00:00:00Z') + (deps.revokedKeyGraceMs ?? 120_000);
-    const what = [record.retiredApiKeyId && `API key ${record.retiredApiKeyId}`, record.retiredUsagePlanId && `usage plan ${record.retiredUsagePlanId}`]
+    const what = [
+      record.retiredApiKeyId && `API key ${record.retiredApiKeyId}`,
+      record.retiredUsagePlanId && `usage plan ${record.retiredUsagePlanId}`,
+    ]
       .filter(Boolean)
       .join(' and ');
     if (now < dueAt)
-      waiting.push(`its old ${what} (deleted from ${new Date(dueAt).toISOString()}, when no cached authorizer result names it)`);
+      waiting.push(
+        `its old ${what} (deleted from ${new Date(dueAt).toISOString()}, when no cached authorizer result names it)`,
+      );
     else {
       const { retiredApiKeyId: key, retiredUsagePlanId: plan } = record;
       if (key) await step(`deleting its old API key ${key}`, () => deps.gateway.deleteKey(key));
@@ -157,7 +162,8 @@ async function standing(
     await step("lifting the ban on the limiter's counters", () => deps.liftBan!(record.keyId, now));
     did.push("lifted the ban on the limiter's counters");
   }
-  const wanted = record.bannedUntil && record.bannedUntil > w.nowSec && record.bannedUntil > through ? record.bannedUntil : 0;
+  const wanted =
+    record.bannedUntil && record.bannedUntil > w.nowSec && record.bannedUntil > through ? record.bannedUntil : 0;
   if (wanted && (u.banUntil ?? 0) < wanted) {
     const days = [w.dayStart + 86_400, w.dayStart].filter((d) => d < wanted);
     await step("banning it on the limiter's counters", () => deps.limits.ban(record.keyId, limits, wanted, days));

@@ -17,7 +17,8 @@
 import type { ListFilter } from '../../lambdas/storage/key-listing.ts';
 import { adminContext } from './context.ts';
 import { ban, create, revoke, rotate, setPlan, type PlanInput } from './lifecycle.ts';
-import { reconcile } from './reconcile.ts';
+import { describeError, reconcile, ReconcileError } from './reconcile.ts';
+import { AdminError } from './ports.ts';
 import { reconcileAll } from './reconcile-all.ts';
 import { purge } from './purge.ts';
 import { unban } from './unban.ts';
@@ -44,7 +45,10 @@ export function keyAdmin(deps: AdminDeps) {
     unban: (keyId: string) => unban(ctx, keyId),
     ban: (keyId: string, minutes: number) => ban(ctx, keyId, minutes),
     reconcile: async (keyId: string) => {
-      const r = await reconcile(ctx, keyId);
+      const r = await reconcile(ctx, keyId).catch((err: unknown) => {
+        if (err instanceof AdminError && !(err instanceof ReconcileError)) throw err;
+        throw new AdminError(`reconciling ${keyId}: ${describeError(err)}; run \`keys reconcile ${keyId}\` again`);
+      });
       return { ...r, record: view(r.record) };
     },
     reconcileAll: (opts?: { after?: string; force?: boolean; pages?: number }) => reconcileAll(ctx, opts),

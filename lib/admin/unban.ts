@@ -9,7 +9,7 @@
 import { windowsAt } from '../../lambdas/domain/rate-limit.ts';
 import { limitsOf } from '../../lambdas/domain/keys.ts';
 import type { AdminContext } from './context.ts';
-import { followUp, type Followed } from './lifecycle.ts';
+import { followUp, recordStep, type Followed } from './lifecycle.ts';
 import { AdminError } from './ports.ts';
 import { converged } from './reconcile.ts';
 import { view, type KeyView } from './rules.ts';
@@ -26,24 +26,29 @@ export type Unbanned = KeyView &
 export async function unban(ctx: AdminContext, keyId: string): Promise<Unbanned> {
   const { deps } = ctx;
   if (!deps.liftBan) throw new AdminError('this target keeps no limiter counters: nothing to unban');
-  const first = await ctx.find(keyId);
+  const first = await recordStep(() => ctx.find(keyId));
   const w = windowsAt(ctx.now());
   const limits = limitsOf(first) ?? { perMinute: 1, perDay: 1 };
-  const u = await deps.limits.usage(first.keyId, limits, w);
-  const st = await deps.store.readStanding(first.hash);
+  const u = await recordStep(() => deps.limits.usage(first.keyId, limits, w));
+  const st = await recordStep(() => deps.store.readStanding(first.hash));
   const ends = [u.banUntil ?? 0, st.bannedUntil ?? 0, first.bannedUntil ?? 0].filter((t) => t > w.nowSec);
   const banEnd = ends.length ? Math.max(...ends) : 0;
   const spent = st.spentDay === w.dayStart || (!!limitsOf(first) && u.dayCount >= limits.perDay);
   if (!banEnd && !spent) {
     if (converged(first)) return { ...view(first), wasBannedUntil: null, liftedDay: false };
-    const { record, did, ...followed } = await followUp(ctx, keyId);
+    const { record, did, ...followed } = await recordStep(() => followUp(ctx, keyId));
     return { ...view(record), ...followed, wasBannedUntil: null, liftedDay: false, reconciled: did };
   }
-  await ctx.onLatest(keyId, async (record) =>
-    deps.store.update(
-      record,
-      { ...(banEnd ? { unbannedThrough: Math.max(banEnd, record.unbannedThrough ?? 0) } : {}), ...(spent ? { dayLifted: w.dayStart } : {}) },
-      banEnd ? ['bannedUntil'] : [],
+  await recordStep(() =>
+    ctx.onLatest(keyId, async (record) =>
+      deps.store.update(
+        record,
+        {
+          ...(banEnd ? { unbannedThrough: Math.max(banEnd, record.unbannedThrough ?? 0) } : {}),
+          ...(spent ? { dayLifted: w.dayStart } : {}),
+        },
+        banEnd ? ['bannedUntil'] : [],
+      ),
     ),
   );
   const { record, did: _did, ...followed } = await followUp(ctx, keyId);

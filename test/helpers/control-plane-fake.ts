@@ -22,7 +22,8 @@ interface FakePlan {
   keys: Set<string>;
 }
 
-export type FaultMode = 'refused' | 'lost';
+/** refused: nothing applied (an error); lost: applied, the answer never came; throttled: TooManyRequests once. */
+export type FaultMode = 'refused' | 'lost' | 'throttled';
 
 /** AWS's default usage plans per account and Region ("Amazon API Gateway quotas"). */
 export const USAGE_PLANS_PER_ACCOUNT = 300;
@@ -38,7 +39,7 @@ export class FakeControlPlane implements PacingClock {
   readonly keys = new Map<string, FakeKey>();
   readonly plans = new Map<string, FakePlan>();
   /** Every call, in order: its operation and whether it was throttled or faulted. */
-  readonly calls: Array<{ op: string; at: number; outcome: 'ok' | 'throttled' | FaultMode | 'error' }> = [];
+  readonly calls: Array<{ op: string; at: number; outcome: 'ok' | FaultMode | 'error' }> = [];
   private seq = 0;
   private lastAt = new Map<string, number>();
   private bucket = { tokens: 40, at: 0 };
@@ -90,6 +91,10 @@ export class FakeControlPlane implements PacingClock {
     this.bucket.tokens -= 1;
     this.lastAt.set(op, this.t);
     const fault = this.fault?.at === n ? this.fault.mode : undefined;
+    if (fault === 'throttled') {
+      this.calls.push({ op, at: this.t, outcome: 'throttled' });
+      throw awsError('TooManyRequestsException', 429, { retryAfterSeconds: '1' });
+    }
     if (fault === 'refused') {
       this.calls.push({ op, at: this.t, outcome: fault });
       throw awsError('ServiceUnavailableException', 503);
@@ -142,7 +147,11 @@ export class FakeControlPlane implements PacingClock {
       }
       case 'GetUsagePlanKeys':
         return {
-          items: [...this.plan(i.usagePlanId).keys].map((id) => ({ id, type: 'API_KEY', value: this.keys.get(id)?.value })),
+          items: [...this.plan(i.usagePlanId).keys].map((id) => ({
+            id,
+            type: 'API_KEY',
+            value: this.keys.get(id)?.value,
+          })),
         };
       case 'GetUsagePlanKey':
         if (!this.plan(i.usagePlanId).keys.has(i.keyId)) throw awsError('NotFoundException', 404);
