@@ -27,8 +27,8 @@ Commands:
   keys rotate <id>          new secret, same id and plan; the old secret keeps working until cached authorizer
                             results expire (up to 60 s in the cloud: the authorizer cache TTL), then gets 401
   keys set-plan <id> <plan> [--per-minute N] [--per-day N]
+                            the gateway applies it once cached authorizer results expire (up to 60 s in the cloud);
                             an Enterprise key's limit not given is kept
-                            the gateway applies it once cached authorizer results expire (up to 60 s in the cloud)
   keys usage <id>           today's counts from the rate limiter, and a minute-by-minute chart of the day
   keys unban <id>           lifts a ban (the limiter's 15 minutes after a flood of 429s, or an admin's) and a spent
                             day (today's quota starts again); the gateway lets it through once cached authorizer
