@@ -23,16 +23,26 @@ export class StorageFaults {
   /** Every port call, in order. */
   readonly calls: string[] = [];
   private fault?: { at: number; mode: StorageFault };
+  private named?: { name: string; mode: StorageFault };
 
   /** The `n`th call from now (1 = the next) fails in that mode. */
   failAt(n: number, mode: StorageFault) {
     this.fault = { at: this.calls.length + n, mode };
   }
 
+  /** The next call of the port `name` (e.g. `store.clearStandingPart`) fails in that mode. */
+  failNext(name: string, mode: StorageFault) {
+    this.named = { name, mode };
+  }
+
   private wrap<F extends (...args: any[]) => Promise<any>>(name: string, fn: F): F {
     return (async (...args: unknown[]) => {
       this.calls.push(name);
-      const mode = this.fault?.at === this.calls.length ? this.fault.mode : undefined;
+      let mode = this.fault?.at === this.calls.length ? this.fault.mode : undefined;
+      if (this.named?.name === name) {
+        mode = this.named.mode;
+        this.named = undefined;
+      }
       if (mode && mode !== 'lost') throw thrown(mode);
       const out = await fn(...args);
       if (mode === 'lost') throw thrown(mode);
