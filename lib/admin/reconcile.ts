@@ -36,8 +36,12 @@ export class ReconcileError extends AdminError {
   }
 }
 
+/** An error as one line for an admin, with its cause when it has one (a storage outage says which). */
 export const describeError = (err: unknown) =>
-  err instanceof AdminError ? err.message : `${(err as Error)?.name}: ${(err as Error)?.message}`;
+  err instanceof AdminError
+    ? err.message
+    : `${(err as Error)?.name}: ${(err as Error)?.message}` +
+      (typeof (err as Error)?.cause === 'string' ? ` (${(err as Error).cause as string})` : '');
 
 /** Whether nothing is pending for a record: its last write has been reconciled. */
 export const converged = (r: KeyRecord): boolean => (r.reconciledVersion ?? 0) === (r.version ?? 0);
