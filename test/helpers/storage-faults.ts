@@ -53,7 +53,10 @@ export class StorageFaults {
   /** `deps` with every storage port call counted and faultable. */
   around(deps: AdminDeps): AdminDeps {
     const store = Object.fromEntries(
-      Object.entries(deps.store).map(([k, f]) => [k, this.wrap(`store.${k}`, (f as Function).bind(deps.store))]),
+      Object.entries(deps.store).map(([k, f]) => [
+        k,
+        this.wrap(`store.${k}`, (f as (...a: unknown[]) => Promise<unknown>).bind(deps.store)),
+      ]),
     ) as unknown as AdminDeps['store'];
     const limits = {
       usage: this.wrap('limits.usage', deps.limits.usage.bind(deps.limits)),

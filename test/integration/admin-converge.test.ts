@@ -47,6 +47,15 @@ const setPlan =
 const onPlan = (plan: PlanName, limits?: object) => (records: KeyRecord[]) =>
   expect(records.map((r) => [r.plan, r.limits])).toEqual([[plan, limits]]);
 
+/** A set-plan of the key `setup` makes, to `plan` with the limits given; the record ends with `limits`. */
+const move = (
+  name: string,
+  setup: (w: World) => Promise<string>,
+  plan: PlanName,
+  given: { perMinute?: number; perDay?: number } = {},
+  limits: object | undefined = plan === 'enterprise' ? given : undefined,
+): Scenario => ({ name, setup: async (w) => [await setup(w)], args: setPlan(plan, given), done: onPlan(plan, limits) });
+
 const SCENARIOS: Scenario[] = [
   {
     name: 'create (Pro)',
@@ -70,24 +79,18 @@ const SCENARIOS: Scenario[] = [
     args: setPlan('pro'),
     done: onPlan('pro'),
   },
-  {
-    name: 'set-plan down: Business → Free',
-    setup: async (w) => [await made(w, 'business')],
-    args: setPlan('free'),
-    done: onPlan('free'),
-  },
-  {
-    name: 'set-plan within a bracket (Enterprise limits, same usage plan)',
-    setup: async (w) => [await made(w, 'enterprise', E600)],
-    args: setPlan('enterprise', { perMinute: 610, perDay: 50_000 }),
-    done: onPlan('enterprise', { perMinute: 610, perDay: 50_000 }),
-  },
-  {
-    name: 'set-plan across brackets, one limit given (the other kept)',
-    setup: async (w) => [await made(w, 'enterprise', E600)],
-    args: setPlan('enterprise', { perDay: 900_000 }),
-    done: onPlan('enterprise', { perMinute: 600, perDay: 900_000 }),
-  },
+  move('set-plan down: Business → Free', (w) => made(w, 'business'), 'free'),
+  move('set-plan within a bracket (same usage plan)', (w) => made(w, 'enterprise', E600), 'enterprise', {
+    perMinute: 610,
+    perDay: 50_000,
+  }),
+  move(
+    'set-plan across brackets, one limit given (the other kept)',
+    (w) => made(w, 'enterprise', E600),
+    'enterprise',
+    { perDay: 900_000 },
+    { perMinute: 600, perDay: 900_000 },
+  ),
   {
     name: "set-plan Enterprise limits across shard layouts: today's counts move",
     setup: async (w) => {
@@ -98,18 +101,17 @@ const SCENARIOS: Scenario[] = [
     args: setPlan('enterprise', { perMinute: 250_000 }),
     done: onPlan('enterprise', { perMinute: 250_000, perDay: 10_000_000 }),
   },
-  {
-    name: 'set-plan of a Pro key with an API key of its own (from before pools) → Business: moved into the pool',
-    setup: async (w) => [await legacyKey(w, 'pro')],
-    args: setPlan('business'),
-    done: onPlan('business'),
-  },
-  {
-    name: 'set-plan of an Enterprise key with a usage plan of its own → another bracket',
-    setup: async (w) => [await legacyKey(w, 'enterprise', E600)],
-    args: setPlan('enterprise', { perMinute: 6_000, perDay: 500_000 }),
-    done: onPlan('enterprise', { perMinute: 6_000, perDay: 500_000 }),
-  },
+  move(
+    'set-plan of a Pro key with an API key of its own → Business: into the pool',
+    (w) => legacyKey(w, 'pro'),
+    'business',
+  ),
+  move(
+    'set-plan of an Enterprise key with a usage plan of its own → another bracket',
+    (w) => legacyKey(w, 'enterprise', E600),
+    'enterprise',
+    { perMinute: 6_000, perDay: 500_000 },
+  ),
   {
     name: 'revoke (a Pro key with an API key of its own)',
     setup: async (w) => [await legacyKey(w, 'pro')],
