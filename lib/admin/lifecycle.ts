@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { PLANS, limiterShards, type PlanName } from '../../contract/plans.ts';
 import { generateKey, generateKeyId, hashKey, limitsOf, type KeyRecord } from '../../lambdas/domain/keys.ts';
+import { enterpriseBracket } from './brackets.ts';
 import type { AdminContext } from './context.ts';
 import { AdminError } from './ports.ts';
 import { ensureBracketPool } from './reconcile-pool.ts';
@@ -160,9 +161,11 @@ export async function setPlan(ctx: AdminContext, keyId: string, input: PlanInput
     const { record, did, ...followed } = await recordStep(() => followUp(ctx, keyId));
     return { ...view(record), ...followed, changed: false, reconciled: did };
   }
-  if (limits)
+  // Within its bracket a key stays on the pool it is on: no API Gateway call at all.
+  const sameBracket = current && limits && enterpriseBracket(current).id === enterpriseBracket(limits).id;
+  if (limits && !sameBracket)
     await ensureBracketPool(ctx, limits).catch((err: unknown) => {
-      throw new AdminError(`nothing was changed: ${describeError(err)}; run the same command again`);
+      throw new AdminError(`nothing was changed (${describeError(err)}): run the same command again`);
     });
   const updated = await recordStep(() =>
     ctx.onLatest(keyId, async (record) => {
