@@ -238,9 +238,11 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
       ...purged.map((k) => `Purged what API Gateway held for ${k.keyId}`),
       ...failed.map((f) => `Failed ${f.keyId}: ${f.error}`),
     ];
+    // A failed key may have left its record part-way (no longer waiting for purge): reconcile finishes it either way.
+    const next = failed.length === 1 ? `keys reconcile ${failed[0]!.keyId}` : 'keys reconcile --all';
     if (failed.length)
       throw new PartialFailure(
-        `${failed.length} of ${purged.length + failed.length} keys not purged: run \`keys purge\` again`,
+        `${failed.length} of ${purged.length + failed.length} keys not purged: run \`${next}\``,
         printed(lines.join('\n'), { purged, failed }),
       );
     return printed(lines.join('\n') || 'Nothing to purge.', { purged, failed });

@@ -8,6 +8,7 @@
  */
 import type { KeyRecord } from '../../lambdas/domain/keys.ts';
 import type { AdminContext } from './context.ts';
+import { AdminError } from './ports.ts';
 import { describeError, reconcile } from './reconcile.ts';
 import { view, type KeyView } from './rules.ts';
 
@@ -27,7 +28,9 @@ export function purgeDue(r: KeyRecord, cutoff: number): boolean {
 
 export async function purge(ctx: AdminContext): Promise<PurgeResult> {
   const cutoff = ctx.now() - (ctx.deps.revokedKeyGraceMs ?? 120_000);
-  const due = await ctx.deps.store.listDue(cutoff);
+  const due = await ctx.deps.store.listDue(cutoff).catch((err: unknown) => {
+    throw new AdminError(`nothing was purged (${describeError(err)}): run \`keys purge\` again`);
+  });
   const result: PurgeResult = { purged: [], failed: [] };
   for (const stale of due.filter((r) => purgeDue(r, cutoff))) {
     try {
