@@ -1,15 +1,26 @@
 /**
  * Customer keys past API Gateway's quota of 10,000 API keys per account and Region (not raisable; CreateApiKey is
- * limited to 5 calls per second per account). Paying plans keep one API Gateway API key per customer (their own
- * usage-plan backstop, and Enterprise a usage plan of its own); Free keys share a fixed pool of API keys, created with
- * the stack: a key id maps to one pool member, whose usage plan is sized for the Free customers that share it.
- * Revocations (and so every Free key's life) are the authorizer's business: a pool member is never deleted or
- * disabled for one customer. docs/deployment.md, "Customer keys: the ceiling and the path past it", has the numbers.
+ * limited to 5 calls per second per account). No customer has an API Gateway API key of its own: every key shares a
+ * fixed pool of API keys of its plan (Free, Pro, Business: created with the stack) or of its Enterprise bracket
+ * (brackets.ts: created by the admin tool on the bracket's first use). A key id maps to one pool member, whose usage
+ * plan is sized for the customers that share it. So the number of API keys and usage plans per stage is a constant
+ * of the template and the brackets, whatever the number of customers, and creating, revoking or moving a key calls
+ * no API Gateway API (only an Enterprise bracket's first key creates its pool, idempotently). Revocations are the
+ * authorizer's business: a pool member is never deleted or disabled for one customer. docs/deployment.md, "Customer
+ * keys: the ceiling and the path past it", has the numbers.
  *
- * Plain data and arithmetic, no imports beyond the plans table, so the stack, the admin tool and the authorizer
- * share one mapping.
+ * Plain data and arithmetic, no imports beyond the plans table and brackets, so the stack, the admin tool and the
+ * authorizer share one mapping.
  */
-import { ACCOUNT_THROTTLE, PLANS, usagePlanThrottle, type PlanName, type UsagePlanLimits } from './plans.ts';
+import { enterpriseBracket } from './brackets.ts';
+import {
+  ACCOUNT_THROTTLE,
+  PLANS,
+  usagePlanThrottle,
+  type PlanLimits,
+  type PlanName,
+  type UsagePlanLimits,
+} from './plans.ts';
 
 /** API Gateway's quota of API keys per account and Region: every stage in that account and Region shares it. */
 export const API_KEYS_PER_ACCOUNT_REGION = 10_000;
@@ -33,39 +44,104 @@ export const FREE_KEY_POOL = {
   displayName: 'FreePool',
 } as const;
 
-/** Whether a key of this plan goes in the pool; a key that already has an API key of its own keeps it. */
-export const isPooledPlan = (plan: PlanName): boolean => FREE_KEY_POOL.plans.includes(plan);
+/**
+ * The paying plans' pools, created with the stack like the Free pool. A member's usage plan is customersAtFullRate
+ * customers' usage plans added up (poolThrottle), as many as fit the account's bucket: Pro 4 (4 x 1,200 of 5,000),
+ * Business 1 (4,000). More customers of one member at their full rate at once can meet the gateway's 429 before the
+ * limiter's; the limiter bans a runaway client first (docs/deployment.md states what the backstop still guarantees).
+ */
+export const PAYING_POOLS = {
+  pro: { members: 16, displayName: 'ProPool', logicalPrefix: 'ProPool' },
+  business: { members: 16, displayName: 'BusinessPool', logicalPrefix: 'BusinessPool' },
+} as const;
+export type PayingPoolPlan = keyof typeof PAYING_POOLS;
+
+/** An Enterprise bracket's pool: this many API keys on the bracket's usage plan, made with the plan on first use. */
+export const BRACKET_POOL = { members: 4 } as const;
 
 /**
- * The pool's usage plan: customersAtFullRate Free customers' usage plans (usagePlanThrottle) added up, so each of
- * them gets what its own plan would give it, within the account's throttle.
+ * Every plan's keys share a pool; a key that still has an API key of its own (made before pools) keeps it until the
+ * admin tool's reconcile moves it into its pool (lib/admin/reconcile.ts).
  */
-export function poolThrottle(): UsagePlanLimits {
-  const one = usagePlanThrottle(PLANS.free.limits!);
-  const n = FREE_KEY_POOL.customersAtFullRate;
+export const isPooledPlan = (_plan: PlanName): boolean => true;
+
+/** How many customers of a plan one pool member's usage plan serves at their full rate at once (at least 1). */
+export function customersAtFullRate(plan: Exclude<PlanName, 'enterprise'>): number {
+  if (plan === 'free') return FREE_KEY_POOL.customersAtFullRate;
+  const one = usagePlanThrottle(PLANS[plan].limits!);
+  const fit = Math.min(
+    ACCOUNT_THROTTLE.rateLimit / one.rateLimit,
+    ACCOUNT_THROTTLE.burstLimit / one.burstLimit,
+    FREE_KEY_POOL.customersAtFullRate,
+  );
+  return Math.max(1, Math.floor(fit));
+}
+
+/**
+ * A pool's usage plan: customersAtFullRate customers' usage plans (usagePlanThrottle) added up, so each of them gets
+ * what its own plan would give it, within the account's throttle (`guaranteed` false when that capped it).
+ */
+export function poolThrottle(plan: Exclude<PlanName, 'enterprise'> = 'free'): UsagePlanLimits {
+  const one = usagePlanThrottle(PLANS[plan].limits!);
+  const n = customersAtFullRate(plan);
   const rateLimit = one.rateLimit * n;
   const burstLimit = one.burstLimit * n;
   return {
-    rateLimit,
-    burstLimit,
+    rateLimit: Math.min(rateLimit, ACCOUNT_THROTTLE.rateLimit),
+    burstLimit: Math.min(burstLimit, ACCOUNT_THROTTLE.burstLimit),
     quotaPerDay: one.quotaPerDay * n,
     guaranteed: one.guaranteed && rateLimit <= ACCOUNT_THROTTLE.rateLimit && burstLimit <= ACCOUNT_THROTTLE.burstLimit,
   };
 }
 
 /**
- * The pool member a key id maps to: FNV-1a (32-bit) of the key id, modulo the pool size. Stable for the key's life
- * (the key id never changes, rotations included), spread evenly over members for random key ids (`generateKeyId`);
- * ids chosen on purpose could collide.
+ * The pool member a key id maps to: FNV-1a (32-bit) of the key id, modulo the pool size (the Free pool's unless
+ * told). Stable for the key's life (the key id never changes, rotations included), spread evenly over members for
+ * random key ids (`generateKeyId`); ids chosen on purpose could collide.
  */
-export function poolMemberOf(keyId: string): number {
+export function poolMemberOf(keyId: string, members: number = FREE_KEY_POOL.members): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < keyId.length; i++) {
     h ^= keyId.charCodeAt(i);
     h = Math.imul(h, 0x01000193) >>> 0;
   }
-  return h % FREE_KEY_POOL.members;
+  return h % members;
 }
+
+const alnum = (s: string) => s.replace(/[^A-Za-z0-9]/g, '');
+
+/** The value of member `member` of a paying plan's pool on `stage` (grants nothing, like a Free member's). */
+export function payingPoolKeyValue(stage: string, plan: PayingPoolPlan, member: number): string {
+  if (!Number.isInteger(member) || member < 0 || member >= PAYING_POOLS[plan].members)
+    throw new Error(`no ${plan} pool member ${member}`);
+  return `animalstorekeypool${plan}stage${alnum(stage)}member${String(member).padStart(4, '0')}`;
+}
+
+/** The value of member `member` of an Enterprise bracket's pool on `stage`. */
+export function bracketPoolKeyValue(stage: string, bracketId: string, member: number): string {
+  return `animalstorebracketpool${alnum(bracketId)}stage${alnum(stage)}member${String(member).padStart(4, '0')}`;
+}
+
+/**
+ * The API key value of the pool member a key counts against on `stage`: its plan's pool (or its Enterprise
+ * bracket's), the member its key id maps to.
+ */
+export function poolValueOf(record: { keyId: string; plan: PlanName; limits?: PlanLimits }, stage: string): string {
+  if (record.plan === 'free') return poolKeyValue(stage, poolMemberOf(record.keyId));
+  if (record.plan === 'enterprise') {
+    const bracket = enterpriseBracket(record.limits!);
+    return bracketPoolKeyValue(stage, bracket.id, poolMemberOf(record.keyId, BRACKET_POOL.members));
+  }
+  return payingPoolKeyValue(stage, record.plan, poolMemberOf(record.keyId, PAYING_POOLS[record.plan].members));
+}
+
+/**
+ * Whether a usage key is a member of a standard plan's pool (Free, Pro, Business), which probation moves a key off:
+ * their customers' allowances fit the probation key's plan. An Enterprise bracket's pool is shared only by keys of
+ * that bracket, whose allowances may not: a flooding Enterprise key is stopped by its ban.
+ */
+export const sharesStandardPool = (value: string): boolean =>
+  value.startsWith('animalstorefreepoolmember') || value.startsWith('animalstorekeypool');
 
 /**
  * The value of a pool member's API key (what the authorizer returns as usageIdentifierKey). It grants nothing (the

@@ -6,7 +6,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import { BEARER_PATTERN } from '../../contract/auth.ts';
 import { PLANS, type PlanLimits, type PlanName } from '../../contract/plans.ts';
-import { SPENT_KEYS, isPooledPlan, poolKeyValue, poolMemberOf, spentKeyValue } from '../../contract/key-pool.ts';
+import { SPENT_KEYS, poolValueOf, sharesStandardPool, spentKeyValue } from '../../contract/key-pool.ts';
 import { PROBATION, probationKeyValue, probationShardOf } from '../../contract/probation.ts';
 
 export type KeyStatus = 'active' | 'revoked';
@@ -32,6 +32,29 @@ export interface KeyRecord {
   readonly retiredUsagePlanId?: string;
   /** When the key was revoked (its API Gateway key is deleted only after the authorizer cache TTL has passed). */
   readonly revokedAt?: string;
+  /**
+   * An API key of its own the key left (moved into its plan's pool, or revoked): cached authorizer results may name
+   * it until `retiredAt` plus the authorizer cache TTL, so it is deleted only after that (lib/admin/reconcile.ts).
+   */
+  readonly retiredApiKeyId?: string;
+  /** When the record stopped naming `retiredApiKeyId` / `retiredUsagePlanId`. */
+  readonly retiredAt?: string;
+  /**
+   * The shard layout (how many counter items) today's counts still sit on, while a change of limits has not moved
+   * them to its own layout yet (lambdas/storage/shard-carry.ts); absent: they sit where the limits put them.
+   */
+  readonly countsShards?: number;
+  /** An admin's ban (unix seconds): the key is refused until then (`keys ban`). */
+  readonly bannedUntil?: number;
+  /** Bans ending at or before this (unix seconds) are lifted (`keys unban`): the limiter's and the gateway's. */
+  readonly unbannedThrough?: number;
+  /** The UTC day (start, unix seconds) whose spent quota an admin lifted: today's counts start again once. */
+  readonly dayLifted?: number;
+  /**
+   * The version the admin tool's reconcile last brought API Gateway and the limiter to (lib/admin/reconcile.ts):
+   * equal to `version` when nothing is pending.
+   */
+  readonly reconciledVersion?: number;
   /**
    * Optimistic concurrency: every admin write is conditional on the version it read and stores version + 1, so two
    * admins never undo each other's change. Records written before versions existed count as version 0.
@@ -66,14 +89,17 @@ export function usageIdentifierKey(keyId: string): string {
 }
 
 /**
- * The API Gateway API key a key's requests count against (the usage-plan backstop), as the authorizer names it:
- * the key's own (usageIdentifierKey) when it has one or its plan is a paying one, else (Free) the pool member its key
- * id maps to on this stage (contract/key-pool.ts). A Free key created before the pool, or moved down from a paying
- * plan, keeps the API key it has.
+ * The API Gateway API key a key's requests count against (the usage-plan backstop), as the authorizer names it: the
+ * pool member its key id maps to in its plan's (or Enterprise bracket's) pool on this stage (contract/key-pool.ts);
+ * a key that still has an API key of its own (made before pools) uses that one until the admin tool's reconcile
+ * moves it into its pool.
  */
-export function usageKeyOf(record: Pick<KeyRecord, 'keyId' | 'plan' | 'apiGatewayKeyId'>, stage: string): string {
-  if (isPooledPlan(record.plan) && !record.apiGatewayKeyId) return poolKeyValue(stage, poolMemberOf(record.keyId));
-  return usageIdentifierKey(record.keyId);
+export function usageKeyOf(
+  record: Pick<KeyRecord, 'keyId' | 'plan' | 'apiGatewayKeyId' | 'limits'>,
+  stage: string,
+): string {
+  if (record.apiGatewayKeyId) return usageIdentifierKey(record.keyId);
+  return poolValueOf({ keyId: record.keyId, plan: record.plan, limits: limitsOf(record) }, stage);
 }
 
 export interface KeyStore {
@@ -221,8 +247,8 @@ export function gateDecision(standing: Standing | undefined, nowSec: number): Ga
 /** The API key the gateway counts the request against, after gateDecision. */
 export function gateUsageKey(auth: Authenticated, decision: GateDecision, stage: string): string {
   if (decision === 'spent') return spentKeyValue(stage);
-  // Only a key that shares its pool member moves: one with an API key of its own spends only its own.
-  if (decision === 'probation' && auth.usageIdentifierKey === poolKeyValue(stage, poolMemberOf(auth.keyId)))
+  // Only a key that shares a standard plan's pool member moves: one with an API key of its own spends only its own.
+  if (decision === 'probation' && sharesStandardPool(auth.usageIdentifierKey))
     return probationKeyValue(stage, probationShardOf(auth.keyId));
   return auth.usageIdentifierKey;
 }

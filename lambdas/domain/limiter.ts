@@ -39,12 +39,11 @@ interface KeyState {
   lease?: Lease;
   /** Requests per second this container admitted for the key, measured over its last lease. */
   rate: number;
-  /** Shards whose minute window `minuteStart` is full, and whose day `dayStart` is spent. */
+  /** Shards whose minute window `minuteStart` is full, and whose day `dayStart` is spent (learnt at `seenMs`). */
   fullMinute?: { minuteStart: number; shards: Set<number> };
-  fullDay?: { dayStart: number; shards: Set<number> };
+  fullDay?: { dayStart: number; shards: Set<number>; seenMs: number };
   bannedUntil?: number;
-  /** When this container learnt of the ban (trusted for BAN_RECHECK_MS). */
-  bannedSeenMs?: number;
+  bannedSeenMs?: number; // when this container learnt of the ban (trusted for banRecheckMs)
   /** 429s not yet recorded, for window `minuteStart`. */
   rejections?: { minuteStart: number; pending: number; flushedAtMs: number };
   /**
@@ -56,7 +55,7 @@ interface KeyState {
   waiting: number;
 }
 
-/** How long a container trusts a ban before asking storage again (`keys unban` lifts it; the authorizer TTL). */
+/** How long a container trusts a ban before asking storage again unless told (the stack's authorizer TTL). */
 export const BAN_RECHECK_MS = 60_000;
 
 export interface LimiterOptions {
@@ -66,12 +65,14 @@ export interface LimiterOptions {
   readonly onBookkeepingFailure?: (err: unknown) => void;
   /** Keys remembered per container (least recently added forgotten first). @default 10,000 */
   readonly maxKeys?: number;
+  /** How long a ban learnt is trusted (`keys unban` lifts it): the authorizer cache TTL. @default BAN_RECHECK_MS */
+  readonly banRecheckMs?: number;
 }
 
 export function createLimiter(counters: LimitCounters, options: LimiterOptions = {}): Limiter {
   const keys = new Map<string, KeyState>();
   const pick = options.pickShard ?? ((n: number) => Math.floor(Math.random() * n));
-  const maxKeys = options.maxKeys ?? 10_000;
+  const { maxKeys = 10_000, banRecheckMs = BAN_RECHECK_MS } = options;
 
   const stateOf = (subject: string, limits: PlanLimits): KeyState => {
     let st = keys.get(subject);
@@ -84,15 +85,16 @@ export function createLimiter(counters: LimitCounters, options: LimiterOptions =
   };
 
   const isBanned = (st: KeyState, w: Windows) =>
-    (st.bannedUntil ?? 0) > w.nowSec && w.nowMs - (st.bannedSeenMs ?? -Infinity) < BAN_RECHECK_MS;
+    (st.bannedUntil ?? 0) > w.nowSec && w.nowMs - (st.bannedSeenMs ?? -Infinity) < banRecheckMs;
   const minuteFull = (st: KeyState, shard: number, w: Windows) =>
     // Known full until just before its reset: from then on, a request may reopen it (clock skew, see below).
     st.fullMinute !== undefined &&
     st.fullMinute.minuteStart >= w.minuteStart &&
     st.fullMinute.shards.has(shard) &&
     w.nowMs < (st.fullMinute.minuteStart + 60) * 1000 - LIMITER.maxSkewMs;
+  // A spent day is asked again as often as a ban (an admin may lift either: `keys unban`).
   const dayFull = (st: KeyState, shard: number, w: Windows) =>
-    st.fullDay !== undefined && st.fullDay.dayStart === w.dayStart && st.fullDay.shards.has(shard);
+    st.fullDay?.dayStart === w.dayStart && st.fullDay.shards.has(shard) && w.nowMs - st.fullDay.seenMs < banRecheckMs;
   // A lease lasts LIMITER.leaseTtlMs: a container whose traffic dropped hands its tokens back at its next request
   // instead of holding them for the rest of the window (and its header estimate stays fresh).
   const leaseUsable = (l: Lease | undefined, w: Windows): boolean =>
@@ -117,8 +119,8 @@ export function createLimiter(counters: LimitCounters, options: LimiterOptions =
 
   function markFull(st: KeyState, shard: number, t: Extract<Take, { kind: 'full' }>, w: Windows) {
     if (t.reason === 'day') {
-      if (st.fullDay?.dayStart !== w.dayStart) st.fullDay = { dayStart: w.dayStart, shards: new Set() };
-      st.fullDay.shards.add(shard);
+      if (st.fullDay?.dayStart !== w.dayStart) st.fullDay = { dayStart: w.dayStart, shards: new Set(), seenMs: 0 };
+      Object.assign(st.fullDay, { seenMs: w.nowMs }).shards.add(shard);
     } else {
       if (st.fullMinute?.minuteStart !== t.minuteStart)
         st.fullMinute = { minuteStart: t.minuteStart, shards: new Set() };

@@ -28,6 +28,7 @@ export interface Gate {
 export function gateOf(rt: Runtime): Gate | undefined {
   if (rt.config.RATE_LIMITER === 'off') return undefined;
   const limiter = createLimiter(createLimitStore(rt.storage, rt.telemetry), {
+    banRecheckMs: rt.config.AUTH_CACHE_TTL_SECONDS * 1000,
     onBookkeepingFailure: (err) => {
       rt.telemetry.log.warn('ban bookkeeping failed', { errorName: (err as Error)?.name });
       // The storage outage metric (and its alarm), with its own reason: the client was answered, the ban not kept.

@@ -47,6 +47,11 @@ const Env = z.object({
    * passes its check (lambdas/domain/keys.ts keyForm).
    */
   OLD_KEY_FORM: z._default(z.enum(['accepted', 'refused']), 'accepted'),
+  /**
+   * The authorizer's result cache TTL (seconds): how long a function trusts a ban it learnt before asking storage
+   * again, so a lifted ban (`keys unban`) is served when the gateway serves it. The stack's TTL (60 s) by default.
+   */
+  AUTH_CACHE_TTL_SECONDS: z._default(z.pipe(z.coerce.number(), z.int().check(z.minimum(0), z.maximum(3_600))), 60),
   /** Set to "off" to bypass the rate limiter (benchmarks measure its overhead this way; never in a stage). */
   RATE_LIMITER: z._default(z.enum(['on', 'off']), 'on'),
   /** The `service` of log lines and metrics. */

@@ -31,8 +31,12 @@ const STATUSES: readonly KeyStatus[] = ['active', 'revoked'];
 export const ownerKey = (owner: string) => owner.trim().normalize('NFKC').toLowerCase();
 
 /** Whether a record has something in API Gateway for purge to delete (purge checks when, lib/admin/purge.ts). */
-function awaitsPurge(r: Pick<KeyRecord, 'status' | 'apiGatewayKeyId' | 'usagePlanId' | 'retiredUsagePlanId'>) {
-  return !!r.retiredUsagePlanId || (r.status === 'revoked' && !!(r.apiGatewayKeyId || r.usagePlanId));
+function awaitsPurge(
+  r: Pick<KeyRecord, 'status' | 'apiGatewayKeyId' | 'usagePlanId' | 'retiredUsagePlanId' | 'retiredApiKeyId'>,
+) {
+  return (
+    !!r.retiredUsagePlanId || !!r.retiredApiKeyId || (r.status === 'revoked' && !!(r.apiGatewayKeyId || r.usagePlanId))
+  );
 }
 
 /** The index attributes of a record, written with it. */

@@ -20,6 +20,7 @@ import { UnavailableError } from '../domain/errors.ts';
 import { guarded, withStorage, type Storage } from './client.ts';
 import { KEYS_TABLE } from '../../contract/tables.ts';
 import { standingKey } from './standing.ts';
+import { standingAdmin } from './standing-admin.ts';
 import { listKeys, listPurgeDue, listing, reindexKeys, withoutListing, type ListFilter } from './key-listing.ts';
 
 const BY_KEY_ID = KEYS_TABLE.indexes[0].indexName;
@@ -269,5 +270,6 @@ export function createKeyAdminStore(storage: Storage) {
     update: withStorage(storage, update),
     replaceHash: withStorage(storage, replaceHash),
     clearStanding: withStorage(storage, clearStanding),
+    ...standingAdmin(storage),
   };
 }

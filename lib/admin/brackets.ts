@@ -1,48 +1,21 @@
 /**
- * Enterprise keys share usage plans by bracket, as Free keys share a pool: API Gateway allows 300 usage plans per
- * account and Region by default, so one plan per Enterprise customer stops near 290 customers (both stages of an
- * account count). A usage plan's throttle and quota apply to each API key on it, so keys whose gateway limits are the
- * same can share one. The gateway's limits are only the backstop (the functions' limiter is exact), so each of the
- * exact mapping's figures (usagePlanThrottle: rate, burst, DAY quota) is rounded UP to a ladder of 1, 3, 10, 30, …:
- * the backstop never refuses what the exact mapping admits, and is at most 3.3 times looser. The whole range of
- * Enterprise limits falls in at most ENTERPRISE_BRACKETS brackets per stage (test/unit/enterprise-brackets.test.ts
- * counts them), so any number of Enterprise customers fits in the default quota.
+ * Enterprise brackets (contract/brackets.ts) as the admin tool names them at the gateway: a stage's usage plan per
+ * bracket and the pool of API keys on it (contract/key-pool.ts), both created on first use and found by name after.
  */
-import { ACCOUNT_THROTTLE, usagePlanThrottle, type PlanLimits, type UsagePlanLimits } from '../../contract/plans.ts';
+import { enterpriseBracket, type Bracket } from '../../contract/brackets.ts';
+import { BRACKET_POOL, bracketPoolKeyValue } from '../../contract/key-pool.ts';
+import type { PlanLimits } from '../../contract/plans.ts';
 
-/** API Gateway's largest quota limit (an int32), which usagePlanThrottle caps at too. */
-const MAX_QUOTA = 2 ** 31 - 1;
-
-/** The most brackets the whole range of Enterprise limits can use, per stage (counted by the test). */
-export const ENTERPRISE_BRACKETS = 80;
-
-/** The smallest of 1, 3, 10, 30, 100, … that is at least `x`. */
-export function ladderUp(x: number): number {
-  for (let v = 1; ; v *= 10) {
-    if (v >= x) return v;
-    if (3 * v >= x) return 3 * v;
-  }
-}
-
-export interface Bracket extends UsagePlanLimits {
-  /** Names the bracket's usage plan: `r<rate>-b<burst>-q<quota>`. */
-  readonly id: string;
-}
-
-/** The shared usage plan's figures for an Enterprise key's limits. */
-export function enterpriseBracket(limits: PlanLimits): Bracket {
-  const t = usagePlanThrottle(limits);
-  const rateLimit = Math.min(ladderUp(t.rateLimit), ACCOUNT_THROTTLE.rateLimit);
-  const burstLimit = Math.min(ladderUp(t.burstLimit), ACCOUNT_THROTTLE.burstLimit);
-  const quotaPerDay = Math.min(ladderUp(t.quotaPerDay), MAX_QUOTA);
-  return {
-    rateLimit,
-    burstLimit,
-    quotaPerDay,
-    guaranteed: t.guaranteed,
-    id: `r${rateLimit}-b${burstLimit}-q${quotaPerDay}`,
-  };
-}
+export { ENTERPRISE_BRACKETS, enterpriseBracket, ladderUp, type Bracket } from '../../contract/brackets.ts';
 
 /** The name of a stage's usage plan for a bracket (found by name: the admin tool creates it on first use). */
 export const bracketPlanName = (stage: string, bracket: Bracket) => `animal-store-${stage}-enterprise-${bracket.id}`;
+
+/** The API keys of a bracket's pool on a stage: name and value of each member. */
+export function bracketPoolKeys(stage: string, limits: PlanLimits): Array<{ name: string; value: string }> {
+  const bracket = enterpriseBracket(limits);
+  return Array.from({ length: BRACKET_POOL.members }, (_, m) => ({
+    name: `${bracketPlanName(stage, bracket)}-m${m}`,
+    value: bracketPoolKeyValue(stage, bracket.id, m),
+  }));
+}

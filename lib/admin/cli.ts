@@ -37,6 +37,8 @@ const OPTIONS = {
   limit: { type: 'string' },
   after: { type: 'string' },
   'max-wait': { type: 'string' },
+  all: { type: 'boolean' },
+  minutes: { type: 'string' },
 } as const;
 
 /** Options every command takes. */

@@ -3,7 +3,11 @@
  * prints (lines for people, the data with --json).
  */
 import { PLAN_NAMES, type PlanName } from '../../contract/plans.ts';
-import { checkOwner } from './rules.ts';
+import { checkKeyId, checkOwner } from './rules.ts';
+import { done, landed, sweepPrinted } from './reconcile-print.ts';
+import { PartialFailure, printed, type Printed } from './printed.ts';
+
+export { PartialFailure, printed, type Printed } from './printed.ts';
 import { AdminError, type KeyAdmin, type KeyView } from './service.ts';
 import { LIST_PAGE } from './queries.ts';
 import { chartWidth, renderUsageChart } from './usage-chart.ts';
@@ -21,6 +25,8 @@ export interface Options {
   limit?: string;
   after?: string;
   'max-wait'?: string;
+  all?: boolean;
+  minutes?: string;
 }
 
 /** A command's arguments, checked before any dependency is built. */
@@ -32,12 +38,6 @@ export interface CommandArgs {
   readonly perDay?: number;
   /** The key id argument; throws when it is missing. */
   id(): string;
-}
-
-/** What a command prints: lines for people, or the data with --json. */
-export interface Printed {
-  readonly human: string;
-  readonly data: unknown;
 }
 
 /** Checks a command's arguments and binds them into the call to make once the target is connected. */
@@ -53,20 +53,11 @@ export const SHAPES: Readonly<Record<string, { readonly options: readonly string
   'set-plan': { options: ['per-minute', 'per-day'], positionals: 2 },
   usage: { options: [], positionals: 1 },
   unban: { options: [], positionals: 1 },
+  ban: { options: ['minutes'], positionals: 1 },
+  reconcile: { options: ['all', 'after'], positionals: 1 },
   purge: { options: [], positionals: 0 },
   reindex: { options: [], positionals: 0 },
 };
-
-export const printed = (human: string, data: unknown): Printed => ({ human, data });
-
-/** A command that did part of its work: what it did is printed, the failure is the `error:` line, exit code 1. */
-export class PartialFailure extends Error {
-  readonly output: Printed;
-  constructor(message: string, output: Printed) {
-    super(message);
-    this.output = output;
-  }
-}
 
 export function int(name: string, v: string | undefined): number | undefined {
   if (v === undefined) return undefined;
@@ -92,7 +83,7 @@ export function plan(v: string | undefined): PlanName {
 
 function describe(k: KeyView): string {
   const limits = k.limits ? `${k.limits.perMinute}/min, ${k.limits.perDay}/day` : 'no limits set';
-  return `${k.keyId}  ${k.status.padEnd(7)}  ${k.plan.padEnd(10)}  ${limits.padEnd(22)}  owner=${k.owner}  created=${k.createdAt}${k.rotatedAt ? `  rotated=${k.rotatedAt}` : ''}`;
+  return `${k.keyId}  ${k.status.padEnd(7)}  ${k.plan.padEnd(10)}  ${limits.padEnd(22)}  owner=${k.owner}  created=${k.createdAt}${k.rotatedAt ? `  rotated=${k.rotatedAt}` : ''}${k.revokedAt ? `  revoked=${k.revokedAt}` : ''}`;
 }
 
 function describeUsage(u: Awaited<ReturnType<KeyAdmin['usage']>>): string {
@@ -145,23 +136,34 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
   },
   show: onKey(async (admin, id) => {
     const k = await admin.show(id);
-    return printed(describe(k) + (k.bannedUntil ? `  BANNED until ${k.bannedUntil} (keys unban ${k.keyId})` : ''), k);
+    const standing = [
+      k.bannedUntil ? `BANNED until ${k.bannedUntil}` : '',
+      k.daySpentUntil ? `DAY SPENT until ${k.daySpentUntil}` : '',
+    ].filter(Boolean);
+    const lines = [
+      describe(k),
+      ...(standing.length
+        ? [`${standing.join(', ')} (\`keys unban ${k.keyId}\` lifts ${standing.length > 1 ? 'both' : 'it'})`]
+        : []),
+      ...(k.pending ? [`Pending: a change is not fully applied yet: run \`keys reconcile ${k.keyId}\``] : []),
+    ];
+    return printed(lines.join('\n'), k);
   }),
   revoke: onKey(async (admin, id) => {
     const { already, ...k } = await admin.revoke(id);
-    return printed(
+    return landed(
       already
         ? `${k.keyId} was already revoked at ${k.revokedAt} (nothing changed)`
-        : `Revoked ${k.keyId} (requests with it get 401 once cached authorizer results expire; \`keys purge\` later deletes its API Gateway key)`,
+        : `Revoked ${k.keyId} (requests with it get 401 once cached authorizer results expire)`,
       { ...k, alreadyRevoked: already },
     );
   }),
   rotate: onKey(async (admin, id) => {
-    const { key, record } = await admin.rotate(id);
+    const { key, record, ...followed } = await admin.rotate(id);
     const human =
       `Rotated ${record.keyId}: the old secret is refused once cached authorizer results expire (up to the ` +
       `authorizer cache TTL, 60 s in the cloud; at once locally with ANIMAL_STORE_AUTH_CACHE_TTL=0).\nNew API key (shown once): ${key}`;
-    return printed(human, { key, ...record });
+    return landed(human, { key, ...record, ...followed });
   }),
   'set-plan': ({ rest, perMinute, perDay, id }) => {
     const chosen = plan(rest[1]);
@@ -169,11 +171,13 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
     return async (admin) => {
       const { changed, ...record } = await admin.setPlan(keyId, { plan: chosen, perMinute, perDay });
       if (!changed)
-        return printed(`No change: ${record.keyId} is already on ${record.plan} with these limits (nothing written)`, {
-          ...record,
-          changed,
-        });
-      return printed(
+        return landed(
+          record.reconciled
+            ? `${record.keyId} is already on ${record.plan} with these limits; finished what was pending${done(record.reconciled)}`
+            : `No change: ${record.keyId} is already on ${record.plan} with these limits (nothing written)`,
+          { ...record, changed },
+        );
+      return landed(
         `Moved ${describe(record)}\nThe gateway applies it once cached authorizer results expire (up to the authorizer ` +
           'cache TTL, 60 s in the cloud).',
         { ...record, changed },
@@ -186,23 +190,60 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
   }),
   unban: onKey(async (admin, id) => {
     const k = await admin.unban(id);
-    return printed(
-      k.wasBannedUntil
-        ? `Unbanned ${k.keyId} (was banned until ${k.wasBannedUntil}): requests get through once cached authorizer ` +
-            'results expire (up to the authorizer cache TTL, 60 s in the cloud)'
-        : `${k.keyId} is not banned: nothing changed`,
+    const lifted = [
+      k.wasBannedUntil ? `its ban (until ${k.wasBannedUntil})` : '',
+      k.liftedDay ? "today's spent quota" : '',
+    ]
+      .filter(Boolean)
+      .join(' and ');
+    return landed(
+      lifted
+        ? `Lifted ${lifted} of ${k.keyId}: requests get through once cached authorizer results expire (up to the ` +
+            'authorizer cache TTL, 60 s in the cloud)'
+        : k.reconciled
+          ? `${k.keyId} is neither banned nor out of its day; finished what was pending${done(k.reconciled)}`
+          : `${k.keyId} is neither banned nor out of its day: nothing changed`,
       k,
     );
   }),
+  ban: (args) => {
+    const id = args.id();
+    const minutes = int('--minutes', args.o.minutes) ?? 15;
+    return async (admin) => {
+      const k = await admin.ban(id, minutes);
+      return landed(
+        `Banned ${k.keyId} until ${k.adminBannedUntil} (refused once cached authorizer results expire; \`keys unban ${k.keyId}\` lifts it)`,
+        k,
+      );
+    };
+  },
+  reconcile: ({ o, rest }) => {
+    if (o.all === !!rest[0]) throw new AdminError('keys reconcile takes a key id or --all');
+    if (!o.all && o.after !== undefined) throw new AdminError('--after goes with --all');
+    const id = rest[0] ? checkKeyId(rest[0]) : undefined;
+    return async (admin) => {
+      if (id) {
+        const r = await admin.reconcile(id);
+        const wait = r.waiting.length ? `\nWaiting: ${r.waiting.join('; ')}: run \`keys reconcile ${id}\` then` : '';
+        return printed(
+          `${r.did.length ? `Reconciled ${id}${done(r.did)}` : `${id} is converged: nothing to do`}${wait}`,
+          r,
+        );
+      }
+      return sweepPrinted(await admin.reconcileAll(o.after ? { after: o.after } : {}));
+    };
+  },
   purge: () => async (admin) => {
     const { purged, failed } = await admin.purge();
     const lines = [
       ...purged.map((k) => `Purged what API Gateway held for ${k.keyId}`),
       ...failed.map((f) => `Failed ${f.keyId}: ${f.error}`),
     ];
+    // A failed key may have left its record part-way (no longer waiting for purge): reconcile finishes it either way.
+    const next = failed.length === 1 ? `keys reconcile ${failed[0]!.keyId}` : 'keys reconcile --all';
     if (failed.length)
       throw new PartialFailure(
-        `${failed.length} of ${purged.length + failed.length} keys not purged: run \`keys purge\` again`,
+        `${failed.length} of ${purged.length + failed.length} keys not purged: run \`${next}\``,
         printed(lines.join('\n'), { purged, failed }),
       );
     return printed(lines.join('\n') || 'Nothing to purge.', { purged, failed });

@@ -18,6 +18,7 @@ import {
   GetApiKeysCommand,
   GetUsagePlanCommand,
   GetUsagePlanKeyCommand,
+  GetUsagePlanKeysCommand,
   GetUsagePlansCommand,
   UpdateUsagePlanCommand,
   type UsagePlan,
@@ -41,6 +42,8 @@ export interface KeyGateway {
   /** Sets a plan's throttle and quota in place (one UpdateUsagePlan, no moment without a plan). */
   updatePlan(usagePlanId: string, plan: UsagePlanLimits): Promise<void>;
   deletePlan(usagePlanId: string): Promise<void>;
+  /** The values of the API keys on a usage plan (a bracket's pool members: reconcile.ts). */
+  planKeyValues(usagePlanId: string): Promise<string[]>;
 }
 
 export const noGateway: KeyGateway = {
@@ -52,6 +55,7 @@ export const noGateway: KeyGateway = {
   findPlan: async () => undefined,
   updatePlan: async () => undefined,
   deletePlan: async () => undefined,
+  planKeyValues: async () => [],
 };
 
 const named = (name: string) => (err: unknown) => (err as Error)?.name === name;
@@ -140,6 +144,18 @@ export function awsKeyGateway(
     detach: (apiKeyId, usagePlanId) =>
       once(() => send(new DeleteUsagePlanKeyCommand({ usagePlanId, keyId: apiKeyId })), notFound),
     findPlan: (name) => planNamed(name),
+    async planKeyValues(usagePlanId) {
+      const values: string[] = [];
+      let position: string | undefined;
+      do {
+        const out = await send<{ items?: Array<{ value?: string }>; position?: string }>(
+          new GetUsagePlanKeysCommand({ usagePlanId, limit: 500, ...(position ? { position } : {}) }),
+        );
+        values.push(...(out?.items ?? []).flatMap((k) => (k.value ? [k.value] : [])));
+        position = out?.position;
+      } while (position);
+      return values;
+    },
     createPlan: (name, t) =>
       created(
         async () =>

@@ -35,10 +35,13 @@ const HELP: Readonly<Record<string, CommandHelp>> = {
       '--after continues from the `More:` line of the page before',
     more: 'A cursor only continues the listing that printed it: give the same --plan, --owner and --status.',
   },
-  show: { args: ['id'], about: 'one key: plan, limits, status, and a ban with its end' },
+  show: {
+    args: ['id'],
+    about: 'one key: plan, limits, status, a ban or a spent day with its end, and what a failure left pending',
+  },
   revoke: {
     args: ['id'],
-    about: `the key gets 401 ${TTL}; \`keys purge\` later deletes what API Gateway holds for it`,
+    about: `the key gets 401 ${TTL}`,
   },
   rotate: {
     args: ['id'],
@@ -48,24 +51,35 @@ const HELP: Readonly<Record<string, CommandHelp>> = {
   },
   'set-plan': {
     args: ['id', 'plan'],
-    together: ['per-minute', 'per-day'],
     about: `the gateway applies it ${TTL}`,
-    more: `<plan> is one of ${PLAN_NAMES.join(', ')}; Enterprise takes --per-minute and --per-day.`,
+    more:
+      `<plan> is one of ${PLAN_NAMES.join(', ')}; Enterprise takes --per-minute and --per-day, and an Enterprise ` +
+      "key's limit not given is kept.",
   },
   usage: { args: ['id'], about: "today's counts from the rate limiter, and a minute-by-minute chart of the day" },
   unban: {
     args: ['id'],
-    about: `lifts a ban (a key whose flood of 429s banned it for 15 minutes) before it ends; the gateway lets it through ${TTL}`,
+    about: `lifts a ban (the limiter's 15 minutes after a flood of 429s, or an admin's) and a spent day (today's quota starts again); the gateway lets it through ${TTL}`,
+  },
+  ban: {
+    args: ['id'],
+    about: 'refuses the key for N minutes (default 15, at most 1,440) until it ends or `keys unban`',
   },
   reindex: {
     about:
       "once after deploying the keys table's listing index, and after a release that changes its layout: indexes " +
       'the keys written before it (safe to run again)',
   },
-  purge: { about: 'deletes the API Gateway keys of keys revoked longer ago than the authorizer cache TTL' },
+  purge: {
+    about:
+      'deletes the API keys of their own that keys made before pools left, once no cached authorizer result names ' +
+      'them (the authorizer cache TTL)',
+  },
   reconcile: {
     args: ['id'],
-    about: 'brings API Gateway and the rate limiter to what the key record says; --all sweeps every key (resumable)',
+    about:
+      'finishes a change a failure left pending: brings API Gateway and the rate limiter to what the key record ' +
+      'says; --all sweeps every key with something pending (after an incident), resumable with --after',
   },
 };
 
@@ -78,7 +92,8 @@ const OPTION_HELP: Readonly<Record<string, { readonly value?: string; readonly a
   status: { value: 'active|revoked', about: 'only keys with this status' },
   limit: { value: 'N', about: 'print at most N keys (1 to 1,000; default 100)' },
   after: { value: 'NEXT', about: 'continue from the `More:` line (or `next` with --json) of the page before' },
-  all: { about: 'every key' },
+  all: { about: 'every key with something pending' },
+  minutes: { value: 'N', about: 'how long the ban lasts (1 to 1,440; default 15)' },
 };
 
 const GLOBAL_HELP = `Targets:

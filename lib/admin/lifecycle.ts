@@ -1,23 +1,19 @@
 /**
- * The commands that change keys: create, revoke, rotate, set-plan, purge. Each orders its steps as the module
- * comment of service.ts describes (API Gateway first with rollback, DynamoDB last; writes conditional on the version
- * read, re-applied by onLatest when another write came first).
+ * The commands that change keys: create, revoke, rotate, set-plan, ban. Each writes the key's record (the desired
+ * state; conditional on the version read, re-applied by onLatest when another write came first), then runs
+ * reconcile (reconcile.ts), which brings API Gateway and the limiter to it. A change whose record landed is reported
+ * as landed even when the reconcile after it fails: `pending` then says what is left and the one command that
+ * finishes it, `keys reconcile <id>`.
  */
 import { randomUUID } from 'node:crypto';
-import { PLANS, type PlanLimits, type PlanName } from '../../contract/plans.ts';
-import { isPooledPlan } from '../../contract/key-pool.ts';
-import {
-  generateKey,
-  generateKeyId,
-  hashKey,
-  limitsOf,
-  usageIdentifierKey,
-  type KeyRecord,
-} from '../../lambdas/domain/keys.ts';
-import { bracketPlanName, enterpriseBracket } from './brackets.ts';
-import { ownPlanOf, usagePlanStep, type AdminContext, type ChosenPlan } from './context.ts';
+import { PLANS, limiterShards, type PlanName } from '../../contract/plans.ts';
+import { generateKey, generateKeyId, hashKey, limitsOf, type KeyRecord } from '../../lambdas/domain/keys.ts';
+import { enterpriseBracket } from './brackets.ts';
+import type { AdminContext } from './context.ts';
 import { AdminError } from './ports.ts';
-import { checkLimits, checkOwner, saga, sameLimits, view, type KeyView, type SagaStep } from './rules.ts';
+import { ensureBracketPool } from './reconcile-pool.ts';
+import { converged, describeError, reconcile, type Reconciled } from './reconcile.ts';
+import { checkLimits, checkOwner, sameLimits, view, type KeyView } from './rules.ts';
 
 export interface PlanInput {
   plan: PlanName;
@@ -25,6 +21,52 @@ export interface PlanInput {
   perDay?: number;
 }
 
+/** What a reconcile after a landed change left: nothing, what waits for the grace period, or what failed. */
+export interface Followed {
+  /** What waits for time to pass (an old API key deleted after the grace period): `keys reconcile <id>` then. */
+  readonly waiting?: readonly string[];
+  /** The reconcile after the change failed: what failed, and the one command that finishes it. */
+  readonly pending?: { readonly error: string; readonly next: string };
+}
+
+/**
+ * The part of a command up to and including its record write: a failure there (other than the command's own refusal)
+ * changed nothing, or it is not known whether the write landed (its answer was lost); either way the same command
+ * again finishes it (each finds a landed write done, and reconciles what it left pending).
+ */
+export async function recordStep<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    if (err instanceof AdminError) throw err;
+    throw new AdminError(
+      `the key record was not changed, or its answer was lost (${describeError(err)}): run the same command again`,
+    );
+  }
+}
+
+/** Runs reconcile after a landed change; a failure is reported with the command that finishes it, not thrown. */
+export async function followUp(
+  ctx: AdminContext,
+  keyId: string,
+): Promise<{ record: KeyRecord; did: readonly string[] } & Followed> {
+  try {
+    const r: Reconciled = await reconcile(ctx, keyId);
+    return { record: r.record, did: r.did, ...(r.waiting.length ? { waiting: r.waiting } : {}) };
+  } catch (err) {
+    const record = await ctx.find(keyId).catch(() => undefined);
+    if (!record)
+      throw new AdminError(
+        `the change is made, but applying it is not finished (${describeError(err)}): run \`keys reconcile ${keyId}\``,
+      );
+    return { record, did: [], pending: { error: describeError(err), next: `keys reconcile ${keyId}` } };
+  }
+}
+
+/**
+ * A new key. Its pool at the gateway is there before the record names it (the stack's, or its Enterprise bracket's,
+ * made on the bracket's first key): nothing is created per customer, and the record is born reconciled.
+ */
 export async function create(
   ctx: AdminContext,
   input: PlanInput & { owner: string },
@@ -32,243 +74,140 @@ export async function create(
   const owner = checkOwner(input.owner);
   if (!(input.plan in PLANS)) throw new AdminError(`unknown plan ${input.plan}`);
   const limits = checkLimits(input.plan, input.perMinute, input.perDay);
-  const { store } = ctx.deps;
+  if (limits)
+    await ensureBracketPool(ctx, limits).catch((err: unknown) => {
+      throw new AdminError(`no key was created (${describeError(err)}): run the same command again`);
+    });
   const key = generateKey();
-  const keyId = generateKeyId();
-  const createdAt = new Date(ctx.now()).toISOString();
-  const writeId = randomUUID();
-  const plan = usagePlanStep(ctx, input.plan, limits);
-  let apiKeyId = '';
-  const ownKey = ownApiKeySteps(ctx, keyId, plan.chosen, (id) => (apiKeyId = id));
-  const record = (): KeyRecord => ({
+  const record: KeyRecord = {
     hash: hashKey(key),
-    keyId,
+    keyId: generateKeyId(),
     owner,
     plan: input.plan,
     ...(limits ? { limits } : {}),
     status: 'active',
-    createdAt,
-    ...(apiKeyId ? { apiGatewayKeyId: apiKeyId } : {}),
-    ...ownPlanOf(plan.chosen),
+    createdAt: new Date(ctx.now()).toISOString(),
     version: 1,
-    writeId,
+    reconciledVersion: 1,
+    writeId: randomUUID(),
+  };
+  await ctx.deps.store.put(record).catch((err: unknown) => {
+    throw new AdminError(
+      `no key was created, or its answer was lost (${describeError(err)}): run the same command again`,
+    );
   });
-  // A Free key touches no API Gateway API at all: it shares the stack's pool of API keys (contract/key-pool.ts), so
-  // neither the account's 10,000 API keys nor CreateApiKey's 5 calls per second limit how many there are.
-  await saga([...(isPooledPlan(input.plan) ? [] : [plan.step, ...ownKey]), { run: () => store.put(record()) }]);
-  return { key, record: view(record()) };
+  return { key, record: view(record) };
 }
 
 /**
- * The saga steps that give a key an API Gateway API key of its own and put it on the chosen usage plan. Its value is
- * derived from the key id (never the secret): it stays the same across rotations.
+ * Marks the key revoked: the authorizer refuses it from now on (after its cache TTL). Revoking twice changes
+ * nothing (but finishes a reconcile a failure left pending).
  */
-function ownApiKeySteps(ctx: AdminContext, keyId: string, chosen: ChosenPlan, created: (apiKeyId: string) => void) {
-  const { gateway } = ctx.deps;
-  let apiKeyId = '';
-  return [
-    {
-      run: async () => {
-        apiKeyId = await gateway.createKey(`animal-store-${keyId}`, usageIdentifierKey(keyId));
-        created(apiKeyId);
-      },
-      // No id: the create failed and found nothing of its own (gateway.ts), so there is nothing to delete.
-      undo: () => (apiKeyId ? gateway.deleteKey(apiKeyId) : Promise.resolve()),
-      made: () => `API key ${apiKeyId}`,
-    },
-    {
-      run: () => gateway.attach(apiKeyId, chosen.id),
-      undo: () => gateway.detach(apiKeyId, chosen.id),
-      made: () => `API key ${apiKeyId} on usage plan ${chosen.id}`,
-    },
-  ];
-}
-
-/**
- * Marks the key revoked: the authorizer refuses it from now on (after its cache TTL). Its API Gateway key stays
- * (see `purge`): a cached result of the authorizer still names it until the TTL ends. Revoking twice is a no-op.
- */
-export async function revoke(ctx: AdminContext, keyId: string): Promise<KeyView & { already: boolean }> {
+export async function revoke(ctx: AdminContext, keyId: string): Promise<KeyView & Followed & { already: boolean }> {
   const revokedAt = new Date(ctx.now()).toISOString();
-  return ctx.onLatest(keyId, async (record) =>
-    record.status === 'revoked'
-      ? { ...view(record), already: true }
-      : { ...view(await ctx.deps.store.update(record, { status: 'revoked', revokedAt })), already: false },
+  const first = await recordStep(() =>
+    ctx.onLatest(keyId, async (record) =>
+      record.status === 'revoked' ? undefined : ctx.deps.store.update(record, { status: 'revoked', revokedAt }),
+    ),
   );
+  const after = await recordStep(() => followUpIfNeeded(ctx, keyId, first));
+  return { ...view(after.record), ...after, already: !first };
 }
 
 /**
- * A new secret on the same key id, plan and API Gateway key. The old secret stops working at once (in the cloud,
- * once cached authorizer results expire; until then those results still name the same, existing API key).
+ * A new secret on the same key id and plan. The old secret stops working at once (in the cloud, once cached
+ * authorizer results expire). The key's standing at the gateway is kept by the hash of its secret: the reconcile
+ * after it puts an admin's ban on the new one.
  */
-export async function rotate(ctx: AdminContext, keyId: string): Promise<{ key: string; record: KeyView }> {
+export async function rotate(ctx: AdminContext, keyId: string): Promise<{ key: string; record: KeyView } & Followed> {
   const rotatedAt = new Date(ctx.now()).toISOString();
-  return ctx.onLatest(keyId, async (record) => {
-    if (record.status !== 'active')
-      throw new AdminError(`key ${keyId} is ${record.status}: only active keys can be rotated`);
-    const key = generateKey();
-    const next: KeyRecord = {
-      ...record,
-      hash: hashKey(key),
-      rotatedAt,
-      version: (record.version ?? 0) + 1,
-      writeId: randomUUID(),
-    };
-    await ctx.deps.store.replaceHash(record, next);
-    return { key, record: view(next) };
-  });
+  const key = await recordStep(() =>
+    ctx.onLatest(keyId, async (record) => {
+      if (record.status !== 'active')
+        throw new AdminError(`key ${keyId} is ${record.status}: only active keys can be rotated`);
+      const secret = generateKey();
+      await ctx.deps.store.replaceHash(record, {
+        ...record,
+        hash: hashKey(secret),
+        rotatedAt,
+        version: (record.version ?? 0) + 1,
+        writeId: randomUUID(),
+      });
+      return secret;
+    }),
+  );
+  const { record, did: _did, ...followed } = await followUp(ctx, keyId);
+  return { key, record: view(record), ...followed };
 }
 
 /** The key after set-plan, and `changed: false` when it already had that plan and those limits (nothing written). */
-export type PlanChange = KeyView & { readonly changed: boolean };
+export type PlanChange = KeyView & Followed & { readonly changed: boolean; readonly reconciled?: readonly string[] };
 
 /**
- * Moves a key to another plan (or sets an Enterprise key's limits): out of its old usage plan first (a key is in one
- * plan per stage). A pooled Free key moving to a paying plan gets an API key of its own; a key with its own API key
- * keeps it, on a Free plan too (cached authorizer results still name it), and a pooled key moving within the pooled
- * plans touches no API Gateway API. Enterprise keys share their bracket's usage plan (brackets.ts): new limits in the
- * same bracket touch no API Gateway API, another bracket is a move between plans.
- * A key already on that plan with those limits is left alone: nothing is written, and `changed` says so.
- *
- * After the record changes: what the functions told the gateway on the old limits (a spent day) is cleared, today's
- * counts are carried to the new limits' shards, and a usage plan the key left is deleted. Each of these is safe to
- * repeat; one that fails is reported, and `keys purge` (a left usage plan) or `keys unban` (the standing) finishes it.
+ * Moves a key to another plan (or sets an Enterprise key's limits; one of them alone keeps the other). The record
+ * says the plan, the limits and, when the new limits count on another number of shards, where today's counts still
+ * are; reconcile then moves the counts, forgets a spent day decided on the old limits, and moves a key that has an
+ * API key of its own into its pool. An Enterprise bracket's pool is made before the record names it. A key already
+ * on that plan with those limits is left alone (`changed: false`), unless a reconcile is pending: then it is run.
  */
 export async function setPlan(ctx: AdminContext, keyId: string, input: PlanInput): Promise<PlanChange> {
   if (!(input.plan in PLANS)) throw new AdminError(`unknown plan ${input.plan}`);
-  const limits = checkLimits(input.plan, input.perMinute, input.perDay);
-  const first = await ctx.find(keyId);
-  if (first.status === 'active' && first.plan === input.plan && sameLimits(first.limits, limits))
-    return { ...view(first), changed: false };
-  // A usage plan an earlier move left behind goes first: the record names one at a time.
-  if (first.retiredUsagePlanId) await retire(ctx, first);
-  const { store } = ctx.deps;
-  let before: KeyRecord | undefined;
-  const updated = await ctx.onLatest(keyId, async (record) => {
-    if (record.status !== 'active') throw new AdminError(`key ${keyId} is ${record.status}`);
-    before = record;
-    if (record.plan === input.plan && sameLimits(record.limits, limits)) return undefined;
-    const move = planMove(ctx, record, input.plan, limits);
-    let next: KeyRecord | undefined;
-    // A conflict in the last step undoes the gateway steps; onLatest then starts again from the new record.
-    await saga([
-      ...move.steps,
-      {
-        run: async () => {
-          const kept = ownPlanOf(move.chosen);
-          // A key leaving a plan of its own (from before brackets): it is deleted after the move.
-          const retired = record.usagePlanId ? { retiredUsagePlanId: record.usagePlanId } : {};
-          const removed = [...(limits ? [] : ['limits']), ...(kept.usagePlanId ? [] : ['usagePlanId'])];
-          const changes = {
-            plan: input.plan,
-            ...(limits ? { limits } : {}),
-            ...kept,
-            ...retired,
-            ...(move.apiKeyId() && !record.apiGatewayKeyId ? { apiGatewayKeyId: move.apiKeyId() } : {}),
-          };
-          next = await store.update(record, changes, removed);
-        },
-      },
-    ]);
-    return next!;
-  });
-  if (!updated) return { ...view(before!), changed: false };
-  await afterChange(ctx, before!, updated);
-  return { ...view(updated.retiredUsagePlanId ? await ctx.find(keyId) : updated), changed: true };
-}
-
-/** The gateway steps of a move from `record`'s plan to `plan`. */
-function planMove(ctx: AdminContext, record: KeyRecord, plan: PlanName, limits: PlanLimits | undefined) {
-  const { gateway, usagePlans, stage } = ctx.deps;
-  const pooled = isPooledPlan(record.plan) && !record.apiGatewayKeyId;
-  let apiKeyId = record.apiGatewayKeyId ?? '';
-  const chosen = usagePlanStep(ctx, plan, limits);
-  const result = (steps: SagaStep[]) => ({ chosen: chosen.chosen, apiKeyId: () => apiKeyId, steps });
-  // Enterprise limits within the same bracket: the same usage plan, nothing to do at the gateway.
-  if (
-    plan === 'enterprise' &&
-    record.plan === 'enterprise' &&
-    !record.usagePlanId &&
-    enterpriseBracket(limits!).id === enterpriseBracket(limitsOf(record)!).id
-  )
-    return result([]);
-  if (pooled && isPooledPlan(plan)) return result([]);
-  if (pooled)
-    return result([chosen.step, ...ownApiKeySteps(ctx, record.keyId, chosen.chosen, (id) => (apiKeyId = id))]);
-  // The plan it is on: its own (an Enterprise key from before brackets), its bracket's, or its standard plan's.
-  let old: string | undefined;
-  const oldPlan = async () =>
-    (old ??=
-      record.usagePlanId ??
-      (record.plan === 'enterprise'
-        ? ((await gateway.findPlan(bracketPlanName(stage, enterpriseBracket(limitsOf(record)!)))) ?? '')
-        : (usagePlans[record.plan] ?? '')));
-  return result([
-    chosen.step,
-    {
-      run: async () => {
-        const id = await oldPlan();
-        if (id) await gateway.detach(apiKeyId, id);
-      },
-      undo: async () => {
-        const id = await oldPlan();
-        if (id) await gateway.attach(apiKeyId, id);
-      },
-      made: () => `API key ${apiKeyId} off its usage plan ${old}`,
-    },
-    {
-      run: () => gateway.attach(apiKeyId, chosen.chosen.id),
-      undo: () => gateway.detach(apiKeyId, chosen.chosen.id),
-      made: () => `API key ${apiKeyId} on usage plan ${chosen.chosen.id}`,
-    },
-  ]);
+  const first = await recordStep(() => ctx.find(keyId));
+  const current = first.plan === 'enterprise' ? limitsOf(first) : undefined;
+  const limits = checkLimits(input.plan, input.perMinute, input.perDay, current);
+  const same = (r: KeyRecord) => r.status === 'active' && r.plan === input.plan && sameLimits(r.limits, limits);
+  if (same(first)) {
+    if (converged(first)) return { ...view(first), changed: false };
+    const { record, did, ...followed } = await recordStep(() => followUp(ctx, keyId));
+    return { ...view(record), ...followed, changed: false, reconciled: did };
+  }
+  // Within its bracket a key stays on the pool it is on: no API Gateway call at all.
+  const sameBracket = current && limits && enterpriseBracket(current).id === enterpriseBracket(limits).id;
+  if (limits && !sameBracket)
+    await ensureBracketPool(ctx, limits).catch((err: unknown) => {
+      throw new AdminError(`nothing was changed (${describeError(err)}): run the same command again`);
+    });
+  const updated = await recordStep(() =>
+    ctx.onLatest(keyId, async (record) => {
+      if (record.status !== 'active') throw new AdminError(`key ${keyId} is ${record.status}`);
+      if (same(record)) return undefined;
+      const at = record.countsShards ?? limiterShards(limitsOf(record) ?? { perMinute: 1, perDay: 1 });
+      const moves = at !== limiterShards(limits ?? PLANS[input.plan].limits!);
+      return ctx.deps.store.update(
+        record,
+        { plan: input.plan, ...(limits ? { limits } : {}), ...(moves ? { countsShards: at } : {}) },
+        [...(limits ? [] : ['limits']), ...(moves ? [] : ['countsShards'])],
+      );
+    }),
+  );
+  if (!updated) return { ...view(first), changed: false };
+  const { record, did: _did, ...followed } = await followUp(ctx, keyId);
+  return { ...view(record), ...followed, changed: true };
 }
 
 /**
- * What follows a change of plan or limits, each step safe to repeat: the key's standing is cleared (a spent day was
- * decided on the old limits; the authorizer would keep naming the spent-keys API key until the day ends), today's
- * counts follow the new shard layout, and the usage plan the key left is deleted.
+ * `keys ban <id>`: refuses the key until `minutes` from now, at the gateway and in the functions (an admin's ban,
+ * on the record; `keys unban` lifts it).
  */
-async function afterChange(ctx: AdminContext, before: KeyRecord, after: KeyRecord): Promise<void> {
-  const failures: string[] = [];
-  await ctx.deps.store
-    .clearStanding(after.hash)
-    .catch((err: unknown) =>
-      failures.push(
-        `its standing at the gateway was not cleared (${describeError(err)}): run \`keys unban ${after.keyId}\``,
-      ),
-    );
-  if (ctx.deps.carryCounts) {
-    const from = limitsOf(before);
-    const to = limitsOf(after);
-    if (from && to)
-      await ctx.deps
-        .carryCounts(after.keyId, from, to, ctx.now())
-        .catch((err: unknown) =>
-          failures.push(
-            `today's counts were not carried to the new limits (${describeError(err)}): run the same set-plan again`,
-          ),
-        );
-  }
-  if (after.retiredUsagePlanId)
-    await retire(ctx, after).catch((err: unknown) =>
-      failures.push(
-        `its old usage plan ${after.retiredUsagePlanId} is not deleted yet (${describeError(err)}): \`keys purge\` deletes it`,
-      ),
-    );
-  if (failures.length)
-    throw new AdminError(`key ${after.keyId} is now on ${after.plan}, but ${failures.join('; and ')}`);
+export async function ban(ctx: AdminContext, keyId: string, minutes: number): Promise<KeyView & Followed> {
+  if (!Number.isSafeInteger(minutes) || minutes < 1 || minutes > 1440)
+    throw new AdminError('--minutes must be a whole number from 1 to 1,440 (a day)');
+  const bannedUntil = Math.floor(ctx.now() / 1000) + minutes * 60;
+  await recordStep(() =>
+    ctx.onLatest(keyId, async (record) => {
+      if (record.status !== 'active') throw new AdminError(`key ${keyId} is ${record.status}`);
+      return ctx.deps.store.update(record, { bannedUntil }, ['unbannedThrough']);
+    }),
+  );
+  const { record, did: _did, ...followed } = await followUp(ctx, keyId);
+  return { ...view(record), ...followed };
 }
 
-const describeError = (err: unknown) =>
-  err instanceof AdminError ? err.message : `${(err as Error)?.name}: ${(err as Error)?.message}`;
-
-/** Deletes the usage plan a key left and forgets it on the record (a plan already deleted counts as deleted). */
-export async function retire(ctx: AdminContext, record: KeyRecord): Promise<void> {
-  const planId = record.retiredUsagePlanId;
-  if (!planId) return;
-  await ctx.deps.gateway.deletePlan(planId);
-  await ctx.onLatest(record.keyId, async (latest) =>
-    latest.retiredUsagePlanId === planId ? ctx.deps.store.update(latest, {}, ['retiredUsagePlanId']) : latest,
-  );
+/** Runs the reconcile after a write; after no write, only when one is pending (else the record is as it was). */
+async function followUpIfNeeded(ctx: AdminContext, keyId: string, written: KeyRecord | undefined) {
+  if (!written) {
+    const record = await ctx.find(keyId);
+    if (converged(record)) return { record, did: [] as readonly string[] };
+  }
+  return followUp(ctx, keyId);
 }

@@ -2,11 +2,12 @@
  * What the key administration needs from outside (storage, limits, API Gateway, clock) and the error it reports.
  */
 import type { PlanLimits, PlanName } from '../../contract/plans.ts';
-import type { KeyRecord } from '../../lambdas/domain/keys.ts';
+import type { KeyRecord, Standing } from '../../lambdas/domain/keys.ts';
 import type { LimitCounters, Windows } from '../../lambdas/domain/rate-limit.ts';
 import type { Storage } from '../../lambdas/storage/client.ts';
 import type { MinuteOpens } from '../../lambdas/storage/usage-history.ts';
 import type { ListFilter, ListPage } from '../../lambdas/storage/key-listing.ts';
+import type { StandingNote } from '../../lambdas/storage/standing.ts';
 import type { KeyGateway } from './gateway.ts';
 
 /** An error the admin prints as one line and exits non-zero for. */
@@ -25,6 +26,12 @@ export interface KeyAdminStorePort {
   listDue(cutoff: number): Promise<KeyRecord[]>;
   /** Forgets the key's standing at the gateway (a spent day, a ban): lambdas/storage/standing.ts. */
   clearStanding(hash: string): Promise<void>;
+  /** The key's standing at the gateway, and its parts forgotten or written (lambdas/storage/standing-admin.ts). */
+  readStanding(hash: string): Promise<Standing>;
+  clearStandingPart(hash: string, part: { spentDay: number } | { banUntil: number }): Promise<void>;
+  noteStanding(hash: string, note: StandingNote): Promise<void>;
+  /** Today's day counts of a key back to 0 (an admin lifted its spent day). */
+  liftDay(subject: string, nowMs: number): Promise<void>;
   update(
     current: KeyRecord,
     changes: Partial<Omit<KeyRecord, 'hash' | 'keyId' | 'version' | 'writeId'>>,
@@ -35,7 +42,7 @@ export interface KeyAdminStorePort {
 
 export interface AdminDeps {
   readonly store: KeyAdminStorePort;
-  readonly limits: Pick<LimitCounters, 'usage'>;
+  readonly limits: Pick<LimitCounters, 'usage' | 'ban'>;
   readonly gateway: KeyGateway;
   /** Usage plan id per standard plan on the target stage (empty locally). */
   readonly usagePlans: Partial<Record<PlanName, string>>;

@@ -1,14 +1,15 @@
 /**
- * `keys purge`: deletes what API Gateway still holds for keys that no longer need it: the API key (and Enterprise
- * usage plan) of every key revoked longer ago than the grace period (at least the authorizer cache TTL: no cached
- * authorizer result still names them), and any usage plan a move off Enterprise left undeleted. The records stay.
+ * `keys purge`: finishes, for every key that still has one, what API Gateway holds of its own from before pools (an
+ * API key, a usage plan): reconcile moves it into its pool and deletes them once the grace period (at least the
+ * authorizer cache TTL: no cached authorizer result still names them) has passed. The records stay.
  *
- * Each key is done on its own: one that fails is reported and the others go on, and every step is idempotent (an
- * API key or plan already deleted counts as deleted), so running purge again finishes what a failure left.
+ * Each key is done on its own: one that fails is reported and the others go on, and every step is idempotent, so
+ * running purge again finishes what a failure left.
  */
 import type { KeyRecord } from '../../lambdas/domain/keys.ts';
 import type { AdminContext } from './context.ts';
 import { AdminError } from './ports.ts';
+import { describeError, reconcile } from './reconcile.ts';
 import { view, type KeyView } from './rules.ts';
 
 export interface PurgeResult {
@@ -19,38 +20,23 @@ export interface PurgeResult {
 
 /** Whether a record has something for purge to delete at `cutoff` (ms). */
 export function purgeDue(r: KeyRecord, cutoff: number): boolean {
-  if (r.retiredUsagePlanId) return true;
+  if (r.retiredApiKeyId || r.retiredUsagePlanId) return Date.parse(r.retiredAt ?? '1970-01-01T00:00:00Z') <= cutoff;
   return (
     r.status === 'revoked' && !!(r.apiGatewayKeyId || r.usagePlanId) && Date.parse(r.revokedAt ?? r.createdAt) <= cutoff
   );
 }
 
 export async function purge(ctx: AdminContext): Promise<PurgeResult> {
-  const { store, gateway } = ctx.deps;
   const cutoff = ctx.now() - (ctx.deps.revokedKeyGraceMs ?? 120_000);
-  const due = await store.listDue(cutoff);
+  const due = await ctx.deps.store.listDue(cutoff).catch((err: unknown) => {
+    throw new AdminError(`nothing was purged (${describeError(err)}): run \`keys purge\` again`);
+  });
   const result: PurgeResult = { purged: [], failed: [] };
   for (const stale of due.filter((r) => purgeDue(r, cutoff))) {
     try {
-      result.purged.push(
-        await ctx.onLatest(stale.keyId, async (record) => {
-          if (!purgeDue(record, cutoff)) return view(record);
-          const revoked = record.status === 'revoked';
-          if (revoked && record.apiGatewayKeyId) await gateway.deleteKey(record.apiGatewayKeyId);
-          if (revoked && record.usagePlanId) await gateway.deletePlan(record.usagePlanId);
-          if (record.retiredUsagePlanId) await gateway.deletePlan(record.retiredUsagePlanId);
-          const removed = [
-            ...(revoked ? ['apiGatewayKeyId', 'usagePlanId'] : []),
-            ...(record.retiredUsagePlanId ? ['retiredUsagePlanId'] : []),
-          ];
-          return view(await store.update(record, {}, removed));
-        }),
-      );
+      result.purged.push(view((await reconcile(ctx, stale.keyId)).record));
     } catch (err) {
-      result.failed.push({
-        keyId: stale.keyId,
-        error: err instanceof AdminError ? err.message : `${(err as Error)?.name}: ${(err as Error)?.message}`,
-      });
+      result.failed.push({ keyId: stale.keyId, error: describeError(err) });
     }
   }
   return result;

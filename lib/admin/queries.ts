@@ -5,6 +5,7 @@ import type { ListFilter } from '../../lambdas/storage/key-listing.ts';
 import type { AdminContext } from './context.ts';
 import { AdminError } from './ports.ts';
 import { view, type KeyView } from './rules.ts';
+import { converged } from './reconcile.ts';
 import { minuteCounts } from './usage-chart.ts';
 
 /** A `--after` the listing cannot continue from (another filter's, edited, cut short): bad input, exit 2. */
@@ -32,11 +33,31 @@ export async function list(
   return { keys: out.records.map(view), ...(out.next ? { next: out.next } : {}) };
 }
 
-/** A key as admins see it, with its ban when it has one (what support is asked about first). */
-export async function show(ctx: AdminContext, keyId: string): Promise<KeyView & { bannedUntil: string | null }> {
+/**
+ * A key as admins see it, with its standing (what support is asked about first): a ban (the limiter's, the gateway's
+ * or an admin's, whichever ends last) and a spent day, with their ends, and whether a reconcile is pending.
+ */
+export async function show(
+  ctx: AdminContext,
+  keyId: string,
+): Promise<KeyView & { bannedUntil: string | null; daySpentUntil: string | null; pending: boolean }> {
   const record = await ctx.find(keyId);
-  const u = await ctx.deps.limits.usage(record.keyId, { perMinute: 1, perDay: 1 }, windowsAt(ctx.now()));
-  return { ...view(record), bannedUntil: u.banUntil ? new Date(u.banUntil * 1000).toISOString() : null };
+  const w = windowsAt(ctx.now());
+  const limits = limitsOf(record);
+  const u = await ctx.deps.limits.usage(record.keyId, limits ?? { perMinute: 1, perDay: 1 }, w);
+  const st = await ctx.deps.store.readStanding(record.hash);
+  const through = record.unbannedThrough ?? 0;
+  const bans = [u.banUntil ?? 0, st.bannedUntil ?? 0, record.bannedUntil ?? 0].filter(
+    (t) => t > w.nowSec && t > through,
+  );
+  const spent = st.spentDay === w.dayStart || (!!limits && u.dayCount >= limits.perDay);
+  const iso = (sec: number) => new Date(sec * 1000).toISOString();
+  return {
+    ...view(record),
+    bannedUntil: bans.length ? iso(Math.max(...bans)) : null,
+    daySpentUntil: spent && record.dayLifted !== w.dayStart ? iso(w.dayReset) : null,
+    pending: !converged(record),
+  };
 }
 
 /** Today's counts of a key from the rate limiter, and its minute-by-minute history when the target keeps one. */

@@ -1,16 +1,21 @@
 /**
- * The admin tool's pure rules: what an admin sees of a record, which custom limits are acceptable, and how a
- * multi-step change undoes itself on failure.
+ * The admin tool's pure rules: what an admin sees of a record and which owners, key ids and custom limits are
+ * acceptable.
  */
 import { ACCOUNT_THROTTLE, MAX_CUSTOM_LIMITS, type PlanLimits, type PlanName } from '../../contract/plans.ts';
 import { limitsOf, type KeyRecord } from '../../lambdas/domain/keys.ts';
 import { AdminError } from './ports.ts';
 
 /** A key record as shown to admins: never the hash. */
-export type KeyView = Omit<KeyRecord, 'hash'> & { limits: PlanLimits | undefined };
-export const view = ({ hash: _hash, writeId: _writeId, ...rest }: KeyRecord): KeyView => ({
+export type KeyView = Omit<KeyRecord, 'hash' | 'bannedUntil'> & {
+  limits: PlanLimits | undefined;
+  /** An admin's ban (`keys ban`), ISO; `show` adds the limiter's and the gateway's. */
+  adminBannedUntil?: string;
+};
+export const view = ({ hash: _hash, writeId: _writeId, bannedUntil, ...rest }: KeyRecord): KeyView => ({
   ...rest,
   limits: limitsOf(rest),
+  ...(bannedUntil ? { adminBannedUntil: new Date(bannedUntil * 1000).toISOString() } : {}),
 });
 
 /** Owners are one line of visible text: a newline or other control character would forge rows in `keys list`. */
@@ -40,14 +45,30 @@ export function checkKeyId(value: string): string {
   return value;
 }
 
-export function checkLimits(plan: PlanName, perMinute?: number, perDay?: number): PlanLimits | undefined {
+/**
+ * The limits an admin gave, checked. `current`: an Enterprise key's limits now, so that a change of one of them keeps
+ * the other; without it (a new key, or one moving to Enterprise) both are needed.
+ */
+export function checkLimits(
+  plan: PlanName,
+  perMinuteGiven?: number,
+  perDayGiven?: number,
+  current?: PlanLimits,
+): PlanLimits | undefined {
   if (plan !== 'enterprise') {
-    if (perMinute !== undefined || perDay !== undefined)
+    if (perMinuteGiven !== undefined || perDayGiven !== undefined)
       throw new AdminError(`--per-minute/--per-day apply to the enterprise plan only (${plan} has fixed limits)`);
     return undefined;
   }
+  const given = perMinuteGiven !== undefined || perDayGiven !== undefined;
+  const perMinute = perMinuteGiven ?? (given ? current?.perMinute : undefined);
+  const perDay = perDayGiven ?? (given ? current?.perDay : undefined);
   if (perMinute === undefined || perDay === undefined)
-    throw new AdminError('the enterprise plan needs --per-minute N and --per-day N');
+    throw new AdminError(
+      current
+        ? 'the enterprise plan needs --per-minute N, --per-day N or both (the one not given is kept)'
+        : 'the enterprise plan needs --per-minute N and --per-day N',
+    );
   for (const [name, v, max] of [
     ['--per-minute', perMinute, MAX_CUSTOM_LIMITS.perMinute],
     ['--per-day', perDay, MAX_CUSTOM_LIMITS.perDay],
@@ -63,43 +84,6 @@ export function checkLimits(plan: PlanName, perMinute?: number, perDay?: number)
   }
   if (perDay < perMinute) throw new AdminError('--per-day must be at least --per-minute');
   return { perMinute, perDay };
-}
-
-/** One step of a multi-step change: what it does, and how to undo it (with what it would leave behind if not). */
-export interface SagaStep {
-  run(): Promise<unknown>;
-  undo?(): Promise<unknown>;
-  /** What the step made, named for an admin when its undo fails (e.g. "API key abc123"). */
-  readonly made?: () => string;
-}
-
-const message = (err: unknown) => `${(err as Error)?.name ?? 'Error'}: ${(err as Error)?.message ?? String(err)}`;
-
-/**
- * Runs steps in order; when one fails, undoes it and the completed ones (last first) and rethrows. The failed step is
- * undone too: a call whose answer was lost may have been applied, and every undo is idempotent (it finds its work
- * done when there was nothing to undo). An undo that fails is never swallowed: every undo is still tried, and the
- * error names what was left behind, so nothing is lost track of.
- */
-export async function saga(steps: readonly SagaStep[]): Promise<void> {
-  const done: SagaStep[] = [];
-  for (const step of steps) {
-    try {
-      await step.run();
-    } catch (err) {
-      if (step.undo) done.push(step);
-      const left: string[] = [];
-      for (const d of done.reverse())
-        await d.undo!().catch((undoErr: unknown) => left.push(`${d.made?.() ?? 'a step'} (${message(undoErr)})`));
-      if (left.length)
-        throw new AdminError(
-          `${err instanceof AdminError ? err.message : message(err)}; undoing the change failed too, left behind: ` +
-            `${left.join('; ')}. Nothing names these in the key records: delete them in API Gateway by hand.`,
-        );
-      throw err;
-    }
-    if (step.undo) done.push(step);
-  }
 }
 
 /** Whether two sets of limits are the same (both absent: the plan's fixed ones). */

@@ -1,28 +1,30 @@
 /**
- * Key administration: create, list, show, revoke, rotate, set-plan, purge, usage, unban. Every command that touches both
- * DynamoDB and API Gateway orders its steps so a failure never leaves a key half-written: API Gateway first with
- * rollback on failure, DynamoDB (what the authorizer reads) last.
+ * Key administration: create, list, show, revoke, rotate, set-plan, ban, unban, purge, usage, reconcile. A key's
+ * record is the desired state and the only thing a command writes; reconcile (reconcile.ts) then brings API Gateway
+ * and the limiter to it, each step safe to repeat, so any failure is finished by `keys reconcile <id>`.
  *
- * A paying key has one API Gateway API key for its whole life, valued from its key id (usageIdentifierKey), never
- * from its secret. A Free key has none: it shares the stack's pool of API keys (contract/key-pool.ts), so creating,
- * revoking and purging it call no API Gateway API, and the account's 10,000 API keys bound paying customers only; it
- * gets an API key of its own when it moves to a paying plan, and keeps it. Rotation changes only the DynamoDB record; revocation leaves the API Gateway key in its usage plan
- * until `purge`, after the authorizer cache TTL: a cached authorizer result names that API key, and API Gateway
- * answers 403 to a request whose usageIdentifierKey names a deleted key or one in no usage plan of the stage.
+ * No key has an API Gateway API key of its own: every key shares a pool of API keys of its plan or Enterprise bracket
+ * (contract/key-pool.ts), so the account's 10,000 API keys and 300 usage plans do not bound the number of customers;
+ * keys made before pools are moved into theirs by reconcile, and their own API key deleted after the authorizer
+ * cache TTL (a cached authorizer result names it until then).
  *
  * Record writes are conditional on the version read: a command that finds the record changed re-reads it and
  * applies itself again, so a concurrent revoke or set-plan is never undone.
  *
- * The commands live in lifecycle.ts (writes) and queries.ts (reads); this module binds them to one set of
- * dependencies.
+ * The commands live in lifecycle.ts (writes), unban.ts, purge.ts, reconcile*.ts and queries.ts (reads); this module
+ * binds them to one set of dependencies.
  */
 import type { ListFilter } from '../../lambdas/storage/key-listing.ts';
 import { adminContext } from './context.ts';
-import { create, revoke, rotate, setPlan, type PlanInput } from './lifecycle.ts';
+import { ban, create, revoke, rotate, setPlan, type PlanInput } from './lifecycle.ts';
+import { describeError, reconcile, ReconcileError } from './reconcile.ts';
+import { AdminError } from './ports.ts';
+import { reconcileAll } from './reconcile-all.ts';
 import { purge } from './purge.ts';
 import { unban } from './unban.ts';
 import type { AdminDeps } from './ports.ts';
 import { list, show, usage } from './queries.ts';
+import { view } from './rules.ts';
 
 export { AdminError, type AdminDeps, type KeyAdminStorePort } from './ports.ts';
 export type { KeyView } from './rules.ts';
@@ -41,6 +43,15 @@ export function keyAdmin(deps: AdminDeps) {
     setPlan: (keyId: string, input: PlanInput) => setPlan(ctx, keyId, input),
     usage: (keyId: string) => usage(ctx, keyId),
     unban: (keyId: string) => unban(ctx, keyId),
+    ban: (keyId: string, minutes: number) => ban(ctx, keyId, minutes),
+    reconcile: async (keyId: string) => {
+      const r = await reconcile(ctx, keyId).catch((err: unknown) => {
+        if (err instanceof AdminError && !(err instanceof ReconcileError)) throw err;
+        throw new AdminError(`reconciling ${keyId}: ${describeError(err)}; run \`keys reconcile ${keyId}\` again`);
+      });
+      return { ...r, record: view(r.record) };
+    },
+    reconcileAll: (opts?: { after?: string; force?: boolean; pages?: number }) => reconcileAll(ctx, opts),
   };
 }
 export type KeyAdmin = ReturnType<typeof keyAdmin>;

@@ -16,6 +16,11 @@ export const POOL_PLAN_LOGICAL_ID = 'UsagePlanFreePool';
 /** Pool member n's API key (and `…Plan`, its usage plan key): the member number, never renumbered. */
 export const poolMemberLogicalId = (member: number): string => `FreePoolMember${String(member).padStart(4, '0')}`;
 
+/** A paying plan's pool (contract/key-pool.ts PAYING_POOLS): its usage plan, and member n's API key (`…Plan`). */
+export const payingPoolPlanLogicalId = (prefix: string): string => `UsagePlan${prefix}`;
+export const payingPoolMemberLogicalId = (prefix: string, member: number): string =>
+  `${prefix}Member${String(member).padStart(4, '0')}`;
+
 /** The spent-keys usage plan, its one API key and that key's usage plan key. */
 export const SPENT_PLAN_LOGICAL_ID = 'UsagePlanSpentDayQuota';
 export const SPENT_KEY_LOGICAL_ID = 'SpentDayQuotaKey';

@@ -7,12 +7,23 @@ import {
   SPENT_KEY_LOGICAL_ID,
   SPENT_KEY_PLAN_LOGICAL_ID,
   SPENT_PLAN_LOGICAL_ID,
+  payingPoolMemberLogicalId,
+  payingPoolPlanLogicalId,
   poolMemberLogicalId,
   probationKeyLogicalId,
   standardPlanLogicalId,
 } from './usage-plan-ids.ts';
 import { PLANS, STANDARD_PLANS, usagePlanThrottle, type PlanName } from '../../contract/plans.ts';
-import { FREE_KEY_POOL, SPENT_KEYS, poolKeyValue, poolThrottle, spentKeyValue } from '../../contract/key-pool.ts';
+import {
+  FREE_KEY_POOL,
+  PAYING_POOLS,
+  SPENT_KEYS,
+  payingPoolKeyValue,
+  poolKeyValue,
+  poolThrottle,
+  spentKeyValue,
+  type PayingPoolPlan,
+} from '../../contract/key-pool.ts';
 import { PROBATION, probationKeyValue } from '../../contract/probation.ts';
 
 export interface UsagePlansProps {
@@ -28,14 +39,16 @@ export interface UsagePlansProps {
 /**
  * One usage plan per standard plan (Free, Pro, Business) from the plans table, via usagePlanThrottle: the
  * best-effort backstop behind the app limiter, sized so that it never rejects what the app admits from a client
- * that honours the headers (docs/deployment.md). Enterprise plans are per customer, created by the admin tool.
- * Also the Free key pool: its usage plan and its members' API keys, which every Free key shares (contract/key-pool.ts),
- * and the spent-keys plan, where the authorizer counts a key whose day quota is spent (SPENT_KEYS).
+ * that honours the headers (docs/deployment.md). Enterprise brackets' plans and pools are made by the admin tool.
+ * Also the pools of API keys every Free, Pro and Business key shares (contract/key-pool.ts): each pool's usage plan
+ * and its members' API keys; and the spent-keys plan, where the authorizer counts a key whose day quota is spent.
  */
 export class UsagePlans extends Construct {
   readonly plans: ReadonlyMap<PlanName, UsagePlan>;
   /** The usage plan of the Free key pool (contract/key-pool.ts), with its members' API keys. */
   readonly freePool: UsagePlan;
+  /** The usage plans of the paying plans' pools. */
+  readonly payingPools: ReadonlyMap<PayingPoolPlan, UsagePlan>;
   /** The usage plan keys whose day quota is spent are counted against: its quota is always spent. */
   readonly spent: UsagePlan;
 
@@ -83,27 +96,41 @@ export class UsagePlans extends Construct {
     // plan fail with "concurrent modification", so each key and each plan key waits for the one before it (a first
     // deploy creates them in a few minutes; a rollback deletes them in the same order). Ids are pinned to the member
     // number, and the names carry no stack name: a replacement would need a second key with the same (unique) value.
-    let previous: { key: CfnApiKey; planKey: CfnUsagePlanKey } | undefined;
-    for (let member = 0; member < FREE_KEY_POOL.members; member++) {
-      const id = poolMemberLogicalId(member);
-      const key = new CfnApiKey(this, id, {
-        name: `${props.stageName}-${id}`,
-        value: poolKeyValue(props.stageName, member),
-        enabled: true,
+    let previous: Chained | undefined;
+    for (let member = 0; member < FREE_KEY_POOL.members; member++)
+      previous = this.member(
+        poolMemberLogicalId(member),
+        poolKeyValue(props.stageName, member),
+        this.freePool,
+        previous,
+        props,
+      );
+
+    // The paying plans' pools, the same way: each a usage plan sized for the customers that share one member.
+    const payingPools = new Map<PayingPoolPlan, UsagePlan>();
+    for (const [plan, pool] of Object.entries(PAYING_POOLS) as Array<
+      [PayingPoolPlan, (typeof PAYING_POOLS)[PayingPoolPlan]]
+    >) {
+      const pt = poolThrottle(plan);
+      const usagePlan = new UsagePlan(this, payingPoolPlanLogicalId(pool.logicalPrefix), {
+        name: props.namePrefix ? `${props.namePrefix}-${pool.displayName}` : pool.displayName,
+        description: `${PLANS[plan].displayName} key pool: ${pool.members} API keys shared by every ${PLANS[plan].displayName} key`,
+        throttle: { rateLimit: pt.rateLimit, burstLimit: pt.burstLimit },
+        quota: { limit: pt.quotaPerDay, period: Period.DAY },
+        apiStages: [{ api: props.api, stage }],
       });
-      const planKey = new CfnUsagePlanKey(this, `${id}Plan`, {
-        usagePlanId: this.freePool.usagePlanId,
-        keyId: key.ref,
-        keyType: 'API_KEY',
-      });
-      pinLogicalId(key, id);
-      pinLogicalId(planKey, `${id}Plan`);
-      if (previous) {
-        key.addResourceDependency(previous.key);
-        planKey.addResourceDependency(previous.planKey);
-      }
-      previous = { key, planKey };
+      pinLogicalId(usagePlan, payingPoolPlanLogicalId(pool.logicalPrefix));
+      payingPools.set(plan, usagePlan);
+      for (let member = 0; member < pool.members; member++)
+        previous = this.member(
+          payingPoolMemberLogicalId(pool.logicalPrefix, member),
+          payingPoolKeyValue(props.stageName, plan, member),
+          usagePlan,
+          previous,
+          props,
+        );
     }
+    this.payingPools = payingPools;
 
     // A key whose day quota is spent is counted here (the authorizer names this API key), not against its pool member
     // or its own key: the quota of SPENT_KEYS.quotaPerDay is spent by the day's first such request, so API Gateway
@@ -163,7 +190,31 @@ export class UsagePlans extends Construct {
     // (Free's quota moves the Free plan and the pool's) would send two at once and roll back on
     // TooManyRequestsException. A DependsOn chain over every plan of the stack orders their creates, updates and
     // deletes, however many a change touches.
-    const chain = [...plans.values(), this.freePool, this.spent].map((p) => p.node.defaultChild as CfnResource);
+    const chain = [...plans.values(), this.freePool, ...payingPools.values(), this.spent].map(
+      (p) => p.node.defaultChild as CfnResource,
+    );
     for (let i = 1; i < chain.length; i++) chain[i]!.addResourceDependency(chain[i - 1]!);
   }
+
+  /** One pool member: its API key and its usage plan key, after the member before it. */
+  private member(id: string, value: string, plan: UsagePlan, previous: Chained | undefined, props: UsagePlansProps) {
+    const key = new CfnApiKey(this, id, { name: `${props.stageName}-${id}`, value, enabled: true });
+    const planKey = new CfnUsagePlanKey(this, `${id}Plan`, {
+      usagePlanId: plan.usagePlanId,
+      keyId: key.ref,
+      keyType: 'API_KEY',
+    });
+    pinLogicalId(key, id);
+    pinLogicalId(planKey, `${id}Plan`);
+    if (previous) {
+      key.addResourceDependency(previous.key);
+      planKey.addResourceDependency(previous.planKey);
+    }
+    return { key, planKey };
+  }
+}
+
+interface Chained {
+  readonly key: CfnApiKey;
+  readonly planKey: CfnUsagePlanKey;
 }

@@ -118,6 +118,9 @@ export async function startLocalApi(opts: LocalApiOptions = {}): Promise<LocalAp
       inactiveDevKeys = await seedKeys(seeding, opts.devKeys).finally(() => seeding.ddb.destroy());
     }
     const tables = Object.fromEntries(TABLES.map((t) => [t.id, tableEnv[t.envVar]!]));
+    // A function trusts a ban it learnt as long as the gateway caches the authorizer's answer (limiter.ts).
+    const ttlEnv: Record<string, string> =
+      opts.authCacheTtlSeconds !== undefined ? { AUTH_CACHE_TTL_SECONDS: String(opts.authCacheTtlSeconds) } : {};
     // Each function gets its own environment from the template, as in Lambda, and its own runtime, whose DynamoDB
     // calls its role in the template must allow (iam.ts): locally no function can do what its deployed role cannot.
     const defs = [...model.functions.values()].map((def) =>
@@ -125,7 +128,7 @@ export async function startLocalApi(opts: LocalApiOptions = {}): Promise<LocalAp
     );
     const functions = buildFunctions(defs, (def) => {
       const runtime = createRuntime(
-        loadConfig(functionEnvironment(assembly.template, def, { tables, dynamoEndpoint }, opts.env)),
+        loadConfig(functionEnvironment(assembly.template, def, { tables, dynamoEndpoint }, { ...ttlEnv, ...opts.env })),
         {
           now: opts.now,
           write: opts.log,

@@ -9,7 +9,6 @@
  * another standard plan's key to the usage plan named by the stack output `UsagePlanId<Plan>` (the admin tool
  * attaches it), an Enterprise key to its bracket's shared plan (lib/admin/brackets.ts), as the admin tool does.
  */
-import { isPooledPlan } from '../../contract/key-pool.ts';
 import { PLANS, type PlanName } from '../../contract/plans.ts';
 import { enterpriseBracket } from '../admin/brackets.ts';
 import { usagePlanOutputId } from '../stacks/outputs.ts';
@@ -80,7 +79,7 @@ export class UsagePlanEnforcer {
     }
     // A pooled plan's key is a pool member's API key, on the pool's usage plan in the template (one bucket and quota
     // per member, shared by every customer mapped to it), as in AWS: not on a single customer's plan.
-    if (isPooledPlan(name)) return this.model.usagePlans.get(POOL_PLAN_ID);
+    if (name === 'free') return this.model.usagePlans.get(POOL_PLAN_ID);
     const id = this.model.usagePlanOutputs.get(usagePlanOutputId(name));
     return id ? this.model.usagePlans.get(id) : undefined;
   }

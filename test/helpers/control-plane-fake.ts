@@ -22,10 +22,14 @@ interface FakePlan {
   keys: Set<string>;
 }
 
-export type FaultMode = 'refused' | 'lost';
+/** refused: nothing applied (an error); lost: applied, the answer never came; throttled: TooManyRequests once. */
+export type FaultMode = 'refused' | 'lost' | 'throttled';
 
 /** AWS's default usage plans per account and Region ("Amazon API Gateway quotas"). */
 export const USAGE_PLANS_PER_ACCOUNT = 300;
+/** API keys per account and Region (not raisable), and usage plans one API key can be on. */
+export const API_KEYS_PER_ACCOUNT = 10_000;
+export const USAGE_PLANS_PER_API_KEY = 10;
 
 const awsError = (name: string, status: number, extra: Record<string, unknown> = {}) =>
   Object.assign(new Error(name), { name, $metadata: { httpStatusCode: status }, ...extra });
@@ -35,7 +39,7 @@ export class FakeControlPlane implements PacingClock {
   readonly keys = new Map<string, FakeKey>();
   readonly plans = new Map<string, FakePlan>();
   /** Every call, in order: its operation and whether it was throttled or faulted. */
-  readonly calls: Array<{ op: string; at: number; outcome: 'ok' | 'throttled' | FaultMode | 'error' }> = [];
+  readonly calls: Array<{ op: string; at: number; outcome: 'ok' | FaultMode | 'error' }> = [];
   private seq = 0;
   private lastAt = new Map<string, number>();
   private bucket = { tokens: 40, at: 0 };
@@ -87,6 +91,10 @@ export class FakeControlPlane implements PacingClock {
     this.bucket.tokens -= 1;
     this.lastAt.set(op, this.t);
     const fault = this.fault?.at === n ? this.fault.mode : undefined;
+    if (fault === 'throttled') {
+      this.calls.push({ op, at: this.t, outcome: 'throttled' });
+      throw awsError('TooManyRequestsException', 429, { retryAfterSeconds: '1' });
+    }
     if (fault === 'refused') {
       this.calls.push({ op, at: this.t, outcome: fault });
       throw awsError('ServiceUnavailableException', 503);
@@ -113,6 +121,8 @@ export class FakeControlPlane implements PacingClock {
   private apply(op: string, i: Record<string, any>): unknown {
     switch (op) {
       case 'CreateApiKey': {
+        if ([...this.keys.values()].some((k) => k.value === i.value)) throw awsError('ConflictException', 409);
+        if (this.keys.size >= API_KEYS_PER_ACCOUNT) throw awsError('LimitExceededException', 429);
         const id = this.newId('key');
         this.keys.set(id, { id, name: i.name, value: i.value });
         return { id };
@@ -131,9 +141,18 @@ export class FakeControlPlane implements PacingClock {
           (o) => o.keys.has(i.keyId) && o.apiStages.some((s) => stages.has(`${s.apiId}:${s.stage}`)),
         );
         if (onStage) throw awsError('ConflictException', 409);
+        if (this.plansOf(i.keyId).length >= USAGE_PLANS_PER_API_KEY) throw awsError('LimitExceededException', 429);
         p.keys.add(i.keyId);
         return { id: i.keyId };
       }
+      case 'GetUsagePlanKeys':
+        return {
+          items: [...this.plan(i.usagePlanId).keys].map((id) => ({
+            id,
+            type: 'API_KEY',
+            value: this.keys.get(id)?.value,
+          })),
+        };
       case 'GetUsagePlanKey':
         if (!this.plan(i.usagePlanId).keys.has(i.keyId)) throw awsError('NotFoundException', 404);
         return { id: i.keyId };

@@ -6,12 +6,19 @@
  * pool member's, in the pool's usage plan on this API's stage. CloudFormation allows 500 resources per template.
  */
 import { describe, expect, it } from 'vitest';
-import { FREE_KEY_POOL, poolKeyValue, poolMemberOf, poolThrottle } from '../../contract/key-pool.ts';
+import {
+  FREE_KEY_POOL,
+  PAYING_POOLS,
+  payingPoolKeyValue,
+  poolKeyValue,
+  poolMemberOf,
+  poolThrottle,
+} from '../../contract/key-pool.ts';
 import { PROBATION, probationKeyValue } from '../../contract/probation.ts';
 import { STAGES, STAGE_NAMES } from '../../lib/config/stages.ts';
 import { authenticate, generateKey, generateKeyId, hashKey, type KeyRecord } from '../../lambdas/domain/keys.ts';
 import { resources, synthesizeStages, templates } from './stack-fixture.ts';
-import { poolMemberLogicalId } from '../../lib/constructs/usage-plan-ids.ts';
+import { payingPoolMemberLogicalId, poolMemberLogicalId } from '../../lib/constructs/usage-plan-ids.ts';
 
 synthesizeStages();
 
@@ -74,8 +81,17 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
 
   it('keeps the pool within the 10,000 API keys and the 500 resources of a template, with stable logical ids', () => {
     const apiKeys = resources(t(), 'AWS::ApiGateway::ApiKey');
-    // The pool's members, the spent-keys key (test/infra/spent-keys.test.ts) and the probation shards' keys.
-    expect(apiKeys).toHaveLength(FREE_KEY_POOL.members + 1 + PROBATION.shards);
+    // The pools' members (Free, Pro, Business), the spent-keys key (test/infra/spent-keys.test.ts) and the probation
+    // key: a constant of the template, whatever the number of customers.
+    const paying = Object.values(PAYING_POOLS).reduce((n, p) => n + p.members, 0);
+    expect(apiKeys).toHaveLength(FREE_KEY_POOL.members + paying + 1 + PROBATION.shards);
+    for (const [plan, pool] of Object.entries(PAYING_POOLS))
+      for (let m = 0; m < pool.members; m++) {
+        const found = apiKeys.filter(([logicalId]) =>
+          logicalId.includes(payingPoolMemberLogicalId(pool.logicalPrefix, m)),
+        );
+        expect(found.map(([, k]) => k.Properties.Value)).toEqual([payingPoolKeyValue(stage.name, plan as 'pro', m)]);
+      }
     expect(Object.keys(t().toJSON().Resources).length).toBeLessThan(500);
     // Member n's logical id names n: growing the pool adds keys, never replaces one a cached result names.
     for (let m = 0; m < FREE_KEY_POOL.members; m++) {

@@ -2,7 +2,7 @@
  * Assertions on the synthesized templates of both stages: deprecation, usage plans, gateway responses, tables,
  * alarms, outputs and cdk-nag. Bundling is skipped here; cli.test.ts synthesizes with real bundling.
  */
-import { FREE_KEY_POOL, SPENT_KEYS } from '../../contract/key-pool.ts';
+import { FREE_KEY_POOL, PAYING_POOLS, SPENT_KEYS } from '../../contract/key-pool.ts';
 import { Match } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
@@ -50,9 +50,14 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
 
   it('has a usage plan per standard plan with the throttle and day quota of PLANS, and none for Enterprise', () => {
     const plans = resources(t(), 'AWS::ApiGateway::UsagePlan');
-    // Plus the Free key pool's plan (key-pool.test.ts) and the spent-keys plan (spent-keys.test.ts).
+    // Plus the pools' plans (key-pool.test.ts) and the spent-keys plan (spent-keys.test.ts).
     expect(plans.map(([, p]) => p.Properties.UsagePlanName).sort()).toEqual(
-      [...STANDARD_PLANS.map((n) => PLANS[n].displayName), FREE_KEY_POOL.displayName, SPENT_KEYS.displayName]
+      [
+        ...STANDARD_PLANS.map((n) => PLANS[n].displayName),
+        FREE_KEY_POOL.displayName,
+        ...Object.values(PAYING_POOLS).map((p) => p.displayName),
+        SPENT_KEYS.displayName,
+      ]
         .map((n) => `${stage.stackName}-${n}`)
         .sort(),
     );

@@ -70,7 +70,9 @@ it('keys show shows a ban; keys usage says a key is revoked', async () => {
     }),
   );
   const shown = await run('keys', 'show', keyId);
-  expect(shown.out).toContain(`BANNED until ${new Date(banUntil * 1000).toISOString()} (keys unban ${keyId})`);
+  expect(shown.out).toContain(
+    `BANNED until ${new Date(banUntil * 1000).toISOString()} (\`keys unban ${keyId}\` lifts it)`,
+  );
   await run('keys', 'revoke', keyId);
   const usage = await run('keys', 'usage', keyId);
   expect(usage.out.split('\n')[0]).toMatch(new RegExp(`^${keyId} \\(pro, REVOKED at \\d{4}-\\d\\d-\\d\\dT`));

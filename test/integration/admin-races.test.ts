@@ -150,11 +150,14 @@ describe('admin races', () => {
     expect(await status(created.key)).toBe(200);
     expect(await answerLost(/Update/, () => admin.setPlan(created.record.keyId, { plan: 'pro' }))).toMatchObject({
       plan: 'pro',
-      version: 2,
+      // The change (version 2) and its reconcile noting it (version 3), each applied once.
+      version: 3,
+      reconciledVersion: 3,
     });
     expect(await answerLost(/Update/, () => admin.revoke(created.record.keyId))).toMatchObject({
       status: 'revoked',
-      version: 3,
+      version: 5,
+      reconciledVersion: 5,
     });
     expect(await status(created.key)).toBe(401);
   });

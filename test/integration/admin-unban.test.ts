@@ -14,7 +14,7 @@ it('a banned key is served again within the authorizer TTL after `keys unban`, b
   const noon = Date.UTC(2033, 6, 7, 12, 0, 0);
   fixture.api.clock.set(() => noon);
   const notBanned = await runLocalAdmin(fixture.deps, 'keys', 'unban', keyId);
-  expect(notBanned).toMatchObject({ code: 0, out: `${keyId} is not banned: nothing changed` });
+  expect(notBanned).toMatchObject({ code: 0, out: `${keyId} is neither banned nor out of its day: nothing changed` });
   // Banned for 15 minutes, as the limiter writes it on the key's counters.
   await setDayCounters(fixture.api, keyId, noon, { d: 5, banUntil: noon / 1000 + 900 });
   // The function refuses it (and remembers the ban), and records the ban where the authorizer reads it.
@@ -24,7 +24,7 @@ it('a banned key is served again within the authorizer TTL after `keys unban`, b
 
   const lifted = await runLocalAdmin(fixture.deps, 'keys', 'unban', keyId);
   expect(lifted.err).toBe('');
-  expect(lifted.out).toMatch(new RegExp(`^Unbanned ${keyId} \\(was banned until 2033-07-07T12:15:00.000Z\\)`));
+  expect(lifted.out).toMatch(new RegExp(`^Lifted its ban \\(until 2033-07-07T12:15:00.000Z\\) of ${keyId}`));
   expect((await runLocalAdmin(fixture.deps, 'keys', 'usage', keyId, '--json')).out).toMatch(/"bannedUntil": null/);
   // One authorizer TTL later the gateway and the warm function both serve it.
   fixture.api.clock.set(() => noon + 122_000);

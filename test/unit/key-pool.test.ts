@@ -2,6 +2,14 @@
  * The mapping that lets a stage hold 1,000,000 customer keys under API Gateway's 10,000 API keys per account and
  * Region: paying keys keep an API key of their own, Free keys share the pool members their key ids map to.
  */
+import { enterpriseBracket } from '../../contract/brackets.ts';
+import {
+  BRACKET_POOL,
+  PAYING_POOLS,
+  bracketPoolKeyValue,
+  payingPoolKeyValue,
+  sharesStandardPool,
+} from '../../contract/key-pool.ts';
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
@@ -80,6 +88,24 @@ describe('usageKeyOf: which API key the authorizer names', () => {
     for (const plan of ['pro', 'business', 'enterprise'] as const)
       expect(usageKeyOf(record(plan, 'abc123'), 'production')).toBe(usageIdentifierKey('key_0123456789abcdef'));
     expect(usageKeyOf(record('free', 'abc123'), 'production')).toBe(usageIdentifierKey('key_0123456789abcdef'));
+  });
+
+  it("every paying key without an API key of its own: its plan's (or Enterprise bracket's) pool member", () => {
+    const id = 'key_0123456789abcdef';
+    for (const plan of ['pro', 'business'] as const) {
+      const value = usageKeyOf(record(plan), 'staging');
+      expect(value).toBe(payingPoolKeyValue('staging', plan, poolMemberOf(id, PAYING_POOLS[plan].members)));
+      expect(value).toMatch(API_KEY_VALUE_PATTERN);
+      // A flooding key on probation leaves its member: the probation key carries it, not its neighbours.
+      expect(sharesStandardPool(value)).toBe(true);
+    }
+    const limits = { perMinute: 600, perDay: 50_000 };
+    const enterprise = usageKeyOf({ ...record('enterprise'), limits }, 'staging');
+    expect(enterprise).toBe(
+      bracketPoolKeyValue('staging', enterpriseBracket(limits).id, poolMemberOf(id, BRACKET_POOL.members)),
+    );
+    expect(enterprise).toMatch(API_KEY_VALUE_PATTERN);
+    expect(sharesStandardPool(enterprise)).toBe(false);
   });
 
   it('is what authenticate returns for the bearer of the key', async () => {
