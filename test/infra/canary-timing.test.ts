@@ -3,6 +3,7 @@
  * margin of one more alarm evaluation: a gate that could first fire exactly as the shift completes (the 5-minute
  * canary against a 2-datapoint gate) rolls nothing back when one datapoint comes late.
  */
+import { readFileSync } from 'node:fs';
 import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, expect, it } from 'vitest';
 import { STAGE_NAMES, type StageName } from '../../lib/config/stages.ts';
@@ -45,4 +46,40 @@ it('refuses a canary that ends just as a gate could first fire, naming the gate'
   // A gate that could fire only after the shift: refused at any margin.
   for (const g of groups) g.Properties.DeploymentConfigName = 'CodeDeployDefault.LambdaAllAtOnce';
   expect(gatesThatCannotFire(t).length).toBe(gateTimings(t).length);
+});
+
+/** The gate table of docs/deployment.md ("Gradual deploys"): logical-id pattern, "Fires when", "Gates". */
+function gateRows(): { pattern: RegExp; firesWhen: string; gates: string }[] {
+  const docs = readFileSync(new URL('../../docs/deployment.md', import.meta.url), 'utf8');
+  const table = docs.slice(docs.indexOf('| Alarm (logical id) | Fires when | Gates |'));
+  const lines = table.split('\n');
+  return lines.slice(2, lines.indexOf('')).map((l) => {
+    const [id, firesWhen, gates] = l.split(' | ').map((c) => c.replace(/^\| /, '').replace(/ \|$/, ''));
+    const name = id!.replace(/`/g, '');
+    const source = name
+      .split(/(<operation>|…)/)
+      .map((p) => (p === '<operation>' ? '([A-Za-z]+)' : p === '…' ? '[A-Z0-9]*' : p))
+      .join('');
+    return { pattern: new RegExp(`^${source}$`), firesWhen: firesWhen!, gates: gates! };
+  });
+}
+
+it.each(STAGE_NAMES)("%s: the docs' gate rows say each gate alarm's datapoints and which groups it gates", (stage) => {
+  const rows = gateRows();
+  expect(rows.length).toBeGreaterThanOrEqual(3);
+  const timings = gateTimings(templates[stage]);
+  const groups = new Set(timings.map((t) => t.group));
+  for (const alarm of new Set(timings.map((t) => t.alarm))) {
+    const matching = rows.filter((r) => r.pattern.test(alarm));
+    expect(matching, `one row of the gate table for ${alarm}`).toHaveLength(1);
+    const row = matching[0]!;
+    const p = templates[stage].Resources[alarm]!.Properties!;
+    const datapoints = Number(p.DatapointsToAlarm ?? p.EvaluationPeriods);
+    expect(row.firesWhen, alarm).toMatch(
+      datapoints === 1 ? /in a minute/ : new RegExp(`in ${datapoints} consecutive minutes`),
+    );
+    const gated = timings.filter((t) => t.alarm === alarm).map((t) => t.group);
+    if (row.gates === 'every function') expect(new Set(gated), alarm).toEqual(groups);
+    else expect(gated, alarm).toHaveLength(1);
+  }
 });

@@ -69,7 +69,7 @@ it('turning them on replaces or drops nothing stateful or fixed-name in any stac
     // The same resources under the same ids: the flags change properties (policy statement order), not identity.
     expect(Object.keys(template.Resources).sort(), name).toEqual(Object.keys(before[i]![1].Resources).sort());
   }
-}, 240_000);
+}, 600_000);
 
 it('npx cdk flags lists no flag as unset', async () => {
   const { stdout, stderr } = await promisify(execFile)('npx', ['cdk', 'flags', '--unstable=flags'], {

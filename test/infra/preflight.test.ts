@@ -3,11 +3,9 @@
  * no AWS credentials (no finding), then against a previous template that an update would replace resources of (one
  * line naming each, exit 1); and the deployed-stack rules on a stand-in for CloudFormation's answers.
  */
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createApp } from '../../lib/stacks/app.ts';
@@ -20,26 +18,13 @@ import {
 import { replacementsInDiff } from '../../lib/preflight/cdk-diff.ts';
 import { preflight } from '../../lib/preflight/run.ts';
 import type { CfnTemplate } from '../../lib/preflight/template.ts';
+import { preflightCli as runPreflight } from './preflight-cli.ts';
 import { PRODUCTION_CONTEXT, SYNTH_CONTEXT } from './synth-context.ts';
 
-const run = promisify(execFile);
-const ROOT = new URL('../../', import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), 'animal-store-preflight-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** As on a build machine without AWS credentials: none in the environment, no profile file, no instance role. */
-const noCredentials = {
-  ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AWS_'))),
-  AWS_EC2_METADATA_DISABLED: 'true',
-  AWS_SHARED_CREDENTIALS_FILE: join(dir, 'none'),
-  AWS_CONFIG_FILE: join(dir, 'none'),
-};
-
-const preflightCli = (args: string[]) =>
-  run('npm', ['run', '-s', 'preflight', '--', ...args], { cwd: ROOT, env: noCredentials, maxBuffer: 8 << 20 }).then(
-    (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
-    (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
-  );
+const preflightCli = (args: string[]) => runPreflight(dir, args);
 
 let staging: CfnTemplate;
 beforeAll(() => {

@@ -4,31 +4,20 @@
  * to another logical id. Each previous template is the synthesized one, mutated as an earlier release would have
  * had it; the CLI (`npm run preflight -- --previous`) names each index and exits 1.
  */
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { liveAliasLogicalId } from '../../lib/constructs/api-function.ts';
 import type { CfnTemplate } from '../../lib/preflight/template.ts';
 import { updateFindings } from '../../lib/preflight/update-rules.ts';
 import { createApp } from '../../lib/stacks/app.ts';
+import { preflightCli } from './preflight-cli.ts';
 import { SYNTH_CONTEXT } from './synth-context.ts';
 
-const run = promisify(execFile);
-const ROOT = new URL('../../', import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), 'animal-store-update-rules-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-/** As on a build machine without AWS credentials (the deployed-stack checks are skipped). */
-const noCredentials = {
-  ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AWS_'))),
-  AWS_EC2_METADATA_DISABLED: 'true',
-  AWS_SHARED_CREDENTIALS_FILE: join(dir, 'none'),
-  AWS_CONFIG_FILE: join(dir, 'none'),
-};
 
 let staging: CfnTemplate;
 beforeAll(() => {
@@ -104,14 +93,7 @@ it('npm run preflight -- --previous exits 1 naming each index and the alias', as
   const cli = async (previous: CfnTemplate) => {
     const path = join(dir, `previous-${Math.random().toString(36).slice(2)}.json`);
     writeFileSync(path, JSON.stringify(previous));
-    return run('npm', ['run', '-s', 'preflight', '--', '--stage', 'staging', '--exclusively', '--previous', path], {
-      cwd: ROOT,
-      env: noCredentials,
-      maxBuffer: 8 << 20,
-    }).then(
-      () => ({ code: 0, stdout: '' }),
-      (e: { code: number; stdout: string }) => ({ code: e.code, stdout: e.stdout }),
-    );
+    return preflightCli(dir, ['--stage', 'staging', '--exclusively', '--previous', path]);
   };
   const first = await cli(previousWith('projectionChanged', 'twoAdded', 'aliasMoved'));
   expect(first.code).toBe(1);
