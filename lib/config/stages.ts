@@ -175,10 +175,11 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
     // Quiet by default: the topic exists and every alarm uses it, but nobody is subscribed (synth warns).
     alarmNotifications: {},
     // Staging exercises the same CodeDeploy shifting and gates as production before production depends on them, and
-    // for as long: a gate needs 2 one-minute datapoints, the minute the shift starts in and CloudWatch's lag, about
-    // 5 minutes, before it can fire (lib/preflight/canary-timing.ts); a shorter canary would end before any gate
-    // could roll it back. It proves the rollback only with traffic (docs/deployment.md, "Proving the rollback").
-    deploymentConfig: LambdaDeploymentConfig.CANARY_10PERCENT_5MINUTES,
+    // for as long: a gate of 2 one-minute datapoints can first fire 5 minutes into the shift (the datapoints, the
+    // minute the shift starts in, CloudWatch's 2-minute delay: lib/preflight/canary-timing.ts), so a 5-minute canary
+    // would end just as it could fire. 10 minutes (the next predefined canary) leaves the margin. It proves the
+    // rollback only with traffic (docs/deployment.md, "Proving the rollback").
+    deploymentConfig: LambdaDeploymentConfig.CANARY_10PERCENT_10MINUTES,
     removalPolicy: RemovalPolicy.DESTROY,
     deletionProtection: false,
     terminationProtection: false,
@@ -210,7 +211,8 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
     },
     // Subscribers come from context (see AlarmNotifications); synth refuses production while it has none.
     alarmNotifications: {},
-    deploymentConfig: LambdaDeploymentConfig.CANARY_10PERCENT_5MINUTES,
+    // As staging's, for the same reason: every gate fires, with a margin, before the shift completes.
+    deploymentConfig: LambdaDeploymentConfig.CANARY_10PERCENT_10MINUTES,
     removalPolicy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
     deletionProtection: true,
     terminationProtection: true,

@@ -4,6 +4,7 @@ import { servicePrincipalOf } from './service-principal.ts';
 import { Alias, Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { pinLogicalId } from './logical-ids.ts';
 import { ownedLogGroup } from './owned-log-group.ts';
 import { Construct } from 'constructs';
 import { fileURLToPath } from 'node:url';
@@ -17,6 +18,9 @@ export const TELEMETRY = { serviceName: 'animal-store', metricsNamespace: 'Anima
 
 /** The alias every caller (API Gateway integrations, the authorizer) invokes; deploys move it between versions. */
 export const LIVE_ALIAS = 'live';
+
+/** The pinned logical id of the `live` alias of the function built under construct id `id`. */
+export const liveAliasLogicalId = (id: string): string => `${id}LiveAlias`;
 
 export interface ApiFunctionProps {
   /** The Lambda entry module (absolute path; lib/config/lambda-entries.ts writes it); it exports `handler`. */
@@ -123,6 +127,9 @@ export class ApiFunction extends Construct {
     fnResource.addOverride('DependsOn', [Stack.of(this).getLogicalId(policy)]);
     // Old versions stay (currentVersionOptions above): a rollback points the alias back at one.
     this.alias = new Alias(this, 'Live', { aliasName: LIVE_ALIAS, version: this.function.currentVersion });
+    // The alias has a fixed name on its function: under a new logical id (a construct moved or renamed)
+    // CloudFormation would create a second `live` before deleting the first, and fail. Pinned to the function's id.
+    pinLogicalId(this.alias, liveAliasLogicalId(id));
     Validations.of(role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason:

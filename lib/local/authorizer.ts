@@ -62,12 +62,21 @@ export class LocalAuthorizer {
   private readonly fn: LocalFunction;
 
   private readonly now: () => number;
+  private readonly invocable: boolean;
 
   /**
    * `ttlSeconds` overrides the template's result TTL (e.g. 0 so a revocation shows at once). The cache ages on the
    * gateway's clock, the one the functions get, so a test that moves time moves the cache with it.
    */
-  constructor(def: AuthorizerDef, fn: LocalFunction, ttlSeconds?: number, now: () => number = Date.now) {
+  constructor(
+    def: AuthorizerDef,
+    fn: LocalFunction,
+    ttlSeconds?: number,
+    now: () => number = Date.now,
+    /** `invocable: false`: no Lambda permission of the template lets API Gateway invoke it (permissions.ts). */
+    access: { readonly invocable: boolean } = { invocable: true },
+  ) {
+    this.invocable = access.invocable;
     this.def = def;
     this.fn = fn;
     this.now = now;
@@ -94,6 +103,8 @@ export class LocalAuthorizer {
   ): Promise<APIGatewayAuthorizerResult | Extract<AuthOutcome, { kind: 'reject' }>> {
     const cached = this.cache.get(token);
     if (cached && cached.expires > this.now() && cached.expires - this.ttlMs <= this.now()) return cached.result;
+    // AWS answers a failed invocation of the authorizer (no permission) as a configuration error.
+    if (!this.invocable) return { kind: 'reject', type: 'AUTHORIZER_CONFIGURATION_ERROR' };
     const out = await invoke<APIGatewayAuthorizerResult>(this.fn, {
       type: 'TOKEN',
       authorizationToken: token,

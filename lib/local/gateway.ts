@@ -102,7 +102,9 @@ function buildGateway(opts: GatewayOptions): Gateway {
   const authorizers = new Map(
     [...model.authorizers].map(([id, def]) => [
       id,
-      new LocalAuthorizer(def, functions.get(def.functionId)!, opts.authCacheTtlSeconds, opts.now ?? Date.now),
+      new LocalAuthorizer(def, functions.get(def.functionId)!, opts.authCacheTtlSeconds, opts.now ?? Date.now, {
+        invocable: model.invocations?.authorizerInvocable(id) ?? true,
+      }),
     ]),
   );
   return {
@@ -167,6 +169,9 @@ async function runLambda(
     protocol: `HTTP/${r.req.httpVersion}`,
     authorizer: admitted.context,
   });
+  // API Gateway invokes only where the function's resource policy lets it (permissions.ts).
+  if (g.model.invocations && !g.model.invocations.methodInvocable(method.functionId, r.httpMethod, r.path))
+    return g.responses.answer('API_CONFIGURATION_ERROR', r);
   const out = await invoke(g.functions.get(method.functionId)!, event);
   // A failed invocation or a result API Gateway cannot read: 502, answered as DEFAULT_5XX.
   return out.ok && isProxyResult(out.result) ? proxyAnswer(out.result) : g.responses.answer('DEFAULT_5XX', r);

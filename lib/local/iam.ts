@@ -46,8 +46,28 @@ const DYNAMO_ACTIONS = [
 ].map((a) => `dynamodb:${a}`);
 const mayMatchDynamo = (action: string): boolean => DYNAMO_ACTIONS.some((a) => globMatches(action, a, true));
 
+/**
+ * A table's resource-based policy also decides its calls (an explicit Deny there refuses what the role allows), and
+ * the emulation does not evaluate one: a template with any is refused at start, loudly, never served as if allowed.
+ */
+export function refuseTableResourcePolicies(t: CfnTemplate): void {
+  for (const [id, r] of Object.entries(t.Resources)) {
+    const policies =
+      r.Type === 'AWS::DynamoDB::Table'
+        ? [r.Properties?.ResourcePolicy]
+        : r.Type === 'AWS::DynamoDB::GlobalTable'
+          ? ((r.Properties?.Replicas as { ResourcePolicy?: unknown }[] | undefined) ?? []).map((x) => x.ResourcePolicy)
+          : [];
+    if (policies.some((p) => p !== undefined))
+      throw new Error(
+        `the IAM emulation (table ${id}): a table resource policy (ResourcePolicy) is not evaluated locally; refusing rather than allowing what it might deny`,
+      );
+  }
+}
+
 /** The policy statements of `fn`'s role in the template, resolved to local ARNs. */
 export function rolePolicy(t: CfnTemplate, fn: FunctionDef, local: LocalValues): RolePolicy {
+  refuseTableResourcePolicies(t);
   const roleRef = t.Resources[fn.logicalId]?.Properties?.Role as { 'Fn::GetAtt'?: [string, string] } | undefined;
   const roleId = roleRef?.['Fn::GetAtt']?.[0];
   const role = roleId ? t.Resources[roleId] : undefined;

@@ -81,13 +81,18 @@ const isKnownOperator = (op: string): boolean => {
   return base in POSITIVE || base in NEGATED || op === 'Null';
 };
 
-/** Does `glob` (with `*` and `?`) match all of `value`? */
-export function globMatches(glob: string, value: string, caseInsensitive: boolean): boolean {
+/** `glob` (with `*` and `?`) as a regular expression matching a whole value. */
+export function globPattern(glob: string, caseInsensitive: boolean): RegExp {
   const source = glob
     .replace(/[.+^${}()|[\]\\]/g, '\\$&')
     .replace(/\*/g, '.*')
     .replace(/\?/g, '.');
-  return new RegExp(`^${source}$`, caseInsensitive ? 'is' : 's').test(value);
+  return new RegExp(`^${source}$`, caseInsensitive ? 'is' : 's');
+}
+
+/** Does `glob` (with `*` and `?`) match all of `value`? */
+export function globMatches(glob: string, value: string, caseInsensitive: boolean): boolean {
+  return globPattern(glob, caseInsensitive).test(value);
 }
 
 /** One condition block: every operator, every key, any of its values (AWS's AND of keys, OR of values). */

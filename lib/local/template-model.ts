@@ -2,6 +2,8 @@
  * The model the local gateway emulates, as lib/local/template.ts reads it out of a synthesized template: the REST
  * API's methods (Lambda proxy or MOCK), its authorizers, usage plans, gateway responses and functions.
  */
+import type { InvocationRules } from './permissions.ts';
+
 export interface CfnResource {
   readonly Type: string;
   readonly Properties?: Record<string, any>;
@@ -84,4 +86,6 @@ export interface ApiModel {
   readonly usagePlanKeys?: ReadonlyMap<string, string>;
   readonly gatewayResponses: ReadonlyMap<string, GatewayResponseDef>;
   readonly functions: ReadonlyMap<string, FunctionDef>;
+  /** Which invocations the template's Lambda permissions let API Gateway make (permissions.ts); absent: any. */
+  readonly invocations?: InvocationRules;
 }

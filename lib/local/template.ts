@@ -5,7 +5,7 @@
  * integration type or header mapping it does not know) fails here, at start-up.
  */
 import { FUNCTION_METADATA } from '../stacks/metadata.ts';
-
+import { invocationRules } from './permissions.ts';
 import type {
   CfnResource,
   CfnTemplate,
@@ -234,5 +234,6 @@ export function apiModel(t: CfnTemplate): ApiModel {
     usagePlanKeys: usagePlanKeysOf(t),
     gatewayResponses: gatewayResponsesOf(t),
     functions: functionsOf(t),
+    invocations: invocationRules(t),
   };
 }

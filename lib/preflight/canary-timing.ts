@@ -1,13 +1,18 @@
 /**
- * Whether a gradual deploy's gate alarms can fire before the new version takes all the traffic. CodeDeploy watches
- * a deployment group's alarms only while it shifts: an alarm that can first reach ALARM after the shift ended never
- * rolls anything back. An alarm needs `DatapointsToAlarm` (else `EvaluationPeriods`) breaching periods, plus the
- * period the shift starts in (partly old traffic), plus CloudWatch's lag: Lambda and API Gateway publish a minute's
- * datapoint up to about a minute after it ends, and an alarm is evaluated once a minute.
+ * Whether a gradual deploy's gate alarms can fire, with a margin, before the new version takes all the traffic.
+ * CodeDeploy watches a deployment group's alarms only while it shifts: an alarm that can first reach ALARM after the
+ * shift ended never rolls anything back. An alarm needs `DatapointsToAlarm` (else `EvaluationPeriods`) breaching
+ * periods, plus the period the shift starts in (partly old traffic): its earliest firing. Then CloudWatch's delay,
+ * as documented: Lambda and API Gateway send a minute's datapoint at the end of it, in 1-minute intervals, and an
+ * alarm is evaluated once a minute. A canary that ends exactly then leaves a late datapoint no time: the shift must
+ * outlast the earliest firing plus that delay by at least one more evaluation (GATE_MARGIN_SECONDS).
  */
 import { resourcesOfType, type CfnResource, type CfnTemplate } from './template.ts';
 
 export const CLOUDWATCH_LAG_SECONDS = 120;
+
+/** What the shift must last beyond a gate's earliest firing and CloudWatch's delay: one more alarm evaluation. */
+export const GATE_MARGIN_SECONDS = 60;
 
 /** Seconds the new version serves before it takes all the traffic, from a Lambda deployment config; 0 = at once. */
 export function shiftSeconds(template: CfnTemplate, configName: unknown): number {
@@ -66,12 +71,12 @@ export function gateTimings(template: CfnTemplate): GateTiming[] {
   });
 }
 
-/** One line per gate that cannot fire before its shift ends. */
+/** One line per gate that cannot fire, with the margin, before its shift ends. */
 export function gatesThatCannotFire(template: CfnTemplate): string[] {
   return gateTimings(template)
-    .filter((t) => t.secondsToFire > t.shiftSeconds)
+    .filter((t) => t.shiftSeconds < t.secondsToFire + GATE_MARGIN_SECONDS)
     .map(
       (t) =>
-        `canary: ${t.group} shifts all traffic after ${t.shiftSeconds} s but its gate ${t.alarm} can fire only after ${t.secondsToFire} s (datapoints, the starting period and CloudWatch's ${CLOUDWATCH_LAG_SECONDS} s lag): lengthen the canary`,
+        `canary: ${t.group} shifts all traffic after ${t.shiftSeconds} s but its gate ${t.alarm} can fire only after ${t.secondsToFire} s (datapoints, the starting period and CloudWatch's ${CLOUDWATCH_LAG_SECONDS} s delay), and the shift must outlast that by ${GATE_MARGIN_SECONDS} s: lengthen the canary`,
     );
 }

@@ -8,16 +8,14 @@ import { fileURLToPath } from 'node:url';
 import { grantsThatCannotApply } from './authorization-reference.ts';
 import { gatesThatCannotFire } from './canary-timing.ts';
 import { replacementsInDiff, runCdkDiff } from './cdk-diff.ts';
+import type { DeployedStack } from './deployed.ts';
+import { nextStep } from './stack-status.ts';
 import type { CfnTemplate } from './template.ts';
 import { unorderedUsagePlans, updateFindings } from './update-rules.ts';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export type { DeployedStack } from './deployed.ts';
 
-/** What the deployed stack is, as far as this machine can see. */
-export type DeployedStack =
-  | { readonly state: 'unknown'; readonly why: string }
-  | { readonly state: 'absent' }
-  | { readonly state: 'present'; readonly template: CfnTemplate; readonly status: string };
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 export interface PreflightInput {
   readonly stage: string;
@@ -103,29 +101,36 @@ function protectedAgainstRollback(input: PreflightInput): boolean {
 }
 
 /**
- * The deployed stack, where this machine has AWS credentials: the update rules against its template (what `cdk
- * diff` compares with), and the first-deploy switch against whether it exists.
+ * The deployed stack, where this machine has AWS credentials: its status and termination protection give the one
+ * next step (lib/preflight/stack-status.ts: a finding unless it is a plain deploy), and a settled stack's template
+ * gets the update rules (what `cdk diff` compares with).
  */
 export const deployedStackCheck: PreflightCheck = {
   name: 'deployed stack',
   run: async (input) => {
     const deployed = await input.deployed();
     if (deployed.state === 'unknown') {
-      input.note(`deployed stack: ${deployed.why}: skipped`);
+      input.note(`deployed stack: ${input.stackName}: ${deployed.why}: skipped`);
       return [];
     }
-    if (deployed.state === 'absent')
-      return input.firstDeploy || !protectedAgainstRollback(input)
-        ? []
-        : [
-            `deployed stack: ${input.stackName} does not exist: deploy it with -c ${input.firstDeployKey}=true, so a failed create can be retried (docs/deployment.md, "A failed first deploy")`,
-          ];
-    const findings = updateFindings(deployed.template, input.template).map((l) => `${l} (against the deployed stack)`);
-    if (input.firstDeploy)
-      findings.push(
-        `deployed stack: ${input.stackName} exists (${deployed.status}): drop -c ${input.firstDeployKey}=true, which would turn its termination protection and the tables' deletion protection off`,
-      );
-    return findings;
+    const step = nextStep(
+      {
+        stackName: input.stackName,
+        firstDeployKey: input.firstDeployKey,
+        firstDeploy: input.firstDeploy,
+        protectedTemplate: protectedAgainstRollback(input),
+        deployArgs: Object.entries(input.context)
+          .filter(([k]) => k !== input.firstDeployKey)
+          .map(([k, v]) => `-c ${k}=${v}`)
+          .join(' '),
+      },
+      deployed,
+    );
+    const findings =
+      deployed.state === 'present' && deployed.template
+        ? updateFindings(deployed.template, input.template).map((l) => `${l} (against the deployed stack)`)
+        : [];
+    return step.finding ? [...findings, step.finding] : findings;
   },
 };
 
@@ -137,8 +142,9 @@ export const deployedStackCheck: PreflightCheck = {
 export const cdkDiffCheck: PreflightCheck = {
   name: 'cdk diff',
   run: async (input) => {
-    if ((await input.deployed()).state !== 'present') {
-      input.note('cdk diff: no deployed stack visible: skipped');
+    const deployed = await input.deployed();
+    if (deployed.state !== 'present' || !deployed.template) {
+      input.note(`cdk diff: ${input.stackName}: no settled deployed stack visible: skipped`);
       return [];
     }
     return replacementsInDiff((input.cdkDiff ?? runCdkDiff)(input.stackName, input.context));

@@ -10,27 +10,33 @@ import { join } from 'node:path';
 import { parseCommandLine } from '../command-line.ts';
 import { STAGE_NAMES, STAGES, type StageName } from '../config/stages.ts';
 import { cdkJsonContext } from '../local/synth.ts';
-import { PREFLIGHT_CHECKS, runChecks, type DeployedStack, type PreflightCheck } from './checks.ts';
+import { ACCOUNT_SETTINGS_STACK } from '../stacks/account-settings-stack.ts';
+import { PREFLIGHT_CHECKS, previousTemplateCheck, runChecks, type PreflightCheck } from './checks.ts';
+import { deployedStack, type DeployedStack } from './deployed.ts';
 import type { CfnTemplate } from './template.ts';
 
-export const USAGE = `Usage: npm run preflight -- --stage <${STAGE_NAMES.join('|')}> [--previous <template.json>] [-c key=value]...
+export const USAGE = `Usage: npm run preflight -- --stage <${STAGE_NAMES.join('|')}> [--previous <template.json>] [--exclusively] [-c key=value]...
   --previous   the template deployed last (e.g. kept from the last pipeline run): fail on any replacement of a
                stateful or fixed-name resource against it
+  --exclusively  as cdk deploy --exclusively: the stage's stack alone (else AnimalStore-account too, which
+               cdk deploy AnimalStore-<stage> deploys first)
   -c           context, as for cdk deploy (production: -c animal-store:production:account=… -c …alarmEmails=…)
   With AWS credentials, the deployed stack's template is compared too.`;
 
 type Meta = { readonly type: string; readonly data: unknown };
 
-interface Synthesized {
+interface SynthesizedStack {
   readonly template: CfnTemplate;
   readonly templatePath: string;
   readonly errors: string[];
   readonly terminationProtection: boolean;
-  readonly cleanup: () => void;
 }
 
-/** The app synthesized in-process as `cdk synth` would, and this stack's errors (annotations, cdk-nag). */
-async function synthesize(stackName: string, context: Record<string, string>): Promise<Synthesized> {
+/** The app synthesized in-process as `cdk synth` would, and each named stack's errors (annotations, cdk-nag). */
+async function synthesize(
+  stackNames: readonly string[],
+  context: Record<string, string>,
+): Promise<{ stacks: Map<string, SynthesizedStack>; cleanup: () => void }> {
   const { createApp } = await import('../stacks/app.ts');
   const outdir = mkdtempSync(join(tmpdir(), 'animal-store-preflight-'));
   const cleanup = () => rmSync(outdir, { recursive: true, force: true });
@@ -38,7 +44,7 @@ async function synthesize(stackName: string, context: Record<string, string>): P
     outdir,
     context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [], ...context },
   });
-  const errors: string[] = [];
+  const errors = new Map(stackNames.map((n) => [n, [] as string[]]));
   try {
     app.synth();
   } catch (e) {
@@ -49,11 +55,12 @@ async function synthesize(stackName: string, context: Record<string, string>): P
     for (const plugin of report.pluginReports)
       for (const v of plugin.violations)
         for (const c of v.violatingConstructs ?? [])
-          if (String(c.constructPath).startsWith(`${stackName}/`))
-            errors.push(`cdk-nag: ${v.ruleName} on ${c.constructPath}: ${v.description}`);
+          errors
+            .get(String(c.constructPath).split('/')[0]!)
+            ?.push(`cdk-nag: ${v.ruleName} on ${c.constructPath}: ${v.description}`);
     if (!report.pluginReports.length) throw e;
   }
-  // The stack's annotations: in the manifest, or in the file it names (additionalMetadataFile).
+  // Each stack's annotations: in the manifest, or in the file it names (additionalMetadataFile).
   const manifest = JSON.parse(readFileSync(join(outdir, 'manifest.json'), 'utf8')) as {
     artifacts: Record<
       string,
@@ -64,44 +71,24 @@ async function synthesize(stackName: string, context: Record<string, string>): P
       }
     >;
   };
-  const artifact = manifest.artifacts[stackName];
-  const extra: Record<string, Meta[]> = artifact?.additionalMetadataFile
-    ? JSON.parse(readFileSync(join(outdir, artifact.additionalMetadataFile), 'utf8'))
-    : {};
-  for (const entries of [...Object.values(artifact?.metadata ?? {}), ...Object.values(extra)])
-    for (const m of entries) if (m.type === 'aws:cdk:error') errors.push(`synth: ${String(m.data)}`);
-  const templatePath = join(outdir, `${stackName}.template.json`);
-  return {
-    template: JSON.parse(readFileSync(templatePath, 'utf8')),
-    templatePath,
-    errors,
-    terminationProtection: artifact?.properties?.terminationProtection === true,
-    cleanup,
-  };
-}
-
-/** The deployed stack through CloudFormation, with this machine's AWS credentials (none: unknown, not a finding). */
-async function deployedStack(stackName: string): Promise<DeployedStack> {
-  const { CloudFormationClient, DescribeStacksCommand, GetTemplateCommand } =
-    await import('@aws-sdk/client-cloudformation');
-  const client = new CloudFormationClient({});
-  try {
-    await client.config.credentials();
-    await client.config.region();
-  } catch (e) {
-    return { state: 'unknown', why: `no AWS credentials or region (${(e as Error).message.split('\n')[0]})` };
+  const stacks = new Map<string, SynthesizedStack>();
+  for (const stackName of stackNames) {
+    const artifact = manifest.artifacts[stackName];
+    const extra: Record<string, Meta[]> = artifact?.additionalMetadataFile
+      ? JSON.parse(readFileSync(join(outdir, artifact.additionalMetadataFile), 'utf8'))
+      : {};
+    const stackErrors = errors.get(stackName)!;
+    for (const entries of [...Object.values(artifact?.metadata ?? {}), ...Object.values(extra)])
+      for (const m of entries) if (m.type === 'aws:cdk:error') stackErrors.push(`synth: ${String(m.data)}`);
+    const templatePath = join(outdir, `${stackName}.template.json`);
+    stacks.set(stackName, {
+      template: JSON.parse(readFileSync(templatePath, 'utf8')),
+      templatePath,
+      errors: stackErrors,
+      terminationProtection: artifact?.properties?.terminationProtection === true,
+    });
   }
-  try {
-    const described = await client.send(new DescribeStacksCommand({ StackName: stackName }));
-    const status = described.Stacks?.[0]?.StackStatus ?? 'UNKNOWN';
-    const got = await client.send(new GetTemplateCommand({ StackName: stackName, TemplateStage: 'Original' }));
-    return { state: 'present', status, template: JSON.parse(got.TemplateBody ?? '{"Resources":{}}') };
-  } catch (e) {
-    if (/does not exist/.test((e as Error).message)) return { state: 'absent' };
-    throw e;
-  } finally {
-    client.destroy();
-  }
+  return { stacks, cleanup };
 }
 
 export interface PreflightOptions {
@@ -113,36 +100,61 @@ export interface PreflightOptions {
   readonly cdkDiff?: (stackName: string, context: Readonly<Record<string, string>>) => string;
   /** @default CloudFormation with this machine's credentials */
   readonly deployed?: (stackName: string) => Promise<DeployedStack>;
+  /** As `cdk deploy --exclusively`: the stage's stack alone, not the account stack it depends on. */
+  readonly exclusively?: boolean;
 }
 
-/** Findings (one line each) and notes (checks skipped) for one stage. */
+/**
+ * The stacks `cdk deploy AnimalStore-<stage>` deploys, in its order: the account stack first (the stages depend on
+ * it; `--exclusively` leaves it out), then the stage's, each with the name its first-deploy switch uses.
+ */
+export function stacksDeployed(stage: StageName, exclusively: boolean): { stackName: string; name: string }[] {
+  const own = { stackName: STAGES[stage].stackName, name: stage };
+  return exclusively ? [own] : [{ stackName: ACCOUNT_SETTINGS_STACK, name: 'account' }, own];
+}
+
+/**
+ * Findings (one line each) and notes (checks skipped) for every stack the stage's deploy deploys. The stage's own
+ * lines come as they are; another stack's (the account stack's) start with its name.
+ */
 export async function preflight(opts: PreflightOptions): Promise<{ findings: string[]; notes: string[] }> {
   const { firstDeployContextKey } = await import('../stacks/first-deploy.ts');
-  const stackName = STAGES[opts.stage].stackName;
-  const synthesized = await synthesize(stackName, opts.context);
+  const targets = stacksDeployed(opts.stage, opts.exclusively ?? false);
+  const synthesized = await synthesize(
+    targets.map((t) => t.stackName),
+    opts.context,
+  );
   const notes: string[] = [];
-  const key = firstDeployContextKey(opts.stage);
-  let deployed: Promise<DeployedStack> | undefined;
+  const findings: string[] = [];
   try {
-    const findings = await runChecks(
-      {
-        stage: opts.stage,
-        stackName,
-        templatePath: synthesized.templatePath,
-        template: synthesized.template,
-        synthErrors: synthesized.errors,
-        terminationProtection: synthesized.terminationProtection,
-        previous: opts.previous,
-        context: opts.context,
-        cdkDiff: opts.cdkDiff,
-        firstDeploy: opts.context[key] === 'true',
-        firstDeployKey: key,
-        // Asked once, however many checks need it.
-        deployed: () => (deployed ??= (opts.deployed ?? deployedStack)(stackName)),
-        note: (line) => notes.push(line),
-      },
-      opts.checks ?? PREFLIGHT_CHECKS,
-    );
+    for (const { stackName, name } of targets) {
+      const stack = synthesized.stacks.get(stackName)!;
+      const own = name === opts.stage;
+      const named = (line: string) => (own ? line : `${stackName}: ${line}`);
+      const key = firstDeployContextKey(name);
+      let deployed: Promise<DeployedStack> | undefined;
+      const lines = await runChecks(
+        {
+          stage: opts.stage,
+          stackName,
+          templatePath: stack.templatePath,
+          template: stack.template,
+          synthErrors: stack.errors,
+          terminationProtection: stack.terminationProtection,
+          // --previous is the stage's template.
+          previous: own ? opts.previous : undefined,
+          context: opts.context,
+          cdkDiff: opts.cdkDiff,
+          firstDeploy: opts.context[key] === 'true',
+          firstDeployKey: key,
+          // Asked once, however many checks need it.
+          deployed: () => (deployed ??= (opts.deployed ?? deployedStack)(stackName)),
+          note: (line) => notes.push(named(line)),
+        },
+        (opts.checks ?? PREFLIGHT_CHECKS).filter((c) => own || c !== previousTemplateCheck),
+      );
+      findings.push(...lines.map(named));
+    }
     return { findings, notes };
   } finally {
     synthesized.cleanup();
@@ -156,6 +168,7 @@ export async function main(argv: string[], out: (s: string) => void, err: (s: st
     {
       stage: { type: 'string' },
       previous: { type: 'string' },
+      exclusively: { type: 'boolean', short: 'e' },
       context: { type: 'string', short: 'c', multiple: true },
     },
     USAGE,
@@ -181,7 +194,8 @@ export async function main(argv: string[], out: (s: string) => void, err: (s: st
       return (err(`error: --previous ${values.previous}: ${(e as Error).message}`), 2);
     }
   }
-  const { findings, notes } = await preflight({ stage, previous, context });
+  const exclusively = values.exclusively === true;
+  const { findings, notes } = await preflight({ stage, previous, context, exclusively });
   for (const n of notes) err(`note: ${n}`);
   for (const f of findings) out(f);
   err(findings.length ? `preflight ${stage}: ${findings.length} finding(s)` : `preflight ${stage}: no finding`);

@@ -8,6 +8,7 @@
  * resource provider schemas (`createOnlyProperties`, as cfn-lint 1.51 ships them), plus a table's key schema and
  * local indexes (which DynamoDB cannot change in place).
  */
+import { indexFindings } from './index-rules.ts';
 import { dependenciesOf, resourcesOfType, referencedIds, waitsFor, type CfnTemplate, type Json } from './template.ts';
 
 /** Stateful or fixed-name resource types, with the properties whose change replaces the resource. */
@@ -30,6 +31,27 @@ export const REPLACEMENT_PROPERTIES: Readonly<Record<string, readonly string[]>>
   'AWS::CodeDeploy::Application': ['ApplicationName', 'ComputePlatform'],
   'AWS::XRay::SamplingRule': ['SamplingRule.Version'],
   'AWS::CloudWatch::Dashboard': ['DashboardName'],
+  // A fixed name (`live`) on one function: a second alias of that name is refused.
+  'AWS::Lambda::Alias': ['FunctionName', 'Name'],
+};
+
+/**
+ * The properties that name a resource uniquely in its account and Region (or on its function). A resource of
+ * these types that moves to another logical id with the same name fails the update: CloudFormation creates the new
+ * one before deleting the old, and the name is still taken.
+ */
+export const FIXED_NAME_PROPERTIES: Readonly<Record<string, readonly string[]>> = {
+  'AWS::Lambda::Alias': ['FunctionName', 'Name'],
+  'AWS::Logs::LogGroup': ['LogGroupName'],
+  'AWS::SecretsManager::Secret': ['Name'],
+  'AWS::WAFv2::WebACL': ['Name', 'Scope'],
+  'AWS::CloudWatch::Dashboard': ['DashboardName'],
+  'AWS::XRay::SamplingRule': ['SamplingRule.RuleName'],
+  'AWS::CodeDeploy::Application': ['ApplicationName'],
+  'AWS::SNS::Topic': ['TopicName'],
+  'AWS::DynamoDB::GlobalTable': ['TableName'],
+  'AWS::DynamoDB::Table': ['TableName'],
+  'AWS::ApiGateway::ApiKey': ['Value'],
 };
 
 const at = (props: Record<string, Json> | undefined, path: string): Json =>
@@ -70,18 +92,37 @@ export function replacedResources(previous: CfnTemplate, next: CfnTemplate): Map
   return replaced;
 }
 
-/** One line per stateful or fixed-name resource the update would replace or remove. */
+/** The fixed name of a resource (its naming properties' values), or undefined where it has none. */
+function fixedName(r: { Type: string; Properties?: Record<string, Json> }): string | undefined {
+  const props = FIXED_NAME_PROPERTIES[r.Type];
+  const values = props?.map((p) => at(r.Properties, p));
+  return values && values.every((v) => v !== undefined) ? JSON.stringify(values) : undefined;
+}
+
+/**
+ * One line per stateful or fixed-name resource the update would replace or remove, per fixed-name resource that
+ * moves to another logical id under its name, and per index change DynamoDB cannot make in one update
+ * (index-rules.ts).
+ */
 export function updateFindings(previous: CfnTemplate, next: CfnTemplate): string[] {
   const guarded = (type: string) => type in REPLACEMENT_PROPERTIES;
   const findings: string[] = [];
-  for (const [id, why] of replacedResources(previous, next))
+  const replaced = replacedResources(previous, next);
+  for (const [id, why] of replaced)
     if (guarded(previous.Resources[id]!.Type) || guarded(next.Resources[id]!.Type))
       findings.push(`update: ${id} (${next.Resources[id]!.Type}) would be replaced: ${why}`);
-  for (const [id, r] of Object.entries(previous.Resources))
-    if (guarded(r.Type) && !(id in next.Resources))
-      findings.push(
-        `update: ${id} (${r.Type}) leaves the template: deleted or orphaned (a changed logical id replaces it)`,
-      );
+  const added = Object.entries(next.Resources).filter(([id]) => !(id in previous.Resources));
+  for (const [id, r] of Object.entries(previous.Resources)) {
+    if (!guarded(r.Type) || id in next.Resources) continue;
+    const name = fixedName(r);
+    const heir = name && added.find(([, n]) => n.Type === r.Type && fixedName(n) === name)?.[0];
+    findings.push(
+      heir
+        ? `update: ${id} (${r.Type}) moves to logical id ${heir} under the same name ${name}: CloudFormation creates ${heir} before deleting ${id} and fails on the name taken: pin the logical id back to ${id}`
+        : `update: ${id} (${r.Type}) leaves the template: deleted or orphaned (a changed logical id replaces it)`,
+    );
+  }
+  findings.push(...indexFindings(previous, next, new Set(replaced.keys())));
   return findings;
 }
 

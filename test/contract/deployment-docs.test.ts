@@ -31,7 +31,10 @@ it('walks a failed first deploy back to a clean retry, command by command, with 
   // The walk back when the switch was forgotten, in the order it must run.
   const steps = [
     'update-termination-protection --no-enable-termination-protection',
+    'list-stack-resources --stack-name $STACK',
     'update-table --table-name "$T" --no-deletion-protection-enabled',
+    // RetainExceptOnCreate keeps a table whose creating rollback failed: delete-stack would leave it.
+    'delete-table --table-name "$T"',
     'delete-stack --stack-name $STACK',
     'wait stack-delete-complete',
     `npx cdk deploy $STACK $PROD -c ${firstDeployContextKey('production')}=true`,
@@ -70,4 +73,46 @@ it('says what traffic proves a staging rollback and how to drive it', () => {
   const text = section(deployment, 'Proving the rollback');
   expect(text).toMatch(/at least 100 calls a minute/);
   expect(text).toMatch(/curl /);
+});
+
+/** Every shell command the docs give: code-block lines and inline code, continuation lines joined. */
+function commands(doc: string): string[] {
+  const blocks = [...doc.matchAll(/```(?:sh)?\n([\s\S]*?)```/g)].map((m) => m[1]!.replace(/\\\n\s*/g, ' '));
+  const inline = [...doc.replace(/```[\s\S]*?```/g, '').matchAll(/`([^`]+)`/g)].map((m) => m[1]!);
+  return [...blocks.flatMap((b) => b.split('\n')), ...inline.map((c) => c.replace(/\n\s*/g, ' '))];
+}
+
+it("never finds a stack's resources with describe-stack-resources, which stops at the first 100", () => {
+  for (const [name, doc] of [
+    ['docs/deployment.md', deployment],
+    ['README.md', readme],
+  ] as const) {
+    const truncating = commands(doc).filter((c) => /aws cloudformation describe-stack-resources/.test(c));
+    expect(truncating, name).toEqual([]);
+  }
+  // The walk-back, the function names and the destroy find resources by the call that pages through them all.
+  expect(section(deployment, 'A failed first deploy')).toContain('aws cloudformation list-stack-resources');
+  expect(section(deployment, 'Watching a canary')).toContain('aws cloudformation list-stack-resources');
+  expect(section(deployment, 'Destroying a stack')).toContain('aws cloudformation list-stack-resources');
+});
+
+it('destroys a stack without taking its dependents, after what the admin tool made at the gateway', () => {
+  const text = section(deployment, 'Destroying a stack');
+  // cdk destroy takes a stack's dependents unless --exclusively: both stages depend on the account stack.
+  const accountDestroys = commands(deployment).filter((c) => /cdk destroy AnimalStore-account/.test(c));
+  expect(accountDestroys.length).toBeGreaterThan(0);
+  for (const c of accountDestroys) expect(c).toMatch(/--exclusively/);
+  // The admin tool's plans and keys are listed and removed before the stack goes.
+  const order = [
+    'aws apigateway get-usage-plans',
+    'delete-api-key',
+    'delete-usage-plan',
+    'npx cdk destroy AnimalStore-staging',
+  ];
+  const at = order.map((s) => text.indexOf(s));
+  expect(
+    at.every((i) => i >= 0),
+    JSON.stringify(order.filter((_, i) => at[i]! < 0)),
+  ).toBe(true);
+  expect([...at].sort((a, b) => a - b)).toEqual(at);
 });

@@ -3,11 +3,9 @@
  * no AWS credentials (no finding), then against a previous template that an update would replace resources of (one
  * line naming each, exit 1); and the deployed-stack rules on a stand-in for CloudFormation's answers.
  */
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createApp } from '../../lib/stacks/app.ts';
@@ -20,26 +18,13 @@ import {
 import { replacementsInDiff } from '../../lib/preflight/cdk-diff.ts';
 import { preflight } from '../../lib/preflight/run.ts';
 import type { CfnTemplate } from '../../lib/preflight/template.ts';
+import { preflightCli as runPreflight } from './preflight-cli.ts';
 import { PRODUCTION_CONTEXT, SYNTH_CONTEXT } from './synth-context.ts';
 
-const run = promisify(execFile);
-const ROOT = new URL('../../', import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), 'animal-store-preflight-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** As on a build machine without AWS credentials: none in the environment, no profile file, no instance role. */
-const noCredentials = {
-  ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AWS_'))),
-  AWS_EC2_METADATA_DISABLED: 'true',
-  AWS_SHARED_CREDENTIALS_FILE: join(dir, 'none'),
-  AWS_CONFIG_FILE: join(dir, 'none'),
-};
-
-const preflightCli = (args: string[]) =>
-  run('npm', ['run', '-s', 'preflight', '--', ...args], { cwd: ROOT, env: noCredentials, maxBuffer: 8 << 20 }).then(
-    (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
-    (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
-  );
+const preflightCli = (args: string[]) => runPreflight(dir, args);
 
 let staging: CfnTemplate;
 beforeAll(() => {
@@ -49,7 +34,8 @@ beforeAll(() => {
 it('passes staging as it is, with no AWS credentials (the deployed-stack comparison is skipped, saying so)', async () => {
   const result = await preflightCli(['--stage', 'staging']);
   expect(result.stdout).toBe('');
-  expect(result.stderr).toMatch(/deployed stack: no AWS credentials/);
+  expect(result.stderr).toMatch(/deployed stack: AnimalStore-staging: no AWS credentials/);
+  expect(result.stderr).toMatch(/AnimalStore-account: deployed stack: AnimalStore-account: no AWS credentials/);
   expect(result.stderr).toMatch(/preflight staging: no finding/);
   expect(result.code).toBe(0);
 }, 300_000);
@@ -74,9 +60,17 @@ it('fails against a previous template the update would replace resources of, one
 it('with credentials: refuses a protected first deploy, the first-deploy switch on a live stack, a replacement', async () => {
   // Production is protected: its first deploy needs the switch. Staging has no protection to strand a create.
   const absent = (stage: 'staging' | 'production', context: Record<string, string>) =>
-    preflight({ stage, context, checks: [deployedStackCheck], deployed: async () => ({ state: 'absent' }) });
+    preflight({
+      stage,
+      context,
+      exclusively: true,
+      checks: [deployedStackCheck],
+      deployed: async () => ({ state: 'absent' }),
+    });
   expect((await absent('production', { ...PRODUCTION_CONTEXT })).findings).toEqual([
-    expect.stringContaining('does not exist: deploy it with -c animal-store:production:firstDeploy=true'),
+    expect.stringMatching(
+      /is absent: deploy it with npx cdk deploy AnimalStore-production -c .* -c animal-store:production:firstDeploy=true,/,
+    ),
   ]);
   const first = { ...PRODUCTION_CONTEXT, 'animal-store:production:firstDeploy': 'true' };
   expect((await absent('production', first)).findings).toEqual([]);
@@ -86,14 +80,20 @@ it('with credentials: refuses a protected first deploy, the first-deploy switch 
   const present = await preflight({
     stage: 'staging',
     context: { 'animal-store:staging:firstDeploy': 'true' },
+    exclusively: true,
     checks: [deployedStackCheck],
-    deployed: async () => ({ state: 'present', status: 'UPDATE_COMPLETE', template: live }),
+    deployed: async () => ({
+      state: 'present',
+      status: 'UPDATE_COMPLETE',
+      terminationProtection: false,
+      template: live,
+    }),
   });
   expect(present.findings).toEqual([
     expect.stringMatching(
       /^update: StateTable .* would be replaced: KeySchema changes \(against the deployed stack\)$/,
     ),
-    expect.stringMatching(/exists \(UPDATE_COMPLETE\): drop -c animal-store:staging:firstDeploy=true/),
+    expect.stringMatching(/is UPDATE_COMPLETE: it exists, so drop -c animal-store:staging:firstDeploy=true/),
   ]);
 }, 240_000);
 
@@ -154,9 +154,15 @@ it('runs cdk diff with the same context only where the deployed stack is visible
   const visible = await preflight({
     stage: 'production',
     context: { ...PRODUCTION_CONTEXT },
+    exclusively: true,
     checks: [cdkDiffCheck],
     cdkDiff,
-    deployed: async () => ({ state: 'present', status: 'UPDATE_COMPLETE', template: staging }),
+    deployed: async () => ({
+      state: 'present',
+      status: 'UPDATE_COMPLETE',
+      terminationProtection: true,
+      template: staging,
+    }),
   });
   expect(visible.findings).toHaveLength(3);
   expect(calls).toEqual([['AnimalStore-production', { ...PRODUCTION_CONTEXT }]]);

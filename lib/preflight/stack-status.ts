@@ -1,0 +1,126 @@
+/**
+ * The one right next step for a stack, from its CloudFormation status and termination protection, the first-deploy
+ * switch and whether the template about to be deployed would strand a failed create. What the CDK CLI (2.1148) does
+ * with each status decides it:
+ * - REVIEW_IN_PROGRESS (a change set created, never executed) counts as absent: the CLI creates a CREATE change set
+ *   and sets termination protection to the template's value before executing it, so the switch still works.
+ * - ROLLBACK_COMPLETE and ROLLBACK_FAILED are "creation failures": the CLI deletes the stack before creating it
+ *   again. Termination protection refuses that delete. And a table kept under `RetainExceptOnCreate` whose creating
+ *   rollback failed survives any later delete-stack: ROLLBACK_FAILED (and a create that failed without rolling back)
+ *   needs the tables deleted by hand first, so the CLI's retry is never the step there.
+ * - UPDATE_ROLLBACK_FAILED takes no update until `continue-update-rollback` finishes the rollback.
+ * - Any other *_IN_PROGRESS status takes no operation until it ends.
+ */
+
+/** What CloudFormation says of the stack (DescribeStacks). */
+export type StackState =
+  | { readonly state: 'absent' }
+  | { readonly state: 'present'; readonly status: string; readonly terminationProtection: boolean };
+
+export type StepKind =
+  | 'deploy' // nothing in the way: `cdk deploy` (an update, or a create the switch or no protection keeps retryable)
+  | 'add-switch' // absent (or as good as): a protected template must go out with the first-deploy switch
+  | 'drop-switch' // the stack exists: the switch would turn its protections off
+  | 'walk-back' // a failed create the CLI's retry cannot clear: docs/deployment.md, "A failed first deploy"
+  | 'continue-update-rollback'
+  | 'roll-back' // an update that failed without rolling back (--no-rollback)
+  | 'wait' // an operation is running
+  | 'read-events'; // a status this table does not know
+
+export interface NextStep {
+  readonly kind: StepKind;
+  /** The finding, when the step is not a plain deploy. */
+  readonly finding?: string;
+}
+
+export interface StackFacts {
+  readonly stackName: string;
+  /** `-c animal-store:<name>:firstDeploy` */
+  readonly firstDeployKey: string;
+  readonly firstDeploy: boolean;
+  /** Whether the template about to be deployed turns on termination protection or a table's deletion protection. */
+  readonly protectedTemplate: boolean;
+  /** Extra context the deploy command needs (production's account and alarm subscriber), as `-c` words. */
+  readonly deployArgs?: string;
+}
+
+const SETTLED_DEPLOYED = new Set([
+  'CREATE_COMPLETE',
+  'UPDATE_COMPLETE',
+  'UPDATE_ROLLBACK_COMPLETE',
+  'IMPORT_COMPLETE',
+  'IMPORT_ROLLBACK_COMPLETE',
+]);
+
+/** The CLI's waiter for each running operation (a status without one: poll describe-stacks). */
+const WAITERS: Readonly<Record<string, string>> = {
+  CREATE_IN_PROGRESS: 'stack-create-complete',
+  UPDATE_IN_PROGRESS: 'stack-update-complete',
+  UPDATE_COMPLETE_CLEANUP_IN_PROGRESS: 'stack-update-complete',
+  UPDATE_ROLLBACK_IN_PROGRESS: 'stack-rollback-complete',
+  UPDATE_ROLLBACK_COMPLETE_CLEANUP_IN_PROGRESS: 'stack-rollback-complete',
+  DELETE_IN_PROGRESS: 'stack-delete-complete',
+  IMPORT_IN_PROGRESS: 'stack-import-complete',
+};
+
+/** Whether a deployed stack is the ones whose template the update rules compare against. */
+export const isDeployed = (s: StackState): boolean => s.state === 'present' && SETTLED_DEPLOYED.has(s.status);
+
+/** The single next step for the stack, with the finding that names it (none for a plain deploy). */
+export function nextStep(facts: StackFacts, deployed: StackState): NextStep {
+  const { stackName: stack, firstDeployKey: key } = facts;
+  const deploy = `npx cdk deploy ${stack}${facts.deployArgs ? ` ${facts.deployArgs}` : ''}`;
+  const at = (s: string) => `deployed stack: ${stack} is ${s}`;
+  const walkBack = (why: string): NextStep => ({
+    kind: 'walk-back',
+    finding: `${at(why)}: walk it back by hand (docs/deployment.md, "A failed first deploy": termination protection off, each table listed with list-stack-resources deleted, delete-stack), then ${deploy} -c ${key}=true`,
+  });
+  const firstDeployRules = (why: string): NextStep =>
+    facts.firstDeploy || !facts.protectedTemplate
+      ? { kind: 'deploy' }
+      : {
+          kind: 'add-switch',
+          finding: `${at(why)}: deploy it with ${deploy} -c ${key}=true, so a failed create can be retried (docs/deployment.md, "A failed first deploy")`,
+        };
+
+  if (deployed.state === 'absent' || deployed.status === 'DELETE_COMPLETE') return firstDeployRules('absent');
+  const { status, terminationProtection: tp } = deployed;
+  const protection = tp ? 'termination protection on' : 'no termination protection';
+  if (status === 'REVIEW_IN_PROGRESS') return firstDeployRules(`${status} (never created)`);
+  if (status === 'ROLLBACK_COMPLETE')
+    return tp
+      ? walkBack(`${status} with ${protection}, which refuses the delete the CLI retries with`)
+      : firstDeployRules(`${status} (the CLI deletes it and creates it anew)`);
+  if (status === 'ROLLBACK_FAILED' || status === 'CREATE_FAILED' || status === 'DELETE_FAILED')
+    return walkBack(
+      `${status} (${protection}): a delete-stack now keeps the tables its create made (RetainExceptOnCreate)`,
+    );
+  if (status === 'UPDATE_ROLLBACK_FAILED' || status === 'IMPORT_ROLLBACK_FAILED')
+    return {
+      kind: 'continue-update-rollback',
+      finding: `${at(status)}: it takes no update until its rollback finishes: aws cloudformation continue-update-rollback --stack-name ${stack} (add --resources-to-skip for a resource that cannot roll back, after reading its event), wait for UPDATE_ROLLBACK_COMPLETE, then run preflight again`,
+    };
+  if (status === 'UPDATE_FAILED')
+    return {
+      kind: 'roll-back',
+      finding: `${at(status)} (deployed with --no-rollback): aws cloudformation rollback-stack --stack-name ${stack}, or fix and ${deploy} --no-rollback`,
+    };
+  if (status.endsWith('_IN_PROGRESS')) {
+    const waiter = WAITERS[status];
+    return {
+      kind: 'wait',
+      finding: `${at(status)}: wait for it to finish (${waiter ? `aws cloudformation wait ${waiter} --stack-name ${stack}` : `aws cloudformation describe-stacks --stack-name ${stack} --query 'Stacks[0].StackStatus' until it no longer ends in _IN_PROGRESS`}), then run preflight again`,
+    };
+  }
+  if (SETTLED_DEPLOYED.has(status))
+    return facts.firstDeploy
+      ? {
+          kind: 'drop-switch',
+          finding: `${at(status)}: it exists, so drop -c ${key}=true, which would turn its termination protection and the tables' deletion protection off: ${deploy}`,
+        }
+      : { kind: 'deploy' };
+  return {
+    kind: 'read-events',
+    finding: `${at(status)}, a status preflight does not know: read its events (aws cloudformation describe-stack-events --stack-name ${stack}) before any deploy`,
+  };
+}

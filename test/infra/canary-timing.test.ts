@@ -1,0 +1,85 @@
+/**
+ * Every stage's canary outlasts each of its gates' earliest firing plus CloudWatch's documented delay, with a
+ * margin of one more alarm evaluation: a gate that could first fire exactly as the shift completes (the 5-minute
+ * canary against a 2-datapoint gate) rolls nothing back when one datapoint comes late.
+ */
+import { readFileSync } from 'node:fs';
+import { Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, expect, it } from 'vitest';
+import { STAGE_NAMES, type StageName } from '../../lib/config/stages.ts';
+import {
+  CLOUDWATCH_LAG_SECONDS,
+  GATE_MARGIN_SECONDS,
+  gateTimings,
+  gatesThatCannotFire,
+} from '../../lib/preflight/canary-timing.ts';
+import type { CfnTemplate } from '../../lib/preflight/template.ts';
+import { createApp } from '../../lib/stacks/app.ts';
+import { SYNTH_CONTEXT } from './synth-context.ts';
+
+const templates = {} as Record<StageName, CfnTemplate>;
+beforeAll(() => {
+  const { stacks } = createApp({ context: { ...SYNTH_CONTEXT } });
+  for (const stage of STAGE_NAMES) templates[stage] = Template.fromStack(stacks[stage]).toJSON() as CfnTemplate;
+}, 240_000);
+
+it.each(STAGE_NAMES)("%s: every gate fires, with the margin, before its function's shift completes", (stage) => {
+  const timings = gateTimings(templates[stage]);
+  // Every function's group is gated, and on more than one alarm.
+  expect(new Set(timings.map((t) => t.group)).size).toBeGreaterThanOrEqual(5);
+  for (const t of timings) {
+    expect(t.secondsToFire, t.alarm).toBeGreaterThan(CLOUDWATCH_LAG_SECONDS);
+    expect(t.shiftSeconds - t.secondsToFire, `${t.group} ${t.alarm}`).toBeGreaterThanOrEqual(GATE_MARGIN_SECONDS);
+  }
+  expect(gatesThatCannotFire(templates[stage])).toEqual([]);
+});
+
+it('refuses a canary that ends just as a gate could first fire, naming the gate', () => {
+  const t = structuredClone(templates.staging) as any;
+  const groups = Object.values<any>(t.Resources).filter((r) => r.Type === 'AWS::CodeDeploy::DeploymentGroup');
+  for (const g of groups) g.Properties.DeploymentConfigName = 'CodeDeployDefault.LambdaCanary10Percent5Minutes';
+  // The 2-datapoint gates first fire 300 s into the shift: exactly when a 5-minute canary ends.
+  expect(Math.max(...gateTimings(t).map((x) => x.secondsToFire))).toBe(300);
+  const lines = gatesThatCannotFire(t);
+  expect(lines.length).toBeGreaterThan(0);
+  expect(lines[0]).toMatch(/shifts all traffic after 300 s but its gate \S+ can fire only after 300 s .* by 60 s/);
+  // A gate that could fire only after the shift: refused at any margin.
+  for (const g of groups) g.Properties.DeploymentConfigName = 'CodeDeployDefault.LambdaAllAtOnce';
+  expect(gatesThatCannotFire(t).length).toBe(gateTimings(t).length);
+});
+
+/** The gate table of docs/deployment.md ("Gradual deploys"): logical-id pattern, "Fires when", "Gates". */
+function gateRows(): { pattern: RegExp; firesWhen: string; gates: string }[] {
+  const docs = readFileSync(new URL('../../docs/deployment.md', import.meta.url), 'utf8');
+  const table = docs.slice(docs.indexOf('| Alarm (logical id) | Fires when | Gates |'));
+  const lines = table.split('\n');
+  return lines.slice(2, lines.indexOf('')).map((l) => {
+    const [id, firesWhen, gates] = l.split(' | ').map((c) => c.replace(/^\| /, '').replace(/ \|$/, ''));
+    const name = id!.replace(/`/g, '');
+    const source = name
+      .split(/(<operation>|…)/)
+      .map((p) => (p === '<operation>' ? '([A-Za-z]+)' : p === '…' ? '[A-Z0-9]*' : p))
+      .join('');
+    return { pattern: new RegExp(`^${source}$`), firesWhen: firesWhen!, gates: gates! };
+  });
+}
+
+it.each(STAGE_NAMES)("%s: the docs' gate rows say each gate alarm's datapoints and which groups it gates", (stage) => {
+  const rows = gateRows();
+  expect(rows.length).toBeGreaterThanOrEqual(3);
+  const timings = gateTimings(templates[stage]);
+  const groups = new Set(timings.map((t) => t.group));
+  for (const alarm of new Set(timings.map((t) => t.alarm))) {
+    const matching = rows.filter((r) => r.pattern.test(alarm));
+    expect(matching, `one row of the gate table for ${alarm}`).toHaveLength(1);
+    const row = matching[0]!;
+    const p = templates[stage].Resources[alarm]!.Properties!;
+    const datapoints = Number(p.DatapointsToAlarm ?? p.EvaluationPeriods);
+    expect(row.firesWhen, alarm).toMatch(
+      datapoints === 1 ? /in a minute/ : new RegExp(`in ${datapoints} consecutive minutes`),
+    );
+    const gated = timings.filter((t) => t.alarm === alarm).map((t) => t.group);
+    if (row.gates === 'every function') expect(new Set(gated), alarm).toEqual(groups);
+    else expect(gated, alarm).toHaveLength(1);
+  }
+});
