@@ -55,6 +55,9 @@ export function requestUnitCeiling(
   return UNITS_PER_CALL * (rate + burst);
 }
 
+/** The pinned logical id of a declared table's resource: `PetsTable`. */
+export const tableLogicalIdOf = (def: Pick<TableDefinition, 'id'>): string => `${def.id}Table`;
+
 const attribute = (a: KeyAttribute): Attribute => ({
   name: a.name,
   type: a.type === 'N' ? AttributeType.NUMBER : AttributeType.STRING,
@@ -99,7 +102,7 @@ export class DataTables extends Construct {
         removalPolicy: props.removalPolicy ?? RemovalPolicy.RETAIN,
         deletionProtection: props.deletionProtection ?? true,
       });
-      pinLogicalId(table, `${def.id}Table`);
+      pinLogicalId(table, tableLogicalIdOf(def));
       this.byId.set(def.id, table);
     }
   }
