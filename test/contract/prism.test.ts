@@ -21,7 +21,7 @@ import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROUTES } from '../../contract/routes.ts';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
-import { requestInit, sampleRequests, type SampleFixtures } from '../helpers/samples.ts';
+import { fixturesSending, requestInit, sampleRequests } from '../helpers/samples.ts';
 import { OPENAPI_PATH, ROOT } from '../../scripts/openapi.ts';
 
 let api: TestApi;
@@ -95,12 +95,7 @@ const about = (v: readonly Violation[], where: 'request' | 'response') =>
     .filter((x) => x.location[0] === where && x.severity === 'Error' && !prismOwn(x))
     .map((x) => `${x.location.join('.')}: ${x.message}`);
 
-const fixtures: SampleFixtures = {
-  async newPet() {
-    const res = await api.call('/pets', { method: 'POST', body: JSON.stringify({ name: 'Prism', categoryId: 1 }) });
-    return ((await res.json()) as { id: number }).id;
-  },
-};
+const fixtures = fixturesSending(async (r) => (await api.call(r.path, requestInit(r))).json());
 
 describe('Prism (a validating proxy) finds nothing the API answers outside the document', () => {
   it("each operation's sample, with a key and without one, and with a query parameter it does not declare", async () => {
