@@ -70,7 +70,9 @@ export const STATE_TABLE = {
 /** Every table. A new one is declared above and listed here: nothing else lists tables. */
 export const TABLES = [PETS_TABLE, KEYS_TABLE, STATE_TABLE] as const satisfies readonly TableDefinition[];
 
-type Camel<S extends string> = S extends `${infer H}_${infer T}` ? `${Lowercase<H>}${Capitalize<Camel<T>>}` : Lowercase<S>;
+type Camel<S extends string> = S extends `${infer H}_${infer T}`
+  ? `${Lowercase<H>}${Capitalize<Camel<T>>}`
+  : Lowercase<S>;
 /** A table's key in the storage's table names, from its variable: `PETS_TABLE_NAME` → `pets`. */
 export type TableKeyOf<E extends string> = E extends `${infer P}_TABLE_NAME` ? Camel<P> : never;
 export type TableKey = TableKeyOf<(typeof TABLES)[number]['envVar']>;

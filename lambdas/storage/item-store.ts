@@ -54,7 +54,10 @@ export function itemWriter<T extends object>(storage: Storage, { def }: ItemTabl
 }
 
 /** The read of one item by its id; undefined when none has it. */
-export function itemReader<T>(storage: Storage, { def, fromItem }: ItemTable<T>): (id: number) => Promise<T | undefined> {
+export function itemReader<T>(
+  storage: Storage,
+  { def, fromItem }: ItemTable<T>,
+): (id: number) => Promise<T | undefined> {
   const key = def.partitionKey.name;
   return async (id) => {
     const out = await guarded((options) =>

@@ -14,12 +14,23 @@ import { nextLink } from './exchange.ts';
 import { enterpriseKey } from './keys.ts';
 import { oddString } from './arbitraries.ts';
 import { newPetProblem } from './oracle.ts';
+import {
+  CREATE_AND_READ,
+  createBySample,
+  readBack,
+  routeSamples,
+  type CreateAndRead,
+  type Made,
+} from './route-samples.ts';
+import type { SampleRequest } from '../helpers/samples.ts';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20_260_107);
 const RUNS = Number(process.env.STATEFUL_RUNS ?? 60);
 
 interface Model {
   readonly pets: Map<number, Pet>;
+  /** What the route-table commands made (every create with a read: route-samples.ts), by Location. */
+  readonly made: Made;
 }
 interface Real {
   readonly api: TestApi;
@@ -28,13 +39,15 @@ interface Real {
 
 let api: TestApi;
 let keys: Real['keys'];
-const model: Model = { pets: new Map() };
+const model: Model = { pets: new Map(), made: new Map() };
+let samples: SampleRequest[] = [];
 let requests = 0;
 
 beforeAll(async () => {
   // Authorizer results cached as in the cloud; one key for reads, one for writes.
   api = await startTestApi({ authCacheTtlSeconds: 300 });
   keys = { GET: await enterpriseKey(api, 'stateful-get'), POST: await enterpriseKey(api, 'stateful-post') };
+  samples = await routeSamples(api, keys.POST);
 });
 afterAll(async () => {
   console.info(`[stateful] ${requests} requests, model holds ${model.pets.size} pets`);
@@ -189,6 +202,37 @@ const invalidInput = fc
   )
   .filter((b) => newPetProblem(b) !== undefined);
 
+/** Any resource's create (its sample) and read back, from the route table: a new one is modelled with no edit. */
+class CreateByRoute implements fc.AsyncCommand<Model, Real> {
+  readonly pair: CreateAndRead;
+  constructor(pair: CreateAndRead) {
+    this.pair = pair;
+  }
+  check = () => true;
+  async run(m: Model, r: Real) {
+    requests++;
+    await createBySample(
+      r.api,
+      r.keys.POST,
+      samples.find((s) => s.operationId === this.pair.create)!,
+      m.made,
+    );
+  }
+  toString = () => `CreateByRoute(${this.pair.create})`;
+}
+class ReadByRoute implements fc.AsyncCommand<Model, Real> {
+  readonly pick: number | undefined;
+  constructor(pick: number | undefined) {
+    this.pick = pick;
+  }
+  check = (m: Readonly<Model>) => m.made.size > 0;
+  async run(m: Model, r: Real) {
+    requests++;
+    await readBack(r.api, r.keys.GET, m.made, this.pick);
+  }
+  toString = () => `ReadByRoute(${this.pick ?? 'unknown'})`;
+}
+
 type Cmd = fc.AsyncCommand<Model, Real>;
 const command: fc.Arbitrary<Cmd> = fc.oneof(
   { weight: 5, arbitrary: validInput.map((i): Cmd => new Create(i)) },
@@ -201,6 +245,8 @@ const command: fc.Arbitrary<Cmd> = fc.oneof(
       .map(([l, s]): Cmd => new ListPage(l, s)),
   },
   { weight: 1, arbitrary: fc.tuple(fc.constantFrom(3, 10, 25, 100), status).map(([l, s]): Cmd => new Paginate(l, s)) },
+  { weight: 2, arbitrary: fc.constantFrom(...CREATE_AND_READ).map((p): Cmd => new CreateByRoute(p)) },
+  { weight: 2, arbitrary: fc.option(fc.nat(), { nil: undefined }).map((n): Cmd => new ReadByRoute(n)) },
 );
 
 it('create / get / list / paginate sequences agree with an in-memory model', async () => {

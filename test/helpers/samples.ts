@@ -125,11 +125,14 @@ export function requestInit(
  * A sample as a call of the typed client (`client.raw`, openapi-fetch, typed from the document): the route's
  * template with its path and query parameters, its headers and its body, as a client program would send it.
  */
-export function clientCall(client: AnimalStoreClient, r: SampleRequest): Promise<{ response: Response }> {
+export function clientCall(
+  client: AnimalStoreClient,
+  r: SampleRequest,
+): Promise<{ response: Response; data?: unknown }> {
   const call = client.raw[r.method as 'GET'] as unknown as (
     path: string,
     init: unknown,
-  ) => Promise<{ response: Response }>;
+  ) => Promise<{ response: Response; data?: unknown }>;
   const { 'Content-Type': _json, ...header } = r.headers;
   return call(r.resourcePath, {
     params: { path: r.pathParameters, query: r.query, header },

@@ -54,7 +54,10 @@ async function invoke(fn: FunctionDef, event: unknown): Promise<{ result?: any; 
 
 /** What the samples name is made by the creator's own bundle, from its sample. */
 const fixtures = fixturesSending(async (r) => {
-  const out = await invoke(functions.find((f) => f.name === r.operationId)!, proxyEventOf(r, authorizer));
+  const out = await invoke(
+    functions.find((f) => f.name === r.operationId)!,
+    proxyEventOf(r, authorizer),
+  );
   return JSON.parse(out.result?.body ?? 'null') as unknown;
 });
 

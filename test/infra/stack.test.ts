@@ -64,9 +64,12 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
       // Only the tables its access names (least privilege, and the configuration says what it touches).
       const name = (f.Properties.Description as string).split(': ')[1]!;
       const own = tablesOf(FUNCTION_ACCESS[name]!.tables);
-      expect(Object.keys(env).filter((v) => v.endsWith('_TABLE_NAME')).sort(), name).toEqual(
-        own.map((def) => def.envVar).sort(),
-      );
+      expect(
+        Object.keys(env)
+          .filter((v) => v.endsWith('_TABLE_NAME'))
+          .sort(),
+        name,
+      ).toEqual(own.map((def) => def.envVar).sort());
       for (const def of own) expect(env[def.envVar]).toEqual({ Ref: tableLogicalId(t(), def.id) });
     }
     for (const [id, g] of resources(t(), 'AWS::Logs::LogGroup'))

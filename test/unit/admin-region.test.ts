@@ -25,12 +25,7 @@ beforeAll(() => {
   const dir = mkdtempSync(join(tmpdir(), 'admin-region-'));
   writeFileSync(join(dir, 'config'), '[profile ops]\nregion = eu-central-1\n');
   writeFileSync(join(dir, 'credentials'), '[ops]\naws_access_key_id = AKIDEXAMPLE\naws_secret_access_key = example\n');
-  for (const k of [
-    'AWS_REGION',
-    'AWS_DEFAULT_REGION',
-    'DYNAMODB_ENDPOINT',
-    ...TABLES.map((t) => t.envVar),
-  ])
+  for (const k of ['AWS_REGION', 'AWS_DEFAULT_REGION', 'DYNAMODB_ENDPOINT', ...TABLES.map((t) => t.envVar)])
     delete process.env[k];
   Object.assign(process.env, {
     AWS_CONFIG_FILE: join(dir, 'config'),
