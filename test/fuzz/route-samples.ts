@@ -115,13 +115,14 @@ export const CREATE_AND_READ: readonly CreateAndRead[] = ROUTES.flatMap((c) =>
 export type Made = Map<string, unknown>;
 
 /** Sends the creator's sample: 201, a Location of the read's form, and the body the read must give back. */
-export async function createBySample(api: TestApi, key: string, sample: SampleRequest, made: Made): Promise<void> {
+export async function createBySample(api: TestApi, key: string, sample: SampleRequest, made: Made): Promise<unknown> {
   const res = await api.call(sample.path, { ...requestInit(sample), key });
   const body = (await res.json()) as unknown;
   const location = res.headers.get('location') ?? '';
   if (res.status === 201) made.set(location, body);
   expect(res.status, sample.operationId).toBe(201);
   expect(location, sample.operationId).toMatch(/^\/v1\/.+\/\d+$/);
+  return body;
 }
 
 /** Reads a made item back by its Location (200, as created), or an id nothing was made under (404). */
