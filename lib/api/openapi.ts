@@ -5,6 +5,7 @@
  *
  * Plain data, no CDK and no Lambda runtime imports (the schemas module imports zod only).
  */
+import { TAGS } from '../../contract/tags.ts';
 import { globalRegistry, type ZodMiniType } from 'zod/mini';
 import { ERROR_CODES } from '../../contract/errors.ts';
 import { headerDoc } from '../../contract/headers.ts';
@@ -112,9 +113,13 @@ function successResponse(route: Route): [string, Json] | undefined {
 const fromMeta = (s: ZodMiniType): string | undefined =>
   (globalRegistry.get(s) as { description?: string } | undefined)?.description;
 
-/** Each operation is tagged with the first segment of its path; these describe the tags. */
-const TAG_DESCRIPTIONS: Record<string, string> = { pets: 'Animals in the store.', store: 'Store operations.' };
+/** Each operation is tagged with the first segment of its path, described in contract/tags.ts. */
 const tagOf = (route: Route) => route.path.split('/')[1]!;
+function describedTag(name: string): { name: string; description: string } {
+  const description = TAGS[name];
+  if (!description) throw new Error(`tag "${name}" has no description: declare it in contract/tags.ts`);
+  return { name, description };
+}
 
 function operation(route: Route): Json {
   const d = route.deprecation;
@@ -178,7 +183,7 @@ export function buildOpenApi(routes: readonly Route[] = ROUTES): Json {
     },
     servers: SERVERS.map((s) => ({ ...s })),
     security: [{ bearerAuth: [] }],
-    tags: tags.map((name) => ({ name, ...(TAG_DESCRIPTIONS[name] ? { description: TAG_DESCRIPTIONS[name] } : {}) })),
+    tags: tags.map(describedTag),
     paths,
     components: {
       securitySchemes: {
