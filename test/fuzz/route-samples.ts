@@ -9,7 +9,7 @@
  */
 import fc from 'fast-check';
 import { expect } from 'vitest';
-import { ROUTES, type OperationId, type Route } from '../../contract/routes.ts';
+import { ROUTES, createAndRead, type OperationId, type Route } from '../../contract/routes.ts';
 import {
   OPERATION_SAMPLES,
   fixturesSending,
@@ -102,14 +102,10 @@ export interface CreateAndRead {
   readonly create: OperationId;
   readonly read: OperationId;
 }
-export const CREATE_AND_READ: readonly CreateAndRead[] = ROUTES.flatMap((c) =>
-  c.method === 'POST' && c.success?.status === 201
-    ? ROUTES.filter((g) => g.method === 'GET' && new RegExp(`^${c.path}/\\{\\w+\\}$`).test(g.path)).map((g) => ({
-        create: c.operationId,
-        read: g.operationId,
-      }))
-    : [],
-);
+export const CREATE_AND_READ: readonly CreateAndRead[] = createAndRead().map(({ create, read }) => ({
+  create: create.operationId as OperationId,
+  read: read.operationId as OperationId,
+}));
 
 /** The stateful test's model of what the generic commands made: each item's body, by its Location. */
 export type Made = Map<string, unknown>;
