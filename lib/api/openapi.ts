@@ -113,13 +113,12 @@ function successResponse(route: Route): [string, Json] | undefined {
 const fromMeta = (s: ZodMiniType): string | undefined =>
   (globalRegistry.get(s) as { description?: string } | undefined)?.description;
 
-/** Each operation is tagged with the first segment of its path, described in contract/tags.ts. */
-const tagOf = (route: Route) => route.path.split('/')[1]!;
-function describedTag(name: string): { name: string; description: string } {
-  const description = TAGS[name];
-  if (!description) throw new Error(`tag "${name}" has no description: declare it in contract/tags.ts`);
-  return { name, description };
-}
+/**
+ * Each operation is tagged with the first segment of its path, described in contract/tags.ts (test/contract/
+ * openapi.test.ts fails on a tag of the route table without a description there).
+ */
+export const tagOf = (route: Route) => route.path.split('/')[1]!;
+const describedTag = (name: string) => ({ name, ...(TAGS[name] ? { description: TAGS[name] } : {}) });
 
 function operation(route: Route): Json {
   const d = route.deprecation;
