@@ -1,8 +1,7 @@
 /**
  * Pet rules: what create, list and get mean, independent of storage.
  */
-import { AppError } from './errors.ts';
-import { createWithId, isAssignedId, type Audit, type IdAllocator, type ItemWriter } from './records.ts';
+import { createWithId, findById, type Audit, type IdAllocator, type ItemWriter } from './records.ts';
 import { DEFAULT_PET_STATUS, PAGE_SIZE, type NewPet, type Pet, type PetStatus } from '../../contract/schemas.ts';
 
 /** Where a page ends; opaque to clients (it travels inside a signed cursor). */
@@ -47,9 +46,7 @@ export async function createPet(
 
 /** The pet with this id: any int64 (a bigint when outside the ids the service assigns); not_found when none has it. */
 export async function getPet(store: Pick<PetStore, 'get'>, id: number | bigint): Promise<Pet> {
-  const pet = isAssignedId(id) ? await store.get(id) : undefined;
-  if (!pet) throw new AppError('not_found', `No animal has id ${id}.`);
-  return pet;
+  return findById(store, id, `No animal has id ${id}.`);
 }
 
 /** A page of pets, optionally by status, after a page key; the default page size when none is asked. */

@@ -3,7 +3,7 @@
  * which ids exist (1 to 2^53-1), and the create that takes an allocated id and tries another when one is taken.
  * A resource's own rules (pets.ts) build on these; its store implements the ports (lambdas/storage/item-store.ts).
  */
-import { UnavailableError } from './errors.ts';
+import { AppError, UnavailableError } from './errors.ts';
 
 /** Who made an item: kept on it for audit (the inventory is shared by every key), never returned by the API. */
 export interface Audit {
@@ -52,3 +52,14 @@ export async function createWithId<T>(
  * outside the safe integers, zero, negative) names none, and is answered without a read.
  */
 export const isAssignedId = (id: number | bigint): id is number => typeof id === 'number' && id >= 1;
+
+/** The item with this id (any int64 from a path); not_found, saying `notFound`, when none has it. */
+export async function findById<T>(
+  store: { get(id: number): Promise<T | undefined> },
+  id: number | bigint,
+  notFound: string,
+): Promise<T> {
+  const item = isAssignedId(id) ? await store.get(id) : undefined;
+  if (item === undefined) throw new AppError('not_found', notFound);
+  return item;
+}

@@ -67,6 +67,14 @@ export function itemReader<T>(
   };
 }
 
+/** A resource's store: the create and the read by id (a store of its own adds its queries to these). */
+export function itemStore<T extends object>(
+  storage: Storage,
+  table: ItemTable<T>,
+): ItemWriter<T> & { get(id: number): Promise<T | undefined> } {
+  return { ...itemWriter(storage, table), get: itemReader(storage, table) };
+}
+
 /** Ids are reserved in blocks of this size with one atomic counter update: ~1/ID_BLOCK extra writes per create. */
 export const ID_BLOCK = 1000;
 
@@ -130,3 +138,7 @@ export function idAllocator({ doc, tables }: Storage, counterKey: string): IdAll
     },
   };
 }
+
+/** The id allocator of a table's items: its counter is idCounterKey(def) in the state table. */
+export const tableIdAllocator = (storage: Storage, def: Pick<TableDefinition, 'envVar'>): IdAllocator =>
+  idAllocator(storage, idCounterKey(def));

@@ -7,7 +7,7 @@ import type { IdAllocator } from '../domain/records.ts';
 import type { PageKey, PetPage, PetStore } from '../domain/pets.ts';
 import type { Pet, PetStatus } from '../../contract/schemas.ts';
 import { guarded, withStorage, type Storage } from './client.ts';
-import { idAllocator, idCounterKey, itemReader, itemWriter, type ItemTable } from './item-store.ts';
+import { itemStore, itemWriter, tableIdAllocator, type ItemTable } from './item-store.ts';
 import { PETS_TABLE } from '../../contract/tables.ts';
 
 const STATUS_INDEX = PETS_TABLE.indexes[0].indexName;
@@ -63,8 +63,8 @@ export function createPetWriter(storage: Storage): Pick<PetStore, 'insert'> {
 }
 
 export function createPetStore(storage: Storage): PetStore {
-  return { ...itemWriter(storage, PETS), get: itemReader(storage, PETS), list: withStorage(storage, list) };
+  return { ...itemStore(storage, PETS), list: withStorage(storage, list) };
 }
 
 /** The pets' id allocator: its counter is `ids#pets` in the state table. */
-export const createIdAllocator = (storage: Storage): IdAllocator => idAllocator(storage, idCounterKey(PETS_TABLE));
+export const createIdAllocator = (storage: Storage): IdAllocator => tableIdAllocator(storage, PETS_TABLE);

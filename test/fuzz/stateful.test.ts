@@ -15,7 +15,7 @@ import { enterpriseKey } from './keys.ts';
 import { oddString } from './arbitraries.ts';
 import { newPetProblem } from './oracle.ts';
 import { CREATE_AND_READ, createBySample, readBack, type CreateAndRead, type Made } from './route-samples.ts';
-import { PLACEHOLDER_FIXTURES, sampleRequest, type SampleRequest } from '../helpers/samples.ts';
+import { PLACEHOLDER_FIXTURES, sampleRequest } from '../helpers/samples.ts';
 import { ROUTES, type OperationId } from '../../contract/routes.ts';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20_260_107);
@@ -34,7 +34,6 @@ interface Real {
 let api: TestApi;
 let keys: Real['keys'];
 const model: Model = { pets: new Map(), made: new Map() };
-let creates: SampleRequest[] = [];
 /**
  * What a create of a resource this file models by hand also tells that model: the generic commands create pets too,
  * and the pets model must know every pet to judge a list.
@@ -48,15 +47,6 @@ beforeAll(async () => {
   // Authorizer results cached as in the cloud; one key for reads, one for writes.
   api = await startTestApi({ authCacheTtlSeconds: 300 });
   keys = { GET: await enterpriseKey(api, 'stateful-get'), POST: await enterpriseKey(api, 'stateful-post') };
-  // Only the creates' samples: they name nothing, so making them makes nothing the models do not know.
-  creates = await Promise.all(
-    CREATE_AND_READ.map((p) =>
-      sampleRequest(
-        ROUTES.find((r) => r.operationId === p.create)!,
-        PLACEHOLDER_FIXTURES,
-      ),
-    ),
-  );
 });
 afterAll(async () => {
   console.info(`[stateful] ${requests} requests, model holds ${model.pets.size} pets`);
@@ -220,7 +210,11 @@ class CreateByRoute implements fc.AsyncCommand<Model, Real> {
   check = () => true;
   async run(m: Model, r: Real) {
     requests++;
-    const sample = creates.find((s) => s.operationId === this.pair.create)!;
+    // A create's sample names nothing (it is made afresh: a new Idempotency-Key each time, a create of its own).
+    const sample = await sampleRequest(
+      ROUTES.find((x) => x.operationId === this.pair.create)!,
+      PLACEHOLDER_FIXTURES,
+    );
     ALSO_MODELLED[this.pair.create]?.(m, await createBySample(r.api, r.keys.POST, sample, m.made));
   }
   toString = () => `CreateByRoute(${this.pair.create})`;
