@@ -42,7 +42,8 @@ describe('a table declared once', () => {
 
   it('lists no two tables by their keys in one object literal (a hand-written list of tables)', () => {
     const keys = TABLES.map(tableKey);
-    const found = SOURCES.flatMap(({ file, text }) =>
+    // The document's tags are path segments, which a resource and its table may share a name with.
+    const found = SOURCES.filter(({ file }) => file !== 'contract/tags.ts').flatMap(({ file, text }) =>
       [...text.matchAll(/\{[^{}]*\}/g)]
         .map((m) => m[0])
         .filter((obj) => keys.filter((k) => new RegExp(`(^|[{,\\s])${k}\\s*:`).test(obj)).length > 1)
