@@ -144,7 +144,7 @@ export interface components {
         "X-RateLimit-Reset": number;
         /** @description Seconds to wait before retrying (then back off exponentially). */
         "Retry-After": number;
-        /** @description Path of the created animal. */
+        /** @description Path of the created item: where a GET reads it. */
         Location: string;
         /** @description RFC 8288 link to the next page, present only when a further page may exist: `</v1/pets?limit=…&status=…&cursor=…>; rel="next"`. The cursor is opaque, signed, bound to the status filter and expires after 24 hours. The last page has no next link; a page that fills `limit` exactly may announce a next page that turns out empty. */
         LinkNext: string;

@@ -55,7 +55,7 @@ export const ERROR_CODES = {
   not_found: {
     status: 404,
     message: 'The requested resource could not be found.',
-    when: 'Unknown pet id, or unknown path (gateway).',
+    when: 'An id no item has, or unknown path (gateway).',
     retry: 'no',
   },
   method_not_allowed: {

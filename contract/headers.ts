@@ -35,7 +35,7 @@ export const RESPONSE_HEADERS = {
   'Retry-After': int('Retry-After', 'Seconds to wait before retrying (then back off exponentially).', 30),
   Location: {
     name: HEADER_NAMES.Location,
-    description: 'Path of the created animal.',
+    description: 'Path of the created item: where a GET reads it.',
     required: true,
     schema: { type: 'string', example: `${BASE_PATH}/pets/1001` },
   },

@@ -29,6 +29,11 @@ export interface TableGrant {
   /** A GSI name: the grant applies to `<table arn>/index/<name>` instead of the table. */
   readonly index?: string;
   readonly actions: readonly `dynamodb:${string}`[];
+  /**
+   * The function's writes to this table may run inside a TransactWriteItems (IAM grants the writes themselves; the
+   * table's alarms then also watch that operation, which DynamoDB reports apart). @default false
+   */
+  readonly transactional?: boolean;
 }
 
 /** What a function may touch. The stack grants exactly these and nothing else. */

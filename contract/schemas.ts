@@ -135,34 +135,33 @@ const INT64 = { min: -(2n ** 63n), max: 2n ** 63n - 1n } as const;
  * exact, and is never rounded to a number (above 2^53 two ids would round to one) nor sent to DynamoDB.
  */
 const CANONICAL_INT = /^(0|-?[1-9][0-9]{0,18})$/;
-export const PetId = z.pipe(
-  z.string().check(
-    z.regex(CANONICAL_INT, 'must be a 64-bit integer in decimal'),
-    // zod runs every check: this one only judges what the pattern let through.
-    z.refine(
-      (s) => !CANONICAL_INT.test(s) || (BigInt(s) >= INT64.min && BigInt(s) <= INT64.max),
-      'must be a 64-bit integer (int64)',
+/** A fresh schema each call: `meta` registers on the schema itself, so two parameters must never share one. */
+const int64Id = () =>
+  z.pipe(
+    z.string().check(
+      z.regex(CANONICAL_INT, 'must be a 64-bit integer in decimal'),
+      // zod runs every check: this one only judges what the pattern let through.
+      z.refine(
+        (s) => !CANONICAL_INT.test(s) || (BigInt(s) >= INT64.min && BigInt(s) <= INT64.max),
+        'must be a 64-bit integer (int64)',
+      ),
     ),
-  ),
-  z.transform((s): number | bigint => {
-    const n = Number(s);
-    return Number.isSafeInteger(n) && n >= 1 ? n : BigInt(s);
-  }),
-);
+    z.transform((s): number | bigint => {
+      const n = Number(s);
+      return Number.isSafeInteger(n) && n >= 1 ? n : BigInt(s);
+    }),
+  );
+export const PetId = int64Id();
 /** A pet id as parsed from a path: a number when the service could have assigned it, else a bigint that names no pet. */
 export type PetId = z.infer<typeof PetId>;
 
 // Documented as the int64 it stands for, with the pattern its text must match. No minimum/maximum: the int64
 // bounds are not exact JSON numbers in JavaScript, and format int64 states them.
-export const PetIdParam = z.object({
-  petId: meta(PetId, {
-    description: 'Identifier of the animal.',
-    type: 'integer',
-    format: 'int64',
-    pattern: CANONICAL_INT.source,
-    example: 1001,
-  }),
-});
+/** A path parameter naming an item whose id the service assigns (any int64 is well formed; see int64Id). */
+export const idParam = (description: string, example: number) =>
+  meta(int64Id(), { description, type: 'integer', format: 'int64', pattern: CANONICAL_INT.source, example });
+
+export const PetIdParam = z.object({ petId: idParam('Identifier of the animal.', 1001) });
 
 export const ErrorObject = meta(
   z.object({

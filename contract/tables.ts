@@ -15,8 +15,12 @@ export interface IndexDefinition {
 export interface TableDefinition {
   /** Logical name, used for CDK construct ids and local physical names. */
   readonly id: string;
-  /** The environment variable through which functions learn the physical table name. */
-  readonly envVar: string;
+  /**
+   * The environment variable through which a function whose access names the table learns its physical name. The
+   * rest is derived from it: the table's key in the storage's names (`PET_OWNERS_TABLE_NAME` → `petOwners`,
+   * tableKey), the config entry, the stack output (lib/stacks/outputs.ts), the local physical name.
+   */
+  readonly envVar: `${string}_TABLE_NAME`;
   readonly partitionKey: KeyAttribute;
   readonly sortKey?: KeyAttribute;
   readonly indexes: readonly IndexDefinition[];
@@ -63,7 +67,29 @@ export const STATE_TABLE = {
   ttlAttribute: 'expiresAt',
 } as const satisfies TableDefinition;
 
+/** Every table. A new one is declared above and listed here: nothing else lists tables. */
 export const TABLES = [PETS_TABLE, KEYS_TABLE, STATE_TABLE] as const satisfies readonly TableDefinition[];
+
+type Camel<S extends string> = S extends `${infer H}_${infer T}`
+  ? `${Lowercase<H>}${Capitalize<Camel<T>>}`
+  : Lowercase<S>;
+/** A table's key in the storage's table names, from its variable: `PETS_TABLE_NAME` → `pets`. */
+export type TableKeyOf<E extends string> = E extends `${infer P}_TABLE_NAME` ? Camel<P> : never;
+export type TableKey = TableKeyOf<(typeof TABLES)[number]['envVar']>;
+/** The environment variables of every table (each optional in a function's configuration: it holds its own). */
+export type TableEnvVar = (typeof TABLES)[number]['envVar'];
+
+/** A table's key in the storage's table names (`storage.tables.pets`), from its variable (see TableKeyOf). */
+export const tableKey = <E extends string>(def: { readonly envVar: E }): TableKeyOf<E> =>
+  def.envVar
+    .replace(/_TABLE_NAME$/, '')
+    .toLowerCase()
+    .replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase()) as TableKeyOf<E>;
+
+/** The distinct tables of a list of grants (a function's access), in the order first named. */
+export const tablesOf = (grants: readonly { readonly table: TableDefinition }[]): TableDefinition[] => [
+  ...new Map(grants.map((g) => [g.table.id, g.table])).values(),
+];
 
 /**
  * Every DynamoDB operation the service may perform (lambdas/storage: Get/Put/Update/Delete, Query, Scan, the

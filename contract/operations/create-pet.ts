@@ -67,12 +67,12 @@ export const CREATE_PET = {
   ],
   // PutItem of the pet (also inside the idempotent-create transaction); the id-block counter and the transaction's
   // record update are UpdateItems on the state table, like the limiter's; an Idempotency-Key is claimed with a
-  // conditional PutItem and released with a DeleteItem.
+  // conditional PutItem and released with a DeleteItem. The pet and the record's update are one transaction.
   access: {
     tables: [
       LIMITER_GRANT,
-      { table: PETS_TABLE, actions: ['dynamodb:PutItem'] },
-      { table: STATE_TABLE, actions: ['dynamodb:PutItem', 'dynamodb:DeleteItem'] },
+      { table: PETS_TABLE, actions: ['dynamodb:PutItem'], transactional: true },
+      { table: STATE_TABLE, actions: ['dynamodb:PutItem', 'dynamodb:DeleteItem'], transactional: true },
     ],
   },
 } as const satisfies Route;

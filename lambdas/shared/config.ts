@@ -4,14 +4,22 @@
  * reads the environment on import; whoever composes a function passes the variables in.
  */
 import * as z from 'zod/mini';
+import { TABLES, type TableEnvVar } from '../../contract/tables.ts';
 import { LOG_LEVELS } from './observability.ts';
 
 const text = (min: number) => z.string().check(z.minLength(min));
 
+/**
+ * Every table's variable, from the declarations (contract/tables.ts). Each is optional: a function's environment
+ * holds only the tables its access names, and using another one fails naming its variable (storage/client.ts).
+ */
+const TABLE_VARS = Object.fromEntries(TABLES.map((t) => [t.envVar, z.optional(text(3))])) as Record<
+  TableEnvVar,
+  z.ZodMiniOptional<ReturnType<typeof text>>
+>;
+
 const Env = z.object({
-  PETS_TABLE_NAME: text(3),
-  KEYS_TABLE_NAME: text(3),
-  STATE_TABLE_NAME: text(3),
+  ...TABLE_VARS,
   STAGE: z._default(text(1), 'local'),
   /** The stage the stack's API keys are named for (the authorizer only); STAGE when unset. */
   USAGE_KEYS_STAGE: z.optional(text(1)),

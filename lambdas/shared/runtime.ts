@@ -4,7 +4,7 @@
  * clock on its own, so the local server and the tests build functions with a configuration and a clock of their
  * own, side by side in one process.
  */
-import { createStorage, type Storage } from '../storage/client.ts';
+import { createStorage, tableNamesIn, type Storage } from '../storage/client.ts';
 import { loadConfig, type Config } from './config.ts';
 import type { CursorKeySource, SecretReader, cursorKeySource } from './cursor-keys.ts';
 import { createTelemetry, type LineWriter, type Telemetry } from './observability.ts';
@@ -58,7 +58,7 @@ export function createRuntime(config: Config, options: RuntimeOptions = {}): Run
     region: config.AWS_REGION,
     endpoint: config.DYNAMODB_ENDPOINT,
     timeoutMs: config.DYNAMODB_TIMEOUT_MS,
-    tables: { pets: config.PETS_TABLE_NAME, keys: config.KEYS_TABLE_NAME, state: config.STATE_TABLE_NAME },
+    tables: tableNamesIn(config),
   });
   // The reader is built on the first read only: local runs and benchmarks of the bundle never make one.
   const makeReader = options.readSecret;

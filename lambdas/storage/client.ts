@@ -8,12 +8,29 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { timeLeft } from '../shared/deadline.ts';
 import { UnavailableError } from '../domain/errors.ts';
+import { TABLES, tableKey, type TableKey } from '../../contract/tables.ts';
 
-/** Physical table names, from the function's configuration. */
-export interface TableNames {
-  readonly pets: string;
-  readonly keys: string;
-  readonly state: string;
+/** Physical table names by table key (contract/tables.ts: `PETS_TABLE_NAME` → `pets`), from the configuration. */
+export type TableNames = { readonly [K in TableKey]: string };
+
+/**
+ * The table names in a function's environment variables. A table the environment does not hold (the function's
+ * access does not name it) is there too, as a name that throws when read, naming its variable: a store used
+ * without its grant fails at its first call with that message, never with a call on an undefined table.
+ */
+export function tableNamesIn(env: Readonly<Partial<Record<string, unknown>>>): TableNames {
+  const names = {} as Record<TableKey, string>;
+  for (const def of TABLES) {
+    const name = env[def.envVar];
+    if (typeof name === 'string' && name) names[tableKey(def)] = name;
+    else
+      Object.defineProperty(names, tableKey(def), {
+        get() {
+          throw new Error(`${def.envVar} is not set: the function's access does not name table ${def.id}`);
+        },
+      });
+  }
+  return names;
 }
 
 export interface StorageSettings {

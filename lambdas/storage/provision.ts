@@ -12,7 +12,7 @@ import {
   type AttributeDefinition,
 } from '@aws-sdk/client-dynamodb';
 import { TABLES, type TableDefinition } from '../../contract/tables.ts';
-import { createStorage, type Storage, type TableNames } from './client.ts';
+import { createStorage, tableNamesIn, type Storage } from './client.ts';
 
 /** Physical names for a local prefix; the env vars the functions read them from. */
 export function localTableEnv(prefix: string): Record<string, string> {
@@ -116,17 +116,7 @@ export async function provisionLocalTables(endpoint: string, prefix: string): Pr
   return env;
 }
 
-/** The table names in a function environment's variables (PETS_TABLE_NAME, …). */
-export function tableNamesOf(env: Readonly<Record<string, string | undefined>>): TableNames {
-  const name = (v: string) => {
-    const n = env[v];
-    if (!n) throw new Error(`${v} is not set`);
-    return n;
-  };
-  return { pets: name('PETS_TABLE_NAME'), keys: name('KEYS_TABLE_NAME'), state: name('STATE_TABLE_NAME') };
-}
-
 /** Storage on DynamoDB Local, for tools and tests that write tables directly (keys, fixtures). */
 export function localStorage(endpoint: string, tableEnv: Readonly<Record<string, string>>): Storage {
-  return createStorage({ region: 'us-east-1', endpoint, timeoutMs: 8_000, tables: tableNamesOf(tableEnv) });
+  return createStorage({ region: 'us-east-1', endpoint, timeoutMs: 8_000, tables: tableNamesIn(tableEnv) });
 }

@@ -3,7 +3,7 @@
  * its stack outputs (`--stage`). Tests pass their own dependencies instead (a DepsFactory of their own).
  */
 import { STANDARD_PLANS, type PlanName } from '../../contract/plans.ts';
-import { KEYS_TABLE, PETS_TABLE, STATE_TABLE } from '../../contract/tables.ts';
+import { KEYS_TABLE, STATE_TABLE } from '../../contract/tables.ts';
 import type { StageName } from '../config/stage-names.ts';
 import { OUTPUT_IDS, tableNameOutputId, usagePlanOutputId } from '../stacks/outputs.ts';
 import { noGateway } from './gateway.ts';
@@ -20,11 +20,17 @@ export interface AdminTarget {
   readonly pacing?: PacingOptions;
 }
 
+/**
+ * The tables the admin tool uses: key records (keys), limits, usage history and bans (state). It reads the outputs
+ * of these only, and its configuration holds these only, so a stack deployed before another table was added (or
+ * without one the tool does not touch) still serves it.
+ */
+export const ADMIN_TABLES = [KEYS_TABLE, STATE_TABLE] as const;
+
 /** Where the key records, limits and usage history are: physical table names, and the DynamoDB holding them. */
 export interface TableTarget {
-  readonly pets: string;
-  readonly keys: string;
-  readonly state: string;
+  /** ADMIN_TABLES' variables (`KEYS_TABLE_NAME`…), each to its physical name. */
+  readonly tableEnv: Readonly<Record<string, string>>;
   /** The tables' region (a deployed stage). @default - none: DynamoDB Local needs no region */
   readonly region?: string;
   /** DynamoDB Local. @default - the region's DynamoDB */
@@ -40,11 +46,8 @@ type Target = { tables: TableTarget; gatewayDeps: GatewayDeps };
  * stack, the same shape holds their values.
  */
 export const ADMIN_OUTPUT_IDS = {
-  tables: {
-    pets: tableNameOutputId(PETS_TABLE),
-    keys: tableNameOutputId(KEYS_TABLE),
-    state: tableNameOutputId(STATE_TABLE),
-  },
+  /** By table variable: `KEYS_TABLE_NAME` → `KeysTableName`. */
+  tables: Object.fromEntries(ADMIN_TABLES.map((t) => [t.envVar, tableNameOutputId(t)])) as Record<string, string>,
   apiId: OUTPUT_IDS.apiId,
   usagePlans: Object.fromEntries(STANDARD_PLANS.map((p) => [p, usagePlanOutputId(p)])) as PerPlan,
 };
@@ -63,9 +66,7 @@ async function localTarget(): Promise<Target> {
   const names = localTableEnv(process.env.ANIMAL_STORE_TABLE_PREFIX ?? 'animal-store-local');
   return {
     tables: {
-      pets: names[PETS_TABLE.envVar]!,
-      keys: names[KEYS_TABLE.envVar]!,
-      state: names[STATE_TABLE.envVar]!,
+      tableEnv: Object.fromEntries(ADMIN_TABLES.map((t) => [t.envVar, names[t.envVar]!])),
       endpoint:
         process.env.ANIMAL_STORE_DYNAMODB_ENDPOINT ||
         `http://127.0.0.1:${process.env.ANIMAL_STORE_DYNAMODB_PORT ?? 8000}`,
@@ -83,7 +84,7 @@ async function awsTarget(stage: StageName, pacing?: PacingOptions): Promise<Targ
   const region = await sdkRegion();
   const outputs = await stackOutputs(STAGES[stage].stackName, region);
   return {
-    tables: { ...outputs.tables, region },
+    tables: { tableEnv: outputs.tables, region },
     gatewayDeps: {
       gateway: awsKeyGateway(
         new APIGatewayClient({ region }),
@@ -124,7 +125,7 @@ async function stackOutputs(stackName: string, region: string): Promise<StackVal
   };
   const ids = ADMIN_OUTPUT_IDS;
   return {
-    tables: { pets: need(ids.tables.pets), keys: need(ids.tables.keys), state: need(ids.tables.state) },
+    tables: Object.fromEntries(Object.entries(ids.tables).map(([envVar, id]) => [envVar, need(id)])),
     apiId: need(ids.apiId),
     usagePlans: Object.fromEntries(Object.entries(ids.usagePlans).map(([plan, id]) => [plan, need(id)])),
   };
@@ -145,9 +146,7 @@ async function storesFor(
     loadConfig({
       METRICS: 'off',
       LOG_LEVEL: 'WARN',
-      [PETS_TABLE.envVar]: tables.pets,
-      [KEYS_TABLE.envVar]: tables.keys,
-      [STATE_TABLE.envVar]: tables.state,
+      ...tables.tableEnv,
       ...(tables.endpoint ? { DYNAMODB_ENDPOINT: tables.endpoint } : {}),
       ...(tables.region ? { AWS_REGION: tables.region } : {}),
     }),

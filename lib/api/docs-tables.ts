@@ -6,6 +6,7 @@
  *
  * Plain data, like the OpenAPI document it reads: no CDK and no Lambda runtime imports.
  */
+import { GENERATED_VALUES, rewriteValues } from './docs-figures.ts';
 import { headerDoc } from '../../contract/headers.ts';
 import { fieldsOf } from '../../contract/request-fields.ts';
 import { LIMITER_GRANT } from '../../contract/operations/common.ts';
@@ -179,8 +180,10 @@ export function rewriteGenerated(file: string, text: string, routes: readonly Ro
   const missing = expected.filter((n) => !seen.includes(n));
   if (missing.length)
     throw new Error(`${file}: the markers of ${missing.map((n) => `"${n}"`).join(', ')} are missing or unclosed`);
-  return out;
+  return rewriteValues(file, out, routes);
 }
 
 /** The documents holding generated tables, by path from the repository root. */
-export const GENERATED_DOCS: readonly string[] = [...new Set(Object.values(GENERATED_TABLES).map((t) => t.file))];
+export const GENERATED_DOCS: readonly string[] = [
+  ...new Set([...Object.values(GENERATED_TABLES), ...Object.values(GENERATED_VALUES)].map((t) => t.file)),
+];

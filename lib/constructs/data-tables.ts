@@ -43,8 +43,9 @@ export const UNITS_PER_CALL = 4;
 /**
  * The ceiling that never throttles what the stage admits: every route's method at the stage throttle's rate plus a
  * full bucket in the same second, within the account's throttle (API Gateway applies the stage throttle per method),
- * times UNITS_PER_CALL. Production (2,000/s and 5,000 per method, 4 routes): 4 × (8,000 + 5,000) = 52,000 units/s,
- * about $117 an hour of writes at on-demand prices: a bill a runaway caller or a bug can reach, and no further.
+ * times UNITS_PER_CALL. Production with 4 routes (2,000/s and 5,000 per method): 4 × (8,000 + 5,000) = 52,000
+ * units/s, about $117 an hour of writes at on-demand prices: a bill a runaway caller or a bug can reach, and no
+ * further. docs/deployment.md's figures for both stages are generated from it (lib/api/docs-figures.ts).
  */
 export function requestUnitCeiling(
   throttle: { readonly rateLimit: number; readonly burstLimit: number },
@@ -54,6 +55,9 @@ export function requestUnitCeiling(
   const burst = Math.min(ACCOUNT_THROTTLE.burstLimit, throttle.burstLimit * methods);
   return UNITS_PER_CALL * (rate + burst);
 }
+
+/** The pinned logical id of a declared table's resource: `PetsTable`. */
+export const tableLogicalIdOf = (def: Pick<TableDefinition, 'id'>): string => `${def.id}Table`;
 
 const attribute = (a: KeyAttribute): Attribute => ({
   name: a.name,
@@ -99,7 +103,7 @@ export class DataTables extends Construct {
         removalPolicy: props.removalPolicy ?? RemovalPolicy.RETAIN,
         deletionProtection: props.deletionProtection ?? true,
       });
-      pinLogicalId(table, `${def.id}Table`);
+      pinLogicalId(table, tableLogicalIdOf(def));
       this.byId.set(def.id, table);
     }
   }

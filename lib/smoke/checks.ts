@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { AnimalStoreClient } from '../../client/index.ts';
 import { ROUTES, resourcePaths, type HttpMethod } from '../../contract/routes.ts';
 import { CheckFailed, expectError, fail, rateLimitHeaders, type Seen } from './probe.ts';
+import { ROUTE_WRITE_CHECKS } from './route-checks.ts';
 
 export interface SmokeContext {
   /** The stage's base URL, ending in the version segment (`…/v1`), no trailing slash. */
@@ -126,6 +127,7 @@ export const CHECKS: readonly Check[] = [
       return `created pet ${created.data!.id} ("${name}") at ${created.location}, read back`;
     },
   },
+  ...ROUTE_WRITE_CHECKS,
   {
     name: 'x-amzn-RequestId on every response',
     async run(ctx) {

@@ -21,7 +21,7 @@ import { STAGE_NAME, StoreApi } from '../constructs/store-api.ts';
 import { UsagePlans } from '../constructs/usage-plans.ts';
 import { WebFirewall } from '../constructs/web-firewall.ts';
 import { pinLogicalId } from '../constructs/logical-ids.ts';
-import { accessOf, functionConstructId, tableOperations } from './function-access.ts';
+import { accessOf, functionConstructId, tableEnvironment, tableOperations } from './function-access.ts';
 import { OUTPUT_IDS, tableNameOutputId, usagePlanOutputId } from './outputs.ts';
 import { FUNCTION_METADATA, TABLE_METADATA } from './metadata.ts';
 import { writeLambdaEntry } from '../config/lambda-entries.ts';
@@ -52,7 +52,6 @@ export class AnimalStoreStack extends Stack {
         (key) => this.node.tryGetContext(key),
       ),
     });
-    const tableEnv = Object.fromEntries(data.entries().map(({ def, table }) => [def.envVar, table.tableName]));
     // Lets the local gateway name each table of the template locally (lib/local).
     for (const { def, table } of data.entries())
       (table.node.defaultChild as CfnResource | undefined)?.addMetadata(TABLE_METADATA, def.id);
@@ -83,7 +82,7 @@ export class AnimalStoreStack extends Stack {
         // the account's concurrency from the operations, and guaranteed, so the operations cannot starve it.
         ...(name === AUTHORIZER.name ? { reservedConcurrentExecutions: stage.authorizerReservedConcurrency } : {}),
         environment: {
-          ...tableEnv,
+          ...tableEnvironment(access, (def) => data.table(def).tableName),
           CORS_ALLOWED_ORIGINS: stage.corsAllowedOrigins.join(','),
           // The ARN, never the value: the function reads the secret at cold start (lambdas/shared/cursor-keys.ts),
           // so the value is not in its configuration and a rotation needs no deploy.

@@ -5,7 +5,7 @@
  * Plain data, no CDK imports (the docs generator reads it).
  */
 import { AUTHORIZER, ROUTES, type FunctionAccess, type Route } from '../../contract/routes.ts';
-import { DYNAMODB_OPERATIONS } from '../../contract/tables.ts';
+import { DYNAMODB_OPERATIONS, tablesOf, type TableDefinition } from '../../contract/tables.ts';
 
 export type { FunctionAccess, TableGrant } from '../../contract/routes.ts';
 
@@ -17,6 +17,15 @@ export const functionAccess = (routes: readonly Route[] = ROUTES): Readonly<Reco
 
 export const FUNCTION_ACCESS = functionAccess();
 
+/**
+ * The table variables of a function's environment: only the tables its access names, each to its physical name
+ * (`name(def)`): least privilege, and a function's configuration says which tables it touches.
+ */
+export const tableEnvironment = (
+  access: FunctionAccess,
+  name: (def: TableDefinition) => string,
+): Record<string, string> => Object.fromEntries(tablesOf(access.tables).map((def) => [def.envVar, name(def)]));
+
 export function accessOf(name: string): FunctionAccess {
   const access = FUNCTION_ACCESS[name];
   if (!access) throw new Error(`No access declared for function ${name} (contract/routes.ts)`);
@@ -26,13 +35,10 @@ export function accessOf(name: string): FunctionAccess {
 /** The construct id of a function (`getPet` → `GetPet`); its log group's pinned logical id is this + `Logs`. */
 export const functionConstructId = (name: string): string => `${name[0]!.toUpperCase()}${name.slice(1)}`;
 
-/** DynamoDB operations that write (and so may also happen inside a transaction). */
-const WRITES: readonly string[] = ['PutItem', 'UpdateItem', 'DeleteItem'];
-
 /**
  * What the functions may do to each table (by definition id), in DYNAMODB_OPERATIONS order: the actions granted on
- * it or its indexes, plus TransactWriteItems on a table they write (a transaction's writes are reported under that
- * operation). Only tables some function touches appear.
+ * it or its indexes, plus TransactWriteItems on a table a grant declares `transactional` (a transaction's writes are
+ * reported under that operation). Only tables some function touches appear.
  */
 export function tableOperations(routes: readonly Route[] = ROUTES): Map<string, string[]> {
   const out = new Map<string, Set<string>>();
@@ -42,8 +48,8 @@ export function tableOperations(routes: readonly Route[] = ROUTES): Map<string, 
       for (const action of grant.actions) {
         const op = action.slice('dynamodb:'.length);
         ops.add(op);
-        if (WRITES.includes(op)) ops.add('TransactWriteItems');
       }
+      if (grant.transactional) ops.add('TransactWriteItems');
       out.set(grant.table.id, ops);
     }
   return new Map([...out].map(([id, ops]) => [id, DYNAMODB_OPERATIONS.filter((op) => ops.has(op))]));

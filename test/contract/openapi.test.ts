@@ -8,7 +8,8 @@ import * as z from 'zod/mini';
 import { BODY_ERRORS, LIMITER_GRANT, badRequest } from '../../contract/operations/common.ts';
 import { ROUTES, type Route } from '../../contract/routes.ts';
 import { Pet, PetIdParam, PetStatus, meta } from '../../contract/schemas.ts';
-import { buildOpenApi } from '../../lib/api/openapi.ts';
+import { buildOpenApi, tagOf } from '../../lib/api/openapi.ts';
+import { TAGS } from '../../contract/tags.ts';
 import { CLIENT_TYPES_PATH, OPENAPI_PATH, ROOT, generate } from '../../scripts/openapi.ts';
 
 type Json = Record<string, any>;
@@ -64,6 +65,12 @@ describe('openapi.json', () => {
     expect(doc.servers).toHaveLength(2);
     for (const s of doc.servers) expect(s.url).toMatch(/^https:\/\/.+\/v1$/);
     expect(doc.servers.map((s: Json) => s.description).join(' ')).toMatch(/Production.*Staging/);
+  });
+
+  it('describes every tag of the route table (contract/tags.ts)', () => {
+    const undescribed = [...new Set(ROUTES.map(tagOf))].filter((t) => !TAGS[t]);
+    expect(undescribed, 'describe these tags in contract/tags.ts').toEqual([]);
+    for (const t of doc.tags) expect(t.description, t.name).toBe(TAGS[t.name]);
   });
 
   it('has one operation per route, each with bearer security, and the spec components', () => {

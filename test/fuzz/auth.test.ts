@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROUTES, resourcePaths } from '../../contract/routes.ts';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
 import { newStats, send, type Pet } from './exchange.ts';
-import { requestInit, sampleRequests } from '../helpers/samples.ts';
+import { fixturesSending, requestInit, sampleRequests } from '../helpers/samples.ts';
 import { hashKey } from '../../lambdas/domain/keys.ts';
 import { createKeyAdminStore } from '../../lambdas/storage/key-store.ts';
 import { createPetWith, enterpriseKey } from './keys.ts';
@@ -34,7 +34,9 @@ describe('ignored auth: bad credentials never reach an operation', () => {
    * names a pet gets one of its own, so a control that changes or deletes it touches nothing else.
    */
   const requests = () =>
-    sampleRequests({ newPet: async () => (await createPetWith(api, world.key, { name: 'Auth', categoryId: 1 })).id });
+    sampleRequests(
+      fixturesSending(async (r) => (await fetch(`${api.url}${r.path}`, requestInit(r, { key: world.key }))).json()),
+    );
 
   it('every operation answers 401 (with WWW-Authenticate), never 2xx, without a key, with a wrong scheme or an unknown key', async () => {
     let checked = 0;

@@ -9,6 +9,7 @@ import { startTestApi, type TestApi } from '../helpers/api.ts';
 import { newStats, send, type Pet } from './exchange.ts';
 import type { World } from './oracle.ts';
 import { anyRequest } from './requests.ts';
+import { routeSamples } from './route-samples.ts';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20_260_107) + 1;
 const BATCH = 25;
@@ -27,7 +28,12 @@ beforeAll(async () => {
     body: JSON.stringify({ name: 'plan key', categoryId: 1, status: 'sold' }),
   });
   expect(res.status).toBe(201);
-  world = { keys: { GET: key, POST: key }, pets: [(await res.json()) as Pet], cursors: [] };
+  world = {
+    keys: { GET: key, POST: key },
+    pets: [(await res.json()) as Pet],
+    cursors: [],
+    samples: await routeSamples(api, key),
+  };
 });
 afterAll(async () => {
   console.info(

@@ -18,6 +18,7 @@ import { nextLink, newStats, send, type Pet } from './exchange.ts';
 import { createPetWith, enterpriseKey } from './keys.ts';
 import type { World } from './oracle.ts';
 import { anyRequest } from './requests.ts';
+import { routeSamples } from './route-samples.ts';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20_260_107);
 /** Requests per property run (sent in parallel), and runs: BATCH × RUNS generated requests. */
@@ -50,7 +51,7 @@ beforeAll(async () => {
     ).toBeDefined();
     cursors.push({ cursor: new URLSearchParams(next!.split('?')[1]).get('cursor')!, status });
   }
-  world = { keys, pets, cursors };
+  world = { keys, pets, cursors, samples: await routeSamples(api, keys.POST) };
 });
 afterAll(async () => {
   console.info(`[fuzz] ${stats.requests} requests, ${stats.fiveXx} 5xx, by status ${JSON.stringify(stats.byStatus)}`);

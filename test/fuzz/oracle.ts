@@ -5,6 +5,7 @@
  */
 import { MAX_BODY_BYTES, NAME_MAX_LENGTH, PAGE_SIZE, PET_STATUSES, type Pet } from '../../contract/schemas.ts';
 import { nextLink, type Expectation } from './exchange.ts';
+import type { SampleRequest } from '../helpers/samples.ts';
 
 const STATUSES: readonly string[] = PET_STATUSES;
 
@@ -19,6 +20,8 @@ export interface World {
   readonly pets: readonly Pet[];
   /** Real cursors from `Link: rel="next"`, with the status filter each was made for. */
   readonly cursors: readonly { cursor: string; status?: string }[];
+  /** Every operation's sample request, what it names made (route-samples.ts): the arm that covers every route. */
+  readonly samples: readonly SampleRequest[];
 }
 
 export type Pair = readonly [string, string];

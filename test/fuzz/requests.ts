@@ -7,6 +7,7 @@ import { badAuth, contentType, createBody } from './arbitraries.ts';
 import { RAW_QUERIES, listPairs, petIdSegment, UNDECLARED_METHODS } from './arbitraries-paths.ts';
 import { describe, type FuzzRequest } from './exchange.ts';
 import { resourcesWithAllow } from '../helpers/samples.ts';
+import { sampleArm } from './route-samples.ts';
 import { createExpectation, getExpectation, listExpectation, type Pair, type World } from './oracle.ts';
 
 /** Form-encodes like URLSearchParams, but keeps every pair (duplicates included) in the order given. */
@@ -104,6 +105,8 @@ export function anyRequest(world: World): fc.Arbitrary<FuzzRequest> {
     { weight: 3, arbitrary: orders },
     { weight: 5, arbitrary: wrongMethod },
     { weight: 2, arbitrary: unknownPath },
+    // Every route from its sample: what a new operation gets with no edit here.
+    { weight: 6, arbitrary: sampleArm(world.samples, world.keys) },
   );
 
   // Now and then the same request with bad credentials: 401 wherever a route matches, before any other check.
@@ -115,7 +118,13 @@ export function anyRequest(world: World): fc.Arbitrary<FuzzRequest> {
       )
       .map(([r, bad]): FuzzRequest => {
         const routed =
-          r.expect.status !== 405 && !(r.expect.status === 404 && r.why !== 'no such pet' && r.why !== 'existing pet');
+          r.expect.status !== 405 &&
+          !(
+            r.expect.status === 404 &&
+            r.why !== 'no such pet' &&
+            r.why !== 'existing pet' &&
+            !r.why.startsWith('sample')
+          );
         if (!bad || !routed) return r;
         const { Authorization: _, ...rest } = r.headers;
         return {

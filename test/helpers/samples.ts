@@ -6,8 +6,9 @@
  * (or the deployed API), `clientCall` the typed client's call, so a header a sample carries reaches every test
  * without teaching each one.
  *
- * Each sample owns its data: what it names (a pet) is made for that one request by the caller's fixtures, so a
- * sample that changes or deletes what it names never breaks another sample, or another test's fixtures.
+ * Each sample owns its data: what it names (a pet) is made for that one request by the fixtures, which send the
+ * sample of the operation that creates it (`make('createPet')`) the caller's way (fixturesSending), so a sample
+ * that changes or deletes what it names never breaks another sample, and a new resource needs no fixture of its own.
  */
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
@@ -15,14 +16,31 @@ import type { AnimalStoreClient } from '../../client/index.ts';
 import { ROUTES, resourcePaths, type HttpMethod, type OperationId, type Route } from '../../contract/routes.ts';
 import { proxyEvent } from '../../lib/local/lambda.ts';
 
-/** What a test gives the samples to make their data with. */
+/** What the samples make their data with. */
 export interface SampleFixtures {
-  /** A new pet, made for one sample request alone; resolves to its id. */
-  newPet(): Promise<number>;
+  /** A new item, made by the sample of the operation that creates it, for one sample request alone; its id. */
+  make(creator: OperationId): Promise<number>;
 }
 
 /** For requests refused before anything is looked up (no key, 401): the ids they name need not exist. */
-export const PLACEHOLDER_FIXTURES: SampleFixtures = { newPet: async () => 1 };
+export const PLACEHOLDER_FIXTURES: SampleFixtures = { make: async () => 1 };
+
+/**
+ * Fixtures that make an item by sending its creator's sample the test's own way (`send`: the local gateway, the
+ * typed client, a bundle), reading the id from the answer's body.
+ */
+export function fixturesSending(send: (r: SampleRequest) => Promise<unknown>): SampleFixtures {
+  const fixtures: SampleFixtures = {
+    async make(creator) {
+      const body = (await send(await sampleRequest(routeOf(creator), fixtures))) as { id?: unknown } | undefined;
+      if (typeof body?.id !== 'number') throw new Error(`${creator}'s sample made nothing: ${JSON.stringify(body)}`);
+      return body.id;
+    },
+  };
+  return fixtures;
+}
+
+const routeOf = (operationId: OperationId) => ROUTES.find((r) => r.operationId === operationId)!;
 
 export interface OperationSample {
   /** The path parameters of the sample request, made with the fixtures. */
@@ -43,7 +61,7 @@ export const OPERATION_SAMPLES = {
     body: { name: 'Sample', categoryId: 1 },
     status: 201,
   },
-  getPet: { params: async (f) => ({ petId: String(await f.newPet()) }), status: 200 },
+  getPet: { params: async (f) => ({ petId: String(await f.make('createPet')) }), status: 200 },
   listOrders: { status: 501 },
 } as const satisfies Record<OperationId, OperationSample>;
 
@@ -64,7 +82,7 @@ export interface SampleRequest {
   readonly status: number;
 }
 
-/** A route's sample request, its data made with `fixtures` (a fresh pet for each request that names one). */
+/** A route's sample request, its data made with `fixtures` (a fresh item for each request that names one). */
 export async function sampleRequest(
   route: Route & { readonly operationId: OperationId },
   fixtures: SampleFixtures,
@@ -107,11 +125,14 @@ export function requestInit(
  * A sample as a call of the typed client (`client.raw`, openapi-fetch, typed from the document): the route's
  * template with its path and query parameters, its headers and its body, as a client program would send it.
  */
-export function clientCall(client: AnimalStoreClient, r: SampleRequest): Promise<{ response: Response }> {
+export function clientCall(
+  client: AnimalStoreClient,
+  r: SampleRequest,
+): Promise<{ response: Response; data?: unknown }> {
   const call = client.raw[r.method as 'GET'] as unknown as (
     path: string,
     init: unknown,
-  ) => Promise<{ response: Response }>;
+  ) => Promise<{ response: Response; data?: unknown }>;
   const { 'Content-Type': _json, ...header } = r.headers;
   return call(r.resourcePath, {
     params: { path: r.pathParameters, query: r.query, header },

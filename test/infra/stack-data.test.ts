@@ -10,8 +10,8 @@ import { GATEWAY_RESPONSES } from '../../contract/gateway-responses.ts';
 import { ROUTES } from '../../contract/routes.ts';
 import { PLANS, STANDARD_PLANS, usagePlanThrottle, type PlanName } from '../../contract/plans.ts';
 import { STAGES, STAGE_NAMES } from '../../lib/config/stages.ts';
-import { KEYS_TABLE, PETS_TABLE, STATE_TABLE, TABLES } from '../../contract/tables.ts';
-import { ADMIN_OUTPUT_IDS } from '../../lib/admin/targets.ts';
+import { TABLES } from '../../contract/tables.ts';
+import { ADMIN_OUTPUT_IDS, ADMIN_TABLES } from '../../lib/admin/targets.ts';
 import { OUTPUT_IDS } from '../../lib/stacks/outputs.ts';
 import { built, resources, synthesizeStages, tableLogicalId, templates } from './stack-fixture.ts';
 
@@ -154,12 +154,10 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
     const outputs = t().toJSON().Outputs;
     const ref = (id: string) => outputs[id]?.Value?.Ref;
     const ids = ADMIN_OUTPUT_IDS;
-    for (const [name, def] of [
-      ['pets', PETS_TABLE],
-      ['keys', KEYS_TABLE],
-      ['state', STATE_TABLE],
-    ] as const) {
-      expect(ref(ids.tables[name]), ids.tables[name]).toBe(tableLogicalId(t(), def.id));
+    expect(Object.keys(ids.tables).sort()).toEqual(ADMIN_TABLES.map((d) => d.envVar).sort());
+    for (const def of ADMIN_TABLES) {
+      const id = ids.tables[def.envVar]!;
+      expect(ref(id), id).toBe(tableLogicalId(t(), def.id));
     }
     expect(ref(ids.apiId)).toBe(resources(t(), 'AWS::ApiGateway::RestApi')[0]![0]);
     const plans = resources(t(), 'AWS::ApiGateway::UsagePlan');

@@ -6,7 +6,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll } from 'vitest';
 import { STAGE_NAMES, type StageName } from '../../lib/config/stages.ts';
 import { createApp } from '../../lib/stacks/app.ts';
-import { TABLES } from '../../contract/tables.ts';
+import { tableLogicalIdOf } from '../../lib/constructs/data-tables.ts';
 import { SYNTH_CONTEXT } from './synth-context.ts';
 
 export type Resource = {
@@ -34,14 +34,11 @@ export const resourcesOf = (stage: StageName): Record<string, Resource> => templ
 export const resources = (t: Template, type: string): [string, Resource][] =>
   Object.entries(t.findResources(type)) as [string, Resource][];
 
-/** The logical id of the table built from a definition (found by its partition key, unique per table). */
+/** The logical id of the table built from a definition (pinned from its declaration), checked to be in `t`. */
 export const tableLogicalId = (t: Template, defId: string): string => {
-  const def = TABLES.find((d) => d.id === defId)!;
-  const found = resources(t, 'AWS::DynamoDB::GlobalTable').find(
-    ([, r]) => r.Properties.KeySchema[0].AttributeName === def.partitionKey.name,
-  );
-  if (!found) throw new Error(`no table ${defId}`);
-  return found[0];
+  const id = tableLogicalIdOf({ id: defId });
+  if (t.toJSON().Resources[id]?.Type !== 'AWS::DynamoDB::GlobalTable') throw new Error(`no table ${defId}`);
+  return id;
 };
 
 /** The function whose description names the operation, with its role's inline statements. */

@@ -9,7 +9,7 @@ import { AUTHORIZER, ROUTES, resourcePaths } from '../../contract/routes.ts';
 import { STAGES, STAGE_NAMES } from '../../lib/config/stages.ts';
 import { FUNCTION_ACCESS } from '../../lib/stacks/function-access.ts';
 import { BEARER_VALIDATION_EXPRESSION } from '../../contract/auth.ts';
-import { TABLES } from '../../contract/tables.ts';
+import { tablesOf } from '../../contract/tables.ts';
 import { functionOf, resources, synthesizeStages, tableLogicalId, templates } from './stack-fixture.ts';
 
 synthesizeStages();
@@ -61,7 +61,16 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
         LOG_LEVEL: stage.logLevel,
         SERVICE_NAME: 'animal-store',
       });
-      for (const def of TABLES) expect(env[def.envVar]).toEqual({ Ref: tableLogicalId(t(), def.id) });
+      // Only the tables its access names (least privilege, and the configuration says what it touches).
+      const name = (f.Properties.Description as string).split(': ')[1]!;
+      const own = tablesOf(FUNCTION_ACCESS[name]!.tables);
+      expect(
+        Object.keys(env)
+          .filter((v) => v.endsWith('_TABLE_NAME'))
+          .sort(),
+        name,
+      ).toEqual(own.map((def) => def.envVar).sort());
+      for (const def of own) expect(env[def.envVar]).toEqual({ Ref: tableLogicalId(t(), def.id) });
     }
     for (const [id, g] of resources(t(), 'AWS::Logs::LogGroup'))
       expect(g.Properties.RetentionInDays, id).toBe(

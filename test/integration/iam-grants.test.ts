@@ -13,7 +13,7 @@ import type { CfnTemplate } from '../../lib/local/template.ts';
 import { TABLE_METADATA, FUNCTION_METADATA } from '../../lib/stacks/metadata.ts';
 import { FUNCTION_ACCESS } from '../../lib/stacks/function-access.ts';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
-import { OPERATION_SAMPLES, requestInit, sampleRequest } from '../helpers/samples.ts';
+import { OPERATION_SAMPLES, fixturesSending, requestInit, sampleRequest } from '../helpers/samples.ts';
 import { onEveryClient, throttlingException } from '../helpers/clients.ts';
 
 interface Grant {
@@ -89,8 +89,8 @@ const post = (api: TestApi, headers: Record<string, string> = {}) =>
 const sampleScenario = (route: (typeof ROUTES)[number]): Scenario => ({
   what: 'its sample request fails: 5xx',
   async run(api) {
-    const newPet = async () => ((await (await post(api)).json()) as { id: number }).id;
-    const r = await sampleRequest(route, { newPet });
+    const fixtures = fixturesSending(async (made) => (await api.call(made.path, requestInit(made))).json());
+    const r = await sampleRequest(route, fixtures);
     return api.call(r.path, { ...requestInit(r), contract: false });
   },
   ok: OPERATION_SAMPLES[route.operationId].status,

@@ -11,7 +11,7 @@ import { loadConfig } from '../../lambdas/shared/config.ts';
 import { withDeadline } from '../../lambdas/shared/deadline.ts';
 import { createRuntime } from '../../lambdas/shared/runtime.ts';
 import type { Storage } from '../../lambdas/storage/client.ts';
-import { createIdAllocator } from '../../lambdas/storage/pet-store.ts';
+import { idAllocator as createIdAllocator } from '../../lambdas/storage/item-store.ts';
 import { localStorage, provisionLocalTables } from '../../lambdas/storage/provision.ts';
 import { uniquePrefix } from '../helpers/api.ts';
 import { startFaultProxy, type FaultProxy } from '../helpers/fault-proxy.ts';

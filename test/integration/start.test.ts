@@ -9,7 +9,7 @@ import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { freePort } from '../../lib/local/dynamodb.ts';
-import { localClient } from '../../lambdas/storage/provision.ts';
+import { localClient, localTableEnv } from '../../lambdas/storage/provision.ts';
 import { uniquePrefix } from '../helpers/api.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -75,11 +75,9 @@ it('npm start uses the given endpoint, creates its tables there, and prints the 
     TableNames.push(...(page.TableNames ?? []));
     start = page.LastEvaluatedTableName;
   } while (start);
-  expect(TableNames.filter((n) => n.startsWith(`${prefix}-`)).sort()).toEqual([
-    `${prefix}-ApiKeys`,
-    `${prefix}-Pets`,
-    `${prefix}-State`,
-  ]);
+  expect(TableNames.filter((n) => n.startsWith(`${prefix}-`)).sort()).toEqual(
+    Object.values(localTableEnv(prefix)).sort(),
+  );
   const url = (await waitForLine(/listening on /)).split(' ').pop()!;
   const key = (await waitForLine(/^API key \(free\): /)).split(' ').pop()!;
   const res = await fetch(`${url}/pets`, { headers: { Authorization: `Bearer ${key}` } });

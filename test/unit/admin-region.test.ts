@@ -13,6 +13,9 @@ import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-clo
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STAGES } from '../../lib/config/stages.ts';
+import { ADMIN_TABLES } from '../../lib/admin/targets.ts';
+import { tableNameOutputId } from '../../lib/stacks/outputs.ts';
+import { TABLES, tableKey } from '../../contract/tables.ts';
 
 const saved = { ...process.env };
 const cfn = mockClient(CloudFormationClient);
@@ -22,24 +25,16 @@ beforeAll(() => {
   const dir = mkdtempSync(join(tmpdir(), 'admin-region-'));
   writeFileSync(join(dir, 'config'), '[profile ops]\nregion = eu-central-1\n');
   writeFileSync(join(dir, 'credentials'), '[ops]\naws_access_key_id = AKIDEXAMPLE\naws_secret_access_key = example\n');
-  for (const k of [
-    'AWS_REGION',
-    'AWS_DEFAULT_REGION',
-    'DYNAMODB_ENDPOINT',
-    'PETS_TABLE_NAME',
-    'KEYS_TABLE_NAME',
-    'STATE_TABLE_NAME',
-  ])
+  for (const k of ['AWS_REGION', 'AWS_DEFAULT_REGION', 'DYNAMODB_ENDPOINT', ...TABLES.map((t) => t.envVar)])
     delete process.env[k];
   Object.assign(process.env, {
     AWS_CONFIG_FILE: join(dir, 'config'),
     AWS_SHARED_CREDENTIALS_FILE: join(dir, 'credentials'),
     AWS_PROFILE: 'ops',
   });
+  // Only the outputs the admin tool uses: a stack without a table the tool does not touch still serves it.
   const outputs = Object.entries({
-    PetsTableName: 'pets-t',
-    KeysTableName: 'keys-t',
-    StateTableName: 'state-t',
+    ...Object.fromEntries(ADMIN_TABLES.map((t) => [tableNameOutputId(t), `${tableKey(t)}-t`])),
     ApiId: 'api123',
     UsagePlanIdFree: 'p-free',
     UsagePlanIdPro: 'p-pro',

@@ -6,11 +6,13 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig, LOCAL_CURSOR_SECRET } from '../../lambdas/shared/config.ts';
 import { createRuntime } from '../../lambdas/shared/runtime.ts';
+import { localTableEnv } from '../../lambdas/storage/provision.ts';
+import { PETS_TABLE, STATE_TABLE } from '../../contract/tables.ts';
 import { cursorKeySource, type SecretReader } from '../../lambdas/shared/cursor-keys.ts';
 import { getPetHandler } from '../../lambdas/handlers/get-pet.ts';
 import { listPetsHandler } from '../../lambdas/handlers/list-pets.ts';
 
-const TABLES = { PETS_TABLE_NAME: 'Pets', KEYS_TABLE_NAME: 'Keys', STATE_TABLE_NAME: 'State' };
+const TABLES = localTableEnv('config');
 const ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:CursorSecret-AbCdEf';
 const VALUE = 'a-real-secret-0123456789';
 const reads: string[] = [];
@@ -59,9 +61,18 @@ describe('the cursor secret', () => {
 });
 
 describe('loadConfig', () => {
-  it('names every missing or malformed variable at once', () => {
-    expect(() => loadConfig({ LOG_LEVEL: 'LOUD', DYNAMODB_TIMEOUT_MS: '50' })).toThrow(
-      /PETS_TABLE_NAME.*KEYS_TABLE_NAME.*STATE_TABLE_NAME.*DYNAMODB_TIMEOUT_MS.*LOG_LEVEL/,
+  it('names every malformed variable at once', () => {
+    expect(() => loadConfig({ [PETS_TABLE.envVar]: '', LOG_LEVEL: 'LOUD', DYNAMODB_TIMEOUT_MS: '50' })).toThrow(
+      new RegExp(`${PETS_TABLE.envVar}.*DYNAMODB_TIMEOUT_MS.*LOG_LEVEL`),
+    );
+  });
+
+  // A function's environment holds only the tables its access names: a store used without its grant says so.
+  it('holds only the tables given, and names the variable of one used without it', () => {
+    const { storage } = createRuntime(loadConfig({ [STATE_TABLE.envVar]: 'State', METRICS: 'off' }));
+    expect(storage.tables.state).toBe('State');
+    expect(() => storage.tables.pets).toThrow(
+      `${PETS_TABLE.envVar} is not set: the function's access does not name table ${PETS_TABLE.id}`,
     );
   });
 

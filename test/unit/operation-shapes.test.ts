@@ -17,6 +17,7 @@ import type { ApiModel } from '../../lib/local/template.ts';
 import { loadConfig } from '../../lambdas/shared/config.ts';
 import { apiHandler } from '../../lambdas/shared/http.ts';
 import { createRuntime } from '../../lambdas/shared/runtime.ts';
+import { localTableEnv } from '../../lambdas/storage/provision.ts';
 
 /** getPet's path parameter on a path of its own, without a body either way, deprecation or errors of its own. */
 const FORGET = {
@@ -38,9 +39,7 @@ const FORGET = {
 
 const runtime = createRuntime(
   loadConfig({
-    PETS_TABLE_NAME: 'Pets',
-    KEYS_TABLE_NAME: 'Keys',
-    STATE_TABLE_NAME: 'State',
+    ...localTableEnv('shapes'),
     METRICS: 'off',
     LOG_LEVEL: 'SILENT',
     RATE_LIMITER: 'off',

@@ -17,7 +17,7 @@ import {
 
 it('gives every sample request that names a pet a pet of its own, every time it is made', async () => {
   let made = 0;
-  const fixtures = { newPet: async () => 1000 + made++ };
+  const fixtures = { make: async () => 1000 + made++ };
   const first = await sampleRequests(fixtures);
   const second = await sampleRequests(fixtures);
   const naming = ROUTES.filter((r) => 'params' in OPERATION_SAMPLES[r.operationId]).length;

@@ -1,0 +1,144 @@
+/**
+ * What every store of a resource whose ids the service assigns shares (pet-store.ts and any new one): the create
+ * as a conditional put with a write token, the read by id, and the id allocator. A store is then its item mapping
+ * and its queries.
+ */
+import { randomBytes } from 'node:crypto';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { Audit, IdAllocator, ItemWriter } from '../domain/records.ts';
+import { tableKey, type TableDefinition, type TableKey } from '../../contract/tables.ts';
+import { conditionFailedItem, guarded, withinDeadline, type Storage } from './client.ts';
+
+/** The attribute holding the token of the write that created an item (never part of what the API shows). */
+export const WRITE_TOKEN = 'wt';
+
+/** A table of items keyed by a numeric id (its partition key), and how an item of it reads as the API's value. */
+export interface ItemTable<T> {
+  readonly def: TableDefinition & { readonly envVar: `${string}_TABLE_NAME` };
+  /** The API's value from a stored item (audit and write token left out). */
+  readonly fromItem: (item: Record<string, unknown>) => T;
+}
+
+const nameOf = (storage: Storage, def: TableDefinition): string => storage.tables[tableKey(def) as TableKey];
+
+/** The create: a put conditional on the id being free. */
+export function itemWriter<T extends object>(storage: Storage, { def }: ItemTable<T>): ItemWriter<T> {
+  const key = def.partitionKey.name;
+  return {
+    async insert(item, audit: Audit) {
+      // A token per attempt, written with the item: when the SDK resends a put whose answer was lost and the first
+      // copy was applied, the resent copy fails its condition on our own item; the token tells it apart from an id
+      // that is really taken, so one create never writes a second item under a new id.
+      const token = randomBytes(9).toString('base64url');
+      try {
+        await guarded((options) =>
+          storage.doc.send(
+            new PutCommand({
+              TableName: nameOf(storage, def),
+              Item: { ...item, ...audit, [WRITE_TOKEN]: token },
+              ConditionExpression: 'attribute_not_exists(#k)',
+              ExpressionAttributeNames: { '#k': key },
+              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+            }),
+            options,
+          ),
+        );
+        return true;
+      } catch (err) {
+        if (err instanceof ConditionalCheckFailedException) return conditionFailedItem(err)?.[WRITE_TOKEN] === token;
+        throw err;
+      }
+    },
+  };
+}
+
+/** The read of one item by its id; undefined when none has it. */
+export function itemReader<T>(
+  storage: Storage,
+  { def, fromItem }: ItemTable<T>,
+): (id: number) => Promise<T | undefined> {
+  const key = def.partitionKey.name;
+  return async (id) => {
+    const out = await guarded((options) =>
+      storage.doc.send(new GetCommand({ TableName: nameOf(storage, def), Key: { [key]: id } }), options),
+    );
+    return out.Item ? fromItem(out.Item) : undefined;
+  };
+}
+
+/** A resource's store: the create and the read by id (a store of its own adds its queries to these). */
+export function itemStore<T extends object>(
+  storage: Storage,
+  table: ItemTable<T>,
+): ItemWriter<T> & { get(id: number): Promise<T | undefined> } {
+  return { ...itemWriter(storage, table), get: itemReader(storage, table) };
+}
+
+/** Ids are reserved in blocks of this size with one atomic counter update: ~1/ID_BLOCK extra writes per create. */
+export const ID_BLOCK = 1000;
+
+/** The state-table item counting a table's reserved ids: `ids#pets`. */
+export const idCounterKey = (def: Pick<TableDefinition, 'envVar'>): string => `ids#${tableKey(def)}`;
+
+/**
+ * Reserves id blocks with an atomic `ADD` on one counter item (idCounterKey), then hands ids out of the block in
+ * memory. The counter takes one write per ID_BLOCK creates, so it never becomes the hot item; blocks never overlap,
+ * so ids are unique across every container. Ids a container does not use are skipped, never reused.
+ */
+export function idAllocator({ doc, tables }: Storage, counterKey: string): IdAllocator {
+  let nextId = 0;
+  let end = -1; // inclusive
+  let pending: Promise<void> | undefined;
+  /** The reservation in flight was started ahead of any request (reserveAhead): no request's deadline bounds it. */
+  let ahead = false;
+
+  async function reserve(): Promise<void> {
+    const out = await guarded((options) =>
+      doc.send(
+        new UpdateCommand({
+          TableName: tables.state,
+          Key: { pk: counterKey },
+          UpdateExpression: 'ADD #n :block',
+          ExpressionAttributeNames: { '#n': 'allocated' },
+          ExpressionAttributeValues: { ':block': ID_BLOCK },
+          ReturnValues: 'UPDATED_NEW',
+        }),
+        options,
+      ),
+    );
+    const top = Number(out.Attributes?.allocated);
+    if (!Number.isSafeInteger(top)) throw new Error('id counter is not a safe integer');
+    nextId = top - ID_BLOCK + 1;
+    end = top;
+  }
+
+  return {
+    reserveAhead() {
+      if (nextId <= end || pending) return;
+      ahead = true;
+      // A failure is forgotten: the next id reserves again, within its request's deadline.
+      pending = reserve()
+        .catch(() => undefined)
+        .finally(() => {
+          pending = undefined;
+          ahead = false;
+        });
+    },
+    async next() {
+      while (nextId > end) {
+        if (pending && ahead) {
+          await withinDeadline(pending);
+          continue;
+        }
+        pending ??= reserve().finally(() => (pending = undefined));
+        await pending;
+      }
+      return nextId++;
+    },
+  };
+}
+
+/** The id allocator of a table's items: its counter is idCounterKey(def) in the state table. */
+export const tableIdAllocator = (storage: Storage, def: Pick<TableDefinition, 'envVar'>): IdAllocator =>
+  idAllocator(storage, idCounterKey(def));

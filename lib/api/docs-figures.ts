@@ -1,0 +1,55 @@
+/**
+ * Figures in the documents that follow from the route table or the table list, written inline between
+ * `<!-- value: <name> -->` and `<!-- /value -->` (invisible in the rendered page, so a figure can sit in a table
+ * cell or a sentence) and rewritten with the generated tables (`npm run openapi`; test/contract/docs.test.ts fails
+ * on a stale one). A new operation or table changes them without an edit by hand.
+ */
+import { ROUTES, type Route } from '../../contract/routes.ts';
+import { STAGES } from '../config/stages.ts';
+import { requestUnitCeiling } from '../constructs/data-tables.ts';
+import { alarmMetricTotal } from '../stacks/alarm-metrics.ts';
+
+const thousands = (n: number) => n.toLocaleString('en-US');
+/** The price of one billed metric (custom or alarm), USD a month. */
+const PER_CUSTOM_METRIC = 0.3;
+const PER_ALARM_METRIC = 0.1;
+/** The EMF series per stage besides Powertools' ColdStart (docs/deployment.md, "Cost estimate"). */
+const EMF_SERIES = 25;
+
+/** One function per operation, and the authorizer. */
+const functions = (routes: readonly Route[]) => routes.length + 1;
+const ceiling = (stage: keyof typeof STAGES) => (routes: readonly Route[]) =>
+  `${thousands(requestUnitCeiling(STAGES[stage].stageThrottle, routes.length))} units/s`;
+
+export const GENERATED_VALUES = {
+  'dynamodb-ceiling-staging': { file: 'docs/deployment.md', render: ceiling('staging') },
+  'dynamodb-ceiling-production': { file: 'docs/deployment.md', render: ceiling('production') },
+  functions: { file: 'docs/deployment.md', render: (routes) => String(functions(routes)) },
+  'custom-metrics-usd': {
+    file: 'docs/deployment.md',
+    render: (routes) => String(Math.round((EMF_SERIES + functions(routes)) * PER_CUSTOM_METRIC)),
+  },
+  'alarm-metrics-usd': {
+    file: 'docs/deployment.md',
+    render: (routes) => `about ${Math.round(alarmMetricTotal(routes) * PER_ALARM_METRIC)}`,
+  },
+} as const satisfies Record<string, { file: string; render: (routes: readonly Route[]) => string }>;
+
+const VALUES = /(<!-- value: ([\w-]+) -->)[^<\n]*(<!-- \/value -->)/g;
+
+/** The document with every figure between its markers rewritten; refuses an unknown one, and a missing one. */
+export function rewriteValues(file: string, text: string, routes: readonly Route[] = ROUTES): string {
+  const expected = Object.entries(GENERATED_VALUES)
+    .filter(([, v]) => v.file === file)
+    .map(([name]) => name);
+  const seen = new Set<string>();
+  const out = text.replace(VALUES, (_all, open: string, name: string, close: string) => {
+    const v = (GENERATED_VALUES as Record<string, { render: (routes: readonly Route[]) => string }>)[name];
+    if (!v || !expected.includes(name)) throw new Error(`${file}: no generated value named "${name}" belongs here`);
+    seen.add(name);
+    return `${open}${v.render(routes)}${close}`;
+  });
+  const missing = expected.filter((n) => !seen.has(n));
+  if (missing.length) throw new Error(`${file}: the values ${missing.map((n) => `"${n}"`).join(', ')} are missing`);
+  return out;
+}
