@@ -7,6 +7,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { undeclaredMethod } from '../helpers/samples.ts';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
+import { PAYING_POOLS } from '../../contract/key-pool.ts';
+import { payingPoolPlanLogicalId } from '../../lib/constructs/usage-plan-ids.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 let api: TestApi;
@@ -49,12 +51,13 @@ describe('request ids', () => {
 
 describe('usage plans from the template', () => {
   it("counts every request the authorizer admits, the function's own 429s included, then answers the gateway's rejection", async () => {
-    // The Pro key on the Pro plan (a Free key counts against its pool member's plan, sized for many customers).
-    const free = api.model.usagePlans.get(api.model.usagePlanOutputs.get('UsagePlanIdPro')!)!;
+    // The Pro key counts against its pool member's API key, on the Pro pool's usage plan (sized for the Pro customers
+    // that share a member), not on the Pro plan: every plan's keys share pooled API keys.
+    const plan = api.model.usagePlans.get(payingPoolPlanLogicalId(PAYING_POOLS.pro.logicalPrefix))!;
     const key = api.keys.pro;
     // A fixed instant: the bucket does not refill, so a client that never waits meets its burst or its quota first.
-    const limit = Math.min(free.burstLimit!, free.quota!.limit);
-    const type = free.burstLimit! <= free.quota!.limit ? 'THROTTLED' : 'QUOTA_EXCEEDED';
+    const limit = Math.min(plan.burstLimit!, plan.quota!.limit);
+    const type = plan.burstLimit! <= plan.quota!.limit ? 'THROTTLED' : 'QUOTA_EXCEEDED';
     // A day ahead: earlier requests of this file are in another quota period, and the bucket is full again.
     const instant = Date.now() + 86_400_000;
     api.clock.set(() => instant);
