@@ -26,7 +26,7 @@ it('keys set-plan --help prints that command’s usage, not the whole list, and 
   const r = await run(['keys', 'set-plan', '--help']);
   expect(r).toMatchObject({ code: 0, err: [], connected: false });
   expect(r.out.split('\n')[0]).toMatch(
-    /^Usage: npm run admin -- keys set-plan <id> <plan> \[--per-minute N --per-day N\]/,
+    /^Usage: npm run admin -- keys set-plan <id> <plan> \[--per-minute N\] \[--per-day N\]/,
   );
   expect(r.out).toMatch(/once cached authorizer results expire/);
   expect(r.out).not.toMatch(/keys create|--owner/);
