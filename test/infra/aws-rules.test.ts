@@ -7,7 +7,8 @@ import { ResponseType } from 'aws-cdk-lib/aws-apigateway';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { ERROR_CODES, type ErrorCode } from '../../contract/errors.ts';
 import { GATEWAY_RESPONSE_TYPES } from '../../contract/gateway-responses.ts';
-import { ACCOUNT_THROTTLE, PLANS, STANDARD_PLANS } from '../../contract/plans.ts';
+import { FREE_KEY_POOL, PAYING_POOLS, customersAtFullRate, type PayingPoolPlan } from '../../contract/key-pool.ts';
+import { ACCOUNT_THROTTLE, PLANS, STANDARD_PLANS, usagePlanThrottle } from '../../contract/plans.ts';
 import { STAGE_NAMES, type StageName } from '../../lib/config/stages.ts';
 import { VERSION_DIMENSION } from '../../lib/constructs/version-gates.ts';
 import { captureEmf, type EmittedMetric } from './emf-capture.ts';
@@ -267,8 +268,21 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
     // reject what the app admits from a client that honours the headers: checked on the deployed numbers.
     it('usage plans admit everything the app admits from clients that honour the headers, within the account throttle', async () => {
       const plans = resourcesOf(t(), 'AWS::ApiGateway::UsagePlan');
-      // The standard plans, the Free key pool's (key-pool.test.ts) and the spent-keys plan (spent-keys.test.ts).
-      expect(plans).toHaveLength(STANDARD_PLANS.length + 2);
+      // The standard plans, the Free key pool's and the paying pools' (key-pool.test.ts), and the spent-keys plan
+      // (spent-keys.test.ts).
+      const pools = [['free', FREE_KEY_POOL.displayName] as const, ...poolsOf()];
+      expect(plans).toHaveLength(STANDARD_PLANS.length + pools.length + 1);
+      // Each pool's plan is customersAtFullRate customers' plans added up, within the account throttle: each of
+      // those customers gets what its own plan gives it (checked against the app's limiter below).
+      for (const [plan, displayName] of pools) {
+        const [, p] = plans.find(([, x]) => x.Properties.UsagePlanName.endsWith(`-${displayName}`))!;
+        const one = usagePlanThrottle(PLANS[plan].limits!);
+        const n = customersAtFullRate(plan);
+        expect(p.Properties.Quota, plan).toEqual({ Limit: one.quotaPerDay * n, Period: 'DAY' });
+        expect(p.Properties.Throttle, plan).toEqual({ RateLimit: one.rateLimit * n, BurstLimit: one.burstLimit * n });
+        expect(p.Properties.Throttle.BurstLimit, plan).toBeLessThanOrEqual(ACCOUNT_THROTTLE.burstLimit);
+        expect(p.Properties.Throttle.RateLimit, plan).toBeLessThanOrEqual(ACCOUNT_THROTTLE.rateLimit);
+      }
       for (const name of STANDARD_PLANS) {
         const limits = PLANS[name].limits!;
         const [, p] = plans.find(([, x]) => x.Properties.UsagePlanName.endsWith(`-${PLANS[name].displayName}`))!;
@@ -292,3 +306,9 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
     }, 120_000);
   });
 });
+
+/** The paying plans' pools and their usage plans' display names, from the contract. */
+const poolsOf = () =>
+  (Object.entries(PAYING_POOLS) as Array<[PayingPoolPlan, (typeof PAYING_POOLS)[PayingPoolPlan]]>).map(
+    ([plan, pool]) => [plan, pool.displayName] as const,
+  );
