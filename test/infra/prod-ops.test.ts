@@ -8,6 +8,15 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { AUTHORIZER, ROUTES } from '../../contract/routes.ts';
 import { ACCOUNT_THROTTLE, PLANS, STANDARD_PLANS, usagePlanThrottle } from '../../contract/plans.ts';
 import { TABLES } from '../../contract/tables.ts';
+import { FREE_KEY_POOL, PAYING_POOLS } from '../../contract/key-pool.ts';
+import { PROBATION } from '../../contract/probation.ts';
+import {
+  SPENT_KEY_LOGICAL_ID,
+  payingPoolMemberLogicalId,
+  payingPoolPlanLogicalId,
+  poolMemberLogicalId,
+  probationKeyLogicalId,
+} from '../../lib/constructs/usage-plan-ids.ts';
 import { STAGES, STAGE_NAMES, type StageName } from '../../lib/config/stages.ts';
 import { FUNCTION_ACCESS, functionConstructId } from '../../lib/stacks/function-access.ts';
 import {
@@ -82,8 +91,24 @@ describe.each(STAGE_NAMES)('stage %s', (stage) => {
       UsagePlanBusiness: 'AWS::ApiGateway::UsagePlan',
       // The Free key pool's plan: every pooled Free key's API Gateway key is in it.
       UsagePlanFreePool: 'AWS::ApiGateway::UsagePlan',
+      // The paying plans' pools' plans: every pooled Pro and Business key's API Gateway key is in one.
+      ...Object.fromEntries(
+        Object.values(PAYING_POOLS).map((pool) => [
+          payingPoolPlanLogicalId(pool.logicalPrefix),
+          'AWS::ApiGateway::UsagePlan',
+        ]),
+      ),
       // The spent-keys plan: cached authorizer results name its API key.
       UsagePlanSpentDayQuota: 'AWS::ApiGateway::UsagePlan',
+      // The stack's API keys (pool members, the spent key, the probation shards) and their usage plan keys: a key's
+      // value is unique per account and Region, so a replacement would be refused, and cached authorizer results
+      // name them.
+      ...Object.fromEntries(
+        stackApiKeyIds().flatMap((id) => [
+          [id, 'AWS::ApiGateway::ApiKey'],
+          [`${id}Plan`, 'AWS::ApiGateway::UsagePlanKey'],
+        ]),
+      ),
       RestApi: 'AWS::ApiGateway::RestApi',
       ApiStage: 'AWS::ApiGateway::Stage',
       ApiAccessLogs: 'AWS::Logs::LogGroup',
@@ -293,3 +318,16 @@ describe('item 7: an alarm nobody hears', () => {
     expect(warningsOf(apps.bare, 'staging').some((w) => w.includes('animal-store:staging:alarmEmails='))).toBe(true);
   });
 });
+
+/** The logical ids of the API keys the stack makes, from the contract's pools and shards. */
+function stackApiKeyIds(): string[] {
+  const members = (n: number, id: (m: number) => string) => Array.from({ length: n }, (_, m) => id(m));
+  return [
+    ...members(FREE_KEY_POOL.members, poolMemberLogicalId),
+    ...Object.values(PAYING_POOLS).flatMap((pool) =>
+      members(pool.members, (m) => payingPoolMemberLogicalId(pool.logicalPrefix, m)),
+    ),
+    SPENT_KEY_LOGICAL_ID,
+    ...members(PROBATION.shards, probationKeyLogicalId),
+  ];
+}
