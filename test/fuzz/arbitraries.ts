@@ -8,6 +8,7 @@
 import fc from 'fast-check';
 import { MAX_BODY_BYTES, NAME_MAX_LENGTH, PET_STATUSES } from '../../contract/schemas.ts';
 import { newPetProblem } from './oracle.ts';
+import { generateKey } from '../../lambdas/domain/keys.ts';
 
 const MAX_ID = Number.MAX_SAFE_INTEGER;
 
@@ -223,7 +224,8 @@ export function badCredentials(key: string): Record<string, Record<string, strin
     'two spaces': { Authorization: `Bearer  ${key}` },
     'key plus junk': { Authorization: `Bearer ${key} x` },
     'two credentials': { Authorization: `Bearer ${key}, Bearer ${key}` },
-    'unknown well-formed key': { Authorization: `Bearer unknown_${'0'.repeat(32)}` },
+    // The issued shape, never issued: refused by the storage read (other shapes are refused with none).
+    'unknown well-formed key': { Authorization: `Bearer ${generateKey()}` },
     'key one char off': { Authorization: `Bearer ${key.slice(0, -1)}${key.endsWith('a') ? 'b' : 'a'}` },
     'too short key': { Authorization: 'Bearer short' },
     'too long key': { Authorization: `Bearer ${'k'.repeat(129)}` },
