@@ -37,8 +37,10 @@ export const GRACE_MS = 120_000;
 export function controlPlaneWorld(local: AdminDeps, startMs = Date.UTC(2026, 10, 22, 12)): World {
   const fake = new FakeControlPlane(startMs);
   const usagePlans = { free: fake.seedPlan('free'), pro: fake.seedPlan('pro'), business: fake.seedPlan('business') };
+  const owner = `cp-${randomUUID()}`;
   const plain: AdminDeps = {
     ...local,
+    store: ownStore(local.store, owner),
     stage: STAGE,
     usagePlans,
     now: fake.now,
@@ -47,7 +49,22 @@ export function controlPlaneWorld(local: AdminDeps, startMs = Date.UTC(2026, 10,
   };
   const storage = new StorageFaults();
   const deps = storage.around(plain);
-  return { fake, storage, deps, plain, admin: keyAdmin(deps), owner: `cp-${randomUUID()}`, usagePlans };
+  return { fake, storage, deps, plain, admin: keyAdmin(deps), owner, usagePlans };
+}
+
+/**
+ * The store as one world's own: the worlds of a test file share DynamoDB Local's tables, and `keys purge` and
+ * `keys reconcile --all` read the whole table's backlog, as they should in a stage. Without this, every world would
+ * also reconcile the keys earlier worlds left waiting for purge (their API keys in other fakes): each run grows with
+ * the runs before it, and the converge test, which runs each command once per possible fault, ran past its timeout.
+ * So a world's sweeps see only its owner's records, as a table of its own would hold.
+ */
+function ownStore(store: AdminDeps['store'], owner: string): AdminDeps['store'] {
+  return {
+    ...store,
+    listDue: async (cutoff) => (await store.listDue(cutoff)).filter((r) => r.owner === owner),
+    listPage: (filter, limit, after) => store.listPage({ owner, ...filter }, limit, after),
+  };
 }
 
 /** The records of the world's owner, on the store its admin writes. */
