@@ -66,7 +66,9 @@ function gateRows(): { pattern: RegExp; firesWhen: string; gates: string }[] {
 
 it.each(STAGE_NAMES)("%s: the docs' gate rows say each gate alarm's datapoints and which groups it gates", (stage) => {
   const rows = gateRows();
-  expect(rows.length).toBeGreaterThanOrEqual(3);
+  // One row per kind of gate: an operation's failures and the authorizer's denials (no gate reads an API-wide
+  // metric, which anyone's traffic moves).
+  expect(rows.length).toBeGreaterThanOrEqual(2);
   const timings = gateTimings(templates[stage]);
   const groups = new Set(timings.map((t) => t.group));
   for (const alarm of new Set(timings.map((t) => t.alarm))) {

@@ -77,14 +77,15 @@ describe.each(STAGE_NAMES)('stage %s', (stage) => {
 });
 
 /**
- * CodeDeploy's name for each stage's traffic shifting: both the predefined 5-minute canary, the shortest in which
- * the gates can fire (deploy-lifecycle.test.ts checks that relation on every stage).
+ * CodeDeploy's name for each stage's traffic shifting: both the predefined 10-minute canary, the shortest that
+ * outlasts the gates' earliest firing plus CloudWatch's delay and a margin (canary-timing.test.ts checks that relation
+ * on every stage; the 5-minute canary ended just as the 2-datapoint gates could first fire).
  */
 const CONFIGS: Record<StageName, (group: Resource) => void> = {
   production: (group) =>
-    expect(group.Properties.DeploymentConfigName).toBe('CodeDeployDefault.LambdaCanary10Percent5Minutes'),
+    expect(group.Properties.DeploymentConfigName).toBe('CodeDeployDefault.LambdaCanary10Percent10Minutes'),
   staging: (group) =>
-    expect(group.Properties.DeploymentConfigName).toBe('CodeDeployDefault.LambdaCanary10Percent5Minutes'),
+    expect(group.Properties.DeploymentConfigName).toBe('CodeDeployDefault.LambdaCanary10Percent10Minutes'),
 };
 
 describe.each(STAGE_NAMES)('stage %s: CodeDeploy', (stage) => {
