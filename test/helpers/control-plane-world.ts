@@ -33,8 +33,17 @@ export interface World {
 export const STAGE = 'staging';
 export const GRACE_MS = 120_000;
 
+/**
+ * A noon years ahead of any run: DynamoDB Local deletes items whose TTL attribute (`expiresAt`) is past by the real
+ * clock, in a sweep every few seconds. A world dated in the past lost its standing and counter items to that sweep
+ * part-way through a run, at random (a ban written, then gone before the check).
+ */
+export const WORLD_START_MS = Date.UTC(2036, 10, 22, 12);
+
 /** The admin on a fresh fake (the standard plans seeded, the fake's clock) and `local`'s store, as an owner of its own. */
-export function controlPlaneWorld(local: AdminDeps, startMs = Date.UTC(2026, 10, 22, 12)): World {
+export function controlPlaneWorld(local: AdminDeps, startMs = WORLD_START_MS): World {
+  if (startMs < Date.now() + 7 * 86_400_000)
+    throw new Error("a world dated before next week meets DynamoDB Local's TTL sweep");
   const fake = new FakeControlPlane(startMs);
   const usagePlans = { free: fake.seedPlan('free'), pro: fake.seedPlan('pro'), business: fake.seedPlan('business') };
   const owner = `cp-${randomUUID()}`;
@@ -133,7 +142,9 @@ async function limiterProblems(w: World, records: KeyRecord[]): Promise<string[]
       found.push(`${r.keyId}: banned on the limiter's counters after its unban`);
     const want = r.bannedUntil && r.bannedUntil > win.nowSec && r.bannedUntil > through ? r.bannedUntil : 0;
     if (want && !((st.bannedUntil ?? 0) >= want && (u.banUntil ?? 0) >= want))
-      found.push(`${r.keyId}: the admin's ban is not applied`);
+      found.push(
+        `${r.keyId}: the admin's ban (until ${want}) is not applied: gateway standing ${st.bannedUntil ?? 'none'}, limiter's counters ${u.banUntil ?? 'none'}`,
+      );
     for (let s = limiterShards(limits); s < MAX_SHARDS; s++) {
       const item = await plain.storage!.doc.send(
         new GetCommand({ TableName: plain.storage!.tables.state, Key: shardKey(r.keyId, win.dayStart, s) }),

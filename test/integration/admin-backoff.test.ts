@@ -71,7 +71,7 @@ describe('one call AWS keeps throttling', () => {
     ['UpdateUsagePlan', '1'],
     ['CreateApiKey', '30'],
   ])('%s asking %s s: capped waits, each said, then the throttle reaches the caller', async (op, retryAfter) => {
-    const fake = new FakeControlPlane(Date.UTC(2026, 10, 22, 12));
+    const fake = new FakeControlPlane(Date.UTC(2036, 10, 22, 12));
     const lines: string[] = [];
     const { clock, sleeps } = recordingClock(fake, lines);
     const { sender, state } = throttling(fake, clock, retryAfter);

@@ -120,7 +120,7 @@ describe('admin tool against API Gateway (aws-sdk-client-mock)', () => {
   });
 
   it('moves a key with an API key of its own (from before pools) into its pool; purge deletes its own after the authorizer cache TTL', async () => {
-    let t = Date.UTC(2026, 10, 22, 12);
+    let t = Date.UTC(2036, 10, 22, 12);
     const admin = keyAdmin({ ...deps, now: () => t, revokedKeyGraceMs: 120_000 });
     const { key, record } = await admin.create({ owner: 'old-timer', plan: 'pro' });
     // As the tool before pools wrote it.
@@ -144,7 +144,7 @@ describe('admin tool against API Gateway (aws-sdk-client-mock)', () => {
   });
 
   it('a failed purge keeps the key recorded with its old API key and reports it, so the next purge retries', async () => {
-    let t = Date.UTC(2026, 10, 22, 12);
+    let t = Date.UTC(2036, 10, 22, 12);
     const admin = keyAdmin({ ...deps, now: () => t });
     const { record } = await admin.create({ owner: 'leaver2', plan: 'pro' });
     const stored = (await deps.store.getById(record.keyId))!;
