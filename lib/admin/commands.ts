@@ -127,7 +127,13 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
     return async (admin) => {
       const { keys, next } = await admin.list(filter, { limit, ...(o.after ? { after: o.after } : {}) });
       const more = next ? `\nMore: add --after ${next}` : '';
-      return printed((keys.length ? keys.map(describe).join('\n') : 'No keys.') + more, { keys, next: next ?? null });
+      const pending = keys.filter((k) => k.pending).length;
+      const lines = keys.map((k) => describe(k) + (k.pending ? '  PENDING' : ''));
+      if (pending)
+        lines.push(
+          `${pending} of these key(s) PENDING: a change is not fully applied yet: run \`keys reconcile --all\``,
+        );
+      return printed((keys.length ? lines.join('\n') : 'No keys.') + more, { keys, next: next ?? null });
     };
   },
   reindex: () => async (admin) => {

@@ -8,29 +8,29 @@ import { view, type KeyView } from './rules.ts';
 import { converged } from './reconcile.ts';
 import { minuteCounts } from './usage-chart.ts';
 
-/** A `--after` the listing cannot continue from (another filter's, edited, cut short): bad input, exit 2. */
-export class CursorRefused extends AdminError {
-  readonly exitCode = 2;
-}
+/** A `--after` the listing cannot continue from (another filter's, edited, cut short): bad input, exit 1 like all. */
+export class CursorRefused extends AdminError {}
 
 /** How many keys `keys list` prints at most unless told (`--limit`); `--after` continues. */
 export const LIST_PAGE = 100;
 
 /**
  * One page of keys by plan, owner (case-insensitive, exact) and status, served by the keys table's listing index
- * (lambdas/storage/key-listing.ts): what it reads is what it returns, however many keys wait for purge.
+ * (lambdas/storage/key-listing.ts): what it reads is what it returns, however many keys wait for purge. Each says
+ * whether a change of it is not fully applied (`pending`), as `keys show` does, so a sweep after an incident is seen.
  */
 export async function list(
   ctx: AdminContext,
   filter: ListFilter = {},
   page: { limit?: number; after?: string } = {},
-): Promise<{ keys: KeyView[]; next?: string }> {
+): Promise<{ keys: Array<KeyView & { pending: boolean }>; next?: string }> {
   const limit = page.limit ?? LIST_PAGE;
   const out = await ctx.deps.store.listPage(filter, limit, page.after).catch((err: unknown) => {
     if (err instanceof RangeError) throw new CursorRefused(`--after: ${err.message}`);
     throw err;
   });
-  return { keys: out.records.map(view), ...(out.next ? { next: out.next } : {}) };
+  const keys = out.records.map((r) => ({ ...view(r), pending: !converged(r) }));
+  return { keys, ...(out.next ? { next: out.next } : {}) };
 }
 
 /**

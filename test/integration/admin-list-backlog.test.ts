@@ -88,7 +88,7 @@ it('an owner page continues from its cursor within that owner, reading what it p
   expect(new Set([...first.records, ...rest.records].map((r) => r.keyId)).size).toBe(1 + rest.records.length);
 });
 
-it('the cursor carries no key hash, and one that is not this listing’s gets one error line and exit 2', async () => {
+it('the cursor carries no key hash, and one that is not this listing’s gets one error line and exit 1, like every input error', async () => {
   const { page } = await listJson('--plan', 'business', '--limit', '3');
   const cursor = page.next!;
   const decoded = Buffer.from(cursor, 'base64url').toString('latin1');
@@ -96,7 +96,7 @@ it('the cursor carries no key hash, and one that is not this listing’s gets on
   for (const k of page.keys) expect(decoded).not.toContain(k.hash ?? 'no hash in a view');
 
   const other = await runLocalAdmin(deps, 'keys', 'list', '--plan', 'pro', '--after', cursor);
-  expect(other).toMatchObject({ code: 2, out: '' });
+  expect(other).toMatchObject({ code: 1, out: '' });
   expect(other.err).toMatch(/^error: --after: this cursor belongs to a listing with other filters/);
   expect(other.err.split('\n')).toHaveLength(1);
 
@@ -104,11 +104,11 @@ it('the cursor carries no key hash, and one that is not this listing’s gets on
   chars[20] = chars[20] === 'A' ? 'B' : 'A';
   for (const bad of [chars.join(''), cursor.slice(0, -6), 'bm90LWEtY3Vyc29y']) {
     const r = await runLocalAdmin(deps, 'keys', 'list', '--plan', 'business', '--after', bad);
-    expect({ code: r.code, out: r.out }, bad).toEqual({ code: 2, out: '' });
+    expect({ code: r.code, out: r.out }, bad).toEqual({ code: 1, out: '' });
     expect(r.err, bad).toMatch(/^error: --after: not a cursor of `keys list`/);
   }
   const json = await listJson('--plan', 'free', '--after', cursor);
-  expect(json.code).toBe(2);
+  expect(json.code).toBe(1);
   expect(JSON.parse(json.err)).toMatchObject({ error: expect.stringMatching(/^--after: this cursor belongs/) });
 });
 
@@ -125,4 +125,21 @@ it('purge still finds a record left in the one purge partition of before, and re
   expect((await runLocalAdmin(deps, 'keys', 'reindex')).out).toMatch(/^Gave [1-9]\d* key record/);
   expect((await listJson('--owner', 'old-layout')).page.keys.map((k) => k.keyId)).toEqual([record.keyId]);
   expect((await deps.store.listDue(Date.UTC(2031, 0, 1))).map((r) => r.keyId)).toContain(record.keyId);
+});
+
+it('marks a key whose change is not fully applied PENDING, and names the command that finishes it', async () => {
+  const made = await runLocalAdmin(deps, 'keys', 'create', '--owner', 'half-done', '--plan', 'pro', '--json');
+  const { keyId } = JSON.parse(made.out) as { keyId: string };
+  // As a set-plan whose reconcile failed leaves it: the record written, not yet reconciled.
+  await deps.store.update((await deps.store.getById(keyId))!, { plan: 'business' });
+  const listed = await runLocalAdmin(deps, 'keys', 'list', '--owner', 'half-done');
+  expect(listed.code).toBe(0);
+  expect(keyLines(listed.out)).toEqual([expect.stringMatching(new RegExp(`^${keyId} .*  PENDING$`))]);
+  expect(listed.out).toMatch(/^1 of these key\(s\) PENDING: .*run `keys reconcile --all`$/m);
+  const json = await listJson('--owner', 'half-done');
+  expect(json.page.keys).toEqual([expect.objectContaining({ keyId, pending: true })]);
+
+  expect((await runLocalAdmin(deps, 'keys', 'reconcile', keyId)).code).toBe(0);
+  const after = await runLocalAdmin(deps, 'keys', 'list', '--owner', 'half-done');
+  expect(after.out).not.toMatch(/PENDING/);
 });
