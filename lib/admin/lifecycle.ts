@@ -91,7 +91,11 @@ export async function create(
     reconciledVersion: 1,
     writeId: randomUUID(),
   };
-  await ctx.deps.store.put(record).catch((err: unknown) => {
+  await ctx.deps.store.put(record).catch(async (err: unknown) => {
+    // An answer lost after the write applied: running the command again would make a second key (whose secret nobody
+    // has). Only this call knows the key id, so it looks once; found, the key is made and its secret is printed.
+    const landed = await ctx.deps.store.getById(record.keyId).catch(() => undefined);
+    if (landed?.hash === record.hash) return;
     throw new AdminError(
       `no key was created, or its answer was lost (${describeError(err)}): run the same command again`,
     );
