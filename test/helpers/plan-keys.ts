@@ -80,7 +80,7 @@ export interface PlanKeysFixture {
  * template's authorizer cache (`api` and `stage` are there once beforeAll has run, and closed afterAll).
  */
 export function planKeysFixture(pairing: Pairing): PlanKeysFixture {
-  const pairs = EVERY_PLAN.map((c) => ({ ...c, ...pairOf(c, pairing) }));
+  const pairs: PlanKeysFixture['pairs'] = EVERY_PLAN.map((c) => ({ ...c, ...pairOf(c, pairing) }));
   const fixture = { pairs } as PlanKeysFixture;
   beforeAll(async () => {
     fixture.api = await startTestApi({ devKeys: [], authCacheTtlSeconds: undefined });
