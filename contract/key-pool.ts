@@ -56,8 +56,11 @@ export const PAYING_POOLS = {
 } as const;
 export type PayingPoolPlan = keyof typeof PAYING_POOLS;
 
-/** An Enterprise bracket's pool: this many API keys on the bracket's usage plan, made with the plan on first use. */
-export const BRACKET_POOL = { members: 4 } as const;
+/**
+ * An Enterprise bracket's pool, made with the bracket's usage plan on first use: `members` API keys that key ids map
+ * to, and one probation member after them (contract/probation.ts): `apiKeys` in all on the bracket's plan.
+ */
+export const BRACKET_POOL = { members: 4, apiKeys: 5 } as const;
 
 /**
  * Every plan's keys share a pool; a key that still has an API key of its own (made before pools) keeps it until the
@@ -136,12 +139,14 @@ export function poolValueOf(record: { keyId: string; plan: PlanName; limits?: Pl
 }
 
 /**
- * Whether a usage key is a member of a standard plan's pool (Free, Pro, Business), which probation moves a key off:
- * their customers' allowances fit the probation key's plan. An Enterprise bracket's pool is shared only by keys of
- * that bracket, whose allowances may not: a flooding Enterprise key is stopped by its ban.
+ * Whether a usage key is a pool member (of the Free pool, a paying plan's pool or an Enterprise bracket's), which
+ * probation moves a key off (contract/probation.ts); a key with an API key of its own (made before pools) spends only
+ * its own and stays on it.
  */
-export const sharesStandardPool = (value: string): boolean =>
-  value.startsWith('animalstorefreepoolmember') || value.startsWith('animalstorekeypool');
+export const isPoolMemberKey = (value: string): boolean =>
+  value.startsWith('animalstorefreepoolmember') ||
+  value.startsWith('animalstorekeypool') ||
+  value.startsWith('animalstorebracketpool');
 
 /**
  * The value of a pool member's API key (what the authorizer returns as usageIdentifierKey). It grants nothing (the

@@ -6,8 +6,8 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import { BEARER_PATTERN } from '../../contract/auth.ts';
 import { PLANS, type PlanLimits, type PlanName } from '../../contract/plans.ts';
-import { SPENT_KEYS, poolValueOf, sharesStandardPool, spentKeyValue } from '../../contract/key-pool.ts';
-import { PROBATION, probationKeyValue, probationShardOf } from '../../contract/probation.ts';
+import { SPENT_KEYS, isPoolMemberKey, poolValueOf, spentKeyValue } from '../../contract/key-pool.ts';
+import { PROBATION, probationValueOf } from '../../contract/probation.ts';
 
 export type KeyStatus = 'active' | 'revoked';
 
@@ -226,9 +226,9 @@ export interface Standing {
  * - `spent`: a key whose quota of today is spent is counted against the spent-keys API key, whose usage plan
  *   answers QUOTA_EXCEEDED (429 `quota_exceeded`), so it cannot use up what it shares (a Free pool member). Not in
  *   the day's last SPENT_KEYS.notInLastSeconds: a decision cached past midnight would refuse the new day's requests;
- * - `probation`: a key whose ban ended within PROBATION.seconds: a Free pool key is counted against its probation
- *   shard's API key, not its pool member (contract/probation.ts), so its next ban cycle spends nothing it shares
- *   with customers in good standing, and drains no other shard's;
+ * - `probation`: a key whose ban ended within PROBATION.seconds: a pooled key of any plan is counted against its
+ *   plan's (or Enterprise bracket's) probation API key, not its pool member (contract/probation.ts), so its next ban
+ *   cycle spends nothing it shares with customers in good standing, and drains no other shard's;
  * - `count` it against its own usage key.
  * An unknown standing counts the request (the function's limiter still enforces both).
  */
@@ -247,8 +247,8 @@ export function gateDecision(standing: Standing | undefined, nowSec: number): Ga
 /** The API key the gateway counts the request against, after gateDecision. */
 export function gateUsageKey(auth: Authenticated, decision: GateDecision, stage: string): string {
   if (decision === 'spent') return spentKeyValue(stage);
-  // Only a key that shares a standard plan's pool member moves: one with an API key of its own spends only its own.
-  if (decision === 'probation' && sharesStandardPool(auth.usageIdentifierKey))
-    return probationKeyValue(stage, probationShardOf(auth.keyId));
+  // Only a key that shares a pool member moves: one with an API key of its own spends only its own.
+  if (decision === 'probation' && isPoolMemberKey(auth.usageIdentifierKey))
+    return probationValueOf({ keyId: auth.keyId, plan: auth.plan, limits: auth }, stage);
   return auth.usageIdentifierKey;
 }

@@ -74,9 +74,10 @@ export function authorizerHandler(rt: Runtime) {
         ],
       },
       context: { keyId: auth.keyId, plan: auth.plan, perMinute: auth.perMinute, perDay: auth.perDay, keyHash },
-      // The API key of the usage-plan backstop: the key's own (derived from its key id, never the client's secret),
-      // for a Free key the pool member its key id maps to (domain/keys.ts usageKeyOf), and for a key whose day is
-      // spent the spent-keys API key, whose usage plan refuses it before it counts against either.
+      // The API key of the usage-plan backstop: the pool member its key id maps to in its plan's (or Enterprise
+      // bracket's) pool (domain/keys.ts usageKeyOf; a key made before pools: its own, derived from its key id, never
+      // the client's secret); for a key on probation its pool's probation key, and for a key whose day is spent the
+      // spent-keys API key, whose usage plan refuses it before it counts against anything it shares.
       usageIdentifierKey: gateUsageKey(auth, decision, keysStage),
     };
   };

@@ -11,10 +11,13 @@ export { ENTERPRISE_BRACKETS, enterpriseBracket, ladderUp, type Bracket } from '
 /** The name of a stage's usage plan for a bracket (found by name: the admin tool creates it on first use). */
 export const bracketPlanName = (stage: string, bracket: Bracket) => `animal-store-${stage}-enterprise-${bracket.id}`;
 
-/** The API keys of a bracket's pool on a stage: name and value of each member. */
+/**
+ * The API keys of a bracket's pool on a stage: name and value of each member, the probation member (the last, whose
+ * number no key id maps to: contract/probation.ts) included.
+ */
 export function bracketPoolKeys(stage: string, limits: PlanLimits): Array<{ name: string; value: string }> {
   const bracket = enterpriseBracket(limits);
-  return Array.from({ length: BRACKET_POOL.members }, (_, m) => ({
+  return Array.from({ length: BRACKET_POOL.apiKeys }, (_, m) => ({
     name: `${bracketPlanName(stage, bracket)}-m${m}`,
     value: bracketPoolKeyValue(stage, bracket.id, m),
   }));

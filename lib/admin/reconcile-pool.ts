@@ -1,6 +1,7 @@
 /**
  * An Enterprise bracket's pool at the gateway (contract/key-pool.ts BRACKET_POOL): the bracket's usage plan on the
- * stage and its member API keys on it. The stack makes the standard plans' pools; a bracket's is made by the admin
+ * stage and its member API keys on it, its probation member included (contract/probation.ts; a pool made before it
+ * gains it on the next command that needs the bracket, or `keys reconcile --all`). The stack makes the standard plans' pools; a bracket's is made by the admin
  * tool before the first record names it, so the authorizer never names a member that is not there (API Gateway would
  * answer 403). Every step finds its work done when it is: a plan or key of that name (or value) is found, not made
  * twice, so a pool a failure left half-made is finished by the next command that needs it.

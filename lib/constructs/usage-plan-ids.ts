@@ -27,9 +27,13 @@ export const SPENT_KEY_LOGICAL_ID = 'SpentDayQuotaKey';
 export const SPENT_KEY_PLAN_LOGICAL_ID = 'SpentDayQuotaKeyPlan';
 
 /**
- * The Free pool's probation API keys (keys whose ban ended in the last day) and their usage plan keys (`…Plan`):
+ * The Free pool's probation API keys (Free keys whose ban ended in the last day) and their usage plan keys (`…Plan`):
  * shard 0 keeps the id the single probation key had, the others add their number.
  */
 export const PROBATION_KEY_LOGICAL_ID = 'FreePoolProbationKey';
 export const probationKeyLogicalId = (shard: number): string =>
   shard === 0 ? PROBATION_KEY_LOGICAL_ID : `${PROBATION_KEY_LOGICAL_ID}${String(shard).padStart(2, '0')}`;
+
+/** A paying plan's probation shard's API key (and `…Plan`, its usage plan key): `ProPoolProbation00`. */
+export const payingProbationLogicalId = (prefix: string, shard: number): string =>
+  `${prefix}Probation${String(shard).padStart(2, '0')}`;

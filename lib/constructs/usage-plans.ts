@@ -9,6 +9,7 @@ import {
   SPENT_PLAN_LOGICAL_ID,
   payingPoolMemberLogicalId,
   payingPoolPlanLogicalId,
+  payingProbationLogicalId,
   poolMemberLogicalId,
   probationKeyLogicalId,
   standardPlanLogicalId,
@@ -24,7 +25,7 @@ import {
   spentKeyValue,
   type PayingPoolPlan,
 } from '../../contract/key-pool.ts';
-import { PROBATION, probationKeyValue } from '../../contract/probation.ts';
+import { PAYING_PROBATION, PROBATION, payingProbationKeyValue, probationKeyValue } from '../../contract/probation.ts';
 
 export interface UsagePlansProps {
   readonly api: RestApi;
@@ -41,7 +42,8 @@ export interface UsagePlansProps {
  * best-effort backstop behind the app limiter, sized so that it never rejects what the app admits from a client
  * that honours the headers (docs/deployment.md). Enterprise brackets' plans and pools are made by the admin tool.
  * Also the pools of API keys every Free, Pro and Business key shares (contract/key-pool.ts): each pool's usage plan
- * and its members' API keys; and the spent-keys plan, where the authorizer counts a key whose day quota is spent.
+ * and its members' API keys, and its probation keys (contract/probation.ts); and the spent-keys plan, where the
+ * authorizer counts a key whose day quota is spent.
  */
 export class UsagePlans extends Construct {
   readonly plans: ReadonlyMap<PlanName, UsagePlan>;
@@ -162,28 +164,28 @@ export class UsagePlans extends Construct {
       spentPlanKey.addResourceDependency(previous.planKey);
     }
 
-    // Free keys whose ban ended in the last day are counted here, on the pool's plan (a member's bucket and quota),
-    // not on the member they share with other Free customers, each on its shard (contract/probation.ts). After the
-    // spent key, one after another, for the same reasons.
-    let after = { key: spentKey as CfnResource, planKey: spentPlanKey as CfnResource };
-    for (let shard = 0; shard < PROBATION.shards; shard++) {
-      const id = probationKeyLogicalId(shard);
-      const key = new CfnApiKey(this, id, {
-        name: `${props.stageName}-${id}`,
-        value: probationKeyValue(props.stageName, shard),
-        enabled: true,
-      });
-      pinLogicalId(key, id);
-      const planKey = new CfnUsagePlanKey(this, `${id}Plan`, {
-        usagePlanId: this.freePool.usagePlanId,
-        keyId: key.ref,
-        keyType: 'API_KEY',
-      });
-      pinLogicalId(planKey, `${id}Plan`);
-      key.addResourceDependency(after.key);
-      planKey.addResourceDependency(after.planKey);
-      after = { key, planKey };
-    }
+    // Keys whose ban ended in the last day are counted here, each on its plan's probation shard (contract/
+    // probation.ts), on its own pool's usage plan (a member's bucket and quota, sized for that plan's customers), not
+    // on the member it shares with customers in good standing. After the spent key, one after another, for the same
+    // reasons. Free's ids and values are those of the Free-only probation keys before, so deployed keys stay.
+    let after: Chained = { key: spentKey, planKey: spentPlanKey };
+    for (let shard = 0; shard < PROBATION.shards; shard++)
+      after = this.member(
+        probationKeyLogicalId(shard),
+        probationKeyValue(props.stageName, shard),
+        this.freePool,
+        after,
+        props,
+      );
+    for (const [plan, usagePlan] of payingPools)
+      for (let shard = 0; shard < PAYING_PROBATION.shards; shard++)
+        after = this.member(
+          payingProbationLogicalId(PAYING_POOLS[plan].logicalPrefix, shard),
+          payingProbationKeyValue(props.stageName, plan, shard),
+          usagePlan,
+          after,
+          props,
+        );
 
     // One usage plan at a time: API Gateway allows one UpdateUsagePlan request every 20 s per account, and
     // CloudFormation updates resources that do not depend on each other in parallel, so a change of a plan's figures

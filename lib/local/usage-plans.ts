@@ -5,9 +5,10 @@
  * request the bucket or the quota rejects is not counted.
  *
  * Keys join plans the way they are attached in AWS: an API key of the template to the plan the template puts it on
- * (the spent-keys key, and the pool members), a Free key's pool member to the pool's usage plan (the stack's),
- * another standard plan's key to the usage plan named by the stack output `UsagePlanId<Plan>` (the admin tool
- * attaches it), an Enterprise key to its bracket's shared plan (lib/admin/brackets.ts), as the admin tool does.
+ * (the spent-keys key, the Free, Pro and Business pools' members and probation keys), a Free key's pool member to
+ * the pool's usage plan (the stack's), another standard plan's key of its own (made before pools) to the usage plan
+ * named by the stack output `UsagePlanId<Plan>`, an Enterprise key's bracket pool member (its probation member
+ * included) to its bracket's shared plan (lib/admin/brackets.ts), as the admin tool does.
  */
 import { PLANS, type PlanName } from '../../contract/plans.ts';
 import { enterpriseBracket } from '../admin/brackets.ts';

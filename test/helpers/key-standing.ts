@@ -6,42 +6,14 @@
  */
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll } from 'vitest';
-import { poolMemberOf } from '../../contract/key-pool.ts';
 import { generateKey, hashKey } from '../../lambdas/domain/keys.ts';
 import { shardKey } from '../../lambdas/storage/limiter-items.ts';
 import type { AdminDeps } from '../../lib/admin/service.ts';
 import { startLocalAdmin } from './admin.ts';
-import { startTestApi, type TestApi } from './api.ts';
+import type { TestApi } from './api.ts';
 
 /** A dev key's id, as the local server names it (lib/local/keys.ts). */
 export const devKeyId = (key: string): string => `dev_${hashKey(key).slice(0, 12)}`;
-
-/** Two Free dev keys whose key ids map to the same pool member. */
-function twoFreeKeysOnOneMember(): { a: string; b: string; member: number } {
-  const seen = new Map<number, string>();
-  for (;;) {
-    const key = generateKey();
-    const member = poolMemberOf(devKeyId(key));
-    const other = seen.get(member);
-    if (other) return { a: key, b: other, member };
-    seen.set(member, key);
-  }
-}
-
-/**
- * For a test file: two Free dev keys on one pool member, served by a test API with the template's authorizer cache
- * (`api` is there once beforeAll has run, and closed afterAll).
- */
-export function freePairFixture(): { readonly a: string; readonly b: string; readonly member: number; api: TestApi } {
-  const { a, b, member } = twoFreeKeysOnOneMember();
-  const fixture = { a, b, member } as ReturnType<typeof freePairFixture>;
-  beforeAll(async () => {
-    const devKeys = [a, b].map((key) => ({ key, plan: 'free' as const }));
-    fixture.api = await startTestApi({ devKeys, authCacheTtlSeconds: undefined });
-  });
-  afterAll(() => fixture.api?.close());
-  return fixture;
-}
 
 /**
  * For a test file: one fresh dev key of `plan`, served by a test API with the template's authorizer cache, and the

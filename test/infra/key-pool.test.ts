@@ -14,9 +14,16 @@ import {
   poolMemberOf,
   poolThrottle,
 } from '../../contract/key-pool.ts';
-import { PROBATION, probationKeyValue } from '../../contract/probation.ts';
+import { PAYING_PROBATION, PROBATION, payingProbationKeyValue, probationKeyValue } from '../../contract/probation.ts';
 import { STAGES, STAGE_NAMES } from '../../lib/config/stages.ts';
-import { authenticate, generateKey, generateKeyId, hashKey, type KeyRecord } from '../../lambdas/domain/keys.ts';
+import {
+  authenticate,
+  gateUsageKey,
+  generateKey,
+  generateKeyId,
+  hashKey,
+  type KeyRecord,
+} from '../../lambdas/domain/keys.ts';
 import { resources, synthesizeStages, templates } from './stack-fixture.ts';
 import { payingPoolMemberLogicalId, poolMemberLogicalId } from '../../lib/constructs/usage-plan-ids.ts';
 
@@ -79,11 +86,59 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
     }
   });
 
+  it("puts each paying pool's members and probation shards in that pool's usage plan, sized for its plan", () => {
+    const keys = new Map(resources(t(), 'AWS::ApiGateway::ApiKey').map(([id, k]) => [id, k.Properties]));
+    for (const [plan, pool] of Object.entries(PAYING_POOLS) as Array<['pro' | 'business', { displayName: string }]>) {
+      const [[planId, usagePlan]] = resources(t(), 'AWS::ApiGateway::UsagePlan').filter(
+        ([, p]) => p.Properties.UsagePlanName === `${stage.stackName}-${pool.displayName}`,
+      );
+      const values = resources(t(), 'AWS::ApiGateway::UsagePlanKey')
+        .filter(([, k]) => k.Properties.UsagePlanId.Ref === planId)
+        .map(([, k]) => keys.get(k.Properties.KeyId.Ref)!.Value as string);
+      expect(values.sort()).toEqual(
+        [
+          ...Array.from({ length: PAYING_POOLS[plan].members }, (_, m) => payingPoolKeyValue(stage.name, plan, m)),
+          ...Array.from({ length: PAYING_PROBATION.shards }, (_, n) => payingProbationKeyValue(stage.name, plan, n)),
+        ].sort(),
+      );
+      // A key on probation keeps what its plan's customers get, not the Free pool's (contract/probation.ts).
+      const expected = poolThrottle(plan);
+      expect(usagePlan.Properties.Quota).toEqual({ Limit: expected.quotaPerDay, Period: 'DAY' });
+    }
+  });
+
+  it('the authorizer names, for any Free, Pro or Business key, counted or on probation, an API key of its pool', async () => {
+    const onPlans = new Set(
+      resources(t(), 'AWS::ApiGateway::UsagePlanKey').map(([, k]) => k.Properties.KeyId.Ref as string),
+    );
+    const values = new Set(
+      resources(t(), 'AWS::ApiGateway::ApiKey')
+        .filter(([id]) => onPlans.has(id))
+        .map(([, k]) => k.Properties.Value as string),
+    );
+    for (const plan of ['free', 'pro', 'business'] as const)
+      for (let i = 0; i < 200; i++) {
+        const key = generateKey();
+        const record: KeyRecord = {
+          hash: hashKey(key),
+          keyId: generateKeyId(),
+          owner: 'o',
+          plan,
+          status: 'active',
+          createdAt: '2030-01-01T00:00:00.000Z',
+        };
+        const auth = (await authenticate({ getByHash: async () => record }, `Bearer ${key}`, stage.name))!;
+        // API Gateway answers 403 for a usageIdentifierKey on no usage plan of the stage.
+        for (const decision of ['count', 'probation'] as const)
+          expect(values.has(gateUsageKey(auth, decision, stage.name)), `${plan} ${decision}`).toBe(true);
+      }
+  });
+
   it('keeps the pool within the 10,000 API keys and the 500 resources of a template, with stable logical ids', () => {
     const apiKeys = resources(t(), 'AWS::ApiGateway::ApiKey');
-    // The pools' members (Free, Pro, Business), the spent-keys key (test/infra/spent-keys.test.ts) and the probation
-    // key: a constant of the template, whatever the number of customers.
-    const paying = Object.values(PAYING_POOLS).reduce((n, p) => n + p.members, 0);
+    // The pools' members (Free, Pro, Business), the spent-keys key (test/infra/spent-keys.test.ts) and each pool's
+    // probation shards: a constant of the template, whatever the number of customers.
+    const paying = Object.values(PAYING_POOLS).reduce((n, p) => n + p.members + PAYING_PROBATION.shards, 0);
     expect(apiKeys).toHaveLength(FREE_KEY_POOL.members + paying + 1 + PROBATION.shards);
     for (const [plan, pool] of Object.entries(PAYING_POOLS))
       for (let m = 0; m < pool.members; m++) {

@@ -9,12 +9,13 @@ import { AUTHORIZER, ROUTES } from '../../contract/routes.ts';
 import { ACCOUNT_THROTTLE, PLANS, STANDARD_PLANS, usagePlanThrottle } from '../../contract/plans.ts';
 import { TABLES } from '../../contract/tables.ts';
 import { FREE_KEY_POOL, PAYING_POOLS } from '../../contract/key-pool.ts';
-import { PROBATION } from '../../contract/probation.ts';
+import { PAYING_PROBATION, PROBATION } from '../../contract/probation.ts';
 import {
   SPENT_KEY_LOGICAL_ID,
   payingPoolMemberLogicalId,
   payingPoolPlanLogicalId,
   poolMemberLogicalId,
+  payingProbationLogicalId,
   probationKeyLogicalId,
 } from '../../lib/constructs/usage-plan-ids.ts';
 import { STAGES, STAGE_NAMES, type StageName } from '../../lib/config/stages.ts';
@@ -329,5 +330,8 @@ function stackApiKeyIds(): string[] {
     ),
     SPENT_KEY_LOGICAL_ID,
     ...members(PROBATION.shards, probationKeyLogicalId),
+    ...Object.values(PAYING_POOLS).flatMap((pool) =>
+      members(PAYING_PROBATION.shards, (n) => payingProbationLogicalId(pool.logicalPrefix, n)),
+    ),
   ];
 }

@@ -3,9 +3,24 @@
  * decides for a banned or spent key.
  */
 import { describe, expect, it } from 'vitest';
-import { SPENT_KEYS, poolKeyValue, poolMemberOf, spentKeyValue } from '../../contract/key-pool.ts';
-import { PROBATION, probationKeyValue, probationShardOf } from '../../contract/probation.ts';
-import { gateDecision, gateUsageKey } from '../../lambdas/domain/keys.ts';
+import { enterpriseBracket } from '../../contract/brackets.ts';
+import {
+  BRACKET_POOL,
+  SPENT_KEYS,
+  bracketPoolKeyValue,
+  poolKeyValue,
+  poolMemberOf,
+  spentKeyValue,
+} from '../../contract/key-pool.ts';
+import {
+  PAYING_PROBATION,
+  PROBATION,
+  payingProbationKeyValue,
+  payingProbationShardOf,
+  probationKeyValue,
+  probationShardOf,
+} from '../../contract/probation.ts';
+import { gateDecision, gateUsageKey, usableKey, type KeyRecord } from '../../lambdas/domain/keys.ts';
 import { stageWildcard } from '../../lambdas/handlers/authorizer.ts';
 
 describe('stageWildcard', () => {
@@ -66,5 +81,35 @@ describe('gateDecision: what the gateway does with a known key before any usage 
     expect(new Set(shards).size).toBe(PROBATION.shards);
     // Shard 0 keeps the single probation key's value: the deployed key stays where it is.
     expect(probationKeyValue('staging', 0)).toBe('animalstorefreepoolprobationstaging');
+  });
+
+  it("counts a paying or Enterprise key on probation against its own pool's probation key, never another plan's", () => {
+    const record = (plan: KeyRecord['plan'], limits?: KeyRecord['limits']): KeyRecord => ({
+      hash: 'h',
+      keyId: 'key_0123456789abcdef',
+      owner: 'o',
+      plan,
+      limits,
+      status: 'active',
+      createdAt: '2033-03-04T00:00:00.000Z',
+    });
+    for (const plan of ['pro', 'business'] as const) {
+      const auth = usableKey(record(plan), 'staging')!;
+      expect(gateUsageKey(auth, 'probation', 'staging')).toBe(
+        payingProbationKeyValue('staging', plan, payingProbationShardOf(auth.keyId, plan)),
+      );
+      const shards = Array.from({ length: PAYING_PROBATION.shards }, (_, n) =>
+        payingProbationKeyValue('prod', plan, n),
+      );
+      for (const v of shards) expect(v).toMatch(/^[A-Za-z0-9]{30,128}$/);
+      expect(new Set(shards).size).toBe(PAYING_PROBATION.shards);
+    }
+    const limits = { perMinute: 1_200, perDay: 30_000 };
+    const auth = usableKey(record('enterprise', limits), 'staging')!;
+    // The bracket's member after those key ids map to: made with the bracket's pool by the admin tool.
+    expect(gateUsageKey(auth, 'probation', 'staging')).toBe(
+      bracketPoolKeyValue('staging', enterpriseBracket(limits).id, BRACKET_POOL.members),
+    );
+    expect(gateUsageKey(auth, 'count', 'staging')).toBe(auth.usageIdentifierKey);
   });
 });
