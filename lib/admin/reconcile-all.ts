@@ -3,11 +3,13 @@
  * order) and reconciles each one whose record says something is pending (reconcile.ts `converged`), or every one
  * with `force` (after an incident outside the tool: a usage plan edited by hand, a restored table). A key that fails
  * is reported and the sweep goes on; `next` says where to resume (`--after`), so an interrupted sweep need not start
- * again, and running it again from the start only does what is still pending.
+ * again, and running it again from the start only does what is still pending. Every bracket in use is checked
+ * complete too (one read each), so a release that adds a pool member is finished by one sweep before it deploys.
  */
-import type { KeyRecord } from '../../lambdas/domain/keys.ts';
+import { limitsOf, type KeyRecord } from '../../lambdas/domain/keys.ts';
 import type { AdminContext } from './context.ts';
 import { converged, describeError, reconcile } from './reconcile.ts';
+import { ensureBracketPool } from './reconcile-pool.ts';
 
 export interface Sweep {
   /** Keys looked at, and those a reconcile changed something for. */
@@ -33,7 +35,19 @@ export async function reconcileAll(
   const visit = async (r: KeyRecord) => {
     if (done.has(r.keyId)) return;
     done.add(r.keyId);
-    if (!opts.force && converged(r) && !r.retiredApiKeyId && !r.retiredUsagePlanId) return;
+    if (!opts.force && converged(r) && !r.retiredApiKeyId && !r.retiredUsagePlanId) {
+      // A converged key's bracket pool may still lack a member a newer release names (its probation member): the
+      // authorizer would name a key on no usage plan, which API Gateway answers 403. One read per bracket per sweep.
+      const limits = r.status === 'active' && r.plan === 'enterprise' ? limitsOf(r) : undefined;
+      if (!limits) return;
+      try {
+        const made = await ensureBracketPool(ctx, limits);
+        if (made.length) reconciled.push({ keyId: r.keyId, did: made.map((m) => `made ${m}`) });
+      } catch (err) {
+        failed.push({ keyId: r.keyId, error: `its Enterprise bracket pool at the gateway (${describeError(err)})` });
+      }
+      return;
+    }
     try {
       const out = await reconcile(ctx, r.keyId);
       if (out.did.length) reconciled.push({ keyId: r.keyId, did: out.did });

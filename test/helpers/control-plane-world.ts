@@ -113,7 +113,7 @@ function gatewayProblems(w: World, records: KeyRecord[]): string[] {
     if (!plan?.apiStages.length) found.push(`${r.keyId}: its bracket's usage plan is missing or off the stage`);
     else if ((plan.quota?.limit ?? 0) < t.quotaPerDay || (plan.throttle?.rateLimit ?? 0) < t.rateLimit)
       found.push(`${r.keyId}: its bracket's usage plan refuses what its limits admit`);
-    else if (plan.keys.size !== BRACKET_POOL.members)
+    else if (plan.keys.size !== BRACKET_POOL.apiKeys)
       found.push(`${r.keyId}: its bracket's pool has ${plan.keys.size} members`);
   }
   return found;

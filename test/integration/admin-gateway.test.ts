@@ -93,9 +93,9 @@ describe('admin tool against API Gateway (aws-sdk-client-mock)', () => {
     });
     const members = apigw.commandCalls(apigateway.CreateApiKeyCommand).map((c) => c.args[0].input.value);
     expect(members).toEqual(
-      Array.from({ length: BRACKET_POOL.members }, (_, m) => bracketPoolKeyValue('staging', b.id, m)),
+      Array.from({ length: BRACKET_POOL.apiKeys }, (_, m) => bracketPoolKeyValue('staging', b.id, m)),
     );
-    expect(apigw.commandCalls(apigateway.CreateUsagePlanKeyCommand)).toHaveLength(BRACKET_POOL.members);
+    expect(apigw.commandCalls(apigateway.CreateUsagePlanKeyCommand)).toHaveLength(BRACKET_POOL.apiKeys);
     expect((await authorize(key)).usageIdentifierKey).toBe(poolValueOf(record, 'staging'));
     expect(members).toContain(poolValueOf(record, 'staging'));
     // Another run of the tool finds the pool complete: only reads.

@@ -5,6 +5,7 @@
  * admin-scenarios.ts) still make purge call the control plane, so these start from such keys.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BRACKET_POOL } from '../../contract/key-pool.ts';
 import type { AdminDeps } from '../../lib/admin/service.ts';
 import { runLocalAdmin, startLocalAdmin } from '../helpers/admin.ts';
 import { legacyKey, made } from '../helpers/admin-scenarios.ts';
@@ -105,5 +106,21 @@ describe('a no-op change writes nothing', () => {
       'no storage write',
     ).toEqual([]);
     expect(await recordsOf(w), 'no record written').toEqual(before);
+  });
+});
+
+describe('the sweep before a release that adds a pool member', () => {
+  it('keys reconcile --all completes a bracket pool made before its probation member, though every key is converged', async () => {
+    const w = controlPlaneWorld(local);
+    await made(w, 'enterprise', E600);
+    // As an earlier release made it: the bracket's mapped members only.
+    const probation = [...w.fake.keys.values()].find((k) => k.name.endsWith(`-m${BRACKET_POOL.members}`))!;
+    w.fake.keys.delete(probation.id);
+    for (const p of w.fake.plans.values()) p.keys.delete(probation.id);
+    expect(await problems(w)).toEqual([expect.stringMatching(/its bracket's pool has 4 members/)]);
+    const sweep = await runLocalAdmin(w.deps, 'keys', 'reconcile', '--all');
+    expect(sweep.code, sweep.err).toBe(0);
+    expect(sweep.out).toMatch(/made pool member \S+-m4/);
+    expect(await problems(w)).toEqual([]);
   });
 });

@@ -19,7 +19,7 @@ import {
   poolKeyValue,
   spentKeyValue,
 } from '../../contract/key-pool.ts';
-import { PROBATION, probationKeyValue } from '../../contract/probation.ts';
+import { PAYING_PROBATION, PROBATION, payingProbationKeyValue, probationKeyValue } from '../../contract/probation.ts';
 import { MAX_CUSTOM_LIMITS, type PlanLimits } from '../../contract/plans.ts';
 import { hashKey, type KeyRecord } from '../../lambdas/domain/keys.ts';
 import { listing } from '../../lambdas/storage/key-listing.ts';
@@ -52,6 +52,10 @@ function templateStage(w: World) {
   });
   seed(spent, spentKeyValue(STAGE));
   for (let shard = 0; shard < PROBATION.shards; shard++) seed(pools[0]!, probationKeyValue(STAGE, shard));
+  Object.keys(PAYING_POOLS).forEach((plan, i) => {
+    for (let shard = 0; shard < PAYING_PROBATION.shards; shard++)
+      seed(pools[i + 1]!, payingProbationKeyValue(STAGE, plan as 'pro', shard));
+  });
 }
 
 const counts = (w: World) => ({ apiKeys: w.fake.keys.size, usagePlans: w.fake.plans.size });
@@ -86,7 +90,7 @@ it('50,000 paying and 1,000 Enterprise keys across every bracket leave the API k
   expect(brackets).toBeLessThanOrEqual(ENTERPRISE_BRACKETS);
   const full = counts(w);
   expect(full).toEqual({
-    apiKeys: empty.apiKeys + brackets * BRACKET_POOL.members,
+    apiKeys: empty.apiKeys + brackets * BRACKET_POOL.apiKeys,
     usagePlans: empty.usagePlans + brackets,
   });
 
@@ -128,7 +132,7 @@ it('50,000 paying and 1,000 Enterprise keys across every bracket leave the API k
   );
   // The bound for any customers: the template's and every bracket's pool, for both stages of an account.
   const bound = {
-    apiKeys: empty.apiKeys + ENTERPRISE_BRACKETS * BRACKET_POOL.members,
+    apiKeys: empty.apiKeys + ENTERPRISE_BRACKETS * BRACKET_POOL.apiKeys,
     usagePlans: empty.usagePlans + ENTERPRISE_BRACKETS,
   };
   expect(2 * bound.apiKeys).toBeLessThan(API_KEYS_PER_ACCOUNT);
