@@ -96,6 +96,11 @@ export async function runCold(
   }
   rmSync(evDir, { recursive: true, force: true });
   const rows = [...samples].map(([name, { l, f }]) => {
+    /** The median of the per-round ratios of one measure, ours over the floor's, and its spread against the goal. */
+    const paired = (of: (x: Sample) => number) => {
+      const ratios = l.map((x, i) => of(x) / of(f[i]!));
+      return { ratio: round(median(ratios), 3), spread: spreadOf(ratios, (v) => v <= COLD_GOAL) };
+    };
     // The floor answers as the function does.
     const bad = [...l, ...f].map((x) => x.status).filter((st) => st !== (EXPECTED_STATUS[name] ?? 'allow'));
     return {
@@ -105,11 +110,7 @@ export async function runCold(
       invokeMs: round(median(l.map((x) => x.invokeMs))),
       totalMs: round(median(l.map((x) => x.totalMs))),
       floorTotalMs: round(median(f.map((x) => x.totalMs))),
-      ratio: round(median(l.map((x, i) => x.totalMs / f[i]!.totalMs)), 3),
-      spread: spreadOf(
-        l.map((x, i) => x.totalMs / f[i]!.totalMs),
-        (v) => v <= COLD_GOAL,
-      ),
+      ...paired((x) => x.totalMs),
       // The same ratio in CPU time, which the machine's other load disturbs far less than wall time (DynamoDB Local's
       // own time is not in it): where the wall ratio is inside its spread, this one says which side of the goal
       // the code is on. Init and first invoke apart, both sides, to say where the difference is.
@@ -118,11 +119,7 @@ export async function runCold(
         invokeMs: round(median(l.map((x) => x.invokeCpuMs))),
         floorInitMs: round(median(f.map((x) => x.initCpuMs))),
         floorInvokeMs: round(median(f.map((x) => x.invokeCpuMs))),
-        ratio: round(median(l.map((x, i) => x.totalCpuMs / f[i]!.totalCpuMs)), 3),
-        spread: spreadOf(
-          l.map((x, i) => x.totalCpuMs / f[i]!.totalCpuMs),
-          (v) => v <= COLD_GOAL,
-        ),
+        ...paired((x) => x.totalCpuMs),
       },
       processMs: round(median(l.map((x) => x.processMs))),
       floorProcessMs: round(median(f.map((x) => x.processMs))),
