@@ -3,7 +3,7 @@
  * every function is built on (the DynamoDB DocumentClient, zod/mini with its English messages, @middy/core with
  * @middy/http-json-body-parser for a create, Powertools Logger and Metrics with their middlewares), making the same
  * DynamoDB requests per call as the deployed function does warm, as directly as they can be made:
- * and writing the same metric lines per call (a deprecated operation's call, a 501):
+ * and writing the same metric lines per call (a deprecated operation's call, a 501: FLOOR_COUNTS):
  *   authorizer    one BatchGetItem of the key and its standing per call (in-process, nothing caches it)
  *   an operation  the limiter's count (bench/floor-limiter.ts: exact keys one conditional write, Enterprise keys a
  *                 lease) and its own request: GetItem (getPet), Scan or the status index's Query with Limit
@@ -20,9 +20,19 @@ import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import * as z from 'zod/mini';
-import { Metrics } from '@aws-lambda-powertools/metrics';
-import { ROUTES } from '../contract/routes.ts';
-import { FLOOR_OF, Limit, NewPet, PetId, Status, T, doc, logger, metrics, readKey } from './floor-common.ts';
+import {
+  FLOOR_OF,
+  Limit,
+  NewPet,
+  PetId,
+  Status,
+  T,
+  doc,
+  logger,
+  metrics,
+  readKey,
+  writeOperationCounts,
+} from './floor-common.ts';
 import { floorLimiter } from './floor-limiter.ts';
 import { listPetsCommand } from './floor-requests.ts';
 
@@ -49,20 +59,6 @@ const callerOf = (e: ProxyEvent) => {
   return { keyId: a.keyId ?? 'floor', limits: { perMinute: Number(a.perMinute), perDay: Number(a.perDay) } };
 };
 const RATE_LIMITED = json(429, { code: 'rate_limited' });
-
-/**
- * The metric lines a function must write per call, written here too, each as one EMF line by the operation
- * (Powertools' own way: a second instance, built once): a call of a deprecated operation (the route entry's
- * `deprecation`) and a 501, which the alarms count apart. Without them the floor wrote fewer lines per call than the
- * function must; the drivers count both sides' lines per call.
- */
-const route = ROUTES.find((r) => r.operationId === FLOOR_OF);
-const perOperation = new Metrics({ namespace: 'Floor', serviceName: 'floor', defaultDimensions: { stage: 'local' } });
-const countByOperation = (name: string) => {
-  perOperation.addDimensions({ operation: FLOOR_OF });
-  perOperation.addMetric(name, MetricUnit.Count, 1);
-  perOperation.publishStoredMetrics();
-};
 
 const operations: Record<string, (e: ProxyEvent) => Promise<Result>> = {
   async getPet(e) {
@@ -92,7 +88,6 @@ const operations: Record<string, (e: ProxyEvent) => Promise<Result>> = {
   },
   async listOrders(e) {
     if (!(await admit(callerOf(e)))) return RATE_LIMITED;
-    countByOperation('NotImplemented');
     return json(501, { code: 'not_implemented' });
   },
 };
@@ -102,7 +97,7 @@ const operation = middy<ProxyEvent>()
   .use(logMetrics(metrics, { captureColdStartMetric: true }))
   .use(FLOOR_OF === 'createPet' ? [httpJsonBodyParser()] : [])
   .handler(async (event) => {
-    if (route?.deprecation) countByOperation('DeprecatedOperationCall');
+    writeOperationCounts();
     return operations[FLOOR_OF]!(event);
   });
 

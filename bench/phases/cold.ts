@@ -8,7 +8,7 @@ import { limiterShards } from '../../contract/plans.ts';
 import { BENCH_AUTH, EXPECTED_STATUS, eventFor } from '../lib/events.ts';
 import { seedBenchKey, seedPets, seededId } from '../lib/seed.ts';
 import { coldProfile } from '../lib/cold-profile.ts';
-import { functionEnv } from '../lib/function-env.ts';
+import { floorCounts, functionEnv } from '../lib/function-env.ts';
 import { median, printTable, round, runChild, spreadOf } from '../lib/util.ts';
 import { BENCH_KEY, type BenchContext } from './context.ts';
 import type { Bundles } from './bundles.ts';
@@ -37,6 +37,13 @@ export async function runCold(
   /** The floor of a function makes that function's requests (bench/floor-handler.ts): its operationId. */
   const floorOf = (name: string) =>
     name === 'authorizer' ? name : name.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
+  /** The floor's environment for a function: its requests (FLOOR_OF, FLOOR_SHARDS) and its metric lines. */
+  const floorEnvOf = (name: string) => ({
+    ...env,
+    FLOOR_OF: floorOf(name),
+    FLOOR_SHARDS: String(limiterShards(BENCH_AUTH)),
+    FLOOR_COUNTS: floorCounts(floorOf(name), EXPECTED_STATUS[name] ?? 'allow'),
+  });
   const probe = join(ROOT, 'bench/cold-start.ts');
   type Sample = {
     initMs: number;
@@ -63,7 +70,7 @@ export async function runCold(
       const s = samples.get(b.name) ?? { l: [], f: [] };
       samples.set(b.name, s);
       const runL = async () => s.l.push(await runChild<Sample>([probe, b.outfile, ev], env));
-      const floorEnv = { ...env, FLOOR_OF: floorOf(b.name), FLOOR_SHARDS: String(limiterShards(BENCH_AUTH)) };
+      const floorEnv = floorEnvOf(b.name);
       const runF = async () => s.f.push(await runChild<Sample>([probe, floorBundle.outfile, ev], floorEnv));
       if (round_ % 2) await runF().then(runL);
       else await runL().then(runF);
@@ -73,7 +80,7 @@ export async function runCold(
     // Where the cold CPU goes, for the two functions furthest from their floors, against the floor's.
     const profiled: Record<string, unknown> = {};
     for (const b of bundles.filter((x) => x.name === 'list-pets' || x.name === 'create-pet')) {
-      const floorEnv = { ...env, FLOOR_OF: floorOf(b.name), FLOOR_SHARDS: String(limiterShards(BENCH_AUTH)) };
+      const floorEnv = floorEnvOf(b.name);
       const { ours, floor } = await coldProfile(
         probe,
         evFile(b.name),

@@ -16,7 +16,7 @@ import { generateKey } from '../../lambdas/domain/keys.ts';
 import { provisionLocalTables } from '../../lambdas/storage/provision.ts';
 import { ROOT, bundle, type BundleResult } from '../lib/bundle.ts';
 import { BENCH_AUTH, eventFor } from '../lib/events.ts';
-import { functionEnv } from '../lib/function-env.ts';
+import { floorCounts, functionEnv } from '../lib/function-env.ts';
 import { seedBenchKey, seedKey, seedPets, seededId } from '../lib/seed.ts';
 import { median, printTable, ratioCells, round, spreadOf, stopChild, type Verdict } from '../lib/util.ts';
 import type { Cell, CellRequest } from '../handler-driver.ts';
@@ -142,7 +142,7 @@ export async function runHandlers(ctx: BenchContext, { bundles }: { bundles: rea
     if (!ours) throw new Error(`no bundle ${ops[0]!.bundle}`);
     const drivers = {
       ours: await startDriver(ours.outfile, env),
-      floor: await startDriver(floor.outfile, { ...env, FLOOR_OF: fn }),
+      floor: await startDriver(floor.outfile, { ...env, FLOOR_OF: fn, FLOOR_COUNTS: floorCounts(fn, ops[0]!.expect) }),
     };
     for (const d of Object.values(drivers)) children.push(d.child);
     const request = ({ o, k, c }: { o: Op; k: KeyKind; c: number }, s: number): CellRequest => ({
