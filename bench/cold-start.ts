@@ -2,7 +2,7 @@
  * The cold-start probe, run as a fresh `node` process per sample:
  *   node bench/cold-start.ts <bundle.mjs> <event.json>
  * Imports the bundle (Lambda's init phase) and invokes its handler once (the first invoke), then prints
- * {"initMs","initCpuMs","invokeMs","totalMs","status","requests","inSequence","toFirstRequestMs"} as one JSON line
+ * {"initMs","initCpuMs","invokeMs","invokeCpuMs","totalCpuMs","totalMs","status","requests","inSequence","toFirstRequestMs"} as one JSON line
  * (initCpuMs: the process's CPU time spent importing, which other load on the machine disturbs less): besides the
  * times, the DynamoDB requests the process made (init included), how many of them ran one after another (the
  * longest chain of requests each started after the one before it answered), and how long the invoke ran before its
@@ -47,6 +47,7 @@ try {
   status = `error: ${(err as Error).message}`;
 }
 const t2 = performance.now();
+const cpu2 = process.cpuUsage(cpu0);
 const all = [...requests.values()];
 const firstInInvoke = Math.min(...all.filter((r) => r.start >= t1).map((r) => r.start));
 process.stdout.write(
@@ -54,6 +55,8 @@ process.stdout.write(
     initMs: t1 - t0,
     initCpuMs: (cpu1.user + cpu1.system) / 1000,
     invokeMs: t2 - t1,
+    invokeCpuMs: (cpu2.user + cpu2.system - cpu1.user - cpu1.system) / 1000,
+    totalCpuMs: (cpu2.user + cpu2.system) / 1000,
     totalMs: t2 - t0,
     processMs: t2,
     status,

@@ -10,6 +10,7 @@
  *               lambdas/storage/limit-store.ts) and its own
  *               request: GetItem (getPet), Scan with Limit (listPets), the id block's UpdateItem at init and a
  *               conditional PutItem after the count (createPet), none (listOrders: 501)
+ * It writes the metric lines the function must write on that call (FLOOR_COUNTS: a deprecated operation's, a 501's).
  * What a function spends beyond this is its own code: the envelope, the limiter's rules, the error mapping.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
@@ -20,7 +21,19 @@ import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import * as z from 'zod/mini';
-import { FLOOR_OF, Limit, NewPet, PetId, T, doc, env, logger, metrics, readKey } from './floor-common.ts';
+import {
+  FLOOR_OF,
+  Limit,
+  NewPet,
+  PetId,
+  T,
+  doc,
+  env,
+  logger,
+  metrics,
+  readKey,
+  writeOperationCounts,
+} from './floor-common.ts';
 
 const SHARDS = Number(env.FLOOR_SHARDS ?? 1);
 const Query = z.object({ limit: Limit });
@@ -133,7 +146,10 @@ const operation = middy<ProxyEvent>()
   .use(injectLambdaContext(logger, { correlationIdPath: 'requestContext.requestId' }))
   .use(logMetrics(metrics, { captureColdStartMetric: true }))
   .use(FLOOR_OF === 'createPet' ? [httpJsonBodyParser()] : [])
-  .handler(async (event) => operations[FLOOR_OF]!(event, event.requestContext?.authorizer?.keyId ?? 'floor'));
+  .handler(async (event) => {
+    writeOperationCounts();
+    return operations[FLOOR_OF]!(event, event.requestContext?.authorizer?.keyId ?? 'floor');
+  });
 
 async function authorizer(event: { authorizationToken: string }, context: { functionName: string }) {
   logger.addContext(context as never);

@@ -3,6 +3,7 @@
  * every function is built on (the DynamoDB DocumentClient, zod/mini with its English messages, @middy/core with
  * @middy/http-json-body-parser for a create, Powertools Logger and Metrics with their middlewares), making the same
  * DynamoDB requests per call as the deployed function does warm, as directly as they can be made:
+ * and writing the same metric lines per call (a deprecated operation's call, a 501: FLOOR_COUNTS):
  *   authorizer    one BatchGetItem of the key and its standing per call (in-process, nothing caches it)
  *   an operation  the limiter's count (bench/floor-limiter.ts: exact keys one conditional write, Enterprise keys a
  *                 lease) and its own request: GetItem (getPet), Scan or the status index's Query with Limit
@@ -19,7 +20,19 @@ import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import * as z from 'zod/mini';
-import { FLOOR_OF, Limit, NewPet, PetId, Status, T, doc, logger, metrics, readKey } from './floor-common.ts';
+import {
+  FLOOR_OF,
+  Limit,
+  NewPet,
+  PetId,
+  Status,
+  T,
+  doc,
+  logger,
+  metrics,
+  readKey,
+  writeOperationCounts,
+} from './floor-common.ts';
 import { floorLimiter } from './floor-limiter.ts';
 import { listPetsCommand } from './floor-requests.ts';
 
@@ -83,7 +96,10 @@ const operation = middy<ProxyEvent>()
   .use(injectLambdaContext(logger, { correlationIdPath: 'requestContext.requestId' }))
   .use(logMetrics(metrics, { captureColdStartMetric: true }))
   .use(FLOOR_OF === 'createPet' ? [httpJsonBodyParser()] : [])
-  .handler(async (event) => operations[FLOOR_OF]!(event));
+  .handler(async (event) => {
+    writeOperationCounts();
+    return operations[FLOOR_OF]!(event);
+  });
 
 async function authorizer(event: { authorizationToken: string; methodArn: string }, context: { functionName: string }) {
   logger.addContext(context as never);

@@ -26,6 +26,7 @@ export type Cell = {
   p99: number;
   cpuMsPerCall: number;
   ddbPerCall: number;
+  linesPerCall: number;
   unexpected: number;
   unexpectedSample?: string;
 };
@@ -44,6 +45,16 @@ const context = {
 
 let ddb = 0;
 subscribe('http.client.request.start', () => ddb++);
+/**
+ * Lines written to stdout (log lines and EMF metrics: Powertools prints there): both sides must write the same per
+ * call, as they must make the same DynamoDB requests.
+ */
+let lines = 0;
+const write = process.stdout.write.bind(process.stdout);
+process.stdout.write = ((chunk: string | Uint8Array, ...rest: never[]) => {
+  lines++;
+  return write(chunk, ...rest);
+}) as typeof process.stdout.write;
 
 const mod = (await import(pathToFileURL(process.argv[2]!).href)) as {
   handler: (e: unknown, c: unknown) => Promise<unknown>;
@@ -64,6 +75,7 @@ async function run({ events, connections, seconds, expect }: CellRequest): Promi
   let unexpectedSample: string | undefined;
   let next = 0;
   const ddb0 = ddb;
+  const lines0 = lines;
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const end = t0 + seconds * 1000;
@@ -96,6 +108,7 @@ async function run({ events, connections, seconds, expect }: CellRequest): Promi
     p99: quantile(sorted, 0.99),
     cpuMsPerCall: (cpu.user + cpu.system) / 1000 / calls,
     ddbPerCall: (ddb - ddb0) / calls,
+    linesPerCall: (lines - lines0) / calls,
     unexpected,
     ...(unexpectedSample ? { unexpectedSample } : {}),
   };

@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --only=bundles,cold,warm,handlers,cost,forged,scale,listing,backlog] [-- --cpu-prof] [-- --cold-prof] [-- --no-source-maps]`:
+ * `npm run bench [-- --quick] [-- --only=bundles,cold,warm,handlers,cost,forged,scale,listing,backlog] [-- --cpu-prof] [-- --cold-prof] [-- --no-source-maps] [-- --cold-rounds=N] [-- --no-prices]`:
  * bundle sizes, cold starts, the warm request path (Business and Enterprise keys) through the local gateway and of
  * each handler alone in process (`--only handlers`), DynamoDB cost and the limiter at scale,
  * each against its floor measured side by side in the same run. Prints tables and writes bench/results/latest.json.
@@ -60,6 +60,9 @@ const P: Params = QUICK
       callsPerOp: 30,
       creates: 1_000,
     };
+// `--cold-rounds=N`: more cold-start rounds than the mode's (a before/after on a noisy machine needs them).
+const coldRounds = Number(argv.find((a) => a.startsWith('--cold-rounds='))?.slice(14));
+if (Number.isInteger(coldRounds) && coldRounds > 0) P.coldRounds = coldRounds;
 const RESULTS = join(ROOT, 'bench/results');
 const started = performance.now();
 const elapsed = () => `${((performance.now() - started) / 1000).toFixed(0)} s`;
@@ -98,7 +101,8 @@ try {
   const built = ONLY.has('bundles') || ONLY.has('cold') || ONLY.has('handlers') ? await runBundles(ctx) : undefined;
   if (built && ONLY.has('cold')) {
     await runCold(ctx, built);
-    await runLibraryPrices(ctx);
+    // `--no-prices`: the cold starts alone, for a before/after of our own code (the library prices do not change).
+    if (!argv.includes('--no-prices')) await runLibraryPrices(ctx);
   }
   if (ONLY.has('warm')) await runWarm(ctx);
   // After the warm path, whose API server's CPU per call gives the local gateway's own line.

@@ -1,3 +1,5 @@
+import { ROUTES } from '../../contract/routes.ts';
+
 /** The environment a bench runs a function bundle (and its floor) in, as the stack deploys it. */
 export function functionEnv(
   tableEnv: Record<string, string | undefined>,
@@ -20,4 +22,17 @@ export function functionEnv(
     // As the stack sets it (lib/constructs/api-function.ts); --no-source-maps measures without it.
     ...(argv.includes('--no-source-maps') ? {} : { NODE_OPTIONS: '--enable-source-maps' }),
   };
+}
+
+/**
+ * The metric lines a function writes on every call of its operation (operationId), which its floor must write too
+ * (FLOOR_COUNTS, read by bench/floor-common.ts): a deprecated route's call and an operation answered 501 (listOrders,
+ * not specified yet), as lambdas/shared/http.ts counts them.
+ */
+export function floorCounts(operationId: string, expectedStatus: number | 'allow'): string {
+  const route = ROUTES.find((r) => r.operationId === operationId);
+  return [
+    ...(route?.deprecation ? ['DeprecatedOperationCall'] : []),
+    ...(expectedStatus === 501 ? ['NotImplemented'] : []),
+  ].join(',');
 }

@@ -2,15 +2,16 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { generateKey } from '../../lambdas/domain/keys.ts';
 import { provisionLocalTables } from '../../lambdas/storage/provision.ts';
 import { ROOT } from '../lib/bundle.ts';
 import { limiterShards } from '../../contract/plans.ts';
 import { BENCH_AUTH, EXPECTED_STATUS, eventFor } from '../lib/events.ts';
 import { seedBenchKey, seedPets, seededId } from '../lib/seed.ts';
 import { coldProfile } from '../lib/cold-profile.ts';
-import { functionEnv } from '../lib/function-env.ts';
+import { floorCounts, functionEnv } from '../lib/function-env.ts';
 import { median, printTable, round, runChild, spreadOf } from '../lib/util.ts';
-import { BENCH_KEY, type BenchContext } from './context.ts';
+import type { BenchContext } from './context.ts';
 import type { Bundles } from './bundles.ts';
 
 /**
@@ -26,21 +27,35 @@ export async function runCold(
   const prefix = 'bench-cold';
   const tableEnv = await provisionLocalTables(endpoint, prefix);
   await seedPets(seedClient, tableEnv.PETS_TABLE_NAME!, 0, 100);
-  await seedBenchKey(seedClient, tableEnv.KEYS_TABLE_NAME!, BENCH_KEY);
+  // A key of the form issued now, for the bench key's id: the bench key's old form costs the authorizer an
+  // `OldKeyFormAccepted` metric line on its first invoke that an issued key does not, and that its floor does not write.
+  const token = generateKey();
+  await seedBenchKey(seedClient, tableEnv.KEYS_TABLE_NAME!, token);
   const env = functionEnv(tableEnv, endpoint, argv);
   const evDir = mkdtempSync(join(tmpdir(), 'bench-events-'));
   const evFile = (name: string) => {
     const f = join(evDir, `${name}.json`);
-    writeFileSync(f, JSON.stringify(eventFor(name, { petId: seededId(7), bearer: BENCH_KEY })));
+    writeFileSync(f, JSON.stringify(eventFor(name, { petId: seededId(7), bearer: token })));
     return f;
   };
   /** The floor of a function makes that function's requests (bench/floor-handler.ts): its operationId. */
   const floorOf = (name: string) =>
     name === 'authorizer' ? name : name.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
+  /** The floor's environment for a function: its requests (FLOOR_OF, FLOOR_SHARDS) and its metric lines. */
+  const floorEnvOf = (name: string) => ({
+    ...env,
+    FLOOR_OF: floorOf(name),
+    FLOOR_SHARDS: String(limiterShards(BENCH_AUTH)),
+    FLOOR_COUNTS: floorCounts(floorOf(name), EXPECTED_STATUS[name] ?? 'allow'),
+  });
   const probe = join(ROOT, 'bench/cold-start.ts');
   type Sample = {
     initMs: number;
     invokeMs: number;
+    /** The process's CPU time importing the bundle, and serving the first invoke (bench/cold-start.ts). */
+    initCpuMs: number;
+    invokeCpuMs: number;
+    totalCpuMs: number;
     totalMs: number;
     processMs: number;
     status: number | string;
@@ -59,7 +74,7 @@ export async function runCold(
       const s = samples.get(b.name) ?? { l: [], f: [] };
       samples.set(b.name, s);
       const runL = async () => s.l.push(await runChild<Sample>([probe, b.outfile, ev], env));
-      const floorEnv = { ...env, FLOOR_OF: floorOf(b.name), FLOOR_SHARDS: String(limiterShards(BENCH_AUTH)) };
+      const floorEnv = floorEnvOf(b.name);
       const runF = async () => s.f.push(await runChild<Sample>([probe, floorBundle.outfile, ev], floorEnv));
       if (round_ % 2) await runF().then(runL);
       else await runL().then(runF);
@@ -69,7 +84,7 @@ export async function runCold(
     // Where the cold CPU goes, for the two functions furthest from their floors, against the floor's.
     const profiled: Record<string, unknown> = {};
     for (const b of bundles.filter((x) => x.name === 'list-pets' || x.name === 'create-pet')) {
-      const floorEnv = { ...env, FLOOR_OF: floorOf(b.name), FLOOR_SHARDS: String(limiterShards(BENCH_AUTH)) };
+      const floorEnv = floorEnvOf(b.name);
       const { ours, floor } = await coldProfile(
         probe,
         evFile(b.name),
@@ -92,6 +107,11 @@ export async function runCold(
   }
   rmSync(evDir, { recursive: true, force: true });
   const rows = [...samples].map(([name, { l, f }]) => {
+    /** The median of the per-round ratios of one measure, ours over the floor's, and its spread against the goal. */
+    const paired = (of: (x: Sample) => number) => {
+      const ratios = l.map((x, i) => of(x) / of(f[i]!));
+      return { ratio: round(median(ratios), 3), spread: spreadOf(ratios, (v) => v <= COLD_GOAL) };
+    };
     // The floor answers as the function does.
     const bad = [...l, ...f].map((x) => x.status).filter((st) => st !== (EXPECTED_STATUS[name] ?? 'allow'));
     return {
@@ -101,11 +121,17 @@ export async function runCold(
       invokeMs: round(median(l.map((x) => x.invokeMs))),
       totalMs: round(median(l.map((x) => x.totalMs))),
       floorTotalMs: round(median(f.map((x) => x.totalMs))),
-      ratio: round(median(l.map((x, i) => x.totalMs / f[i]!.totalMs)), 3),
-      spread: spreadOf(
-        l.map((x, i) => x.totalMs / f[i]!.totalMs),
-        (v) => v <= COLD_GOAL,
-      ),
+      ...paired((x) => x.totalMs),
+      // The same ratio in CPU time, which the machine's other load disturbs far less than wall time (DynamoDB Local's
+      // own time is not in it): where the wall ratio is inside its spread, this one says which side of the goal
+      // the code is on. Init and first invoke apart, both sides, to say where the difference is.
+      cpu: {
+        initMs: round(median(l.map((x) => x.initCpuMs))),
+        invokeMs: round(median(l.map((x) => x.invokeCpuMs))),
+        floorInitMs: round(median(f.map((x) => x.initCpuMs))),
+        floorInvokeMs: round(median(f.map((x) => x.invokeCpuMs))),
+        ...paired((x) => x.totalCpuMs),
+      },
       processMs: round(median(l.map((x) => x.processMs))),
       floorProcessMs: round(median(f.map((x) => x.processMs))),
       // What the first invoke waited for: DynamoDB requests (the median sample's), how many of them one after
@@ -176,6 +202,21 @@ export async function runCold(
       ]),
     ],
   );
+  printTable(
+    `2a. Cold start in CPU time (the same samples: the process's CPU ms importing the bundle and serving the first invoke; x floor: median of the per-round ratios, spread p25-p75)`,
+    ['lambda', 'init cpu', 'floor', 'invoke cpu', 'floor', 'cpu x floor', 'spread'],
+    rows.map((r) => [
+      r.lambda,
+      r.cpu.initMs,
+      r.cpu.floorInitMs,
+      r.cpu.invokeMs,
+      r.cpu.floorInvokeMs,
+      r.cpu.ratio,
+      `${r.cpu.spread.lo.toFixed(2)}-${r.cpu.spread.hi.toFixed(2)}`,
+    ]),
+  );
   for (const r of rows)
     target(`cold start <= ${COLD_GOAL}x floor`, r.lambda, r.ratio, `<= ${COLD_GOAL}`, r.spread.verdict);
+  for (const r of rows)
+    target(`cold start cpu <= ${COLD_GOAL}x floor`, r.lambda, r.cpu.ratio, `<= ${COLD_GOAL}`, r.cpu.spread.verdict);
 }

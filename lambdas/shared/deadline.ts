@@ -8,7 +8,8 @@
  * clock, apart from the service clock that tests move across windows.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { performance } from 'node:perf_hooks';
+// The global `performance` (the same object as node:perf_hooks'), not an import of node:perf_hooks: that module is
+// loaded by nothing else in a bundle, and importing it cost 0.3-0.5 ms of every cold start.
 
 const scope = new AsyncLocalStorage<{ readonly endMs: number }>();
 

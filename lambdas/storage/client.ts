@@ -6,6 +6,7 @@
 import { DynamoDBClient, type ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { SignatureV4 } from '@smithy/signature-v4';
 import { timeLeft } from '../shared/deadline.ts';
 import { UnavailableError } from '../domain/errors.ts';
 import { TABLES, tableKey, type TableKey } from '../../contract/tables.ts';
@@ -80,11 +81,29 @@ export function createStorage(settings: StorageSettings): Storage {
       ? { endpoint: settings.endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
       : {}),
   };
-  const ddb = new DynamoDBClient(config);
+  // One SigV4 signer for both clients, built at the first request. By default a client builds a new signer for every
+  // request it signs (copying its whole resolved configuration each time); DynamoDB's signing name and region never
+  // change, so one serves every request of both. It signs with the first client's resolved credentials.
+  let signer: SignatureV4 | undefined;
+  const sharedSigner = async (): Promise<SignatureV4> =>
+    (signer ??= new SignatureV4({
+      credentials: () => ddb.config.credentials(),
+      region: settings.region,
+      service: 'dynamodb',
+      sha256: ddb.config.sha256,
+    }));
+  const ddb = new DynamoDBClient({ ...config, signer: sharedSigner });
   const marshallOptions = { removeUndefinedValues: true };
   const doc = DynamoDBDocumentClient.from(ddb, { marshallOptions });
-  // Shares the first client's request handler (its sockets): no second connection to open on a cold start.
-  const onceDdb = new DynamoDBClient({ ...config, maxAttempts: 1, requestHandler: ddb.config.requestHandler });
+  // Shares the first client's request handler (its sockets: no second connection to open on a cold start), its
+  // credentials (one provider chain resolved and refreshed, not two) and the signer. Only the retry settings differ.
+  const onceDdb = new DynamoDBClient({
+    ...config,
+    maxAttempts: 1,
+    requestHandler: ddb.config.requestHandler,
+    credentials: ddb.config.credentials,
+    signer: sharedSigner,
+  });
   const once = { ddb: onceDdb, doc: DynamoDBDocumentClient.from(onceDdb, { marshallOptions }) };
   return { ddb, doc, once, tables: settings.tables };
 }
