@@ -14,7 +14,6 @@
  * 1000 pets) against 1 without the header.
  */
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import {
   ConditionalCheckFailedException,
   TransactionCanceledException,
@@ -151,7 +150,8 @@ async function insertAndComplete(
       if (petReason === 'TransactionConflict' || recordReason === 'TransactionConflict') {
         // A concurrent single write touched an item (e.g. a duplicate's failing claim): short jittered retry.
         if (attempt < CONFLICT_ATTEMPTS) {
-          await sleep(10 * attempt + Math.floor(Math.random() * 20));
+          // The global timer, not node:timers/promises: that import costs createPet ~0.45 ms of every cold start.
+          await new Promise((resolve) => setTimeout(resolve, 10 * attempt + Math.floor(Math.random() * 20)));
           continue;
         }
         throw new UnavailableError('TransactionConflict');
