@@ -76,9 +76,9 @@ const spec = (
  */
 export const GATEWAY_RESPONSES: readonly GatewayResponseSpec[] = [
   spec('UNAUTHORIZED', 'unauthorized', { 'WWW-Authenticate': 'Bearer' }),
-  // The authorizer denies only banned keys. The answer is the ban's, as the function's is: no earlier than the ban's
-  // end. The gateway cannot know when this one started, so it gives the longest a ban lasts (the function gives the
-  // exact rest); asking again after the authorizer cache TTL (60 s) would only be denied again.
+  // The authorizer denies only banned keys. A gateway response is fixed text, so it cannot say when this ban ends: it
+  // gives a first ban's length (a repeat within the day lasts longer, and asking again then is answered the same way;
+  // the function gives the exact rest). Asking again after the authorizer cache TTL (60 s) would only be denied again.
   spec('ACCESS_DENIED', 'key_banned', { 'Retry-After': String(BAN_POLICY.banSeconds) }),
   spec('INVALID_API_KEY', 'forbidden', {}, 'The API key is not on a usage plan for this stage.'),
   spec('EXPIRED_TOKEN', 'forbidden', {}, "The request's AWS credentials have expired."),

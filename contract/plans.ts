@@ -91,8 +91,15 @@ export const MAX_CUSTOM_LIMITS: PlanLimits = {
  * too) than a fleet of `banThreshold` workers could cause: max(`fleetWorkers`, perMinute). A client that ignores
  * Retry-After and sends N per minute gets N - perMinute 429s per window, so it is banned once N > perMinute +
  * banThreshold (Free: 161/min, 2.7 requests/s); once its day is spent, once N > banThreshold.
+ * A key banned again the same UTC day is banned twice as long as the time before (15, 30, 60, 120 minutes, then
+ * `maxBanSeconds`): an abuser that comes back after each ban spends the day banned, not in 15-minute cycles.
  */
-export const BAN_POLICY = { fleetWorkers: 100, banSeconds: 15 * 60 } as const;
+export const BAN_POLICY = { fleetWorkers: 100, banSeconds: 15 * 60, maxBanSeconds: 4 * 3600 } as const;
+
+/** How long the `nth` ban of a key in one UTC day lasts (1: the first). */
+export function banSecondsFor(nth: number): number {
+  return Math.min(BAN_POLICY.maxBanSeconds, BAN_POLICY.banSeconds * 2 ** Math.max(0, Math.min(nth - 1, 16)));
+}
 
 /** 429s in one minute window above which a key is banned: more than a fleet this size can cause by honouring them. */
 export function banThreshold(limits: PlanLimits): number {

@@ -142,7 +142,9 @@ export function createLimiter(counters: LimitCounters, options: LimiterOptions =
       // Sent once: a lost answer may have counted these 429s or not; they are not sent again (a ban errs late).
       const total = await counters.addRejections(subject, minuteStart, n);
       if (total > banThreshold(limits)) {
-        const { banUntil, days } = banDays(w);
+        // Counted before it is written: a failure between the two errs towards a longer next ban, never a shorter.
+        const nth = await counters.countBan(subject, w.dayStart, minuteStart);
+        const { banUntil, days } = banDays(w, nth);
         await counters.ban(subject, limits, banUntil, days);
         st.bannedUntil = banUntil;
         st.bannedSeenMs = w.nowMs;

@@ -17,7 +17,7 @@
  * lost counts as used (503 for that request): the service may under-admit by the requests whose answers were lost,
  * never over-admit.
  */
-import { BAN_POLICY, LIMITER, type PlanLimits } from '../../contract/plans.ts';
+import { BAN_POLICY, LIMITER, banSecondsFor, type PlanLimits } from '../../contract/plans.ts';
 import { AppError } from './errors.ts';
 
 export interface Windows {
@@ -83,6 +83,11 @@ export interface LimitCounters {
   take(req: TakeRequest): Promise<Take>;
   /** Adds `n` 429s to the key's minute window `minuteStart`; answers the window's total. */
   addRejections(subject: string, minuteStart: number, n: number): Promise<number>;
+  /**
+   * Counts a ban of the key decided in minute window `minuteStart` of the day `dayStart`; answers the key's bans that
+   * day, this one included. Every container that decides the same window's ban gets the same answer: it counts once.
+   */
+  countBan(subject: string, dayStart: number, minuteStart: number): Promise<number>;
   /** Bans the key on every shard's day items in `days` (latest first) until `banUntil` (unix seconds). */
   ban(subject: string, limits: PlanLimits, banUntil: number, days: readonly number[]): Promise<void>;
   /** The key's counts now (every shard), for the admin tool. */
@@ -137,9 +142,12 @@ export function takeStep(state: ShardState, limits: PlanLimits, w: Windows, want
   return newest ? { kind: 'count', minuteStart, want: n } : { kind: 'open', want: n };
 }
 
-/** The day items a ban starting now is written to, latest first, so a failure part-way never ends it at midnight. */
-export function banDays(w: Windows): { banUntil: number; days: number[] } {
-  const banUntil = w.nowSec + BAN_POLICY.banSeconds;
+/**
+ * The end of the `nth` ban of the day starting now, and the day items it is written to, latest first, so a failure
+ * part-way never ends it at midnight.
+ */
+export function banDays(w: Windows, nth = 1): { banUntil: number; days: number[] } {
+  const banUntil = w.nowSec + banSecondsFor(nth);
   const days: number[] = [];
   for (let day = w.dayStart; day < banUntil; day += 86_400) days.unshift(day);
   return { banUntil, days };
@@ -216,7 +224,7 @@ export async function enforce(
   throw new AppError(
     c.reason === 'minute' ? 'rate_limited' : 'quota_exceeded',
     c.reason === 'minute'
-      ? `Rate limit of ${limit} requests per minute exceeded: retry after ${retry} s, with exponential backoff. Requests that keep coming while limited lead to a temporary ban (${BAN_POLICY.banSeconds / 60} minutes).`
+      ? `Rate limit of ${limit} requests per minute exceeded: retry after ${retry} s, with exponential backoff. Requests that keep coming while limited lead to a temporary ban (${BAN_POLICY.banSeconds / 60} minutes, twice as long for each repeat in a UTC day, at most ${BAN_POLICY.maxBanSeconds / 3600} hours).`
       : `Daily quota of ${limit} requests exceeded: retry after ${retry} s, or move to a higher plan.`,
     {
       'X-RateLimit-Limit': String(limit),

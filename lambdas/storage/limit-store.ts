@@ -3,7 +3,7 @@
  * to take and what to answer). Every item is a handful of numbers, well under 1 KB whatever the request rate, so
  * every write is one write unit:
  * - `rl#<subject>#<dayStart>[#<shard>]`: one per key shard and UTC day: the newest minute window `ms`, its count
- *   `m`, the day count `d`, a ban end `banUntil`;
+ *   `m`, the day count `d`, a ban end `banUntil` (and on shard 0 the day's bans `bans`, last counted in window `bw`);
  * - `rlr#<subject>#<minuteStart>`: the 429s of one minute window `r`, for the ban;
  * - `rlh#<subject>#<hourStart>[#<shard>]`: the usage history (usage-history.ts).
  * Items are keyed by their window, so TTL (`expiresAt`) is housekeeping only.
@@ -167,6 +167,23 @@ async function addRejections(storage: Storage, subject: string, minuteStart: num
   return Number(item.r ?? n);
 }
 
+/**
+ * The key's bans of the day, on its first shard's day item: `bans` counted once per minute window (`bw`, the window
+ * last counted), so the containers that all see one window cross the threshold count one ban between them, and the
+ * later ones read the count the first left. Two numbers on an item that exists anyway: nothing grows with the rate.
+ */
+async function countBan(storage: Storage, subject: string, dayStart: number, minuteStart: number): Promise<number> {
+  const out = await conditional(storage, {
+    Key: shardKey(subject, dayStart, 0),
+    UpdateExpression: 'SET bw = :ms, expiresAt = if_not_exists(expiresAt, :exp) ADD bans :one',
+    ConditionExpression: 'attribute_not_exists(bw) OR bw <> :ms',
+    ExpressionAttributeValues: { ':ms': minuteStart, ':one': 1, ':exp': dayStart + KEEP_SECONDS },
+    ReturnValues: 'ALL_NEW',
+  });
+  const item = (out.ok ? out.item : out.old) as ShardState & { bans?: number };
+  return Math.max(1, Number(item.bans ?? 1));
+}
+
 async function ban(storage: Storage, subject: string, limits: PlanLimits, banUntil: number, days: readonly number[]) {
   // Day by day, latest first (a failure part-way never leaves a ban that ends at midnight); a day's shards at once.
   for (const day of days) {
@@ -224,6 +241,7 @@ export function createLimitStore(storage: Storage, telemetry: Telemetry): LimitC
   return {
     take: (req) => take(storage, telemetry, req),
     addRejections: (subject, minuteStart, n) => addRejections(storage, subject, minuteStart, n),
+    countBan: (subject, dayStart, minuteStart) => countBan(storage, subject, dayStart, minuteStart),
     ban: (subject, limits, banUntil, days) => ban(storage, subject, limits, banUntil, days),
     usage: (subject, limits, w) => usage(storage, subject, limits, w),
   };

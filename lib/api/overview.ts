@@ -26,7 +26,7 @@ export function infoDescription(): string {
     'Each key belongs to a plan; limits count per key in fixed UTC windows (minute and day).',
     ['| Plan | Requests per minute | Requests per day |', '|---|---|---|', ...plans].join('\n'),
     'Every response carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset` for the window that binds soonest. ' +
-      `A 429 (\`rate_limited\`, \`quota_exceeded\`, or \`key_banned\` for ${BAN_POLICY.banSeconds / 60} minutes once one minute window sees more 429s than ${BAN_POLICY.fleetWorkers} clients, or as many as the per-minute limit if more, could get by each waiting after its own) carries \`Retry-After\`: wait that long, then back off exponentially.`,
+      `A 429 (\`rate_limited\`, \`quota_exceeded\`, or \`key_banned\` for ${BAN_POLICY.banSeconds / 60} minutes, twice as long for each repeat in a UTC day up to ${BAN_POLICY.maxBanSeconds / 3600} hours, once one minute window sees more 429s than ${BAN_POLICY.fleetWorkers} clients, or as many as the per-minute limit if more, could get by each waiting after its own) carries \`Retry-After\`: wait that long, then back off exponentially.`,
     '## Deprecations',
     ...deprecated,
     '## Errors',

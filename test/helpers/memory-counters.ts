@@ -37,6 +37,15 @@ export class MemoryCounters implements LimitCounters {
     return this.rejections.get(k)!;
   }
 
+  readonly bans = new Map<string, { windows: Set<number> }>();
+  async countBan(subject: string, dayStart: number, minuteStart: number) {
+    this.writes++;
+    const k = `${subject}#${dayStart}`;
+    const b = this.bans.get(k) ?? { windows: new Set<number>() };
+    this.bans.set(k, b.windows.add(minuteStart) && b);
+    return b.windows.size;
+  }
+
   async ban(subject: string, limits: PlanLimits, banUntil: number, days: readonly number[]) {
     for (const day of days)
       for (let s = 0; s < limiterShards(limits); s++) {

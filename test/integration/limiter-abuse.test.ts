@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { banThreshold } from '../../contract/plans.ts';
+import { BAN_POLICY, banThreshold } from '../../contract/plans.ts';
 import { quietTelemetry, startTestApi, type TestApi } from '../helpers/api.ts';
 import { windowsAt, type LimitCounters } from '../../lambdas/domain/rate-limit.ts';
 import { createLimiter, type Limiter } from '../../lambdas/domain/limiter.ts';
@@ -172,6 +172,29 @@ describe('ban bookkeeping', () => {
       allowed: false,
       reason: 'banned',
     });
+  });
+
+  it('a key banned again the same UTC day is banned twice as long; many containers deciding one ban count it once', async () => {
+    const s = subject();
+    const t = freshMinute();
+    /** Floods minute `at` from a container per 429 until banned; answers how long the ban lasts from `at`. */
+    const floodUntilBanned = async (at: number) => {
+      await run(container(), s, tight, at, 2);
+      // More containers than the threshold needs: those after the first to cross it decide the same window's ban.
+      for (let i = 0; i <= banThreshold(tight) + 5; i++) await container().consume(s, tight, windowsAt(at + 100 + i));
+      const c = await container().consume(s, tight, windowsAt(at + 1_000));
+      expect(c).toMatchObject({ allowed: false, reason: 'banned' });
+      return (c as { banUntil: number }).banUntil - Math.floor(at / 1000);
+    };
+    const first = await floodUntilBanned(t);
+    expect(Math.round(first / 60)).toBe(BAN_POLICY.banSeconds / 60);
+    const second = await floodUntilBanned(t + (first + 60) * 1000);
+    expect(Math.round(second / 60)).toBe((2 * BAN_POLICY.banSeconds) / 60);
+    const third = await floodUntilBanned(t + (first + second + 120) * 1000);
+    expect(Math.round(third / 60)).toBe((4 * BAN_POLICY.banSeconds) / 60);
+    // A new UTC day starts again at the first ban's length.
+    const nextDay = Math.ceil((t + 1) / 86_400_000) * 86_400_000 + 3_600_000;
+    expect(Math.round((await floodUntilBanned(nextDay)) / 60)).toBe(BAN_POLICY.banSeconds / 60);
   });
 
   it('a failing ban write still answers 429, never 503', async () => {

@@ -99,6 +99,13 @@ describe('ban threshold and days', () => {
     });
     expect(banDays(windowsAt(at('2031-05-06T12:00:00Z'))).days).toEqual([sec('2031-05-06T00:00:00Z')]);
   });
+
+  it('bans a key twice as long for each repeat within its UTC day, up to the longest ban', () => {
+    const w = windowsAt(at('2031-05-06T12:00:00Z'));
+    const minutes = [1, 2, 3, 4, 5, 6, 40].map((nth) => (banDays(w, nth).banUntil - w.nowSec) / 60);
+    expect(minutes).toEqual([15, 30, 60, 120, 240, 240, 240]);
+    expect(banDays(w, 5).days).toEqual([sec('2031-05-06T00:00:00Z')]);
+  });
 });
 
 const START = at('2031-05-06T10:00:00Z');
