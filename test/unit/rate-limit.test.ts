@@ -4,7 +4,7 @@
  * storage adapter's semantics (bench/lib/limiter-sim.ts; the same scenarios run on DynamoDB Local in the bench).
  */
 import { describe, expect, it } from 'vitest';
-import { BAN_POLICY, LIMITER, banThreshold, PLANS, type PlanLimits } from '../../contract/plans.ts';
+import { BAN_POLICY, LIMITER, banSecondsFor, banThreshold, PLANS, type PlanLimits } from '../../contract/plans.ts';
 import { banDays, leaseSize, takeStep, windowsAt } from '../../lambdas/domain/rate-limit.ts';
 import { createLimiter } from '../../lambdas/domain/limiter.ts';
 import { peakWindowRejections, peakWindowShare, seeded, simulate } from '../../bench/lib/limiter-sim.ts';
@@ -105,6 +105,16 @@ describe('ban threshold and days', () => {
     const minutes = [1, 2, 3, 4, 5, 6, 40].map((nth) => (banDays(w, nth).banUntil - w.nowSec) / 60);
     expect(minutes).toEqual([15, 30, 60, 120, 240, 240, 240]);
     expect(banDays(w, 5).days).toEqual([sec('2031-05-06T00:00:00Z')]);
+  });
+
+  it('leaves an abuser that comes back after every ban 9 ban cycles a UTC day, not 90 (the 60 s authorizer cache each)', () => {
+    const cycles = (banSeconds: (nth: number) => number) => {
+      let n = 0;
+      for (let t = 0; t + banSeconds(n + 1) + 60 <= 86_400; n++) t += banSeconds(n + 1) + 60;
+      return n;
+    };
+    expect(cycles(() => BAN_POLICY.banSeconds)).toBe(90);
+    expect(cycles(banSecondsFor)).toBe(9);
   });
 });
 
