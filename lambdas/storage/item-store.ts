@@ -35,6 +35,9 @@ const nextWriteToken = () => `${(tokenPrefix ??= randomBytes(9).toString('base64
 /** The create: a put conditional on the id being free. */
 export function itemWriter<T extends object>(storage: Storage, { def }: ItemTable<T>): ItemWriter<T> {
   const key = def.partitionKey.name;
+  // Once per writer, not per put: the name is fixed for the container's life (its derivation, two regular
+  // expressions, is 0.14 us in a loop and showed as ~3 us a create in the handlers bench's profile).
+  const table = nameOf(storage, def);
   return {
     async insert(item, audit: Audit) {
       // A token per attempt, written with the item: when the SDK resends a put whose answer was lost and the first
@@ -45,7 +48,7 @@ export function itemWriter<T extends object>(storage: Storage, { def }: ItemTabl
         await guarded((options) =>
           storage.doc.send(
             new PutCommand({
-              TableName: nameOf(storage, def),
+              TableName: table,
               Item: { ...item, ...audit, [WRITE_TOKEN]: token },
               ConditionExpression: 'attribute_not_exists(#k)',
               ExpressionAttributeNames: { '#k': key },
@@ -69,9 +72,10 @@ export function itemReader<T>(
   { def, fromItem }: ItemTable<T>,
 ): (id: number) => Promise<T | undefined> {
   const key = def.partitionKey.name;
+  const table = nameOf(storage, def);
   return async (id) => {
     const out = await guarded((options) =>
-      storage.doc.send(new GetCommand({ TableName: nameOf(storage, def), Key: { [key]: id } }), options),
+      storage.doc.send(new GetCommand({ TableName: table, Key: { [key]: id } }), options),
     );
     return out.Item ? fromItem(out.Item) : undefined;
   };
