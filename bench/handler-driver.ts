@@ -123,3 +123,5 @@ process.on('message', (m: CellRequest) => {
 process.send!({ ready: true });
 // The parent gone (or done with it): exit, writing a --cpu-prof profile if one was asked for.
 process.on('disconnect', () => process.exit(0));
+// The phase stops drivers with SIGTERM: exit normally so that a --cpu-prof profile is written.
+process.on('SIGTERM', () => process.exit(0));

@@ -18,6 +18,7 @@ import { ROOT, bundle, type BundleResult } from '../lib/bundle.ts';
 import { BENCH_AUTH, eventFor } from '../lib/events.ts';
 import { floorCounts, functionEnv } from '../lib/function-env.ts';
 import { seedBenchKey, seedKey, seedPets, seededId } from '../lib/seed.ts';
+import { handlerOptions } from '../lib/handler-options.ts';
 import { median, printTable, ratioCells, round, spreadOf, stopChild, type Verdict } from '../lib/util.ts';
 import type { Cell, CellRequest } from '../handler-driver.ts';
 import type { BenchContext } from './context.ts';
@@ -89,9 +90,10 @@ const KEYS = {
 type KeyKind = keyof typeof KEYS;
 
 /** A driver process: one bundle, imported once, invoked warm per cell. */
-async function startDriver(file: string, env: NodeJS.ProcessEnv) {
+async function startDriver(file: string, env: NodeJS.ProcessEnv, profileDir?: string) {
   const child: ChildProcess = fork(join(ROOT, 'bench/handler-driver.ts'), [file], {
     env,
+    ...(profileDir ? { execArgv: [...process.execArgv, '--cpu-prof', `--cpu-prof-dir=${profileDir}`] } : {}),
     stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
   });
   let stderr = '';
@@ -129,20 +131,30 @@ export async function runHandlers(ctx: BenchContext, { bundles }: { bundles: rea
     });
   const floor = await bundle('floor-warm-handler', 'bench/floor-warm-handler.ts', join(ROOT, 'bench/results/bundles'));
   const env = functionEnv(tableEnv, endpoint, argv);
+  const opt = handlerOptions(argv);
+  const ops = opt.ops ? OPS.filter((o) => opt.ops!.includes(o.op)) : OPS;
+  const kinds = (['business', 'enterprise'] as KeyKind[]).filter((k) => !opt.keys || opt.keys.includes(k));
+  const rounds = opt.rounds ?? P.handlerRounds;
+  const profileRoot = opt.profile ? join(ROOT, 'bench/results/handler-profiles') : undefined;
   const cellsOf = (ops: readonly Op[]) =>
-    ops.flatMap((o) => (['business', 'enterprise'] as KeyKind[]).flatMap((k) => CONNECTIONS.map((c) => ({ o, k, c }))));
+    ops.flatMap((o) => kinds.flatMap((k) => CONNECTIONS.map((c) => ({ o, k, c }))));
   const runs = new Map<string, Array<Record<Side, Cell>>>();
   const seconds = P.handlerSeconds;
   log(
-    `handlers in process: ${P.handlerRounds} rounds x ${cellsOf(OPS).length} cells x 2 sides x ${seconds} s, one function at a time`,
+    `handlers in process: ${rounds} rounds x ${cellsOf(ops).length} cells x 2 sides x ${seconds} s, one function at a time`,
   );
-  for (const fn of [...new Set(OPS.map((o) => o.fn))]) {
-    const ops = OPS.filter((o) => o.fn === fn);
-    const ours = bundles.find((b) => b.name === ops[0]!.bundle);
-    if (!ours) throw new Error(`no bundle ${ops[0]!.bundle}`);
+  for (const fn of [...new Set(ops.map((o) => o.fn))]) {
+    const fnOps = ops.filter((o) => o.fn === fn);
+    const ours = bundles.find((b) => b.name === fnOps[0]!.bundle);
+    if (!ours) throw new Error(`no bundle ${fnOps[0]!.bundle}`);
+    const dir = (s: Side) => (profileRoot ? join(profileRoot, fn, s) : undefined);
     const drivers = {
-      ours: await startDriver(ours.outfile, env),
-      floor: await startDriver(floor.outfile, { ...env, FLOOR_OF: fn, FLOOR_COUNTS: floorCounts(fn, ops[0]!.expect) }),
+      ours: await startDriver(ours.outfile, env, dir('ours')),
+      floor: await startDriver(
+        floor.outfile,
+        { ...env, FLOOR_OF: fn, FLOOR_COUNTS: floorCounts(fn, fnOps[0]!.expect) },
+        dir('floor'),
+      ),
     };
     for (const d of Object.values(drivers)) children.push(d.child);
     const request = ({ o, k, c }: { o: Op; k: KeyKind; c: number }, s: number): CellRequest => ({
@@ -151,10 +163,10 @@ export async function runHandlers(ctx: BenchContext, { bundles }: { bundles: rea
       seconds: s,
       expect: o.expect,
     });
-    const cells = cellsOf(ops);
+    const cells = cellsOf(fnOps);
     // Warm both: every cell once, unmeasured (the JIT, the SDK's connections, the limiter's leases and minutes).
     for (const cell of cells) for (const s of SIDES) await drivers[s].run(request(cell, Math.min(0.5, seconds)));
-    for (let r = 0; r < P.handlerRounds; r++)
+    for (let r = 0; r < rounds; r++)
       for (const [i, cell] of cells.entries()) {
         const order = (r + i) % 2 ? (['floor', 'ours'] as const) : (['ours', 'floor'] as const);
         const pair = {} as Record<Side, Cell>;
@@ -168,7 +180,7 @@ export async function runHandlers(ctx: BenchContext, { bundles }: { bundles: rea
     }
   }
 
-  const rows = cellsOf(OPS).map(({ o, k, c }) => {
+  const rows = cellsOf(ops).map(({ o, k, c }) => {
     const rs = runs.get(`${o.op}|${k}|${c}`) ?? [];
     const side = (s: Side) => ({
       rps: round(median(rs.map((x) => x[s].rps)), 0),
@@ -201,9 +213,9 @@ export async function runHandlers(ctx: BenchContext, { bundles }: { bundles: rea
       ),
     };
   });
-  result.handlers = { rounds: P.handlerRounds, seconds, businessKeyIds: BUSINESS_IDS, rows };
+  result.handlers = { rounds, seconds, businessKeyIds: BUSINESS_IDS, rows };
   printTable(
-    `3b. Handlers in process, warm (no gateway): each function's bundle vs the floor with the same libraries making the same DynamoDB requests; ${P.handlerRounds} rounds x ${seconds} s per cell (x floor: median of per-round ratios, spread p25-p75)`,
+    `3b. Handlers in process, warm (no gateway): each function's bundle vs the floor with the same libraries making the same DynamoDB requests; ${rounds} rounds x ${seconds} s per cell (x floor: median of per-round ratios, spread p25-p75)`,
     [
       'op',
       'key',

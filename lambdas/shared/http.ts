@@ -103,7 +103,10 @@ export function errorResponse(err: AppError, extra: Record<string, string> = {})
  * alarms can leave it out.
  */
 function recordFailure(rt: Runtime, route: Route, raw: unknown, err: AppError, version: string): void {
-  if (err.status === 501) rt.telemetry.count('NotImplemented', { operation: route.operationId });
+  // Under the default dimensions only, the set the 5xx-rate alarms subtract (lib/constructs/server-error-rate.ts),
+  // flushed with the invocation's other counts: no dashboard or alarm reads a per-operation set of it (one function
+  // answers 501, its own logs name it), and publishing that breakdown at once cost a second EMF line's work.
+  if (err.status === 501) rt.telemetry.count('NotImplemented');
   else if (err.code === 'internal_error') {
     // Per version too: a deploy's gate compares the version being shifted to with the one it replaces
     // (lib/constructs/version-gates.ts), on exactly these two dimension sets beside the defaults.

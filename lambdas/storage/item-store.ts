@@ -22,20 +22,33 @@ export interface ItemTable<T> {
 
 const nameOf = (storage: Storage, def: TableDefinition): string => storage.tables[tableKey(def) as TableKey];
 
+/**
+ * Write tokens: this container's random prefix (72 bits, drawn at its first create) and a counter. Unique per
+ * attempt across every container as a random token per attempt is, without drawing from the system's random source
+ * on every create: `randomBytes(9)` is 1.6 us of CPU per call alone (0.03 us for this), and the handlers bench's
+ * profile of createPet put ~30 us of each warm call's time (wall) in it.
+ */
+let tokenPrefix: string | undefined;
+let tokenCount = 0;
+const nextWriteToken = () => `${(tokenPrefix ??= randomBytes(9).toString('base64url'))}${(tokenCount++).toString(36)}`;
+
 /** The create: a put conditional on the id being free. */
 export function itemWriter<T extends object>(storage: Storage, { def }: ItemTable<T>): ItemWriter<T> {
   const key = def.partitionKey.name;
+  // Once per writer, not per put: the name is fixed for the container's life (its derivation, two regular
+  // expressions, is 0.14 us in a loop and showed as ~3 us a create in the handlers bench's profile).
+  const table = nameOf(storage, def);
   return {
     async insert(item, audit: Audit) {
       // A token per attempt, written with the item: when the SDK resends a put whose answer was lost and the first
       // copy was applied, the resent copy fails its condition on our own item; the token tells it apart from an id
       // that is really taken, so one create never writes a second item under a new id.
-      const token = randomBytes(9).toString('base64url');
+      const token = nextWriteToken();
       try {
         await guarded((options) =>
           storage.doc.send(
             new PutCommand({
-              TableName: nameOf(storage, def),
+              TableName: table,
               Item: { ...item, ...audit, [WRITE_TOKEN]: token },
               ConditionExpression: 'attribute_not_exists(#k)',
               ExpressionAttributeNames: { '#k': key },
@@ -59,9 +72,10 @@ export function itemReader<T>(
   { def, fromItem }: ItemTable<T>,
 ): (id: number) => Promise<T | undefined> {
   const key = def.partitionKey.name;
+  const table = nameOf(storage, def);
   return async (id) => {
     const out = await guarded((options) =>
-      storage.doc.send(new GetCommand({ TableName: nameOf(storage, def), Key: { [key]: id } }), options),
+      storage.doc.send(new GetCommand({ TableName: table, Key: { [key]: id } }), options),
     );
     return out.Item ? fromItem(out.Item) : undefined;
   };
