@@ -11,7 +11,17 @@ const boundary = (files, group, message) => ({
 });
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'cdk.out/**', 'client/schema.d.ts', 'site/**', 'bench/results/**', 'coverage/**'] },
+  {
+    ignores: [
+      'node_modules/**',
+      'cdk.out/**',
+      'client/schema.d.ts',
+      'site/**',
+      'bench/results/**',
+      'coverage/**',
+      'dist/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
