@@ -8,7 +8,11 @@
  * invocation that the functions do not write.
  */
 import { Logger } from '@aws-lambda-powertools/logger';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import middy from '@middy/core';
+import httpJsonBodyParser from '@middy/http-json-body-parser';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createHash } from 'node:crypto';
@@ -61,6 +65,21 @@ export function writeOperationCounts(): void {
     perOperation.addMetric(name, MetricUnit.Count, 1);
     perOperation.publishStoredMetrics();
   }
+}
+
+/**
+ * An operation's handler as both floors wrap it, as the functions are: Powertools' context and metrics middlewares,
+ * the JSON body parser for createPet, and the operation's own metric lines before its work.
+ */
+export function floorOperation<E extends { body?: unknown }, R>(run: (event: E) => Promise<R>) {
+  return middy<E>()
+    .use(injectLambdaContext(logger, { correlationIdPath: 'requestContext.requestId' }))
+    .use(logMetrics(metrics, { captureColdStartMetric: true }))
+    .use(FLOOR_OF === 'createPet' ? [httpJsonBodyParser()] : [])
+    .handler(async (event: E) => {
+      writeOperationCounts();
+      return run(event);
+    });
 }
 
 export const Status = z.enum(['available', 'pending', 'sold']);

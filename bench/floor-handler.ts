@@ -15,11 +15,7 @@
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
-import middy from '@middy/core';
-import httpJsonBodyParser from '@middy/http-json-body-parser';
 import * as z from 'zod/mini';
 import {
   FLOOR_OF,
@@ -32,7 +28,7 @@ import {
   logger,
   metrics,
   readKey,
-  writeOperationCounts,
+  floorOperation,
 } from './floor-common.ts';
 
 const SHARDS = Number(env.FLOOR_SHARDS ?? 1);
@@ -142,14 +138,9 @@ const operations: Record<string, (e: ProxyEvent, keyId: string) => Promise<{ sta
   },
 };
 
-const operation = middy<ProxyEvent>()
-  .use(injectLambdaContext(logger, { correlationIdPath: 'requestContext.requestId' }))
-  .use(logMetrics(metrics, { captureColdStartMetric: true }))
-  .use(FLOOR_OF === 'createPet' ? [httpJsonBodyParser()] : [])
-  .handler(async (event) => {
-    writeOperationCounts();
-    return operations[FLOOR_OF]!(event, event.requestContext?.authorizer?.keyId ?? 'floor');
-  });
+const operation = floorOperation((event: ProxyEvent) =>
+  operations[FLOOR_OF]!(event, event.requestContext?.authorizer?.keyId ?? 'floor'),
+);
 
 async function authorizer(event: { authorizationToken: string }, context: { functionName: string }) {
   logger.addContext(context as never);

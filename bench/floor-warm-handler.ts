@@ -14,11 +14,7 @@
  * Enterprise key takes and a cold start's single call does not need.
  */
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
-import middy from '@middy/core';
-import httpJsonBodyParser from '@middy/http-json-body-parser';
 import * as z from 'zod/mini';
 import {
   FLOOR_OF,
@@ -31,7 +27,7 @@ import {
   logger,
   metrics,
   readKey,
-  writeOperationCounts,
+  floorOperation,
 } from './floor-common.ts';
 import { floorLimiter } from './floor-limiter.ts';
 import { listPetsCommand } from './floor-requests.ts';
@@ -92,14 +88,7 @@ const operations: Record<string, (e: ProxyEvent) => Promise<Result>> = {
   },
 };
 
-const operation = middy<ProxyEvent>()
-  .use(injectLambdaContext(logger, { correlationIdPath: 'requestContext.requestId' }))
-  .use(logMetrics(metrics, { captureColdStartMetric: true }))
-  .use(FLOOR_OF === 'createPet' ? [httpJsonBodyParser()] : [])
-  .handler(async (event) => {
-    writeOperationCounts();
-    return operations[FLOOR_OF]!(event);
-  });
+const operation = floorOperation((event: ProxyEvent) => operations[FLOOR_OF]!(event));
 
 async function authorizer(event: { authorizationToken: string; methodArn: string }, context: { functionName: string }) {
   logger.addContext(context as never);
