@@ -121,6 +121,8 @@ export interface LoadResult {
   readonly p99: number;
   readonly total: number;
   readonly non2xx: number;
+  /** The non-2xx answers by status: a count alone cannot tell a 429 from a 503. */
+  readonly statuses: Readonly<Record<string, number>>;
   readonly errors: number;
 }
 
@@ -163,8 +165,10 @@ const autocannon = require('autocannon') as (opts: AutocannonOpts) => Autocannon
 export async function load(opts: AutocannonOpts): Promise<LoadResult & { ok2xx: number }> {
   const instance = autocannon(opts);
   const times: number[] = [];
+  const statuses: Record<string, number> = {};
   instance.on('response', (_client, status, _bytes, ms) => {
     if (status >= 200 && status < 300) times.push(ms);
+    else statuses[status] = (statuses[status] ?? 0) + 1;
   });
   const r = await instance;
   return {
@@ -173,6 +177,7 @@ export async function load(opts: AutocannonOpts): Promise<LoadResult & { ok2xx: 
     p99: round(quantile(times, 0.99), 3),
     total: r.requests.total,
     non2xx: r.non2xx,
+    statuses,
     errors: r.errors + r.timeouts,
     ok2xx: r['2xx'],
   };

@@ -48,6 +48,14 @@ const SERVERS = ['api', 'floor'] as const;
 type Server = (typeof SERVERS)[number];
 type Run = LoadResult & { ddbPerCall: number; cpuMsPerCall: number };
 
+/** The non-2xx answers of a cell's rounds by status, as the table prints them: ` (429x55)`, or nothing. */
+const statusesOf = (all: ReadonlyArray<Readonly<Record<string, number>>>): string => {
+  const sum: Record<string, number> = {};
+  for (const s of all) for (const [k, n] of Object.entries(s)) sum[k] = (sum[k] ?? 0) + n;
+  const parts = Object.entries(sum).map(([k, n]) => `${k}x${n}`);
+  return parts.length ? ` (${parts.join(' ')})` : '';
+};
+
 export async function runWarm(ctx: BenchContext): Promise<void> {
   const { argv, P, endpoint, seedClient, children, result, target, log } = ctx;
   const prefix = 'bench-warm';
@@ -153,6 +161,7 @@ export async function runWarm(ctx: BenchContext): Promise<void> {
       ddbPerCall: round(median(rs.map((x) => x[s].ddbPerCall)), 3),
       cpuMsPerCall: round(median(rs.map((x) => x[s].cpuMsPerCall)), 3),
       non2xx: rs.reduce((a, x) => a + x[s].non2xx + x[s].errors, 0),
+      statuses: statusesOf(rs.map((x) => x[s].statuses)),
     });
     const rps = spreadOf(
       rs.map((x) => x.api.rps / x.floor.rps),
@@ -201,7 +210,7 @@ export async function runWarm(ctx: BenchContext): Promise<void> {
       w.floor.ddbPerCall,
       w.api.cpuMsPerCall,
       w.floor.cpuMsPerCall,
-      `${w.api.non2xx}/${w.floor.non2xx}`,
+      `${w.api.non2xx}${w.api.statuses}/${w.floor.non2xx}${w.floor.statuses}`,
     ]),
   );
   for (const w of rows) {
