@@ -123,4 +123,27 @@ describe('the sweep before a release that adds a pool member', () => {
     expect(sweep.out).toMatch(/made pool member \S+-m4/);
     expect(await problems(w)).toEqual([]);
   });
+
+  it.each(['refused', 'lost'] as const)(
+    'a sweep whose bracket check fails (%s) finishes the pool, at once or with the command it names',
+    async (mode) => {
+      const w = controlPlaneWorld(local);
+      await made(w, 'enterprise', E600);
+      const probation = [...w.fake.keys.values()].find((k) => k.name.endsWith(`-m${BRACKET_POOL.members}`))!;
+      w.fake.keys.delete(probation.id);
+      for (const p of w.fake.plans.values()) p.keys.delete(probation.id);
+      // The sweep's calls: the bracket's plan found, its keys read, then the missing member made: that one fails.
+      w.fake.failAt(3, mode);
+      const first = await runLocalAdmin(w.deps, 'keys', 'reconcile', '--all');
+      // A lost answer is found by the member's name on the same run (the gateway adapter looks before making again).
+      expect(first.code, first.err).toBe(mode === 'refused' ? 1 : 0);
+      if (first.code) {
+        const next = /run `(keys [^`]+)`/.exec(first.err)?.[1];
+        expect(next, first.err).toMatch(/^keys reconcile /);
+        const second = await runLocalAdmin(w.deps, ...next!.split(' '));
+        expect(second.code, second.err).toBe(0);
+      }
+      expect(await problems(w)).toEqual([]);
+    },
+  );
 });
