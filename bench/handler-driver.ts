@@ -25,6 +25,8 @@ export type Cell = {
   p50: number;
   p99: number;
   cpuMsPerCall: number;
+  /** The main thread's share (V8's GC helpers and libuv's pool are the rest): steadier from round to round. */
+  mainMsPerCall: number;
   ddbPerCall: number;
   linesPerCall: number;
   unexpected: number;
@@ -77,6 +79,7 @@ async function run({ events, connections, seconds, expect }: CellRequest): Promi
   const ddb0 = ddb;
   const lines0 = lines;
   const cpu0 = process.cpuUsage();
+  const th0 = process.threadCpuUsage();
   const t0 = performance.now();
   const end = t0 + seconds * 1000;
   const worker = async () => {
@@ -99,6 +102,7 @@ async function run({ events, connections, seconds, expect }: CellRequest): Promi
   await Promise.all(Array.from({ length: connections }, worker));
   const wall = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
+  const th = process.threadCpuUsage(th0);
   const sorted = Float64Array.from(latencies).sort();
   const calls = Math.max(1, latencies.length);
   return {
@@ -107,6 +111,7 @@ async function run({ events, connections, seconds, expect }: CellRequest): Promi
     p50: quantile(sorted, 0.5),
     p99: quantile(sorted, 0.99),
     cpuMsPerCall: (cpu.user + cpu.system) / 1000 / calls,
+    mainMsPerCall: (th.user + th.system) / 1000 / calls,
     ddbPerCall: (ddb - ddb0) / calls,
     linesPerCall: (lines - lines0) / calls,
     unexpected,

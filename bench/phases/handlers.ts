@@ -187,6 +187,7 @@ export async function runHandlers(ctx: BenchContext, { bundles }: { bundles: rea
       p50: round(median(rs.map((x) => x[s].p50)), 2),
       p99: round(median(rs.map((x) => x[s].p99)), 2),
       cpuMsPerCall: round(median(rs.map((x) => x[s].cpuMsPerCall)), 3),
+      mainThreadMsPerCall: round(median(rs.map((x) => x[s].mainMsPerCall)), 3),
       ddbPerCall: round(median(rs.map((x) => x[s].ddbPerCall)), 3),
       linesPerCall: round(median(rs.map((x) => x[s].linesPerCall)), 3),
       unexpected: rs.reduce((a, x) => a + x[s].unexpected, 0),

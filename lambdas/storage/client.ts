@@ -8,6 +8,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { timeLeft } from '../shared/deadline.ts';
+import { SigningSha256 } from './signing-hash.ts';
 import { UnavailableError } from '../domain/errors.ts';
 import { TABLES, tableKey, type TableKey } from '../../contract/tables.ts';
 
@@ -83,14 +84,15 @@ export function createStorage(settings: StorageSettings): Storage {
   };
   // One SigV4 signer for both clients, built at the first request. By default a client builds a new signer for every
   // request it signs (copying its whole resolved configuration each time); DynamoDB's signing name and region never
-  // change, so one serves every request of both. It signs with the first client's resolved credentials.
+  // change, so one serves every request of both. It signs with the first client's resolved credentials, and hashes
+  // with SigningSha256: the SDK's SHA-256 but for the form of an HMAC's key, about 13 µs less per HMAC (two per request).
   let signer: SignatureV4 | undefined;
   const sharedSigner = async (): Promise<SignatureV4> =>
     (signer ??= new SignatureV4({
       credentials: () => ddb.config.credentials(),
       region: settings.region,
       service: 'dynamodb',
-      sha256: ddb.config.sha256,
+      sha256: SigningSha256,
     }));
   const ddb = new DynamoDBClient({ ...config, signer: sharedSigner });
   const marshallOptions = { removeUndefinedValues: true };
