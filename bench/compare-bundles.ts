@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startDynamoLocal } from '../lib/local/dynamodb.ts';
 import { localClient, provisionLocalTables } from '../lambdas/storage/provision.ts';
-import type { Cell } from './handler-driver.ts';
+import { cellOf, type Cell, type Slice } from './lib/cell.ts';
 import { ROOT } from './lib/bundle.ts';
 import { BENCH_AUTH, EXPECTED_STATUS, eventFor } from './lib/events.ts';
 import { functionEnv } from './lib/function-env.ts';
@@ -87,7 +87,7 @@ try {
           await new Promise((r) => child.once('message', r));
           const run = (seconds: number) =>
             new Promise<Cell>((r) => {
-              child.once('message', (m) => r(m as Cell));
+              child.once('message', (m) => r(cellOf([m as Slice])));
               child.send({ events: [event], connections: 1, seconds, expect });
             });
           await run(Math.min(1, WARM));

@@ -2,15 +2,16 @@
  * One side of the per-handler warm comparison (bench/phases/handlers.ts), in a process of its own: imports a bundle
  * (a function's, or the warm floor's) as Lambda's init does, then invokes its handler in process, warm, as often as
  * it answers, with the events the parent sends:
- *   fork('bench/handler-driver.ts', [bundle.mjs]) ; send {events, connections, seconds, expect} ; receive a Cell
+ *   fork('bench/handler-driver.ts', [bundle.mjs]) ; send {events, connections, seconds, expect} ; receive a Slice
  * `connections` invocations are in flight at once (each starts the next when it answers; Lambda runs one per
  * container, so 16 is 16 containers' worth of work on one event loop, the same for both sides). Each call gets a
- * copy of its event (middy and the handlers write to it). A cell reports its calls, its latencies' p50/p99, the
- * process's CPU time per call and the DynamoDB requests per call (Node's HTTP client diagnostics channel: the bundle
- * is not changed), and the answers that were not the expected status.
+ * copy of its event (middy and the handlers write to it). A slice (bench/lib/cell.ts) reports its calls and their
+ * latencies, the process's and the main thread's CPU time, the DynamoDB requests (Node's HTTP client diagnostics
+ * channel: the bundle is not changed) and lines written, and the answers that were not the expected status.
  */
 import { subscribe } from 'node:diagnostics_channel';
 import { pathToFileURL } from 'node:url';
+import type { Slice } from './lib/cell.ts';
 
 export type CellRequest = {
   readonly events: readonly unknown[];
@@ -18,19 +19,6 @@ export type CellRequest = {
   readonly seconds: number;
   /** The status every call must answer; `allow` for an authorizer's policy. */
   readonly expect: number | 'allow';
-};
-export type Cell = {
-  calls: number;
-  rps: number;
-  p50: number;
-  p99: number;
-  cpuMsPerCall: number;
-  /** The main thread's share (V8's GC helpers and libuv's pool are the rest): steadier from round to round. */
-  mainMsPerCall: number;
-  ddbPerCall: number;
-  linesPerCall: number;
-  unexpected: number;
-  unexpectedSample?: string;
 };
 
 const context = {
@@ -62,16 +50,13 @@ const mod = (await import(pathToFileURL(process.argv[2]!).href)) as {
   handler: (e: unknown, c: unknown) => Promise<unknown>;
 };
 
-const quantile = (sorted: Float64Array, q: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
-
 const statusOf = (out: unknown): number | 'allow' | string => {
   const o = out as { statusCode?: number; policyDocument?: { Statement?: Array<{ Effect?: string }> } } | undefined;
   if (o?.statusCode !== undefined) return o.statusCode;
   return o?.policyDocument?.Statement?.[0]?.Effect === 'Allow' ? 'allow' : JSON.stringify(out).slice(0, 100);
 };
 
-async function run({ events, connections, seconds, expect }: CellRequest): Promise<Cell> {
+async function run({ events, connections, seconds, expect }: CellRequest): Promise<Slice> {
   const latencies: number[] = [];
   let unexpected = 0;
   let unexpectedSample: string | undefined;
@@ -100,20 +85,17 @@ async function run({ events, connections, seconds, expect }: CellRequest): Promi
     }
   };
   await Promise.all(Array.from({ length: connections }, worker));
-  const wall = (performance.now() - t0) / 1000;
+  const wallMs = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
   const th = process.threadCpuUsage(th0);
-  const sorted = Float64Array.from(latencies).sort();
-  const calls = Math.max(1, latencies.length);
   return {
     calls: latencies.length,
-    rps: latencies.length / wall,
-    p50: quantile(sorted, 0.5),
-    p99: quantile(sorted, 0.99),
-    cpuMsPerCall: (cpu.user + cpu.system) / 1000 / calls,
-    mainMsPerCall: (th.user + th.system) / 1000 / calls,
-    ddbPerCall: (ddb - ddb0) / calls,
-    linesPerCall: (lines - lines0) / calls,
+    wallMs,
+    cpuMs: (cpu.user + cpu.system) / 1000,
+    mainMs: (th.user + th.system) / 1000,
+    ddb: ddb - ddb0,
+    lines: lines - lines0,
+    latencies,
     unexpected,
     ...(unexpectedSample ? { unexpectedSample } : {}),
   };
