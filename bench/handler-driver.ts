@@ -10,6 +10,7 @@
  * channel: the bundle is not changed) and lines written, and the answers that were not the expected status.
  */
 import { subscribe } from 'node:diagnostics_channel';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import type { Slice } from './lib/cell.ts';
 
@@ -32,6 +33,15 @@ const context = {
   logStreamName: 'bench',
   getRemainingTimeInMillis: () => 29_000,
 };
+
+/** Garbage collections on the main thread (their pauses stop every call in flight): count and milliseconds. */
+const gc = { count: 0, ms: 0 };
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) {
+    gc.count++;
+    gc.ms += e.duration;
+  }
+}).observe({ entryTypes: ['gc'] });
 
 let ddb = 0;
 subscribe('http.client.request.start', () => ddb++);
@@ -63,6 +73,7 @@ async function run({ events, connections, seconds, expect }: CellRequest): Promi
   let next = 0;
   const ddb0 = ddb;
   const lines0 = lines;
+  const gc0 = { ...gc };
   const cpu0 = process.cpuUsage();
   const th0 = process.threadCpuUsage();
   const t0 = performance.now();
@@ -95,6 +106,8 @@ async function run({ events, connections, seconds, expect }: CellRequest): Promi
     mainMs: (th.user + th.system) / 1000,
     ddb: ddb - ddb0,
     lines: lines - lines0,
+    gcCount: gc.count - gc0.count,
+    gcMs: gc.ms - gc0.ms,
     latencies,
     unexpected,
     ...(unexpectedSample ? { unexpectedSample } : {}),

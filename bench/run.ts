@@ -55,7 +55,9 @@ const P: Params = QUICK
       warmSeconds: 3,
       warmSeed: 1_000,
       handlerRounds: 5,
-      handlerSeconds: 1,
+      // 3 s per side per round: at 1 s a cell at one in flight had ~400 calls a round, so its p99 was its 4th slowest
+      // call, and the per-round ratios spread over ±0.2 (docs/performance.md).
+      handlerSeconds: 3,
       sizes: [1_000, 10_000, 100_000],
       callsPerOp: 30,
       creates: 1_000,

@@ -13,6 +13,9 @@ export type Slice = {
   mainMs: number;
   ddb: number;
   lines: number;
+  /** Main-thread garbage collections and their pauses (ms). */
+  gcCount: number;
+  gcMs: number;
   latencies: number[];
   unexpected: number;
   unexpectedSample?: string;
@@ -27,6 +30,9 @@ export type Cell = {
   mainMsPerCall: number;
   ddbPerCall: number;
   linesPerCall: number;
+  /** Main-thread collections per 1,000 calls, and their pauses in µs per call. */
+  gcPer1000: number;
+  gcUsPerCall: number;
   unexpected: number;
   unexpectedSample?: string;
 };
@@ -49,6 +55,8 @@ export function cellOf(slices: readonly Slice[]): Cell {
     mainMsPerCall: sum((s) => s.mainMs) / per,
     ddbPerCall: sum((s) => s.ddb) / per,
     linesPerCall: sum((s) => s.lines) / per,
+    gcPer1000: (1000 * sum((s) => s.gcCount)) / per,
+    gcUsPerCall: (1000 * sum((s) => s.gcMs)) / per,
     unexpected: sum((s) => s.unexpected),
     ...(sample ? { unexpectedSample: sample } : {}),
   };

@@ -3,6 +3,7 @@
  *   --handlers-op=createPet,listOrders   only those operations' cells
  *   --handlers-keys=enterprise           only that key kind's cells (business, enterprise)
  *   --handlers-rounds=N                  N measured rounds instead of the mode's
+ *   --handlers-seconds=S                 S seconds per side per round instead of the mode's
  *   --cpu-prof                           a V8 profile per driver (its whole life, warm-up included) in
  *                                        bench/results/handler-profiles/<fn>/<side>: where a call's time goes
  */
@@ -11,10 +12,12 @@ const value = (argv: readonly string[], name: string) =>
 
 export function handlerOptions(argv: readonly string[]) {
   const rounds = Number(value(argv, 'handlers-rounds'));
+  const seconds = Number(value(argv, 'handlers-seconds'));
   return {
     ops: value(argv, 'handlers-op')?.split(','),
     keys: value(argv, 'handlers-keys')?.split(','),
     rounds: Number.isInteger(rounds) && rounds > 0 ? rounds : undefined,
+    seconds: seconds > 0 ? seconds : undefined,
     profile: argv.includes('--cpu-prof'),
   };
 }
