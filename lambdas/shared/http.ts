@@ -150,7 +150,8 @@ const api = (
     after: async (request) => {
       // A refused request's read is discarded: the limiter's 429 (or 503) is the answer.
       await request.internal.admission?.done;
-      const res = request.response as unknown as ApiResult;
+      const res = request.response as unknown as ApiResult | AppError;
+      if (res instanceof AppError) return answerError(request, res, res);
       const bodiless = res.statusCode === 204 || res.body === undefined;
       request.response = {
         statusCode: res.statusCode,
@@ -170,16 +171,23 @@ const api = (
         (e: unknown) => e,
       );
       if (refused) request.error = refused as Error;
-      const err = toAppError(request.error);
-      recordFailure(rt, route, request.error, err, request.context.functionVersion);
-      // An error before the limiter ran (e.g. no authorizer context) was not counted: say so, as the gateway does.
-      request.response = errorResponse(err, {
-        ...UNCOUNTED_RATE_LIMIT_HEADERS,
-        ...request.internal.headers,
-        ...cors(origins, exposed, request.event),
-      });
+      answerError(request, toAppError(request.error), request.error);
     },
   };
+  /** The Error object for `err` (from `raw`), counted and logged as its kind is: a throw's answer, or a return's. */
+  function answerError(
+    request: middy.Request<ApiEvent, APIGatewayProxyResult, Error, Context, Internal>,
+    err: AppError,
+    raw: unknown,
+  ) {
+    recordFailure(rt, route, raw, err, request.context.functionVersion);
+    // An error before the limiter ran (e.g. no authorizer context) was not counted: say so, as the gateway does.
+    request.response = errorResponse(err, {
+      ...UNCOUNTED_RATE_LIMIT_HEADERS,
+      ...request.internal.headers,
+      ...cors(origins, exposed, request.event),
+    });
+  }
 };
 
 /**
@@ -191,7 +199,9 @@ const api = (
 export function apiHandler<R extends Route>(
   rt: Runtime,
   route: R,
-  fn: (event: EventOf<R>) => Promise<ApiResult>,
+  // An AppError returned rather than thrown is answered the same way (its Error object, counted by kind), without
+  // the throw and middy's onError chain: an operation whose answer is always an error (a 501) returns it.
+  fn: (event: EventOf<R>) => Promise<ApiResult | AppError>,
   ...[body]: R['request'] extends { readonly body: object } ? [body: BodySteps] : []
 ) {
   const schemas = route.request as Schemas<unknown, unknown, unknown>;
