@@ -1,0 +1,65 @@
+/**
+ * A handler may return its AppError instead of throwing it (listOrders returns its 501, saving the throw's path
+ * through middy): the client must not be able to tell. The same error, returned or thrown, gets the same status,
+ * headers and Error object, and is counted under the same metric.
+ */
+import { describe, expect, it } from 'vitest';
+import { LIST_ORDERS } from '../../contract/operations/list-orders.ts';
+import { loadConfig } from '../../lambdas/shared/config.ts';
+import { apiHandler } from '../../lambdas/shared/http.ts';
+import { createRuntime } from '../../lambdas/shared/runtime.ts';
+import { AppError, UnavailableError } from '../../lambdas/domain/errors.ts';
+import { localTableEnv } from '../../lambdas/storage/provision.ts';
+
+const lines: string[] = [];
+const runtime = createRuntime(
+  loadConfig({
+    ...localTableEnv('returned-error'),
+    LOG_LEVEL: 'SILENT',
+    RATE_LIMITER: 'off',
+    CORS_ALLOWED_ORIGINS: 'https://app.example',
+  }),
+  { write: (line: string) => void lines.push(line) },
+);
+const authorizer = { keyId: 'key_test', plan: 'free', perMinute: 60, perDay: 1000 };
+const call = (handler: ReturnType<typeof apiHandler>) =>
+  handler(
+    {
+      httpMethod: 'GET',
+      path: '/store/orders',
+      headers: { Origin: 'https://app.example' },
+      requestContext: { requestId: 'r1', authorizer },
+    } as never,
+    { functionName: 'listOrders', functionVersion: '3', getRemainingTimeInMillis: () => 10_000 } as never,
+  );
+
+const ERRORS = {
+  'a 501': () => new AppError('not_implemented', 'Not yet.'),
+  'a 503 with Retry-After': () => new UnavailableError('Deadline', 2),
+  'a 500': () => new AppError('internal_error'),
+};
+
+describe('an AppError a handler returns', () => {
+  for (const [name, make] of Object.entries(ERRORS))
+    it(`is answered as the same error thrown: ${name}`, async () => {
+      lines.length = 0;
+      const thrown = await call(
+        apiHandler(runtime, LIST_ORDERS, async () => {
+          throw make();
+        }),
+      );
+      const thrownMetrics = lines.filter((l) => l.includes('_aws')).map((l) => Object.keys(JSON.parse(l)).sort());
+      lines.length = 0;
+      const returned = await call(apiHandler(runtime, LIST_ORDERS, async () => make()));
+      const returnedMetrics = lines.filter((l) => l.includes('_aws')).map((l) => Object.keys(JSON.parse(l)).sort());
+      expect(returned).toEqual(thrown);
+      expect(JSON.parse(returned.body)).toEqual({
+        code: make().code,
+        message: make().message,
+        status: make().status,
+      });
+      expect(returned.headers).toMatchObject({ 'Access-Control-Allow-Origin': 'https://app.example' });
+      expect(returnedMetrics).toEqual(thrownMetrics);
+      expect(returnedMetrics.flat().length).toBeGreaterThan(0);
+    });
+});
