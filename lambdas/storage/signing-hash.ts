@@ -8,7 +8,8 @@
  *
  * A string key is handed over as the string (the same UTF-8 bytes the Buffer held); a byte key becomes a KeyObject
  * once per key object (the signer's signing-key cache hands back the same Uint8Array every request, so a WeakMap
- * keyed by it holds nothing the cache does not). Same digests, byte for byte (test/unit/signing-hash.test.ts).
+ * keyed by it holds nothing the cache does not; SigV4 never writes to a key it has derived, so the KeyObject cannot go
+ * stale). Same digests, byte for byte (test/unit/signing-hash.test.ts).
  */
 import { createHash, createHmac, createSecretKey, type Hash, type Hmac, type KeyObject } from 'node:crypto';
 
