@@ -1,4 +1,5 @@
 import { ROUTES } from '../../contract/routes.ts';
+import { FUNCTION_RUNTIME, lambdaHeapFlags } from '../../lib/config/function-runtime.ts';
 
 /** The environment a bench runs a function bundle (and its floor) in, as the stack deploys it. */
 export function functionEnv(
@@ -19,8 +20,15 @@ export function functionEnv(
     AWS_LAMBDA_INITIALIZATION_TYPE: 'on-demand',
     LOG_LEVEL: 'WARN',
     CURSOR_SECRET: 'bench-cursor-secret-0123456789',
-    // As the stack sets it (lib/constructs/api-function.ts); --no-source-maps measures without it.
-    ...(argv.includes('--no-source-maps') ? {} : { NODE_OPTIONS: '--enable-source-maps' }),
+    // The function's memory, and the heap limits Lambda's bootstrap derives from it (every side, cold and warm, the
+    // floor included): without them V8's default young generation is smaller, and a warm bundle stops for a scavenge
+    // more often than the deployed function does. The stack's own NODE_OPTIONS beside them; --no-source-maps
+    // measures without source maps, --no-lambda-heap without Lambda's heap limits.
+    AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(FUNCTION_RUNTIME.memoryMb),
+    NODE_OPTIONS: [
+      ...(argv.includes('--no-source-maps') ? [] : [FUNCTION_RUNTIME.nodeOptions]),
+      ...(argv.includes('--no-lambda-heap') ? [] : [lambdaHeapFlags(FUNCTION_RUNTIME.memoryMb)]),
+    ].join(' '),
   };
 }
 

@@ -150,35 +150,40 @@ export async function runHandlers(ctx: BenchContext, { bundles }: { bundles: rea
   const runs = new Map<string, Array<Record<Side, Cell>>>();
   const seconds = opt.seconds ?? P.handlerSeconds;
   log(
-    `handlers in process: ${rounds} rounds x ${cellsOf(ops).length} cells x 2 sides x ${seconds} s, one function at a time`,
+    `handlers in process: ${rounds} rounds x ${cellsOf(ops).length} cells x 2 sides x ${seconds} s, each round in new processes`,
   );
-  for (const fn of [...new Set(ops.map((o) => o.fn))]) {
-    const fnOps = ops.filter((o) => o.fn === fn);
-    const ours = bundles.find((b) => b.name === fnOps[0]!.bundle);
-    if (!ours) throw new Error(`no bundle ${fnOps[0]!.bundle}`);
-    const dir = (s: Side) => (profileRoot ? join(profileRoot, fn, s) : undefined);
-    const drivers = {
-      ours: await startDriver(ours.outfile, env, dir('ours')),
-      floor: await startDriver(
-        floor.outfile,
-        { ...env, FLOOR_OF: fn, FLOOR_COUNTS: floorCounts(fn, fnOps[0]!.expect) },
-        dir('floor'),
-      ),
-    };
-    for (const d of Object.values(drivers)) children.push(d.child);
-    const request = ({ o, k, c }: { o: Op; k: KeyKind; c: number }, s: number): CellRequest => ({
-      events: KEYS[k].map((a) => o.event(a)),
-      connections: c,
-      seconds: s,
-      expect: o.expect,
-    });
-    const cells = cellsOf(fnOps);
-    // Warm both: every cell once, unmeasured (the JIT, the SDK's connections, the limiter's leases and minutes).
-    for (const cell of cells) for (const s of SIDES) await drivers[s].run(request(cell, Math.min(0.5, seconds)));
-    // A round gives each side `seconds` in two halves, A B B A (the first side alternating from round to round and
-    // cell to cell): a drift of the machine or of DynamoDB Local within the round weighs on both sides alike, where
-    // one stretch each (A B) put all of it on one side's figure.
-    for (let r = 0; r < rounds; r++)
+  const request = ({ o, k, c }: { o: Op; k: KeyKind; c: number }, s: number): CellRequest => ({
+    events: KEYS[k].map((a) => o.event(a)),
+    connections: c,
+    seconds: s,
+    expect: o.expect,
+  });
+  // Each round starts both sides' processes anew: a process's own luck (what the JIT chose, where its heap stands
+  // when a cell starts) stayed with every round of a run: between two runs of the same code getPet Business c=1's
+  // p99 went from 1.06x (rounds 0.97-1.07) to 1.16x (1.08-1.18), the authorizer Enterprise c=1's from 0.93x to 1.12x.
+  // New processes per round make the rounds independent samples, and their median the figure. Rounds go through every function before the next round, so a drift
+  // of the machine over the phase weighs on every function alike.
+  for (let r = 0; r < rounds; r++)
+    for (const fn of [...new Set(ops.map((o) => o.fn))]) {
+      const fnOps = ops.filter((o) => o.fn === fn);
+      const ours = bundles.find((b) => b.name === fnOps[0]!.bundle);
+      if (!ours) throw new Error(`no bundle ${fnOps[0]!.bundle}`);
+      const dir = (s: Side) => (profileRoot ? join(profileRoot, fn, s) : undefined);
+      const drivers = {
+        ours: await startDriver(ours.outfile, env, dir('ours')),
+        floor: await startDriver(
+          floor.outfile,
+          { ...env, FLOOR_OF: fn, FLOOR_COUNTS: floorCounts(fn, fnOps[0]!.expect) },
+          dir('floor'),
+        ),
+      };
+      for (const d of Object.values(drivers)) children.push(d.child);
+      const cells = cellsOf(fnOps);
+      // Warm both: every cell once, unmeasured (the JIT, the SDK's connections, the limiter's leases and minutes).
+      for (const cell of cells) for (const s of SIDES) await drivers[s].run(request(cell, Math.min(0.5, seconds)));
+      // Each side gets `seconds` in two halves, A B B A (the first side alternating from round to round and cell to
+      // cell): a drift of the machine or of DynamoDB Local within the round weighs on both sides alike, where one
+      // stretch each (A B) put all of it on one side's figure.
       for (const [i, cell] of cells.entries()) {
         const [a, b] = (r + i) % 2 ? (['floor', 'ours'] as const) : (['ours', 'floor'] as const);
         const slices: Record<Side, Slice[]> = { ours: [], floor: [] };
@@ -187,11 +192,11 @@ export async function runHandlers(ctx: BenchContext, { bundles }: { bundles: rea
         const key = `${cell.o.op}|${cell.k}|${cell.c}`;
         runs.set(key, [...(runs.get(key) ?? []), pair]);
       }
-    for (const d of Object.values(drivers)) {
-      await stopChild(d.child);
-      children.splice(children.indexOf(d.child), 1);
+      for (const d of Object.values(drivers)) {
+        await stopChild(d.child);
+        children.splice(children.indexOf(d.child), 1);
+      }
     }
-  }
 
   const rows = cellsOf(ops).map(({ o, k, c }) => {
     const rs = runs.get(`${o.op}|${k}|${c}`) ?? [];

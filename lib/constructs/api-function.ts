@@ -9,6 +9,7 @@ import { ownedLogGroup } from './owned-log-group.ts';
 import { Construct } from 'constructs';
 import { fileURLToPath } from 'node:url';
 import { BUNDLING } from '../config/bundling.ts';
+import { FUNCTION_RUNTIME } from '../config/function-runtime.ts';
 import type { LogLevel } from '../config/stages.ts';
 
 const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -37,7 +38,7 @@ export interface ApiFunctionProps {
   readonly logRetention?: RetentionDays;
   /** Of the log group. @default RemovalPolicy.RETAIN */
   readonly removalPolicy?: RemovalPolicy;
-  /** @default 512 */
+  /** @default FUNCTION_RUNTIME.memoryMb (lib/config/function-runtime.ts) */
   readonly memorySize?: number;
   /** Well under API Gateway's 29 s integration timeout. @default Duration.seconds(10) */
   readonly timeout?: Duration;
@@ -86,7 +87,7 @@ export class ApiFunction extends Construct {
       description: `Animal Store ${props.stage}: ${props.operationId}`,
       runtime: Runtime.NODEJS_24_X,
       architecture: Architecture.ARM_64,
-      memorySize: props.memorySize ?? 512,
+      memorySize: props.memorySize ?? FUNCTION_RUNTIME.memoryMb,
       timeout: props.timeout ?? Duration.seconds(10),
       // PASS_THROUGH: a function records a trace only when the request arrived sampled (the stage's X-Ray sampling
       // rule decides); ACTIVE would also sample, at Lambda's own rate, invocations that arrive without a decision.
@@ -101,7 +102,7 @@ export class ApiFunction extends Construct {
       awsSdkConnectionReuse: false,
       environment: {
         STAGE: props.stage,
-        NODE_OPTIONS: '--enable-source-maps',
+        NODE_OPTIONS: FUNCTION_RUNTIME.nodeOptions,
         SERVICE_NAME: TELEMETRY.serviceName,
         LOG_LEVEL: props.logLevel ?? 'INFO',
         METRICS_NAMESPACE: TELEMETRY.metricsNamespace,
