@@ -161,8 +161,8 @@ export async function runHandlers(ctx: BenchContext, { bundles }: { bundles: rea
   // Each round starts both sides' processes anew: a process's own luck (what the JIT chose, where its heap stands
   // when a cell starts) stayed with every round of a run: between two runs of the same code getPet Business c=1's
   // p99 went from 1.06x (rounds 0.97-1.07) to 1.16x (1.08-1.18), the authorizer Enterprise c=1's from 0.93x to 1.12x.
-  // New processes per round make the rounds independent samples, and their median the figure. Rounds go through every function before the next round, so a drift
-  // of the machine over the phase weighs on every function alike.
+  // New processes per round make the rounds independent samples, and their median the figure. Rounds go through
+  // every function before the next round, so a drift of the machine over the phase weighs on every function alike.
   for (let r = 0; r < rounds; r++)
     for (const fn of [...new Set(ops.map((o) => o.fn))]) {
       const fnOps = ops.filter((o) => o.fn === fn);
