@@ -50,7 +50,8 @@ const P: Params = QUICK
       creates: 200,
     }
   : {
-      // 20 A/B pairs (~45 s): with 10, a ratio's p25-p75 spanned up to 0.18 (getPet 1.04-1.22) around a median at the goal.
+      // 20 A/B pairs (~45 s): with 10, a ratio's p25-p75 spanned up to 0.18 (getPet 1.04-1.22) around a median at
+      // the goal.
       coldRounds: 20,
       warmRounds: 3,
       warmSeconds: 3,
