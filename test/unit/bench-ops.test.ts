@@ -24,9 +24,10 @@ async function validatedBy(route: Route, event: APIGatewayProxyEvent): Promise<V
     validate(route.request as Schemas<unknown, unknown, unknown>),
     declaredInput(route),
   ] as middy.MiddlewareObj[];
+  type Seen = { validated: Validated<unknown, unknown, unknown> };
   const run = middy()
     .use(steps)
-    .handler(async (e: { validated: Validated<unknown, unknown, unknown> }) => e.validated);
+    .handler(async (e: unknown) => (e as Seen).validated);
   return (await run(structuredClone(event) as never, {} as Context)) as Validated<unknown, unknown, unknown>;
 }
 
