@@ -23,6 +23,8 @@ export interface BenchOp {
   readonly bundle: string;
   /** The status a healthy invocation answers. */
   readonly expect: number;
+  /** It makes an item (201 Created), so it allocates an id: the phases count those writes per create. */
+  readonly creates: boolean;
 }
 
 /** A function's bundle name: `getPet` → `get-pet`, `authorizer` → `authorizer`. */
@@ -44,7 +46,13 @@ export const ROUTE_OPS: readonly BenchOp[] = ROUTES.flatMap((route) =>
       sample,
       variant,
     })),
-  ].map((o) => ({ ...o, route, bundle: bundleOf(route.operationId), expect: expectedStatus(route) })),
+  ].map((o) => ({
+    ...o,
+    route,
+    bundle: bundleOf(route.operationId),
+    expect: expectedStatus(route),
+    creates: expectedStatus(route) === 201,
+  })),
 );
 
 /** The authorizer, which the bench invokes like a function of its own; it answers with a policy, not a status. */
