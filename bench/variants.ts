@@ -1,8 +1,8 @@
 /**
- * `node bench/variants.ts [--rounds=N] [--fns=list-pets,create-pet,authorizer]`: measures proposed optimisations without touching lambdas/ or lib/. Each
- * variant is a patched copy of the sources in a temp dir (cumulative patches), bundled with the shared esbuild config
- * and cold-started A/B against the floor bundle, like `npm run bench`. Prints a before/after table and writes
- * bench/results/variants.json. The patches below are the exact proposed changes.
+ * `node bench/variants.ts [--rounds=N] [--fns=list-pets,create-pet,authorizer]`: measures proposed optimisations
+ * without touching lambdas/ or lib/. Each variant is a patched copy of the sources in a temp dir (cumulative patches),
+ * bundled with the shared esbuild config and cold-started A/B against the floor bundle, like `npm run bench`. Prints a
+ * before/after table and writes bench/results/variants.json. The patches below are the exact proposed changes.
  */
 import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -50,7 +50,7 @@ const multi = (values: Readonly<Record<string, string>>) =>
 export function proxyEventOf(o: BenchOp, existingId: number): APIGatewayProxyEvent {
   const params = paramsOf(o.sample, existingId);
   const { query, body } = o.sample;
-  // With a body, only its Content-Type: the requests the bench sent before the samples were the route's.
+  // With a body, its Content-Type alone (no Accept), as the bench always sent a create: the figures stay comparable.
   const json = { 'Content-Type': 'application/json' };
   return proxy(o.route.method, o.route.path, pathOf(o.route, params), {
     ...(query ? { queryStringParameters: { ...query }, multiValueQueryStringParameters: multi(query) } : {}),
