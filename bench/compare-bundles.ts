@@ -15,7 +15,9 @@ import { join, resolve } from 'node:path';
 import { startDynamoLocal } from '../lib/local/dynamodb.ts';
 import { localClient, provisionLocalTables } from '../lambdas/storage/provision.ts';
 import { cellOf, type Cell, type Slice } from './lib/cell.ts';
+import { LAMBDA_FUNCTIONS } from '../lib/config/lambda-entries.ts';
 import { ROOT } from './lib/bundle.ts';
+import { bundleOf } from './lib/bench-ops.ts';
 import { BENCH_AUTH, EXPECTED_STATUS, eventFor } from './lib/events.ts';
 import { functionEnv } from './lib/function-env.ts';
 import { seedBenchKey, seedPets, seededId } from './lib/seed.ts';
@@ -28,7 +30,8 @@ const [before, after] = argv.filter((a) => !a.startsWith('--')).map((d) => resol
 if (!before || !after)
   throw new Error('usage: node bench/compare-bundles.ts [--rounds=N] [--fns=a,b] [--warm=S] <before> <after>');
 const ROUNDS = Number(opt('rounds') ?? 14);
-const FNS = (opt('fns') ?? 'list-pets,create-pet,get-pet,list-orders,authorizer').split(',');
+/** By default every function the stack deploys, by bundle name. */
+const FNS = opt('fns')?.split(',') ?? LAMBDA_FUNCTIONS.map((fn) => bundleOf(fn.name));
 const WARM = Number(opt('warm') ?? 0);
 const SIDES = { before, after } as const;
 type Side = keyof typeof SIDES;

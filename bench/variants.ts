@@ -1,16 +1,17 @@
 /**
- * `node bench/variants.ts [--rounds=N]`: measures proposed optimisations without touching lambdas/ or lib/. Each
- * variant is a patched copy of the sources in a temp dir (cumulative patches), bundled with the shared esbuild config
- * and cold-started A/B against the floor bundle, like `npm run bench`. Prints a before/after table and writes
- * bench/results/variants.json. The patches below are the exact proposed changes.
+ * `node bench/variants.ts [--rounds=N] [--fns=list-pets,create-pet,authorizer]`: measures proposed optimisations
+ * without touching lambdas/ or lib/. Each variant is a patched copy of the sources in a temp dir (cumulative patches),
+ * bundled with the shared esbuild config and cold-started A/B against the floor bundle, like `npm run bench`. Prints a
+ * before/after table and writes bench/results/variants.json. The patches below are the exact proposed changes.
  */
 import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDynamoLocal } from '../lib/local/dynamodb.ts';
 import { localClient, provisionLocalTables } from '../lambdas/storage/provision.ts';
-import { LAMBDA_FUNCTIONS, handlerModule, writeLambdaEntry } from '../lib/config/lambda-entries.ts';
-import { ROOT, bundle, lambdaName, type BundleResult } from './lib/bundle.ts';
+import { LAMBDA_FUNCTIONS, writeLambdaEntry } from '../lib/config/lambda-entries.ts';
+import { ROOT, bundle, type BundleResult } from './lib/bundle.ts';
+import { bundleOf } from './lib/bench-ops.ts';
 import { eventFor } from './lib/events.ts';
 import { seedBenchKey, seedPets, seededId } from './lib/seed.ts';
 import { median, printTable, ratio, round, runChild } from './lib/util.ts';
@@ -29,8 +30,18 @@ const VARIANTS: Array<{ name: string; description: string; patches: Patch[]; noS
 ];
 
 const ROUNDS = Number(process.argv.find((a) => a.startsWith('--rounds='))?.slice(9) ?? 6);
-const LAMBDAS = ['list-pets', 'create-pet', 'get-pet', 'list-orders', 'authorizer'];
-const COLD = ['list-pets', 'create-pet', 'authorizer'];
+/** Every function the stack deploys, by bundle name (`list-pets`), with its own name (`listPets`, its floor's). */
+const LAMBDAS = new Map(LAMBDA_FUNCTIONS.map((fn) => [bundleOf(fn.name), fn]));
+/**
+ * The functions cold-started per variant (`--fns=a,b`); by default the two furthest from their floors in the last full
+ * run, and the authorizer.
+ */
+const COLD = (process.argv.find((a) => a.startsWith('--fns='))?.slice(6) ?? 'list-pets,create-pet,authorizer').split(
+  ',',
+);
+const unknownFns = COLD.filter((n) => !LAMBDAS.has(n));
+if (unknownFns.length)
+  throw new Error(`--fns: no function ${unknownFns.join(', ')} (functions: ${[...LAMBDAS.keys()].join(', ')})`);
 const BENCH_KEY = 'ask_bench0123456789abcdefghijklmnopqrstuvwxyz01';
 
 // A patch whose anchor text is gone would measure the wrong code: refuse before spending minutes on a run.
@@ -73,9 +84,8 @@ try {
       writeFileSync(f, p.from === undefined ? p.to : text.replace(p.from, p.to));
     }
     const bundles = new Map<string, BundleResult>();
-    for (const n of LAMBDAS) {
+    for (const [n, fn] of LAMBDAS) {
       // The entry as the stack generates it, importing the patched copy of the sources.
-      const fn = LAMBDA_FUNCTIONS.find((f) => lambdaName(handlerModule(f.name)) === n)!;
       bundles.set(n, await bundle(n, writeLambdaEntry(fn, join(work, 'entries'), src), join(work, `v${i}`)));
     }
     const env: NodeJS.ProcessEnv = {
@@ -98,7 +108,7 @@ try {
           // The floor makes this function's requests (bench/floor-handler.ts).
           runChild<{ totalMs: number }>([join(ROOT, 'bench/cold-start.ts'), floor.outfile, ev(n)], {
             ...env,
-            FLOOR_OF: n === 'authorizer' ? n : n.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase()),
+            FLOOR_OF: LAMBDAS.get(n)!.name,
           });
         const [x, y] = r % 2 ? [await a(), await b()] : await b().then(async (fy) => [await a(), fy] as const);
         ratios.push(x.totalMs / y.totalMs);
@@ -120,38 +130,16 @@ try {
     };
     out.push(row);
     console.error(
-      `[variants] ${v.name}: create-pet ${bundles.get('create-pet')!.minBytes} B, authorizer ${bundles.get('authorizer')!.minBytes} B, cold ${JSON.stringify(cold)}`,
+      `[variants] ${v.name}: ${COLD.map((n) => `${n} ${bundles.get(n)!.minBytes} B`).join(', ')}, cold ${JSON.stringify(cold)}`,
     );
   }
   printTable(
     `Proposed optimisations, cumulative (bundle min KB and x floor ${(floor.minBytes / 1024).toFixed(0)} KB; cold start x floor, median of ${ROUNDS} A/B rounds)`,
-    [
-      'variant',
-      'list-pets KB',
-      'x',
-      'create-pet KB',
-      'x',
-      'authorizer KB',
-      'x',
-      'cold list',
-      'cold create',
-      'cold auth',
-    ],
+    ['variant', ...COLD.flatMap((n) => [`${n} KB`, 'x']), ...COLD.map((n) => `cold ${n}`)],
     out.map((r) => {
       const b = r.bytes as Record<string, { min: number; ratio: number }>;
       const c = r.coldRatio as Record<string, number>;
-      return [
-        String(r.variant),
-        b['list-pets']!.min / 1024,
-        b['list-pets']!.ratio,
-        b['create-pet']!.min / 1024,
-        b['create-pet']!.ratio,
-        b.authorizer!.min / 1024,
-        b.authorizer!.ratio,
-        c['list-pets']!,
-        c['create-pet']!,
-        c.authorizer!,
-      ];
+      return [String(r.variant), ...COLD.flatMap((n) => [b[n]!.min / 1024, b[n]!.ratio]), ...COLD.map((n) => c[n]!)];
     }),
   );
   mkdirSync(join(ROOT, 'bench/results'), { recursive: true });

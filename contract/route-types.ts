@@ -115,6 +115,20 @@ export interface SuccessWithoutBody extends SuccessBase {
 
 export type SuccessResponseSpec = SuccessWithBody | SuccessWithoutBody;
 
+/** A path parameter's value in a sample that must name an item that exists (the sender gives one it made). */
+export const EXISTING_ITEM = { existing: true } as const;
+
+/**
+ * A valid request of an operation, the smallest that answers its usual status (its success, or the 501 of one not
+ * specified yet): what the benchmarks send, so their operation set is the route table's (bench/lib/bench-ops.ts).
+ * Plain values, as they appear on the wire; with a body, it is sent as application/json.
+ */
+export interface RequestSample {
+  readonly params?: Readonly<Record<string, string | typeof EXISTING_ITEM>>;
+  readonly query?: Readonly<Record<string, string>>;
+  readonly body?: unknown;
+}
+
 export interface Route {
   readonly operationId: string;
   readonly method: HttpMethod;
@@ -127,6 +141,16 @@ export interface Route {
   readonly request: RequestSchemas;
   /** An example request body for the document. */
   readonly example?: unknown;
+  /**
+   * A valid request of it, which the benchmarks send. Every entry of the route table has one (contract/routes.ts
+   * requires it, so the compiler names a new operation's); a test's own route may leave it out.
+   */
+  readonly sample?: RequestSample;
+  /**
+   * Other requests of it that take another path through the function, measured apart by the benchmarks under
+   * `<operationId>?<name>` (listPets' status filter reads an index where the plain list scans).
+   */
+  readonly sampleVariants?: Readonly<Record<string, RequestSample>>;
   readonly success?: SuccessResponseSpec;
   readonly errors: readonly ErrorResponseSpec[];
   readonly access: FunctionAccess;

@@ -4,7 +4,7 @@
  * imports its own operation's entry, not this table, so its bundle carries no other operation's documentation.
  */
 import { KEYS_TABLE, STATE_TABLE } from './tables.ts';
-import type { FunctionAccess, HttpMethod, Route } from './route-types.ts';
+import type { FunctionAccess, HttpMethod, RequestSample, Route } from './route-types.ts';
 import { CREATE_PET } from './operations/create-pet.ts';
 import { GET_PET } from './operations/get-pet.ts';
 import { LIST_ORDERS } from './operations/list-orders.ts';
@@ -16,6 +16,7 @@ export type {
   FunctionAccess,
   HeaderDoc,
   HttpMethod,
+  RequestSample,
   RequestSchemas,
   ResponseHeader,
   Route,
@@ -23,15 +24,18 @@ export type {
   TableGrant,
 } from './route-types.ts';
 
-export { BASE_PATH } from './route-types.ts';
+export { BASE_PATH, EXISTING_ITEM } from './route-types.ts';
 
-const ROUTE_TABLE = [LIST_PETS, CREATE_PET, GET_PET, LIST_ORDERS] as const satisfies readonly Route[];
+/** A route of the table: with the sample request the benchmarks send, which a test's own route may leave out. */
+type TableRoute = Route & { readonly sample: RequestSample };
+
+const ROUTE_TABLE = [LIST_PETS, CREATE_PET, GET_PET, LIST_ORDERS] as const satisfies readonly TableRoute[];
 
 /** The operations, checked by the compiler wherever one is named. */
 export type OperationId = (typeof ROUTE_TABLE)[number]['operationId'];
 
 /** Every operation, for code that walks them all. */
-export const ROUTES: readonly (Route & { readonly operationId: OperationId })[] = ROUTE_TABLE;
+export const ROUTES: readonly (TableRoute & { readonly operationId: OperationId })[] = ROUTE_TABLE;
 
 /** The authorizer is not a route but is bundled and deployed like one (its handler: lambdas/handlers/authorizer.ts). */
 export const AUTHORIZER = {

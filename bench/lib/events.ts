@@ -1,5 +1,6 @@
-/** The events the cold-start probe invokes each Lambda with (API Gateway REST v1 proxy / TOKEN authorizer). */
+/** The events the bench invokes each Lambda with (API Gateway REST v1 proxy / TOKEN authorizer). */
 import type { APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
+import { AUTHORIZER_OP, ROUTE_OPS, paramsOf, pathOf, type BenchOp } from './bench-ops.ts';
 
 /** The authorizer context the bench key gets (an enterprise-like key with huge limits). */
 export const BENCH_AUTH = { keyId: 'key_bench', plan: 'enterprise', perMinute: 600_000, perDay: 864_000_000 } as const;
@@ -42,45 +43,41 @@ function proxy(
   };
 }
 
-/**
- * One event per Lambda name (the handler file's base name), plus the floor's. `petId` must exist in the table.
- * Written per operation, not from the route table: each needs a valid request of its own (the tests' samples live
- * in test/, which the bench does not import), and a new operation fails here by name rather than being skipped.
- */
-export function eventFor(name: string, opts: { petId: number; bearer: string }): unknown {
-  switch (name) {
-    case 'authorizer':
-      return {
-        type: 'TOKEN',
-        authorizationToken: `Bearer ${opts.bearer}`,
-        methodArn: `${ARN}/GET/pets`,
-      } satisfies APIGatewayTokenAuthorizerEvent;
-    case 'list-pets':
-      return proxy('GET', '/pets', '/pets', {
-        queryStringParameters: { limit: '20' },
-        multiValueQueryStringParameters: { limit: ['20'] },
-      });
-    case 'create-pet':
-      return proxy('POST', '/pets', '/pets', {
-        headers: { 'Content-Type': 'application/json' },
-        multiValueHeaders: { 'Content-Type': ['application/json'] },
-        body: JSON.stringify({ name: 'Rex', categoryId: 1, status: 'available' }),
-      });
-    case 'get-pet':
-    case 'floor-handler':
-      return proxy('GET', '/pets/{petId}', `/pets/${opts.petId}`, { pathParameters: { petId: String(opts.petId) } });
-    case 'list-orders':
-      return proxy('GET', '/store/orders', '/store/orders');
-    default:
-      throw new Error(`no bench event for ${name}`);
-  }
+const multi = (values: Readonly<Record<string, string>>) =>
+  Object.fromEntries(Object.entries(values).map(([k, v]) => [k, [v]]));
+
+/** A route's sample (or variant) as API Gateway invokes its function; `existingId` a pet that exists in the table. */
+export function proxyEventOf(o: BenchOp, existingId: number): APIGatewayProxyEvent {
+  const params = paramsOf(o.sample, existingId);
+  const { query, body } = o.sample;
+  // With a body, its Content-Type alone (no Accept), as the bench always sent a create: the figures stay comparable.
+  const json = { 'Content-Type': 'application/json' };
+  return proxy(o.route.method, o.route.path, pathOf(o.route, params), {
+    ...(query ? { queryStringParameters: { ...query }, multiValueQueryStringParameters: multi(query) } : {}),
+    ...(Object.keys(params).length ? { pathParameters: params } : {}),
+    ...(body === undefined ? {} : { headers: json, multiValueHeaders: multi(json), body: JSON.stringify(body) }),
+  });
 }
 
-/** Status codes a healthy invocation returns (the authorizer returns a policy, not a status). */
-export const EXPECTED_STATUS: Record<string, number> = {
-  'list-pets': 200,
-  'create-pet': 201,
-  'get-pet': 200,
-  'list-orders': 501,
-  'floor-handler': 200,
-};
+/** The authorizer's TOKEN event for a bearer key. */
+export const authorizerEvent = (bearer: string): APIGatewayTokenAuthorizerEvent => ({
+  type: 'TOKEN',
+  authorizationToken: `Bearer ${bearer}`,
+  methodArn: `${ARN}/GET/pets`,
+});
+
+/**
+ * One event per Lambda bundle (bench/lib/bench-ops.ts names them): its route's sample, or the authorizer's token.
+ * `petId` must exist in the table. A name no function has fails here by name rather than being skipped.
+ */
+export function eventFor(name: string, opts: { petId: number; bearer: string }): unknown {
+  if (name === AUTHORIZER_OP.bundle) return authorizerEvent(opts.bearer);
+  const o = ROUTE_OPS.find((x) => x.bundle === name && !x.variant);
+  if (!o) throw new Error(`no bench event for ${name}`);
+  return proxyEventOf(o, opts.petId);
+}
+
+/** The status each function's sample answers, by bundle name (the authorizer returns a policy, not a status). */
+export const EXPECTED_STATUS: Readonly<Record<string, number>> = Object.fromEntries(
+  ROUTE_OPS.filter((o) => !o.variant).map((o) => [o.bundle, o.expect]),
+);

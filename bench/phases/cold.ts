@@ -4,7 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateKey } from '../../lambdas/domain/keys.ts';
 import { provisionLocalTables } from '../../lambdas/storage/provision.ts';
+import { LAMBDA_FUNCTIONS } from '../../lib/config/lambda-entries.ts';
 import { ROOT } from '../lib/bundle.ts';
+import { bundleOf } from '../lib/bench-ops.ts';
 import { limiterShards } from '../../contract/plans.ts';
 import { BENCH_AUTH, EXPECTED_STATUS, eventFor } from '../lib/events.ts';
 import { seedBenchKey, seedPets, seededId } from '../lib/seed.ts';
@@ -39,8 +41,7 @@ export async function runCold(
     return f;
   };
   /** The floor of a function makes that function's requests (bench/floor-handler.ts): its operationId. */
-  const floorOf = (name: string) =>
-    name === 'authorizer' ? name : name.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
+  const floorOf = (name: string) => LAMBDA_FUNCTIONS.find((fn) => bundleOf(fn.name) === name)!.name;
   /** The floor's environment for a function: its requests (FLOOR_OF, FLOOR_SHARDS) and its metric lines. */
   const floorEnvOf = (name: string) => ({
     ...env,
@@ -67,7 +68,7 @@ export async function runCold(
   const samples = new Map<string, { l: Sample[]; f: Sample[] }>();
   log(`cold start: ${P.coldRounds} rounds x ${bundles.length} lambdas, each paired with the floor (alternating order)`);
   // One throwaway run warms the OS file cache for node and the bundles.
-  await runChild([probe, floorBundle.outfile, evFile('get-pet')], { ...env, FLOOR_OF: 'getPet' });
+  await runChild([probe, floorBundle.outfile, evFile(bundles[0]!.name)], floorEnvOf(bundles[0]!.name));
   for (let round_ = 0; round_ < P.coldRounds; round_++) {
     for (const b of bundles) {
       const ev = evFile(b.name);
@@ -80,10 +81,25 @@ export async function runCold(
       else await runL().then(runF);
     }
   }
-  if (argv.includes('--cold-prof')) {
-    // Where the cold CPU goes, for the two functions furthest from their floors, against the floor's.
+  // `--cold-prof=list-pets,create-pet`: those functions' bundles.
+  const named = argv
+    .find((a) => a.startsWith('--cold-prof='))
+    ?.slice('--cold-prof='.length)
+    .split(',');
+  if (argv.includes('--cold-prof') || named) {
+    // Where the cold CPU goes, for the named functions or the two furthest from their floors in this run (CPU time,
+    // the steadier measure), against the floor's.
+    const gap = (name: string) => {
+      const { l, f } = samples.get(name)!;
+      return median(l.map((x, i) => x.totalCpuMs / f[i]!.totalCpuMs));
+    };
+    const names = bundles.map((b) => b.name);
+    const unknown = named?.filter((n) => !names.includes(n)) ?? [];
+    if (unknown.length)
+      throw new Error(`--cold-prof: no function ${unknown.join(', ')} (functions: ${names.join(', ')})`);
+    const chosen = named ?? names.sort((a, b) => gap(b) - gap(a)).slice(0, 2);
     const profiled: Record<string, unknown> = {};
-    for (const b of bundles.filter((x) => x.name === 'list-pets' || x.name === 'create-pet')) {
+    for (const b of bundles.filter((x) => chosen.includes(x.name))) {
       const floorEnv = floorEnvOf(b.name);
       const { ours, floor } = await coldProfile(
         probe,

@@ -15,7 +15,8 @@ import { PLANS } from '../../contract/plans.ts';
 import { generateKey } from '../../lambdas/domain/keys.ts';
 import { provisionLocalTables } from '../../lambdas/storage/provision.ts';
 import { ROOT, bundle, type BundleResult } from '../lib/bundle.ts';
-import { BENCH_AUTH, eventFor } from '../lib/events.ts';
+import { AUTHORIZER_OP, ROUTE_OPS } from '../lib/bench-ops.ts';
+import { BENCH_AUTH, authorizerEvent, proxyEventOf } from '../lib/events.ts';
 import { floorCounts, functionEnv } from '../lib/function-env.ts';
 import { seedBenchKey, seedKey, seedPets, seededId } from '../lib/seed.ts';
 import { handlerOptions } from '../lib/handler-options.ts';
@@ -45,30 +46,21 @@ const withAuth = (ev: unknown, a: Auth) => {
   return e;
 };
 const PET = seededId(42);
-const proxy = (name: string) => (a: Auth) => withAuth(eventFor(name, { petId: PET, bearer: a.token }), a);
+/** The route table's operations (each sample and its variants), then the authorizer (bench/lib/bench-ops.ts). */
 const OPS: readonly Op[] = [
-  { op: 'listPets', fn: 'listPets', bundle: 'list-pets', expect: 200, event: proxy('list-pets') },
+  ...ROUTE_OPS.map((o) => ({
+    op: o.op,
+    fn: o.route.operationId,
+    bundle: o.bundle,
+    expect: o.expect,
+    event: (a: Auth) => withAuth(proxyEventOf(o, PET), a),
+  })),
   {
-    op: 'listPets?status',
-    fn: 'listPets',
-    bundle: 'list-pets',
-    expect: 200,
-    event: (a) => {
-      const e = proxy('list-pets')(a) as unknown as Record<string, unknown>;
-      e.queryStringParameters = { limit: '20', status: 'available' };
-      e.multiValueQueryStringParameters = { limit: ['20'], status: ['available'] };
-      return e;
-    },
-  },
-  { op: 'createPet', fn: 'createPet', bundle: 'create-pet', expect: 201, event: proxy('create-pet') },
-  { op: 'getPet', fn: 'getPet', bundle: 'get-pet', expect: 200, event: proxy('get-pet') },
-  { op: 'listOrders', fn: 'listOrders', bundle: 'list-orders', expect: 501, event: proxy('list-orders') },
-  {
-    op: 'authorizer',
-    fn: 'authorizer',
-    bundle: 'authorizer',
-    expect: 'allow',
-    event: (a) => eventFor('authorizer', { petId: PET, bearer: a.token }),
+    op: AUTHORIZER_OP.op,
+    fn: AUTHORIZER_OP.op,
+    bundle: AUTHORIZER_OP.bundle,
+    expect: AUTHORIZER_OP.expect,
+    event: (a) => authorizerEvent(a.token),
   },
 ];
 

@@ -26,6 +26,7 @@ import {
 } from '../lib/util.ts';
 import { selfTime, type CpuProfile } from '../lib/profile.ts';
 import { ROOT } from '../lib/bundle.ts';
+import { ROUTE_OPS, httpRequestOf } from '../lib/bench-ops.ts';
 import { BENCH_KEY, type BenchContext } from './context.ts';
 
 /**
@@ -37,12 +38,15 @@ const BUSINESS_KEYS = 48;
 // The old key form's exact shape (ask_ + 43): the authorizer refuses any other shape without a read.
 const businessKey = (i: number) => `ask_${`benchbusiness${String(i).padStart(4, '0')}`.padEnd(43, '0')}`;
 
-const OPS = [
-  { op: 'listPets', path: '/pets?limit=20', method: 'GET' },
-  { op: 'listPets?status', path: '/pets?limit=20&status=available', method: 'GET' },
-  { op: 'createPet', path: '/pets', method: 'POST', body: JSON.stringify({ name: 'Bench', categoryId: 3 }) },
-  { op: 'getPet', path: `/pets/${seededId(42)}`, method: 'GET' },
-] as const;
+/**
+ * The route table's samples and their variants (bench/lib/bench-ops.ts), as HTTP requests naming a seeded pet. An
+ * operation answering 501 is left to the per-handler phase (3b): the floor server has nothing to do for it but count.
+ */
+const OPS = ROUTE_OPS.filter((o) => !o.route.notImplemented).map((o) => ({
+  op: o.op,
+  creates: o.creates,
+  ...httpRequestOf(o, seededId(42)),
+}));
 const CONNECTIONS = [1, 16];
 const SERVERS = ['api', 'floor'] as const;
 type Server = (typeof SERVERS)[number];
@@ -95,8 +99,11 @@ export async function runWarm(ctx: BenchContext): Promise<void> {
     return tokens.map((t) => ({
       method: o.method,
       path: `${u.pathname}${u.search}`,
-      headers: { Authorization: `Bearer ${t}`, ...('body' in o ? { 'Content-Type': 'application/json' } : {}) },
-      ...('body' in o ? { body: o.body } : {}),
+      headers: {
+        Authorization: `Bearer ${t}`,
+        ...(o.body === undefined ? {} : { 'Content-Type': 'application/json' }),
+      },
+      ...(o.body === undefined ? {} : { body: o.body }),
     }));
   };
   let apiCreates = 0;
@@ -108,7 +115,7 @@ export async function runWarm(ctx: BenchContext): Promise<void> {
       duration: seconds,
       requests: requestsFor(s, tokens, o),
     });
-    if (s === 'api' && o.op === 'createPet') apiCreates += r.ok2xx;
+    if (s === 'api' && o.creates) apiCreates += r.ok2xx;
     const after = await statsOf(s);
     const calls = Math.max(1, r.total);
     return {

@@ -2,7 +2,7 @@
 import { Pet, PetIdParam } from '../schemas.ts';
 import { PETS_TABLE } from '../tables.ts';
 import { LIMITER_GRANT, badRequest } from './common.ts';
-import { BASE_PATH, type Route } from '../route-types.ts';
+import { BASE_PATH, EXISTING_ITEM, type Route } from '../route-types.ts';
 
 const GET_PET_SUNSET = '2030-12-05T00:00:00Z';
 
@@ -13,6 +13,7 @@ export const GET_PET = {
   summary: 'Get one animal (deprecated: use GET /pets with the status filter)',
   description: 'Returns one animal.',
   request: { params: PetIdParam },
+  sample: { params: { petId: EXISTING_ITEM } },
   success: { status: 200, description: 'The animal.', schema: Pet },
   errors: [
     badRequest(['validation_failed'], 'The petId is not a 64-bit integer (int64) in decimal.'),

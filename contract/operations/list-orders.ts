@@ -8,6 +8,7 @@ export const LIST_ORDERS = {
   path: '/store/orders',
   summary: 'List store orders (contract not yet specified)',
   request: {},
+  sample: {},
   errors: [
     {
       status: 501,

@@ -12,6 +12,8 @@ export const LIST_PETS = {
   description:
     'Returns a page of animals (a bare array), optionally filtered by status. Follow `Link: rel="next"` for further pages.',
   request: { query: ListPetsQuery },
+  sample: { query: { limit: '20' } },
+  sampleVariants: { status: { query: { limit: '20', status: 'available' } } },
   success: {
     status: 200,
     description: 'A page of animals, in a stable order; further pages are announced in `Link: rel="next"`.',
