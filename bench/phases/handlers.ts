@@ -24,6 +24,7 @@ import { median, printTable, ratioCells, round, spreadOf, stopChild, type Verdic
 import type { CellRequest } from '../handler-driver.ts';
 import { cellOf, type Cell, type Slice } from '../lib/cell.ts';
 import type { BenchContext } from './context.ts';
+import { reportGateway } from './local-gateway.ts';
 
 const GOALS = { cpu: 1.1, rps: 0.9, p99: 1.1 } as const;
 /** Business key ids taken in turn: at the fastest cell's rate none nears its 1,000/min. */
@@ -275,39 +276,4 @@ export async function runHandlers(ctx: BenchContext, { bundles }: { bundles: rea
     target(`handler p99 <= ${GOALS.p99}x floor`, subject, w.p99.median, `<= ${GOALS.p99}`, v(w.p99));
   }
   reportGateway(ctx, rows);
-}
-
-/**
- * The local gateway's own cost per request (not deployed: API Gateway does this in AWS): the warm path's API server
- * (phase 3, the gateway emulation with the same handlers behind it) less the in-process handler for the same call.
- */
-function reportGateway(
-  { result }: BenchContext,
-  rows: ReadonlyArray<{ op: string; key: string; connections: number; ours: { cpuMsPerCall: number } }>,
-): void {
-  const warm = result.warm as
-    { rows: Array<{ key: string; op: string; connections: number; api: { cpuMsPerCall: number } }> } | undefined;
-  if (!warm) {
-    console.log('\n(The local gateway line needs the warm path: run with --only=warm,handlers or the full bench.)');
-    return;
-  }
-  const lines = warm.rows.flatMap((w) => {
-    const h = rows.find((r) => r.op === w.op && r.key === w.key && r.connections === w.connections);
-    return h
-      ? [{ ...w, handler: h.ours.cpuMsPerCall, gateway: round(w.api.cpuMsPerCall - h.ours.cpuMsPerCall, 3) }]
-      : [];
-  });
-  result.localGateway = lines.map((l) => ({
-    op: l.op,
-    key: l.key,
-    connections: l.connections,
-    apiServerCpuMs: l.api.cpuMsPerCall,
-    handlerCpuMs: l.handler,
-    gatewayCpuMs: l.gateway,
-  }));
-  printTable(
-    '3c. The local gateway (not deployed; API Gateway in AWS): CPU ms per request = the warm path API server (3) less the in-process handler (3b)',
-    ['op', 'key', 'conns', 'API server cpu ms/call', 'handler', 'local gateway'],
-    lines.map((l) => [l.op, l.key, l.connections, l.api.cpuMsPerCall, l.handler, l.gateway]),
-  );
 }
