@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --only=bundles,cold,warm,handlers,cost,forged,scale,listing,backlog] [-- --cpu-prof] [-- --cold-prof[=list-pets,create-pet]] [-- --no-source-maps] [-- --cold-rounds=N] [-- --no-prices]`:
+ * `npm run bench [-- --quick] [-- --only=bundles,cold,warm,handlers,cost,forged,scale,listing,backlog] [-- --cpu-prof] [-- --cold-prof[=list-pets,create-pet]] [-- --no-source-maps] [-- --no-lambda-heap] [-- --cold-rounds=N] [-- --no-prices]`:
  * bundle sizes, cold starts, the warm request path (Business and Enterprise keys) through the local gateway and of
  * each handler alone in process (`--only handlers`; its own options: bench/lib/handler-options.ts), DynamoDB cost and the limiter at scale,
  * each against its floor measured side by side in the same run. Prints tables and writes bench/results/latest.json.
