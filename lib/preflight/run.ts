@@ -137,6 +137,7 @@ export async function preflight(opts: PreflightOptions): Promise<{ findings: str
         {
           stage: opts.stage,
           stackName,
+          name,
           templatePath: stack.templatePath,
           template: stack.template,
           synthErrors: stack.errors,
