@@ -9,7 +9,8 @@ import { grantsThatCannotApply } from './authorization-reference.ts';
 import { gatesThatCannotFire } from './canary-timing.ts';
 import { replacementsInDiff, runCdkDiff } from './cdk-diff.ts';
 import type { DeployedStack } from './deployed.ts';
-import { contextArgs, nextStep } from './stack-status.ts';
+import { contextArgs } from './context-words.ts';
+import { nextStep } from './stack-status.ts';
 import type { CfnTemplate } from './template.ts';
 import { unorderedUsagePlans, updateFindings } from './update-rules.ts';
 

@@ -80,16 +80,6 @@ export function walkBackPlan(s: StackState): 'gone' | 'wait' | 'walk' | 'refuse'
   return isWalkBackStatus(s.status) ? 'walk' : 'refuse';
 }
 
-/** A value as one shell word: as it is where it is plain, else single-quoted. */
-const shellWord = (v: string) => (/^[\w@%+=:,./-]*$/.test(v) ? v : `'${v.replaceAll("'", `'\\''`)}'`);
-
-/** The `-c key=value` words for a context, the first-deploy switch left out (each command adds it where it belongs). */
-export const contextArgs = (context: Readonly<Record<string, string>>, switchKey: string): string =>
-  Object.entries(context)
-    .filter(([k]) => k !== switchKey)
-    .map(([k, v]) => `-c ${k}=${shellWord(v)}`)
-    .join(' ');
-
 /** The one command that walks a failed create back; the same command finishes it after any failed step. */
 export const walkBackCommand = (name: string, args: string): string =>
   `npm run walk-back -- --stage ${name}${args ? ` ${args}` : ''}`;

@@ -6,8 +6,9 @@
 import { parseCommandLine } from '../command-line.ts';
 import { STAGE_NAMES, type StageName } from '../config/stage-names.ts';
 import { credentialsProblem } from './deployed.ts';
-import { contextArgs, firstDeployCommand, walkBackCommand } from './stack-status.ts';
-import { REFUSED, STEP_FAILED, walkBack } from './walk-back.ts';
+import { contextArgs, contextOf } from './context-words.ts';
+import { firstDeployCommand, walkBackCommand } from './stack-status.ts';
+import { REFUSED, STEP_FAILED, walkBack, type WalkBackTarget } from './walk-back.ts';
 
 const NAMES = [...STAGE_NAMES, 'account'] as const;
 
@@ -17,6 +18,29 @@ export const USAGE = `Usage: npm run walk-back -- --stage <${NAMES.join('|')}> [
   deleted. Any other status is refused. After a failed step, the same command finishes the walk-back.
   --stage      the stage whose stack it is (AnimalStore-<stage>), or account for AnimalStore-account
   -c           context, as for cdk deploy: named in the deploy printed at the end; …:region= picks the Region`;
+
+/**
+ * What the walk-back of `name` (a stage, or account) with the deploy's context works on and names: its stack, the
+ * command itself (as preflight names it), the first deploy that follows, and the stack's Region where one is pinned.
+ */
+export async function walkBackTarget(
+  name: string,
+  context: Readonly<Record<string, string>>,
+): Promise<WalkBackTarget & { region?: string }> {
+  const { firstDeployContextKey } = await import('../stacks/first-deploy.ts');
+  const { STAGES } = await import('../config/stages.ts');
+  const { ACCOUNT_SETTINGS_STACK } = await import('../stacks/account-settings-stack.ts');
+  const key = firstDeployContextKey(name);
+  const args = contextArgs(context, key);
+  const stage = name === 'account' ? undefined : STAGES[name as StageName];
+  const stackName = stage?.stackName ?? ACCOUNT_SETTINGS_STACK;
+  return {
+    stackName,
+    command: walkBackCommand(name, args),
+    deploy: firstDeployCommand(stackName, args, key),
+    region: context[`animal-store:${name}:region`] ?? stage?.region,
+  };
+}
 
 /** The command line: 0 walked back (or already), 1 a step failed or no credentials, 2 bad usage or refused. */
 export async function main(argv: string[], out: (s: string) => void, err: (s: string) => void): Promise<number> {
@@ -31,22 +55,9 @@ export async function main(argv: string[], out: (s: string) => void, err: (s: st
   const name = parsed.values.stage ?? '';
   if (!(NAMES as readonly string[]).includes(name))
     return (err(`error: --stage must be one of ${NAMES.join(', ')}\n${USAGE}`), 2);
-  const context: Record<string, string> = {};
-  for (const kv of parsed.values.context ?? []) {
-    const at = kv.indexOf('=');
-    if (at < 1) return (err(`error: -c takes key=value, got "${kv}"\n${USAGE}`), 2);
-    context[kv.slice(0, at)] = kv.slice(at + 1);
-  }
-  const { firstDeployContextKey } = await import('../stacks/first-deploy.ts');
-  const { STAGES } = await import('../config/stages.ts');
-  const { ACCOUNT_SETTINGS_STACK } = await import('../stacks/account-settings-stack.ts');
-  const key = firstDeployContextKey(name);
-  const args = contextArgs(context, key);
-  const stackName = name === 'account' ? ACCOUNT_SETTINGS_STACK : STAGES[name as StageName].stackName;
-  const command = walkBackCommand(name, args);
-  const region =
-    context[`animal-store:${name}:region`] ?? (name === 'account' ? undefined : STAGES[name as StageName].region);
-
+  const context = contextOf(parsed.values.context ?? []);
+  if (typeof context === 'string') return (err(`error: ${context}\n${USAGE}`), 2);
+  const { stackName, command, deploy, region } = await walkBackTarget(name, context);
   const { CloudFormationClient } = await import('@aws-sdk/client-cloudformation');
   const { DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
   const cfn = new CloudFormationClient(region ? { region } : {});
@@ -58,10 +69,7 @@ export async function main(argv: string[], out: (s: string) => void, err: (s: st
   }
   const ddb = new DynamoDBClient({ region: await cfn.config.region() });
   try {
-    const code = await walkBack(
-      { stackName, command, deploy: firstDeployCommand(stackName, args, key) },
-      { cfn, ddb, out },
-    );
+    const code = await walkBack({ stackName, command, deploy }, { cfn, ddb, out });
     return code === REFUSED ? 2 : code;
   } finally {
     cfn.destroy();
