@@ -88,13 +88,13 @@ export const walkBackCommand = (name: string, args: string): string =>
 export const firstDeployCommand = (stackName: string, args: string, switchKey: string): string =>
   `npx cdk deploy ${stackName}${args ? ` ${args}` : ''} -c ${switchKey}=true`;
 
-/** What the finding says of the tables the walk-back will turn deletion protection off on. */
+/** What the finding says of the tables the walk-back will turn deletion protection off on (nothing: not read). */
 function tablesNote(tables: StackTables | undefined): string {
   if (!tables) return '';
-  if ('unreadable' in tables) return ` (the tables' deletion protection could not be read: ${tables.unreadable})`;
+  if ('unreadable' in tables) return `the tables' deletion protection could not be read: ${tables.unreadable}; `;
   return tables.protectedOn.length
-    ? ` (tables with deletion protection still on: ${tables.protectedOn.join(', ')})`
-    : ' (no table with deletion protection left)';
+    ? `tables with deletion protection still on: ${tables.protectedOn.join(', ')}; `
+    : 'no table with deletion protection left; ';
 }
 
 const SETTLED_DEPLOYED = new Set([
@@ -126,7 +126,7 @@ export function nextStep(facts: StackFacts, deployed: StackState): NextStep {
   const at = (s: string) => `deployed stack: ${stack} is ${s}`;
   const walkBack = (why: string): NextStep => ({
     kind: 'walk-back',
-    finding: `${at(why)}: walk it back with ${walkBackCommand(facts.name, facts.deployArgs ?? '')}${deployed.state === 'present' ? tablesNote(deployed.tables) : ''} (it deletes the tables this create left, then the stack; docs/deployment.md, "A failed first deploy"), then ${firstDeployCommand(stack, facts.deployArgs ?? '', key)}`,
+    finding: `${at(why)}: walk it back with ${walkBackCommand(facts.name, facts.deployArgs ?? '')} (${deployed.state === 'present' ? tablesNote(deployed.tables) : ''}it deletes the tables this create left, then the stack; docs/deployment.md, "A failed first deploy"), then ${firstDeployCommand(stack, facts.deployArgs ?? '', key)}`,
   });
   const firstDeployRules = (why: string): NextStep =>
     facts.firstDeploy || !facts.protectedTemplate
