@@ -3,8 +3,7 @@
  * names again after a failed step) and which of the stack's tables still have deletion protection on, read from real
  * DynamoDB Local tables through a stand-in for CloudFormation; and says so when it cannot read them.
  */
-import { randomBytes } from 'node:crypto';
-import { CreateTableCommand, DynamoDBClient, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { deployedStackCheck, type PreflightInput } from '../../lib/preflight/checks.ts';
 import { readDeployedStack } from '../../lib/preflight/deployed.ts';
@@ -13,6 +12,7 @@ import { walkBackTarget } from '../../lib/preflight/walk-back-cli.ts';
 import { firstDeployContextKey } from '../../lib/stacks/first-deploy.ts';
 import { failedCreateResources, StackStandIn } from './cloudformation-stand-in.ts';
 import { PRODUCTION_CONTEXT } from './synth-context.ts';
+import { createTable, tableName } from './walk-back-world.ts';
 
 const STACK = 'AnimalStore-production';
 let ddb: DynamoDBClient;
@@ -41,20 +41,7 @@ function findings(stack: StackStandIn, tables: DynamoDBSend) {
   } as unknown as PreflightInput);
 }
 
-async function table(protectedOn: boolean): Promise<string> {
-  const TableName = `wbp${randomBytes(4).toString('hex')}`;
-  await ddb.send(
-    new CreateTableCommand({
-      TableName,
-      AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
-      KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
-      BillingMode: 'PAY_PER_REQUEST',
-      DeletionProtectionEnabled: protectedOn,
-    }),
-  );
-  await waitUntilTableExists({ client: ddb, maxWaitTime: 60 }, { TableName });
-  return TableName;
-}
+const table = (protectedOn: boolean) => createTable(ddb, tableName('preflight'), protectedOn);
 
 it('names the walk-back command and the tables still protected, on every page of the stack', async () => {
   const [a, b, c] = [await table(true), await table(false), await table(true)];
