@@ -8,7 +8,7 @@ import { STAGE_NAMES, type StageName } from '../config/stage-names.ts';
 import { credentialsProblem } from './deployed.ts';
 import { contextArgs, contextOf } from './context-words.ts';
 import { firstDeployCommand, walkBackCommand } from './stack-status.ts';
-import { REFUSED, STEP_FAILED, walkBack, type WalkBackTarget } from './walk-back.ts';
+import { STEP_FAILED, walkBack, type WalkBackTarget } from './walk-back.ts';
 
 const NAMES = [...STAGE_NAMES, 'account'] as const;
 
@@ -69,8 +69,7 @@ export async function main(argv: string[], out: (s: string) => void, err: (s: st
   }
   const ddb = new DynamoDBClient({ region: await cfn.config.region() });
   try {
-    const code = await walkBack({ stackName, command, deploy }, { cfn, ddb, out });
-    return code === REFUSED ? 2 : code;
+    return await walkBack({ stackName, command, deploy }, { cfn, ddb, out });
   } finally {
     cfn.destroy();
     ddb.destroy();

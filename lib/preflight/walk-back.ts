@@ -38,7 +38,9 @@ export const WALKED_BACK = 0;
 export const STEP_FAILED = 1;
 export const REFUSED = 2;
 
-// How often and how long each wait reads. A stack of ~260 resources takes minutes to delete; a table seconds.
+// How often and how long each wait reads. A stack of ~260 resources takes minutes to delete; a table seconds. Our
+// own loop, not the SDK's waiters: those retry any unexpected error (a denied read) silently until their time is
+// up, where this stops at once and names the step and the command that finishes it.
 const STACK_POLL = { everyMs: 10_000, reads: 360 };
 const TABLE_POLL = { everyMs: 2_000, reads: 300 };
 
@@ -48,7 +50,7 @@ class Refusal extends Error {}
 const describe = (s: StackState) =>
   s.state === 'absent' ? 'absent' : `${s.status}, termination protection ${s.terminationProtection ? 'on' : 'off'}`;
 
-/** Walks the stack back; returns the exit code. Every line it prints starts with the stack's name. */
+/** Walks the stack back; returns the exit code. Each step's line starts with the stack's name. */
 export async function walkBack(target: WalkBackTarget, deps: WalkBackDeps): Promise<number> {
   const { cfn, ddb } = deps;
   const { stackName } = target;
@@ -56,7 +58,7 @@ export async function walkBack(target: WalkBackTarget, deps: WalkBackDeps): Prom
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   let step = 'read the stack (DescribeStacks)';
 
-  /** Reads until `done` says so; `bad` turns a state into a failure; too many reads fail the step. */
+  /** Reads until `done` says so; a read that throws, or too many reads, fail the step. */
   async function until<T>(
     poll: { everyMs: number; reads: number },
     read: () => Promise<T>,

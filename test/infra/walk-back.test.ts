@@ -12,6 +12,7 @@ import { promisify } from 'node:util';
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { failedCreateResources, StackStandIn } from './cloudformation-stand-in.ts';
+import { walkBackTarget } from '../../lib/preflight/walk-back-cli.ts';
 import { noCredentials } from './preflight-cli.ts';
 import { PRODUCTION_CONTEXT } from './synth-context.ts';
 import { COMMAND, DEPLOY, STACK, WALKED_BACK_LINE, walkBackWorld } from './walk-back-world.ts';
@@ -20,8 +21,14 @@ const { world, tablesOfAFailedCreate, tablesNow, run } = walkBackWorld();
 const dir = mkdtempSync(join(tmpdir(), 'animal-store-walk-back-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-it('names itself and the deploy after it as preflight names them, with the deploy context', () => {
+it('names itself and the deploy after it as preflight names them, with the deploy context', async () => {
   expect(world.target).toMatchObject({ stackName: STACK, command: COMMAND, deploy: DEPLOY });
+  // The account stack, and a value the shell would split, pasted as one word.
+  expect(await walkBackTarget('account', { 'animal-store:account:note': "a b's" })).toMatchObject({
+    stackName: 'AnimalStore-account',
+    command: `npm run walk-back -- --stage account -c animal-store:account:note='a b'\\''s'`,
+    deploy: `npx cdk deploy AnimalStore-account -c animal-store:account:note='a b'\\''s' -c animal-store:account:firstDeploy=true`,
+  });
 });
 
 it('walks back a protected ROLLBACK_FAILED stack of 260 resources, each step said; a second run has nothing to do', async () => {
