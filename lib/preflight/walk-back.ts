@@ -6,7 +6,7 @@
  *    stack already gone is done, one whose delete runs is only waited for;
  * 2. its tables (ListStackResources, every page), each read first: one that holds an item stops the walk-back
  *    before anything changes (a failed create's tables are empty; a table with items is someone's data);
- * 3. each table: deletion protection off where on, wait ACTIVE, DeleteTable, wait gone (gone already: done). The
+ * 3. each table, once ACTIVE: deletion protection off where on, wait ACTIVE, DeleteTable, wait gone (gone: done). The
  *    tables go first: they are RetainExceptOnCreate, so a delete-stack after a failed rollback would keep them;
  * 4. termination protection off where on, DeleteStack, wait until the stack is gone;
  * 5. the first deploy again, with the switch, printed.
@@ -75,23 +75,30 @@ export async function walkBack(target: WalkBackTarget, deps: WalkBackDeps): Prom
   }
   const tableShown = (t: TableState) => (t.gone ? 'gone' : t.status);
 
+  /** The table once ACTIVE (UpdateTable and DeleteTable refuse a table that is changing), or gone. */
+  async function settled(name: string): Promise<TableState> {
+    step = `wait for table ${name} to be ACTIVE`;
+    let now: TableState = { gone: true };
+    await until(
+      TABLE_POLL,
+      async () => (now = await readTable(ddb, name)),
+      (t) => t.gone || t.status === 'ACTIVE',
+      tableShown,
+    );
+    return now;
+  }
+
   async function deleteTable(name: string, table: TableState): Promise<void> {
     if (table.gone) return say(`table ${name}: already gone`);
     const { UpdateTableCommand, DeleteTableCommand } = await import('@aws-sdk/client-dynamodb');
-    if (table.deletionProtection) {
-      step = `turn deletion protection off on table ${name} (UpdateTable)`;
-      await ddb.send(new UpdateTableCommand({ TableName: name, DeletionProtectionEnabled: false }));
-      say(`table ${name}: deletion protection off`);
-    }
     if (table.status !== 'DELETING') {
-      step = `wait for table ${name} to be ACTIVE`;
-      let now: TableState = table;
-      await until(
-        TABLE_POLL,
-        async () => (now = await readTable(ddb, name)),
-        (t) => t.gone || t.status === 'ACTIVE',
-        tableShown,
-      );
+      let now = await settled(name);
+      if (!now.gone && now.deletionProtection) {
+        step = `turn deletion protection off on table ${name} (UpdateTable)`;
+        await ddb.send(new UpdateTableCommand({ TableName: name, DeletionProtectionEnabled: false }));
+        say(`table ${name}: deletion protection off`);
+        now = await settled(name);
+      }
       step = `delete table ${name} (DeleteTable)`;
       if (!now.gone)
         await ddb.send(new DeleteTableCommand({ TableName: name })).catch((e: Error) => {

@@ -40,7 +40,7 @@ const FAULTS: [string, (stack: StackStandIn, tables: string[]) => void, string][
   [
     'a table read while waiting for it to go',
     (_, t) =>
-      world.proxy.add({ target: 'DescribeTable', body: t[1], skip: 2, times: 1, fault: denial('DescribeTable') }),
+      world.proxy.add({ target: 'DescribeTable', body: t[1], skip: 3, times: 1, fault: denial('DescribeTable') }),
     'wait for table T1 to be gone',
   ],
   [
