@@ -9,6 +9,7 @@ import { grantsThatCannotApply } from './authorization-reference.ts';
 import { gatesThatCannotFire } from './canary-timing.ts';
 import { replacementsInDiff, runCdkDiff } from './cdk-diff.ts';
 import type { DeployedStack } from './deployed.ts';
+import { contextArgs } from './context-words.ts';
 import { nextStep } from './stack-status.ts';
 import type { CfnTemplate } from './template.ts';
 import { unorderedUsagePlans, updateFindings } from './update-rules.ts';
@@ -20,6 +21,8 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export interface PreflightInput {
   readonly stage: string;
   readonly stackName: string;
+  /** The stack's first-deploy name: the stage, or `account` (what `npm run walk-back -- --stage` takes). */
+  readonly name: string;
   /** The synthesized template's file (for tools that read files). */
   readonly templatePath: string;
   readonly template: CfnTemplate;
@@ -102,7 +105,8 @@ function protectedAgainstRollback(input: PreflightInput): boolean {
 
 /**
  * The deployed stack, where this machine has AWS credentials: its status and termination protection give the one
- * next step (lib/preflight/stack-status.ts: a finding unless it is a plain deploy), and a settled stack's template
+ * next step (lib/preflight/stack-status.ts: a finding unless it is a plain deploy; the walk-back's names the tables
+ * still protected), and a settled stack's template
  * gets the update rules (what `cdk diff` compares with).
  */
 export const deployedStackCheck: PreflightCheck = {
@@ -119,10 +123,8 @@ export const deployedStackCheck: PreflightCheck = {
         firstDeployKey: input.firstDeployKey,
         firstDeploy: input.firstDeploy,
         protectedTemplate: protectedAgainstRollback(input),
-        deployArgs: Object.entries(input.context)
-          .filter(([k]) => k !== input.firstDeployKey)
-          .map(([k, v]) => `-c ${k}=${v}`)
-          .join(' '),
+        deployArgs: contextArgs(input.context, input.firstDeployKey),
+        name: input.name,
       },
       deployed,
     );

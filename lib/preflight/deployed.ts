@@ -3,7 +3,8 @@
  * deployed template (a settled create or update), that template as `cdk diff` compares with it.
  */
 import type { CloudFormationClient } from '@aws-sdk/client-cloudformation';
-import { isDeployed, type StackState } from './stack-status.ts';
+import { isDeployed, isWalkBackStatus, type StackState, type StackTables } from './stack-status.ts';
+import { tablesStillProtected, type DynamoDBSend } from './stack-tables.ts';
 import type { CfnTemplate } from './template.ts';
 
 /** What the deployed stack is, as far as this machine can see. */
@@ -14,6 +15,8 @@ export type DeployedStack =
       readonly state: 'present';
       readonly status: string;
       readonly terminationProtection: boolean;
+      /** Only where the walk-back is the step, and a DynamoDB client was given. */
+      readonly tables?: StackTables;
       /** Only for a settled stack (CREATE_COMPLETE, UPDATE_COMPLETE, UPDATE_ROLLBACK_COMPLETE…). */
       readonly template?: CfnTemplate;
     };
@@ -21,9 +24,9 @@ export type DeployedStack =
 /** The CloudFormation calls preflight makes: a client, or a stand-in for one in tests. */
 export type CloudFormationSend = Pick<CloudFormationClient, 'send'>;
 
-/** DescribeStacks, then GetTemplate where the stack is settled. */
-export async function readDeployedStack(cfn: CloudFormationSend, stackName: string): Promise<DeployedStack> {
-  const { DescribeStacksCommand, GetTemplateCommand } = await import('@aws-sdk/client-cloudformation');
+/** The stack's status and termination protection (DescribeStacks). */
+export async function readStackState(cfn: CloudFormationSend, stackName: string): Promise<StackState> {
+  const { DescribeStacksCommand } = await import('@aws-sdk/client-cloudformation');
   let described;
   try {
     described = await cfn.send(new DescribeStacksCommand({ StackName: stackName }));
@@ -34,30 +37,60 @@ export async function readDeployedStack(cfn: CloudFormationSend, stackName: stri
   }
   const stack = described.Stacks?.[0];
   if (!stack?.StackStatus) return { state: 'absent' };
-  const state: StackState = {
+  return {
     state: 'present',
     status: stack.StackStatus,
     terminationProtection: stack.EnableTerminationProtection === true,
   };
+}
+
+/**
+ * DescribeStacks, then GetTemplate where the stack is settled, or (given a DynamoDB client) the tables still
+ * protected where the walk-back is the step: a failed read of those is said in the finding, not a failure.
+ */
+export async function readDeployedStack(
+  cfn: CloudFormationSend,
+  stackName: string,
+  ddb?: DynamoDBSend,
+): Promise<DeployedStack> {
+  const { GetTemplateCommand } = await import('@aws-sdk/client-cloudformation');
+  const state = await readStackState(cfn, stackName);
+  if (state.state === 'absent') return state;
+  if (ddb && isWalkBackStatus(state.status)) {
+    const tables: StackTables = await tablesStillProtected(cfn, ddb, stackName).then(
+      (protectedOn) => ({ protectedOn }),
+      (e: Error) => ({ unreadable: `${e.name}: ${e.message.split('\n')[0]}` }),
+    );
+    return { ...state, tables };
+  }
   if (!isDeployed(state)) return state;
   const got = await cfn.send(new GetTemplateCommand({ StackName: stackName, TemplateStage: 'Original' }));
   return { ...state, template: JSON.parse(got.TemplateBody ?? '{"Resources":{}}') };
 }
 
-/** The deployed stack through CloudFormation, with this machine's AWS credentials (none: unknown, not a finding). */
-export async function deployedStack(stackName: string): Promise<DeployedStack> {
-  const { CloudFormationClient } = await import('@aws-sdk/client-cloudformation');
-  const client = new CloudFormationClient({});
+/** What keeps an SDK client from calling AWS: no credentials or no region (undefined: nothing). */
+export async function credentialsProblem(client: CloudFormationClient): Promise<string | undefined> {
   try {
     await client.config.credentials();
     await client.config.region();
+    return undefined;
   } catch (e) {
-    client.destroy();
-    return { state: 'unknown', why: `no AWS credentials or region (${(e as Error).message.split('\n')[0]})` };
+    return `no AWS credentials or region (${(e as Error).message.split('\n')[0]})`;
   }
+}
+
+/** The deployed stack through CloudFormation, with this machine's AWS credentials (none: unknown, not a finding). */
+export async function deployedStack(stackName: string): Promise<DeployedStack> {
+  const { CloudFormationClient } = await import('@aws-sdk/client-cloudformation');
+  const { DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
+  const client = new CloudFormationClient({});
+  const why = await credentialsProblem(client);
+  if (why) return (client.destroy(), { state: 'unknown', why });
+  const ddb = new DynamoDBClient({ region: await client.config.region() });
   try {
-    return await readDeployedStack(client, stackName);
+    return await readDeployedStack(client, stackName, ddb);
   } finally {
     client.destroy();
+    ddb.destroy();
   }
 }

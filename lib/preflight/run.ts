@@ -12,6 +12,7 @@ import { STAGE_NAMES, STAGES, type StageName } from '../config/stages.ts';
 import { cdkJsonContext } from '../local/synth.ts';
 import { ACCOUNT_SETTINGS_STACK } from '../stacks/account-settings-stack.ts';
 import { PREFLIGHT_CHECKS, previousTemplateCheck, runChecks, type PreflightCheck } from './checks.ts';
+import { contextOf } from './context-words.ts';
 import { deployedStack, type DeployedStack } from './deployed.ts';
 import type { CfnTemplate } from './template.ts';
 
@@ -137,6 +138,7 @@ export async function preflight(opts: PreflightOptions): Promise<{ findings: str
         {
           stage: opts.stage,
           stackName,
+          name,
           templatePath: stack.templatePath,
           template: stack.template,
           synthErrors: stack.errors,
@@ -180,12 +182,8 @@ export async function main(argv: string[], out: (s: string) => void, err: (s: st
   const stage = values.stage as StageName;
   if (!STAGE_NAMES.includes(stage))
     return (err(`error: --stage must be one of ${STAGE_NAMES.join(', ')}\n${USAGE}`), 2);
-  const context: Record<string, string> = {};
-  for (const kv of values.context ?? []) {
-    const at = kv.indexOf('=');
-    if (at < 1) return (err(`error: -c takes key=value, got "${kv}"\n${USAGE}`), 2);
-    context[kv.slice(0, at)] = kv.slice(at + 1);
-  }
+  const context = contextOf(values.context ?? []);
+  if (typeof context === 'string') return (err(`error: ${context}\n${USAGE}`), 2);
   let previous: CfnTemplate | undefined;
   if (values.previous) {
     try {

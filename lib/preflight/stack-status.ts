@@ -10,18 +10,28 @@
  *   needs the tables deleted by hand first, so the CLI's retry is never the step there.
  * - UPDATE_ROLLBACK_FAILED takes no update until `continue-update-rollback` finishes the rollback.
  * - Any other *_IN_PROGRESS status takes no operation until it ends.
+ * The walk-back (`npm run walk-back`, lib/preflight/walk-back.ts) reads the same status through the rules below.
  */
 
 /** What CloudFormation says of the stack (DescribeStacks). */
 export type StackState =
   | { readonly state: 'absent' }
-  | { readonly state: 'present'; readonly status: string; readonly terminationProtection: boolean };
+  | {
+      readonly state: 'present';
+      readonly status: string;
+      readonly terminationProtection: boolean;
+      /** Where the walk-back is the step and the tables could be looked at: what it still has to turn off. */
+      readonly tables?: StackTables;
+    };
+
+/** The tables a walk-back deletes, as preflight read them: those with deletion protection still on, or why not read. */
+export type StackTables = { readonly protectedOn: readonly string[] } | { readonly unreadable: string };
 
 export type StepKind =
   | 'deploy' // nothing in the way: `cdk deploy` (an update, or a create the switch or no protection keeps retryable)
   | 'add-switch' // absent (or as good as): a protected template must go out with the first-deploy switch
   | 'drop-switch' // the stack exists: the switch would turn its protections off
-  | 'walk-back' // a failed create the CLI's retry cannot clear: docs/deployment.md, "A failed first deploy"
+  | 'walk-back' // a failed create the CLI's retry cannot clear: `npm run walk-back`
   | 'continue-update-rollback'
   | 'roll-back' // an update that failed without rolling back (--no-rollback)
   | 'wait' // an operation is running
@@ -42,6 +52,49 @@ export interface StackFacts {
   readonly protectedTemplate: boolean;
   /** Extra context the deploy command needs (production's account and alarm subscriber), as `-c` words. */
   readonly deployArgs?: string;
+  /** The name `npm run walk-back -- --stage <name>` takes: the stage, or `account`. */
+  readonly name: string;
+}
+
+/**
+ * The statuses `npm run walk-back` takes a stack from (lib/preflight/walk-back.ts): a failed create, and what a
+ * walk-back stopped partway leaves (a ROLLBACK_COMPLETE with termination protection already off, a DELETE_FAILED).
+ */
+const WALK_BACK_STATUSES: ReadonlySet<string> = new Set([
+  'ROLLBACK_COMPLETE',
+  'ROLLBACK_FAILED',
+  'CREATE_FAILED',
+  'DELETE_FAILED',
+]);
+
+/** Whether the walk-back would delete a stack in this status (its tables are worth reading for the finding). */
+export const isWalkBackStatus = (status: string): boolean => WALK_BACK_STATUSES.has(status);
+
+/**
+ * What the walk-back does with the stack as it finds it: done already (gone), only wait (its own delete running),
+ * walk it back, or refuse (a healthy, updating or unknown stack is never deleted by it).
+ */
+export function walkBackPlan(s: StackState): 'gone' | 'wait' | 'walk' | 'refuse' {
+  if (s.state === 'absent' || s.status === 'DELETE_COMPLETE') return 'gone';
+  if (s.status === 'DELETE_IN_PROGRESS') return 'wait';
+  return isWalkBackStatus(s.status) ? 'walk' : 'refuse';
+}
+
+/** The one command that walks a failed create back; the same command finishes it after any failed step. */
+export const walkBackCommand = (name: string, args: string): string =>
+  `npm run walk-back -- --stage ${name}${args ? ` ${args}` : ''}`;
+
+/** The deploy that follows a walk-back: a first deploy again, with the switch. */
+export const firstDeployCommand = (stackName: string, args: string, switchKey: string): string =>
+  `npx cdk deploy ${stackName}${args ? ` ${args}` : ''} -c ${switchKey}=true`;
+
+/** What the finding says of the tables the walk-back will turn deletion protection off on (nothing: not read). */
+function tablesNote(tables: StackTables | undefined): string {
+  if (!tables) return '';
+  if ('unreadable' in tables) return `the tables' deletion protection could not be read: ${tables.unreadable}; `;
+  return tables.protectedOn.length
+    ? `tables with deletion protection still on: ${tables.protectedOn.join(', ')}; `
+    : 'no table with deletion protection left; ';
 }
 
 const SETTLED_DEPLOYED = new Set([
@@ -73,7 +126,7 @@ export function nextStep(facts: StackFacts, deployed: StackState): NextStep {
   const at = (s: string) => `deployed stack: ${stack} is ${s}`;
   const walkBack = (why: string): NextStep => ({
     kind: 'walk-back',
-    finding: `${at(why)}: walk it back by hand (docs/deployment.md, "A failed first deploy": termination protection off, each table listed with list-stack-resources deleted, delete-stack), then ${deploy} -c ${key}=true`,
+    finding: `${at(why)}: walk it back with ${walkBackCommand(facts.name, facts.deployArgs ?? '')} (${deployed.state === 'present' ? tablesNote(deployed.tables) : ''}it deletes the tables this create left, then the stack; docs/deployment.md, "A failed first deploy"), then ${firstDeployCommand(stack, facts.deployArgs ?? '', key)}`,
   });
   const firstDeployRules = (why: string): NextStep =>
     facts.firstDeploy || !facts.protectedTemplate

@@ -30,6 +30,8 @@ it('walks a failed first deploy back to a clean retry, command by command, with 
   for (const name of ['production', 'account']) expect(text).toContain(`-c ${firstDeployContextKey(name)}=true`);
   // The walk back when the switch was forgotten, in the order it must run.
   const steps = [
+    // The one command first; the shell sequence after it says what it does.
+    'npm run walk-back -- --stage production $PROD',
     'update-termination-protection --no-enable-termination-protection',
     'list-stack-resources --stack-name $STACK',
     'update-table --table-name "$T" --no-deletion-protection-enabled',
@@ -52,6 +54,7 @@ it('walks a failed first deploy back to a clean retry, command by command, with 
 it('documents npm run preflight in the deploy steps and the README, and package.json runs it', () => {
   const pkg = JSON.parse(read('package.json')) as { scripts: Record<string, string> };
   expect(pkg.scripts.preflight).toBe('node scripts/preflight.ts');
+  expect(pkg.scripts['walk-back']).toBe('node scripts/walk-back.ts');
   expect(section(deployment, 'Deploy')).toMatch(/npm run preflight -- --stage staging --previous /);
   expect(section(readme, 'Deployment')).toMatch(/npm run preflight -- --stage production /);
 });

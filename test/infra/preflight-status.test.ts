@@ -63,6 +63,7 @@ async function linesFor(stage: Stage, withSwitch: boolean, deployed?: { status: 
   const input = {
     stage,
     stackName,
+    name: stage,
     template,
     terminationProtection: tp,
     firstDeploy: withSwitch,
@@ -79,7 +80,7 @@ const PROD = 'AnimalStore-production';
 const deployProd = `npx cdk deploy ${PROD} -c animal-store:production:account=123456789012 -c animal-store:production:alarmEmails=ops@example.com`;
 const ADD_SWITCH = new RegExp(`: deploy it with ${deployProd} -c ${KEY.production}=true, so a failed create`);
 const WALK_BACK = new RegExp(
-  `: walk it back by hand .*list-stack-resources.*, then ${deployProd} -c ${KEY.production}=true$`,
+  `: walk it back with npm run walk-back -- --stage production ${deployProd.slice(`npx cdk deploy ${PROD} `.length)} \\(it deletes .*\\), then ${deployProd} -c ${KEY.production}=true$`,
 );
 const CONTINUE = new RegExp(`aws cloudformation continue-update-rollback --stack-name ${PROD}`);
 const DROP = new RegExp(`it exists, so drop -c ${KEY.production}=true`);
@@ -130,7 +131,7 @@ describe('staging (no protection to strand a failed create)', () => {
     ['REVIEW_IN_PROGRESS', undefined],
     ['UPDATE_COMPLETE', undefined],
     // The rollback failed on a resource it could not delete, which the CLI's delete-before-retry meets again.
-    ['ROLLBACK_FAILED', /walk it back by hand/],
+    ['ROLLBACK_FAILED', /walk it back with npm run walk-back -- --stage staging \(/],
     ['UPDATE_ROLLBACK_FAILED', /continue-update-rollback --stack-name AnimalStore-staging/],
     ['UPDATE_IN_PROGRESS', /wait stack-update-complete --stack-name AnimalStore-staging/],
   ] as const)('%s without the switch', async (status, expected) => {
