@@ -4,6 +4,7 @@
  *   --handlers-keys=enterprise           only that key kind's cells (business, enterprise)
  *   --handlers-rounds=N                  N measured rounds instead of the mode's
  *   --handlers-seconds=S                 S seconds per side per round instead of the mode's
+ *   --handlers-fresh                     both sides' processes started anew every round (measured young)
  *   --cpu-prof                           a V8 profile per driver (its whole life, warm-up included) in
  *                                        bench/results/handler-profiles/<fn>/<side>: where a call's time goes
  */
@@ -18,6 +19,7 @@ export function handlerOptions(argv: readonly string[]) {
     keys: value(argv, 'handlers-keys')?.split(','),
     rounds: Number.isInteger(rounds) && rounds > 0 ? rounds : undefined,
     seconds: seconds > 0 ? seconds : undefined,
+    fresh: argv.includes('--handlers-fresh'),
     profile: argv.includes('--cpu-prof'),
   };
 }

@@ -143,7 +143,7 @@ export async function runHandlers(ctx: BenchContext, { bundles }: { bundles: rea
   const runs = new Map<string, Array<Record<Side, Cell>>>();
   const seconds = opt.seconds ?? P.handlerSeconds;
   log(
-    `handlers in process: ${rounds} rounds x ${cellsOf(ops).length} cells x 2 sides x ${seconds} s, each round in new processes`,
+    `handlers in process: ${rounds} rounds x ${cellsOf(ops).length} cells x 2 sides x ${seconds} s, ${opt.fresh ? 'each round in new processes' : 'one process per side per function'}`,
   );
   const request = ({ o, k, c }: { o: Op; k: KeyKind; c: number }, s: number): CellRequest => ({
     events: KEYS[k].map((a) => o.event(a)),
@@ -151,17 +151,17 @@ export async function runHandlers(ctx: BenchContext, { bundles }: { bundles: rea
     seconds: s,
     expect: o.expect,
   });
-  // Each round starts both sides' processes anew: a process's own luck (what the JIT chose, where its heap stands
-  // when a cell starts) stayed with every round of a run: between two runs of the same code getPet Business c=1's
-  // p99 went from 1.06x (rounds 0.97-1.07) to 1.16x (1.08-1.18), the authorizer Enterprise c=1's from 0.93x to 1.12x.
-  // New processes per round make the rounds independent samples, and their median the figure. Rounds go through
-  // every function before the next round, so a drift of the machine over the phase weighs on every function alike.
-  for (let r = 0; r < rounds; r++)
-    for (const fn of [...new Set(ops.map((o) => o.fn))]) {
-      const fnOps = ops.filter((o) => o.fn === fn);
-      const ours = bundles.find((b) => b.name === fnOps[0]!.bundle);
-      if (!ours) throw new Error(`no bundle ${fnOps[0]!.bundle}`);
-      const dir = (s: Side) => (profileRoot ? join(profileRoot, fn, s) : undefined);
+  // Both sides' processes live through every round of their function, as a warm container lives through many
+  // requests. Started anew each round (`--handlers-fresh`), each process is measured young, after 0.5 s of each
+  // cell: rounds are then independent samples of a process's own luck, but listPets' CPU medians were 1.05-1.10x
+  // against 1.02-1.07x with lasting processes in the run after it (docs/performance.md, this round).
+  for (const fn of [...new Set(ops.map((o) => o.fn))]) {
+    const fnOps = ops.filter((o) => o.fn === fn);
+    const ours = bundles.find((b) => b.name === fnOps[0]!.bundle);
+    if (!ours) throw new Error(`no bundle ${fnOps[0]!.bundle}`);
+    const dir = (s: Side) => (profileRoot ? join(profileRoot, fn, s) : undefined);
+    const cells = cellsOf(fnOps);
+    const open = async () => {
       const drivers = {
         ours: await startDriver(ours.outfile, env, dir('ours')),
         floor: await startDriver(
@@ -171,9 +171,19 @@ export async function runHandlers(ctx: BenchContext, { bundles }: { bundles: rea
         ),
       };
       for (const d of Object.values(drivers)) children.push(d.child);
-      const cells = cellsOf(fnOps);
       // Warm both: every cell once, unmeasured (the JIT, the SDK's connections, the limiter's leases and minutes).
       for (const cell of cells) for (const s of SIDES) await drivers[s].run(request(cell, Math.min(0.5, seconds)));
+      return drivers;
+    };
+    const close = async (drivers: Awaited<ReturnType<typeof open>>) => {
+      for (const d of Object.values(drivers)) {
+        await stopChild(d.child);
+        children.splice(children.indexOf(d.child), 1);
+      }
+    };
+    const lasting = opt.fresh ? undefined : await open();
+    for (let r = 0; r < rounds; r++) {
+      const drivers = lasting ?? (await open());
       // Each side gets `seconds` in two halves, A B B A (the first side alternating from round to round and cell to
       // cell): a drift of the machine or of DynamoDB Local within the round weighs on both sides alike, where one
       // stretch each (A B) put all of it on one side's figure.
@@ -185,11 +195,10 @@ export async function runHandlers(ctx: BenchContext, { bundles }: { bundles: rea
         const key = `${cell.o.op}|${cell.k}|${cell.c}`;
         runs.set(key, [...(runs.get(key) ?? []), pair]);
       }
-      for (const d of Object.values(drivers)) {
-        await stopChild(d.child);
-        children.splice(children.indexOf(d.child), 1);
-      }
+      if (!lasting) await close(drivers);
     }
+    if (lasting) await close(lasting);
+  }
 
   const rows = cellsOf(ops).map(({ o, k, c }) => {
     const rs = runs.get(`${o.op}|${k}|${c}`) ?? [];
