@@ -56,8 +56,8 @@ const P: Params = QUICK
       warmRounds: 3,
       warmSeconds: 3,
       warmSeed: 1_000,
-      // 7 rounds, each in new processes: the verdict is the median of the rounds' ratios, and with 5 a cell's p99
-      // median moved by up to 0.19 between two runs of the same code (authorizer Enterprise c=1: 0.93, then 1.12).
+      // 7 rounds: the verdict is the median of the rounds' ratios, and with 5 a cell's p99 median moved by up to 0.19
+      // between two runs of the same code (authorizer Enterprise c=1: 0.93, then 1.12).
       handlerRounds: 7,
       // 3 s per side per round: at 1 s a cell at one in flight had ~400 calls a round, so its p99 was its 4th slowest
       // call, and the per-round ratios spread over ±0.2 (docs/performance.md).
