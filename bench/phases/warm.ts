@@ -50,7 +50,8 @@ const OPS = ROUTE_OPS.filter((o) => !o.route.notImplemented).map((o) => ({
 const CONNECTIONS = [1, 16];
 const SERVERS = ['api', 'floor'] as const;
 type Server = (typeof SERVERS)[number];
-type Run = LoadResult & { ddbPerCall: number; cpuMsPerCall: number };
+/** `throttled`: the API server's invocations refused past a reserved concurrency (each answered 503). */
+type Run = LoadResult & { ddbPerCall: number; cpuMsPerCall: number; throttled: number };
 
 /** The non-2xx answers of a cell's rounds by status, as the table prints them: ` (429x55)`, or nothing. */
 const statusesOf = (all: ReadonlyArray<Readonly<Record<string, number>>>): string => {
@@ -91,7 +92,7 @@ export async function runWarm(ctx: BenchContext): Promise<void> {
   children.push(floor.child);
   const servers: Record<Server, Info> = { api: api.info, floor: floor.info };
   const statsOf = async (s: Server) =>
-    (await (await fetch(servers[s].statsUrl)).json()) as { ddb: number; cpuMicros: number };
+    (await (await fetch(servers[s].statsUrl)).json()) as { ddb: number; cpuMicros: number; throttled?: number };
 
   // One request per key in turn (each connection starts at the first key and goes round).
   const requestsFor = (s: Server, tokens: readonly string[], o: (typeof OPS)[number]): AutocannonRequest[] => {
@@ -122,6 +123,7 @@ export async function runWarm(ctx: BenchContext): Promise<void> {
       ...r,
       ddbPerCall: (after.ddb - before.ddb) / calls,
       cpuMsPerCall: (after.cpuMicros - before.cpuMicros) / 1000 / calls,
+      throttled: (after.throttled ?? 0) - (before.throttled ?? 0),
     };
   };
 
@@ -169,6 +171,7 @@ export async function runWarm(ctx: BenchContext): Promise<void> {
       cpuMsPerCall: round(median(rs.map((x) => x[s].cpuMsPerCall)), 3),
       non2xx: rs.reduce((a, x) => a + x[s].non2xx + x[s].errors, 0),
       statuses: statusesOf(rs.map((x) => x[s].statuses)),
+      throttled: rs.reduce((a, x) => a + x[s].throttled, 0),
     });
     const rps = spreadOf(
       rs.map((x) => x.api.rps / x.floor.rps),
@@ -217,7 +220,7 @@ export async function runWarm(ctx: BenchContext): Promise<void> {
       w.floor.ddbPerCall,
       w.api.cpuMsPerCall,
       w.floor.cpuMsPerCall,
-      `${w.api.non2xx}${w.api.statuses}/${w.floor.non2xx}${w.floor.statuses}`,
+      `${w.api.non2xx}${w.api.statuses}${w.api.throttled ? ` [${w.api.throttled} authorizer throttled]` : ''}/${w.floor.non2xx}${w.floor.statuses}`,
     ]),
   );
   for (const w of rows) {
