@@ -4,7 +4,8 @@
  *   --handlers-keys=enterprise           only that key kind's cells (business, enterprise)
  *   --handlers-rounds=N                  N measured rounds instead of the mode's
  *   --handlers-seconds=S                 S seconds per side per round instead of the mode's
- *   --handlers-fresh                     both sides' processes started anew every round (measured young)
+ *   --handlers-lasting                   one process per side through all of a function's rounds (its collector's
+ *                                        luck then weighs on every round alike)
  *   --cpu-prof                           a V8 profile per driver (its whole life, warm-up included) in
  *                                        bench/results/handler-profiles/<fn>/<side>: where a call's time goes
  */
@@ -19,7 +20,7 @@ export function handlerOptions(argv: readonly string[]) {
     keys: value(argv, 'handlers-keys')?.split(','),
     rounds: Number.isInteger(rounds) && rounds > 0 ? rounds : undefined,
     seconds: seconds > 0 ? seconds : undefined,
-    fresh: argv.includes('--handlers-fresh'),
+    lasting: argv.includes('--handlers-lasting'),
     profile: argv.includes('--cpu-prof'),
   };
 }

@@ -34,6 +34,8 @@ const BUSINESS_TOKENS = 48;
 /** Enterprise key ids taken in turn: each stays under its minute's limit at the fastest cell's rate. */
 const ENTERPRISE_IDS = 8;
 const CONNECTIONS = [1, 16];
+/** Each cell's unmeasured warm-up in a new process: a young process measured 0.5 s in ran more of its code unoptimised. */
+const WARM_SECONDS = 1.5;
 const SIDES = ['ours', 'floor'] as const;
 type Side = (typeof SIDES)[number];
 
@@ -143,7 +145,7 @@ export async function runHandlers(ctx: BenchContext, { bundles }: { bundles: rea
   const runs = new Map<string, Array<Record<Side, Cell>>>();
   const seconds = opt.seconds ?? P.handlerSeconds;
   log(
-    `handlers in process: ${rounds} rounds x ${cellsOf(ops).length} cells x 2 sides x ${seconds} s, ${opt.fresh ? 'each round in new processes' : 'one process per side per function'}`,
+    `handlers in process: ${rounds} rounds x ${cellsOf(ops).length} cells x 2 sides x ${seconds} s, ${opt.lasting ? 'one process per side per function' : 'each round in new processes'}`,
   );
   const request = ({ o, k, c }: { o: Op; k: KeyKind; c: number }, s: number): CellRequest => ({
     events: KEYS[k].map((a) => o.event(a)),
@@ -151,10 +153,12 @@ export async function runHandlers(ctx: BenchContext, { bundles }: { bundles: rea
     seconds: s,
     expect: o.expect,
   });
-  // Both sides' processes live through every round of their function, as a warm container lives through many
-  // requests. Started anew each round (`--handlers-fresh`), each process is measured young, after 0.5 s of each
-  // cell: rounds are then independent samples of a process's own luck, but listPets' CPU medians were 1.05-1.10x
-  // against 1.02-1.07x with lasting processes in the run after it (docs/performance.md, this round).
+  // Each round starts both sides' processes anew and warms them for a second and a half per cell: a process's
+  // collector settles into a state of its own (with Lambda's heap limits, 1-1.3 ms or 2.5-3 ms per collection, the
+  // same bundle either way), which stayed with every round of a run when one process served them all. Two such runs
+  // of the same code put getPet's CPU at 1.02-1.05x, then 1.13-1.21x, and listPets' at 1.02-1.07x, then 0.85-0.92x.
+  // New processes each round make the rounds independent samples of that luck, as a fleet of containers is, and
+  // their median the figure. `--handlers-lasting` keeps one process per side through all the rounds of a function.
   for (const fn of [...new Set(ops.map((o) => o.fn))]) {
     const fnOps = ops.filter((o) => o.fn === fn);
     const ours = bundles.find((b) => b.name === fnOps[0]!.bundle);
@@ -172,7 +176,8 @@ export async function runHandlers(ctx: BenchContext, { bundles }: { bundles: rea
       };
       for (const d of Object.values(drivers)) children.push(d.child);
       // Warm both: every cell once, unmeasured (the JIT, the SDK's connections, the limiter's leases and minutes).
-      for (const cell of cells) for (const s of SIDES) await drivers[s].run(request(cell, Math.min(0.5, seconds)));
+      for (const cell of cells)
+        for (const s of SIDES) await drivers[s].run(request(cell, Math.min(WARM_SECONDS, seconds)));
       return drivers;
     };
     const close = async (drivers: Awaited<ReturnType<typeof open>>) => {
@@ -181,7 +186,7 @@ export async function runHandlers(ctx: BenchContext, { bundles }: { bundles: rea
         children.splice(children.indexOf(d.child), 1);
       }
     };
-    const lasting = opt.fresh ? undefined : await open();
+    const lasting = opt.lasting ? await open() : undefined;
     for (let r = 0; r < rounds; r++) {
       const drivers = lasting ?? (await open());
       // Each side gets `seconds` in two halves, A B B A (the first side alternating from round to round and cell to
