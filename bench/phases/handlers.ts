@@ -34,7 +34,10 @@ const BUSINESS_TOKENS = 48;
 /** Enterprise key ids taken in turn: each stays under its minute's limit at the fastest cell's rate. */
 const ENTERPRISE_IDS = 8;
 const CONNECTIONS = [1, 16];
-/** Each cell's unmeasured warm-up in a new process: a young process measured 0.5 s in ran more of its code unoptimised. */
+/**
+ * Each cell's unmeasured warm-up in a new process: 1.5 s, not the 0.5 s a lasting process needs once, since a run with
+ * new processes warmed 0.5 s put listPets at 1.05-1.10x, above every run with lasting processes but one.
+ */
 const WARM_SECONDS = 1.5;
 const SIDES = ['ours', 'floor'] as const;
 type Side = (typeof SIDES)[number];
