@@ -21,11 +21,10 @@ export function functionEnv(
     LOG_LEVEL: 'WARN',
     CURSOR_SECRET: 'bench-cursor-secret-0123456789',
     // The function's memory, and the heap limits Lambda's bootstrap derives from it (every side, cold and warm, the
-    // floor included): with them a warm process collects about twice as often, with shorter pauses and half the
-    // pause time per call, than at V8's defaults (listPets Business c=1, this round's run against the last: 24
-    // against 9-12 collections per 1,000 calls, 59-66 against 136-156 µs per call): the pauses a call meets in
-    // Lambda. The stack's own NODE_OPTIONS beside them; --no-source-maps measures without source maps,
-    // --no-lambda-heap without Lambda's heap limits.
+    // floor included): with them a warm process's pauses per call are a fraction of those at V8's defaults (listPets
+    // Business c=1: 19-66 µs per call in this round's runs, 17-24 collections per 1,000 calls, against 136-156 µs and
+    // 9-12 last round): the pauses a call meets in Lambda. The stack's own NODE_OPTIONS beside them;
+    // --no-source-maps measures without source maps, --no-lambda-heap without Lambda's heap limits.
     AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(FUNCTION_RUNTIME.memoryMb),
     NODE_OPTIONS: [
       ...(argv.includes('--no-source-maps') ? [] : [FUNCTION_RUNTIME.nodeOptions]),

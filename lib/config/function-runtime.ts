@@ -12,9 +12,8 @@ export const FUNCTION_RUNTIME = {
 /**
  * The V8 heap limits Lambda's Node.js bootstrap passes for a function's memory (the `/var/runtime/bootstrap` script
  * of AWS's Node.js base images: a tenth of the memory for the young generation, split into its two semi-spaces, the
- * rest for the old). They change how a warm container collects (in the bench, about twice as many collections and
- * half the pause time per call), so a bench that runs a bundle without them measures pauses the deployed function
- * does not have.
+ * rest for the old). They change how a warm container collects (in the bench, a fraction of the pause time per call
+ * at V8's defaults), so a bench that runs a bundle without them measures pauses the deployed function does not have.
  */
 export function lambdaHeapFlags(memoryMb: number): string {
   const newSpace = Math.floor(memoryMb / 10);
