@@ -35,8 +35,8 @@ const BUSINESS_TOKENS = 48;
 const ENTERPRISE_IDS = 8;
 const CONNECTIONS = [1, 16];
 /**
- * Each cell's unmeasured warm-up in a new process: 1.5 s, not the 0.5 s a lasting process needs once, since a run with
- * new processes warmed 0.5 s put listPets at 1.05-1.10x, above every run with lasting processes but one.
+ * Each cell's unmeasured warm-up, in every new process (and once in a lasting one): 1.5 s. At 0.5 s a run of new
+ * processes put listPets at 1.05-1.10x; at 1.5 s it was 1.03-1.11x, so the longer warm-up did not account for it.
  */
 const WARM_SECONDS = 1.5;
 const SIDES = ['ours', 'floor'] as const;
