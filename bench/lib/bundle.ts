@@ -30,6 +30,7 @@ export function esbuildOptions(bundling: typeof BUNDLING = BUNDLING): BuildOptio
     format: bundling.format,
     minify: bundling.minify,
     sourcemap: bundling.sourceMap,
+    sourcesContent: bundling.sourcesContent,
     mainFields: [...bundling.mainFields],
     external: [...bundling.externalModules],
     banner: { js: bundling.banner },

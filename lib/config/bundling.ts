@@ -9,6 +9,12 @@ export const BUNDLING = {
   format: 'esm',
   minify: true,
   sourceMap: true,
+  /**
+   * Maps without the sources' text: a stack trace needs only positions and paths. Node reads and parses the map at
+   * load under --enable-source-maps, and the text is three quarters of it (getPet: 2.33 MB to 0.74 MB): importing
+   * the bundle took 87.6 ms of CPU against 93.2 ms with it (medians of 25 alternating loads).
+   */
+  sourcesContent: false,
   /** Prefer ES modules so esbuild can tree-shake the AWS SDK, which is bundled (not taken from the runtime). */
   mainFields: ['module', 'main'],
   /** Bundle everything, the AWS SDK included: a pinned, tree-shaken SDK starts faster than the runtime's copy. */

@@ -113,6 +113,7 @@ export class ApiFunction extends Construct {
         format: OutputFormat.ESM,
         minify: BUNDLING.minify,
         sourceMap: BUNDLING.sourceMap,
+        sourcesContent: BUNDLING.sourcesContent,
         mainFields: [...BUNDLING.mainFields],
         externalModules: [...BUNDLING.externalModules],
         bundleAwsSDK: true,
