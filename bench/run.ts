@@ -102,7 +102,17 @@ const dynamo = await startDynamoLocal();
 const endpoint = dynamo.endpoint;
 const seedClient = localClient(endpoint);
 const children: ChildProcess[] = [];
-const ctx: BenchContext = { argv, P, endpoint, seedClient, children, result, target, log };
+const ctx: BenchContext = {
+  argv,
+  P,
+  endpoint,
+  dynamoPid: dynamo.process.pid!,
+  seedClient,
+  children,
+  result,
+  target,
+  log,
+};
 try {
   const built = ONLY.has('bundles') || ONLY.has('cold') || ONLY.has('handlers') ? await runBundles(ctx) : undefined;
   if (built && ONLY.has('cold')) {

@@ -6,6 +6,9 @@
  *   --handlers-seconds=S                 S seconds per side per round instead of the mode's
  *   --handlers-lasting                   one process per side through all of a function's rounds (its collector's
  *                                        luck then weighs on every round alike)
+ *   --handlers-trace-gc                  V8's line per collection of every driver (--trace-gc-nvp: pause, survivors,
+ *                                        promoted bytes, the helper threads' share) in bench/results/handler-gc/
+ *   --no-pin                             drivers anywhere, not on a core of their own (bench/lib/pinning.ts)
  *   --cpu-prof                           a V8 profile per driver (its whole life, warm-up included) in
  *                                        bench/results/handler-profiles/<fn>/<side>: where a call's time goes
  */
@@ -22,5 +25,6 @@ export function handlerOptions(argv: readonly string[]) {
     seconds: seconds > 0 ? seconds : undefined,
     lasting: argv.includes('--handlers-lasting'),
     profile: argv.includes('--cpu-prof'),
+    traceGc: argv.includes('--handlers-trace-gc'),
   };
 }

@@ -10,6 +10,7 @@
  * in-process handler doing the same call.
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { PLANS } from '../../contract/plans.ts';
 import { generateKey } from '../../lambdas/domain/keys.ts';
@@ -20,13 +21,13 @@ import { BENCH_AUTH, authorizerEvent, proxyEventOf } from '../lib/events.ts';
 import { floorCounts, functionEnv } from '../lib/function-env.ts';
 import { seedBenchKey, seedKey, seedPets, seededId } from '../lib/seed.ts';
 import { handlerOptions } from '../lib/handler-options.ts';
-import { median, printTable, ratioCells, round, spreadOf, stopChild, type Verdict } from '../lib/util.ts';
+import { forkOnCpus, pinProcess, pinningFor } from '../lib/pinning.ts';
+import { stopChild } from '../lib/util.ts';
 import type { CellRequest } from '../handler-driver.ts';
 import { cellOf, type Cell, type Slice } from '../lib/cell.ts';
 import type { BenchContext } from './context.ts';
-import { reportGateway } from './local-gateway.ts';
+import { SIDES, cellId, reportHandlers, type Side } from './handlers-report.ts';
 
-const GOALS = { cpu: 1.1, rps: 0.9, p99: 1.1 } as const;
 /** Business key ids taken in turn: at the fastest cell's rate none nears its 1,000/min. */
 const BUSINESS_IDS = 200;
 /** Business keys seeded for the authorizer (it reads the key record, so they must exist). */
@@ -39,8 +40,6 @@ const CONNECTIONS = [1, 16];
  * processes put listPets at 1.05-1.10x; at 1.5 s it was 1.03-1.11x, so the longer warm-up did not account for it.
  */
 const WARM_SECONDS = 1.5;
-const SIDES = ['ours', 'floor'] as const;
-type Side = (typeof SIDES)[number];
 
 type Op = { op: string; fn: string; bundle: string; expect: number | 'allow'; event: (auth: Auth) => unknown };
 type Auth = { keyId: string; plan: string; perMinute: number; perDay: number; token: string };
@@ -96,13 +95,31 @@ const KEYS = {
 } as const;
 type KeyKind = keyof typeof KEYS;
 
+type DriverOptions = {
+  /** The cores it runs on (bench/lib/pinning.ts); anywhere when undefined. */
+  readonly cpus?: string;
+  /** Where a --cpu-prof profile of its whole life goes. */
+  readonly profileDir?: string;
+  /** A file for V8's line per collection (--trace-gc-nvp: pause, survivors, promoted bytes, helper threads' share). */
+  readonly gcTrace?: string;
+};
+
 /** A driver process: one bundle, imported once, invoked warm per cell. */
-async function startDriver(file: string, env: NodeJS.ProcessEnv, profileDir?: string) {
+async function startDriver(file: string, env: NodeJS.ProcessEnv, { cpus, profileDir, gcTrace }: DriverOptions) {
+  const execArgv = [
+    ...process.execArgv,
+    ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
+    ...(gcTrace ? ['--trace-gc-nvp'] : []),
+  ];
+  // V8 prints its collection lines to the process's stdout, which the driver's line count does not see (it counts
+  // what the bundle writes through process.stdout).
+  const stdout = gcTrace ? openSync(gcTrace, 'w') : 'ignore';
   const child: ChildProcess = fork(join(ROOT, 'bench/handler-driver.ts'), [file], {
     env,
-    ...(profileDir ? { execArgv: [...process.execArgv, '--cpu-prof', `--cpu-prof-dir=${profileDir}`] } : {}),
-    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+    ...forkOnCpus(cpus, execArgv),
+    stdio: ['ignore', stdout, 'pipe', 'ipc'],
   });
+  if (typeof stdout === 'number') closeSync(stdout);
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
   const next = () =>
@@ -127,7 +144,7 @@ async function startDriver(file: string, env: NodeJS.ProcessEnv, profileDir?: st
 }
 
 export async function runHandlers(ctx: BenchContext, { bundles }: { bundles: readonly BundleResult[] }): Promise<void> {
-  const { argv, P, endpoint, seedClient, children, result, target, log } = ctx;
+  const { argv, P, endpoint, seedClient, children, log } = ctx;
   const tableEnv = await provisionLocalTables(endpoint, 'bench-handlers');
   await seedPets(seedClient, tableEnv.PETS_TABLE_NAME!, 0, P.warmSeed);
   await seedBenchKey(seedClient, tableEnv.KEYS_TABLE_NAME!, ENTERPRISE_TOKEN);
@@ -143,12 +160,15 @@ export async function runHandlers(ctx: BenchContext, { bundles }: { bundles: rea
   const kinds = (['business', 'enterprise'] as KeyKind[]).filter((k) => !opt.keys || opt.keys.includes(k));
   const rounds = opt.rounds ?? P.handlerRounds;
   const profileRoot = opt.profile ? join(ROOT, 'bench/results/handler-profiles') : undefined;
+  const gcRoot = opt.traceGc ? join(ROOT, 'bench/results/handler-gc') : undefined;
+  const pin = pinningFor(argv);
   const cellsOf = (ops: readonly Op[]) =>
     ops.flatMap((o) => kinds.flatMap((k) => CONNECTIONS.map((c) => ({ o, k, c }))));
   const runs = new Map<string, Array<Record<Side, Cell>>>();
   const seconds = opt.seconds ?? P.handlerSeconds;
+  if (gcRoot) mkdirSync(gcRoot, { recursive: true });
   log(
-    `handlers in process: ${rounds} rounds x ${cellsOf(ops).length} cells x 2 sides x ${seconds} s, ${opt.lasting ? 'one process per side per function' : 'each round in new processes'}`,
+    `handlers in process: ${rounds} rounds x ${cellsOf(ops).length} cells x 2 sides x ${seconds} s, ${opt.lasting ? 'one process per side per function' : 'each round in new processes'}, ${pin ? `drivers on core ${pin.drivers}, DynamoDB Local and the bench on ${pin.others}` : 'unpinned'}`,
   );
   const request = ({ o, k, c }: { o: Op; k: KeyKind; c: number }, s: number): CellRequest => ({
     events: KEYS[k].map((a) => o.event(a)),
@@ -162,19 +182,33 @@ export async function runHandlers(ctx: BenchContext, { bundles }: { bundles: rea
   // of the same code put getPet's CPU at 1.02-1.05x, then 1.13-1.21x, and listPets' at 1.02-1.07x, then 0.85-0.92x.
   // New processes each round make the rounds independent samples of that luck, as a fleet of containers is, and
   // their median the figure. `--handlers-lasting` keeps one process per side through all the rounds of a function.
-  for (const fn of [...new Set(ops.map((o) => o.fn))]) {
+  if (pin) for (const pid of [ctx.dynamoPid, process.pid]) pinProcess(pid, pin.others);
+  try {
+    for (const fn of [...new Set(ops.map((o) => o.fn))]) await measureFunction(fn);
+  } finally {
+    if (pin) for (const pid of [ctx.dynamoPid, process.pid]) pinProcess(pid, pin.all);
+  }
+  const cellKeys = cellsOf(ops).map(({ o, k, c }) => ({ op: o.op, key: k, connections: c }));
+  reportHandlers(ctx, cellKeys, runs, { rounds, seconds, businessKeyIds: BUSINESS_IDS, pinned: pin ?? false });
+
+  async function measureFunction(fn: string) {
     const fnOps = ops.filter((o) => o.fn === fn);
     const ours = bundles.find((b) => b.name === fnOps[0]!.bundle);
     if (!ours) throw new Error(`no bundle ${fnOps[0]!.bundle}`);
-    const dir = (s: Side) => (profileRoot ? join(profileRoot, fn, s) : undefined);
+    let started = 0;
+    const driverOptions = (s: Side) => ({
+      cpus: pin?.drivers,
+      profileDir: profileRoot ? join(profileRoot, fn, s) : undefined,
+      gcTrace: gcRoot ? join(gcRoot, `${fn}-${s}-${started++}.txt`) : undefined,
+    });
     const cells = cellsOf(fnOps);
     const open = async () => {
       const drivers = {
-        ours: await startDriver(ours.outfile, env, dir('ours')),
+        ours: await startDriver(ours.outfile, env, driverOptions('ours')),
         floor: await startDriver(
           floor.outfile,
           { ...env, FLOOR_OF: fn, FLOOR_COUNTS: floorCounts(fn, fnOps[0]!.expect) },
-          dir('floor'),
+          driverOptions('floor'),
         ),
       };
       for (const d of Object.values(drivers)) children.push(d.child);
@@ -200,97 +234,11 @@ export async function runHandlers(ctx: BenchContext, { bundles }: { bundles: rea
         const slices: Record<Side, Slice[]> = { ours: [], floor: [] };
         for (const s of [a, b, b, a]) slices[s].push(await drivers[s].run(request(cell, seconds / 2)));
         const pair = { ours: cellOf(slices.ours), floor: cellOf(slices.floor) };
-        const key = `${cell.o.op}|${cell.k}|${cell.c}`;
+        const key = cellId({ op: cell.o.op, key: cell.k, connections: cell.c });
         runs.set(key, [...(runs.get(key) ?? []), pair]);
       }
       if (!lasting) await close(drivers);
     }
     if (lasting) await close(lasting);
   }
-
-  const rows = cellsOf(ops).map(({ o, k, c }) => {
-    const rs = runs.get(`${o.op}|${k}|${c}`) ?? [];
-    const side = (s: Side) => ({
-      rps: round(median(rs.map((x) => x[s].rps)), 0),
-      p50: round(median(rs.map((x) => x[s].p50)), 2),
-      p99: round(median(rs.map((x) => x[s].p99)), 2),
-      cpuMsPerCall: round(median(rs.map((x) => x[s].cpuMsPerCall)), 3),
-      mainThreadMsPerCall: round(median(rs.map((x) => x[s].mainMsPerCall)), 3),
-      ddbPerCall: round(median(rs.map((x) => x[s].ddbPerCall)), 3),
-      linesPerCall: round(median(rs.map((x) => x[s].linesPerCall)), 3),
-      gcPer1000: round(median(rs.map((x) => x[s].gcPer1000)), 1),
-      gcUsPerCall: round(median(rs.map((x) => x[s].gcUsPerCall)), 1),
-      unexpected: rs.reduce((a, x) => a + x[s].unexpected, 0),
-      unexpectedSample: rs.find((x) => x[s].unexpectedSample)?.[s].unexpectedSample,
-    });
-    const ratios = (f: (x: Record<Side, Cell>) => number, meets: (v: number) => boolean) => spreadOf(rs.map(f), meets);
-    return {
-      op: o.op,
-      key: k,
-      connections: c,
-      ours: side('ours'),
-      floor: side('floor'),
-      cpu: ratios(
-        (x) => x.ours.cpuMsPerCall / x.floor.cpuMsPerCall,
-        (v) => v <= GOALS.cpu,
-      ),
-      rps: ratios(
-        (x) => x.ours.rps / x.floor.rps,
-        (v) => v >= GOALS.rps,
-      ),
-      p99: ratios(
-        (x) => x.ours.p99 / x.floor.p99,
-        (v) => v <= GOALS.p99,
-      ),
-    };
-  });
-  result.handlers = { rounds, seconds, businessKeyIds: BUSINESS_IDS, rows };
-  printTable(
-    `3b. Handlers in process, warm (no gateway): each function's bundle vs the floor with the same libraries making the same DynamoDB requests; ${rounds} rounds x ${seconds} s per cell (x floor: median of per-round ratios, spread p25-p75)`,
-    [
-      'op',
-      'key',
-      'in flight',
-      'cpu ms/call',
-      'floor',
-      'cpu x',
-      'spread',
-      'calls/s',
-      'floor',
-      'x floor',
-      'spread',
-      'p99 ms',
-      'floor',
-      'p99 x',
-      'spread',
-      'ddb/call',
-      'floor',
-      'lines/call',
-      'floor',
-      'unexpected',
-    ],
-    rows.map((w) => [
-      w.op,
-      w.key,
-      w.connections,
-      ...ratioCells(w.ours.cpuMsPerCall, w.floor.cpuMsPerCall, w.cpu),
-      ...ratioCells(w.ours.rps, w.floor.rps, w.rps),
-      ...ratioCells(w.ours.p99, w.floor.p99, w.p99),
-      w.ours.ddbPerCall,
-      w.floor.ddbPerCall,
-      w.ours.linesPerCall,
-      w.floor.linesPerCall,
-      `${w.ours.unexpected}/${w.floor.unexpected}${w.ours.unexpectedSample ? ` (${w.ours.unexpectedSample})` : ''}${w.floor.unexpectedSample ? ` (floor ${w.floor.unexpectedSample})` : ''}`,
-    ]),
-  );
-  for (const w of rows) {
-    // A side that answered otherwise than expected did other work than the other side: its ratios compare nothing.
-    const off = w.ours.unexpected + w.floor.unexpected > 0;
-    const subject = `${w.op} ${w.key} c=${w.connections}${off ? ' (unexpected answers)' : ''}`;
-    const v = (s: { verdict: Verdict }) => (off ? 'NO' : s.verdict);
-    target(`handler cpu/call <= ${GOALS.cpu}x floor`, subject, w.cpu.median, `<= ${GOALS.cpu}`, v(w.cpu));
-    target(`handler throughput >= ${GOALS.rps}x floor`, subject, w.rps.median, `>= ${GOALS.rps}`, v(w.rps));
-    target(`handler p99 <= ${GOALS.p99}x floor`, subject, w.p99.median, `<= ${GOALS.p99}`, v(w.p99));
-  }
-  reportGateway(ctx, rows);
 }
