@@ -3,6 +3,7 @@
  * ratios' median and spread, the table, the targets, and the local gateway's own cost beside it.
  */
 import type { Cell } from '../lib/cell.ts';
+import { summarizeGcTrace } from '../lib/gc-trace.ts';
 import { median, printTable, ratioCells, round, spreadOf, type Verdict } from '../lib/util.ts';
 import type { BenchContext } from './context.ts';
 import { reportGateway } from './local-gateway.ts';
@@ -107,4 +108,40 @@ export function reportHandlers(
     target(`handler p99 <= ${GOALS.p99}x floor`, subject, w.p99.median, `<= ${GOALS.p99}`, v(w.p99));
   }
   reportGateway(ctx, rows);
+}
+
+/** `--handlers-trace-gc`: each driver process's settled scavenges, by function, side and process (bench/lib/gc-trace.ts). */
+export function reportGcTraces(
+  ctx: BenchContext,
+  traces: ReadonlyArray<{ fn: string; side: Side; file: string }>,
+): void {
+  const rows = traces.map((t, i) => ({ ...t, process: i, ...summarizeGcTrace(t.file) }));
+  ctx.result.handlersGc = rows;
+  printTable(
+    "3b'. Each driver's scavenges (--handlers-trace-gc; means of its last 40: the settled state)",
+    [
+      'function',
+      'side',
+      'process',
+      'scavenges',
+      'mark-compacts',
+      'pause ms',
+      'main ms',
+      'helpers ms',
+      'survived MB',
+      'promoted MB',
+    ],
+    rows.map((r) => [
+      r.fn,
+      r.side,
+      r.process,
+      r.scavenges,
+      r.markCompacts,
+      round(r.pauseMs, 2),
+      round(r.mainMs, 2),
+      round(r.helpersMs, 2),
+      round(r.survivedMb, 2),
+      round(r.promotedMb, 2),
+    ]),
+  );
 }

@@ -26,7 +26,7 @@ import { stopChild } from '../lib/util.ts';
 import type { CellRequest } from '../handler-driver.ts';
 import { cellOf, type Cell, type Slice } from '../lib/cell.ts';
 import type { BenchContext } from './context.ts';
-import { SIDES, cellId, reportHandlers, type Side } from './handlers-report.ts';
+import { SIDES, cellId, reportGcTraces, reportHandlers, type Side } from './handlers-report.ts';
 
 /** Business key ids taken in turn: at the fastest cell's rate none nears its 1,000/min. */
 const BUSINESS_IDS = 200;
@@ -167,6 +167,7 @@ export async function runHandlers(ctx: BenchContext, { bundles }: { bundles: rea
   const runs = new Map<string, Array<Record<Side, Cell>>>();
   const seconds = opt.seconds ?? P.handlerSeconds;
   if (gcRoot) mkdirSync(gcRoot, { recursive: true });
+  const traces: Array<{ fn: string; side: Side; file: string }> = [];
   log(
     `handlers in process: ${rounds} rounds x ${cellsOf(ops).length} cells x 2 sides x ${seconds} s, ${opt.lasting ? 'one process per side per function' : 'each round in new processes'}, ${pin ? `drivers on core ${pin.drivers}, DynamoDB Local and the bench on ${pin.others}` : 'unpinned'}`,
   );
@@ -190,17 +191,17 @@ export async function runHandlers(ctx: BenchContext, { bundles }: { bundles: rea
   }
   const cellKeys = cellsOf(ops).map(({ o, k, c }) => ({ op: o.op, key: k, connections: c }));
   reportHandlers(ctx, cellKeys, runs, { rounds, seconds, businessKeyIds: BUSINESS_IDS, pinned: pin ?? false });
+  if (traces.length) reportGcTraces(ctx, traces);
 
   async function measureFunction(fn: string) {
     const fnOps = ops.filter((o) => o.fn === fn);
     const ours = bundles.find((b) => b.name === fnOps[0]!.bundle);
     if (!ours) throw new Error(`no bundle ${fnOps[0]!.bundle}`);
-    let started = 0;
-    const driverOptions = (s: Side) => ({
-      cpus: pin?.drivers,
-      profileDir: profileRoot ? join(profileRoot, fn, s) : undefined,
-      gcTrace: gcRoot ? join(gcRoot, `${fn}-${s}-${started++}.txt`) : undefined,
-    });
+    const driverOptions = (side: Side) => {
+      const gcTrace = gcRoot ? join(gcRoot, `${fn}-${side}-${traces.length}.txt`) : undefined;
+      if (gcTrace) traces.push({ fn, side, file: gcTrace });
+      return { cpus: pin?.drivers, profileDir: profileRoot ? join(profileRoot, fn, side) : undefined, gcTrace };
+    };
     const cells = cellsOf(fnOps);
     const open = async () => {
       const drivers = {
