@@ -16,19 +16,21 @@ import { readFailureFinding, type BracketReads } from '../../lib/preflight/brack
 import { runChecks, type PreflightInput } from '../../lib/preflight/checks.ts';
 import { runLocalAdmin, startLocalAdmin } from '../helpers/admin.ts';
 import { made } from '../helpers/admin-scenarios.ts';
-import type { TestApi } from '../helpers/api.ts';
 import type { FaultMode } from '../helpers/control-plane-fake.ts';
 import { controlPlaneWorld, problems, STAGE, type World } from '../helpers/control-plane-world.ts';
 import { pageAnswers } from '../helpers/paged-answers.ts';
 
-let api: TestApi;
+/** A local API's DynamoDB Local with fresh tables, whose records every world here keeps (each its own owner's). */
+let started: Awaited<ReturnType<typeof startLocalAdmin>> | undefined;
 let local: AdminDeps;
 beforeAll(async () => {
-  ({ api, deps: local } = await startLocalAdmin());
+  started = await startLocalAdmin();
+  local = started.deps;
 });
-afterAll(() => api?.close());
+afterAll(() => started?.api.close());
 
-const E600 = { perMinute: 600, perDay: 50_000 };
+/** An Enterprise key's limits (its bracket's pool is made by `keys create`). */
+const E600: PlanLimits = { perMinute: 600, perDay: 50_000 };
 
 /** The check's reads on the world: the admin's own store (its owner's records) and gateway adapter. */
 const readsOf = (w: World, extra: Partial<BracketReads> = {}): BracketReads => ({
