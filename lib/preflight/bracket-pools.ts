@@ -118,7 +118,7 @@ export function incompleteFinding(stage: string, inUse: number, incomplete: read
   const more = incomplete.length > NAMED ? `; and ${incomplete.length - NAMED} more` : '';
   return [
     `Enterprise bracket pools: ${incomplete.length} of ${inUse} bracket(s) in use on ${stage} lack pool members the ` +
-      `authorizer names (${named.join('; ')}${more}), so API Gateway would answer 403 to their keys on probation: ` +
+      `authorizer names (${named.join('; ')}${more}), and API Gateway answers 403 for a key named on no usage plan: ` +
       `run ${reconcileAllCommand(stage)}, then preflight again (docs/deployment.md, "An Enterprise bracket's probation member")`,
   ];
 }
