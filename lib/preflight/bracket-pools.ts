@@ -138,9 +138,18 @@ const oneLine = (err: unknown): string => {
   return `${e?.name ?? 'Error'}: ${String(e?.message ?? err).split('\n')[0]}`;
 };
 
-/** The finding for a read that failed: a missing permission names the actions, anything else says to run again. */
+/** Credentials AWS did not accept at all (expired, unknown, badly signed): no permission would help. */
+const isRejectedCredentials = (err: unknown): boolean =>
+  /ExpiredToken|UnrecognizedClient|InvalidClientTokenId|SignatureDoesNotMatch/.test((err as Error)?.name ?? '');
+
+/**
+ * The finding for a read that failed: a missing permission names the actions, credentials AWS refused say so, and
+ * anything else (a fault, a throttle past the retries) says to run it again.
+ */
 export function readFailureFinding(what: string, err: unknown): string {
   const head = `Enterprise bracket pools: could not read ${what} (${oneLine(err)})`;
+  if (isRejectedCredentials(err))
+    return `${head}: AWS refused preflight's credentials; renew them and run preflight again`;
   return isAccessDenied(err)
     ? `${head}: preflight's credentials need ${BRACKET_READ_ACTIONS}; grant them and run preflight again`
     : `${head}: run preflight again (the check only reads)`;

@@ -234,6 +234,18 @@ describe('a read that fails', () => {
     expect(findings[0]).toMatch(/dynamodb:Query on the keys table/);
   });
 
+  it('with credentials AWS refused (expired) says to renew them, not to grant permissions', async () => {
+    const w = controlPlaneWorld(local);
+    const expired = Object.assign(new Error('The security token included in the request is expired'), {
+      name: 'ExpiredTokenException',
+      $metadata: { httpStatusCode: 400 },
+    });
+    const { findings } = await preflightOn(readsOf(w, { store: { listPage: () => Promise.reject(expired) } }));
+    expect(findings).toEqual([
+      expect.stringMatching(/ExpiredTokenException: .*AWS refused preflight's credentials; renew them/),
+    ]);
+  });
+
   it("of the stack's outputs for want of cloudformation:DescribeStacks names the permissions; no stack is a note", async () => {
     const notes: string[] = [];
     const input = { stage: STAGE, name: STAGE, note: (l: string) => notes.push(l) } as unknown as PreflightInput;
