@@ -29,8 +29,8 @@ export interface BracketReads {
 
 export interface IncompleteBracket {
   readonly id: string;
-  /** The pool members not on the bracket's plan (all of them when the plan itself is missing). */
-  readonly missing: readonly string[];
+  /** The pool members not on the bracket's plan, by number (all of them when the plan itself is missing). */
+  readonly missing: readonly number[];
   readonly planMissing: boolean;
 }
 
@@ -84,11 +84,11 @@ export async function incompleteBrackets(
     const members = bracketPoolKeys(stage, limits);
     const planId = await reading(`API Gateway's usage plans (${name})`, () => gateway.findPlan(name));
     if (!planId) {
-      incomplete.push({ id, missing: members.map((m) => m.name), planMissing: true });
+      incomplete.push({ id, missing: members.map((_, m) => m), planMissing: true });
       continue;
     }
     const on = new Set(await reading(`the keys of usage plan ${name}`, () => gateway.planKeyValues(planId)));
-    const missing = members.filter((m) => !on.has(m.value)).map((m) => m.name);
+    const missing = members.flatMap((member, m) => (on.has(member.value) ? [] : [m]));
     if (missing.length) incomplete.push({ id, missing, planMissing: false });
   }
   return { inUse: inUse.size, incomplete };
@@ -100,14 +100,10 @@ export const reconcileAllCommand = (stage: string): string => `npm run admin -- 
 /** Brackets named in a finding; the rest are counted. */
 const NAMED = 3;
 
-const PROBATION_SUFFIX = `-m${BRACKET_POOL.members}`;
-
 function describeBracket(b: IncompleteBracket): string {
   if (b.planMissing) return `${b.id}: no usage plan`;
-  const what = b.missing.map((name) => {
-    const member = name.slice(name.lastIndexOf('-') + 1);
-    return name.endsWith(PROBATION_SUFFIX) ? `probation member ${member}` : `member ${member}`;
-  });
+  // The probation member is the one after those key ids map to (contract/probation.ts).
+  const what = b.missing.map((m) => (m === BRACKET_POOL.members ? `probation member m${m}` : `member m${m}`));
   return `${b.id}: ${what.join(', ')} not on its usage plan`;
 }
 
