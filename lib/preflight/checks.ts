@@ -6,6 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { grantsThatCannotApply } from './authorization-reference.ts';
+import { bracketPoolsCheck } from './bracket-pools-check.ts';
 import { gatesThatCannotFire } from './canary-timing.ts';
 import { replacementsInDiff, runCdkDiff } from './cdk-diff.ts';
 import type { DeployedStack } from './deployed.ts';
@@ -175,6 +176,8 @@ export const PREFLIGHT_CHECKS: PreflightCheck[] = [
   templateRulesCheck,
   previousTemplateCheck,
   deployedStackCheck,
+  // Only with AWS credentials: every Enterprise bracket in use has the pool members the new authorizer names.
+  bracketPoolsCheck(),
   authorizationReferenceCheck,
   cdkDiffCheck,
 ];

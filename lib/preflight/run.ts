@@ -22,7 +22,8 @@ export const USAGE = `Usage: npm run preflight -- --stage <${STAGE_NAMES.join('|
   --exclusively  as cdk deploy --exclusively: the stage's stack alone (else AnimalStore-account too, which
                cdk deploy AnimalStore-<stage> deploys first)
   -c           context, as for cdk deploy (production: -c animal-store:production:account=… -c …alarmEmails=…)
-  With AWS credentials, the deployed stack's template is compared too.`;
+  With AWS credentials, the deployed stack's template is compared too, and every Enterprise bracket in use on the
+  stage must have its whole pool at the gateway (else: npm run admin -- keys reconcile --all --stage <stage>).`;
 
 type Meta = { readonly type: string; readonly data: unknown };
 
