@@ -7,7 +7,7 @@
  * against anything they share. The policy allows the whole API stage, so a cached result works on every route.
  */
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
-import { gateDecision, gateUsageKey, hashKey, keyForm, parseBearer, usableKey } from '../domain/keys.ts';
+import { denyContext, gateDecision, gateUsageKey, hashKey, keyForm, parseBearer, usableKey } from '../domain/keys.ts';
 // The key and standing lookup alone, so the authorizer bundle carries no pet or limiter code.
 import { readKeyAndStanding } from '../storage/standing.ts';
 import type { Runtime } from '../shared/runtime.ts';
@@ -60,7 +60,11 @@ export function authorizerHandler(rt: Runtime) {
       count('OldKeyFormAccepted');
       flush();
     }
-    const decision = gateDecision(found.standing, Math.floor(rt.now() / 1000));
+    const nowSec = Math.floor(rt.now() / 1000);
+    const decision = gateDecision(found.standing, nowSec);
+    // A Deny says when the key is served again (domain/keys.ts denyContext), for the gateway response to map.
+    const deny =
+      decision === 'deny' ? denyContext(found.standing!.bannedUntil!, nowSec, rt.config.AUTH_CACHE_TTL_SECONDS) : {};
     return {
       principalId: auth.keyId,
       policyDocument: {
@@ -73,7 +77,7 @@ export function authorizerHandler(rt: Runtime) {
           },
         ],
       },
-      context: { keyId: auth.keyId, plan: auth.plan, perMinute: auth.perMinute, perDay: auth.perDay, keyHash },
+      context: { keyId: auth.keyId, plan: auth.plan, perMinute: auth.perMinute, perDay: auth.perDay, keyHash, ...deny },
       // The API key of the usage-plan backstop: the pool member its key id maps to in its plan's (or Enterprise
       // bracket's) pool (domain/keys.ts usageKeyOf; a key made before pools: its own, derived from its key id, never
       // the client's secret); for a key on probation its pool's probation key, and for a key whose day is spent the
