@@ -2,9 +2,11 @@
  * The TOKEN authorizer: `Authorization: Bearer <key>` → SHA-256 → the key record and the key's standing, in one
  * BatchGetItem (one round trip per cache miss). Unknown, revoked or malformed keys throw exactly "Unauthorized" (API
  * Gateway answers 401); a token that fails the key's own check (domain/keys.ts keyForm) does so without a read. A
- * storage failure throws another error, which API Gateway answers with AUTHORIZER_FAILURE (mapped to 503): it fails closed, never letting a request through. A banned key is denied (429 key_banned), a key
- * whose day is spent is counted against the spent-keys usage plan (429 quota_exceeded), both before they count
- * against anything they share. The policy allows the whole API stage, so a cached result works on every route.
+ * storage failure throws another error, which API Gateway answers with AUTHORIZER_FAILURE (mapped to 503): it fails
+ * closed, never letting a request through. A banned key is denied (429 key_banned; the Deny's context says when it is
+ * served again, for the gateway response to map), a key whose day is spent is counted against the spent-keys usage
+ * plan (429 quota_exceeded), both before they count against anything they share. The policy allows the whole API
+ * stage, so a cached result works on every route.
  */
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
 import { denyContext, gateDecision, gateUsageKey, hashKey, keyForm, parseBearer, usableKey } from '../domain/keys.ts';
