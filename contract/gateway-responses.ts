@@ -6,9 +6,11 @@
  * The gateway cannot count requests, so its X-RateLimit-* headers are static: `0` means "produced by the gateway,
  * not counted against any key" (locally too). Retry-After on
  * THROTTLED is one token-bucket refill (1 s); on QUOTA_EXCEEDED an hour (the usage-plan day quota is a backstop).
+ * ACCESS_DENIED (a banned key) is the exception: its Retry-After, X-RateLimit-Reset and message come from the
+ * authorizer's answer (DENY_CONTEXT below).
  */
+import { DENY_CONTEXT, type DenyContextKey } from './deny-context.ts';
 import { ERROR_CODES, JSON_HEADERS, UNCOUNTED_RATE_LIMIT_HEADERS, errorObject, type ErrorCode } from './errors.ts';
-import { BAN_POLICY } from './plans.ts';
 
 /**
  * Every gateway response type API Gateway has (REST API reference, GatewayResponse.responseType "Valid Values"; the
@@ -44,8 +46,12 @@ export interface GatewayResponseSpec {
   readonly type: GatewayResponseType;
   readonly code: ErrorCode;
   readonly status: number;
+  /** May name `$context.authorizer.<key>` (one of DENY_CONTEXT's), rendered per request. */
   readonly message: string;
+  /** Static header values. */
   readonly headers: Readonly<Record<string, string>>;
+  /** Headers mapped from the authorizer's `context`: header name → key (one of DENY_CONTEXT's). */
+  readonly authorizerHeaders?: Readonly<Record<string, DenyContextKey>>;
 }
 
 /**
@@ -67,6 +73,16 @@ const spec = (
   headers: { ...JSON_HEADERS, ...UNCOUNTED_RATE_LIMIT_HEADERS, ...NO_STORE, ...extra },
 });
 
+/** A response whose `mapped` headers come from the authorizer's context instead of their static values. */
+const fromAuthorizer = (
+  s: GatewayResponseSpec,
+  mapped: Readonly<Record<string, DenyContextKey>>,
+): GatewayResponseSpec => ({
+  ...s,
+  headers: Object.fromEntries(Object.entries(s.headers).filter(([name]) => !(name in mapped))),
+  authorizerHeaders: mapped,
+});
+
 /**
  * One response per type. The status is the type's default except where the spec wants another: an unknown route
  * (MISSING_AUTHENTICATION_TOKEN, default 403) is a 404, and the transient 5xx types are 503 with Retry-After.
@@ -76,10 +92,19 @@ const spec = (
  */
 export const GATEWAY_RESPONSES: readonly GatewayResponseSpec[] = [
   spec('UNAUTHORIZED', 'unauthorized', { 'WWW-Authenticate': 'Bearer' }),
-  // The authorizer denies only banned keys. A gateway response is fixed text, so it cannot say when this ban ends: it
-  // gives a first ban's length (a repeat within the day lasts longer, and asking again then is answered the same way;
-  // the function gives the exact rest). Asking again after the authorizer cache TTL (60 s) would only be denied again.
-  spec('ACCESS_DENIED', 'key_banned', { 'Retry-After': String(BAN_POLICY.banSeconds) }),
+  // The authorizer denies only banned keys, and says in its answer when the key is served again (DENY_CONTEXT): the
+  // same headers and message the function's key_banned gives, but for the moment the gateway's cached Deny ends too.
+  // Without those values (a Deny cached by an authorizer from before they existed, for at most the cache TTL after
+  // the deploy that brings them) API Gateway has nothing to map: see docs/rate-limiting.md for what a client gets.
+  fromAuthorizer(
+    spec(
+      'ACCESS_DENIED',
+      'key_banned',
+      {},
+      `The API key is banned until $context.authorizer.${DENY_CONTEXT.untilIso} for repeated requests over its rate limit.`,
+    ),
+    { 'Retry-After': DENY_CONTEXT.retryAfter, 'X-RateLimit-Reset': DENY_CONTEXT.until },
+  ),
   spec('INVALID_API_KEY', 'forbidden', {}, 'The API key is not on a usage plan for this stage.'),
   spec('EXPIRED_TOKEN', 'forbidden', {}, "The request's AWS credentials have expired."),
   spec('INVALID_SIGNATURE', 'forbidden', {}, "The request's AWS signature is not valid."),

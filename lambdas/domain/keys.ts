@@ -8,6 +8,7 @@ import { BEARER_PATTERN } from '../../contract/auth.ts';
 import { PLANS, type PlanLimits, type PlanName } from '../../contract/plans.ts';
 import { SPENT_KEYS, isPoolMemberKey, poolValueOf, spentKeyValue } from '../../contract/key-pool.ts';
 import { PROBATION, probationValueOf } from '../../contract/probation.ts';
+import { DENY_CONTEXT, type DenyContextKey } from '../../contract/deny-context.ts';
 
 export type KeyStatus = 'active' | 'revoked';
 
@@ -251,4 +252,25 @@ export function gateUsageKey(auth: Authenticated, decision: GateDecision, stage:
   if (decision === 'probation' && isPoolMemberKey(auth.usageIdentifierKey))
     return probationValueOf({ keyId: auth.keyId, plan: auth.plan, limits: auth }, stage);
   return auth.usageIdentifierKey;
+}
+
+/**
+ * What a banned key's Deny tells the client, in the authorizer's `context` (contract DENY_CONTEXT), which the
+ * ACCESS_DENIED gateway response maps into Retry-After, X-RateLimit-Reset and its message. API Gateway caches the
+ * Deny for the authorizer's TTL and replays it unchanged, so the key is refused until the later of its ban's end and
+ * the cached answer's: a client told the ban's end alone would, when the ban ends within the TTL, come back to the
+ * cached Deny. A replay repeats the Retry-After computed here, so it errs long by the answer's age (at most the TTL),
+ * never short: a client that waits it is never refused again by this answer. The end itself, a moment, stays exact.
+ */
+export function denyContext(
+  bannedUntil: number,
+  nowSec: number,
+  cacheTtlSeconds: number,
+): Record<DenyContextKey, string | number> {
+  const until = Math.max(bannedUntil, nowSec + cacheTtlSeconds);
+  return {
+    [DENY_CONTEXT.retryAfter]: Math.max(1, until - nowSec),
+    [DENY_CONTEXT.until]: until,
+    [DENY_CONTEXT.untilIso]: new Date(until * 1000).toISOString(),
+  };
 }

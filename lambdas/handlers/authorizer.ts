@@ -2,12 +2,14 @@
  * The TOKEN authorizer: `Authorization: Bearer <key>` → SHA-256 → the key record and the key's standing, in one
  * BatchGetItem (one round trip per cache miss). Unknown, revoked or malformed keys throw exactly "Unauthorized" (API
  * Gateway answers 401); a token that fails the key's own check (domain/keys.ts keyForm) does so without a read. A
- * storage failure throws another error, which API Gateway answers with AUTHORIZER_FAILURE (mapped to 503): it fails closed, never letting a request through. A banned key is denied (429 key_banned), a key
- * whose day is spent is counted against the spent-keys usage plan (429 quota_exceeded), both before they count
- * against anything they share. The policy allows the whole API stage, so a cached result works on every route.
+ * storage failure throws another error, which API Gateway answers with AUTHORIZER_FAILURE (mapped to 503): it fails
+ * closed, never letting a request through. A banned key is denied (429 key_banned; the Deny's context says when it is
+ * served again, for the gateway response to map), a key whose day is spent is counted against the spent-keys usage
+ * plan (429 quota_exceeded), both before they count against anything they share. The policy allows the whole API
+ * stage, so a cached result works on every route.
  */
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
-import { gateDecision, gateUsageKey, hashKey, keyForm, parseBearer, usableKey } from '../domain/keys.ts';
+import { denyContext, gateDecision, gateUsageKey, hashKey, keyForm, parseBearer, usableKey } from '../domain/keys.ts';
 // The key and standing lookup alone, so the authorizer bundle carries no pet or limiter code.
 import { readKeyAndStanding } from '../storage/standing.ts';
 import type { Runtime } from '../shared/runtime.ts';
@@ -60,7 +62,11 @@ export function authorizerHandler(rt: Runtime) {
       count('OldKeyFormAccepted');
       flush();
     }
-    const decision = gateDecision(found.standing, Math.floor(rt.now() / 1000));
+    const nowSec = Math.floor(rt.now() / 1000);
+    const decision = gateDecision(found.standing, nowSec);
+    // A Deny says when the key is served again (domain/keys.ts denyContext), for the gateway response to map.
+    const deny =
+      decision === 'deny' ? denyContext(found.standing!.bannedUntil!, nowSec, rt.config.AUTH_CACHE_TTL_SECONDS) : {};
     return {
       principalId: auth.keyId,
       policyDocument: {
@@ -73,7 +79,7 @@ export function authorizerHandler(rt: Runtime) {
           },
         ],
       },
-      context: { keyId: auth.keyId, plan: auth.plan, perMinute: auth.perMinute, perDay: auth.perDay, keyHash },
+      context: { keyId: auth.keyId, plan: auth.plan, perMinute: auth.perMinute, perDay: auth.perDay, keyHash, ...deny },
       // The API key of the usage-plan backstop: the pool member its key id maps to in its plan's (or Enterprise
       // bracket's) pool (domain/keys.ts usageKeyOf; a key made before pools: its own, derived from its key id, never
       // the client's secret); for a key on probation its pool's probation key, and for a key whose day is spent the

@@ -26,7 +26,7 @@ export function infoDescription(): string {
     'Each key belongs to a plan; limits count per key in fixed UTC windows (minute and day).',
     ['| Plan | Requests per minute | Requests per day |', '|---|---|---|', ...plans].join('\n'),
     'Every response carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset` for the window that binds soonest. ' +
-      `A 429 (\`rate_limited\`, \`quota_exceeded\`, or \`key_banned\` for ${BAN_POLICY.banSeconds / 60} minutes, twice as long for each repeat in a UTC day up to ${BAN_POLICY.maxBanSeconds / 3600} hours, once one minute window sees more 429s than ${BAN_POLICY.fleetWorkers} clients, or as many as the per-minute limit if more, could get by each waiting after its own) carries \`Retry-After\`: wait that long, then back off exponentially.`,
+      `A 429 (\`rate_limited\`, \`quota_exceeded\`, or \`key_banned\` for ${BAN_POLICY.banSeconds / 60} minutes, twice as long for each repeat in a UTC day up to ${BAN_POLICY.maxBanSeconds / 3600} hours, once one minute window sees more 429s than ${BAN_POLICY.fleetWorkers} clients, or as many as the per-minute limit if more, could get by each waiting after its own) carries \`Retry-After\`: wait that long, then back off exponentially. A \`key_banned\` names when the ban ends in \`X-RateLimit-Reset\` (unix seconds) and in its message, and \`Retry-After\` is its rest: for a ban that ends within a minute it can be up to a minute more, and a repeated answer can be up to a minute long, never short, so waiting it is never refused again. A \`key_banned\` without a number in \`Retry-After\` (possible only briefly after a deployment): wait ${BAN_POLICY.banSeconds / 60} minutes.`,
     '## Deprecations',
     ...deprecated,
     '## Errors',

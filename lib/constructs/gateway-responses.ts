@@ -16,8 +16,28 @@ export function errorBodyTemplate(r: Pick<GatewayResponseSpec, 'code' | 'message
 }
 
 /**
+ * A header mapping that reads the Lambda authorizer's `context` (API Gateway's mapping expression `context.<name>`
+ * with a supported context variable, here `$context.authorizer.<key>`; written without the `$`).
+ */
+export function authorizerContextValue(key: string): string {
+  if (!/^[A-Za-z0-9_]+$/.test(key)) throw new Error(`an authorizer context key holds letters, digits and _: ${key}`);
+  return `context.authorizer.${key}`;
+}
+
+/** The header mappings of a response: its static values, then those read from the authorizer's context. */
+export function responseHeadersOf(
+  r: Pick<GatewayResponseSpec, 'headers' | 'authorizerHeaders'>,
+): Record<string, string> {
+  return {
+    ...staticHeaders(r.headers),
+    ...Object.fromEntries(Object.entries(r.authorizerHeaders ?? {}).map(([h, k]) => [h, authorizerContextValue(k)])),
+  };
+}
+
+/**
  * Every error API Gateway itself produces answers with the spec's Error object, a JSON content type and the
- * static headers of contract/gateway-responses.ts (the gateway cannot compute X-RateLimit-* values).
+ * headers of contract/gateway-responses.ts: static (the gateway cannot compute X-RateLimit-* values), except those a
+ * banned key's Deny carries in the authorizer's context.
  */
 export class GatewayResponses extends Construct {
   constructor(scope: Construct, id: string, props: GatewayResponsesProps) {
@@ -26,7 +46,7 @@ export class GatewayResponses extends Construct {
       props.api.addGatewayResponse(r.type, {
         type: ResponseType.of(r.type),
         statusCode: String(r.status),
-        responseHeaders: staticHeaders(r.headers),
+        responseHeaders: responseHeadersOf(r),
         templates: { 'application/json': errorBodyTemplate(r) },
       });
     }

@@ -18,6 +18,8 @@ export type AuthOutcome =
   | {
       readonly kind: 'reject';
       readonly type: 'UNAUTHORIZED' | 'ACCESS_DENIED' | 'AUTHORIZER_FAILURE' | 'AUTHORIZER_CONFIGURATION_ERROR';
+      /** A Deny's context: what its gateway response's `$context.authorizer.<key>` reads. */
+      readonly context?: Record<string, unknown>;
     };
 
 export function methodArn(stage: string, method: string, path: string): string {
@@ -88,7 +90,8 @@ export class LocalAuthorizer {
     if (!token || (this.pattern && !this.pattern.test(token))) return { kind: 'reject', type: 'UNAUTHORIZED' };
     const result = await this.result(token, arn);
     if (!('policyDocument' in result)) return result;
-    if (!allows(result.policyDocument, arn)) return { kind: 'reject', type: 'ACCESS_DENIED' };
+    if (!allows(result.policyDocument, arn))
+      return { kind: 'reject', type: 'ACCESS_DENIED', context: { ...result.context, principalId: result.principalId } };
     return {
       kind: 'allow',
       principalId: result.principalId,

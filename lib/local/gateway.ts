@@ -136,7 +136,7 @@ async function admit(
     typeof header === 'string' ? header : undefined,
     methodArn(g.model.stageName, r.httpMethod, r.path),
   );
-  if (outcome.kind === 'reject') return { refused: g.responses.answer(outcome.type, r) };
+  if (outcome.kind === 'reject') return { refused: g.responses.answer(outcome.type, r, outcome.context) };
   if (method.apiKeyRequired && g.enforceUsagePlans) {
     const verdict = g.usage.admit(outcome.usageIdentifierKey, outcome.context, g.now());
     if (verdict !== 'ok') return { refused: g.responses.answer(verdict, r) };

@@ -20,7 +20,7 @@ export function checkTemplate(where: string, template: string, known: (path: str
     throw new Error(`${where}: mapping template syntax beyond $context references is not emulated: ${template}`);
 }
 
-function lookup(ctx: MappingContext, path: string): string | number | MappingContext | undefined {
+export function lookup(ctx: MappingContext, path: string): string | number | MappingContext | undefined {
   return path
     .split('.')
     .reduce<MappingContext | string | number | undefined>(

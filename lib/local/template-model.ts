@@ -71,7 +71,10 @@ export interface UsagePlanDef {
 
 export interface GatewayResponseDef {
   readonly statusCode?: number;
+  /** Static header values. */
   readonly headers: Record<string, string>;
+  /** Headers mapped from a context variable (`context.<path>`): header name → path (`authorizer.<key>`). */
+  readonly contextHeaders?: Record<string, string>;
   readonly templates: Record<string, string>;
 }
 

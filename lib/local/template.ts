@@ -6,6 +6,7 @@
  */
 import { FUNCTION_METADATA } from '../stacks/metadata.ts';
 import { invocationRules } from './permissions.ts';
+import { gatewayResponseHeaders } from './responses.ts';
 import type {
   CfnResource,
   CfnTemplate,
@@ -206,7 +207,7 @@ function gatewayResponsesOf(t: CfnTemplate): Map<string, GatewayResponseDef> {
         p.ResponseType as string,
         {
           ...(p.StatusCode ? { statusCode: Number(p.StatusCode) } : {}),
-          headers: staticHeaders(id, p.ResponseParameters, 'gatewayresponse.header.'),
+          ...gatewayResponseHeaders(id, p.ResponseParameters),
           templates: p.ResponseTemplates ?? {},
         },
       ];

@@ -90,15 +90,27 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
         message: spec.message,
         status: spec.status,
       });
-      expect(r.Properties.ResponseParameters).toEqual(
-        Object.fromEntries(Object.entries(spec.headers).map(([k, v]) => [`gatewayresponse.header.${k}`, `'${v}'`])),
-      );
+      expect(r.Properties.ResponseParameters).toEqual({
+        ...Object.fromEntries(Object.entries(spec.headers).map(([k, v]) => [`gatewayresponse.header.${k}`, `'${v}'`])),
+        ...Object.fromEntries(
+          Object.entries(spec.authorizerHeaders ?? {}).map(([k, v]) => [
+            `gatewayresponse.header.${k}`,
+            `context.authorizer.${v}`,
+          ]),
+        ),
+      });
     }
     const byType = (type: string) => responses.find(([, x]) => x.Properties.ResponseType === type)![1].Properties;
     expect(byType('MISSING_AUTHENTICATION_TOKEN').StatusCode).toBe('404');
     expect(byType('THROTTLED').StatusCode).toBe('429');
     expect(byType('QUOTA_EXCEEDED').ResponseParameters['gatewayresponse.header.Retry-After']).toBeDefined();
     expect(byType('REQUEST_TOO_LARGE').StatusCode).toBe('413');
+    // A banned key is told what the authorizer's Deny says (lambdas/domain/keys.ts denyContext), not a fixed wait.
+    expect(byType('ACCESS_DENIED').ResponseParameters).toMatchObject({
+      'gatewayresponse.header.Retry-After': 'context.authorizer.denyRetryAfter',
+      'gatewayresponse.header.X-RateLimit-Reset': 'context.authorizer.denyUntil',
+    });
+    expect(byType('ACCESS_DENIED').ResponseTemplates['application/json']).toContain('$context.authorizer.denyUntilIso');
   });
 
   it('builds every table on demand, encrypted, with PITR, TTL from its definition, and the stage removal policy', () => {
