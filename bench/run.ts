@@ -106,7 +106,6 @@ const ctx: BenchContext = {
   argv,
   P,
   endpoint,
-  dynamoPid: dynamo.process.pid!,
   seedClient,
   children,
   result,

@@ -8,7 +8,6 @@
  *                                        luck then weighs on every round alike)
  *   --handlers-trace-gc                  V8's line per collection of every driver (--trace-gc-nvp: pause, survivors,
  *                                        promoted bytes, the helper threads' share) in bench/results/handler-gc/
- *   --no-pin                             drivers anywhere, not on a core of their own (bench/lib/pinning.ts)
  *   --cpu-prof                           a V8 profile per driver (its whole life, warm-up included) in
  *                                        bench/results/handler-profiles/<fn>/<side>: where a call's time goes
  */

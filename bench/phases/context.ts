@@ -22,8 +22,6 @@ export type BenchContext = {
   argv: string[];
   P: Params;
   endpoint: string;
-  /** DynamoDB Local's process (the per-handler phase moves it off the drivers' core). */
-  dynamoPid: number;
   seedClient: DynamoDBClient;
   /** Servers a phase started; run.ts stops whatever is left here if a phase throws. */
   children: ChildProcess[];

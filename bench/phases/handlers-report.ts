@@ -19,7 +19,7 @@ export function reportHandlers(
   ctx: BenchContext,
   cells: readonly CellKey[],
   runs: ReadonlyMap<string, ReadonlyArray<Record<Side, Cell>>>,
-  info: { rounds: number; seconds: number; businessKeyIds: number; pinned: false | object },
+  info: { rounds: number; seconds: number; businessKeyIds: number },
 ): void {
   const { result, target } = ctx;
   const { rounds, seconds } = info;

@@ -21,7 +21,6 @@ import { BENCH_AUTH, authorizerEvent, proxyEventOf } from '../lib/events.ts';
 import { floorCounts, functionEnv } from '../lib/function-env.ts';
 import { seedBenchKey, seedKey, seedPets, seededId } from '../lib/seed.ts';
 import { handlerOptions } from '../lib/handler-options.ts';
-import { forkOnCpus, pinProcess, pinningFor } from '../lib/pinning.ts';
 import { stopChild } from '../lib/util.ts';
 import type { CellRequest } from '../handler-driver.ts';
 import { cellOf, type Cell, type Slice } from '../lib/cell.ts';
@@ -96,8 +95,6 @@ const KEYS = {
 type KeyKind = keyof typeof KEYS;
 
 type DriverOptions = {
-  /** The cores it runs on (bench/lib/pinning.ts); anywhere when undefined. */
-  readonly cpus?: string;
   /** Where a --cpu-prof profile of its whole life goes. */
   readonly profileDir?: string;
   /** A file for V8's line per collection (--trace-gc-nvp: pause, survivors, promoted bytes, helper threads' share). */
@@ -105,7 +102,7 @@ type DriverOptions = {
 };
 
 /** A driver process: one bundle, imported once, invoked warm per cell. */
-async function startDriver(file: string, env: NodeJS.ProcessEnv, { cpus, profileDir, gcTrace }: DriverOptions) {
+async function startDriver(file: string, env: NodeJS.ProcessEnv, { profileDir, gcTrace }: DriverOptions) {
   const execArgv = [
     ...process.execArgv,
     ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
@@ -116,7 +113,7 @@ async function startDriver(file: string, env: NodeJS.ProcessEnv, { cpus, profile
   const stdout = gcTrace ? openSync(gcTrace, 'w') : 'ignore';
   const child: ChildProcess = fork(join(ROOT, 'bench/handler-driver.ts'), [file], {
     env,
-    ...forkOnCpus(cpus, execArgv),
+    execArgv,
     stdio: ['ignore', stdout, 'pipe', 'ipc'],
   });
   if (typeof stdout === 'number') closeSync(stdout);
@@ -161,7 +158,6 @@ export async function runHandlers(ctx: BenchContext, { bundles }: { bundles: rea
   const rounds = opt.rounds ?? P.handlerRounds;
   const profileRoot = opt.profile ? join(ROOT, 'bench/results/handler-profiles') : undefined;
   const gcRoot = opt.traceGc ? join(ROOT, 'bench/results/handler-gc') : undefined;
-  const pin = pinningFor(argv);
   const cellsOf = (ops: readonly Op[]) =>
     ops.flatMap((o) => kinds.flatMap((k) => CONNECTIONS.map((c) => ({ o, k, c }))));
   const runs = new Map<string, Array<Record<Side, Cell>>>();
@@ -169,7 +165,7 @@ export async function runHandlers(ctx: BenchContext, { bundles }: { bundles: rea
   if (gcRoot) mkdirSync(gcRoot, { recursive: true });
   const traces: Array<{ fn: string; side: Side; file: string }> = [];
   log(
-    `handlers in process: ${rounds} rounds x ${cellsOf(ops).length} cells x 2 sides x ${seconds} s, ${opt.lasting ? 'one process per side per function' : 'each round in new processes'}, ${pin ? `drivers on core ${pin.drivers}, DynamoDB Local and the bench on ${pin.others}` : 'unpinned'}`,
+    `handlers in process: ${rounds} rounds x ${cellsOf(ops).length} cells x 2 sides x ${seconds} s, ${opt.lasting ? 'one process per side per function' : 'each round in new processes'}`,
   );
   const request = ({ o, k, c }: { o: Op; k: KeyKind; c: number }, s: number): CellRequest => ({
     events: KEYS[k].map((a) => o.event(a)),
@@ -178,19 +174,18 @@ export async function runHandlers(ctx: BenchContext, { bundles }: { bundles: rea
     expect: o.expect,
   });
   // Each round starts both sides' processes anew and warms them for a second and a half per cell: a process's
-  // collector settles into a state of its own (with Lambda's heap limits, 1-1.3 ms or 2.5-3 ms per collection, the
-  // same bundle either way), which stayed with every round of a run when one process served them all. Two such runs
-  // of the same code put getPet's CPU at 1.02-1.05x, then 1.13-1.21x, and listPets' at 1.02-1.07x, then 0.85-0.92x.
-  // New processes each round make the rounds independent samples of that luck, as a fleet of containers is, and
-  // their median the figure. `--handlers-lasting` keeps one process per side through all the rounds of a function.
-  if (pin) for (const pid of [ctx.dynamoPid, process.pid]) pinProcess(pid, pin.others);
-  try {
-    for (const fn of [...new Set(ops.map((o) => o.fn))]) await measureFunction(fn);
-  } finally {
-    if (pin) for (const pid of [ctx.dynamoPid, process.pid]) pinProcess(pid, pin.all);
-  }
+  // collector settles into a state of its own, the same bundle either way, ours or the floor's (--handlers-trace-gc
+  // prints each process's): ~0.3 MB surviving a scavenge and ~1.4 ms a pause, or ~1.3 MB surviving, ~1 MB promoted
+  // every time and 2.5-3.5 ms a pause, with twice the mark-compacts; a process can flip from the second to the first
+  // mid-run. Which one follows the process's history, not its bundle: every process of an authorizer run with
+  // Enterprise keys alone settled in the second, on both sides, and 1 or 2 of 12 when Business cells came first.
+  // Neither moving the drivers to a core of their own nor turning off V8's allocation-site pretenuring changed that.
+  // With one process per side for all rounds, two runs of the same code put getPet's CPU at 1.02-1.05x, then
+  // 1.13-1.21x; new processes make the rounds independent samples of the luck, as a fleet of containers is, and their
+  // median the figure. `--handlers-lasting` keeps one process per side through all the rounds of a function.
+  for (const fn of [...new Set(ops.map((o) => o.fn))]) await measureFunction(fn);
   const cellKeys = cellsOf(ops).map(({ o, k, c }) => ({ op: o.op, key: k, connections: c }));
-  reportHandlers(ctx, cellKeys, runs, { rounds, seconds, businessKeyIds: BUSINESS_IDS, pinned: pin ?? false });
+  reportHandlers(ctx, cellKeys, runs, { rounds, seconds, businessKeyIds: BUSINESS_IDS });
   if (traces.length) reportGcTraces(ctx, traces);
 
   async function measureFunction(fn: string) {
@@ -200,7 +195,7 @@ export async function runHandlers(ctx: BenchContext, { bundles }: { bundles: rea
     const driverOptions = (side: Side) => {
       const gcTrace = gcRoot ? join(gcRoot, `${fn}-${side}-${traces.length}.txt`) : undefined;
       if (gcTrace) traces.push({ fn, side, file: gcTrace });
-      return { cpus: pin?.drivers, profileDir: profileRoot ? join(profileRoot, fn, side) : undefined, gcTrace };
+      return { profileDir: profileRoot ? join(profileRoot, fn, side) : undefined, gcTrace };
     };
     const cells = cellsOf(fnOps);
     const open = async () => {
