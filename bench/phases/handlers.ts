@@ -175,14 +175,15 @@ export async function runHandlers(ctx: BenchContext, { bundles }: { bundles: rea
   });
   // Each round starts both sides' processes anew and warms them for a second and a half per cell: a process's
   // collector settles into a state of its own, the same bundle either way, ours or the floor's (--handlers-trace-gc
-  // prints each process's): ~0.3 MB surviving a scavenge and ~1.4 ms a pause, or ~1.3 MB surviving, ~1 MB promoted
+  // prints each process's): ~0.3 MB surviving a scavenge and ~1.5 ms a pause, or ~1.3 MB surviving, ~1 MB promoted
   // every time and 2.5-3.5 ms a pause, with twice the mark-compacts; a process can flip from the second to the first
-  // mid-run. Which one follows the process's history, not its bundle: every process of an authorizer run with
-  // Enterprise keys alone settled in the second, on both sides, and 1 or 2 of 12 when Business cells came first.
-  // Neither moving the drivers to a core of their own nor turning off V8's allocation-site pretenuring changed that.
-  // With one process per side for all rounds, two runs of the same code put getPet's CPU at 1.02-1.05x, then
-  // 1.13-1.21x; new processes make the rounds independent samples of the luck, as a fleet of containers is, and their
-  // median the figure. `--handlers-lasting` keeps one process per side through all the rounds of a function.
+  // mid-run. Which one follows the process's history, not its bundle: in four authorizer runs with Enterprise cells
+  // alone all 40 processes of both sides settled in the second, and 0 or 1 of 8-12 per run when Business cells came
+  // first. Moving the drivers to a core of their own, turning off V8's allocation-site pretenuring and a 10 s warm-up
+  // per cell did not settle it (the last moved processes partway, to 0.63-1.25 MB surviving). With one process per
+  // side for all rounds, two runs of the same code put getPet's CPU at 1.02-1.05x, then 1.13-1.21x; new processes make
+  // the rounds independent samples of the luck, as a fleet of containers is, and their median the figure.
+  // `--handlers-lasting` keeps one process per side through all the rounds of a function.
   for (const fn of [...new Set(ops.map((o) => o.fn))]) await measureFunction(fn);
   const cellKeys = cellsOf(ops).map(({ o, k, c }) => ({ op: o.op, key: k, connections: c }));
   reportHandlers(ctx, cellKeys, runs, { rounds, seconds, businessKeyIds: BUSINESS_IDS });
