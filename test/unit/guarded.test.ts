@@ -13,11 +13,10 @@ describe('guarded', () => {
     let seen: SendOptions = {};
     const hang = (options: SendOptions) => {
       seen = options;
-      return new Promise<never>((_r, reject) =>
-        options.abortSignal!.addEventListener('abort', () =>
-          reject(Object.assign(new Error('Request aborted'), { name: 'AbortError' })),
-        ),
-      );
+      return new Promise<never>((_r, reject) => {
+        options.abortSignal!.onabort = () =>
+          reject(Object.assign(new Error('Request aborted'), { name: 'AbortError' }));
+      });
     };
     const err = await withDeadline(1_200, () => guarded(hang)).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UnavailableError);
