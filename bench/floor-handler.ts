@@ -14,10 +14,11 @@
  * What a function spends beyond this is its own code: the envelope, the limiter's rules, the error mapping.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import * as z from 'zod/mini';
 import type { OperationId } from '../contract/routes.ts';
+import { createPetCommand } from './floor-requests.ts';
 import {
   FLOOR_OF,
   Limit,
@@ -132,7 +133,7 @@ const operations: Record<OperationId, Operation> = {
       ...body,
       status: body.status ?? 'available',
     };
-    await doc.send(new PutCommand({ TableName: T.pets, Item: pet, ConditionExpression: 'attribute_not_exists(id)' }));
+    await doc.send(createPetCommand(T.pets, pet, keyId));
     return json(201, pet);
   },
   async listOrders(_e, keyId) {

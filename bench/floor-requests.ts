@@ -1,6 +1,11 @@
-/** The floors' listPets read (bench/floor-server.ts, bench/floor-warm-handler.ts): a Scan, or the status index's Query. */
-import { QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+/**
+ * The floors' requests that carry what the service stores or reads (bench/floor-server.ts, bench/floor-handler.ts,
+ * bench/floor-warm-handler.ts): the listPets read, and the createPet write.
+ */
+import { randomBytes } from 'node:crypto';
+import { PutCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 
+/** A Scan, or the status index's Query. */
 export const listPetsCommand = (TableName: string, Limit: number, status: string | null | undefined) =>
   status
     ? new QueryCommand({
@@ -12,3 +17,26 @@ export const listPetsCommand = (TableName: string, Limit: number, status: string
         Limit,
       })
     : new ScanCommand({ TableName, Limit });
+
+let tokenPrefix: string | undefined;
+let tokenCount = 0;
+
+/**
+ * The create's write as the service makes it (lambdas/storage/item-store.ts): the pet with the creating key's id and
+ * a write token per attempt, put on the condition that the id is free, with the item returned when it is not. The
+ * request is then the same in size and shape as the deployed function's, as the floor's promise says: with the bare
+ * pet and a plain condition, the floor's write was ~60 bytes smaller and createPet's CPU per call read ~1-2 % higher
+ * against it (handlers bench, Enterprise, 12 rounds).
+ */
+export const createPetCommand = (TableName: string, pet: Record<string, unknown>, keyId: string) =>
+  new PutCommand({
+    TableName,
+    Item: {
+      ...pet,
+      createdBy: keyId,
+      wt: `${(tokenPrefix ??= randomBytes(9).toString('base64url'))}${(tokenCount++).toString(36)}`,
+    },
+    ConditionExpression: 'attribute_not_exists(#k)',
+    ExpressionAttributeNames: { '#k': 'id' },
+    ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+  });

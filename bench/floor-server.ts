@@ -17,10 +17,10 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createHash } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { PLANS, type PlanLimits, type PlanName } from '../contract/plans.ts';
 import { floorLimiter, type Caller } from './floor-limiter.ts';
-import { listPetsCommand } from './floor-requests.ts';
+import { createPetCommand, listPetsCommand } from './floor-requests.ts';
 import { localTableEnv } from '../lambdas/storage/provision.ts';
 import { startStatsServer } from './lib/stats-server.ts';
 
@@ -90,7 +90,7 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
       status?: string;
     };
     const pet = { id: nextId++, name: body.name, categoryId: body.categoryId, status: body.status ?? 'available' };
-    await doc.send(new PutCommand({ TableName: T.pets, Item: pet, ConditionExpression: 'attribute_not_exists(id)' }));
+    await doc.send(createPetCommand(T.pets, pet, caller.keyId));
     return json(res, 201, pet);
   }
   if (req.method !== 'GET') return json(res, 405, { code: 'method_not_allowed' });

@@ -13,7 +13,7 @@
  * the requests. Unlike bench/floor-handler.ts (the cold and bytes floor) it carries the lease path, which a warm
  * Enterprise key takes and a cold start's single call does not need.
  */
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import * as z from 'zod/mini';
 import type { OperationId } from '../contract/routes.ts';
@@ -31,7 +31,7 @@ import {
   floorOperation,
 } from './floor-common.ts';
 import { floorLimiter } from './floor-limiter.ts';
-import { listPetsCommand } from './floor-requests.ts';
+import { createPetCommand, listPetsCommand } from './floor-requests.ts';
 
 const { admit } = floorLimiter(doc, T.state);
 const Query = z.object({ limit: Limit, status: z.optional(Status) });
@@ -81,7 +81,7 @@ const operations: Record<OperationId, (e: ProxyEvent) => Promise<Result>> = {
     const body = NewPet.parse(e.body);
     if (!(await admit(callerOf(e)))) return RATE_LIMITED;
     const pet = { id: nextId++, ...body, status: body.status ?? 'available' };
-    await doc.send(new PutCommand({ TableName: T.pets, Item: pet, ConditionExpression: 'attribute_not_exists(id)' }));
+    await doc.send(createPetCommand(T.pets, pet, callerOf(e).keyId));
     return json(201, pet);
   },
   async listOrders(e) {
