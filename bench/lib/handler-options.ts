@@ -4,8 +4,8 @@
  *   --handlers-keys=enterprise           only that key kind's cells (business, enterprise)
  *   --handlers-rounds=N                  N measured rounds instead of the mode's
  *   --handlers-seconds=S                 S seconds per side per round instead of the mode's
- *   --handlers-lasting                   one process per side and key kind through all of a function's rounds
- *                                        (its collector's luck then weighs on every round alike)
+ *   --handlers-lasting                   one process per side, request and key kind through all the rounds (its
+ *                                        collector's luck then weighs on every round alike)
  *   --handlers-trace-gc                  V8's line per collection of every driver (--trace-gc-nvp: pause, survivors,
  *                                        promoted bytes, the helper threads' share) in bench/results/handler-gc/
  *   --cpu-prof                           a V8 profile per driver (its whole life, warm-up included) in
