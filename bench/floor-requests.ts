@@ -25,8 +25,8 @@ let tokenCount = 0;
  * The create's write as the service makes it (lambdas/storage/item-store.ts): the pet with the creating key's id and
  * a write token per attempt, put on the condition that the id is free, with the item returned when it is not. The
  * request is then the same in size and shape as the deployed function's, as the floor's promise says: with the bare
- * pet and a plain condition, the floor's request body was ~150 bytes smaller (186 against 336) and createPet's CPU per call read ~1-2 % higher
- * against it (handlers bench, Enterprise, 12 rounds).
+ * pet and a plain condition, the floor's request body was ~150 bytes smaller (186 against 336) and createPet's CPU
+ * per call read ~1-2 % higher against it (handlers bench, Enterprise, 12 rounds).
  */
 export const createPetCommand = (TableName: string, pet: Record<string, unknown>, keyId: string) =>
   new PutCommand({
