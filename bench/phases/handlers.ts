@@ -169,24 +169,25 @@ export async function runHandlers(ctx: BenchContext, { bundles }: { bundles: rea
   log(
     `handlers in process: ${rounds} rounds x ${cellsOf(ops).length} cells x 2 sides x ${seconds} s, ${opt.lasting ? 'one process per side, request and key kind' : 'each round, request and key kind in new processes'}`,
   );
-  const request = ({ o, k, c }: { o: Op; k: KeyKind; c: number }, s: number): CellRequest => ({
+  const request = ({ o, k, c }: CellOf, s: number): CellRequest => ({
     events: KEYS[k].map((a) => o.event(a)),
     connections: c,
     seconds: s,
     expect: o.expect,
   });
   // Each round starts both sides' processes anew, one pair per request (an operation's sample or variant) and key
-  // kind, and warms them for a second and a half per cell. A process's collector settles into one of two states, ours or the floor's alike (--handlers-trace-gc prints
-  // each process's): ~1.3 MB surviving a scavenge, ~1 MB promoted every time and ~3 ms a pause, or ~0.3 MB surviving
-  // and ~1.5 ms a pause, with half the mark-compacts. Which one follows the process's history, not its bundle: every
-  // process that ran one key kind from its start settled in the first (createPet: 80 of 80 in five runs of 8 rounds,
-  // one of Business cells, four of Enterprise; the authorizer's Enterprise cells: 40 of 40 in four runs). Only a
-  // switch from Business to Enterprise cells within one process moved some to the second, at random and more often
-  // the floor's (createPet, four runs of 8 rounds: ours 8 of 32, the floor's 22), so the Enterprise cells' ratios
-  // read the dice: createPet's CPU at 1.08x at 16 in flight in one run, 1.17x in the next, with the same code. So
-  // did a switch between listPets' two requests (a full run with a pair per kind: 4-5 of 14 processes of each side
-  // in the second state, listPets Business c=16 at 1.15x; a pair per request and kind: 28 of 28 in the first,
-  // 1.07x). A request's cells in processes of their own give both sides the same history. Moving the drivers to a core of their own, turning off V8's allocation-site pretenuring or page
+  // kind, and warms them for a second and a half per cell. A process's collector settles into one of two states, ours
+  // or the floor's alike (--handlers-trace-gc prints each process's): ~1.3 MB surviving a scavenge, ~1 MB promoted
+  // every time and ~3 ms a pause, or ~0.3 MB surviving and ~1.5 ms a pause, with half the mark-compacts. Which one
+  // follows the process's history, not its bundle: every process that ran one key kind from its start settled in the
+  // first (createPet: 80 of 80 in five runs of 8 rounds, one of Business cells, four of Enterprise; the authorizer's
+  // Enterprise cells: 40 of 40 in four runs). Only a switch from Business to Enterprise cells within one process
+  // moved some to the second, at random and more often the floor's (createPet, four runs of 8 rounds: ours 8 of 32,
+  // the floor's 22), so the Enterprise cells' ratios read the dice: createPet's CPU at 1.08x at 16 in flight in one
+  // run, 1.17x in the next, with the same code. So did a switch between listPets' two requests (a full run with a
+  // pair per kind: 4-5 of 14 processes of each side in the second state, listPets Business c=16 at 1.15x; a pair per
+  // request and kind: 28 of 28 in the first, 1.07x). A request's cells in processes of their own give both sides the
+  // same history. Moving the drivers to a core of their own, turning off V8's allocation-site pretenuring or page
   // promotion, and a 10 s warm-up per cell did not settle the state (the last moved processes partway). With one
   // process per side for all rounds, two runs of the same code put getPet's CPU at 1.02-1.05x, then 1.13-1.21x; new
   // processes make the rounds independent samples, as a fleet of containers is, and their median the figure.
