@@ -43,7 +43,7 @@ const WARM_SECONDS = 1.5;
 const TURN_MARGIN_MS = 1_000;
 /**
  * Unmeasured calls, at the most in flight, that open every key's new minute after a turn: 0.75 s at one in flight
- * (an opening takes 2-3x a call) left some of the 200 Business ids to the measured slices, 2.016-2.101 DynamoDB
+ * (an opening takes 2-3x a call) left some of the 200 Business ids to the measured slices, 2.002-2.101 DynamoDB
  * requests per call in the rounds after a turn against 2.000 in the others.
  */
 const OPENING_SECONDS = 1;
