@@ -20,8 +20,27 @@ export const TELEMETRY = { serviceName: 'animal-store', metricsNamespace: 'Anima
 /** The alias every caller (API Gateway integrations, the authorizer) invokes; deploys move it between versions. */
 export const LIVE_ALIAS = 'live';
 
-/** The pinned logical id of the `live` alias of the function built under construct id `id`. */
-export const liveAliasLogicalId = (id: string): string => `${id}LiveAlias`;
+/**
+ * The logical ids the deployed stacks hold for the `live` aliases, by the function's construct id. They are CDK's
+ * hashes of each alias's construct path from the first deploys, written out here so that no refactor of the
+ * construct tree moves them: `live` is a fixed name on its function, and under a new logical id CloudFormation
+ * creates a second `live` before deleting the first, fails, and rolls back (a release that pinned them to
+ * `<Function>LiveAlias` could not be deployed, nor undone by deploying the commit before it).
+ * test/infra/released-template.test.ts checks them against the last release's templates.
+ */
+export const DEPLOYED_LIVE_ALIAS_IDS: Readonly<Record<string, string>> = {
+  ListPets: 'ListPetsLiveB612E50C',
+  CreatePet: 'CreatePetLiveE7742E5B',
+  GetPet: 'GetPetLive19A9A76E',
+  ListOrders: 'ListOrdersLiveDB1F61CC',
+  Authorizer: 'AuthorizerLive48A43D50',
+};
+
+/**
+ * The pinned logical id of the `live` alias of the function built under construct id `id`: the deployed one, or,
+ * for a function no release has deployed yet, `<id>LiveAlias`, which stays its id once released.
+ */
+export const liveAliasLogicalId = (id: string): string => DEPLOYED_LIVE_ALIAS_IDS[id] ?? `${id}LiveAlias`;
 
 export interface ApiFunctionProps {
   /** The Lambda entry module (absolute path; lib/config/lambda-entries.ts writes it); it exports `handler`. */
@@ -130,7 +149,8 @@ export class ApiFunction extends Construct {
     // Old versions stay (currentVersionOptions above): a rollback points the alias back at one.
     this.alias = new Alias(this, 'Live', { aliasName: LIVE_ALIAS, version: this.function.currentVersion });
     // The alias has a fixed name on its function: under a new logical id (a construct moved or renamed)
-    // CloudFormation would create a second `live` before deleting the first, and fail. Pinned to the function's id.
+    // CloudFormation would create a second `live` before deleting the first, and fail. Pinned to the id the
+    // deployed stacks hold (DEPLOYED_LIVE_ALIAS_IDS).
     pinLogicalId(this.alias, liveAliasLogicalId(id));
     Validations.of(role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
