@@ -10,7 +10,7 @@
  *
  * Here (not in the admin tool) because the authorizer names a bracket's pool member too (key-pool.ts).
  */
-import { ACCOUNT_THROTTLE, usagePlanThrottle, type PlanLimits, type UsagePlanLimits } from './plans.ts';
+import { ACCOUNT_THROTTLE, MEMBER_PLAN, usagePlanThrottle, type PlanLimits, type UsagePlanLimits } from './plans.ts';
 
 /** API Gateway's largest quota limit (an int32), which usagePlanThrottle caps at too. */
 const MAX_QUOTA = 2 ** 31 - 1;
@@ -31,17 +31,16 @@ export interface Bracket extends UsagePlanLimits {
   readonly id: string;
 }
 
-/** The shared usage plan's figures for an Enterprise key's limits. */
+/**
+ * The bracket of an Enterprise key's limits: its id (the exact mapping's figures on the ladder, which name the
+ * bracket's usage plan and pool members, so a key's pool never moves), and the figures its shared usage plan has:
+ * a pool member's (MEMBER_PLAN), because every Enterprise customer of the bracket shares its four members, and a
+ * member sized for one customer refused the eleventh customer of a 100-a-day bracket on its first request of the day.
+ */
 export function enterpriseBracket(limits: PlanLimits): Bracket {
   const t = usagePlanThrottle(limits);
   const rateLimit = Math.min(ladderUp(t.rateLimit), ACCOUNT_THROTTLE.rateLimit);
   const burstLimit = Math.min(ladderUp(t.burstLimit), ACCOUNT_THROTTLE.burstLimit);
   const quotaPerDay = Math.min(ladderUp(t.quotaPerDay), MAX_QUOTA);
-  return {
-    rateLimit,
-    burstLimit,
-    quotaPerDay,
-    guaranteed: t.guaranteed,
-    id: `r${rateLimit}-b${burstLimit}-q${quotaPerDay}`,
-  };
+  return { ...MEMBER_PLAN, guaranteed: t.guaranteed, id: `r${rateLimit}-b${burstLimit}-q${quotaPerDay}` };
 }

@@ -3,24 +3,19 @@
  * limited to 5 calls per second per account). No customer has an API Gateway API key of its own: every key shares a
  * fixed pool of API keys of its plan (Free, Pro, Business: created with the stack) or of its Enterprise bracket
  * (brackets.ts: created by the admin tool on the bracket's first use). A key id maps to one pool member, whose usage
- * plan is sized for the customers that share it. So the number of API keys and usage plans per stage is a constant
- * of the template and the brackets, whatever the number of customers, and creating, revoking or moving a key calls
- * no API Gateway API (only an Enterprise bracket's first key creates its pool, idempotently). Revocations are the
- * authorizer's business: a pool member is never deleted or disabled for one customer. docs/deployment.md, "Customer
- * keys: the ceiling and the path past it", has the numbers.
+ * plan admits what the account admits (MEMBER_PLAN). So the number of API keys and usage plans per stage, and their
+ * figures, are constants of the template and the brackets, whatever the number of customers, and creating, revoking
+ * or moving a key calls no API Gateway API (only an Enterprise bracket's first key creates its pool, idempotently).
+ * Revocations are the authorizer's business: a pool member is never deleted or disabled for one customer.
+ * docs/deployment.md, "Customer keys: the ceiling and the path past it", has the numbers.
  *
  * Plain data and arithmetic, no imports beyond the plans table and brackets, so the stack, the admin tool and the
  * authorizer share one mapping.
  */
 import { enterpriseBracket } from './brackets.ts';
-import {
-  ACCOUNT_THROTTLE,
-  PLANS,
-  usagePlanThrottle,
-  type PlanLimits,
-  type PlanName,
-  type UsagePlanLimits,
-} from './plans.ts';
+import { MEMBER_PLAN, type PlanLimits, type PlanName, type UsagePlanLimits } from './plans.ts';
+
+export { MEMBER_PLAN } from './plans.ts';
 
 /** API Gateway's quota of API keys per account and Region: every stage in that account and Region shares it. */
 export const API_KEYS_PER_ACCOUNT_REGION = 10_000;
@@ -33,22 +28,13 @@ export const FREE_KEY_POOL = {
    * CloudFormation allows 500 per template) and one of the account's 10,000 API keys.
    */
   members: 64,
-  /**
-   * Free customers of one member that its usage plan admits at their full rate at once (the plan is this many Free
-   * customers' usage plans added up: each one's bucket holds two windows and a fleet's 429s, 320 requests, so 15 is
-   * the most under the account bucket of 5,000). More of them at once on one member meet the gateway's 429 early;
-   * one runaway client is stopped at this many times a Free client's allowance.
-   */
-  customersAtFullRate: 15,
   /** The usage plan's display name (after the stack's name prefix). */
   displayName: 'FreePool',
 } as const;
 
 /**
- * The paying plans' pools, created with the stack like the Free pool. A member's usage plan is customersAtFullRate
- * customers' usage plans added up (poolThrottle), as many as fit the account's bucket: Pro 4 (4 x 1,200 of 5,000),
- * Business 1 (4,000). More customers of one member at their full rate at once can meet the gateway's 429 before the
- * limiter's; the limiter bans a runaway client first (docs/deployment.md states what the backstop still guarantees).
+ * The paying plans' pools, created with the stack like the Free pool, and on usage plans of the same figures
+ * (poolThrottle).
  */
 export const PAYING_POOLS = {
   pro: { members: 16, displayName: 'ProPool', logicalPrefix: 'ProPool' },
@@ -68,33 +54,9 @@ export const BRACKET_POOL = { members: 4, apiKeys: 5 } as const;
  */
 export const isPooledPlan = (_plan: PlanName): boolean => true;
 
-/** How many customers of a plan one pool member's usage plan serves at their full rate at once (at least 1). */
-export function customersAtFullRate(plan: Exclude<PlanName, 'enterprise'>): number {
-  if (plan === 'free') return FREE_KEY_POOL.customersAtFullRate;
-  const one = usagePlanThrottle(PLANS[plan].limits!);
-  const fit = Math.min(
-    ACCOUNT_THROTTLE.rateLimit / one.rateLimit,
-    ACCOUNT_THROTTLE.burstLimit / one.burstLimit,
-    FREE_KEY_POOL.customersAtFullRate,
-  );
-  return Math.max(1, Math.floor(fit));
-}
-
-/**
- * A pool's usage plan: customersAtFullRate customers' usage plans (usagePlanThrottle) added up, so each of them gets
- * what its own plan would give it, within the account's throttle (`guaranteed` false when that capped it).
- */
-export function poolThrottle(plan: Exclude<PlanName, 'enterprise'> = 'free'): UsagePlanLimits {
-  const one = usagePlanThrottle(PLANS[plan].limits!);
-  const n = customersAtFullRate(plan);
-  const rateLimit = one.rateLimit * n;
-  const burstLimit = one.burstLimit * n;
-  return {
-    rateLimit: Math.min(rateLimit, ACCOUNT_THROTTLE.rateLimit),
-    burstLimit: Math.min(burstLimit, ACCOUNT_THROTTLE.burstLimit),
-    quotaPerDay: one.quotaPerDay * n,
-    guaranteed: one.guaranteed && rateLimit <= ACCOUNT_THROTTLE.rateLimit && burstLimit <= ACCOUNT_THROTTLE.burstLimit,
-  };
+/** A pool's usage plan (every plan's pools alike: MEMBER_PLAN). */
+export function poolThrottle(_plan: Exclude<PlanName, 'enterprise'> = 'free'): UsagePlanLimits {
+  return MEMBER_PLAN;
 }
 
 /**

@@ -151,3 +151,23 @@ export function usagePlanThrottle(limits: PlanLimits): UsagePlanLimits {
       rateLimit <= ACCOUNT_THROTTLE.rateLimit && burstLimit <= ACCOUNT_THROTTLE.burstLimit && quotaPerDay <= MAX_QUOTA,
   };
 }
+
+/**
+ * The usage plan of every shared pool member (Free, Pro, Business, each Enterprise bracket, their probation members):
+ * the account's whole throttle, and a day quota larger than the account can admit in a day (10,000 req/s x 86,400 s
+ * = 864 million), so a member never refuses what the account admits.
+ *
+ * Why not smaller: a member's customers are a 64th or a 16th of a plan's (a quarter of a bracket's), and the sum of
+ * their contracts passes the account's throttle long before the customer counts we sell (900,000 Free customers are
+ * 14,000 per member, 14,000 req/s at their minute rate). Any member plan below that sum lets one customer's honest
+ * use, or a neighbour's burst, refuse another customer at the gateway with 429, and sizing it to "a few customers at
+ * once" spent a whole plan's day at 64 Business customers. Each customer's own contract is enforced exactly by the
+ * functions' limiter (and its bans, which the authorizer then answers from its cache), so the gateway's per-member
+ * plan has nothing left to guard but the account; lib/config/capacity.ts checks every hop against the contract.
+ */
+export const MEMBER_PLAN: UsagePlanLimits = {
+  rateLimit: ACCOUNT_THROTTLE.rateLimit,
+  burstLimit: ACCOUNT_THROTTLE.burstLimit,
+  quotaPerDay: MAX_QUOTA,
+  guaranteed: true,
+};

@@ -9,7 +9,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import { AUTHORIZER, ROUTES } from '../../contract/routes.ts';
 import { generateKey } from '../../lambdas/domain/keys.ts';
-import { AUTHORIZER_DURATION_MS, authorizerCapacity } from '../../lib/config/authorizer-capacity.ts';
+import { AUTHORIZER_WARM_MS as AUTHORIZER_DURATION_MS, authorizerCapacity } from '../../lib/config/capacity.ts';
 import { STAGES } from '../../lib/config/stages.ts';
 import { invoke } from '../../lib/local/lambda.ts';
 import type { Meter } from '../lib/meter.ts';

@@ -13,6 +13,9 @@ import { LIMITER_GRANT } from '../../contract/operations/common.ts';
 import { AUTHORIZER, ROUTES, type FunctionAccess, type Route } from '../../contract/routes.ts';
 import { alarmMetricTotal, alarmMetrics } from '../stacks/alarm-metrics.ts';
 import { errorCodesSummary, errorCodesTable } from './error-tables.ts';
+import { capacityRows, capacityTable, REFERENCE_MIX } from '../config/capacity.ts';
+import { STAGES, type StageName } from '../config/stages.ts';
+import { requestUnitCeiling } from '../constructs/data-tables.ts';
 import { buildOpenApi, named } from './openapi.ts';
 
 const code = (s: string) => `\`${s}\``;
@@ -149,6 +152,27 @@ export function alarmMetricsTable(routes: readonly Route[] = ROUTES): string {
   );
 }
 
+/** The capacity model's rows for a stage at the reference mix (lib/config/capacity.ts), as `npm run capacity` prints them. */
+function capacityOf(stage: StageName, routes: readonly Route[]) {
+  const s = STAGES[stage];
+  return capacityRows({ ...s, tableMaxUnits: requestUnitCeiling(s.stageThrottle, routes.length) }, REFERENCE_MIX);
+}
+
+/** docs/deployment.md, "Capacity": every hop of production at the reference mix, under AWS's default quotas. */
+export const capacityHopsTable = (routes: readonly Route[] = ROUTES): string =>
+  capacityTable(capacityOf('production', routes));
+
+/** README: the account ceilings at the reference mix, and what to ask for; our own hops' count at or above it. */
+export function capacityCeilingsTable(routes: readonly Route[] = ROUTES): string {
+  const rows = capacityOf('production', routes);
+  const ours = rows.filter((r) => !r.ceiling);
+  return [
+    capacityTable(rows.filter((r) => r.ceiling)),
+    '',
+    `Our own hops at or above what these ceilings let through: ${ours.filter((r) => r.headroom >= 1).length} of ${ours.length}.`,
+  ].join('\n');
+}
+
 /** Every generated table, by the name its markers carry, with the document it lives in (from the repository root). */
 export const GENERATED_TABLES = {
   operations: { file: 'README.md', render: operationsTable },
@@ -158,6 +182,8 @@ export const GENERATED_TABLES = {
   statuses: { file: 'docs/api.md', render: statusesTable },
   'least-privilege': { file: 'docs/deployment.md', render: leastPrivilegeTable },
   'alarm-metrics': { file: 'docs/deployment.md', render: alarmMetricsTable },
+  capacity: { file: 'docs/deployment.md', render: capacityHopsTable },
+  'capacity-ceilings': { file: 'README.md', render: capacityCeilingsTable },
 } as const satisfies Record<string, { file: string; render: (routes?: readonly Route[]) => string }>;
 
 const MARKERS = /(<!-- generated: ([\w-]+) -->\n)[\s\S]*?(\n<!-- \/generated -->)/g;

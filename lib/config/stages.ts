@@ -9,8 +9,7 @@ import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { LambdaDeploymentConfig, TrafficRouting, type ILambdaDeploymentConfig } from 'aws-cdk-lib/aws-codedeploy';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { StageName } from './stage-names.ts';
-import { PLANS, STANDARD_PLANS, usagePlanThrottle } from '../../contract/plans.ts';
-import { authorizerConcurrencyFor } from './authorizer-capacity.ts';
+import { DEFAULT_ACCOUNT_QUOTAS, edgeFor, type AccountQuotas } from './capacity.ts';
 
 export { STAGE_NAMES, type StageName } from './stage-names.ts';
 
@@ -105,24 +104,34 @@ export interface StageConfig {
    */
   readonly requireAlarmSubscriber: boolean;
   /**
+   * The account quotas the stage is deployed under (API Gateway's throttle, Lambda's concurrency, DynamoDB's
+   * per-table throughput): AWS's defaults unless raised. The edge below is sized from them (capacity.ts edgeFor), and
+   * `npm run capacity` names the increases the customer mix we sell needs. Context
+   * `animal-store:<stage>:lambdaConcurrency=N` (and `apiRate`, `apiBurst`, `tableUnits`) says an increase was granted.
+   */
+  readonly accountQuotas: AccountQuotas;
+  /**
    * Throttle of the REST API stage, which AWS applies to each method separately (all callers of a method together,
-   * authenticated or not): with the authorizer's reserved concurrency, the cap on what unauthenticated floods cost. Sized above the sum of what the plans admit at the expected
-   * key count (docs/deployment.md, "Guards").
+   * authenticated or not), before the authorizer: the account's rate, and the largest bucket the account's Lambda
+   * concurrency holds through the authorizer and a function at once (edgeFor), so a burst past it gets the gateway's
+   * 429 with Retry-After, never a 5xx.
    */
   readonly stageThrottle: { readonly rateLimit: number; readonly burstLimit: number };
-  /** WAF rate-based rule: requests per client IP in any 5-minute window before WAF blocks that IP (AWS minimum 10). */
+  /**
+   * WAF rate-based rule per client IP, over requests that carry no bearer key only (absent, or not of a key's shape):
+   * a flood of those from one address is blocked (AWS minimum 10). A customer's requests always carry its key, so it
+   * never counts them: a customer behind one address (a NAT, a fleet's egress) is limited by its contract only.
+   */
   readonly wafRequestsPerIpPer5Minutes: number;
   /**
    * WAF rate-based rule keyed on the Authorization header: requests one key may send in any 5-minute window, from
-   * any number of IPs. WAF cannot tell a key's plan, so it is the most the largest standard plan's usage plan admits
-   * in 5 minutes (wafRequestsPerKey): it never blocks what a usage plan would admit, and stops a key's flood that
-   * its cached authorizer decision would let through (an Enterprise key agreed above Business needs it raised).
+   * any number of IPs. WAF cannot tell a key's plan, so it is the largest contract the admin tool sells
+   * (MAX_CUSTOM_LIMITS, within the account's throttle: edgeFor), and never refuses a key inside its contract.
    */
   readonly wafRequestsPerKeyPer5Minutes: number;
   /**
-   * Reserved concurrency of the authorizer: its cap (a flood of random tokens cannot take more) and its guarantee,
-   * sized to hold what the stage throttle admits (authorizerConcurrencyFor). The account's unreserved pool must keep
-   * at least 100 for the operations (Lambda's rule).
+   * Reserved concurrency of the authorizer: its cap (a flood of random tokens cannot take more, so the functions keep
+   * the rest) and its guarantee, sized to every method's stage bucket of uncached tokens at once (edgeFor).
    */
   readonly authorizerReservedConcurrency: number;
   /** Retention of the API access logs (who called what: kept longer than function logs). */
@@ -142,19 +151,16 @@ export interface StageConfig {
   readonly authorizerCacheTtl: Duration;
 }
 
-/** What the largest standard plan's usage plan admits in 5 minutes: its whole bucket, then 300 s of refill. */
-export function wafRequestsPerKey(): number {
-  return Math.max(
-    ...STANDARD_PLANS.map((p) => {
-      const t = usagePlanThrottle(PLANS[p].limits!);
-      return t.burstLimit + 300 * t.rateLimit;
-    }),
-  );
+/** The stage's edge figures, sized from the account quotas it is deployed under (capacity.ts). */
+function edgeOf(quotas: AccountQuotas) {
+  const edge = edgeFor(quotas);
+  return {
+    accountQuotas: quotas,
+    stageThrottle: edge.stageThrottle,
+    authorizerReservedConcurrency: edge.authorizerReservedConcurrency,
+    wafRequestsPerKeyPer5Minutes: edge.wafRequestsPerKeyPer5Minutes,
+  };
 }
-
-// Each stage's throttle, and the authorizer's reserved concurrency sized to hold it (authorizer-capacity.ts).
-const STAGING_THROTTLE = { rateLimit: 100, burstLimit: 5_000 } as const;
-const PRODUCTION_THROTTLE = { rateLimit: 2_000, burstLimit: 5_000 } as const;
 
 export const STAGES: Readonly<Record<StageName, StageConfig>> = {
   staging: {
@@ -185,11 +191,8 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
     terminationProtection: false,
     requireAccount: false,
     requireAlarmSubscriber: false,
-    // The burst holds every usage-plan bucket: a Business key's 4,000, a Free pool member's 4,800.
-    stageThrottle: STAGING_THROTTLE,
+    ...edgeOf(DEFAULT_ACCOUNT_QUOTAS),
     wafRequestsPerIpPer5Minutes: 2_000,
-    wafRequestsPerKeyPer5Minutes: wafRequestsPerKey(),
-    authorizerReservedConcurrency: authorizerConcurrencyFor(STAGING_THROTTLE),
     traceSampleRate: 0.05,
     corsAllowedOrigins: [],
     authorizerCacheTtl: Duration.seconds(60),
@@ -218,10 +221,8 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
     terminationProtection: true,
     requireAccount: true,
     requireAlarmSubscriber: true,
-    stageThrottle: PRODUCTION_THROTTLE,
+    ...edgeOf(DEFAULT_ACCOUNT_QUOTAS),
     wafRequestsPerIpPer5Minutes: 20_000,
-    wafRequestsPerKeyPer5Minutes: wafRequestsPerKey(),
-    authorizerReservedConcurrency: authorizerConcurrencyFor(PRODUCTION_THROTTLE),
     traceSampleRate: 0.01,
     corsAllowedOrigins: [],
     authorizerCacheTtl: Duration.seconds(60),
@@ -242,6 +243,24 @@ export function alarmNotificationsOf(stage: StageConfig, context: (key: string) 
         : stage.alarmNotifications.emails,
     topicArn: typeof topicArn === 'string' && topicArn ? topicArn : stage.alarmNotifications.topicArn,
   };
+}
+
+const QUOTA_NAMES = ['apiRate', 'apiBurst', 'lambdaConcurrency', 'tableUnits'] as const;
+
+/**
+ * The stage with the account quotas context says were raised (`-c animal-store:<stage>:lambdaConcurrency=10000`, …)
+ * and its edge sized again from them; unchanged without such context. A value that is not a positive whole number is
+ * reported by contextProblems and ignored here.
+ */
+export function withAccountQuotas(stage: StageConfig, context: (key: string) => unknown): StageConfig {
+  const given = Object.fromEntries(
+    QUOTA_NAMES.flatMap((n) => {
+      const v = Number(context(`animal-store:${stage.name}:${n}`));
+      return Number.isInteger(v) && v > 0 ? [[n, v]] : [];
+    }),
+  );
+  if (Object.keys(given).length === 0) return stage;
+  return { ...stage, ...edgeOf({ ...stage.accountQuotas, ...given }) };
 }
 
 /** The context key naming an existing table for a table definition: `animal-store:<stage>:petsTableName`, … */
@@ -282,6 +301,7 @@ export function contextProblems(stage: StageName, context: (key: string) => unkn
       problems.push(`-c animal-store:${stage}:${name}=${JSON.stringify(v).slice(0, 80)} is not ${what}`);
   };
   check('account', (v) => /^\d{12}$/.test(v), 'an AWS account id (12 digits)');
+  for (const n of QUOTA_NAMES) check(n, (v) => /^[1-9]\d*$/.test(v), 'a positive whole number (a granted quota)');
   check('region', (v) => /^[a-z]{2}(-[a-z]+)+-\d$/.test(v), 'an AWS Region (e.g. eu-west-1)');
   const email = /^[^\s@,]+@[^\s@,]+\.[^\s@,]+$/;
   const emails = value('alarmEmails');

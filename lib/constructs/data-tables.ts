@@ -11,6 +11,7 @@ import { Construct } from 'constructs';
 import { pinLogicalId } from './logical-ids.ts';
 import { TABLES, type KeyAttribute, type TableDefinition } from '../../contract/tables.ts';
 import { ACCOUNT_THROTTLE } from '../../contract/plans.ts';
+import { UNITS_PER_CALL } from '../config/capacity.ts';
 
 export interface DataTablesProps {
   /** @default RemovalPolicy.RETAIN */
@@ -32,13 +33,7 @@ export interface DataTablesProps {
   readonly maxRequestUnitsPerSecond?: number;
 }
 
-/**
- * The most request units one admitted API call takes of any one table, read or write: a createPet's transaction
- * (2 WRU per item, the pet and its idempotency record) plus its limiter write (1 WRU) on the state table, or a
- * 100-pet page read eventually consistent (~30 KB: 4 RRU); the authorizer's consistent read of a key and its
- * standing is 1 RRU per table.
- */
-export const UNITS_PER_CALL = 4;
+export { UNITS_PER_CALL } from '../config/capacity.ts';
 
 /**
  * The ceiling that never throttles what the stage admits: every route's method at the stage throttle's rate plus a

@@ -88,7 +88,7 @@ export class UsagePlans extends Construct {
     const poolName = props.namePrefix ? `${props.namePrefix}-${FREE_KEY_POOL.displayName}` : FREE_KEY_POOL.displayName;
     this.freePool = new UsagePlan(this, POOL_PLAN_LOGICAL_ID, {
       name: poolName,
-      description: `Free key pool: each of ${FREE_KEY_POOL.members} API keys carries many Free customers, sized for ${FREE_KEY_POOL.customersAtFullRate} of them at their full rate at once`,
+      description: `Free key pool: each of ${FREE_KEY_POOL.members} API keys carries many Free customers; each admits what the account admits (the limiter enforces each customer's plan)`,
       throttle: { rateLimit: t.rateLimit, burstLimit: t.burstLimit },
       quota: { limit: t.quotaPerDay, period: Period.DAY },
       apiStages: [{ api: props.api, stage }],
@@ -108,7 +108,7 @@ export class UsagePlans extends Construct {
         props,
       );
 
-    // The paying plans' pools, the same way: each a usage plan sized for the customers that share one member.
+    // The paying plans' pools, the same way, on usage plans of the same figures (MEMBER_PLAN).
     const payingPools = new Map<PayingPoolPlan, UsagePlan>();
     for (const [plan, pool] of Object.entries(PAYING_POOLS) as Array<
       [PayingPoolPlan, (typeof PAYING_POOLS)[PayingPoolPlan]]

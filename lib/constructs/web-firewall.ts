@@ -12,7 +12,10 @@ import { pinLogicalId } from './logical-ids.ts';
 export interface WebFirewallProps {
   /** The REST API stage the web ACL protects. */
   readonly stage: Stage;
-  /** Requests one client IP may send in any 5-minute window before WAF blocks it (AWS: 10 to 2,000,000,000). */
+  /**
+   * Requests without a bearer key (absent, or not of a key's shape) one client IP may send in any 5-minute window
+   * before WAF blocks that IP's such requests (AWS: 10 to 2,000,000,000).
+   */
   readonly requestsPerIpPer5Minutes: number;
   /** Requests one bearer key (the whole Authorization header) may send in any 5-minute window. */
   readonly requestsPerKeyPer5Minutes: number;
@@ -35,6 +38,15 @@ const LOWERCASE = [{ priority: 0, type: 'LOWERCASE' }];
 export const IP_REPUTATION_RULE_GROUP = 'AWSManagedRulesAmazonIpReputationList';
 // SingleHeader is untyped JSON in the L1 (CDK passes it through as is): CloudFormation's own spelling.
 const header = (name: string) => ({ singleHeader: { Name: name } });
+
+/** An Authorization header the gateway's TOKEN authorizer would pass on: a bearer key's shape. */
+const bearerShaped = (): CfnWebACL.StatementProperty => ({
+  regexMatchStatement: {
+    fieldToMatch: header(SECRET_HEADER),
+    regexString: BEARER_VALIDATION_EXPRESSION,
+    textTransformations: NONE,
+  },
+});
 
 /**
  * WAF's Block with the same answer the gateway would give (contract/gateway-responses.ts): a WAF custom response
@@ -101,8 +113,12 @@ function operationRequests(): CfnWebACL.StatementProperty {
  * rule whose action terminates, so the rate rules come first (a rate rule under its limit lets evaluation go on):
  * every request is counted per IP and per key, the malformed and the oversize ones too, so a flood of those is
  * blocked by source like any other instead of costing WAF's fee and an access-log line each for ever.
- * - `RatePerIp` and `RatePerKey` (priorities 0, 1): a flood from one source, or on one key from many sources (a
- *   leaked key, a banned or spent key whose cached decision keeps it reaching the gateway). The key rule reads the
+ * - `RatePerIp` (priority 0): a flood of requests carrying no bearer key from one address. It counts only requests
+ *   whose Authorization is absent or not of a key's shape (a scope-down statement), so it never counts, and never
+ *   blocks, a customer: one address may carry any number of customers' contracts (a NAT, a fleet's egress), and a
+ *   per-IP limit low enough to stop a flood refused an Enterprise customer far inside its contract.
+ * - `RatePerKey` (priority 1): a flood on one key from many sources, at the largest contract the admin tool sells
+ *   (WAF cannot tell a key's plan: lib/config/capacity.ts), so it refuses no key inside its contract. It reads the
  *   Authorization header lower-cased (LOWERCASE). A request without Authorization is not counted by the key rule
  *   (WAF skips requests missing an aggregation key). Both answer WAF_FILTERED (403).
  * - `IpReputation` (2): AWS's managed IP reputation list.
@@ -155,6 +171,7 @@ export class WebFirewall extends Construct {
               limit: props.requestsPerIpPer5Minutes,
               aggregateKeyType: 'IP',
               evaluationWindowSec: 300,
+              scopeDownStatement: { notStatement: { statement: bearerShaped() } },
             },
           },
           visibilityConfig: visibility(`${name}-rate-per-ip`),
@@ -196,17 +213,7 @@ export class WebFirewall extends Construct {
                     textTransformations: NONE,
                   },
                 },
-                {
-                  notStatement: {
-                    statement: {
-                      regexMatchStatement: {
-                        fieldToMatch: header(SECRET_HEADER),
-                        regexString: BEARER_VALIDATION_EXPRESSION,
-                        textTransformations: NONE,
-                      },
-                    },
-                  },
-                },
+                { notStatement: { statement: bearerShaped() } },
               ],
             },
           },

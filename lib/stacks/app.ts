@@ -1,6 +1,13 @@
 import { Annotations, App, Validations, type AppProps } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { STAGES, STAGE_NAMES, contextProblems, type StageConfig, type StageName } from '../config/stages.ts';
+import {
+  STAGES,
+  STAGE_NAMES,
+  contextProblems,
+  withAccountQuotas,
+  type StageConfig,
+  type StageName,
+} from '../config/stages.ts';
 import { AccountSettingsStack, ACCOUNT_SETTINGS_STACK } from './account-settings-stack.ts';
 import { AnimalStoreStack } from './animal-store-stack.ts';
 import { isFirstDeploy, warnFirstDeploy } from './first-deploy.ts';
@@ -32,9 +39,11 @@ export function createApp(props: AppProps = {}): {
   for (const name of STAGE_NAMES) {
     // A first deploy goes out without the protections that would strand a failed create (first-deploy.ts).
     const firstDeploy = isFirstDeploy(app, name);
+    // Quotas the account was granted (context) size the edge again (capacity.ts).
+    const base = withAccountQuotas(STAGES[name], (key) => app.node.tryGetContext(key));
     const stage: StageConfig = firstDeploy
-      ? { ...STAGES[name], terminationProtection: false, deletionProtection: false }
-      : STAGES[name];
+      ? { ...base, terminationProtection: false, deletionProtection: false }
+      : base;
     const account = app.node.tryGetContext(`animal-store:${name}:account`) ?? stage.account;
     const problems = contextProblems(name, (key) => app.node.tryGetContext(key));
     // A malformed Region is reported below like every other bad value, not thrown by the CDK's env parser.

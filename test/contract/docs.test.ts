@@ -99,12 +99,15 @@ describe('the route-derived tables (README.md, docs/api.md, docs/deployment.md)'
 
   it('are rendered between markers only: text around them is kept, a stray or missing marker is refused', () => {
     const codes = `\n<!-- generated: error-codes -->\nold\n<!-- /generated -->\n`;
-    const text = `before\n<!-- generated: operations -->\nold\n<!-- /generated -->\nafter\n${codes}`;
+    const capacity = `\n<!-- generated: capacity-ceilings -->\nold\n<!-- /generated -->\n`;
+    const text = `before\n<!-- generated: operations -->\nold\n<!-- /generated -->\nafter\n${capacity}${codes}`;
     const out = rewriteGenerated('README.md', text);
     expect(out.startsWith('before\n<!-- generated: operations -->\n| Route | Operation |')).toBe(true);
     expect(out).toContain(`${operationsTable()}\n<!-- /generated -->\nafter\n`);
     expect(out.endsWith(`${errorCodesSummary()}\n<!-- /generated -->\n`)).toBe(true);
-    expect(() => rewriteGenerated('README.md', 'no markers')).toThrow(/"operations", "error-codes" are missing/);
+    expect(() => rewriteGenerated('README.md', 'no markers')).toThrow(
+      /"operations", "error-codes", "capacity-ceilings" are missing/,
+    );
     expect(() => rewriteGenerated('README.md', `${text}<!-- generated: statuses -->\nx\n<!-- /generated -->`)).toThrow(
       /no generated table named "statuses" belongs here/,
     );

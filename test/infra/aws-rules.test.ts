@@ -7,11 +7,12 @@ import { ResponseType } from 'aws-cdk-lib/aws-apigateway';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { ERROR_CODES, type ErrorCode } from '../../contract/errors.ts';
 import { GATEWAY_RESPONSE_TYPES } from '../../contract/gateway-responses.ts';
-import { FREE_KEY_POOL, PAYING_POOLS, customersAtFullRate, type PayingPoolPlan } from '../../contract/key-pool.ts';
-import { ACCOUNT_THROTTLE, PLANS, STANDARD_PLANS, usagePlanThrottle } from '../../contract/plans.ts';
+import { FREE_KEY_POOL, MEMBER_PLAN, PAYING_POOLS, type PayingPoolPlan } from '../../contract/key-pool.ts';
+import { ACCOUNT_THROTTLE, PLANS, STANDARD_PLANS } from '../../contract/plans.ts';
 import { STAGE_NAMES, type StageName } from '../../lib/config/stages.ts';
 import { VERSION_DIMENSION } from '../../lib/constructs/version-gates.ts';
 import { captureEmf, type EmittedMetric } from './emf-capture.ts';
+import { accessLogFilterMetrics } from './filter-pattern-eval.ts';
 import { NOT_FOR_ALARMS, checkExpression, type MathType } from './metric-math.ts';
 import { alarmsOf, metricsOf, sources, type MetricDataQuery } from './template-queries.ts';
 import { resourcesOf, synthTemplates, type CfnTemplate } from './templates.ts';
@@ -146,7 +147,8 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
 
       // CloudWatch: "a metric is uniquely defined by a name, a namespace, and zero or more dimensions"; an alarm
       // on a metric whose dimension set the code never publishes stays in INSUFFICIENT_DATA (here: OK) for ever.
-      it('every alarm on a custom metric watches a (namespace, name, exact dimension set) the functions emit', () => {
+      // The gateway's own 429s are published by metric filters on the access log, under the dimensions its lines carry.
+      it('every alarm on a custom metric watches a (namespace, name, exact dimension set) the functions or the access log publish', () => {
         const custom = alarmsOf(t()).flatMap(({ id, p }) =>
           metricsOf(p)
             .filter((m) => !m.Namespace.startsWith('AWS/'))
@@ -164,7 +166,7 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
           );
         for (const { id, m } of custom) {
           const dims = Object.fromEntries((m.Dimensions ?? []).map((d) => [d.Name, d.Value]));
-          const match = emitted.find(
+          const match = [...emitted, ...accessLogFilterMetrics(t())].find(
             (e) => e.namespace === m.Namespace && e.name === m.MetricName && shape(e.dimensions) === shape(dims),
           );
           expect(
@@ -272,14 +274,15 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
       // (spent-keys.test.ts).
       const pools = [['free', FREE_KEY_POOL.displayName] as const, ...poolsOf()];
       expect(plans).toHaveLength(STANDARD_PLANS.length + pools.length + 1);
-      // Each pool's plan is customersAtFullRate customers' plans added up, within the account throttle: each of
-      // those customers gets what its own plan gives it (checked against the app's limiter below).
+      // Each pool's plan admits what the account admits (MEMBER_PLAN): a member's customers together may ask for more
+      // than the account's throttle, so nothing smaller would serve each of them its own plan.
       for (const [plan, displayName] of pools) {
         const [, p] = plans.find(([, x]) => x.Properties.UsagePlanName.endsWith(`-${displayName}`))!;
-        const one = usagePlanThrottle(PLANS[plan].limits!);
-        const n = customersAtFullRate(plan);
-        expect(p.Properties.Quota, plan).toEqual({ Limit: one.quotaPerDay * n, Period: 'DAY' });
-        expect(p.Properties.Throttle, plan).toEqual({ RateLimit: one.rateLimit * n, BurstLimit: one.burstLimit * n });
+        expect(p.Properties.Quota, plan).toEqual({ Limit: MEMBER_PLAN.quotaPerDay, Period: 'DAY' });
+        expect(p.Properties.Throttle, plan).toEqual({
+          RateLimit: MEMBER_PLAN.rateLimit,
+          BurstLimit: MEMBER_PLAN.burstLimit,
+        });
         expect(p.Properties.Throttle.BurstLimit, plan).toBeLessThanOrEqual(ACCOUNT_THROTTLE.burstLimit);
         expect(p.Properties.Throttle.RateLimit, plan).toBeLessThanOrEqual(ACCOUNT_THROTTLE.rateLimit);
       }

@@ -19,7 +19,7 @@ import {
   poolThrottle,
   poolMemberOf,
 } from '../../contract/key-pool.ts';
-import { ACCOUNT_THROTTLE, PLANS, usagePlanThrottle } from '../../contract/plans.ts';
+import { ACCOUNT_THROTTLE, PLANS } from '../../contract/plans.ts';
 import {
   API_KEY_VALUE_PATTERN,
   authenticate,
@@ -127,18 +127,17 @@ describe('usageKeyOf: which API key the authorizer names', () => {
 });
 
 describe('the pool and the ceiling', () => {
-  it("sizes the pool's usage plan for its members' share of Free customers, within the account throttle", () => {
-    const pool = poolThrottle();
-    const free = usagePlanThrottle(PLANS.free.limits!);
-    expect(pool.guaranteed).toBe(true);
-    expect(pool).toEqual({ rateLimit: 45, burstLimit: 4_800, quotaPerDay: 82_500, guaranteed: true });
-    expect(pool.burstLimit).toBeLessThanOrEqual(ACCOUNT_THROTTLE.burstLimit);
-    // At least customersAtFullRate Free clients' worth of bucket and quota per member.
-    expect(pool.rateLimit).toBeGreaterThanOrEqual(FREE_KEY_POOL.customersAtFullRate);
-    expect(pool.burstLimit).toBeGreaterThanOrEqual(FREE_KEY_POOL.customersAtFullRate * PLANS.free.limits!.perMinute);
-    expect(pool.quotaPerDay).toBeGreaterThanOrEqual(2 * FREE_KEY_POOL.customersAtFullRate * PLANS.free.limits!.perDay);
-    // A runaway client is stopped at its member's bucket: customersAtFullRate Free clients' worth, no more.
-    expect(pool.rateLimit).toBeLessThanOrEqual(FREE_KEY_POOL.customersAtFullRate * (free.rateLimit + 1));
+  it("gives every pool's usage plan the account's whole throttle, so no member refuses what the account admits", () => {
+    for (const plan of ['free', 'pro', 'business'] as const) {
+      const pool = poolThrottle(plan);
+      expect(pool).toEqual({ rateLimit: 10_000, burstLimit: 5_000, quotaPerDay: 2 ** 31 - 1, guaranteed: true });
+      expect(pool.burstLimit).toBeLessThanOrEqual(ACCOUNT_THROTTLE.burstLimit);
+      expect(pool.rateLimit).toBeLessThanOrEqual(ACCOUNT_THROTTLE.rateLimit);
+      // Every customer of a member spending its whole day, at 1,000,000 keys of the plan on one stage.
+      const members = plan === 'free' ? FREE_KEY_POOL.members : 16;
+      const asked = (1_000_000 / members) * PLANS[plan].limits!.perDay;
+      expect(pool.quotaPerDay).toBeGreaterThanOrEqual(Math.min(asked, ACCOUNT_THROTTLE.rateLimit * 86_400));
+    }
   });
 
   it('holds 1,000,000 customer keys on one stage with API keys to spare for paying customers', () => {

@@ -1,0 +1,367 @@
+/**
+ * The capacity model: one account of every hop a request crosses (WAF, the stage throttle, the authorizer, the
+ * usage-plan member, the functions, the limiter's items, the tables), with the capacity a stage gives it and the
+ * demand the contracts sharing it can put on it for a customer mix. The stage's edge figures (stage throttle, the
+ * authorizer's reserved concurrency, WAF's limits) are sized here from the account's quotas (edgeFor), the plans and
+ * the pools come from contract/, and `npm run capacity`, the docs' table and test/unit/capacity.test.ts all read
+ * capacityRows, so no guard is sized in one place and checked against another.
+ *
+ * Two kinds of row:
+ * - a ceiling is an account quota (API Gateway's throttle, Lambda's concurrency, DynamoDB's per-table throughput):
+ *   what every stage in the account shares and only a Service Quotas increase lifts. Its demand is the whole contract
+ *   of the mix; below 1, the row names the increase that serves it;
+ * - every other hop is ours, and must be at or above what the ceilings let through to it (headroom >= 1), or our own
+ *   guard refuses a customer inside its contract.
+ */
+import {
+  ACCOUNT_THROTTLE,
+  LIMITER,
+  MAX_CUSTOM_LIMITS,
+  MEMBER_PLAN,
+  PLANS,
+  STANDARD_PLANS,
+  banThreshold,
+  type PlanLimits,
+  type PlanName,
+} from '../../contract/plans.ts';
+import { BRACKET_POOL, FREE_KEY_POOL, PAYING_POOLS } from '../../contract/key-pool.ts';
+import { ROUTES } from '../../contract/routes.ts';
+
+/**
+ * The account quotas a stage is deployed under (per account and Region; every stage in the account shares them).
+ * AWS's defaults unless a stage says it was raised (context `animal-store:<stage>:lambdaConcurrency=…`, …).
+ */
+export interface AccountQuotas {
+  /** API Gateway's account throttle: requests per second (default 10,000; Service Quotas "Throttle rate"). */
+  readonly apiRate: number;
+  /** API Gateway's account token bucket (default 5,000; raised with the rate). */
+  readonly apiBurst: number;
+  /** Lambda's concurrent executions (default 1,000; Service Quotas "Concurrent executions"). */
+  readonly lambdaConcurrency: number;
+  /** DynamoDB on-demand throughput per table, request units per second (default 40,000 read and 40,000 write). */
+  readonly tableUnits: number;
+}
+
+export const DEFAULT_ACCOUNT_QUOTAS: AccountQuotas = {
+  apiRate: ACCOUNT_THROTTLE.rateLimit,
+  apiBurst: ACCOUNT_THROTTLE.burstLimit,
+  lambdaConcurrency: 1_000,
+  tableUnits: 40_000,
+};
+
+/**
+ * Durations the concurrency is sized with (Little's law: concurrency = rate x duration). The authorizer's warm
+ * invocation: one BatchGetItem in the Region plus SHA-256 and Lambda's per-invoke overhead (the bench prints the
+ * local figure beside it). A cold start (init + invoke) took 170-190 ms locally: a burst's environments are cold, but
+ * a burst needs one environment per request in flight whatever its length, so cold starts change how long a burst
+ * holds them, not how many it needs. An operation: a limiter write and its own one or two DynamoDB calls.
+ */
+export const AUTHORIZER_WARM_MS = 25;
+export const AUTHORIZER_COLD_MS = 200;
+export const FUNCTION_WARM_MS = 50;
+/** Uncached requests per second the authorizer answers at `concurrency` (what it holds before Lambda throttles). */
+export const authorizerCapacity = (concurrency: number, durationMs = AUTHORIZER_WARM_MS): number =>
+  Math.floor((concurrency * 1000) / durationMs);
+/** Lambda refuses a reservation that leaves the account fewer unreserved executions than this. */
+export const UNRESERVED_MINIMUM = 100;
+/** What one DynamoDB partition (so one item) takes in writes per second. */
+export const PARTITION_WRITE_UNITS = 1_000;
+
+/**
+ * The most request units one admitted API call takes of any one table, read or write: a createPet's transaction
+ * (2 WRU per item, the pet and its idempotency record) plus its limiter write (1 WRU) on the state table, or a
+ * 100-pet page read eventually consistent (~30 KB: 4 RRU); the authorizer's consistent read of a key and its
+ * standing is 1 RRU per table.
+ */
+export const UNITS_PER_CALL = 4;
+
+/** The authorized methods: the operations (each is a method with its own stage bucket). */
+const METHODS = ROUTES.length;
+
+export interface Edge {
+  /** The stage's default method throttle (applied per method, before the authorizer). */
+  readonly stageThrottle: { readonly rateLimit: number; readonly burstLimit: number };
+  /** The authorizer's reserved concurrency: what a burst of uncached requests the stage admits needs at once. */
+  readonly authorizerReservedConcurrency: number;
+  /** WAF: requests one bearer key may send in 5 minutes (the largest contract the admin tool sells). */
+  readonly wafRequestsPerKeyPer5Minutes: number;
+  /** Requests admitted by every method's bucket at once (at most the account's bucket). */
+  readonly atOnce: number;
+}
+
+/** Concurrency a burst of `atOnce` requests and the sustained `rate` need of the authorizer and of the functions. */
+function concurrencyNeeds(atOnce: number, rate: number): { authorizer: number; functions: number } {
+  return {
+    authorizer: Math.max(atOnce, Math.ceil((rate * AUTHORIZER_WARM_MS) / 1000)),
+    functions: Math.max(atOnce, Math.ceil((rate * FUNCTION_WARM_MS) / 1000), UNRESERVED_MINIMUM),
+  };
+}
+
+/**
+ * What one key may send in any 5-minute window under its contract: a 300 s window meets at most 6 minute windows,
+ * each its budget plus the 429s a fleet honouring them may cause before a ban (banThreshold), and never more than
+ * the account admits in 5 minutes (a full bucket and 300 s of refill).
+ */
+export function fiveMinuteDemand(limits: PlanLimits, q: AccountQuotas = DEFAULT_ACCOUNT_QUOTAS): number {
+  return Math.min(6 * (limits.perMinute + banThreshold(limits)), q.apiRate * 300 + q.apiBurst);
+}
+
+/**
+ * The stage's edge, sized from the account's quotas so that every request the account admits passes it:
+ * - the stage throttle's rate is the account's (all admitted traffic may be on one method);
+ * - a burst the stage admits arrives at once, and concurrent uncached requests each invoke the authorizer (the
+ *   gateway does not coalesce them), so the authorizer's reservation holds every method's bucket at once, and so do
+ *   the functions (the unreserved rest). The stage bucket is the largest the account's Lambda concurrency can hold
+ *   twice over (authorizer and functions): the account's bucket (5,000) with 10,000 executions, 125 per method with
+ *   the default 1,000. Past it the client gets the gateway's 429 with Retry-After, never a 5xx;
+ * - WAF's per-key limit is the largest contract the admin tool accepts (MAX_CUSTOM_LIMITS), since WAF cannot tell a
+ *   key's plan: it refuses no key the tool sold.
+ */
+export function edgeFor(q: AccountQuotas, methods: number = METHODS): Edge {
+  const fits = (x: number) => {
+    const n = concurrencyNeeds(x, q.apiRate);
+    return n.authorizer + n.functions <= q.lambdaConcurrency;
+  };
+  let x = q.apiBurst;
+  while (x > methods && !fits(x)) x--;
+  const burstLimit = x >= q.apiBurst ? q.apiBurst : Math.max(1, Math.floor(x / methods));
+  const atOnce = Math.min(q.apiBurst, burstLimit * methods);
+  return {
+    stageThrottle: { rateLimit: q.apiRate, burstLimit },
+    authorizerReservedConcurrency: concurrencyNeeds(atOnce, q.apiRate).authorizer,
+    wafRequestsPerKeyPer5Minutes: fiveMinuteDemand(MAX_CUSTOM_LIMITS, q),
+    atOnce,
+  };
+}
+
+/** A customer mix: how many keys of each plan, and the Enterprise contract assumed for each Enterprise key. */
+export interface CustomerMix {
+  readonly free: number;
+  readonly pro: number;
+  readonly business: number;
+  readonly enterprise: number;
+  readonly enterpriseLimits: PlanLimits;
+}
+
+/** The mix we sell per stage: 1,000,000 keys, 100,000 of them paying. */
+export const REFERENCE_MIX: CustomerMix = {
+  free: 900_000,
+  pro: 70_000,
+  business: 25_000,
+  enterprise: 5_000,
+  enterpriseLimits: { perMinute: 5_000, perDay: 1_000_000 },
+};
+
+/** What a stage's hops are, for the model (lib/config/stages.ts StageConfig has them all). */
+export interface StageCapacity {
+  readonly name: string;
+  readonly accountQuotas: AccountQuotas;
+  readonly stageThrottle: { readonly rateLimit: number; readonly burstLimit: number };
+  readonly authorizerReservedConcurrency: number;
+  readonly wafRequestsPerKeyPer5Minutes: number;
+  /** Counted by WAF's per-IP rule only for requests without a bearer key (no customer's), so it refuses none. */
+  readonly wafRequestsPerIpPer5Minutes: number;
+  /** The tables' on-demand maximum throughput, request units per second. */
+  readonly tableMaxUnits: number;
+}
+
+export interface CapacityRow {
+  readonly hop: string;
+  readonly capacity: number;
+  readonly demand: number;
+  readonly unit: string;
+  /** capacity / demand (Infinity when nothing of the contract reaches it). */
+  readonly headroom: number;
+  /** An account quota: below 1, `raise` says what to ask for. */
+  readonly ceiling: boolean;
+  readonly raise?: string;
+  readonly note: string;
+}
+
+const limitsOf = (plan: PlanName, mix: CustomerMix): PlanLimits =>
+  plan === 'enterprise' ? mix.enterpriseLimits : PLANS[plan].limits!;
+const PLAN_KEYS: readonly PlanName[] = ['free', 'pro', 'business', 'enterprise'];
+
+/**
+ * Customers on the busiest of `members` pool members: key ids are random and spread by a hash, so counts are
+ * binomial; mean + 4 standard deviations bounds the busiest member of hundreds of stages.
+ */
+export function busiestMember(customers: number, members: number): number {
+  const mean = customers / members;
+  return Math.ceil(mean + 4 * Math.sqrt(mean * (1 - 1 / members)));
+}
+
+const membersOf = (plan: PlanName): number =>
+  plan === 'free' ? FREE_KEY_POOL.members : plan === 'enterprise' ? BRACKET_POOL.members : PAYING_POOLS[plan].members;
+
+/** Every hop for `mix` on `stage`, ceilings first, then in the order a request crosses them. */
+export function capacityRows(stage: StageCapacity, mix: CustomerMix = REFERENCE_MIX): CapacityRow[] {
+  const q = stage.accountQuotas;
+  const rows: CapacityRow[] = [];
+  const row = (r: Omit<CapacityRow, 'headroom'>) =>
+    rows.push({ ...r, headroom: r.demand === 0 ? Infinity : r.capacity / r.demand });
+  const contractRate = PLAN_KEYS.reduce((s, p) => s + (mix[p] * limitsOf(p, mix).perMinute) / 60, 0);
+  const contractDay = PLAN_KEYS.reduce((s, p) => s + mix[p] * limitsOf(p, mix).perDay, 0);
+  // What the account lets through to the hops after it.
+  const admitted = Math.min(contractRate, q.apiRate);
+  const largestKey = Math.max(...STANDARD_PLANS.map((p) => PLANS[p].limits!.perMinute), MAX_CUSTOM_LIMITS.perMinute);
+  const contractBurst = Math.min(q.apiBurst, largestKey);
+  // Behind the API ceiling, the others are asked for what it lets through: the largest key's burst at once and the
+  // account's rate.
+  const needed = concurrencyNeeds(contractBurst, admitted);
+
+  row({
+    hop: 'Account: API Gateway throttle',
+    capacity: q.apiRate,
+    demand: Math.ceil(contractRate),
+    unit: 'req/s',
+    ceiling: true,
+    raise: `API Gateway "Throttle rate" to ${Math.ceil(contractRate).toLocaleString('en-US')} req/s`,
+    note: 'every customer at its minute rate at once; shared by every API of the account',
+  });
+  row({
+    hop: 'Account: requests a day',
+    capacity: q.apiRate * 86_400,
+    demand: contractDay,
+    unit: 'req/day',
+    ceiling: true,
+    raise: `API Gateway "Throttle rate" to ${Math.ceil(contractDay / 86_400).toLocaleString('en-US')} req/s`,
+    note: 'every customer spending its whole day',
+  });
+  row({
+    hop: 'Account: Lambda concurrency',
+    capacity: q.lambdaConcurrency,
+    demand: needed.authorizer + needed.functions,
+    unit: 'executions',
+    ceiling: true,
+    raise: `Lambda "Concurrent executions" to ${(needed.authorizer + needed.functions).toLocaleString('en-US')}`,
+    note: `the largest key's burst (${contractBurst.toLocaleString('en-US')} at once) through the authorizer and a function, at the API ceiling's rate`,
+  });
+  row({
+    hop: 'Account: DynamoDB per-table throughput',
+    capacity: q.tableUnits,
+    demand: Math.ceil(admitted * UNITS_PER_CALL),
+    unit: 'units/s',
+    ceiling: true,
+    raise: `DynamoDB "Table-level on-demand throughput" to ${Math.ceil(admitted * UNITS_PER_CALL).toLocaleString('en-US')}`,
+    note: `what the API ceiling admits, ${UNITS_PER_CALL} units per call at most (a createPet's transaction and limiter write)`,
+  });
+
+  const admittedEdge = edgeFor(q);
+  row({
+    hop: 'WAF: per key (5 min)',
+    capacity: stage.wafRequestsPerKeyPer5Minutes,
+    demand: fiveMinuteDemand(MAX_CUSTOM_LIMITS, q),
+    unit: 'req/5 min',
+    ceiling: false,
+    note: 'the largest contract the admin tool sells, with its fleet’s 429s',
+  });
+  row({
+    hop: 'WAF: per IP (5 min, requests without a bearer key)',
+    capacity: stage.wafRequestsPerIpPer5Minutes,
+    demand: 0,
+    unit: 'req/5 min',
+    ceiling: false,
+    note: 'counts no request that carries a bearer key, so no customer’s',
+  });
+  row({
+    hop: 'Stage throttle: rate per method',
+    capacity: stage.stageThrottle.rateLimit,
+    demand: Math.ceil(admitted),
+    unit: 'req/s',
+    ceiling: false,
+    note: 'all admitted traffic may be on one method',
+  });
+  row({
+    hop: 'Stage throttle: burst per method',
+    capacity: stage.stageThrottle.burstLimit,
+    demand: admittedEdge.stageThrottle.burstLimit,
+    unit: 'requests',
+    ceiling: false,
+    note: `what the Lambda concurrency ceiling holds at once (the contract's: ${contractBurst.toLocaleString('en-US')})`,
+  });
+  const atOnce = Math.min(q.apiBurst, stage.stageThrottle.burstLimit * METHODS);
+  const stageNeeds = concurrencyNeeds(atOnce, admitted);
+  row({
+    hop: 'Authorizer: reserved concurrency',
+    capacity: stage.authorizerReservedConcurrency,
+    demand: stageNeeds.authorizer,
+    unit: 'executions',
+    ceiling: false,
+    note: `every method's bucket of uncached tokens at once (cold: ~${AUTHORIZER_COLD_MS} ms each), or every admitted request uncached (TTL 0) at ${AUTHORIZER_WARM_MS} ms`,
+  });
+  row({
+    hop: 'Functions: unreserved concurrency',
+    capacity: q.lambdaConcurrency - stage.authorizerReservedConcurrency,
+    demand: stageNeeds.functions,
+    unit: 'executions',
+    ceiling: false,
+    note: `every method's bucket at once, or every admitted request at ${FUNCTION_WARM_MS} ms`,
+  });
+  for (const plan of PLAN_KEYS) {
+    if (mix[plan] === 0) continue;
+    const limits = limitsOf(plan, mix);
+    const members = membersOf(plan);
+    const busiest = busiestMember(mix[plan], members);
+    const name = plan === 'enterprise' ? 'an Enterprise bracket' : `the ${PLANS[plan].displayName} pool`;
+    row({
+      hop: `Usage plan: member of ${name} (rate)`,
+      capacity: MEMBER_PLAN.rateLimit,
+      demand: Math.ceil(Math.min(admitted, (busiest * limits.perMinute) / 60)),
+      unit: 'req/s',
+      ceiling: false,
+      note: `${busiest.toLocaleString('en-US')} customers on its busiest of ${members} members${plan === 'enterprise' ? ' (all in one bracket)' : ''}`,
+    });
+    row({
+      hop: `Usage plan: member of ${name} (day)`,
+      capacity: MEMBER_PLAN.quotaPerDay,
+      demand: Math.min(admitted * 86_400, busiest * limits.perDay),
+      unit: 'req/day',
+      ceiling: false,
+      note: 'each spending its whole day',
+    });
+  }
+  const exactItem = Math.min(LIMITER.exactPerMinute, largestKey);
+  row({
+    hop: 'Limiter: one counter item',
+    capacity: PARTITION_WRITE_UNITS,
+    demand: Math.ceil((exactItem + banThreshold({ perMinute: exactItem, perDay: exactItem })) / 60),
+    unit: 'writes/s',
+    ceiling: false,
+    note: `an exact key's minute (${LIMITER.exactPerMinute.toLocaleString('en-US')} at most) and its fleet's 429s; larger keys take leases of ${LIMITER.leaseSeconds} s, at most ${LIMITER.leasesPerShardWindow} a shard a minute`,
+  });
+  row({
+    hop: 'DynamoDB: tables’ maximum throughput',
+    capacity: stage.tableMaxUnits,
+    demand: Math.ceil(admitted * UNITS_PER_CALL),
+    unit: 'units/s',
+    ceiling: false,
+    note: 'the stack’s on-demand cost ceiling on every table',
+  });
+  return rows;
+}
+
+/** The rows of our own hops below what the ceilings let through: each a guard of ours refusing a customer. */
+export const shortfalls = (rows: readonly CapacityRow[]): CapacityRow[] =>
+  rows.filter((r) => !r.ceiling && r.headroom < 1);
+
+const figure = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '—');
+const headroomText = (h: number) => (Number.isFinite(h) ? (h >= 100 ? '≥ 100' : h.toFixed(2)) : '∞');
+
+/** The rows as a Markdown table (the docs' and `npm run capacity`'s). */
+export function capacityTable(rows: readonly CapacityRow[]): string {
+  const line = (cells: readonly string[]) => `| ${cells.join(' | ')} |`;
+  return [
+    line(['Hop', 'Capacity', 'Contract demand', 'Headroom', 'Note']),
+    '|---|---|---|---|---|',
+    ...rows.map((r) =>
+      line([
+        r.ceiling ? `**${r.hop}**` : r.hop,
+        `${figure(r.capacity)} ${r.unit}`,
+        `${figure(r.demand)} ${r.unit}`,
+        r.ceiling && r.headroom < 1 ? `${headroomText(r.headroom)} (ask: ${r.raise})` : headroomText(r.headroom),
+        r.note.replace(/\|/g, '\\|'),
+      ]),
+    ),
+  ].join('\n');
+}
