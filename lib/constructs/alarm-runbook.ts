@@ -64,6 +64,12 @@ export const ALARM_RUNBOOK: readonly RunbookEntry[] = [
     means: 'The authorizer could not look keys up: every uncached request got 503 (it fails closed).',
   },
   {
+    id: /^GatewayRefusals\/RefusingCustomers$/,
+    section: 'Gateway refusing customers',
+    means:
+      'API Gateway itself answered customers 429 (a usage plan, the stage throttle or the account throttle) before any function ran: a hop is at capacity.',
+  },
+  {
     id: /^Deploy\/\w+DenialRate$/,
     section: 'Deploy gate: authorizer denial rate',
     means: 'During a deploy the new authorizer denied many keys: CodeDeploy rolls it back.',

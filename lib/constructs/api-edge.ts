@@ -30,7 +30,21 @@ export const ACCESS_LOG_FIELDS = {
   xrayTraceId: '$context.xrayTraceId',
 } as const;
 
-export const ACCESS_LOG = AccessLogFormat.custom(JSON.stringify(ACCESS_LOG_FIELDS));
+/**
+ * The access-log format, with constant fields after the variables: the stage's metric dimensions (`service`,
+ * `stage`), so that metric filters on the log publish under the exact dimension set the functions' metrics carry
+ * (gateway-refusals.ts), which CloudWatch Logs can only take from fields of the line. Literal text, not variables:
+ * nothing a client sends, and only characters that can neither start a `$context` variable nor break the JSON.
+ */
+export function accessLogFormat(constants: Readonly<Record<string, string>> = {}): AccessLogFormat {
+  for (const [name, value] of Object.entries(constants)) {
+    if (name in ACCESS_LOG_FIELDS) throw new Error(`access log: constant ${name} would replace a field`);
+    if (!/^[A-Za-z0-9_.-]{1,64}$/.test(value)) throw new Error(`access log: constant ${name} is not a plain word`);
+  }
+  return AccessLogFormat.custom(JSON.stringify({ ...ACCESS_LOG_FIELDS, ...constants }));
+}
+
+export const ACCESS_LOG = accessLogFormat();
 
 /**
  * TLS 1.2 or later on the API's own execute-api endpoint (the default for a Regional API is TLS_1_0): the legacy

@@ -46,6 +46,11 @@ export interface OperationsDashboardProps {
   readonly dashboardName?: string;
   /** Web ACLs whose blocked requests are graphed. @default - every web ACL of the stack (built before this) */
   readonly webAcls?: readonly CfnWebACL[];
+  /**
+   * API Gateway's own 429s by cause (gateway-refusals.ts), custom metrics under the same dimension set, graphed
+   * beside the functions' 429s. @default - not graphed
+   */
+  readonly gatewayRefusals?: readonly { readonly metricName: string; readonly label: string }[];
 }
 
 const PERIOD = Duration.minutes(1);
@@ -53,10 +58,11 @@ const WIDE = 12;
 const HIGH = 6;
 
 /**
- * The stage's CloudWatch dashboard: API traffic, per-operation requests and latency, 429s by reason and by plan,
- * authorizer denials vs failures, DynamoDB capacity and throttles per table, calls to deprecated operations (and
- * who makes them), and the state of every alarm. Custom metrics use exactly the dimension sets the functions emit:
- * CloudWatch matches a metric by its full dimension set, so a widget on any other set stays empty.
+ * The stage's CloudWatch dashboard: API traffic, per-operation requests and latency, 429s by reason and by plan
+ * beside the gateway's own 429s by cause, authorizer denials vs failures, DynamoDB capacity and throttles per table,
+ * calls to deprecated operations (and who makes them), and the state of every alarm. Custom metrics use exactly the
+ * dimension sets the functions emit: CloudWatch matches a metric by its full dimension set, so a widget on any other
+ * set stays empty.
  */
 export class OperationsDashboard extends Construct {
   readonly dashboard: Dashboard;
@@ -114,14 +120,31 @@ export class OperationsDashboard extends Construct {
         perOperation((fn) => fn.metricDuration({ statistic: 'p99', period: PERIOD }), 'p99'),
       ),
     );
+    // The gateway's own 429s never reach a function: side by side with the limiter's, a row tells who refused.
+    const gateway = props.gatewayRefusals ?? [];
+    const third = gateway.length ? 8 : WIDE;
     d.addWidgets(
       graph(
         '429 by reason',
         props.rateLimitCodes.map((code) => custom('RateLimited', { code }, code)),
+        [],
+        third,
       ),
+      ...(gateway.length
+        ? [
+            graph(
+              'Gateway 429s by cause (no function ran)',
+              gateway.map((g) => custom(g.metricName, {}, g.label)),
+              [],
+              third,
+            ),
+          ]
+        : []),
       graph(
         '429 by plan',
         props.plans.map((plan) => custom('RateLimited', { plan }, plan)),
+        [],
+        third,
       ),
     );
     d.addWidgets(

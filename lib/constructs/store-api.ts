@@ -33,7 +33,7 @@ import { BEARER_VALIDATION_EXPRESSION } from '../../contract/auth.ts';
 import { SPENT_KEYS } from '../../contract/key-pool.ts';
 import { staticHeaders } from './literal.ts';
 import { pinLogicalId } from './logical-ids.ts';
-import { ACCESS_LOG, API_SECURITY_POLICY } from './api-edge.ts';
+import { API_SECURITY_POLICY, accessLogFormat } from './api-edge.ts';
 
 /** The deployment stage: both base addresses end in `/v1` (spec section 9). */
 export const STAGE_NAME = BASE_PATH.slice(1);
@@ -59,6 +59,11 @@ export interface StoreApiProps {
   readonly throttle: { readonly rateLimit: number; readonly burstLimit: number };
   /** Share of requests traced beyond one per second (X-Ray sampling rule on this stage, 0–1). */
   readonly traceSampleRate: number;
+  /**
+   * Constant fields every access-log line carries (accessLogFormat): the functions' metric dimensions, which metric
+   * filters on the log publish under. @default - none
+   */
+  readonly accessLogConstants?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -99,7 +104,7 @@ export class StoreApi extends Construct {
         throttlingBurstLimit: props.throttle.burstLimit,
         tracingEnabled: true,
         accessLogDestination: new LogGroupLogDestination(accessLogs),
-        accessLogFormat: ACCESS_LOG,
+        accessLogFormat: accessLogFormat(props.accessLogConstants),
         loggingLevel: MethodLoggingLevel.ERROR,
         dataTraceEnabled: false,
       },

@@ -12,7 +12,10 @@ export interface AlarmMetricRow {
   readonly alarm: string;
   /** How many there are and what each sums. */
   readonly detail: string;
-  /** The alarms' logical-id pattern in the template (the construct ids of lib/constructs/alarms.ts, canary-deployments.ts). */
+  /**
+   * The alarms' logical-id pattern in the template (the construct ids of lib/constructs/alarms.ts,
+   * gateway-refusals.ts, canary-deployments.ts).
+   */
   readonly ids: RegExp;
   readonly metrics: number;
 }
@@ -57,6 +60,12 @@ export function alarmMetrics(routes: readonly Route[] = ROUTES): AlarmMetricRow[
     ...tables,
     { alarm: 'StorageUnavailable', detail: 'the functions’ metric', ids: /^AlarmsStorageUnavailable/, metrics: 1 },
     { alarm: 'AuthorizerFailure', detail: 'the authorizer’s metric', ids: /^AlarmsAuthorizerFailure/, metrics: 1 },
+    {
+      alarm: 'Gateway refusing customers',
+      detail: 'GatewayThrottled, GatewayQuotaExceeded (metric filters on the access log)',
+      ids: /^GatewayRefusalsRefusingCustomers/,
+      metrics: 2,
+    },
     {
       alarm: 'Deploy gate: operation failures, new version against old',
       detail: `one per operation (${ops}): Invocations, Errors, InternalError of the alias and of its new version`,

@@ -16,6 +16,7 @@ import { ApiFunction, TELEMETRY } from '../constructs/api-function.ts';
 import { CanaryDeployments } from '../constructs/canary-deployments.ts';
 import { OperationsDashboard } from '../constructs/dashboard.ts';
 import { DataTables, requestUnitCeiling } from '../constructs/data-tables.ts';
+import { GatewayRefusals, spentKeyIdOf } from '../constructs/gateway-refusals.ts';
 import { GatewayResponses } from '../constructs/gateway-responses.ts';
 import { STAGE_NAME, StoreApi } from '../constructs/store-api.ts';
 import { UsagePlans } from '../constructs/usage-plans.ts';
@@ -123,6 +124,11 @@ export class AnimalStoreStack extends Stack {
     const handlers = new Map(ROUTES.map((r) => [r.operationId, functions.get(r.operationId)!.function]));
     const authorizerHandler = functions.get(AUTHORIZER.name)!.function;
 
+    // The functions' default metric dimensions (lambdas/shared/observability.ts): SERVICE_NAME's service, and STAGE.
+    const customMetrics = {
+      namespace: TELEMETRY.metricsNamespace,
+      dimensions: { service: TELEMETRY.serviceName, stage: stage.name },
+    };
     const store = new StoreApi(this, 'Api', {
       // API Gateway invokes the `live` aliases (the permissions are granted on them), so deploys can shift traffic.
       handlers: new Map(ROUTES.map((r) => [r.operationId, functions.get(r.operationId)!.alias])),
@@ -135,6 +141,8 @@ export class AnimalStoreStack extends Stack {
       corsAllowedOrigins: stage.corsAllowedOrigins,
       throttle: stage.stageThrottle,
       traceSampleRate: stage.traceSampleRate,
+      // Every access-log line carries them, so the gateway's refusals counted from the log share the functions' set.
+      accessLogConstants: customMetrics.dimensions,
     });
     new WebFirewall(this, 'Firewall', {
       stage: store.api.deploymentStage,
@@ -148,11 +156,12 @@ export class AnimalStoreStack extends Stack {
       stageName: stage.name,
     });
 
-    // The functions' default metric dimensions (lambdas/shared/observability.ts): SERVICE_NAME's service, and STAGE.
-    const customMetrics = {
-      namespace: TELEMETRY.metricsNamespace,
-      dimensions: { service: TELEMETRY.serviceName, stage: stage.name },
-    };
+    // API Gateway's own 429s, which no function sees, counted from the access log (the spent-keys key's apart).
+    const gatewayRefusals = new GatewayRefusals(this, 'GatewayRefusals', {
+      accessLogs: store.accessLogs,
+      spentKeyId: spentKeyIdOf(usagePlans),
+      customMetrics,
+    });
     new ApiAlarms(this, 'Alarms', {
       api: store.api,
       functions: new Map([...handlers, [AUTHORIZER.name, authorizerHandler]]),
@@ -195,6 +204,7 @@ export class AnimalStoreStack extends Stack {
       tables: new Map(data.entries().map(({ def, table }) => [def.id, table])),
       alarms: this.node.findAll().filter((c): c is Alarm => c instanceof Alarm),
       customMetrics,
+      gatewayRefusals: gatewayRefusals.series,
       rateLimitCodes: Object.keys(ERROR_CODES).filter(
         (code) => ERROR_CODES[code as keyof typeof ERROR_CODES].status === 429,
       ),

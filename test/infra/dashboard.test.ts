@@ -1,8 +1,9 @@
 /**
  * The stage dashboard shows what the issue of running it needs, and every custom metric it graphs is one the
- * functions really emit, with the exact dimension set they emit it with: CloudWatch identifies a metric by
- * namespace, name and its full set of dimensions ("a metric is uniquely defined by a name, a namespace, and zero or
- * more dimensions"), so a widget on a subset or superset of the emitted dimensions stays empty for ever.
+ * functions really emit (or a metric filter on the access log publishes), with the exact dimension set they emit it
+ * with: CloudWatch identifies a metric by namespace, name and its full set of dimensions ("a metric is uniquely
+ * defined by a name, a namespace, and zero or more dimensions"), so a widget on a subset or superset of the emitted
+ * dimensions stays empty for ever.
  */
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { ROUTES } from '../../contract/routes.ts';
@@ -10,6 +11,7 @@ import { PLANS } from '../../contract/plans.ts';
 import { TABLES } from '../../contract/tables.ts';
 import { STAGE_NAMES, type StageName } from '../../lib/config/stages.ts';
 import { captureEmf, type EmittedMetric } from './emf-capture.ts';
+import { accessLogFilterMetrics } from './filter-pattern-eval.ts';
 import { resourcesOf, synthTemplates, type CfnTemplate } from './templates.ts';
 
 let templates: Record<StageName, CfnTemplate>;
@@ -133,17 +135,20 @@ describe.each(STAGE_NAMES)('stage %s', (stage) => {
       emitted = await captureEmf(env, inject('dynamoEndpoint'));
     }, 180_000);
 
-    it('graphs only (namespace, name, exact dimension set) combinations a local run of the functions emits', () => {
-      const key = (m: { namespace: string; name: string; dimensions: Record<string, string> }) =>
+    // The metric filters on the access log publish too (the gateway's own 429s): under the dimensions the log's
+    // lines carry, with the values they carry.
+    it('graphs only (namespace, name, exact dimension set) combinations the functions or the access log publish', () => {
+      const key = (m: { namespace: string; name: string; dimensions: Readonly<Record<string, unknown>> }) =>
         JSON.stringify([m.namespace, m.name, Object.keys(m.dimensions).sort()]);
-      const emittedKeys = new Set(emitted.map(key));
+      const published = [...emitted, ...accessLogFilterMetrics(t())];
+      const emittedKeys = new Set(published.map(key));
       const custom = metricsOf(t()).filter((m) => !m.namespace.startsWith('AWS/'));
       expect(custom.length).toBeGreaterThan(0);
       expect(custom.filter((m) => !emittedKeys.has(key(m))).map(key)).toEqual([]);
       // And the dimension values the code sets: service and stage as emitted, breakdowns as the code names them.
       for (const m of custom) {
         expect(m.dimensions.stage).toBe(stage);
-        const sameSet = emitted.filter((e) => key(e) === key(m));
+        const sameSet = published.filter((e) => key(e) === key(m));
         expect(
           sameSet.some((e) => e.dimensions.service === m.dimensions.service),
           key(m),
