@@ -39,6 +39,11 @@ export interface KeyGateway {
   createPlan(name: string, plan: UsagePlanLimits): Promise<string>;
   /** The usage plan of that name on the stage, if there is one. */
   findPlan(name: string): Promise<string | undefined>;
+  /**
+   * A plan's throttle and quota as API Gateway holds them: from the listing findPlan read (GetUsagePlans' items carry
+   * them), else one GetUsagePlan. Undefined where a figure is missing (a plan without a throttle or quota).
+   */
+  planLimits(usagePlanId: string): Promise<Omit<UsagePlanLimits, 'guaranteed'> | undefined>;
   /** Sets a plan's throttle and quota in place (one UpdateUsagePlan, no moment without a plan). */
   updatePlan(usagePlanId: string, plan: UsagePlanLimits): Promise<void>;
   deletePlan(usagePlanId: string): Promise<void>;
@@ -53,6 +58,7 @@ export const noGateway: KeyGateway = {
   detach: async () => undefined,
   createPlan: async () => '',
   findPlan: async () => undefined,
+  planLimits: async () => undefined,
   updatePlan: async () => undefined,
   deletePlan: async () => undefined,
   planKeyValues: async () => [],
@@ -79,6 +85,12 @@ export function awsKeyGateway(
   const aws = pacedSender(client as Sender, clock, pacing);
   const send = <T>(command: object) => aws.send(command) as Promise<T>;
   const stageName = `${api.apiId}:${api.stage}`;
+  /** The figures of the plans findPlan found, from the listing it read: planLimits needs no call of its own. */
+  const seenLimits = new Map<string, Omit<UsagePlanLimits, 'guaranteed'> | undefined>();
+  const limitsOf = (p: UsagePlan): Omit<UsagePlanLimits, 'guaranteed'> | undefined =>
+    p.throttle?.rateLimit !== undefined && p.throttle.burstLimit !== undefined && p.quota?.limit !== undefined
+      ? { rateLimit: p.throttle.rateLimit, burstLimit: p.throttle.burstLimit, quotaPerDay: p.quota.limit }
+      : undefined;
 
   /** The API key of that name, if one exists (a create whose answer was lost). */
   async function keyNamed(name: string): Promise<string | undefined> {
@@ -104,7 +116,10 @@ export function awsKeyGateway(
       const found = out?.items?.find(
         (p) => p.name === name && p.apiStages?.some((s) => `${s.apiId}:${s.stage}` === stageName),
       );
-      if (found?.id) return found.id;
+      if (found?.id) {
+        seenLimits.set(found.id, limitsOf(found));
+        return found.id;
+      }
       position = out?.position;
     } while (position);
     return undefined;
@@ -171,6 +186,10 @@ export function awsKeyGateway(
           ).id!,
         () => planNamed(name),
       ),
+    async planLimits(usagePlanId) {
+      if (seenLimits.has(usagePlanId)) return seenLimits.get(usagePlanId);
+      return limitsOf(await send<UsagePlan>(new GetUsagePlanCommand({ usagePlanId })));
+    },
     async updatePlan(usagePlanId, t) {
       await send(
         new UpdateUsagePlanCommand({

@@ -26,6 +26,21 @@ export async function ensureBracketPool(ctx: AdminContext, limits: PlanLimits): 
       return [];
     }
     made.push(`usage plan ${name}`);
+  } else {
+    // A bracket's plan made when brackets had figures of their own (sized for one customer, so the eleventh customer
+    // of a member was refused) takes the pool member's figures: its id and members stay, so no key moves.
+    const now = await gateway.planLimits(planId);
+    if (
+      !now ||
+      now.rateLimit !== bracket.rateLimit ||
+      now.burstLimit !== bracket.burstLimit ||
+      now.quotaPerDay !== bracket.quotaPerDay
+    ) {
+      await gateway.updatePlan(planId, bracket);
+      made.push(
+        `usage plan ${name}: ${bracket.rateLimit}/s, bucket ${bracket.burstLimit}, ${bracket.quotaPerDay} a day`,
+      );
+    }
   }
   const on = new Set(await gateway.planKeyValues(planId));
   for (const member of bracketPoolKeys(stage, limits)) {

@@ -178,7 +178,14 @@ export class FakeControlPlane implements PacingClock {
       }
       case 'GetUsagePlans':
         return {
-          items: [...this.plans.values()].map((p) => ({ id: p.id, name: p.name, apiStages: p.apiStages })),
+          // As AWS's items: each plan's throttle and quota too.
+          items: [...this.plans.values()].map((p) => ({
+            id: p.id,
+            name: p.name,
+            apiStages: p.apiStages,
+            throttle: p.throttle,
+            quota: p.quota,
+          })),
         };
       case 'UpdateUsagePlan': {
         const p = this.plan(i.usagePlanId);

@@ -9,7 +9,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 // The control plane the admin tool drives (lib/admin/gateway.ts), mocked: no local engine exists for it.
 import * as apigateway from '@aws-sdk/client-api-gateway';
 import { API_KEY_VALUE_PATTERN, usageIdentifierKey } from '../../lambdas/domain/keys.ts';
-import { usagePlanThrottle } from '../../contract/plans.ts';
+import { MEMBER_PLAN, usagePlanThrottle } from '../../contract/plans.ts';
 import { enterpriseBracket } from '../../lib/admin/brackets.ts';
 import { BRACKET_POOL, bracketPoolKeyValue, poolValueOf } from '../../contract/key-pool.ts';
 import { AUTHORIZER } from '../../contract/routes.ts';
@@ -80,11 +80,12 @@ describe('admin tool against API Gateway (aws-sdk-client-mock)', () => {
     apigw.on(apigateway.GetUsagePlansCommand).resolves({ items: [] });
     apigw.on(apigateway.GetUsagePlanKeysCommand).resolves({ items: [] });
     const { key, record } = await keyAdmin(deps).create({ owner: 'bigco', plan: 'enterprise', ...limits });
-    // The same mapping as the standard plans (docs/deployment.md), each figure rounded up to 1, 3, 10, 30, ...
+    // The bracket's id is the exact mapping's figures rounded up to 1, 3, 10, 30, ...; its plan a pool member's.
     const t = usagePlanThrottle(limits);
     expect(t).toMatchObject({ rateLimit: 200, burstLimit: 5_000, guaranteed: false });
     const b = enterpriseBracket(limits);
-    expect(b).toMatchObject({ rateLimit: 300, burstLimit: 5_000 });
+    expect(b.id).toMatch(/^r300-b5000-q/);
+    expect(b).toMatchObject({ rateLimit: MEMBER_PLAN.rateLimit, burstLimit: MEMBER_PLAN.burstLimit });
     expect(apigw.commandCalls(apigateway.CreateUsagePlanCommand)[0]!.args[0].input).toMatchObject({
       name: `animal-store-staging-enterprise-${b.id}`,
       apiStages: [{ apiId: 'api123', stage: 'v1' }],
@@ -106,6 +107,8 @@ describe('admin tool against API Gateway (aws-sdk-client-mock)', () => {
           id: 'plan-acme',
           name: `animal-store-staging-enterprise-${b.id}`,
           apiStages: [{ apiId: 'api123', stage: 'v1' }],
+          throttle: { rateLimit: b.rateLimit, burstLimit: b.burstLimit },
+          quota: { limit: b.quotaPerDay, period: 'DAY' },
         },
       ],
     });
@@ -117,6 +120,43 @@ describe('admin tool against API Gateway (aws-sdk-client-mock)', () => {
       'GetUsagePlansCommand',
       'GetUsagePlanKeysCommand',
     ]);
+  });
+
+  it("gives a bracket's plan made with its own figures a pool member's, in place: no key moves", async () => {
+    const limits = { perMinute: 100, perDay: 100 };
+    const b = enterpriseBracket(limits);
+    const members = Array.from({ length: BRACKET_POOL.apiKeys }, (_, m) => bracketPoolKeyValue('staging', b.id, m));
+    // As an admin tool before this release made it: sized for one customer (100/min, 100 a day, rounded up).
+    apigw.on(apigateway.GetUsagePlansCommand).resolves({
+      items: [
+        {
+          id: 'plan-small',
+          name: `animal-store-staging-enterprise-${b.id}`,
+          apiStages: [{ apiId: 'api123', stage: 'v1' }],
+          throttle: { rateLimit: 10, burstLimit: 1_000 },
+          quota: { limit: 10_000, period: 'DAY' },
+        },
+      ],
+    });
+    apigw
+      .on(apigateway.GetUsagePlanKeysCommand)
+      .resolves({ items: members.map((value, i) => ({ id: `k${i}`, value })) });
+    apigw.on(apigateway.UpdateUsagePlanCommand).resolves({});
+    await keyAdmin(deps).create({ owner: 'smallco', plan: 'enterprise', ...limits });
+    expect(apigw.calls().map((c) => c.args[0].constructor.name)).toEqual([
+      'GetUsagePlansCommand',
+      'UpdateUsagePlanCommand',
+      'GetUsagePlanKeysCommand',
+    ]);
+    expect(apigw.commandCalls(apigateway.UpdateUsagePlanCommand)[0]!.args[0].input).toEqual({
+      usagePlanId: 'plan-small',
+      patchOperations: [
+        { op: 'replace', path: '/throttle/rateLimit', value: String(MEMBER_PLAN.rateLimit) },
+        { op: 'replace', path: '/throttle/burstLimit', value: String(MEMBER_PLAN.burstLimit) },
+        { op: 'replace', path: '/quota/limit', value: String(MEMBER_PLAN.quotaPerDay) },
+      ],
+    });
+    expect(apigw.commandCalls(apigateway.CreateApiKeyCommand)).toHaveLength(0);
   });
 
   it('moves a key with an API key of its own (from before pools) into its pool; purge deletes its own after the authorizer cache TTL', async () => {
