@@ -20,6 +20,7 @@ import { seedKeys } from './keys.ts';
 import { buildFunctions, type LocalFunction } from './lambda.ts';
 import { localAssembly, type LocalAssembly } from './synth.ts';
 import { apiModel, type ApiModel } from './template.ts';
+import type { StageThrottle } from './stage-throttle.ts';
 import type { UsagePlanEnforcer } from './usage-plans.ts';
 
 export interface DevKey {
@@ -50,6 +51,11 @@ export interface LocalApiOptions {
   readonly reservedConcurrency?: boolean;
   /** Enforce the template's usage plans (token bucket and day quota per API key). @default true */
   readonly usagePlans?: boolean;
+  /**
+   * Enforce the stage's throttle (a token bucket per method, from the template) and the account's, before the
+   * authorizer, as API Gateway does. @default true
+   */
+  readonly stageThrottle?: boolean;
   /** Browser origins allowed by CORS: synthesizes the stack with these instead of the stage's. */
   readonly corsAllowedOrigins?: readonly string[];
   /** An assembly already synthesized. @default - localAssembly() (cached per state of the sources) */
@@ -74,6 +80,8 @@ export interface LocalApi {
   readonly model: ApiModel;
   /** The usage-plan counters. */
   readonly usage: UsagePlanEnforcer;
+  /** The stage's and the account's throttle counters (requests each bucket refused). */
+  readonly throttles: StageThrottle;
   /** The template's functions as built here, by logical id. */
   readonly functions: ReadonlyMap<string, LocalFunction>;
   close(): Promise<void>;
@@ -147,6 +155,7 @@ export async function startLocalApi(opts: LocalApiOptions = {}): Promise<LocalAp
       functions,
       authCacheTtlSeconds: opts.authCacheTtlSeconds,
       usagePlans: opts.usagePlans,
+      stageThrottle: opts.stageThrottle,
       now: opts.now,
     });
     return {
@@ -158,6 +167,7 @@ export async function startLocalApi(opts: LocalApiOptions = {}): Promise<LocalAp
       inactiveDevKeys,
       model,
       usage: gw.usage,
+      throttles: gw.throttles,
       functions,
       async close() {
         await gw.close();

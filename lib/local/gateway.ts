@@ -2,7 +2,8 @@
  * A small emulator of API Gateway (REST API, stage, Lambda proxy and MOCK integrations, TOKEN authorizer, usage
  * plans, gateway responses) driven by the synthesized template (template.ts), for `npm start`, tests and
  * benchmarks. Each request gets an id, sent back as `x-amzn-RequestId` and passed as requestContext.requestId.
- * Not emulated: custom domains, binary media types, stage/account throttling, WAF.
+ * The stage's throttle (a token bucket per method) and the account's (one bucket) refuse a request before its
+ * authorizer runs, as in AWS (stage-throttle.ts). Not emulated: custom domains, binary media types, WAF.
  */
 import { createServer, STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
@@ -12,6 +13,7 @@ import { invoke, isProxyResult, proxyEvent, type LocalFunction } from './lambda.
 import { checkMock, runMock } from './mock.ts';
 import { GatewayResponses, type RequestFacts } from './responses.ts';
 import { Router } from './router.ts';
+import { StageThrottle } from './stage-throttle.ts';
 import type { ApiModel, LambdaMethod } from './template.ts';
 import { UsagePlanEnforcer } from './usage-plans.ts';
 import { serveDocs } from './docs-page.ts';
@@ -33,7 +35,9 @@ export interface GatewayOptions {
   readonly authCacheTtlSeconds?: number;
   /** Enforce the template's usage plans. @default true */
   readonly usagePlans?: boolean;
-  /** The usage plans' clock (the functions' clock in tests). @default Date.now */
+  /** Enforce the stage's method throttle and the account's throttle. @default true */
+  readonly stageThrottle?: boolean;
+  /** The clock of the usage plans and the throttles (the functions' clock in tests). @default Date.now */
   readonly now?: () => number;
 }
 
@@ -42,6 +46,8 @@ export interface RunningGateway {
   readonly port: number;
   /** Usage-plan counters (what API Gateway's get-usage reports), for tests. */
   readonly usage: UsagePlanEnforcer;
+  /** How many requests each bucket of the stage's and the account's throttles refused, for tests. */
+  readonly throttles: StageThrottle;
   close(): Promise<void>;
 }
 
@@ -91,6 +97,8 @@ interface Gateway {
   readonly responses: GatewayResponses;
   readonly usage: UsagePlanEnforcer;
   readonly enforceUsagePlans: boolean;
+  readonly throttles: StageThrottle;
+  readonly enforceThrottles: boolean;
   readonly authorizers: ReadonlyMap<string, LocalAuthorizer>;
   readonly functions: ReadonlyMap<string, LocalFunction>;
   readonly now: () => number;
@@ -114,6 +122,8 @@ function buildGateway(opts: GatewayOptions): Gateway {
     usage: new UsagePlanEnforcer(model),
     now: opts.now ?? Date.now,
     enforceUsagePlans: opts.usagePlans !== false,
+    throttles: new StageThrottle(model.stageThrottle),
+    enforceThrottles: opts.stageThrottle !== false,
     authorizers,
     functions,
   };
@@ -177,7 +187,7 @@ async function runLambda(
   return out.ok && isProxyResult(out.result) ? proxyAnswer(out.result) : g.responses.answer('DEFAULT_5XX', r);
 }
 
-/** Stage, resource and method, the payload limit, then the method's integration. */
+/** Stage, resource and method, the throttles, the payload limit, then the method's integration. */
 async function route(g: Gateway, r: Request): Promise<Answer> {
   if (!r.url.pathname.startsWith(`/${g.model.stageName}/`))
     return g.responses.answer('MISSING_AUTHENTICATION_TOKEN', r);
@@ -189,6 +199,10 @@ async function route(g: Gateway, r: Request): Promise<Answer> {
   }
   if (!match?.method) return g.responses.answer('MISSING_AUTHENTICATION_TOKEN', r);
   const facts: Request = { ...r, resourcePath: match.resourcePath };
+  // Before anything the method does (its authorizer, usage plan and integration), a MOCK method's included: a
+  // throttled request reaches none of them, as in AWS.
+  if (g.enforceThrottles && g.throttles.admit(match.method, g.now()) !== 'ok')
+    return g.responses.answer('THROTTLED', facts);
   const body = await readBody(r.req);
   if (!body) return g.responses.answer('REQUEST_TOO_LARGE', facts);
   if (match.method.kind === 'lambda') return runLambda(g, facts, match.method, match.params, body);
@@ -252,6 +266,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     url: `http://${opts.host && opts.host !== '0.0.0.0' ? opts.host : '127.0.0.1'}:${port}/${g.model.stageName}`,
     port,
     usage: g.usage,
+    throttles: g.throttles,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -1,6 +1,7 @@
 /**
  * The model the local gateway emulates, as lib/local/template.ts reads it out of a synthesized template: the REST
- * API's methods (Lambda proxy or MOCK), its authorizers, usage plans, gateway responses and functions.
+ * API's methods (Lambda proxy or MOCK), the stage's method throttle, its authorizers, usage plans, gateway responses
+ * and functions.
  */
 import type { InvocationRules } from './permissions.ts';
 
@@ -69,6 +70,23 @@ export interface UsagePlanDef {
   readonly quota?: { readonly limit: number; readonly period: 'DAY' | 'WEEK' | 'MONTH' };
 }
 
+/** A token bucket's figures: refill in requests per second, capacity in requests. */
+export interface ThrottleDef {
+  readonly rateLimit: number;
+  readonly burstLimit: number;
+}
+
+/**
+ * The stage's throttle (the stage's MethodSettings): AWS gives each method a bucket of its own with these figures,
+ * shared by every caller of the method.
+ */
+export interface StageThrottleDef {
+  /** The figures of the setting for every method (`*` on `/*`); absent: the stage sets none. */
+  readonly default?: ThrottleDef;
+  /** The figures of a setting for one method, which replace the default there, by `<HTTP method> <resource path>`. */
+  readonly methods: ReadonlyMap<string, ThrottleDef>;
+}
+
 export interface GatewayResponseDef {
   readonly statusCode?: number;
   /** Static header values. */
@@ -81,6 +99,8 @@ export interface GatewayResponseDef {
 export interface ApiModel {
   readonly stageName: string;
   readonly methods: readonly MethodDef[];
+  /** Absent (a model built by hand): no method is throttled by the stage, only by the account. */
+  readonly stageThrottle?: StageThrottleDef;
   readonly authorizers: ReadonlyMap<string, AuthorizerDef>;
   readonly usagePlans: ReadonlyMap<string, UsagePlanDef>;
   /** Stack outputs naming a usage plan (`UsagePlanIdFree` → its id), as the admin tool reads them. */

@@ -1,12 +1,13 @@
 /**
- * Reads what the local gateway emulates out of a synthesized CloudFormation template: the REST API's stage,
- * resources and methods (Lambda proxy or MOCK), the TOKEN authorizer, usage plans, gateway responses and the
- * functions with their handler modules and environment. Anything the emulator would silently get wrong (an
- * integration type or header mapping it does not know) fails here, at start-up.
+ * Reads what the local gateway emulates out of a synthesized CloudFormation template: the REST API's stage (its
+ * method throttle included), resources and methods (Lambda proxy or MOCK), the TOKEN authorizer, usage plans,
+ * gateway responses and the functions with their handler modules and environment. Anything the emulator would
+ * silently get wrong (an integration type or header mapping it does not know) fails here, at start-up.
  */
 import { FUNCTION_METADATA } from '../stacks/metadata.ts';
 import { invocationRules } from './permissions.ts';
 import { gatewayResponseHeaders } from './responses.ts';
+import { methodKey } from './stage-throttle.ts';
 import type {
   CfnResource,
   CfnTemplate,
@@ -17,6 +18,8 @@ import type {
   UsagePlanDef,
   GatewayResponseDef,
   ApiModel,
+  StageThrottleDef,
+  ThrottleDef,
 } from './template-model.ts';
 
 // Its callers take the model's types from here, with the reader.
@@ -118,6 +121,44 @@ function methodOf(t: CfnTemplate, id: string, p: Record<string, any>, paths: Map
     };
   }
   throw new Error(`${id}: the local gateway does not emulate ${integration.Type} integrations`);
+}
+
+/** A MethodSettings ResourcePath, its `/`s after the first escaped as `~1` (`~` as `~0`): `/~1pets` → `/pets`. */
+function settingPath(encoded: string): string {
+  return encoded.slice(1).replace(/~1/g, '/').replace(/~0/g, '~') || '/';
+}
+
+/**
+ * The stage's MethodSettings throttle: the setting for every method (`*` on `/*`), and those for one method. A
+ * setting for one method that leaves out a figure keeps the default's. Any other form (a wildcard on one resource or
+ * one method, a method the API does not have, a negative figure) fails here rather than being emulated wrongly.
+ */
+function stageThrottleOf(id: string, stage: Record<string, any>, methods: readonly MethodDef[]): StageThrottleDef {
+  const settings = (stage.MethodSettings ?? []) as Record<string, any>[];
+  const figures = (s: Record<string, any>, base?: ThrottleDef): ThrottleDef | undefined => {
+    const rateLimit = (s.ThrottlingRateLimit as number | undefined) ?? base?.rateLimit;
+    const burstLimit = (s.ThrottlingBurstLimit as number | undefined) ?? base?.burstLimit;
+    if (rateLimit === undefined || burstLimit === undefined) return undefined;
+    if (rateLimit < 0 || burstLimit < 0)
+      throw new Error(`${id}: the local gateway does not emulate negative throttle figures`);
+    return { rateLimit, burstLimit };
+  };
+  const every = settings.find((s) => s.HttpMethod === '*' && s.ResourcePath === '/*');
+  const fallback = every ? figures(every) : undefined;
+  const known = new Set(methods.map((m) => methodKey(m.httpMethod, m.resourcePath)));
+  const own = new Map<string, ThrottleDef>();
+  for (const s of settings) {
+    if (s === every) continue;
+    const path = typeof s.ResourcePath === 'string' && s.ResourcePath.startsWith('/') ? s.ResourcePath : '';
+    const key = methodKey(String(s.HttpMethod), settingPath(path));
+    if (!path || path.includes('*') || s.HttpMethod === '*' || !known.has(key))
+      throw new Error(
+        `${id}: the local gateway emulates method settings for every method (* on /*) or for one method of the API, not ${s.HttpMethod} ${s.ResourcePath}`,
+      );
+    const f = figures(s, fallback);
+    if (f) own.set(key, f);
+  }
+  return { ...(fallback ? { default: fallback } : {}), methods: own };
 }
 
 function functionsOf(t: CfnTemplate): Map<string, FunctionDef> {
@@ -226,9 +267,12 @@ export function apiModel(t: CfnTemplate): ApiModel {
       .map(([k, o]) => [k, referencedId(o.Value)] as const)
       .filter((e): e is [string, string] => !!e[1] && usagePlans.has(e[1])),
   );
+  const [stageId, stage] = stages[0]!;
+  const methods = byType(t, 'AWS::ApiGateway::Method').map(([id, r]) => methodOf(t, id, r.Properties!, paths));
   return {
-    stageName: stages[0]![1].Properties!.StageName,
-    methods: byType(t, 'AWS::ApiGateway::Method').map(([id, r]) => methodOf(t, id, r.Properties!, paths)),
+    stageName: stage.Properties!.StageName,
+    methods,
+    stageThrottle: stageThrottleOf(stageId, stage.Properties!, methods),
     authorizers: authorizersOf(t),
     usagePlans,
     usagePlanOutputs,

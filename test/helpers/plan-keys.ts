@@ -83,7 +83,8 @@ export function planKeysFixture(pairing: Pairing): PlanKeysFixture {
   const pairs: PlanKeysFixture['pairs'] = EVERY_PLAN.map((c) => ({ ...c, ...pairOf(c, pairing) }));
   const fixture = { pairs } as PlanKeysFixture;
   beforeAll(async () => {
-    fixture.api = await startTestApi({ devKeys: [], authCacheTtlSeconds: undefined });
+    // Its floods test the usage plans at one frozen instant, past a method's stage burst (stage-throttle.test.ts).
+    fixture.api = await startTestApi({ devKeys: [], authCacheTtlSeconds: undefined, stageThrottle: false });
     const store = createKeyAdminStore(fixture.api.storage);
     for (const k of pairs.flatMap((p) => [p.a, p.b]))
       await store.upsert({

@@ -27,7 +27,8 @@ let authorizer: LocalFunction;
 
 beforeAll(async () => {
   // The template's authorizer cache (the helper turns it off by default).
-  api = await startTestApi({ authCacheTtlSeconds: undefined, reservedConcurrency: true });
+  // Off: the flood must reach past the authorizer's reserved concurrency, which the stage's throttle may stop first.
+  api = await startTestApi({ authCacheTtlSeconds: undefined, reservedConcurrency: true, stageThrottle: false });
   authorizer = [...api.functions.values()].find((f) => f.def.name === AUTHORIZER.name)!;
   const slow = (next: (args: { input: object }) => Promise<unknown>) => async (args: { input: object }) => {
     await new Promise((r) => setTimeout(r, AUTH_READ_DELAY_MS));
