@@ -6,11 +6,13 @@
  * here for AUTH_READ_DELAY_MS on its own DynamoDB client so that a round's invocations overlap, as a flood's do on
  * AWS). Bounded: ROUNDS rounds of FLOOD_FACTOR x the concurrency, fired at once, each with one customer request.
  *
- * Figures of one run (staging template, reserved concurrency 10; 5 rounds of 40 forged tokens + 1 customer request,
- * 12:27 UTC 26 Nov 2026): 200 forged tokens, 75 answered 401 by the authorizer, 125 throttled and answered 503
- * service_unavailable with Retry-After (the gateway's AUTHORIZER_FAILURE); the authorizer's peak concurrency 10; the
- * customer with a cached decision: 5 of 5 answered 200. How many of a round are throttled depends on how the
- * requests arrive, so only the sums and the bounds are asserted.
+ * The first test turns the stage throttle off to reach past the reservation at all; the second keeps it, as deployed:
+ * the stage's bucket per method is sized so that every method's bucket at once fits the reservation, so a flood meets
+ * the gateway's 429 before the authorizer's throttle. Figures of one run (staging template, reserved concurrency 500,
+ * 28 Nov 2026): past the reservation, 10,000 forged tokens in 5 rounds of 2,000: 4,007 answered 401 by the
+ * authorizer, 5,993 throttled and answered 503 with Retry-After, peak 500, the cached customer 5 of 5 200; through the
+ * stage throttle, 6,000 forged: 375 answered 401, 5,625 the gateway's 429, peak 125, the customer 3 of 3 served. How
+ * many of a round are throttled depends on how the requests arrive, so only the sums and the bounds are asserted.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -18,8 +20,8 @@ import { AUTHORIZER } from '../../contract/routes.ts';
 import { concurrencyOf, type LocalFunction } from '../../lib/local/lambda.ts';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
 
-const ROUNDS = 5;
-const FLOOD_FACTOR = 4;
+const ROUNDS = 3;
+const FLOOD_FACTOR = 2;
 const AUTH_READ_DELAY_MS = 50;
 
 let api: TestApi;
@@ -85,4 +87,46 @@ it('a flood past the authorizer’s reserved concurrency gets 503s, a customer w
     `authorizer flood: reserved ${reserved}, ${sent} forged tokens in ${ROUNDS} rounds: ` +
       `${JSON.stringify(Object.fromEntries(forgedStatuses))}, peak ${c.peak}; customer ${customerStatuses.join(',')}`,
   );
+});
+
+it('as deployed, with the stage throttle: a flood never reaches past the reservation, so no forged token or customer meets a 5xx', async () => {
+  // The stage's bucket per method is sized so that every method's bucket at once fits the authorizer's reservation
+  // (lib/config/capacity.ts edgeFor): a flood past it meets the gateway's 429 before the authorizer.
+  const staged = await startTestApi({ authCacheTtlSeconds: undefined, reservedConcurrency: true });
+  try {
+    const fn = [...staged.functions.values()].find((f) => f.def.name === AUTHORIZER.name)!;
+    const reserved = fn.def.reservedConcurrency!;
+    const customer = staged.keys.pro;
+    let t = Date.UTC(2035, 0, 1, 0, 0, 30);
+    staged.clock.set(() => t);
+    // The customer's cached decision, on another method than the flood's (the flood's own method's bucket is
+    // shared with every caller of it: docs/deployment.md, "What an anonymous flood can still do to everyone").
+    expect((await staged.call('/store/orders', { key: customer, contract: false })).status).toBe(501);
+    const c = concurrencyOf(fn);
+    c.peak = 0;
+    const statuses = new Map<string, number>();
+    const mine: number[] = [];
+    for (let round = 0; round < 3; round++) {
+      t += 1_000; // a second between rounds: every bucket full again
+      const flood = Array.from({ length: FLOOD_FACTOR * reserved }, () =>
+        staged.call('/pets?limit=1', { key: forged(), contract: false }),
+      );
+      const res = await staged.call('/store/orders', { key: customer, contract: false });
+      mine.push(res.status);
+      await res.arrayBuffer();
+      for (const r of await Promise.all(flood)) {
+        const { code } = (await r.json()) as { code?: string };
+        statuses.set(`${r.status} ${code}`, (statuses.get(`${r.status} ${code}`) ?? 0) + 1);
+      }
+    }
+    expect([...statuses.keys()].sort()).toEqual(['401 unauthorized', '429 rate_limited']);
+    expect(c.peak, 'the authorizer never had more at once than reserved').toBeLessThanOrEqual(reserved);
+    expect(mine).toEqual([501, 501, 501]);
+    console.log(
+      `authorizer flood through the stage throttle: reserved ${reserved}, ${3 * FLOOD_FACTOR * reserved} forged: ` +
+        `${JSON.stringify(Object.fromEntries(statuses))}, peak ${c.peak}; customer ${mine.join(',')}`,
+    );
+  } finally {
+    await staged.close();
+  }
 });
