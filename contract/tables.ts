@@ -52,6 +52,9 @@ export const KEYS_TABLE = {
     { indexName: 'byKeyId', partitionKey: { name: 'keyId', type: 'S' } },
     { indexName: 'byListing', partitionKey: { name: 'listKey', type: 'S' }, sortKey: { name: 'listSort', type: 'S' } },
   ],
+  // Only a rotated secret's overlap item carries it (lambdas/storage/key-store.ts, `keys rotate --overlap`): key
+  // records never do, so none expires.
+  ttlAttribute: 'expiresAt',
 } as const satisfies TableDefinition;
 
 /**
@@ -67,8 +70,26 @@ export const STATE_TABLE = {
   ttlAttribute: 'expiresAt',
 } as const satisfies TableDefinition;
 
+/**
+ * audit: the admin tool's history of every change to a key (lib/admin/audit.ts), one item per change, keyed by the
+ * key id and sorted by the record version the change wrote (versioned writes land one after another, so this is the
+ * order they happened in, whatever the clocks of the admins' machines), so `keys history <id>` is one Query. A table of its own rather
+ * than items of the keys or state table: the keys table's items are one per secret hash and its byKeyId index would
+ * hand history items to the key lookup, and the state table has no sort key, so a key's history would take a read per
+ * entry. Apart, no function is granted it (only the admin's principal writes it), and its TTL (`expiresAt`, set by the
+ * admin tool: AUDIT_RETENTION_DAYS) drops old entries without touching keys. Entries never hold a secret or its hash.
+ */
+export const AUDIT_TABLE = {
+  id: 'AdminAudit',
+  envVar: 'AUDIT_TABLE_NAME',
+  partitionKey: { name: 'keyId', type: 'S' },
+  sortKey: { name: 'version', type: 'N' },
+  indexes: [],
+  ttlAttribute: 'expiresAt',
+} as const satisfies TableDefinition;
+
 /** Every table. A new one is declared above and listed here: nothing else lists tables. */
-export const TABLES = [PETS_TABLE, KEYS_TABLE, STATE_TABLE] as const satisfies readonly TableDefinition[];
+export const TABLES = [PETS_TABLE, KEYS_TABLE, STATE_TABLE, AUDIT_TABLE] as const satisfies readonly TableDefinition[];
 
 type Camel<S extends string> = S extends `${infer H}_${infer T}`
   ? `${Lowercase<H>}${Capitalize<Camel<T>>}`

@@ -103,6 +103,25 @@ export function usageKeyOf(
   return poolValueOf({ keyId: record.keyId, plan: record.plan, limits: limitsOf(record) }, stage);
 }
 
+/**
+ * What a rotation with an overlap leaves under the old secret's hash (`keys rotate --overlap`): the hash of the
+ * secret that replaced it, and until when the old one is still accepted (unix seconds). No key id, plan or status:
+ * the authorizer follows it to the current record, so that record decides (a revoked key refuses both secrets).
+ */
+export interface KeyOverlap {
+  readonly hash: string;
+  readonly overlapOf: string;
+  readonly overlapUntil: number;
+}
+
+/** The hash an item read under a secret's hash leads to while its overlap lasts; undefined for anything else. */
+export function overlapTarget(item: unknown, nowSec: number): string | undefined {
+  const o = item as Partial<KeyOverlap> | undefined;
+  return typeof o?.overlapOf === 'string' && typeof o.overlapUntil === 'number' && o.overlapUntil > nowSec
+    ? o.overlapOf
+    : undefined;
+}
+
 export interface KeyStore {
   getByHash(hash: string): Promise<KeyRecord | undefined>;
 }

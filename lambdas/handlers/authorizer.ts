@@ -9,7 +9,16 @@
  * stage, so a cached result works on every route.
  */
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
-import { denyContext, gateDecision, gateUsageKey, hashKey, keyForm, parseBearer, usableKey } from '../domain/keys.ts';
+import {
+  denyContext,
+  gateDecision,
+  gateUsageKey,
+  hashKey,
+  keyForm,
+  overlapTarget,
+  parseBearer,
+  usableKey,
+} from '../domain/keys.ts';
 // The key and standing lookup alone, so the authorizer bundle carries no pet or limiter code.
 import { readKeyAndStanding } from '../storage/standing.ts';
 import type { Runtime } from '../shared/runtime.ts';
@@ -47,14 +56,23 @@ export function authorizerHandler(rt: Runtime) {
     // (domain/keys.ts keyForm).
     const form = key ? keyForm(key, rt.config.OLD_KEY_FORM) : 'forged';
     if (!key || form === 'forged') throw unauthorized();
-    const keyHash = hashKey(key);
-    const found = await readKeyAndStanding(rt.storage, keyHash).catch((err: unknown) => {
+    const failed = (err: unknown) => {
       // Fail closed: API Gateway answers AUTHORIZER_FAILURE (mapped to 503), never lets the request through. The
       // alarm watches this metric, not the function's Errors: the `Unauthorized` thrown for unknown keys counts there.
       const e = err as { name?: string; cause?: unknown } | undefined;
       count('AuthorizerFailure', { reason: String(e?.cause ?? e?.name ?? 'Error') });
       throw err;
-    });
+    };
+    let keyHash = hashKey(key);
+    let found = await readKeyAndStanding(rt.storage, keyHash).catch(failed);
+    // A secret rotated with an overlap (`keys rotate --overlap`) is accepted until the overlap ends, as the key it was
+    // rotated into: that record and its standing decide, and a refusal is recorded on that hash. One hop only: an
+    // overlap item leading to another is refused.
+    const target = overlapTarget(found.record, Math.floor(rt.now() / 1000));
+    if (target) {
+      keyHash = target;
+      found = await readKeyAndStanding(rt.storage, target).catch(failed);
+    }
     const auth = usableKey(found.record, keysStage);
     if (!auth) throw unauthorized();
     if (form === 'unchecked') {

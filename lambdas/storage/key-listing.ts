@@ -185,6 +185,8 @@ export async function reindexKeys({ doc, tables }: Storage): Promise<number> {
       doc.send(new ScanCommand({ TableName: tables.keys, ...(start ? { ExclusiveStartKey: start } : {}) })),
     );
     for (const item of (out.Items ?? []) as Array<KeyRecord & { listKey?: string; listSort?: string }>) {
+      // A rotated secret's overlap item (key-store.ts replaceHash) is no key: it stays out of the listing.
+      if (!item.keyId) continue;
       const want = listing(item);
       if (item.listKey === want.listKey && item.listSort === want.listSort) continue;
       try {

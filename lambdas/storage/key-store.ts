@@ -22,6 +22,23 @@ import { KEYS_TABLE } from '../../contract/tables.ts';
 import { standingKey } from './standing.ts';
 import { standingAdmin } from './standing-admin.ts';
 import { listKeys, listPurgeDue, listing, reindexKeys, withoutListing, type ListFilter } from './key-listing.ts';
+import { auditItem, readHistory, type AuditEntry } from './audit-store.ts';
+
+/**
+ * The history entry of an admin write, from the record the write leaves (audit-store.ts): put in the same
+ * transaction as the write, so the change and its entry land together or not at all.
+ */
+export type AuditOf = (after: KeyRecord) => AuditEntry;
+
+/** The audit table's Put of an entry, for a transaction. */
+const auditPut = (storage: Storage, entry: AuditEntry) => ({
+  Put: {
+    TableName: storage.tables.audit,
+    Item: auditItem(entry),
+    ConditionExpression: 'attribute_not_exists(#v)',
+    ExpressionAttributeNames: { '#v': 'version' },
+  },
+});
 
 const BY_KEY_ID = KEYS_TABLE.indexes[0].indexName;
 
@@ -71,19 +88,24 @@ async function idempotent<T>(
 }
 
 /** Writes a new record; a resent put that finds its own record (same key id) succeeds. */
-async function put(storage: Storage, record: KeyRecord): Promise<void> {
+async function put(storage: Storage, record: KeyRecord, audit?: AuditOf): Promise<void> {
   const { doc, tables } = storage;
+  const write = {
+    TableName: tables.keys,
+    Item: { ...record, ...listing(record) },
+    ConditionExpression: 'attribute_not_exists(#h)',
+    ExpressionAttributeNames: { '#h': 'hash' },
+  };
   await idempotent(
     () =>
-      guarded(() =>
-        doc.send(
-          new PutCommand({
-            TableName: tables.keys,
-            Item: { ...record, ...listing(record) },
-            ConditionExpression: 'attribute_not_exists(#h)',
-            ExpressionAttributeNames: { '#h': 'hash' },
-          }),
-        ),
+      guarded<unknown>(() =>
+        audit
+          ? doc.send(
+              new TransactWriteCommand({
+                TransactItems: [{ Put: write }, auditPut(storage, audit(record))],
+              }),
+            )
+          : doc.send(new PutCommand(write)),
       ).then(() => true),
     async () => ((await getByHash(storage, record.hash))?.keyId === record.keyId ? true : undefined),
     () => new StaleKeyRecordError(record.keyId),
@@ -146,6 +168,7 @@ async function update(
   current: KeyRecord,
   changes: Partial<Omit<KeyRecord, 'hash' | 'keyId' | 'version' | 'writeId'>>,
   remove: string[] = [],
+  audit?: AuditOf,
 ): Promise<KeyRecord> {
   const { doc, tables } = storage;
   const writeId = randomUUID();
@@ -160,7 +183,8 @@ async function update(
       return `#a${i} = :v${i}`;
     });
   // The listing index follows the record (key-listing.ts): computed from the record this write leaves.
-  const after = withoutListing({ ...current, ...changes } as KeyRecord);
+  const given = Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined));
+  const after = withoutListing({ ...current, ...given } as KeyRecord);
   for (const k of remove) delete (after as unknown as Record<string, unknown>)[k];
   const index = listing(after);
   names['#lk'] = 'listKey';
@@ -175,21 +199,25 @@ async function update(
   const expr = [`SET ${sets.join(', ')}`, removes.length ? `REMOVE ${removes.join(', ')}` : '']
     .filter(Boolean)
     .join(' ');
+  const write = {
+    TableName: tables.keys,
+    Key: { hash: current.hash },
+    UpdateExpression: expr,
+    ConditionExpression: condition,
+    ExpressionAttributeNames: names,
+    ExpressionAttributeValues: values,
+  };
   return idempotent(
     async () => {
-      const out = await guarded(() =>
-        doc.send(
-          new UpdateCommand({
-            TableName: tables.keys,
-            Key: { hash: current.hash },
-            UpdateExpression: expr,
-            ConditionExpression: condition,
-            ExpressionAttributeNames: names,
-            ExpressionAttributeValues: values,
-            ReturnValues: 'ALL_NEW',
-          }),
-        ),
-      );
+      if (audit) {
+        // A transaction returns no item: the record it leaves is the one computed above, version and write id set.
+        const next = { ...after, version: (current.version ?? 0) + 1, writeId } as KeyRecord;
+        await guarded(() =>
+          doc.send(new TransactWriteCommand({ TransactItems: [{ Update: write }, auditPut(storage, audit(next))] })),
+        );
+        return next;
+      }
+      const out = await guarded(() => doc.send(new UpdateCommand({ ...write, ReturnValues: 'ALL_NEW' })));
       return withoutListing(out.Attributes as KeyRecord);
     },
     // Our own write, resent after its answer was lost: it is applied (and nobody wrote after it).
@@ -205,27 +233,46 @@ async function update(
  * Rotation: replaces the record read (`current`, if still that version) by `next` under a new hash, in one
  * transaction, so the old secret stops working as the new one starts. A resent transaction that finds `next`
  * already written succeeds (only this call knows the new hash); any other conflict is StaleKeyRecordError.
+ *
+ * `overlapUntil` (unix seconds): the old secret keeps working until then. Its item is not deleted but replaced by an
+ * overlap item (`KeyOverlap`, keys.ts) naming the new hash: the authorizer follows it to the current record, so a
+ * revoke, a plan change or a ban during the overlap applies to the old secret too, and a second rotation ends it (its
+ * target is gone). It carries no key id (so neither index lists it, and `getById` never finds it) and expires by the
+ * table's TTL a day after it ends; the authorizer refuses it from `overlapUntil` whatever TTL has not yet deleted.
  */
-async function replaceHash(storage: Storage, current: KeyRecord, next: KeyRecord): Promise<void> {
+async function replaceHash(
+  storage: Storage,
+  current: KeyRecord,
+  next: KeyRecord,
+  options: { overlapUntil?: number; audit?: AuditOf } = {},
+): Promise<void> {
   const { doc, tables } = storage;
   const names: Record<string, string> = { '#h': 'hash' };
   const values: Record<string, unknown> = {};
   const condition = `attribute_exists(#h) AND ${versionIs(current, names, values)}`;
+  const guard = {
+    ConditionExpression: condition,
+    ExpressionAttributeNames: names,
+    ...(Object.keys(values).length ? { ExpressionAttributeValues: values } : {}),
+  };
+  const { overlapUntil, audit } = options;
+  const old = overlapUntil
+    ? {
+        Put: {
+          TableName: tables.keys,
+          Item: { hash: current.hash, overlapOf: next.hash, overlapUntil, expiresAt: overlapUntil + 86_400 },
+          ...guard,
+        },
+      }
+    : { Delete: { TableName: tables.keys, Key: { hash: current.hash }, ...guard } };
   await idempotent(
     () =>
       guarded(() =>
         doc.send(
           new TransactWriteCommand({
             TransactItems: [
-              {
-                Delete: {
-                  TableName: tables.keys,
-                  Key: { hash: current.hash },
-                  ConditionExpression: condition,
-                  ExpressionAttributeNames: names,
-                  ...(Object.keys(values).length ? { ExpressionAttributeValues: values } : {}),
-                },
-              },
+              old,
+              ...(audit ? [auditPut(storage, audit(next))] : []),
               {
                 Put: {
                   TableName: tables.keys,
@@ -269,6 +316,7 @@ export function createKeyAdminStore(storage: Storage) {
     reindex: () => reindexKeys(storage),
     update: withStorage(storage, update),
     replaceHash: withStorage(storage, replaceHash),
+    history: (keyId: string) => readHistory(storage, keyId),
     clearStanding: withStorage(storage, clearStanding),
     ...standingAdmin(storage),
   };

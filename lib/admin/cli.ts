@@ -22,7 +22,19 @@ export const USAGE = usage();
 export interface Io {
   out(line: string): void;
   err(line: string): void;
+  /**
+   * Asks the person at the terminal and returns the answer; absent when there is none (stdin not a tty: a script,
+   * CI), and then a command that needs confirmation is refused unless `--yes` is given.
+   */
+  ask?(question: string): Promise<string>;
 }
+
+/**
+ * Commands that take a production customer's access away at once and ask before they do (or take `--yes`): a wrong
+ * id is an outage for someone else. restore and `rotate --overlap` are how they are undone, and the prompt says so.
+ */
+const CONFIRMED_STAGES = new Set(['production']);
+const CONFIRMED = new Set(['revoke', 'rotate']);
 
 const OPTIONS = {
   local: { type: 'boolean' },
@@ -39,10 +51,13 @@ const OPTIONS = {
   'max-wait': { type: 'string' },
   all: { type: 'boolean' },
   minutes: { type: 'string' },
+  actor: { type: 'string' },
+  yes: { type: 'boolean' },
+  overlap: { type: 'string' },
 } as const;
 
 /** Options every command takes. */
-const GLOBAL = new Set(['local', 'stage', 'json', 'help', 'max-wait']);
+const GLOBAL = new Set(['local', 'stage', 'json', 'help', 'max-wait', 'actor']);
 
 /** The longest --max-wait: a day (a command's waits are counted in seconds to minutes). */
 const MAX_WAIT_LIMIT_S = 86_400;
@@ -81,13 +96,41 @@ export async function runAdmin(argv: string[], io: Io, depsFor: DepsFactory): Pr
   }
   try {
     const { target, call } = command;
-    const { human, data } = await call(keyAdmin(await depsFor(target)));
+    if (!(await confirmed(o, positionals, io)))
+      return say.failure(new AdminError('not confirmed: nothing changed'), 1, false);
+    const { human, data } = await call(keyAdmin(await depsFor(target), o.actor ? { actor: o.actor } : {}));
     io.out(o.json ? JSON.stringify(data, null, 2) : human);
     return 0;
   } catch (err) {
     if (err instanceof PartialFailure) io.out(o.json ? JSON.stringify(err.output.data, null, 2) : err.output.human);
     return say.failure(err, (err as { exitCode?: number }).exitCode ?? 1, false);
   }
+}
+
+/**
+ * A revoke or rotate on production goes ahead with `--yes`, or when the person at the terminal types the key id back
+ * (a wrong id is noticed when it has to be typed). With neither (a script without --yes), it is refused.
+ */
+async function confirmed(o: Options, [, command, id]: readonly string[], io: Io): Promise<boolean> {
+  if (o.yes || !o.stage || !CONFIRMED_STAGES.has(o.stage) || !command || !CONFIRMED.has(command)) return true;
+  if (!io.ask)
+    throw new AdminError(
+      `keys ${command} on ${o.stage} asks for confirmation and there is no terminal to ask: add --yes to go ahead`,
+    );
+  const answer = await io.ask(
+    `${command === 'revoke' ? 'Revoke' : 'Rotate'} ${id} on ${o.stage}? Its current secret ` +
+      `${command === 'revoke' ? 'gets 401 (`keys restore` undoes it)' : 'stops working unless --overlap is given'}. ` +
+      'Type the key id to confirm: ',
+  );
+  return answer.trim() === id;
+}
+
+/** `--actor <name>`: one line of visible text, at most 128 characters (it is printed in `keys history`). */
+function checkActor(v: string): string {
+  const name = v.trim();
+  if (!name || /[\p{Cc}\p{Cf}\u2028\u2029]/u.test(name) || [...name].length > 128)
+    throw new AdminError('--actor must be one line of visible text, at most 128 characters');
+  return name;
 }
 
 /** `--max-wait <seconds>`: a whole number of seconds, at most a day. */
@@ -141,6 +184,7 @@ function checked(o: Options, [group, command, ...rest]: string[], given: readonl
   if (!o.local === !o.stage) throw new AdminError(`choose one target: --local or --stage ${STAGE_CHOICE}`);
   if (o.stage && !(STAGE_NAMES as readonly string[]).includes(o.stage))
     throw new AdminError(`unknown stage "${o.stage}" (use ${STAGE_NAMES.join(' or ')})`);
+  if (o.actor !== undefined) o.actor = checkActor(o.actor);
   const perMinute = int('--per-minute', o['per-minute']);
   const perDay = int('--per-day', o['per-day']);
   if (!Object.hasOwn(COMMANDS, command)) throw new AdminError(`unknown command "keys ${command}" (see --help)`);

@@ -10,6 +10,7 @@ import { PartialFailure, printed, type Printed } from './printed.ts';
 export { PartialFailure, printed, type Printed } from './printed.ts';
 import { AdminError, type KeyAdmin, type KeyView } from './service.ts';
 import { LIST_PAGE } from './queries.ts';
+import { MAX_OVERLAP_MINUTES, RESTORE_WINDOW_DAYS } from './lifecycle.ts';
 import { chartWidth, renderUsageChart } from './usage-chart.ts';
 
 export interface Options {
@@ -27,6 +28,9 @@ export interface Options {
   'max-wait'?: string;
   all?: boolean;
   minutes?: string;
+  actor?: string;
+  yes?: boolean;
+  overlap?: string;
 }
 
 /** A command's arguments, checked before any dependency is built. */
@@ -48,8 +52,10 @@ export const SHAPES: Readonly<Record<string, { readonly options: readonly string
   create: { options: ['owner', 'plan', 'per-minute', 'per-day'], positionals: 0 },
   list: { options: ['plan', 'owner', 'status', 'limit', 'after'], positionals: 0 },
   show: { options: [], positionals: 1 },
-  revoke: { options: [], positionals: 1 },
-  rotate: { options: [], positionals: 1 },
+  history: { options: [], positionals: 1 },
+  revoke: { options: ['yes'], positionals: 1 },
+  restore: { options: [], positionals: 1 },
+  rotate: { options: ['overlap', 'yes'], positionals: 1 },
   'set-plan': { options: ['per-minute', 'per-day'], positionals: 2 },
   usage: { options: [], positionals: 1 },
   unban: { options: [], positionals: 1 },
@@ -155,22 +161,54 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
     ];
     return printed(lines.join('\n'), k);
   }),
+  history: onKey(async (admin, id) => {
+    const h = await admin.history(id);
+    const lines = h.entries.map(
+      (e) =>
+        `${e.at}  ${e.command}  by ${e.actor}${e.actor !== e.principal ? ` (as ${e.principal})` : ''}: ${e.result}`,
+    );
+    return printed(lines.length ? lines.join('\n') : `No recorded changes of ${id}.`, h);
+  }),
   revoke: onKey(async (admin, id) => {
     const { already, ...k } = await admin.revoke(id);
     return landed(
       already
         ? `${k.keyId} was already revoked at ${k.revokedAt} (nothing changed)`
-        : `Revoked ${k.keyId} (requests with it get 401 once cached authorizer results expire)`,
+        : `Revoked ${k.keyId} (requests with it get 401 once cached authorizer results expire; ` +
+            `\`keys restore ${k.keyId}\` within ${RESTORE_WINDOW_DAYS} days undoes it)`,
       { ...k, alreadyRevoked: already },
     );
   }),
-  rotate: onKey(async (admin, id) => {
-    const { key, record, ...followed } = await admin.rotate(id);
-    const human =
-      `Rotated ${record.keyId}: the old secret is refused once cached authorizer results expire (up to the ` +
-      `authorizer cache TTL, 60 s in the cloud; at once locally with ANIMAL_STORE_AUTH_CACHE_TTL=0).\nNew API key (shown once): ${key}`;
-    return landed(human, { key, ...record, ...followed });
+  restore: onKey(async (admin, id) => {
+    const { already, ...k } = await admin.restore(id);
+    return landed(
+      already
+        ? `${k.keyId} is active (nothing changed)`
+        : `Restored ${describe(k)}\nIts secret works again once cached authorizer results expire (up to the ` +
+            'authorizer cache TTL, 60 s in the cloud).',
+      { ...k, alreadyActive: already },
+    );
   }),
+  rotate: (args) => {
+    const id = args.id();
+    const overlap = int('--overlap', args.o.overlap) ?? 0;
+    if (overlap < 0 || overlap > MAX_OVERLAP_MINUTES)
+      throw new AdminError(`--overlap must be whole minutes from 0 to ${MAX_OVERLAP_MINUTES.toLocaleString('en-US')}`);
+    return async (admin) => {
+      const { key, record, oldSecretUntil, ...followed } = await admin.rotate(id, overlap);
+      const old = oldSecretUntil
+        ? `the old secret keeps working until ${oldSecretUntil} (--overlap ${overlap}), then is refused once cached ` +
+          'authorizer results expire'
+        : 'the old secret is refused once cached authorizer results expire (up to the authorizer cache TTL, 60 s in ' +
+          'the cloud; at once locally with ANIMAL_STORE_AUTH_CACHE_TTL=0)';
+      return landed(`Rotated ${record.keyId}: ${old}.\nNew API key (shown once): ${key}`, {
+        key,
+        ...record,
+        oldSecretUntil,
+        ...followed,
+      });
+    };
+  },
   'set-plan': ({ rest, perMinute, perDay, id }) => {
     const chosen = plan(rest[1]);
     const keyId = id();

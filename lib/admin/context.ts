@@ -3,6 +3,8 @@
  * to the latest version of a record, and the Enterprise bracket pools already found complete in this run.
  */
 import { StaleKeyRecordError, type KeyRecord } from '../../lambdas/domain/keys.ts';
+import type { AuditActor } from '../../lambdas/storage/audit-store.ts';
+import { osUser, resolveActor } from './audit.ts';
 import { AdminError, type AdminDeps } from './ports.ts';
 
 /** Attempts of a command whose record keeps changing under it (another admin at work) before it gives up. */
@@ -16,9 +18,23 @@ export interface AdminContext {
   onLatest<T>(keyId: string, apply: (record: KeyRecord) => Promise<T>): Promise<T>;
   /** Bracket ids whose pool this run has seen complete (reconcile.ts): asked of API Gateway once per run. */
   readonly pools: Set<string>;
+  /**
+   * Who is making this run's changes (audit.ts), asked once, before the first write: a principal that cannot be
+   * named stops the command with nothing changed.
+   */
+  actor(): Promise<AuditActor>;
 }
 
-export function adminContext(deps: AdminDeps): AdminContext {
+export function adminContext(deps: AdminDeps, options: { actor?: string } = {}): AdminContext {
+  let who: Promise<AuditActor> | undefined;
+  const actor = () =>
+    (who ??= resolveActor(deps.whoami ?? (async () => osUser()), options.actor).catch((err: unknown) => {
+      who = undefined;
+      throw new AdminError(
+        `could not tell who you are (${(err as Error)?.name}: ${(err as Error)?.message}), and every change is ` +
+          'recorded with who made it: nothing was changed; check your AWS credentials and run the same command again',
+      );
+    }));
   const find = async (keyId: string): Promise<KeyRecord> => {
     const record = await deps.store.getById(keyId);
     if (!record) throw new AdminError(`no key with id ${keyId}`);
@@ -30,6 +46,7 @@ export function adminContext(deps: AdminDeps): AdminContext {
     find,
     onLatest: (keyId, apply) => onLatest(find, keyId, apply),
     pools: new Set(),
+    actor,
   };
 }
 

@@ -39,15 +39,27 @@ const HELP: Readonly<Record<string, CommandHelp>> = {
     args: ['id'],
     about: 'one key: plan, limits, status, a ban or a spent day with its end, and what a failure left pending',
   },
+  history: {
+    args: ['id'],
+    about:
+      'every change made to the key: when, the command, who (the AWS principal on a stage, the OS user locally, ' +
+      '--actor beside either) and what it did; --json adds the record before and after',
+  },
   revoke: {
     args: ['id'],
-    about: `the key gets 401 ${TTL}`,
+    about: `the key gets 401 ${TTL}; \`keys restore\` undoes it within 7 days`,
+    more: 'On production it asks for the key id to be typed back, or takes --yes.',
+  },
+  restore: {
+    args: ['id'],
+    about: 'a key revoked within the last 7 days is active again, with the same secret, plan and limits',
   },
   rotate: {
     args: ['id'],
     about:
       'a new secret for the same id and plan; the old secret keeps working until cached authorizer results expire ' +
-      '(up to 60 s in the cloud: the authorizer cache TTL), then gets 401',
+      '(up to 60 s in the cloud: the authorizer cache TTL), then gets 401; --overlap keeps it working longer',
+    more: 'On production it asks for the key id to be typed back, or takes --yes.',
   },
   'set-plan': {
     args: ['id', 'plan'],
@@ -94,6 +106,11 @@ const OPTION_HELP: Readonly<Record<string, { readonly value?: string; readonly a
   after: { value: 'NEXT', about: 'continue from the `More:` line (or `next` with --json) of the page before' },
   all: { about: 'every key with something pending' },
   minutes: { value: 'N', about: 'how long the ban lasts (1 to 1,440; default 15)' },
+  overlap: {
+    value: 'N',
+    about: 'the old secret keeps working for N minutes (1 to 1,440), so the customer can deploy the new one first',
+  },
+  yes: { about: 'go ahead on production without asking' },
 };
 
 const GLOBAL_HELP = `Targets:
@@ -105,6 +122,8 @@ const GLOBAL_HELP = `Targets:
 
 Every command:
   --json                    the data as JSON on stdout; an error as one JSON object on stderr ({ error, next })
+  --actor <name>            who is making the change, recorded in \`keys history\` beside the AWS principal (or OS
+                            user) that made it: a person behind a shared role
   --max-wait <seconds>      stop once API Gateway's control plane has been waited for this long in all (it allows
                             one usage-plan change per 20 s per account), say what is left and the command that
                             finishes it; a wait of more than a few seconds prints a line on stderr

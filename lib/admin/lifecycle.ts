@@ -8,6 +8,8 @@
 import { randomUUID } from 'node:crypto';
 import { PLANS, limiterShards, type PlanName } from '../../contract/plans.ts';
 import { generateKey, generateKeyId, hashKey, limitsOf, type KeyRecord } from '../../lambdas/domain/keys.ts';
+import type { AuditStanding } from '../../lambdas/storage/audit-store.ts';
+import { entryOf, type Change } from './audit.ts';
 import { enterpriseBracket } from './brackets.ts';
 import type { AdminContext } from './context.ts';
 import { AdminError } from './ports.ts';
@@ -45,6 +47,25 @@ export async function recordStep<T>(run: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * The attribution of a change this command is about to make (audit.ts): who is asked first, so a principal that
+ * cannot be named stops the command before anything is written.
+ */
+export async function changeBy(
+  ctx: AdminContext,
+  command: string,
+  result: (after: KeyRecord) => string,
+  standingBefore?: AuditStanding,
+): Promise<Change> {
+  const who = await ctx.actor();
+  return { who, stage: ctx.deps.stage, now: ctx.now, command, result, ...(standingBefore ? { standingBefore } : {}) };
+}
+
+const limitsText = (r: KeyRecord) => {
+  const l = limitsOf(r);
+  return l ? ` (${l.perMinute}/min, ${l.perDay}/day)` : '';
+};
+
 /** Runs reconcile after a landed change; a failure is reported with the command that finishes it, not thrown. */
 export async function followUp(
   ctx: AdminContext,
@@ -74,6 +95,7 @@ export async function create(
   const owner = checkOwner(input.owner);
   if (!(input.plan in PLANS)) throw new AdminError(`unknown plan ${input.plan}`);
   const limits = checkLimits(input.plan, input.perMinute, input.perDay);
+  const change = await changeBy(ctx, `create --plan ${input.plan}`, (r) => `created on ${r.plan}${limitsText(r)}`);
   if (limits)
     await ensureBracketPool(ctx, limits).catch((err: unknown) => {
       throw new AdminError(`no key was created (${describeError(err)}): run the same command again`);
@@ -91,7 +113,7 @@ export async function create(
     reconciledVersion: 1,
     writeId: randomUUID(),
   };
-  await ctx.deps.store.put(record).catch(async (err: unknown) => {
+  await ctx.deps.store.put(record, entryOf(change, undefined)).catch(async (err: unknown) => {
     // An answer lost after the write applied: running the command again would make a second key (whose secret nobody
     // has). Only this call knows the key id, so it looks once; found, the key is made and its secret is printed.
     const landed = await ctx.deps.store.getById(record.keyId).catch(() => undefined);
@@ -109,9 +131,16 @@ export async function create(
  */
 export async function revoke(ctx: AdminContext, keyId: string): Promise<KeyView & Followed & { already: boolean }> {
   const revokedAt = new Date(ctx.now()).toISOString();
+  const change = await changeBy(
+    ctx,
+    'revoke',
+    () => `revoked (\`keys restore ${keyId}\` until ${restoreDeadline(revokedAt)})`,
+  );
   const first = await recordStep(() =>
     ctx.onLatest(keyId, async (record) =>
-      record.status === 'revoked' ? undefined : ctx.deps.store.update(record, { status: 'revoked', revokedAt }),
+      record.status === 'revoked'
+        ? undefined
+        : ctx.deps.store.update(record, { status: 'revoked', revokedAt }, [], entryOf(change, record)),
     ),
   );
   const after = await recordStep(() => followUpIfNeeded(ctx, keyId, first));
@@ -123,25 +152,76 @@ export async function revoke(ctx: AdminContext, keyId: string): Promise<KeyView 
  * authorizer results expire). The key's standing at the gateway is kept by the hash of its secret: the reconcile
  * after it puts an admin's ban on the new one.
  */
-export async function rotate(ctx: AdminContext, keyId: string): Promise<{ key: string; record: KeyView } & Followed> {
+export async function rotate(
+  ctx: AdminContext,
+  keyId: string,
+  overlapMinutes = 0,
+): Promise<{ key: string; record: KeyView; oldSecretUntil: string | null } & Followed> {
+  if (!Number.isSafeInteger(overlapMinutes) || overlapMinutes < 0 || overlapMinutes > MAX_OVERLAP_MINUTES)
+    throw new AdminError(`--overlap must be whole minutes from 0 to ${MAX_OVERLAP_MINUTES.toLocaleString('en-US')}`);
   const rotatedAt = new Date(ctx.now()).toISOString();
+  const overlapUntil = overlapMinutes ? Math.floor(ctx.now() / 1000) + overlapMinutes * 60 : undefined;
+  const oldSecretUntil = overlapUntil ? new Date(overlapUntil * 1000).toISOString() : null;
+  const change = await changeBy(ctx, `rotate${overlapMinutes ? ` --overlap ${overlapMinutes}` : ''}`, () =>
+    oldSecretUntil
+      ? `rotated; the old secret is accepted until ${oldSecretUntil}`
+      : 'rotated; the old secret is refused',
+  );
   const key = await recordStep(() =>
     ctx.onLatest(keyId, async (record) => {
       if (record.status !== 'active')
         throw new AdminError(`key ${keyId} is ${record.status}: only active keys can be rotated`);
       const secret = generateKey();
-      await ctx.deps.store.replaceHash(record, {
-        ...record,
-        hash: hashKey(secret),
-        rotatedAt,
-        version: (record.version ?? 0) + 1,
-        writeId: randomUUID(),
-      });
+      await ctx.deps.store.replaceHash(
+        record,
+        { ...record, hash: hashKey(secret), rotatedAt, version: (record.version ?? 0) + 1, writeId: randomUUID() },
+        { ...(overlapUntil ? { overlapUntil } : {}), audit: entryOf(change, record) },
+      );
       return secret;
     }),
   );
   const { record, did: _did, ...followed } = await followUp(ctx, keyId);
-  return { key, record: view(record), ...followed };
+  return { key, record: view(record), oldSecretUntil, ...followed };
+}
+
+/**
+ * The longest `--overlap` of a rotation: a day. Long enough for a customer to deploy a new secret on a working day;
+ * bounded, because a rotation is often made because the old secret leaked, and every minute of overlap is a minute
+ * it still works.
+ */
+export const MAX_OVERLAP_MINUTES = 1440;
+
+/**
+ * How long after a revoke `keys restore` brings a key back: a week. A revoke by mistake is noticed within days (the
+ * customer's requests get 401); past that, a revoked secret may have been discarded or leaked, and the customer is
+ * given a new key instead.
+ */
+export const RESTORE_WINDOW_DAYS = 7;
+
+const restoreDeadline = (revokedAt: string) =>
+  new Date(Date.parse(revokedAt) + RESTORE_WINDOW_DAYS * 86_400_000).toISOString();
+
+/**
+ * `keys restore <id>`: a key revoked within RESTORE_WINDOW_DAYS is active again, with the same secret (its record
+ * kept its hash), plan and limits; served once cached authorizer results expire. Restoring an active key changes
+ * nothing.
+ */
+export async function restore(ctx: AdminContext, keyId: string): Promise<KeyView & Followed & { already: boolean }> {
+  const change = await changeBy(ctx, 'restore', (r) => `restored on ${r.plan}${limitsText(r)}`);
+  const first = await recordStep(() =>
+    ctx.onLatest(keyId, async (record) => {
+      if (record.status === 'active') return undefined;
+      const deadline = restoreDeadline(record.revokedAt ?? '1970-01-01T00:00:00Z');
+      if (ctx.now() > Date.parse(deadline))
+        throw new AdminError(
+          `key ${keyId} was revoked at ${record.revokedAt ?? 'an unknown time'}, more than ${RESTORE_WINDOW_DAYS} days ago: ` +
+            'it can no longer be restored; create a new key for the customer',
+        );
+      return ctx.deps.store.update(record, { status: 'active' }, ['revokedAt'], entryOf(change, record));
+    }),
+  );
+  const after = await recordStep(() => followUpIfNeeded(ctx, keyId, first));
+  return { ...view(after.record), ...after, already: !first };
 }
 
 /** The key after set-plan, and `changed: false` when it already had that plan and those limits (nothing written). */
@@ -171,6 +251,11 @@ export async function setPlan(ctx: AdminContext, keyId: string, input: PlanInput
     await ensureBracketPool(ctx, limits).catch((err: unknown) => {
       throw new AdminError(`nothing was changed (${describeError(err)}): run the same command again`);
     });
+  const change = await changeBy(
+    ctx,
+    `set-plan ${input.plan}${limits ? ` --per-minute ${limits.perMinute} --per-day ${limits.perDay}` : ''}`,
+    (r) => `moved ${first.plan}${limitsText(first)} → ${r.plan}${limitsText(r)}`,
+  );
   const updated = await recordStep(() =>
     ctx.onLatest(keyId, async (record) => {
       if (record.status !== 'active') throw new AdminError(`key ${keyId} is ${record.status}`);
@@ -181,6 +266,7 @@ export async function setPlan(ctx: AdminContext, keyId: string, input: PlanInput
         record,
         { plan: input.plan, ...(limits ? { limits } : {}), ...(moves ? { countsShards: at } : {}) },
         [...(limits ? [] : ['limits']), ...(moves ? [] : ['countsShards'])],
+        entryOf(change, record),
       );
     }),
   );
@@ -197,10 +283,15 @@ export async function ban(ctx: AdminContext, keyId: string, minutes: number): Pr
   if (!Number.isSafeInteger(minutes) || minutes < 1 || minutes > 1440)
     throw new AdminError('--minutes must be a whole number from 1 to 1,440 (a day)');
   const bannedUntil = Math.floor(ctx.now() / 1000) + minutes * 60;
+  const change = await changeBy(
+    ctx,
+    `ban --minutes ${minutes}`,
+    () => `banned until ${new Date(bannedUntil * 1000).toISOString()}`,
+  );
   await recordStep(() =>
     ctx.onLatest(keyId, async (record) => {
       if (record.status !== 'active') throw new AdminError(`key ${keyId} is ${record.status}`);
-      return ctx.deps.store.update(record, { bannedUntil }, ['unbannedThrough']);
+      return ctx.deps.store.update(record, { bannedUntil }, ['unbannedThrough'], entryOf(change, record));
     }),
   );
   const { record, did: _did, ...followed } = await followUp(ctx, keyId);

@@ -8,6 +8,8 @@ import type { Storage } from '../../lambdas/storage/client.ts';
 import type { MinuteOpens } from '../../lambdas/storage/usage-history.ts';
 import type { ListFilter, ListPage } from '../../lambdas/storage/key-listing.ts';
 import type { StandingNote } from '../../lambdas/storage/standing.ts';
+import type { AuditEntry } from '../../lambdas/storage/audit-store.ts';
+import type { AuditOf } from '../../lambdas/storage/key-store.ts';
 import type { KeyGateway } from './gateway.ts';
 
 /** An error the admin prints as one line and exits non-zero for. */
@@ -15,7 +17,8 @@ export class AdminError extends Error {}
 
 /** Writes are conditional on the version of the record passed in; StaleKeyRecordError when it changed meanwhile. */
 export interface KeyAdminStorePort {
-  put(record: KeyRecord): Promise<void>;
+  /** `audit`: the change's history entry, written in the same transaction (audit.ts). */
+  put(record: KeyRecord, audit?: AuditOf): Promise<void>;
   getById(keyId: string): Promise<KeyRecord | undefined>;
   list(): Promise<KeyRecord[]>;
   /** One page of `keys list`: up to `limit` records of the filter, from `after` (the last page's `next`). */
@@ -36,8 +39,12 @@ export interface KeyAdminStorePort {
     current: KeyRecord,
     changes: Partial<Omit<KeyRecord, 'hash' | 'keyId' | 'version' | 'writeId'>>,
     remove?: string[],
+    audit?: AuditOf,
   ): Promise<KeyRecord>;
-  replaceHash(current: KeyRecord, next: KeyRecord): Promise<void>;
+  /** A rotation; `overlapUntil` (unix seconds): the old secret is accepted until then (key-store.ts). */
+  replaceHash(current: KeyRecord, next: KeyRecord, options?: { overlapUntil?: number; audit?: AuditOf }): Promise<void>;
+  /** A key's history of changes, oldest first (lambdas/storage/audit-store.ts). */
+  history(keyId: string): Promise<AuditEntry[]>;
 }
 
 export interface AdminDeps {
@@ -55,6 +62,11 @@ export interface AdminDeps {
   /** Today's minute history of a key (lambdas/storage/usage-history.ts), for the usage chart; absent: no history. */
   readonly history?: (subject: string, limits: PlanLimits, w: Windows) => Promise<MinuteOpens>;
   readonly now?: () => number;
+  /**
+   * Who the tool's credentials are, for the history of changes (audit.ts): on a stage the AWS principal's ARN (STS
+   * GetCallerIdentity). @default the OS user (`local:<name>`)
+   */
+  readonly whoami?: () => Promise<string>;
   /**
    * Carries today's counts of a key from the shard layout of its old limits to that of its new ones (the limiter
    * splits a key over more counters above LIMITER.shardPerMinute); absent: nothing to carry (no counters).

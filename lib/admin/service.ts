@@ -1,5 +1,6 @@
 /**
- * Key administration: create, list, show, revoke, rotate, set-plan, ban, unban, purge, usage, reconcile. A key's
+ * Key administration: create, list, show, history, revoke, restore, rotate, set-plan, ban, unban, purge, usage,
+ * reconcile. Every change is recorded with who made it (audit.ts), in the same write as the change. A key's
  * record is the desired state and the only thing a command writes; reconcile (reconcile.ts) then brings API Gateway
  * and the limiter to it, each step safe to repeat, so any failure is finished by `keys reconcile <id>`.
  *
@@ -16,7 +17,7 @@
  */
 import type { ListFilter } from '../../lambdas/storage/key-listing.ts';
 import { adminContext } from './context.ts';
-import { ban, create, revoke, rotate, setPlan, type PlanInput } from './lifecycle.ts';
+import { ban, create, restore, revoke, rotate, setPlan, type PlanInput } from './lifecycle.ts';
 import { describeError, reconcile, ReconcileError } from './reconcile.ts';
 import { AdminError } from './ports.ts';
 import { reconcileAll } from './reconcile-all.ts';
@@ -29,8 +30,9 @@ import { view } from './rules.ts';
 export { AdminError, type AdminDeps, type KeyAdminStorePort } from './ports.ts';
 export type { KeyView } from './rules.ts';
 
-export function keyAdmin(deps: AdminDeps) {
-  const ctx = adminContext(deps);
+/** `actor`: the name `--actor` gave, recorded beside the principal in each change's history entry (audit.ts). */
+export function keyAdmin(deps: AdminDeps, options: { actor?: string } = {}) {
+  const ctx = adminContext(deps, options);
   return {
     create: (input: PlanInput & { owner: string }) => create(ctx, input),
     list: (filter?: ListFilter, page?: { limit?: number; after?: string }) => list(ctx, filter, page),
@@ -38,7 +40,10 @@ export function keyAdmin(deps: AdminDeps) {
     reindex: () => ctx.deps.store.reindex(),
     show: (keyId: string) => show(ctx, keyId),
     revoke: (keyId: string) => revoke(ctx, keyId),
-    rotate: (keyId: string) => rotate(ctx, keyId),
+    restore: (keyId: string) => restore(ctx, keyId),
+    rotate: (keyId: string, overlapMinutes?: number) => rotate(ctx, keyId, overlapMinutes),
+    /** A key's history of changes, oldest first: who, what (before and after), when and what it did. */
+    history: async (keyId: string) => ({ keyId, entries: await ctx.deps.store.history(keyId) }),
     purge: () => purge(ctx),
     setPlan: (keyId: string, input: PlanInput) => setPlan(ctx, keyId, input),
     usage: (keyId: string) => usage(ctx, keyId),

@@ -3,7 +3,7 @@
  * its stack outputs (`--stage`). Tests pass their own dependencies instead (a DepsFactory of their own).
  */
 import { STANDARD_PLANS, type PlanName } from '../../contract/plans.ts';
-import { KEYS_TABLE, STATE_TABLE } from '../../contract/tables.ts';
+import { AUDIT_TABLE, KEYS_TABLE, STATE_TABLE } from '../../contract/tables.ts';
 import type { StageName } from '../config/stage-names.ts';
 import { OUTPUT_IDS, tableNameOutputId, usagePlanOutputId } from '../stacks/outputs.ts';
 import { noGateway } from './gateway.ts';
@@ -21,11 +21,11 @@ export interface AdminTarget {
 }
 
 /**
- * The tables the admin tool uses: key records (keys), limits, usage history and bans (state). It reads the outputs
- * of these only, and its configuration holds these only, so a stack deployed before another table was added (or
- * without one the tool does not touch) still serves it.
+ * The tables the admin tool uses: key records (keys), limits, usage history and bans (state), the history of changes
+ * (audit). It reads the outputs of these only, and its configuration holds these only, so a stack deployed before
+ * another table was added (or without one the tool does not touch) still serves it.
  */
-export const ADMIN_TABLES = [KEYS_TABLE, STATE_TABLE] as const;
+export const ADMIN_TABLES = [KEYS_TABLE, STATE_TABLE, AUDIT_TABLE] as const;
 
 /** Where the key records, limits and usage history are: physical table names, and the DynamoDB holding them. */
 export interface TableTarget {
@@ -38,7 +38,7 @@ export interface TableTarget {
 }
 
 type PerPlan = Partial<Record<PlanName, string>>;
-type GatewayDeps = Pick<AdminDeps, 'gateway' | 'usagePlans' | 'revokedKeyGraceMs'>;
+type GatewayDeps = Pick<AdminDeps, 'gateway' | 'usagePlans' | 'revokedKeyGraceMs' | 'whoami'>;
 type Target = { tables: TableTarget; gatewayDeps: GatewayDeps };
 
 /**
@@ -95,8 +95,21 @@ async function awsTarget(stage: StageName, pacing?: PacingOptions): Promise<Targ
       usagePlans: outputs.usagePlans,
       // Twice the stage's authorizer cache TTL: no cached authorizer result still names a key purge deletes.
       revokedKeyGraceMs: 2 * STAGES[stage].authorizerCacheTtl.toMilliseconds(),
+      whoami: () => callerArn(region),
     },
   };
+}
+
+/**
+ * The AWS principal the tool's credentials resolve to (the same default chain as its other clients: environment,
+ * profile, SSO, instance role), as STS names it: an assumed role's session ARN names the person who assumed it.
+ * GetCallerIdentity needs no permission, so every admin can be named.
+ */
+async function callerArn(region: string): Promise<string> {
+  const { STSClient, GetCallerIdentityCommand } = await import('@aws-sdk/client-sts');
+  const out = await new STSClient({ region }).send(new GetCallerIdentityCommand({}));
+  if (!out.Arn) throw new Error('STS GetCallerIdentity returned no ARN');
+  return out.Arn;
 }
 
 /**

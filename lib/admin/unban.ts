@@ -9,7 +9,8 @@
 import { windowsAt } from '../../lambdas/domain/rate-limit.ts';
 import { limitsOf } from '../../lambdas/domain/keys.ts';
 import type { AdminContext } from './context.ts';
-import { followUp, recordStep, type Followed } from './lifecycle.ts';
+import { entryOf } from './audit.ts';
+import { changeBy, followUp, recordStep, type Followed } from './lifecycle.ts';
 import { AdminError } from './ports.ts';
 import { converged } from './reconcile.ts';
 import { view, type KeyView } from './rules.ts';
@@ -39,6 +40,12 @@ export async function unban(ctx: AdminContext, keyId: string): Promise<Unbanned>
     const { record, did, ...followed } = await recordStep(() => followUp(ctx, keyId));
     return { ...view(record), ...followed, wasBannedUntil: null, liftedDay: false, reconciled: did };
   }
+  const iso = (sec: number) => new Date(sec * 1000).toISOString();
+  const lifted = [banEnd ? `its ban (until ${iso(banEnd)})` : '', spent ? "today's spent quota" : ''].filter(Boolean);
+  const change = await changeBy(ctx, 'unban', () => `lifted ${lifted.join(' and ')}`, {
+    ...(banEnd ? { bannedUntil: iso(banEnd) } : {}),
+    ...(spent ? { daySpentUntil: iso(w.dayReset) } : {}),
+  });
   await recordStep(() =>
     ctx.onLatest(keyId, async (record) =>
       deps.store.update(
@@ -48,6 +55,7 @@ export async function unban(ctx: AdminContext, keyId: string): Promise<Unbanned>
           ...(spent ? { dayLifted: w.dayStart } : {}),
         },
         banEnd ? ['bannedUntil'] : [],
+        entryOf(change, record),
       ),
     ),
   );

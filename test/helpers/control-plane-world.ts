@@ -31,6 +31,8 @@ export interface World {
 }
 
 export const STAGE = 'staging';
+/** The AWS principal the fake stage's admin runs as (what the tool's STS GetCallerIdentity would return). */
+export const STAGE_PRINCIPAL = 'arn:aws:sts::123456789012:assumed-role/AnimalStoreAdmin/alice@example.com';
 export const GRACE_MS = 120_000;
 
 /**
@@ -55,6 +57,8 @@ export function controlPlaneWorld(local: AdminDeps, startMs = WORLD_START_MS): W
     now: fake.now,
     revokedKeyGraceMs: GRACE_MS,
     gateway: awsKeyGateway(fake, { apiId: 'api123', stage: 'v1' }, fake),
+    // What STS GetCallerIdentity answers on a stage: an assumed role's session, naming the person.
+    whoami: async () => STAGE_PRINCIPAL,
   };
   const storage = new StorageFaults();
   const deps = storage.around(plain);
