@@ -7,6 +7,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { AUTHORIZER, ROUTES } from '../../contract/routes.ts';
 import { ACCOUNT_THROTTLE, PLANS, STANDARD_PLANS, usagePlanThrottle } from '../../contract/plans.ts';
+import { edgeFor } from '../../lib/config/capacity.ts';
 import { TABLES } from '../../contract/tables.ts';
 import { FREE_KEY_POOL, PAYING_POOLS } from '../../contract/key-pool.ts';
 import { PAYING_PROBATION, PROBATION } from '../../contract/probation.ts';
@@ -160,20 +161,24 @@ describe.each(STAGE_NAMES)('stage %s', (stage) => {
   // API Gateway: stage-level throttling (MethodSettings `/*/*`) applies to every request of the stage, with or
   // without a key; a method-level limit above the account's (10,000 rps, burst 5,000) has no effect. It must not
   // reject what one usage plan admits (the plans' buckets are per key, this one is shared).
-  it('item 8: throttles the whole stage, above every plan and within the account limit', () => {
+  it("item 8: throttles the whole stage at the account's rate, with a bucket every method's share of the authorizer holds", () => {
     const [[, s]] = ofType(t(), 'AWS::ApiGateway::Stage') as [[string, Resource]];
     const all = s.Properties.MethodSettings.find((m: any) => m.HttpMethod === '*' && m.ResourcePath === '/*');
     expect(all).toMatchObject({
       ThrottlingRateLimit: STAGES[stage].stageThrottle.rateLimit,
       ThrottlingBurstLimit: STAGES[stage].stageThrottle.burstLimit,
     });
-    for (const plan of STANDARD_PLANS) {
-      const u = usagePlanThrottle(PLANS[plan].limits!);
-      expect(all.ThrottlingBurstLimit, plan).toBeGreaterThanOrEqual(u.burstLimit);
-      expect(all.ThrottlingRateLimit, plan).toBeGreaterThanOrEqual(u.rateLimit);
-    }
+    // The figures are the capacity model's (lib/config/capacity.ts), from the account quotas the stage declares.
+    expect(STAGES[stage].stageThrottle).toEqual(edgeFor(STAGES[stage].accountQuotas).stageThrottle);
+    // The rate: everything the account admits may be on one method, every plan's rate included.
+    expect(all.ThrottlingRateLimit).toBe(ACCOUNT_THROTTLE.rateLimit);
+    for (const plan of STANDARD_PLANS)
+      expect(all.ThrottlingRateLimit, plan).toBeGreaterThanOrEqual(usagePlanThrottle(PLANS[plan].limits!).rateLimit);
+    // The bucket: every method's at once never passes the authorizer's reservation (a stage burst meets the gateway's
+    // 429, never Lambda's throttle and a 5xx), and holds at least the smallest plan's whole minute.
+    expect(all.ThrottlingBurstLimit * ROUTES.length).toBeLessThanOrEqual(STAGES[stage].authorizerReservedConcurrency);
+    expect(all.ThrottlingBurstLimit).toBeGreaterThanOrEqual(PLANS.free.limits!.perMinute);
     expect(all.ThrottlingBurstLimit).toBeLessThanOrEqual(ACCOUNT_THROTTLE.burstLimit);
-    expect(all.ThrottlingRateLimit).toBeLessThanOrEqual(ACCOUNT_THROTTLE.rateLimit);
   });
 
   // WAFv2: a REST API stage takes a REGIONAL web ACL, associated by the stage ARN
