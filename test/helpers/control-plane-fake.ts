@@ -121,6 +121,8 @@ export class FakeControlPlane implements PacingClock {
   private apply(op: string, i: Record<string, any>): unknown {
     switch (op) {
       case 'CreateApiKey': {
+        // AWS: a value of at least 20 characters (moto checks it too; the fake took any).
+        if (typeof i.value === 'string' && i.value.length < 20) throw awsError('BadRequestException', 400);
         if ([...this.keys.values()].some((k) => k.value === i.value)) throw awsError('ConflictException', 409);
         if (this.keys.size >= API_KEYS_PER_ACCOUNT) throw awsError('LimitExceededException', 429);
         const id = this.newId('key');
@@ -132,7 +134,12 @@ export class FakeControlPlane implements PacingClock {
         for (const p of this.plans.values()) p.keys.delete(i.apiKey);
         return {};
       case 'GetApiKeys':
-        return { items: [...this.keys.values()].filter((k) => k.name.startsWith(i.nameQuery ?? '')) };
+        // As AWS (and moto): a key's value only with includeValues, so code that reads values without asking fails here.
+        return {
+          items: [...this.keys.values()]
+            .filter((k) => k.name.startsWith(i.nameQuery ?? ''))
+            .map((k) => ({ id: k.id, name: k.name, ...(i.includeValues ? { value: k.value } : {}) })),
+        };
       case 'CreateUsagePlanKey': {
         const p = this.plan(i.usagePlanId);
         if (!this.keys.has(i.keyId)) throw awsError('NotFoundException', 404);
