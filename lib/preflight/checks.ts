@@ -6,6 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { grantsThatCannotApply } from './authorization-reference.ts';
+import { accountQuotasCheck } from './account-quotas.ts';
 import { bracketPoolsCheck } from './bracket-pools-check.ts';
 import { gatesThatCannotFire } from './canary-timing.ts';
 import { replacementsInDiff, runCdkDiff } from './cdk-diff.ts';
@@ -178,6 +179,8 @@ export const PREFLIGHT_CHECKS: PreflightCheck[] = [
   deployedStackCheck,
   // Only with AWS credentials: every Enterprise bracket in use has the pool members the new authorizer names.
   bracketPoolsCheck(),
+  // Only with AWS credentials: the account has the Lambda executions and API throttle the stage is sized for.
+  accountQuotasCheck(),
   authorizationReferenceCheck,
   cdkDiffCheck,
 ];
