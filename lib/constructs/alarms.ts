@@ -92,9 +92,10 @@ export class ApiAlarms extends Construct {
         fn.metricThrottles({ period: PERIOD, statistic: 'Sum' }),
       );
     }
-    // The authorizer's reserved concurrency is sized to the stage throttle (lib/config/authorizer-capacity.ts): a
-    // throttle means a flood past it, and each is a 503 only for a caller without a cached decision. One throttle
-    // in 5 minutes paged for a burst of random tokens; a share of its invocations is what customers notice.
+    // The authorizer's reserved concurrency holds every method's stage bucket at once (lib/config/capacity.ts): a
+    // throttle means an authorizer slower than it was sized for, and each is a 503 only for a caller without a cached
+    // decision. One throttle in 5 minutes paged for a burst of random tokens; a share of its invocations is what
+    // customers notice.
     const authorizer = props.functions.get(AUTHORIZER.name);
     if (authorizer)
       this.add(
