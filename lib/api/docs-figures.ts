@@ -21,7 +21,26 @@ const functions = (routes: readonly Route[]) => routes.length + 1;
 const ceiling = (stage: keyof typeof STAGES) => (routes: readonly Route[]) =>
   `${thousands(requestUnitCeiling(STAGES[stage].stageThrottle, routes.length))} units/s`;
 
+const stageThrottle = (stage: keyof typeof STAGES) => () => {
+  const t = STAGES[stage].stageThrottle;
+  return `${thousands(t.rateLimit)} req/s, burst ${thousands(t.burstLimit)}, per method`;
+};
+const reserved = (stage: keyof typeof STAGES) => () => thousands(STAGES[stage].authorizerReservedConcurrency);
+const wafPerKey = (stage: keyof typeof STAGES) => () =>
+  `${thousands(STAGES[stage].wafRequestsPerKeyPer5Minutes)} requests / 5 min`;
+const wafPerIp = (stage: keyof typeof STAGES) => () =>
+  `${thousands(STAGES[stage].wafRequestsPerIpPer5Minutes)} requests / 5 min`;
+
 export const GENERATED_VALUES = {
+  // The edge's figures (lib/config/capacity.ts sizes them from the account quotas each stage declares).
+  'stage-throttle-staging': { file: 'docs/deployment.md', render: stageThrottle('staging') },
+  'stage-throttle-production': { file: 'docs/deployment.md', render: stageThrottle('production') },
+  'authorizer-reserved-staging': { file: 'docs/deployment.md', render: reserved('staging') },
+  'authorizer-reserved-production': { file: 'docs/deployment.md', render: reserved('production') },
+  'waf-per-key-staging': { file: 'docs/deployment.md', render: wafPerKey('staging') },
+  'waf-per-key-production': { file: 'docs/deployment.md', render: wafPerKey('production') },
+  'waf-per-ip-staging': { file: 'docs/deployment.md', render: wafPerIp('staging') },
+  'waf-per-ip-production': { file: 'docs/deployment.md', render: wafPerIp('production') },
   'dynamodb-ceiling-staging': { file: 'docs/deployment.md', render: ceiling('staging') },
   'dynamodb-ceiling-production': { file: 'docs/deployment.md', render: ceiling('production') },
   functions: { file: 'docs/deployment.md', render: (routes) => String(functions(routes)) },
