@@ -17,11 +17,13 @@ import type { Runtime } from './runtime.ts';
 
 /**
  * A function's admission, built once per container by its envelope: the limiter (it keeps the container's leases)
- * and the standings this container already recorded (key hash and what), so each is written once per container.
+ * and the standings this container recorded (key hash and what → when), so a flood of refusals writes each once.
  */
 export interface Gate {
   readonly limiter: Limiter;
-  readonly noted: Set<string>;
+  readonly noted: Map<string, number>;
+  /** How long a recorded standing is trusted to be at the gateway: the authorizer cache TTL (ms). */
+  readonly notedForMs: number;
 }
 
 /** The function's gate; none when the limiter is off. */
@@ -35,17 +37,23 @@ export function gateOf(rt: Runtime): Gate | undefined {
       rt.telemetry.count('StorageUnavailable', { reason: 'BanBookkeeping' });
     },
   });
-  return { limiter, noted: new Set() };
+  return { limiter, noted: new Map(), notedForMs: rt.config.AUTH_CACHE_TTL_SECONDS * 1000 };
 }
 
 /**
  * A banned key, or one whose day is spent, reached this function: the gateway did not know (a rotated secret, a
- * standing not yet recorded). Records it where the authorizer reads it, once per container, so the key's next
- * uncached authorization stops it at the gateway. Best effort: the request gets its 429 whatever happens here.
+ * standing not yet recorded). Records it where the authorizer reads it, so the key's next uncached authorization
+ * stops it at the gateway. Best effort: the request gets its 429 whatever happens here.
+ *
+ * Once per container per authorizer cache TTL, not once per container: a standing the gateway holds stops the key
+ * there within a TTL (its cached Allow expires), so the same refusal reaching this function a TTL after it was
+ * recorded means the gateway no longer holds it. An admin lifted it (`keys unban` forgets a spent day), and the key
+ * spent the day again: remembered for the container's life, that second spend was never recorded, and the key's
+ * refused requests kept reaching the functions and counting on its shared pool member all day.
  */
 async function tellGateway(
   rt: Runtime,
-  noted: Set<string>,
+  { noted, notedForMs }: Pick<Gate, 'noted' | 'notedForMs'>,
   auth: AuthContext,
   err: AppError,
   dayStart: number,
@@ -56,9 +64,11 @@ async function tellGateway(
   else if (err.code === 'quota_exceeded') note = { spentDay: dayStart };
   else return;
   const id = `${auth.keyHash}|${JSON.stringify(note)}`;
-  if (noted.has(id)) return;
+  const now = rt.now();
+  const at = noted.get(id);
+  if (at !== undefined && now - at < notedForMs) return;
   if (noted.size >= 10_000) noted.clear();
-  noted.add(id);
+  noted.set(id, now);
   await noteStanding(rt.storage, auth.keyHash, note).catch((e: unknown) => {
     noted.delete(id);
     rt.telemetry.log.warn('standing not recorded', { errorName: (e as Error)?.name });
@@ -74,20 +84,16 @@ export interface Admission {
 }
 
 /** Counts the call against its key's windows, adding the X-RateLimit-* headers to `headers` when it settles. */
-export function admit(
-  rt: Runtime,
-  { limiter, noted }: Gate,
-  auth: AuthContext,
-  headers: Record<string, string>,
-): Admission {
+export function admit(rt: Runtime, gate: Gate, auth: AuthContext, headers: Record<string, string>): Admission {
   const windows = windowsAt(rt.now());
+  const { limiter } = gate;
   const refusedLocally = limiter.refusesLocally(auth.keyId, auth, windows);
   const done = enforce(limiter, auth.keyId, auth, windows).then(
     (h) => void Object.assign(headers, h),
     async (err: unknown) => {
       if (err instanceof AppError && err.status === 429) {
         rt.telemetry.count('RateLimited', { code: err.code }, { plan: auth.plan });
-        await tellGateway(rt, noted, auth, err, windows.dayStart);
+        await tellGateway(rt, gate, auth, err, windows.dayStart);
       }
       // The counters cannot be read: nothing is admitted, so nothing is left until the retry.
       if (err instanceof UnavailableError) {

@@ -151,6 +151,10 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
     const standing = [
       k.bannedUntil ? `BANNED until ${k.bannedUntil}` : '',
       k.daySpentUntil ? `DAY SPENT until ${k.daySpentUntil}` : '',
+      k.probationUntil
+        ? `ON PROBATION until ${k.probationUntil}` +
+          (k.probationShard ? ` (counted at the gateway on the ${k.probationShard}, not its pool member)` : '')
+        : '',
     ].filter(Boolean);
     const lines = [
       describe(k),
@@ -237,6 +241,7 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
     const lifted = [
       k.wasBannedUntil ? `its ban (until ${k.wasBannedUntil})` : '',
       k.liftedDay ? "today's spent quota" : '',
+      k.liftedProbation ? `its probation (until ${k.liftedProbation})` : '',
     ]
       .filter(Boolean)
       .join(' and ');
@@ -245,8 +250,8 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
         ? `Lifted ${lifted} of ${k.keyId}: requests get through once cached authorizer results expire (up to the ` +
             'authorizer cache TTL, 60 s in the cloud)'
         : k.reconciled
-          ? `${k.keyId} is neither banned nor out of its day; finished what was pending${done(k.reconciled)}`
-          : `${k.keyId} is neither banned nor out of its day: nothing changed`,
+          ? `${k.keyId} is neither banned, out of its day nor on probation; finished what was pending${done(k.reconciled)}`
+          : `${k.keyId} is neither banned, out of its day nor on probation: nothing changed`,
       k,
     );
   }),

@@ -7,6 +7,7 @@ import { AdminError } from './ports.ts';
 import { view, type KeyView } from './rules.ts';
 import { converged } from './reconcile.ts';
 import { minuteCounts } from './usage-chart.ts';
+import { isoOf, readKeyStanding } from './standing.ts';
 
 /** A `--after` the listing cannot continue from (another filter's, edited, cut short): bad input, exit 1 like all. */
 export class CursorRefused extends AdminError {}
@@ -35,27 +36,30 @@ export async function list(
 
 /**
  * A key as admins see it, with its standing (what support is asked about first): a ban (the limiter's, the gateway's
- * or an admin's, whichever ends last) and a spent day, with their ends, and whether a reconcile is pending.
+ * or an admin's, whichever ends last), a spent day and probation (a ban ended less than a day ago: counted on a
+ * probation shard of its pool at the gateway), with their ends, and whether a reconcile is pending.
  */
 export async function show(
   ctx: AdminContext,
   keyId: string,
-): Promise<KeyView & { bannedUntil: string | null; daySpentUntil: string | null; pending: boolean }> {
+): Promise<
+  KeyView & {
+    bannedUntil: string | null;
+    daySpentUntil: string | null;
+    probationUntil: string | null;
+    probationShard: string | null;
+    pending: boolean;
+  }
+> {
   const record = await ctx.find(keyId);
-  const w = windowsAt(ctx.now());
-  const limits = limitsOf(record);
-  const u = await ctx.deps.limits.usage(record.keyId, limits ?? { perMinute: 1, perDay: 1 }, w);
-  const st = await ctx.deps.store.readStanding(record.hash);
-  const through = record.unbannedThrough ?? 0;
-  const bans = [u.banUntil ?? 0, st.bannedUntil ?? 0, record.bannedUntil ?? 0].filter(
-    (t) => t > w.nowSec && t > through,
-  );
-  const spent = st.spentDay === w.dayStart || (!!limits && u.dayCount >= limits.perDay);
-  const iso = (sec: number) => new Date(sec * 1000).toISOString();
+  const s = await readKeyStanding(ctx, record);
   return {
     ...view(record),
-    bannedUntil: bans.length ? iso(Math.max(...bans)) : null,
-    daySpentUntil: spent && record.dayLifted !== w.dayStart ? iso(w.dayReset) : null,
+    bannedUntil: s.banEnd ? isoOf(s.banEnd) : null,
+    daySpentUntil: s.spent ? isoOf(s.w.dayReset) : null,
+    // A ban still running shows as the ban; its probation follows it.
+    probationUntil: s.probationUntil && !s.banEnd ? isoOf(s.probationUntil) : null,
+    probationShard: s.probationUntil && !s.banEnd ? (s.probationShard ?? null) : null,
     pending: !converged(record),
   };
 }

@@ -14,6 +14,7 @@
  * failure, however partial, is finished by running it again (`keys reconcile <id>`).
  */
 import { limiterShards, LIMITER, type PlanLimits } from '../../contract/plans.ts';
+import { PROBATION } from '../../contract/probation.ts';
 import { StaleKeyRecordError, limitsOf, type KeyRecord } from '../../lambdas/domain/keys.ts';
 import { windowsAt } from '../../lambdas/domain/rate-limit.ts';
 import type { AdminContext } from './context.ts';
@@ -174,10 +175,11 @@ async function standing(
     did.push(`banned it on the limiter's counters until ${new Date(wanted * 1000).toISOString()}`);
   }
   const st = await step('reading its standing at the gateway', () => deps.store.readStanding(record.hash));
-  if (st.bannedUntil && st.bannedUntil > w.nowSec && st.bannedUntil <= through) {
+  // A lifted ban that has ended still holds the key on probation at the gateway for a day after (standing.ts).
+  if (st.bannedUntil && w.nowSec - st.bannedUntil < PROBATION.seconds && st.bannedUntil <= through) {
     const banUntil = st.bannedUntil;
     await step('lifting its ban at the gateway', () => deps.store.clearStandingPart(record.hash, { banUntil }));
-    did.push('lifted its ban at the gateway');
+    did.push(banUntil > w.nowSec ? 'lifted its ban at the gateway' : 'lifted its probation at the gateway');
   }
   if (wanted && (st.bannedUntil ?? 0) < wanted) {
     await step('banning it at the gateway', () => deps.store.noteStanding(record.hash, { bannedUntil: wanted }));

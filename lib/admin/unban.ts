@@ -1,19 +1,19 @@
 /**
  * `keys unban <id>`: lifts what refuses a key before it ends: a ban (the limiter's, 15 minutes after the 429s that
- * caused it, or an admin's) and a spent day (today's quota starts again). The record says so (bans ending by
+ * caused it, or an admin's), a spent day (today's quota starts again) and probation (a ban that ended less than a day
+ * ago still counts the key on a probation shard at the gateway: standing.ts). The record says so (bans ending by
  * `unbannedThrough` are lifted, `dayLifted` today), and reconcile lifts them on the limiter's counters and the
  * gateway's standing; the authorizer lets the key through once its cached answer expires and warm functions ask
  * storage again (both within the authorizer cache TTL). A key neither banned nor spent is left alone, unless a
  * reconcile is pending: then it is run.
  */
-import { windowsAt } from '../../lambdas/domain/rate-limit.ts';
-import { limitsOf } from '../../lambdas/domain/keys.ts';
 import type { AdminContext } from './context.ts';
 import { entryOf } from './audit.ts';
 import { changeBy, followUp, recordStep, type Followed } from './lifecycle.ts';
 import { AdminError } from './ports.ts';
 import { converged } from './reconcile.ts';
 import { view, type KeyView } from './rules.ts';
+import { isoOf, readKeyStanding } from './standing.ts';
 
 export type Unbanned = KeyView &
   Followed & {
@@ -21,6 +21,8 @@ export type Unbanned = KeyView &
     readonly wasBannedUntil: string | null;
     /** Whether it started today's spent quota again. */
     readonly liftedDay: boolean;
+    /** The end of the probation it lifted (ISO), if any. */
+    readonly liftedProbation: string | null;
     readonly reconciled?: readonly string[];
   };
 
@@ -28,30 +30,33 @@ export async function unban(ctx: AdminContext, keyId: string): Promise<Unbanned>
   const { deps } = ctx;
   if (!deps.liftBan) throw new AdminError('this target keeps no limiter counters: nothing to unban');
   const first = await recordStep(() => ctx.find(keyId));
-  const w = windowsAt(ctx.now());
-  const limits = limitsOf(first) ?? { perMinute: 1, perDay: 1 };
-  const u = await recordStep(() => deps.limits.usage(first.keyId, limits, w));
-  const st = await recordStep(() => deps.store.readStanding(first.hash));
-  const ends = [u.banUntil ?? 0, st.bannedUntil ?? 0, first.bannedUntil ?? 0].filter((t) => t > w.nowSec);
-  const banEnd = ends.length ? Math.max(...ends) : 0;
-  const spent = st.spentDay === w.dayStart || (!!limitsOf(first) && u.dayCount >= limits.perDay);
-  if (!banEnd && !spent) {
-    if (converged(first)) return { ...view(first), wasBannedUntil: null, liftedDay: false };
+  const s = await recordStep(() => readKeyStanding(ctx, first));
+  const { banEnd, spent, w } = s;
+  // A ban running now has its probation after it: lifting the ban (its end) lifts that too.
+  const probation = banEnd ? 0 : s.probationOf;
+  const none = { wasBannedUntil: null, liftedDay: false, liftedProbation: null };
+  if (!banEnd && !spent && !probation) {
+    if (converged(first)) return { ...view(first), ...none };
     const { record, did, ...followed } = await recordStep(() => followUp(ctx, keyId));
-    return { ...view(record), ...followed, wasBannedUntil: null, liftedDay: false, reconciled: did };
+    return { ...view(record), ...followed, ...none, reconciled: did };
   }
-  const iso = (sec: number) => new Date(sec * 1000).toISOString();
-  const lifted = [banEnd ? `its ban (until ${iso(banEnd)})` : '', spent ? "today's spent quota" : ''].filter(Boolean);
+  const lifted = [
+    banEnd ? `its ban (until ${isoOf(banEnd)})` : '',
+    spent ? "today's spent quota" : '',
+    probation ? `its probation (until ${isoOf(s.probationUntil)})` : '',
+  ].filter(Boolean);
   const change = await changeBy(ctx, 'unban', () => `lifted ${lifted.join(' and ')}`, {
-    ...(banEnd ? { bannedUntil: iso(banEnd) } : {}),
-    ...(spent ? { daySpentUntil: iso(w.dayReset) } : {}),
+    ...(banEnd ? { bannedUntil: isoOf(banEnd) } : {}),
+    ...(spent ? { daySpentUntil: isoOf(w.dayReset) } : {}),
+    ...(probation ? { probationUntil: isoOf(s.probationUntil) } : {}),
   });
+  const through = Math.max(banEnd, probation);
   await recordStep(() =>
     ctx.onLatest(keyId, async (record) =>
       deps.store.update(
         record,
         {
-          ...(banEnd ? { unbannedThrough: Math.max(banEnd, record.unbannedThrough ?? 0) } : {}),
+          ...(through ? { unbannedThrough: Math.max(through, record.unbannedThrough ?? 0) } : {}),
           ...(spent ? { dayLifted: w.dayStart } : {}),
         },
         banEnd ? ['bannedUntil'] : [],
@@ -63,7 +68,8 @@ export async function unban(ctx: AdminContext, keyId: string): Promise<Unbanned>
   return {
     ...view(record),
     ...followed,
-    wasBannedUntil: banEnd ? new Date(banEnd * 1000).toISOString() : null,
+    wasBannedUntil: banEnd ? isoOf(banEnd) : null,
     liftedDay: spent,
+    liftedProbation: probation ? isoOf(s.probationUntil) : null,
   };
 }

@@ -14,7 +14,10 @@ it('a banned key is served again within the authorizer TTL after `keys unban`, b
   const noon = Date.UTC(2033, 6, 7, 12, 0, 0);
   fixture.api.clock.set(() => noon);
   const notBanned = await runLocalAdmin(fixture.deps, 'keys', 'unban', keyId);
-  expect(notBanned).toMatchObject({ code: 0, out: `${keyId} is neither banned nor out of its day: nothing changed` });
+  expect(notBanned).toMatchObject({
+    code: 0,
+    out: `${keyId} is neither banned, out of its day nor on probation: nothing changed`,
+  });
   // Banned for 15 minutes, as the limiter writes it on the key's counters.
   await setDayCounters(fixture.api, keyId, noon, { d: 5, banUntil: noon / 1000 + 900 });
   // The function refuses it (and remembers the ban), and records the ban where the authorizer reads it.
