@@ -23,6 +23,7 @@ import {
   banThreshold,
   type PlanLimits,
   type PlanName,
+  type UsagePlanLimits,
 } from '../../contract/plans.ts';
 import { BRACKET_POOL, FREE_KEY_POOL, PAYING_POOLS } from '../../contract/key-pool.ts';
 import { ROUTES } from '../../contract/routes.ts';
@@ -163,6 +164,8 @@ export interface StageCapacity {
   readonly wafRequestsPerIpPer5Minutes: number;
   /** The tables' on-demand maximum throughput, request units per second. */
   readonly tableMaxUnits: number;
+  /** A pool member's usage plan, by plan (an earlier release's, to compare). @default MEMBER_PLAN for every plan */
+  readonly memberPlan?: (plan: PlanName) => UsagePlanLimits;
 }
 
 export interface CapacityRow {
@@ -304,9 +307,10 @@ export function capacityRows(stage: StageCapacity, mix: CustomerMix = REFERENCE_
     const members = membersOf(plan);
     const busiest = busiestMember(mix[plan], members);
     const name = plan === 'enterprise' ? 'an Enterprise bracket' : `the ${PLANS[plan].displayName} pool`;
+    const member = stage.memberPlan?.(plan) ?? MEMBER_PLAN;
     row({
       hop: `Usage plan: member of ${name} (rate)`,
-      capacity: MEMBER_PLAN.rateLimit,
+      capacity: member.rateLimit,
       demand: Math.ceil(Math.min(admitted, (busiest * limits.perMinute) / 60)),
       unit: 'req/s',
       ceiling: false,
@@ -314,7 +318,7 @@ export function capacityRows(stage: StageCapacity, mix: CustomerMix = REFERENCE_
     });
     row({
       hop: `Usage plan: member of ${name} (day)`,
-      capacity: MEMBER_PLAN.quotaPerDay,
+      capacity: member.quotaPerDay,
       demand: Math.min(admitted * 86_400, busiest * limits.perDay),
       unit: 'req/day',
       ceiling: false,

@@ -120,3 +120,34 @@ it('spreads random key ids over members with a bound on the busiest', () => {
   expect(busiestMember(900_000, 64)).toBe(14_534);
   expect(busiestMember(PLANS.business.limits!.perMinute, 16)).toBeGreaterThan(1_000 / 16);
 });
+
+it('the previous release’s figures: every guard the contract was never checked against falls short', () => {
+  // Staging as 89d4f5e deployed it: pool members sized for 15 Free, 4 Pro, 1 Business customer at full rate, a
+  // stage throttle of 100 req/s, the authorizer reserved at rate x 25 ms, WAF's per-key rule at Business's 5 minutes.
+  const old = {
+    free: { rateLimit: 45, burstLimit: 4_800, quotaPerDay: 82_500, guaranteed: true },
+    pro: { rateLimit: 40, burstLimit: 4_800, quotaPerDay: 161_600, guaranteed: true },
+    business: { rateLimit: 34, burstLimit: 4_000, quotaPerDay: 402_000, guaranteed: true },
+    enterprise: { rateLimit: 300, burstLimit: 5_000, quotaPerDay: 10_000_000, guaranteed: true },
+  };
+  const rows = capacityRows(
+    {
+      ...capacityOf('staging'),
+      stageThrottle: { rateLimit: 100, burstLimit: 5_000 },
+      authorizerReservedConcurrency: 10,
+      wafRequestsPerKeyPer5Minutes: 14_200,
+      memberPlan: (plan) => old[plan],
+    },
+    REFERENCE_MIX,
+  );
+  expect(shortfalls(rows).map((r) => r.hop)).toEqual([
+    'WAF: per key (5 min)',
+    'Stage throttle: rate per method',
+    'Authorizer: reserved concurrency',
+    'Functions: unreserved concurrency',
+    ...['Free pool', 'Pro pool', 'Business pool', 'an Enterprise bracket'].flatMap((p) => [
+      `Usage plan: member of ${p.startsWith('an') ? p : `the ${p}`} (rate)`,
+      `Usage plan: member of ${p.startsWith('an') ? p : `the ${p}`} (day)`,
+    ]),
+  ]);
+});
