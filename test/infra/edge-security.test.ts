@@ -12,7 +12,8 @@ import { Code, Function, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BASE_PATH, ROUTES } from '../../contract/routes.ts';
 import { MAX_BODY_BYTES } from '../../contract/schemas.ts';
-import { PLANS, STANDARD_PLANS, usagePlanThrottle } from '../../contract/plans.ts';
+import { MAX_CUSTOM_LIMITS, PLANS, STANDARD_PLANS, usagePlanThrottle } from '../../contract/plans.ts';
+import { fiveMinuteDemand } from '../../lib/config/capacity.ts';
 import { STAGE_NAMES, STAGES, type StageName } from '../../lib/config/stages.ts';
 import { StoreApi } from '../../lib/constructs/store-api.ts';
 import { UNITS_PER_CALL, requestUnitCeiling } from '../../lib/constructs/data-tables.ts';
@@ -195,6 +196,18 @@ describe.each(STAGE_NAMES)('stage %s', (stage) => {
         const u = usagePlanThrottle(PLANS[plan].limits!);
         expect(perKey.Limit, plan).toBeGreaterThanOrEqual(u.burstLimit + 300 * u.rateLimit);
       }
+      // The largest contract the admin tool sells, its fleet's 429s included: WAF refuses no key inside it.
+      expect(perKey.Limit).toBeGreaterThanOrEqual(fiveMinuteDemand(MAX_CUSTOM_LIMITS));
+      // The per-IP rule counts only requests without a bearer key: a customer's never, one without or with a
+      // malformed Authorization always.
+      const perIp = rates.find((r: any) => r.AggregateKeyType === 'IP');
+      const bearer = new RegExp(perIp.ScopeDownStatement.NotStatement.Statement.RegexMatchStatement.RegexString);
+      expect(perIp.ScopeDownStatement.NotStatement.Statement.RegexMatchStatement.FieldToMatch).toEqual({
+        SingleHeader: { Name: 'authorization' },
+      });
+      expect(bearer.test(`Bearer ${generateKey()}`), 'a customer’s request is not counted').toBe(true);
+      for (const anonymous of ['', 'Basic dXNlcjpwYXNz', 'Bearer x'])
+        expect(bearer.test(anonymous), JSON.stringify(anonymous)).toBe(false);
     });
     // WAF stops at the first terminating action; a rate rule under its limit does not stop it. Blocking rules
     // before the rate rules would leave every malformed or oversize request of a flood uncounted per IP and key.
