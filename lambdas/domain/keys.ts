@@ -52,6 +52,22 @@ export interface KeyRecord {
   /** The UTC day (start, unix seconds) whose spent quota an admin lifted: today's counts start again once. */
   readonly dayLifted?: number;
   /**
+   * Where the key was before its first plan change of the day, and its standing then: a set-plan back there the same
+   * day is an admin undoing a mistake, and lifts the bans the mistake caused (lib/admin/lifecycle.ts setPlan).
+   */
+  readonly planMove?: {
+    readonly plan: PlanName;
+    readonly limits?: PlanLimits;
+    /** The UTC day (start, unix seconds) of the move. */
+    readonly day: number;
+    /** The latest ban (or ended ban the gateway still held) at the move, unix seconds; 0 for none. */
+    readonly banEnd: number;
+    /** The key's bans that day at the move. */
+    readonly bans: number;
+  };
+  /** Today's bans go back to `bans` (an undone plan change caused the others): reconcile writes it on the counters. */
+  readonly dayBansReset?: { readonly day: number; readonly bans: number };
+  /**
    * The version the admin tool's reconcile last brought API Gateway and the limiter to (lib/admin/reconcile.ts):
    * equal to `version` when nothing is pending.
    */

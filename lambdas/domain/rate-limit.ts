@@ -76,6 +76,8 @@ export interface Usage {
   readonly minuteCount: number;
   readonly dayCount: number;
   readonly banUntil?: number;
+  /** The key's bans today (what escalates its next ban: banSecondsFor), for the admin tool. */
+  readonly bans?: number;
 }
 
 /** The counting port: conditional writes on small items, each sent once. */

@@ -228,12 +228,15 @@ async function usage(storage: Storage, subject: string, _limits: PlanLimits, w: 
   let minuteCount = 0;
   let dayCount = 0;
   let banUntil = 0;
+  let bans = 0;
   for (const item of items) {
     if (item.ms !== undefined && item.ms >= w.minuteStart) minuteCount += item.m ?? 0;
     dayCount += item.d ?? 0;
     banUntil = Math.max(banUntil, item.banUntil ?? 0);
+    // Counted on the first shard only (countBan): the largest is that one.
+    bans = Math.max(bans, Number((item as { bans?: number }).bans ?? 0));
   }
-  return { minuteCount, dayCount, ...(banUntil > w.nowSec ? { banUntil } : {}) };
+  return { minuteCount, dayCount, ...(banUntil > w.nowSec ? { banUntil } : {}), ...(bans ? { bans } : {}) };
 }
 
 /** The limiter's counters on a storage; a lost usage-history write is logged through `telemetry`. */

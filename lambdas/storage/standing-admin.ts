@@ -73,6 +73,27 @@ export async function liftDay(storage: Storage, subject: string, nowMs: number):
   );
 }
 
+/**
+ * Today's bans of a key back to `bans` (countBan's count on its first shard's day item), when an admin's own mistake
+ * caused the ones after (a plan change undone the same day): its next ban is as long as it would have been. Never
+ * raises the count, and an item that is not there stays absent, so doing it twice is doing it once.
+ */
+export async function resetDayBans(storage: Storage, subject: string, dayStart: number, bans: number): Promise<void> {
+  await guarded(() =>
+    storage.doc.send(
+      new UpdateCommand({
+        TableName: storage.tables.state,
+        Key: shardKey(subject, dayStart, 0),
+        UpdateExpression: 'SET bans = :n',
+        ConditionExpression: 'bans > :n',
+        ExpressionAttributeValues: { ':n': bans },
+      }),
+    ),
+  ).catch((err: unknown) => {
+    if ((err as Error)?.name !== 'ConditionalCheckFailedException') throw err;
+  });
+}
+
 /** The admin store's part for standing: bound to one storage. */
 export function standingAdmin(storage: Storage) {
   return {
@@ -81,5 +102,6 @@ export function standingAdmin(storage: Storage) {
       clearStandingPart(storage, hash, part),
     noteStanding: (hash: string, note: StandingNote) => noteStanding(storage, hash, note),
     liftDay: (subject: string, nowMs: number) => liftDay(storage, subject, nowMs),
+    resetDayBans: (subject: string, dayStart: number, bans: number) => resetDayBans(storage, subject, dayStart, bans),
   };
 }

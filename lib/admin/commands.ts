@@ -9,6 +9,7 @@ import { PartialFailure, printed, type Printed } from './printed.ts';
 
 export { PartialFailure, printed, type Printed } from './printed.ts';
 import { AdminError, type KeyAdmin, type KeyView } from './service.ts';
+import type { PlanChange } from './lifecycle.ts';
 import { LIST_PAGE } from './queries.ts';
 import { MAX_OVERLAP_MINUTES, RESTORE_WINDOW_DAYS } from './lifecycle.ts';
 import { chartWidth, renderUsageChart } from './usage-chart.ts';
@@ -101,6 +102,47 @@ function describeUsage(u: Awaited<ReturnType<KeyAdmin['usage']>>): string {
       ? `\n${renderUsageChart(u.history, { ...u.history, width: chartWidth(), perMinute: lim?.perMinute }).join('\n')}`
       : '')
   );
+}
+
+/**
+ * What a set-plan did to the key's standing, in lines: a spent day or ban it caused or lifted, what a move back
+ * undid, and a minute already over the new limit (429s now, a ban if the client keeps on).
+ */
+function standingChange(k: PlanChange): string[] {
+  const lines: string[] = [];
+  const b = k.standing?.before;
+  const a = k.standing?.after;
+  const unban = `\`keys unban ${k.keyId}\` lifts it`;
+  if (k.undid)
+    lines.push(
+      "Back where it was before today's first plan change: " +
+        ([
+          k.undid.liftedBanUntil ? `lifted the ban that change caused (until ${k.undid.liftedBanUntil})` : '',
+          k.undid.bansToday !== null
+            ? `today's bans set back to ${k.undid.bansToday} (its next ban is not escalated)`
+            : '',
+        ]
+          .filter(Boolean)
+          .join('; ') || 'it caused no ban to lift'),
+    );
+  if (!a) return [...lines, 'Its standing after the change could not be read: run `keys show ' + k.keyId + '`'];
+  const limits = k.limits ? `${k.plan}'s ${k.limits.perDay}/day` : k.plan;
+  if (a.daySpentUntil && !b?.daySpentUntil)
+    lines.push(
+      `Its day is now SPENT: ${a.dayCount} requests today, over ${limits} (429 until ${a.daySpentUntil}; ${unban})`,
+    );
+  if (!a.daySpentUntil && b?.daySpentUntil)
+    lines.push(`Lifted its spent day: ${a.dayCount} requests today, within ${limits}`);
+  if (b?.bannedUntil && !a.bannedUntil) lines.push(`Lifted its ban (until ${b.bannedUntil})`);
+  if (a.bannedUntil) lines.push(`Still BANNED until ${a.bannedUntil} (${unban})`);
+  if (b?.probationUntil && !a.probationUntil && !a.bannedUntil)
+    lines.push(`Lifted its probation (until ${b.probationUntil})`);
+  if (k.overMinute)
+    lines.push(
+      `This minute it has sent ${k.overMinute.count} requests, over ${k.plan}'s ${k.overMinute.perMinute}/min: it ` +
+        'gets 429s, and a ban if it keeps sending at this rate (a set-plan back today lifts what this move causes)',
+    );
+  return lines;
 }
 
 /** A command on one key: its id is checked up front. */
@@ -226,8 +268,12 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
           { ...record, changed },
         );
       return landed(
-        `Moved ${describe(record)}\nThe gateway applies it once cached authorizer results expire (up to the authorizer ` +
-          'cache TTL, 60 s in the cloud).',
+        [
+          `Moved ${describe(record)}`,
+          ...standingChange({ ...record, changed }),
+          'The gateway applies it once cached authorizer results expire (up to the authorizer cache TTL, 60 s in the ' +
+            'cloud).',
+        ].join('\n'),
         { ...record, changed },
       );
     };

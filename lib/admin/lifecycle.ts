@@ -6,7 +6,7 @@
  * finishes it, `keys reconcile <id>`.
  */
 import { randomUUID } from 'node:crypto';
-import { PLANS, limiterShards, type PlanName } from '../../contract/plans.ts';
+import { PLANS, limiterShards, type PlanLimits, type PlanName } from '../../contract/plans.ts';
 import { generateKey, generateKeyId, hashKey, limitsOf, type KeyRecord } from '../../lambdas/domain/keys.ts';
 import type { AuditStanding } from '../../lambdas/storage/audit-store.ts';
 import { entryOf, type Change } from './audit.ts';
@@ -16,6 +16,7 @@ import { AdminError } from './ports.ts';
 import { ensureBracketPool } from './reconcile-pool.ts';
 import { converged, describeError, reconcile, type Reconciled } from './reconcile.ts';
 import { checkLimits, checkOwner, sameLimits, view, type KeyView } from './rules.ts';
+import { isoOf, readKeyStanding, type KeyStanding } from './standing.ts';
 
 export interface PlanInput {
   plan: PlanName;
@@ -225,7 +226,19 @@ export async function restore(ctx: AdminContext, keyId: string): Promise<KeyView
 }
 
 /** The key after set-plan, and `changed: false` when it already had that plan and those limits (nothing written). */
-export type PlanChange = KeyView & Followed & { readonly changed: boolean; readonly reconciled?: readonly string[] };
+export type PlanChange = KeyView &
+  Followed & {
+    readonly changed: boolean;
+    readonly reconciled?: readonly string[];
+    /** Its standing before the move and after it (absent when it could not be read again). */
+    readonly standing?: { readonly before: MoveStanding; readonly after?: MoveStanding };
+    /** A move back the same day: the ban it lifted (through its end) and today's bans set back to. */
+    readonly undid?: { readonly liftedBanUntil: string | null; readonly bansToday: number | null };
+    /** Sent this minute over the new per-minute limit: it gets 429s, and a ban if it keeps on. */
+    readonly overMinute?: { readonly count: number; readonly perMinute: number };
+  };
+
+type MoveStanding = AuditStanding & { readonly dayCount: number; readonly bans: number };
 
 /**
  * Moves a key to another plan (or sets an Enterprise key's limits; one of them alone keeps the other). The record
@@ -245,34 +258,117 @@ export async function setPlan(ctx: AdminContext, keyId: string, input: PlanInput
     const { record, did, ...followed } = await recordStep(() => followUp(ctx, keyId));
     return { ...view(record), ...followed, changed: false, reconciled: did };
   }
+  const before = await recordStep(() => readKeyStanding(ctx, first));
+  const change = await changeBy(
+    ctx,
+    `set-plan ${input.plan}${limits ? ` --per-minute ${limits.perMinute} --per-day ${limits.perDay}` : ''}`,
+    (r) =>
+      `moved ${first.plan}${limitsText(first)} → ${r.plan}${limitsText(r)}` +
+      (undone ? ", back where it was before today's first move: what that move caused is lifted" : ''),
+    standingOf(before),
+  );
   // Within its bracket a key stays on the pool it is on: no API Gateway call at all.
   const sameBracket = current && limits && enterpriseBracket(current).id === enterpriseBracket(limits).id;
   if (limits && !sameBracket)
     await ensureBracketPool(ctx, limits).catch((err: unknown) => {
       throw new AdminError(`nothing was changed (${describeError(err)}): run the same command again`);
     });
-  const change = await changeBy(
-    ctx,
-    `set-plan ${input.plan}${limits ? ` --per-minute ${limits.perMinute} --per-day ${limits.perDay}` : ''}`,
-    (r) => `moved ${first.plan}${limitsText(first)} → ${r.plan}${limitsText(r)}`,
-  );
+  let undone: Undone | undefined;
+  const day = before.w.dayStart;
   const updated = await recordStep(() =>
     ctx.onLatest(keyId, async (record) => {
       if (record.status !== 'active') throw new AdminError(`key ${keyId} is ${record.status}`);
       if (same(record)) return undefined;
       const at = record.countsShards ?? limiterShards(limitsOf(record) ?? { perMinute: 1, perDay: 1 });
       const moves = at !== limiterShards(limits ?? PLANS[input.plan].limits!);
+      undone = undoOf(record, input.plan, limits, before);
       return ctx.deps.store.update(
         record,
-        { plan: input.plan, ...(limits ? { limits } : {}), ...(moves ? { countsShards: at } : {}) },
-        [...(limits ? [] : ['limits']), ...(moves ? [] : ['countsShards'])],
+        {
+          plan: input.plan,
+          ...(limits ? { limits } : {}),
+          ...(moves ? { countsShards: at } : {}),
+          ...(undone
+            ? {
+                ...(undone.through > (record.unbannedThrough ?? 0) ? { unbannedThrough: undone.through } : {}),
+                ...(undone.bans !== undefined ? { dayBansReset: { day, bans: undone.bans } } : {}),
+              }
+            : record.planMove?.day === day
+              ? {}
+              : {
+                  planMove: {
+                    plan: record.plan,
+                    ...(record.limits ? { limits: record.limits } : {}),
+                    ...moveStanding(before),
+                  },
+                }),
+        },
+        [...(limits ? [] : ['limits']), ...(moves ? [] : ['countsShards']), ...(undone ? ['planMove'] : [])],
         entryOf(change, record),
       );
     }),
   );
   if (!updated) return { ...view(first), changed: false };
   const { record, did: _did, ...followed } = await followUp(ctx, keyId);
-  return { ...view(record), ...followed, changed: true };
+  // What the move did to its standing, read again; a failed read only leaves that out (the change is made).
+  const after = await readKeyStanding(ctx, record).catch(() => undefined);
+  return {
+    ...view(record),
+    ...followed,
+    changed: true,
+    standing: { before: standingOf(before), ...(after ? { after: standingOf(after) } : {}) },
+    ...(undone
+      ? { undid: { liftedBanUntil: undone.through ? isoOf(undone.through) : null, bansToday: undone.bans ?? null } }
+      : {}),
+    ...(after && limitsOf(record) && after.minuteCount > limitsOf(record)!.perMinute
+      ? { overMinute: { count: after.minuteCount, perMinute: limitsOf(record)!.perMinute } }
+      : {}),
+  };
+}
+
+/** A standing as an entry and set-plan's output say it: ISO ends, only what there is. */
+function standingOf(s: KeyStanding): MoveStanding {
+  return {
+    ...(s.banEnd ? { bannedUntil: isoOf(s.banEnd) } : {}),
+    ...(s.spent ? { daySpentUntil: isoOf(s.w.dayReset) } : {}),
+    ...(s.probationUntil && !s.banEnd ? { probationUntil: isoOf(s.probationUntil) } : {}),
+    dayCount: s.dayCount,
+    bans: s.bans,
+  };
+}
+
+/** What a move remembers of the standing it left, so a move back the same day can tell what the move caused. */
+const moveStanding = (s: KeyStanding) => ({
+  day: s.w.dayStart,
+  banEnd: Math.max(s.banEnd, s.probationOf),
+  bans: s.bans,
+});
+
+/** What a move back undoes: the bans it caused lifted through `through`, today's bans back to `bans`. */
+interface Undone {
+  readonly through: number;
+  readonly bans?: number;
+}
+
+/**
+ * A set-plan back to where the key was before its first move of the day is an admin undoing a mistake (a busy key
+ * downgraded by error, banned for the 429s the lower limits gave it): the bans that began after that move (ending
+ * later than any ban it had then, running or on probation) are lifted, and today's ban count goes back to what it was,
+ * so the key is neither refused nor escalated for the admin's error. A ban it had before the move stays.
+ */
+function undoOf(
+  record: KeyRecord,
+  plan: PlanName,
+  limits: PlanLimits | undefined,
+  now: KeyStanding,
+): Undone | undefined {
+  const m = record.planMove;
+  if (!m || m.day !== now.w.dayStart || m.plan !== plan || !sameLimits(m.limits, limits)) return undefined;
+  const caused = Math.max(now.banEnd, now.probationOf);
+  return {
+    through: caused > m.banEnd ? caused : 0,
+    ...(now.bans > m.bans ? { bans: m.bans } : {}),
+  };
 }
 
 /**

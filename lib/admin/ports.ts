@@ -35,6 +35,8 @@ export interface KeyAdminStorePort {
   noteStanding(hash: string, note: StandingNote): Promise<void>;
   /** Today's day counts of a key back to 0 (an admin lifted its spent day). */
   liftDay(subject: string, nowMs: number): Promise<void>;
+  /** The day's bans of a key back to `bans` (an admin undid the plan change that caused the others). */
+  resetDayBans(subject: string, dayStart: number, bans: number): Promise<void>;
   update(
     current: KeyRecord,
     changes: Partial<Omit<KeyRecord, 'hash' | 'keyId' | 'version' | 'writeId'>>,

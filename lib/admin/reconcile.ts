@@ -161,6 +161,14 @@ async function standing(
     }
     record = await write({}, ['dayLifted']);
   }
+  if (record.dayBansReset) {
+    const { day, bans } = record.dayBansReset;
+    if (day === w.dayStart) {
+      await step("setting today's bans back", () => deps.store.resetDayBans(record.keyId, day, bans));
+      did.push(`set today's bans back to ${bans}`);
+    }
+    record = await write({}, ['dayBansReset']);
+  }
   const through = record.unbannedThrough ?? 0;
   const u = await step("reading the key's counts", () => deps.limits.usage(record.keyId, limits, w));
   if (u.banUntil && u.banUntil > w.nowSec && u.banUntil <= through && deps.liftBan) {

@@ -23,6 +23,8 @@ export interface KeyStanding {
   readonly probationOf: number;
   /** Where a key on probation is counted at the gateway, said for an admin. */
   readonly probationShard?: string;
+  /** The key's bans today (what escalates its next one). */
+  readonly bans: number;
   /** Requests counted this minute and today. */
   readonly minuteCount: number;
   readonly dayCount: number;
@@ -57,6 +59,7 @@ export async function readKeyStanding(ctx: AdminContext, record: KeyRecord): Pro
     probationUntil: onProbation ? ended + PROBATION.seconds : 0,
     probationOf: onProbation ? ended : 0,
     ...(shard ? { probationShard: shard } : {}),
+    bans: u.bans ?? 0,
     minuteCount: u.minuteCount,
     dayCount: u.dayCount,
     w,
