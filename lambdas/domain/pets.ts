@@ -1,8 +1,11 @@
 /**
  * Pet rules: what create, list and get mean, independent of storage.
  */
-import { createWithId, findById, type Audit, type IdAllocator, type ItemWriter } from './records.ts';
-import { DEFAULT_PET_STATUS, PAGE_SIZE, type NewPet, type Pet, type PetStatus } from '../../contract/schemas.ts';
+import { createWithId, findById, recordOf, type Audit, type IdAllocator, type ItemWriter } from './records.ts';
+import { DEFAULT_PET_STATUS, PAGE_SIZE, Pet, type NewPet, type PetStatus } from '../../contract/schemas.ts';
+
+/** A pet as the API shows it, from anything holding one: the Pet schema's fields, nothing else (records.ts). */
+export const petOf = recordOf<Pet>(Pet);
 
 /** Where a page ends; opaque to clients (it travels inside a signed cursor). */
 export interface PageKey {
@@ -34,13 +37,9 @@ export async function createPet(
   audit: PetAudit,
   { store, ids }: { readonly store: Pick<PetStore, 'insert'>; readonly ids: IdAllocator },
 ): Promise<Pet> {
-  // Only the known fields are taken: a client-sent `id` (or anything else) never reaches storage.
-  const pet = (id: number): Pet => ({
-    id,
-    name: input.name,
-    categoryId: input.categoryId,
-    status: input.status ?? DEFAULT_PET_STATUS,
-  });
+  // Only the Pet's fields are taken, the id and status the service's own: a client-sent `id` (or anything else)
+  // never reaches storage, and a field the schemas gain is carried with no edit here.
+  const pet = (id: number): Pet => petOf({ ...input, id, status: input.status ?? DEFAULT_PET_STATUS });
   return createWithId(pet, audit, { store, ids });
 }
 

@@ -11,6 +11,28 @@ export interface Audit {
   readonly createdBy: string;
 }
 
+/**
+ * A record's field names, from its zod object schema (`Pet.shape`): the one list every mapping of the record (store,
+ * replay, create) reads, so a field added to the schema is carried everywhere with no other edit.
+ */
+export const fieldsOf = <S extends { readonly shape: object }>(schema: S): (keyof S['shape'] & string)[] =>
+  Object.keys(schema.shape) as (keyof S['shape'] & string)[];
+
+/**
+ * The record as the API shows it, made from any value holding it (a stored item, a stored response, a create's
+ * input): the schema's fields and nothing else, so audit fields, a write token or a client's extra never leak out.
+ * A field the value lacks (an optional one, or one added after the value was stored) stays absent.
+ */
+export function recordOf<T>(schema: { readonly shape: object }): (from: object) => T {
+  const fields = fieldsOf(schema);
+  return (from) => {
+    const source = from as Record<string, unknown>;
+    const out: Record<string, unknown> = {};
+    for (const f of fields) if (source[f] !== undefined) out[f] = source[f];
+    return out as T;
+  };
+}
+
 /** Hands out unique ids; implementations reserve them in blocks so creates do not share one hot item. */
 export interface IdAllocator {
   next(): Promise<number>;

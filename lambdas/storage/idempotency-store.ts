@@ -28,7 +28,7 @@ import {
   type IdempotencyRecord,
   type IdempotencyStore,
 } from '../domain/idempotency.ts';
-import type { Pet } from '../../contract/schemas.ts';
+import { petOf } from '../domain/pets.ts';
 import { conditionFailedItem, guarded, withStorage, type Storage } from './client.ts';
 
 const CONFLICT_ATTEMPTS = 3;
@@ -44,16 +44,9 @@ function toRecord(item: Record<string, unknown>): IdempotencyRecord {
     expiresAtMs: Number(item.expiresAtMs),
   };
   if (item.status === 'COMPLETED') {
-    const r = item.response as { statusCode: number; body: Pet };
-    const b = r.body;
-    return {
-      ...base,
-      status: 'COMPLETED',
-      response: {
-        statusCode: Number(r.statusCode),
-        body: { id: Number(b.id), name: b.name, categoryId: Number(b.categoryId), status: b.status },
-      },
-    };
+    const r = item.response as { statusCode: number; body: object };
+    // The stored pet as the first answer showed it: every field of the Pet schema, read from there (never listed here).
+    return { ...base, status: 'COMPLETED', response: { statusCode: Number(r.statusCode), body: petOf(r.body) } };
   }
   return { ...base, status: 'IN_PROGRESS' };
 }

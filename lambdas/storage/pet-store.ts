@@ -4,7 +4,7 @@
  */
 import { QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { IdAllocator } from '../domain/records.ts';
-import type { PageKey, PetPage, PetStore } from '../domain/pets.ts';
+import { petOf, type PageKey, type PetPage, type PetStore } from '../domain/pets.ts';
 import type { Pet, PetStatus } from '../../contract/schemas.ts';
 import { guarded, withStorage, type Storage } from './client.ts';
 import { itemStore, itemWriter, tableIdAllocator, type ItemTable } from './item-store.ts';
@@ -12,15 +12,8 @@ import { PETS_TABLE } from '../../contract/tables.ts';
 
 const STATUS_INDEX = PETS_TABLE.indexes[0].indexName;
 
-const PETS: ItemTable<Pet> = {
-  def: PETS_TABLE,
-  fromItem: (item) => ({
-    id: item.id as number,
-    name: item.name as string,
-    categoryId: item.categoryId as number,
-    status: item.status as Pet['status'],
-  }),
-};
+// The stored item is the pet with its audit and write token: the Pet schema's fields are what the API shows of it.
+const PETS: ItemTable<Pet> = { def: PETS_TABLE, fromItem: petOf };
 const toPet = PETS.fromItem;
 
 async function list(
