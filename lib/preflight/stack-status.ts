@@ -8,7 +8,9 @@
  *   again. Termination protection refuses that delete. And a table kept under `RetainExceptOnCreate` whose creating
  *   rollback failed survives any later delete-stack: ROLLBACK_FAILED (and a create that failed without rolling back)
  *   needs the tables deleted by hand first, so the CLI's retry is never the step there.
- * - UPDATE_ROLLBACK_FAILED takes no update until `continue-update-rollback` finishes the rollback.
+ * - UPDATE_ROLLBACK_FAILED takes no update until `continue-update-rollback` finishes the rollback; AWS documents that
+ *   command for it alone, so IMPORT_ROLLBACK_FAILED gets its events read instead.
+ * - DELETE_FAILED is a walk-back stopped partway, or a stack with data someone deleted: both are named.
  * - Any other *_IN_PROGRESS status takes no operation until it ends.
  * The walk-back (`npm run walk-back`, lib/preflight/walk-back.ts) reads the same status through the rules below.
  */
@@ -144,11 +146,29 @@ export function nextStep(facts: StackFacts, deployed: StackState): NextStep {
     return tp
       ? walkBack(`${status} with ${protection}, which refuses the delete the CLI retries with`)
       : firstDeployRules(`${status} (the CLI deletes it and creates it anew)`);
-  if (status === 'ROLLBACK_FAILED' || status === 'CREATE_FAILED' || status === 'DELETE_FAILED')
+  if (status === 'ROLLBACK_FAILED' || status === 'CREATE_FAILED')
     return walkBack(
       `${status} (${protection}): a delete-stack now keeps the tables its create made (RetainExceptOnCreate)`,
     );
-  if (status === 'UPDATE_ROLLBACK_FAILED' || status === 'IMPORT_ROLLBACK_FAILED')
+  // A delete that failed: a walk-back stopped partway (a failed create's stack, empty tables) is finished by the
+  // walk-back; a stack someone deleted that holds data is not its business (it refuses a table with items), and AWS's
+  // way for it is delete-stack again once the cause in its events is fixed, or with --retain-resources to keep them.
+  if (status === 'DELETE_FAILED') {
+    const step = walkBack(
+      `${status} (${protection}): if it is a failed create's walk-back stopped partway, a delete-stack keeps the tables its create made (RetainExceptOnCreate)`,
+    );
+    return {
+      ...step,
+      finding: `${step.finding}. If it is a stack that holds data (a delete someone started), the walk-back refuses it: read why (aws cloudformation describe-stack-events --stack-name ${stack}), fix it, and aws cloudformation delete-stack --stack-name ${stack} again, or --retain-resources <the logical ids that failed> to keep them`,
+    };
+  }
+  // AWS documents continue-update-rollback for UPDATE_ROLLBACK_FAILED only: a failed import's rollback is read first.
+  if (status === 'IMPORT_ROLLBACK_FAILED')
+    return {
+      kind: 'read-events',
+      finding: `${at(status)}: an import whose rollback failed takes no update; continue-update-rollback is documented for UPDATE_ROLLBACK_FAILED only: read why (aws cloudformation describe-stack-events --stack-name ${stack}), fix the resource it names by hand so the stack's template matches it, and ask AWS Support if the stack stays in ${status}; run preflight again after`,
+    };
+  if (status === 'UPDATE_ROLLBACK_FAILED')
     return {
       kind: 'continue-update-rollback',
       finding: `${at(status)}: it takes no update until its rollback finishes: aws cloudformation continue-update-rollback --stack-name ${stack} (add --resources-to-skip for a resource that cannot roll back, after reading its event), wait for UPDATE_ROLLBACK_COMPLETE, then run preflight again`,

@@ -8,7 +8,8 @@
  * resource provider schemas (`createOnlyProperties`, as cfn-lint 1.51 ships them), plus a table's key schema and
  * local indexes (which DynamoDB cannot change in place).
  */
-import { indexFindings } from './index-rules.ts';
+import { indexFindings, type IndexReaders } from './index-rules.ts';
+import { declaredIndexReaders } from './index-readers.ts';
 import { dependenciesOf, resourcesOfType, referencedIds, waitsFor, type CfnTemplate, type Json } from './template.ts';
 
 /** Stateful or fixed-name resource types, with the properties whose change replaces the resource. */
@@ -104,7 +105,11 @@ function fixedName(r: { Type: string; Properties?: Record<string, Json> }): stri
  * moves to another logical id under its name, and per index change DynamoDB cannot make in one update
  * (index-rules.ts).
  */
-export function updateFindings(previous: CfnTemplate, next: CfnTemplate): string[] {
+export function updateFindings(
+  previous: CfnTemplate,
+  next: CfnTemplate,
+  readers: IndexReaders = declaredIndexReaders,
+): string[] {
   const guarded = (type: string) => type in REPLACEMENT_PROPERTIES;
   const findings: string[] = [];
   const replaced = replacedResources(previous, next);
@@ -122,7 +127,7 @@ export function updateFindings(previous: CfnTemplate, next: CfnTemplate): string
         : `update: ${id} (${r.Type}) leaves the template: deleted or orphaned (a changed logical id replaces it)`,
     );
   }
-  findings.push(...indexFindings(previous, next, new Set(replaced.keys())));
+  findings.push(...indexFindings(previous, next, new Set(replaced.keys()), readers));
   return findings;
 }
 

@@ -83,6 +83,12 @@ const WALK_BACK = new RegExp(
   `: walk it back with npm run walk-back -- --stage production ${deployProd.slice(`npx cdk deploy ${PROD} `.length)} \\(it deletes .*\\), then ${deployProd} -c ${KEY.production}=true$`,
 );
 const CONTINUE = new RegExp(`aws cloudformation continue-update-rollback --stack-name ${PROD}`);
+const IMPORT_FAILED = new RegExp(
+  `is IMPORT_ROLLBACK_FAILED: .*documented for UPDATE_ROLLBACK_FAILED only: read why \\(aws cloudformation describe-stack-events --stack-name ${PROD}\\)`,
+);
+const DELETE_FAILED = new RegExp(
+  `walk it back with npm run walk-back .* If it is a stack that holds data .*aws cloudformation delete-stack --stack-name ${PROD} again, or --retain-resources`,
+);
 const DROP = new RegExp(`it exists, so drop -c ${KEY.production}=true`);
 const WAIT = (waiter: string) =>
   new RegExp(`: wait for it to finish \\(aws cloudformation wait ${waiter} --stack-name ${PROD}\\)`);
@@ -100,6 +106,10 @@ const PRODUCTION: [string | 'absent', boolean, RegExp | undefined, RegExp | unde
   // The CLI sets termination protection to the template's before it executes the create: the switch clears it.
   ['REVIEW_IN_PROGRESS', true, ADD_SWITCH, undefined],
   ['UPDATE_ROLLBACK_FAILED', true, CONTINUE, CONTINUE],
+  // continue-update-rollback is documented for UPDATE_ROLLBACK_FAILED only.
+  ['IMPORT_ROLLBACK_FAILED', true, IMPORT_FAILED, IMPORT_FAILED],
+  // A walk-back stopped partway, or a stack with data someone deleted: both ways are named.
+  ['DELETE_FAILED', true, DELETE_FAILED, DELETE_FAILED],
   ['CREATE_IN_PROGRESS', true, WAIT('stack-create-complete'), WAIT('stack-create-complete')],
   ['UPDATE_IN_PROGRESS', true, WAIT('stack-update-complete'), WAIT('stack-update-complete')],
   ['UPDATE_ROLLBACK_IN_PROGRESS', true, WAIT('stack-rollback-complete'), WAIT('stack-rollback-complete')],

@@ -83,6 +83,32 @@ it('names a renamed index and two indexes created at once, with the releases in 
   expect(updateFindings(oneAdded, staging)).toEqual([]);
 });
 
+it('names an index created in the same release as the code that reads it, and the wait between the two releases', () => {
+  // The release before had no byStatus: this one adds it and ships listPets' status filter, which queries it.
+  const before = previousWith();
+  const pets = (before.Resources.PetsTable as any).Properties;
+  pets.GlobalSecondaryIndexes = pets.GlobalSecondaryIndexes.filter((g: any) => g.IndexName !== 'byStatus');
+  expect(updateFindings(before, staging)).toEqual([
+    expect.stringMatching(
+      /^update: PetsTable index byStatus is created in the same release as code that reads it \(listPets\): .*already exists.*release 1 adds byStatus alone; wait for it to be ACTIVE \(aws dynamodb describe-table .*IndexStatus'\); release 2 ships the code that reads it$/,
+    ),
+  ]);
+  // An index no operation reads yet is one release, as before.
+  expect(updateFindings(before, staging, () => [])).toEqual([]);
+});
+
+it('names a key attribute whose type changes, which DynamoDB cannot do in place', () => {
+  const before = previousWith();
+  const defs = (before.Resources.PetsTable as any).Properties.AttributeDefinitions as any[];
+  const status = defs.find((a) => a.AttributeName === 'status');
+  status.AttributeType = status.AttributeType === 'S' ? 'N' : 'S';
+  expect(updateFindings(before, staging)).toEqual([
+    expect.stringMatching(
+      /^update: PetsTable key attribute status changes type [NS] to [NS], which DynamoDB cannot do/,
+    ),
+  ]);
+});
+
 it("names a live alias that moves to another logical id (a second 'live' on its function)", () => {
   expect(updateFindings(previousWith('aliasMoved'), staging)).toEqual([
     expect.stringMatching(
