@@ -107,11 +107,15 @@ function recordFailure(rt: Runtime, route: Route, raw: unknown, err: AppError, v
   // flushed with the invocation's other counts: no dashboard or alarm reads a per-operation set of it (one function
   // answers 501, its own logs name it), and publishing that breakdown at once cost a second EMF line's work.
   if (err.status === 501) rt.telemetry.count('NotImplemented');
-  else if (err.code === 'internal_error') {
-    // Per version too: a deploy's gate compares the version being shifted to with the one it replaces
-    // (lib/constructs/version-gates.ts), on exactly these two dimension sets beside the defaults.
+  else if (err.status >= 500) {
+    // Every 5xx this function answered, 500 and 503 alike, per operation and per version: a deploy's gate compares
+    // the version being shifted to with the one it replaces (lib/constructs/version-gates.ts), on exactly these two
+    // dimension sets beside the defaults. A version whose limiter or storage calls fail answers 503, not 500.
+    rt.telemetry.count('ServerError', { operation: route.operationId, version }, { operation: route.operationId });
+  }
+  if (err.code === 'internal_error') {
     const operation = route.operationId;
-    rt.telemetry.count('InternalError', { operation, version }, { operation });
+    rt.telemetry.count('InternalError', { operation });
     const e = raw as Error | undefined;
     rt.telemetry.log.error('unhandled error', { errorName: e?.name, errorMessage: String(e?.message).slice(0, 200) });
   } else if (err instanceof UnavailableError) {

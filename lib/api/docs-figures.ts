@@ -14,7 +14,7 @@ const thousands = (n: number) => n.toLocaleString('en-US');
 const PER_CUSTOM_METRIC = 0.3;
 const PER_ALARM_METRIC = 0.1;
 /** The EMF series per stage besides Powertools' ColdStart (docs/deployment.md, "Cost estimate"). */
-const EMF_SERIES = 25;
+const EMF_SERIES = 30;
 
 /** One function per operation, and the authorizer. */
 const functions = (routes: readonly Route[]) => routes.length + 1;

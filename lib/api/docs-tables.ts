@@ -12,6 +12,7 @@ import { fieldsOf } from '../../contract/request-fields.ts';
 import { LIMITER_GRANT } from '../../contract/operations/common.ts';
 import { AUTHORIZER, ROUTES, type FunctionAccess, type Route } from '../../contract/routes.ts';
 import { alarmMetricTotal, alarmMetrics } from '../stacks/alarm-metrics.ts';
+import { gateRatesTable } from '../stacks/gate-simulation.ts';
 import { errorCodesSummary, errorCodesTable } from './error-tables.ts';
 import { capacityRows, capacityTable, REFERENCE_MIX } from '../config/capacity.ts';
 import { STAGES, type StageName } from '../config/stages.ts';
@@ -183,6 +184,7 @@ export const GENERATED_TABLES = {
   'least-privilege': { file: 'docs/deployment.md', render: leastPrivilegeTable },
   'alarm-metrics': { file: 'docs/deployment.md', render: alarmMetricsTable },
   capacity: { file: 'docs/deployment.md', render: capacityHopsTable },
+  'gate-rates': { file: 'docs/deployment.md', render: () => gateRatesTable() },
   'capacity-ceilings': { file: 'README.md', render: capacityCeilingsTable },
 } as const satisfies Record<string, { file: string; render: (routes?: readonly Route[]) => string }>;
 

@@ -72,7 +72,8 @@ export const ALARM_RUNBOOK: readonly RunbookEntry[] = [
   {
     id: /^Deploy\/\w+DenialRate$/,
     section: 'Deploy gate: authorizer denial rate',
-    means: 'During a deploy the new authorizer denied many keys: CodeDeploy rolls it back.',
+    means:
+      'During a deploy the new authorizer denied or failed more than the old one predicts: CodeDeploy rolls it back.',
   },
   {
     id: /^Deploy\/\w+Errors$/,

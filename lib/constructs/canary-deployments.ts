@@ -1,4 +1,4 @@
-import { Annotations, Duration, Stack } from 'aws-cdk-lib';
+import { Annotations, Stack } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, TreatMissingData, type IAlarm } from 'aws-cdk-lib/aws-cloudwatch';
 import {
   LambdaApplication,
@@ -13,35 +13,29 @@ import type { Alias } from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
 import { pinLogicalId } from './logical-ids.ts';
 import type { CustomMetrics } from './server-error-rate.ts';
-import { authorizerExcessErrorShare, operationExcessFailureShare } from './version-gates.ts';
+import {
+  GATE_MARGIN,
+  GATE_MIN_FAILURES,
+  GATE_PERIOD,
+  GATE_SIGMAS,
+  authorizerExcessErrors,
+  operationExcessFailures,
+} from './version-gates.ts';
 
 export interface CanaryDeploymentsProps {
   /** Each function's `live` alias, by a readable name (operationId, `authorizer`). */
   readonly aliases: ReadonlyMap<string, Alias>;
   /**
-   * The TOKEN authorizer, by its name in `aliases`. Its Lambda errors are answers, not failures (it denies by
-   * throwing "Unauthorized", so Errors counts every unknown key): it is gated on how much higher the new version's
-   * share of throwing invocations is than the old version's, which catches a version that denies valid keys or
-   * fails, while anonymous traffic (forged tokens) raises both versions' shares alike.
+   * The TOKEN authorizer, by its name in `aliases`. Its Lambda errors are answers as well as failures (it denies by
+   * throwing "Unauthorized", so Errors counts every unknown key): its gate compares the new version's throws with
+   * what the old version's share predicts, which catches a version that denies valid keys or fails, while anonymous
+   * traffic (forged tokens) is denied by both versions alike.
    */
   readonly authorizer: string;
-  /** Where the functions' custom metrics live: an operation's per-version `InternalError` count. */
+  /** Where the functions' custom metrics live: an operation's per-version `ServerError` count. */
   readonly customMetrics: CustomMetrics;
   /** How traffic shifts: a predefined config, or a TrafficRouting for a custom config of this stack. */
   readonly deploymentConfig: ILambdaDeploymentConfig | TrafficRouting;
-  /**
-   * Roll back an operation's shift when the new version's share of invocations that failed (a Lambda error or a 500
-   * `internal_error`) is this many percentage points above the old version's in a minute.
-   */
-  readonly serverErrorRatePercent: number;
-  /** ...and the new version failed at least this many times in that minute. */
-  readonly lambdaErrors: number;
-  /**
-   * Roll back an authorizer shift when the new version's share of invocations that denied a key or failed is this
-   * many percentage points above the old version's, in two consecutive minutes with at least
-   * AUTHORIZER_DENIAL_MIN_INVOCATIONS invocations on each version.
-   */
-  readonly authorizerDenialRatePercent: number;
   /**
    * Break glass: shift every alias all at once with no alarm gate (the alarms still exist and notify). For the one
    * deploy that must go out while a gate alarm is firing, e.g. the fix for the 5xx incident it reports.
@@ -50,18 +44,11 @@ export interface CanaryDeploymentsProps {
   readonly breakGlass?: boolean;
 }
 
-const MINUTE = Duration.minutes(1);
-/**
- * Below this many invocations a minute on either version, the authorizer's versions are not compared: at 50 the
- * share of one version moves by about 7 points (one standard deviation) at random when half its callers are denied.
- */
-export const AUTHORIZER_DENIAL_MIN_INVOCATIONS = 50;
-
 /**
  * Gradual deploys: one CodeDeploy deployment group per function that shifts its `live` alias to a new version with
- * the given config (e.g. 10 % for 5 minutes, then the rest) and rolls back when one of its alarms fires during the
- * shift, when the deployment fails or when someone stops it. The alarms use 1-minute periods so they can fire
- * within a canary's few minutes; CodeDeploy takes at most 10 alarms per deployment group.
+ * the given config (e.g. 10 % for 10 minutes, then the rest) and rolls back when its gate fires during the shift,
+ * when the deployment fails or when someone stops it. Each gate judges 3-minute buckets of the canary, the longest
+ * that can still fire inside it (version-gates.ts); CodeDeploy takes at most 10 alarms per deployment group.
  *
  * CodeDeploy's service role is this construct's own: it may read and move the `live` aliases of this stack and
  * read alarms, nothing else (the AWS managed AWSCodeDeployRoleForLambdaLimited allows lambda:UpdateAlias on every
@@ -128,31 +115,28 @@ export class CanaryDeployments extends Construct {
     const groups = new Map<string, LambdaDeploymentGroup>();
     for (const [name, alias] of props.aliases) {
       const gates: IAlarm[] = [];
-      if (name === props.authorizer) {
-        const denials = new Alarm(this, `${name}DenialRate`, {
-          alarmDescription: `During a deploy: the new authorizer version's share of invocations that denied or failed is ${props.authorizerDenialRatePercent} points or more above the old version's, in 2 consecutive minutes with at least ${AUTHORIZER_DENIAL_MIN_INVOCATIONS} invocations on each`,
-          metric: authorizerExcessErrorShare(alias, MINUTE, AUTHORIZER_DENIAL_MIN_INVOCATIONS),
-          threshold: props.authorizerDenialRatePercent,
-          evaluationPeriods: 2,
-          datapointsToAlarm: 2,
-          comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-          treatMissingData: TreatMissingData.NOT_BREACHING,
-        });
-        alarms.push(denials);
-        gates.push(denials);
-      } else {
-        // The id stays `<name>Errors`: the gate replaces the alias-errors alarm of that name (its runbook section).
-        const failures = new Alarm(this, `${name}Errors`, {
-          alarmDescription: `During a deploy: the new version of ${name} failed (Lambda error or 500 internal_error) at least ${props.lambdaErrors} times in 1 minute, on a share of its invocations ${props.serverErrorRatePercent} points or more above the old version's`,
-          metric: operationExcessFailureShare(alias, props.customMetrics, name, MINUTE, props.lambdaErrors),
-          threshold: props.serverErrorRatePercent,
-          evaluationPeriods: 1,
-          comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-          treatMissingData: TreatMissingData.NOT_BREACHING,
-        });
-        alarms.push(failures);
-        gates.push(failures);
-      }
+      const test = `by more than ${GATE_SIGMAS} standard deviations of the binomial count expected if both versions failed at the same rate (plus ${GATE_MARGIN}), with at least ${GATE_MIN_FAILURES} failures of the new version, in a ${GATE_PERIOD.toMinutes()}-minute period`;
+      // The ids stay `<name>Errors` and `<authorizer>DenialRate`: the runbook's sections are named after them.
+      const gate =
+        name === props.authorizer
+          ? new Alarm(this, `${name}DenialRate`, {
+              alarmDescription: `During a deploy: the new authorizer version threw (denied a key or failed) more often than the old version's share predicts, ${test}`,
+              metric: authorizerExcessErrors(alias),
+              threshold: GATE_MARGIN,
+              evaluationPeriods: 1,
+              comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+              treatMissingData: TreatMissingData.NOT_BREACHING,
+            })
+          : new Alarm(this, `${name}Errors`, {
+              alarmDescription: `During a deploy: the new version of ${name} failed (a Lambda error, or a 5xx it answered: 500 or 503) more often than the old version's share predicts, ${test}`,
+              metric: operationExcessFailures(alias, props.customMetrics, name),
+              threshold: GATE_MARGIN,
+              evaluationPeriods: 1,
+              comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+              treatMissingData: TreatMissingData.NOT_BREACHING,
+            });
+      alarms.push(gate);
+      gates.push(gate);
       const group = new LambdaDeploymentGroup(this, name, {
         application,
         alias,

@@ -1,21 +1,41 @@
-import type { Duration } from 'aws-cdk-lib';
+import { Duration } from 'aws-cdk-lib';
 import { MathExpression, Metric } from 'aws-cdk-lib/aws-cloudwatch';
 import type { Alias } from 'aws-cdk-lib/aws-lambda';
+import { GATE_MARGIN, GATE_MIN_FAILURES, GATE_PERIOD_SECONDS, GATE_SIGMAS } from '../stacks/gate-simulation.ts';
 import type { CustomMetrics } from './server-error-rate.ts';
 
 /**
  * Deploy gates that compare the version being deployed with the one it replaces, on what each version did during
- * the canary. CodeDeploy's weights pick the version that answers a request at random, so anything a caller can
- * send — a flood of forged tokens, a customer hammering a key, storage throttled by either — lands on both versions
- * alike and leaves the difference near 0; only a version that fails more than its predecessor moves it. No gate
- * reads an API-wide metric (the gateway's 5XXError or Count), which anyone's traffic moves.
+ * the canary. CodeDeploy's weights pick the version that answers each request at random, so anything a caller can
+ * send — a flood of forged tokens, a customer hammering a key, storage throttled by either, one request an outsider
+ * knows both versions answer 500 — lands on both versions alike; only a version that fails more than its
+ * predecessor stands out. No gate reads an API-wide metric (the gateway's 5XXError or Count), which anyone's
+ * traffic moves.
  *
  * Lambda publishes Invocations and Errors for invocations through an alias under two dimension sets: {FunctionName,
  * Resource "<function>:<alias>"} (all versions) and the same plus ExecutedVersion (the version that ran). The new
  * version is the one this template points the alias at (the alarm is updated before the alias, which waits for its
  * deployment group and so for its alarms); the old one is the alias's total minus the new one. Outside a deploy
- * the old version has no invocations and the comparison is not judged.
+ * the old version has no invocations and nothing is judged.
+ *
+ * The test: if both versions fail at the same rate, then of the F failures the alias had in a period each one fell
+ * on the new version with the new version's share w of the invocations, so the new version's count f is binomial
+ * (F, w). The gate fires when f exceeds that expectation by more than GATE_SIGMAS standard deviations plus
+ * GATE_MARGIN, and only on at least GATE_MIN_FAILURES failures of the new version: below that a normal bound is
+ * no bound (two requests of an outsider's known 500 both land on the new version in 1 % of periods). The same
+ * formula in TypeScript, the constants and the rates measured on randomly routed canaries:
+ * lib/stacks/gate-simulation.ts (test/infra/gate-simulation.test.ts proves the two equal).
  */
+
+/**
+ * One bucket of the canary that CloudWatch can still judge in time: the longest period whose earliest firing (the
+ * bucket the shift starts in, then a full one) plus CloudWatch's delay and a margin fits in the 10-minute canary
+ * (lib/preflight/canary-timing.ts: 2 x 180 s + 120 s + 60 s <= 600 s). A longer bucket holds more requests, so a
+ * steady excess shows at lower traffic; an alarm sums nothing across its periods (RUNNING_SUM and the like are not
+ * for alarms), so the period is the window.
+ */
+export const GATE_PERIOD = Duration.seconds(GATE_PERIOD_SECONDS);
+export { GATE_MARGIN, GATE_MIN_FAILURES, GATE_SIGMAS };
 
 /** Lambda's metric of the alias (`version` undefined: every version) or of one version run through it. */
 export function aliasMetric(alias: Alias, metricName: string, period: Duration, version?: string): Metric {
@@ -40,14 +60,14 @@ export function aliasMetric(alias: Alias, metricName: string, period: Duration, 
 export const VERSION_DIMENSION = 'version';
 
 /**
- * The operation's `InternalError` count (an unexpected failure answered 500 `internal_error`: a handler bug shows
- * here, not in Lambda's Errors) under the exact dimension sets the function publishes it with: the defaults plus
- * `operation` (every version), and plus `version` too.
+ * The operation's `ServerError` count — every 5xx the function answered itself (500 `internal_error`, 503 of
+ * storage, the limiter or the deadline; not a 501, the contract's answer) — under the exact dimension sets the
+ * function publishes it with: the defaults plus `operation` (every version), and plus `version` too.
  */
-export function internalErrors(custom: CustomMetrics, operation: string, period: Duration, version?: string): Metric {
+export function serverErrors(custom: CustomMetrics, operation: string, period: Duration, version?: string): Metric {
   return new Metric({
     namespace: custom.namespace,
-    metricName: 'InternalError',
+    metricName: 'ServerError',
     dimensionsMap: {
       ...custom.dimensions,
       operation,
@@ -58,21 +78,34 @@ export function internalErrors(custom: CustomMetrics, operation: string, period:
   });
 }
 
-const NEW_INVOCATIONS = 'FILL(newInvocations, 0)';
-const OLD_INVOCATIONS = '(FILL(allInvocations, 0) - FILL(newInvocations, 0))';
+/**
+ * How far the new version's failures `f` are above the bound on what a version failing at the alias's rate would
+ * have had, given its share of the invocations (`n` of `N`) and the alias's failures `F`: 0 unless the old version
+ * ran (N > n) and f >= GATE_MIN_FAILURES. The alarm fires at GATE_MARGIN. Each term is a filled series (a sum with
+ * an empty series is empty); the division is guarded by the IF (N > n >= 0).
+ */
+function excessOverBound(n: string, N: string, f: string, F: string): string {
+  const w = `(${n} / ${N})`;
+  return (
+    `IF(${N} - ${n} > 0 AND ${f} >= ${GATE_MIN_FAILURES}, ` +
+    `${f} - ${w} * ${F} - ${GATE_SIGMAS} * ((${F} * ${w} * (1 - ${w})) ^ 0.5), 0)`
+  );
+}
 
 /**
- * How many points the share of the authorizer's invocations that threw (denied a key or failed) is higher on the
- * new version than on the old, judged only when each version ran at least `minInvocations` times in the period.
- * The authorizer denies by throwing, so Lambda's Errors counts denials: a flood of forged tokens raises both shares.
+ * The authorizer's gate: invocations that threw (a denial, "Unauthorized", or a failure, AUTHORIZER_FAILURE) on
+ * the new version against the old version's share. A flood of forged tokens is denied by both versions; a version
+ * that denies valid keys or fails its lookups throws where the old one allowed.
  */
-export function authorizerExcessErrorShare(alias: Alias, period: Duration, minInvocations: number): MathExpression {
+export function authorizerExcessErrors(alias: Alias, period: Duration = GATE_PERIOD): MathExpression {
   const v = alias.version.version;
   return new MathExpression({
-    expression:
-      `IF(${NEW_INVOCATIONS} >= ${minInvocations} AND ${OLD_INVOCATIONS} >= ${minInvocations}, ` +
-      `100 * FILL(newErrors, 0) / ${NEW_INVOCATIONS} - ` +
-      `100 * (FILL(allErrors, 0) - FILL(newErrors, 0)) / ${OLD_INVOCATIONS}, 0)`,
+    expression: excessOverBound(
+      'FILL(newInvocations, 0)',
+      'FILL(allInvocations, 0)',
+      'FILL(newErrors, 0)',
+      'FILL(allErrors, 0)',
+    ),
     usingMetrics: {
       newInvocations: aliasMetric(alias, 'Invocations', period, v),
       newErrors: aliasMetric(alias, 'Errors', period, v),
@@ -84,34 +117,30 @@ export function authorizerExcessErrorShare(alias: Alias, period: Duration, minIn
 }
 
 /**
- * How many points the share of an operation's invocations that failed — a Lambda error (crash, timeout, init
- * failure) or a 500 `internal_error` answer — is higher on the new version than on the old, judged once the new
- * version has failed at least `minFailures` times in the period (one failure among a handful of canary requests is
- * no trend in staging; production judges every one). A period without old invocations is not judged: outside a
- * deploy, and once the shift is complete, there is nothing to compare with (and a flood's failures, which both
- * versions share, would otherwise count against the new one alone).
+ * An operation's gate: its failures — Lambda errors (crash, timeout, init failure: the gateway's 502 or 504) and
+ * every 5xx it answered (`ServerError`) — on the new version against the old version's share.
  */
-export function operationExcessFailureShare(
+export function operationExcessFailures(
   alias: Alias,
   custom: CustomMetrics,
   operation: string,
-  period: Duration,
-  minFailures: number,
+  period: Duration = GATE_PERIOD,
 ): MathExpression {
   const v = alias.version.version;
-  const newFailures = '(FILL(newErrors, 0) + FILL(newInternal, 0))';
-  const oldFailures = '(FILL(allErrors, 0) - FILL(newErrors, 0) + FILL(allInternal, 0) - FILL(newInternal, 0))';
   return new MathExpression({
-    expression:
-      `IF(${newFailures} >= ${minFailures} AND ${NEW_INVOCATIONS} > 0 AND ${OLD_INVOCATIONS} > 0, ` +
-      `100 * ${newFailures} / ${NEW_INVOCATIONS} - 100 * ${oldFailures} / ${OLD_INVOCATIONS}, 0)`,
+    expression: excessOverBound(
+      'FILL(newInvocations, 0)',
+      'FILL(allInvocations, 0)',
+      '(FILL(newErrors, 0) + FILL(newServerErrors, 0))',
+      '(FILL(allErrors, 0) + FILL(allServerErrors, 0))',
+    ),
     usingMetrics: {
       newInvocations: aliasMetric(alias, 'Invocations', period, v),
       newErrors: aliasMetric(alias, 'Errors', period, v),
-      newInternal: internalErrors(custom, operation, period, v),
+      newServerErrors: serverErrors(custom, operation, period, v),
       allInvocations: aliasMetric(alias, 'Invocations', period),
       allErrors: aliasMetric(alias, 'Errors', period),
-      allInternal: internalErrors(custom, operation, period),
+      allServerErrors: serverErrors(custom, operation, period),
     },
     period,
   });

@@ -68,12 +68,12 @@ export function alarmMetrics(routes: readonly Route[] = ROUTES): AlarmMetricRow[
     },
     {
       alarm: 'Deploy gate: operation failures, new version against old',
-      detail: `one per operation (${ops}): Invocations, Errors, InternalError of the alias and of its new version`,
+      detail: `one per operation (${ops}): Invocations, Errors, ServerError of the alias and of its new version`,
       ids: new RegExp(`^Deploy(${names})Errors[0-9A-F]{8}$`),
       metrics: 6 * ops,
     },
     {
-      alarm: 'Deploy gate: authorizer denial rate, new version against old',
+      alarm: 'Deploy gate: authorizer denials and failures, new version against old',
       detail: 'Invocations, Errors of the alias and of its new version',
       ids: new RegExp(`^Deploy${AUTHORIZER.name}DenialRate`),
       metrics: 4,

@@ -190,9 +190,6 @@ export class AnimalStoreStack extends Stack {
       authorizer: AUTHORIZER.name,
       customMetrics,
       deploymentConfig: stage.deploymentConfig,
-      serverErrorRatePercent: stage.alarms.serverErrorRatePercent,
-      lambdaErrors: stage.alarms.lambdaErrors,
-      authorizerDenialRatePercent: stage.alarms.authorizerDenialRatePercent,
       breakGlass,
     });
 

@@ -38,11 +38,12 @@ it('refuses a canary that ends just as a gate could first fire, naming the gate'
   const t = structuredClone(templates.staging) as any;
   const groups = Object.values<any>(t.Resources).filter((r) => r.Type === 'AWS::CodeDeploy::DeploymentGroup');
   for (const g of groups) g.Properties.DeploymentConfigName = 'CodeDeployDefault.LambdaCanary10Percent5Minutes';
-  // The 2-datapoint gates first fire 300 s into the shift: exactly when a 5-minute canary ends.
-  expect(Math.max(...gateTimings(t).map((x) => x.secondsToFire))).toBe(300);
+  // The gates judge 3-minute buckets: the one the shift starts in, a full one, then CloudWatch's delay: 480 s, long
+  // after a 5-minute canary ends.
+  expect(Math.max(...gateTimings(t).map((x) => x.secondsToFire))).toBe(2 * 180 + CLOUDWATCH_LAG_SECONDS);
   const lines = gatesThatCannotFire(t);
-  expect(lines.length).toBeGreaterThan(0);
-  expect(lines[0]).toMatch(/shifts all traffic after 300 s but its gate \S+ can fire only after 300 s .* by 60 s/);
+  expect(lines.length).toBe(gateTimings(t).length);
+  expect(lines[0]).toMatch(/shifts all traffic after 300 s but its gate \S+ can fire only after 480 s .* by 60 s/);
   // A gate that could fire only after the shift: refused at any margin.
   for (const g of groups) g.Properties.DeploymentConfigName = 'CodeDeployDefault.LambdaAllAtOnce';
   expect(gatesThatCannotFire(t).length).toBe(gateTimings(t).length);
@@ -77,8 +78,11 @@ it.each(STAGE_NAMES)("%s: the docs' gate rows say each gate alarm's datapoints a
     const row = matching[0]!;
     const p = templates[stage].Resources[alarm]!.Properties!;
     const datapoints = Number(p.DatapointsToAlarm ?? p.EvaluationPeriods);
+    const minutes =
+      Math.max(...((p.Metrics as any[]) ?? []).map((m) => m.MetricStat?.Period ?? 0), Number(p.Period ?? 0)) / 60;
+    const period = minutes === 1 ? 'minute' : `${minutes}-minute period`;
     expect(row.firesWhen, alarm).toMatch(
-      datapoints === 1 ? /in a minute/ : new RegExp(`in ${datapoints} consecutive minutes`),
+      datapoints === 1 ? new RegExp(`in a ${period}`) : new RegExp(`in ${datapoints} consecutive ${period}s`),
     );
     const gated = timings.filter((t) => t.alarm === alarm).map((t) => t.group);
     if (row.gates === 'every function') expect(new Set(gated), alarm).toEqual(groups);

@@ -66,7 +66,8 @@ try {
     },
     'finalizeRequest',
   );
-  // InternalError: the operation's tables fail in a way storage does not map to 503 (per operation and version).
+  // InternalError and ServerError (per operation and version): the operation's tables fail in a way storage does not
+  // map to 503.
   bug = true;
   await call('/pets', { headers: { Authorization: `Bearer ${other}` } });
   bug = false;

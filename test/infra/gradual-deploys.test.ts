@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { AUTHORIZER, ROUTES } from '../../contract/routes.ts';
 import { LIVE_ALIAS } from '../../lib/constructs/api-function.ts';
+import { GATE_MARGIN } from '../../lib/constructs/version-gates.ts';
 import { STAGES, STAGE_NAMES, type StageName } from '../../lib/config/stages.ts';
 import { resourcesOf, synthesizeStages, type Resource } from './stack-fixture.ts';
 
@@ -145,20 +146,13 @@ describe.each(STAGE_NAMES)('stage %s: CodeDeploy', (stage) => {
       expect(alarms.some(readsApiWide), route.operationId).toBe(false);
       expect(alarms, route.operationId).toHaveLength(1);
       const names = alarms[0]!.Metrics.flatMap((m: any) => (m.MetricStat ? [m.MetricStat.Metric.MetricName] : []));
-      expect(names.sort()).toEqual([
-        'Errors',
-        'Errors',
-        'InternalError',
-        'InternalError',
-        'Invocations',
-        'Invocations',
-      ]);
-      expect(alarms[0]!.Threshold).toBe(STAGES[stage].alarms.serverErrorRatePercent);
+      expect(names.sort()).toEqual(['Errors', 'Errors', 'Invocations', 'Invocations', 'ServerError', 'ServerError']);
+      expect(alarms[0]!.Threshold).toBe(GATE_MARGIN);
     }
     // The TOKEN authorizer denies an unknown key by throwing "Unauthorized", which Lambda counts as an error: an
     // errors alarm on the whole alias would roll back on callers' mistakes (and on anyone's forged tokens). Its
     // failures reach clients as AUTHORIZER_FAILURE (a 5xx); a version that denies valid keys or fails shows as its
-    // share of Errors rising above the old version's (deploy-gates.test.ts plays it on traffic).
+    // Errors rising above what the old version's share predicts (gate-simulation.test.ts plays it on canaries).
     const authorizer = groupOf(AUTHORIZER.name);
     expect(authorizer.some(readsApiWide)).toBe(false);
     expect(authorizer.some((a) => a.MetricName === 'Errors')).toBe(false);
@@ -166,7 +160,7 @@ describe.each(STAGE_NAMES)('stage %s: CodeDeploy', (stage) => {
       a.Metrics?.some((m: any) => m.MetricStat?.Metric.Dimensions.some((d: any) => d.Name === 'ExecutedVersion')),
     )!;
     expect(versions, 'version-comparison gate').toBeDefined();
-    expect(versions.Threshold).toBe(STAGES[stage].alarms.authorizerDenialRatePercent);
+    expect(versions.Threshold).toBe(GATE_MARGIN);
     const invocations = versions.Metrics.filter((m: any) => m.MetricStat?.Metric.MetricName === 'Invocations');
     expect(invocations).toHaveLength(2);
     for (const m of invocations) expect(JSON.stringify(m.MetricStat.Metric.Dimensions)).toContain(`:${LIVE_ALIAS}`);

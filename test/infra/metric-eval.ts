@@ -29,6 +29,16 @@ const BINARY: Readonly<Record<string, (a: number, b: number) => Value>> = {
 
 /** The expression's value at one datapoint, given each id's value there (undefined: no datapoint). */
 export function evaluateAt(expression: string, values: Readonly<Record<string, Value>>): Value {
+  return compileExpression(expression)(values);
+}
+
+/** The expression parsed once, for evaluating it at many datapoints (a simulation plays it thousands of times). */
+export function compileExpression(expression: string): (values: Readonly<Record<string, Value>>) => Value {
+  const root = parseMathExpression(expression);
+  return (values) => evaluateNode(root, values);
+}
+
+function evaluateNode(root: MathNode, values: Readonly<Record<string, Value>>): Value {
   const at = (n: MathNode): Value => {
     switch (n.kind) {
       case 'num':
@@ -59,5 +69,5 @@ export function evaluateAt(expression: string, values: Readonly<Record<string, V
       }
     }
   };
-  return at(parseMathExpression(expression));
+  return at(root);
 }

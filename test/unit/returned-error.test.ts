@@ -63,3 +63,39 @@ describe('an AppError a handler returns', () => {
       expect(returnedMetrics.flat().length).toBeGreaterThan(0);
     });
 });
+
+describe('a 5xx the function answers', () => {
+  /** The dimension sets each EMF line counts `name` under, with the line's values. */
+  const countedSets = (name: string) =>
+    lines
+      .map((l) => JSON.parse(l) as Record<string, any>)
+      .filter((l) => l._aws?.CloudWatchMetrics.some((d: any) => d.Metrics.some((m: any) => m.Name === name)))
+      .flatMap((l) =>
+        l._aws.CloudWatchMetrics.flatMap((d: any) =>
+          (d.Dimensions as string[][]).map((set) => Object.fromEntries(set.map((k) => [k, l[k]]))),
+        ),
+      );
+
+  // The deploy gates (lib/constructs/version-gates.ts) compare the new version's count with the old one's: a
+  // version whose limiter or storage calls fail answers 503, not 500, and must count as much as a handler bug.
+  it.each(['a 500', 'a 503 with Retry-After'] as const)(
+    '%s is counted as ServerError per operation and per version',
+    async (name) => {
+      lines.length = 0;
+      await call(apiHandler(runtime, LIST_ORDERS, async () => ERRORS[name]()));
+      const sets = countedSets('ServerError');
+      const base = { service: expect.any(String), stage: expect.any(String) };
+      expect(sets).toEqual([
+        base,
+        { ...base, operation: LIST_ORDERS.operationId, version: '3' },
+        { ...base, operation: LIST_ORDERS.operationId },
+      ]);
+    },
+  );
+
+  it('a 501, the contract’s answer, is not', async () => {
+    lines.length = 0;
+    await call(apiHandler(runtime, LIST_ORDERS, async () => ERRORS['a 501']()));
+    expect(countedSets('ServerError')).toEqual([]);
+  });
+});

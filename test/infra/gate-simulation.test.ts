@@ -1,0 +1,171 @@
+/**
+ * Every deploy gate of both stages, played as the alarm CloudFormation creates: its own metric math from the
+ * template (metric-eval.ts), fed the datapoints CloudWatch would hold for each bucket of thousands of randomly routed
+ * canaries (lib/stacks/gate-simulation.ts: Poisson arrivals, 10 % routed to the new version request by request,
+ * buckets aligned to the clock). Asserts the targets — a good release (a flood, background failures, an outsider's
+ * known 500) rolled back in at most 1 % of canaries, a bad one (a steady excess of failures, every request 503,
+ * an authorizer denying valid keys) in at least 99 % — prints the measured rates, and checks that the rates
+ * docs/deployment.md states are these. Bundling is skipped, as in stack.test.ts.
+ */
+import { describe, expect, it } from 'vitest';
+import { AUTHORIZER } from '../../contract/routes.ts';
+import { STAGE_NAMES, type StageName } from '../../lib/config/stages.ts';
+import { VERSION_DIMENSION } from '../../lib/constructs/version-gates.ts';
+import {
+  GATE_CASES,
+  GATE_MARGIN,
+  GATE_PERIOD_SECONDS,
+  binomial,
+  gateExcess,
+  measureGates,
+  meetsTarget,
+  random,
+  type Bucket,
+} from '../../lib/stacks/gate-simulation.ts';
+import { compileExpression } from './metric-eval.ts';
+import { resourcesOf, synthesizeStages } from './stack-fixture.ts';
+
+synthesizeStages();
+
+interface Gate {
+  readonly fn: string;
+  readonly alarmId: string;
+  readonly alarm: Record<string, any>;
+}
+
+/** Every alarm of every CodeDeploy group, with the function (its description's name) it gates. */
+function gates(stage: StageName): Gate[] {
+  const r = resourcesOf(stage);
+  return Object.values(r)
+    .filter((x) => x.Type === 'AWS::Lambda::Alias')
+    .flatMap((alias) => {
+      const fn = String(r[alias.Properties.FunctionName.Ref]!.Properties.Description).split(': ').pop()!;
+      const group = r[alias.UpdatePolicy!.CodeDeployLambdaAliasUpdate.DeploymentGroupName.Ref]!;
+      return (group.Properties.AlarmConfiguration.Alarms as { Name: { Ref: string } }[]).map(({ Name }) => ({
+        fn,
+        alarmId: Name.Ref,
+        alarm: r[Name.Ref]!.Properties,
+      }));
+    });
+}
+
+/**
+ * The gate as CloudWatch evaluates it on one bucket: each query id given the datapoint its metric would have (none
+ * when the count is 0 and the metric is the function's own count, which is published only when counted; Lambda
+ * publishes Errors beside every invocation), the returned expression evaluated, compared with the threshold.
+ */
+function alarmOf(g: Gate): (b: Bucket) => number | undefined {
+  const metrics = g.alarm.Metrics as any[];
+  const expression = compileExpression(metrics.find((q) => q.ReturnData !== false).Expression);
+  const sources = metrics
+    .filter((q) => q.MetricStat)
+    .map((q) => {
+      const m = q.MetricStat.Metric;
+      const dims = (m.Dimensions as { Name: string }[]).map((d) => d.Name);
+      const which = dims.includes('ExecutedVersion') || dims.includes(VERSION_DIMENSION) ? 'new' : 'all';
+      const name = m.MetricName === 'ServerError' ? 'ServerErrors' : m.MetricName;
+      const field = `${which}${name}` as keyof Bucket;
+      const lambda = m.Namespace === 'AWS/Lambda';
+      const invocations = `${which}Invocations` as keyof Bucket;
+      return { id: q.Id as string, field, lambda, invocations };
+    });
+  return (b) => {
+    const values: Record<string, number | undefined> = {};
+    for (const s of sources) {
+      const v = b[s.field];
+      values[s.id] = s.lambda ? (b[s.invocations] > 0 ? v : undefined) : v > 0 ? v : undefined;
+    }
+    return expression(values);
+  };
+}
+
+/** Buckets of every shape, zeros and missing versions included, to compare the template's math with the model's. */
+function sampleBuckets(count: number): Bucket[] {
+  const rng = random(7);
+  const out: Bucket[] = [];
+  for (let i = 0; i < count; i++) {
+    const all = [0, 1, 3, 10, 100, 10_000][i % 6]! + Math.floor(rng() * 50);
+    const neu = i % 11 === 0 ? all : i % 13 === 0 ? 0 : binomial(rng, all, 0.1);
+    const share = (x: number) => binomial(rng, x, [0, 0.01, 0.3, 1][Math.floor(rng() * 4)]!);
+    const newErrors = share(neu);
+    const newServerErrors = share(neu - newErrors);
+    const oldErrors = share(all - neu);
+    const oldServerErrors = share(all - neu - oldErrors);
+    out.push({
+      allInvocations: all,
+      newInvocations: neu,
+      allErrors: newErrors + oldErrors,
+      newErrors,
+      allServerErrors: newServerErrors + oldServerErrors,
+      newServerErrors,
+    });
+  }
+  return out;
+}
+
+describe.each(STAGE_NAMES)('stage %s: each deploy gate is the model played below', (stage) => {
+  it('one gate per function, each a 1-period alarm on its metric math at the model’s period and margin', () => {
+    const all = gates(stage);
+    expect(all.map((g) => g.fn).sort()).toEqual([...new Set(all.map((g) => g.fn))].sort());
+    for (const g of all) {
+      expect(g.alarm, g.alarmId).toMatchObject({
+        EvaluationPeriods: 1,
+        Threshold: GATE_MARGIN,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        TreatMissingData: 'notBreaching',
+      });
+      expect(g.alarm.DatapointsToAlarm ?? 1, g.alarmId).toBe(1);
+      for (const q of (g.alarm.Metrics as any[]).filter((m) => m.MetricStat))
+        expect([q.MetricStat.Period, q.MetricStat.Stat], `${g.alarmId} ${q.Id}`).toEqual([GATE_PERIOD_SECONDS, 'Sum']);
+    }
+  });
+
+  it('the template’s metric math gives the model’s value on every bucket', () => {
+    const buckets = sampleBuckets(3_000);
+    for (const g of gates(stage)) {
+      const alarm = alarmOf(g);
+      // The authorizer answers nothing itself: its failures are all thrown (Lambda's Errors).
+      const own = (b: Bucket) => (g.fn === AUTHORIZER.name ? { ...b, allServerErrors: 0, newServerErrors: 0 } : b);
+      const differ = buckets.map(own).filter((b) => Math.abs((alarm(b) ?? Number.NaN) - gateExcess(b)) > 1e-9);
+      expect(differ.slice(0, 3), g.alarmId).toEqual([]);
+    }
+  });
+});
+
+/** Each distinct gate expression is played once (every operation's gate has the same math on its own metrics). */
+const played = new Map<string, ReturnType<typeof measureGates>>();
+/** The model's rates, which the docs state. */
+const modelled = new Map<string, ReturnType<typeof measureGates>>();
+const model = (kind: 'operation' | 'authorizer') => {
+  if (!modelled.has(kind)) modelled.set(kind, measureGates(gateExcess, kind));
+  return modelled.get(kind)!;
+};
+
+describe.each(STAGE_NAMES)('stage %s: the gates played on randomly routed canaries', (stage) => {
+  const kinds = ['operation', 'authorizer'] as const;
+  it.each(kinds)('the %s gate meets the targets on every case a canary can show', (kind) => {
+    const ofKind = gates(stage).filter((g) => (g.fn === AUTHORIZER.name) === (kind === 'authorizer'));
+    expect(ofKind.length).toBeGreaterThan(0);
+    const rates = ofKind.map((g) => {
+      const key = `${kind}:${JSON.stringify(g.alarm.Metrics.find((q: any) => q.ReturnData !== false).Expression)}`;
+      const alarm = alarmOf(g);
+      if (!played.has(key))
+        played.set(
+          key,
+          measureGates((b) => alarm(b) ?? 0, kind),
+        );
+      return played.get(key)!;
+    });
+    const lines = rates[0]!.map(
+      ({ case: c, rolledBack }) =>
+        `${c.release === 'good' ? 'false rollback' : 'missed bad release'} ${(100 * (c.release === 'good' ? rolledBack : 1 - rolledBack)).toFixed(2)} %${c.target ? '' : ' (beyond a canary)'}: ${c.what}`,
+    );
+    console.log(`${stage}, ${kind} gate (${GATE_CASES.length} cases, all kinds):\n  ${lines.join('\n  ')}`);
+    for (const r of rates) {
+      const missed = r.filter(({ case: c, rolledBack }) => c.target && !meetsTarget(c, rolledBack));
+      expect(missed.map(({ case: c, rolledBack }) => `${c.what}: ${rolledBack}`)).toEqual([]);
+      // What the docs state (lib/stacks/gate-simulation.ts's formula) is what the template's math measured.
+      expect(r).toEqual(model(kind));
+    }
+  });
+});
