@@ -131,6 +131,36 @@ const SCENARIOS: Scenario[] = [
     done: (records) => expect(records[0]!.rotatedAt).toBeDefined(),
   },
   {
+    name: 'rotate --overlap (the old secret kept for a while)',
+    setup: async (w) => [await made(w, 'pro')],
+    args: (_w, [id]) => ['keys', 'rotate', id!, '--overlap', '30'],
+    done: (records) => expect(records[0]!.rotatedAt).toBeDefined(),
+  },
+  {
+    name: 'restore (a key revoked by mistake)',
+    setup: async (w) => {
+      const id = await made(w, 'business');
+      await w.admin.revoke(id);
+      return [id];
+    },
+    args: (_w, [id]) => ['keys', 'restore', id!],
+    done: (records) => expect(records.map((r) => [r.status, r.revokedAt])).toEqual([['active', undefined]]),
+  },
+  {
+    name: 'set-plan back the same day: the ban the mistaken move caused is lifted, its escalation undone',
+    setup: async (w) => {
+      const id = await made(w, 'business');
+      await w.admin.setPlan(id, { plan: 'free' });
+      await bannedKey(w, id);
+      return [id];
+    },
+    args: setPlan('business'),
+    done: (records) => {
+      expect(records.map((r) => [r.plan, r.planMove, r.dayBansReset])).toEqual([['business', undefined, undefined]]);
+      expect(records[0]!.unbannedThrough).toBeGreaterThan(0);
+    },
+  },
+  {
     name: 'ban',
     setup: async (w) => [await made(w, 'business')],
     args: (_w, [id]) => ['keys', 'ban', id!, '--minutes', '20'],
