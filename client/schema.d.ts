@@ -80,7 +80,7 @@ export interface components {
         /** @description An animal as sent when creating it. Any other field is refused (400). */
         NewPet: {
             /**
-             * @description The animal's name: 1 to 200 characters, at least one of them visible (white space and invisible characters such as U+200B do not count), no control characters (U+0000-U+001F, U+007F-U+009F), no bidirectional overrides or isolates (U+202A-U+202E, U+2066-U+2069).
+             * @description The animal's name: 1 to 200 characters, at least one of them visible (white space and invisible characters such as U+200B do not count), no control characters (U+0000-U+001F, U+007F-U+009F), no bidirectional overrides or isolates (U+202A-U+202E, U+2066-U+2069). The pattern states these rules for U+0000-U+FFFF, as every validator reads it with or without the `u` flag; a name made only of invisible characters beyond U+FFFF (the tag characters U+E0020-U+E007F…) passes it and is still refused.
              * @example Rex
              */
             name: string;
@@ -102,7 +102,7 @@ export interface components {
              */
             id: number;
             /**
-             * @description The animal's name: 1 to 200 characters, at least one of them visible (white space and invisible characters such as U+200B do not count), no control characters (U+0000-U+001F, U+007F-U+009F), no bidirectional overrides or isolates (U+202A-U+202E, U+2066-U+2069).
+             * @description The animal's name: 1 to 200 characters, at least one of them visible (white space and invisible characters such as U+200B do not count), no control characters (U+0000-U+001F, U+007F-U+009F), no bidirectional overrides or isolates (U+202A-U+202E, U+2066-U+2069). The pattern states these rules for U+0000-U+FFFF, as every validator reads it with or without the `u` flag; a name made only of invisible characters beyond U+FFFF (the tag characters U+E0020-U+E007F…) passes it and is still refused.
              * @example Rex
              */
             name: string;

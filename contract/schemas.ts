@@ -43,6 +43,42 @@ const CONTROL = /\p{Cc}/u;
  */
 const BIDI_CONTROL = /[\u202A-\u202E\u2066-\u2069]/u;
 
+/**
+ * The code points of the Basic Multilingual Plane (surrogates aside) that a one-character expression matches, as the
+ * ranges of a character class written with `\uXXXX` escapes only. Every JSON Schema validator reads such a class the
+ * same, with or without the `u` flag: Spectral, Ajv with `unicodeRegExp: false` and Python's `re` know no `\p{…}`,
+ * and without `u` the class `[^\p{Cc}]` refuses the letters p, C, c and the braces ("Happy Paws" fails). Characters
+ * beyond U+FFFF cannot be written so (a surrogate pair is one character with `u` and two without, and a range of
+ * them is a syntax error without it), so those are left to the zod checks.
+ */
+function bmpClass(re: RegExp): string {
+  const one = new RegExp(re.source, re.flags.replace('g', ''));
+  const hex = (c: number) => `\\u${c.toString(16).toUpperCase().padStart(4, '0')}`;
+  let out = '';
+  let start = -1;
+  for (let c = 0; c <= 0x10000; c++) {
+    const inSet = c < 0x10000 && (c < 0xd800 || c > 0xdfff) && one.test(String.fromCharCode(c));
+    if (inSet && start < 0) start = c;
+    if (!inSet && start >= 0) {
+      out += start === c - 1 ? hex(start) : `${hex(start)}-${hex(c - 1)}`;
+      start = -1;
+    }
+  }
+  return out;
+}
+
+/**
+ * The name rules as the document's pattern, from the same expressions the checks below use. `(?![\s\S]*[…])`: no
+ * control character or bidirectional override anywhere (not `^[^…]*$`: Python's `$` also matches before a final
+ * newline). `(?![…]*$)`: not only invisible characters. Made when the document is generated, never when a function
+ * loads: the sweep of the plane takes ~10 ms.
+ */
+let namePatternMemo: string | undefined;
+export function namePattern(): string {
+  namePatternMemo ??= `^(?![\\s\\S]*[${bmpClass(new RegExp(`${CONTROL.source}|${BIDI_CONTROL.source}`, 'u'))}])(?![${bmpClass(INVISIBLE)}]*$)`;
+  return namePatternMemo;
+}
+
 const name = meta(
   z.string().check(
     z.minLength(1),
@@ -59,10 +95,11 @@ const name = meta(
     z.refine((s) => s.isWellFormed(), 'name must be well-formed Unicode (no lone surrogates)'),
   ),
   {
-    description: `The animal's name: 1 to ${NAME_MAX_LENGTH} characters, at least one of them visible (white space and invisible characters such as U+200B do not count), no control characters (U+0000-U+001F, U+007F-U+009F), no bidirectional overrides or isolates (U+202A-U+202E, U+2066-U+2069).`,
-    // The same rules as a pattern (Unicode property escapes, as JSON Schema's ECMA-262 regular expressions with the
-    // `u` flag read them), from the same expressions the checks above use.
-    pattern: `^(?!${INVISIBLE.source}*$)[^${CONTROL.source}${BIDI_CONTROL.source.slice(1, -1)}]*$`,
+    description: `The animal's name: 1 to ${NAME_MAX_LENGTH} characters, at least one of them visible (white space and invisible characters such as U+200B do not count), no control characters (U+0000-U+001F, U+007F-U+009F), no bidirectional overrides or isolates (U+202A-U+202E, U+2066-U+2069). The pattern states these rules for U+0000-U+FFFF, as every validator reads it with or without the \`u\` flag; a name made only of invisible characters beyond U+FFFF (the tag characters U+E0020-U+E007F…) passes it and is still refused.`,
+    // A getter: the registry reads it only when the document is generated (namePattern).
+    get pattern() {
+      return namePattern();
+    },
     example: 'Rex',
   },
 );
