@@ -228,10 +228,30 @@ export function apiHandler<R extends Route>(
   return (event: APIGatewayProxyEvent, context: Context): Promise<APIGatewayProxyResult> => {
     // Storage calls stop RESPONSE_MARGIN_MS before the function's timeout, so the client gets our 503, not silence.
     const left = context?.getRemainingTimeInMillis?.();
-    return left === undefined
-      ? handler(event, context)
-      : withDeadline(left - RESPONSE_MARGIN_MS, () => handler(event, context));
+    const answer =
+      left === undefined
+        ? handler(event, context)
+        : withDeadline(left - RESPONSE_MARGIN_MS, () => handler(event, context));
+    return answer.then((result) => {
+      if (!isReadableAnswer(result)) countUnreadable(rt, route, context?.functionVersion);
+      return result;
+    });
   };
+}
+
+/**
+ * Whether API Gateway can read a proxy answer: an integer status and a string body (or none). It answers anything
+ * else 502, and Lambda counts no error for it: only the function can say which version made it.
+ */
+export function isReadableAnswer(r: unknown): boolean {
+  const o = r as APIGatewayProxyResult | undefined;
+  return !!o && Number.isInteger(o.statusCode) && (o.body === undefined || typeof o.body === 'string');
+}
+
+/** A 502 of ours: counted as the 5xx answers are, per version, for the deploy gates (version-gates.ts). */
+function countUnreadable(rt: Runtime, route: Route, version = 'unknown'): void {
+  rt.telemetry.count('ServerError', { operation: route.operationId, version }, { operation: route.operationId });
+  rt.telemetry.log.error('unreadable proxy answer', { operation: route.operationId });
 }
 
 /** Time kept, after the last storage call is cut off, to map the error, flush metrics and return the response. */

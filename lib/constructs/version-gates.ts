@@ -61,8 +61,9 @@ export const VERSION_DIMENSION = 'version';
 
 /**
  * The operation's `ServerError` count — every 5xx the function answered itself (500 `internal_error`, 503 of
- * storage, the limiter or the deadline; not a 501, the contract's answer) — under the exact dimension sets the
- * function publishes it with: the defaults plus `operation` (every version), and plus `version` too.
+ * storage, the limiter or the deadline, an answer the gateway cannot read and answers 502; not a 501, the
+ * contract's answer) — under the exact dimension sets the function publishes it with: the defaults plus `operation`
+ * (every version), and plus `version` too.
  */
 export function serverErrors(custom: CustomMetrics, operation: string, period: Duration, version?: string): Metric {
   return new Metric({

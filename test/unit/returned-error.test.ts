@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { LIST_ORDERS } from '../../contract/operations/list-orders.ts';
 import { loadConfig } from '../../lambdas/shared/config.ts';
-import { apiHandler } from '../../lambdas/shared/http.ts';
+import { apiHandler, isReadableAnswer } from '../../lambdas/shared/http.ts';
 import { createRuntime } from '../../lambdas/shared/runtime.ts';
 import { AppError, UnavailableError } from '../../lambdas/domain/errors.ts';
 import { localTableEnv } from '../../lambdas/storage/provision.ts';
@@ -92,6 +92,24 @@ describe('a 5xx the function answers', () => {
       ]);
     },
   );
+
+  it('an answer API Gateway cannot read (its 502, with no Lambda error) is counted the same way', async () => {
+    lines.length = 0;
+    // A status the envelope passes through as it is: a string, which the gateway refuses.
+    const answer = await call(apiHandler(runtime, LIST_ORDERS, async () => ({ statusCode: '200' as never })));
+    expect(isReadableAnswer(answer)).toBe(false);
+    expect(countedSets('ServerError')).toContainEqual({
+      service: expect.any(String),
+      stage: expect.any(String),
+      operation: LIST_ORDERS.operationId,
+      version: '3',
+    });
+    lines.length = 0;
+    expect(isReadableAnswer(await call(apiHandler(runtime, LIST_ORDERS, async () => ({ statusCode: 200 }))))).toBe(
+      true,
+    );
+    expect(countedSets('ServerError')).toEqual([]);
+  });
 
   it('a 501, the contract’s answer, is not', async () => {
     lines.length = 0;
