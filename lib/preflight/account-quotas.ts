@@ -93,11 +93,8 @@ export function accountQuotaFindings(opts: {
 
 /** The readings with this machine's credentials. */
 export const awsAccountReadings: AccountReadingsSource = async () => {
-  const { CloudFormationClient } = await import('@aws-sdk/client-cloudformation');
-  const { credentialsProblem } = await import('./deployed.ts');
-  const probe = new CloudFormationClient({});
-  const why = await credentialsProblem(probe);
-  probe.destroy();
+  const { machineCredentialsProblem } = await import('./deployed.ts');
+  const why = await machineCredentialsProblem();
   if (why) return { skip: why };
   const { LambdaClient, GetAccountSettingsCommand } = await import('@aws-sdk/client-lambda');
   const { APIGatewayClient, GetAccountCommand } = await import('@aws-sdk/client-api-gateway');

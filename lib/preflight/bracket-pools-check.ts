@@ -16,11 +16,8 @@ export type BracketReadsSource = (
 
 /** The stage's adapters as the admin tool builds them for `--stage`, with this machine's credentials. */
 export const awsBracketReads: BracketReadsSource = async (stage) => {
-  const { CloudFormationClient } = await import('@aws-sdk/client-cloudformation');
-  const { credentialsProblem } = await import('./deployed.ts');
-  const probe = new CloudFormationClient({});
-  const why = await credentialsProblem(probe);
-  probe.destroy();
+  const { machineCredentialsProblem } = await import('./deployed.ts');
+  const why = await machineCredentialsProblem();
   if (why) return { skip: why };
   const { realDeps } = await import('../admin/targets.ts');
   try {

@@ -79,6 +79,17 @@ export async function credentialsProblem(client: CloudFormationClient): Promise<
   }
 }
 
+/** Why this machine cannot call AWS (no credentials or region), with a client made and closed for the question. */
+export async function machineCredentialsProblem(): Promise<string | undefined> {
+  const { CloudFormationClient } = await import('@aws-sdk/client-cloudformation');
+  const probe = new CloudFormationClient({});
+  try {
+    return await credentialsProblem(probe);
+  } finally {
+    probe.destroy();
+  }
+}
+
 /** The deployed stack through CloudFormation, with this machine's AWS credentials (none: unknown, not a finding). */
 export async function deployedStack(stackName: string): Promise<DeployedStack> {
   const { CloudFormationClient } = await import('@aws-sdk/client-cloudformation');

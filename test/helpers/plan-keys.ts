@@ -68,6 +68,22 @@ export function pairOf(c: PlanCase, pairing: Pairing): { a: PlanKey; b: PlanKey 
   }
 }
 
+/** Writes each key's record as the admin tool writes it (an Enterprise key with its agreed limits), active. */
+export async function registerKeys(api: TestApi, keys: readonly PlanKey[], owner = 'abuse-test'): Promise<void> {
+  const store = createKeyAdminStore(api.storage);
+  for (const k of keys)
+    await store.upsert({
+      hash: hashKey(k.key),
+      keyId: k.keyId,
+      owner,
+      plan: k.plan,
+      // Fixed plans' limits come from the plans table, as on a record the admin tool writes.
+      ...(k.plan === 'enterprise' ? { limits: k.limits } : {}),
+      status: 'active',
+      createdAt: '2030-01-01T00:00:00.000Z',
+    });
+}
+
 export interface PlanKeysFixture {
   readonly pairs: ReadonlyArray<PlanCase & { readonly a: PlanKey; readonly b: PlanKey }>;
   api: TestApi;
@@ -85,18 +101,10 @@ export function planKeysFixture(pairing: Pairing): PlanKeysFixture {
   beforeAll(async () => {
     // Its floods test the usage plans at one frozen instant, past a method's stage burst (stage-throttle.test.ts).
     fixture.api = await startTestApi({ devKeys: [], authCacheTtlSeconds: undefined, stageThrottle: false });
-    const store = createKeyAdminStore(fixture.api.storage);
-    for (const k of pairs.flatMap((p) => [p.a, p.b]))
-      await store.upsert({
-        hash: hashKey(k.key),
-        keyId: k.keyId,
-        owner: 'abuse-test',
-        plan: k.plan,
-        // Fixed plans' limits come from the plans table, as on a record the admin tool writes.
-        ...(k.plan === 'enterprise' ? { limits: k.limits } : {}),
-        status: 'active',
-        createdAt: '2030-01-01T00:00:00.000Z',
-      });
+    await registerKeys(
+      fixture.api,
+      pairs.flatMap((p) => [p.a, p.b]),
+    );
     fixture.stage = String(
       [...fixture.api.model.functions.values()].map((f) => f.environment.USAGE_KEYS_STAGE).find(Boolean),
     );

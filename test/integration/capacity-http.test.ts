@@ -15,10 +15,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { poolValueOf } from '../../contract/key-pool.ts';
 import { banThreshold, type PlanLimits, type PlanName } from '../../contract/plans.ts';
-import { generateKey, generateKeyId, hashKey } from '../../lambdas/domain/keys.ts';
-import { createKeyAdminStore } from '../../lambdas/storage/key-store.ts';
+import { generateKey, generateKeyId } from '../../lambdas/domain/keys.ts';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
-import { EVERY_PLAN, pairOf, type PlanKey } from '../helpers/plan-keys.ts';
+import { EVERY_PLAN, pairOf, registerKeys, type PlanKey } from '../helpers/plan-keys.ts';
 
 /** A minute boundary far from any real one, so the test's windows are its own. */
 const T0 = Date.UTC(2035, 5, 1, 0, 0, 0);
@@ -39,19 +38,7 @@ async function note(t: Tally, res: Response): Promise<void> {
   else t.other.set(res.status, (t.other.get(res.status) ?? 0) + 1);
 }
 
-async function register(api: TestApi, keys: readonly PlanKey[]): Promise<void> {
-  const store = createKeyAdminStore(api.storage);
-  for (const k of keys)
-    await store.upsert({
-      hash: hashKey(k.key),
-      keyId: k.keyId,
-      owner: 'capacity-test',
-      plan: k.plan,
-      ...(k.plan === 'enterprise' ? { limits: k.limits } : {}),
-      status: 'active',
-      createdAt: '2030-01-01T00:00:00.000Z',
-    });
-}
+const register = (api: TestApi, keys: readonly PlanKey[]) => registerKeys(api, keys, 'capacity-test');
 
 const keyOf = (plan: PlanName, limits: PlanLimits): PlanKey => ({
   key: generateKey(),
