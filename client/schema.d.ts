@@ -144,9 +144,9 @@ export interface components {
         "X-RateLimit-Reset": number;
         /** @description Seconds to wait before retrying (then back off exponentially). */
         "Retry-After": number;
-        /** @description Path of the created item: where a GET reads it. */
+        /** @description Path of the created item, where a GET reads it: the path of the create with the new id below it. */
         Location: string;
-        /** @description RFC 8288 link to the next page, present only when a further page may exist: `</v1/pets?limit=…&status=…&cursor=…>; rel="next"`. The cursor is opaque, signed, bound to the status filter and expires after 24 hours. The last page has no next link; a page that fills `limit` exactly may announce a next page that turns out empty. */
+        /** @description RFC 8288 link to the next page, present only when a further page may exist: `<…?…&cursor=…>; rel="next"`, the path and query of the request (its `limit` and filters, as given) with the cursor of the next page. The cursor is opaque, signed, bound to the operation and to its filters (the path parameters and every query parameter but `limit`) and expires after 24 hours. The last page has no next link; a page that fills `limit` exactly may announce a next page that turns out empty. */
         LinkNext: string;
         /** @description API Gateway's id for the request: quote it when reporting a problem. */
         RequestId: string;

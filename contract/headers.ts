@@ -35,16 +35,17 @@ export const RESPONSE_HEADERS = {
   'Retry-After': int('Retry-After', 'Seconds to wait before retrying (then back off exponentially).', 30),
   Location: {
     name: HEADER_NAMES.Location,
-    description: 'Path of the created item: where a GET reads it.',
+    description: 'Path of the created item, where a GET reads it: the path of the create with the new id below it.',
     required: true,
     schema: { type: 'string', example: `${BASE_PATH}/pets/1001` },
   },
   LinkNext: {
     name: HEADER_NAMES.LinkNext,
     text: '`Link: rel="next"`',
+    // Shared by every list operation: it says what the link is made of, not which resource it lists.
     description:
-      'RFC 8288 link to the next page, present only when a further page may exist: `<' +
-      `${BASE_PATH}/pets?limit=…&status=…&cursor=…>; rel="next"\`. The cursor is opaque, signed, bound to the status filter and expires after 24 hours. ` +
+      'RFC 8288 link to the next page, present only when a further page may exist: `<…?…&cursor=…>; rel="next"`, the path and query of the request (its `limit` and filters, as given) with the cursor of the next page. ' +
+      'The cursor is opaque, signed, bound to the operation and to its filters (the path parameters and every query parameter but `limit`) and expires after 24 hours. ' +
       'The last page has no next link; a page that fills `limit` exactly may announce a next page that turns out empty.',
     required: false,
     schema: { type: 'string' },

@@ -10,6 +10,34 @@ import type { TableDefinition } from './tables.ts';
 /** Both stages' base path; every route's path is below it. */
 export const BASE_PATH = '/v1';
 
+/**
+ * A route's path as a request of it has it on the wire: the base path and its template, each `{param}` replaced by
+ * that parameter's value (encoded as one path segment).
+ */
+export function pathOf(route: { readonly path: string }, params: Readonly<Record<string, unknown>> = {}): string {
+  return (
+    BASE_PATH +
+    route.path.replace(/\{(\w+)\}/g, (_, name: string) => {
+      const value = params[name];
+      if (value === undefined || value === null) throw new Error(`${route.path}: no value for {${name}}`);
+      return encodeURIComponent(String(value));
+    })
+  );
+}
+
+/**
+ * Where what a create made is read, its `Location`: the create's own path with the new id below it, which is the
+ * path of the read the route table pairs with it (`GET <its path>/{id}`: createAndRead, contract/routes.ts). A
+ * create declares `Location` in its success headers and sends this, so a new resource's is never written by hand.
+ */
+export function locationOf(
+  create: { readonly path: string },
+  params: Readonly<Record<string, unknown>> | undefined,
+  id: number | string,
+): string {
+  return `${pathOf(create, params)}/${encodeURIComponent(String(id))}`;
+}
+
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS';
 
 export interface Deprecation {

@@ -1,29 +1,107 @@
 /**
- * Pagination beyond `limit` (a gap in the spec): the body stays a bare array; a further page is announced in
- * `Link: <…>; rel="next"` (RFC 8288) with an opaque cursor. The cursor is HMAC-signed with the stage's secret,
- * carries the filter it was made for and expires; forged, expired or mismatched cursors get 400 `invalid_cursor`.
+ * Pagination beyond `limit` (a gap in the spec), for any list operation: the body stays a bare array; a further
+ * page is announced in `Link: <…>; rel="next"` (RFC 8288), the request's own path and query with an opaque cursor.
+ * The cursor is HMAC-signed with the stage's secret, carries the operation and the filters it was made for and
+ * expires; forged, expired or mismatched cursors get 400 `invalid_cursor`. What a cursor is bound to and where the
+ * link points come from the operation's route entry (`listingOf`): its path, and every parameter it declares but the
+ * page size and the cursor, so a new list operation gets them by declaring its entry.
  *
  * The keys and the clock are passed in by the composition root: this module reads neither configuration, secrets nor
  * time. During a rotation of the stage's secret two or three values are live at once (Secrets Manager's AWSCURRENT,
  * AWSPENDING and AWSPREVIOUS): the current one signs and every one of them verifies, so a cursor made by a container
  * or a version that still holds the old value keeps working on one that holds the new value, and the other way round.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
-import { BASE_PATH } from '../../contract/route-types.ts';
-import { PET_STATUSES, type PetStatus } from '../../contract/schemas.ts';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { fieldsOf } from '../../contract/request-fields.ts';
+import { pathOf, type Route } from '../../contract/route-types.ts';
 import { AppError } from './errors.ts';
-import type { PageKey } from './pets.ts';
 
 export const CURSOR_TTL_SECONDS = 24 * 3600;
+
+/**
+ * The query parameters every paged operation shares and no cursor is bound to: the page size, which may change
+ * between pages, and the cursor itself.
+ */
+export const PAGE_SIZE_PARAM = 'limit';
+export const CURSOR_PARAM = 'cursor';
+
+/** Where a page ends; opaque to clients (it travels inside a signed cursor). */
+export interface PageKey {
+  readonly id: number;
+}
 
 interface CursorPayload {
   /** Last id of the previous page. */
   readonly a: number;
-  /** The status filter, or null for all. */
-  readonly s: PetStatus | null;
+  /** The operation it was made for. */
+  readonly r: string;
+  /** The digest of the filter values it was made for (`Listing.filters`). */
+  readonly f: string;
   /** Expiry, unix seconds. */
   readonly e: number;
 }
+
+/**
+ * One listing as a request names it: what a cursor of it is bound to, and where its next page's link points.
+ * Made by `listingOf` from the route entry and the request's validated parameters.
+ */
+export interface Listing {
+  readonly operationId: string;
+  /** The names of the parameters that choose what is listed, in the entry's order (for the refusal's message). */
+  readonly filterNames: readonly string[];
+  /** A digest of the ones given, by name and value: equal exactly when the same filters hold the same values. */
+  readonly filters: string;
+  /** The request's path on the wire (base path included). */
+  readonly path: string;
+  /** The query parameters the request gave, cursor aside, in the entry's order: the next link keeps them. */
+  readonly query: readonly (readonly [string, string])[];
+}
+
+/**
+ * 96 bits: the digest is inside the signed payload, so it needs no secret, only to keep two filter sets apart.
+ */
+const FILTERS_DIGEST_CHARS = 16;
+
+/** A parameter's value as the link and the binding write it: validated values are strings, numbers or bigints. */
+const text = (v: unknown): string | undefined => (v === undefined || v === null ? undefined : String(v));
+
+/**
+ * The listings of a route: a function of a request's validated path parameters and query. The filters are every
+ * path parameter and every query parameter the entry declares but the page size and the cursor: a parameter added
+ * to the entry is bound at once, never forgotten (one left unbound would let a cursor walk another listing).
+ */
+export function listingsOf(
+  route: Pick<Route, 'operationId' | 'path' | 'request'>,
+): (request: { readonly params?: unknown; readonly query?: unknown }) => Listing {
+  const paramNames = Object.keys(fieldsOf(route.request.params));
+  const queryNames = Object.keys(fieldsOf(route.request.query)).filter((n) => n !== CURSOR_PARAM);
+  const filterNames = [...paramNames, ...queryNames.filter((n) => n !== PAGE_SIZE_PARAM)];
+  return (request) => {
+    const params = (request.params ?? {}) as Readonly<Record<string, unknown>>;
+    const query = (request.query ?? {}) as Readonly<Record<string, unknown>>;
+    // Only the filters given: an optional filter added to the entry later leaves the cursors made without it valid.
+    const given = filterNames.flatMap((n) => {
+      const v = text(paramNames.includes(n) ? params[n] : query[n]);
+      return v === undefined ? [] : [[n, v]];
+    });
+    return {
+      operationId: route.operationId,
+      filterNames,
+      filters: createHash('sha256').update(JSON.stringify(given)).digest('base64url').slice(0, FILTERS_DIGEST_CHARS),
+      path: pathOf(route, params),
+      query: queryNames.flatMap((n) => {
+        const v = text(query[n]);
+        return v === undefined ? [] : [[n, v] as const];
+      }),
+    };
+  };
+}
+
+/** The listing of one request of a route (`listingsOf`, for a single use). */
+export const listingOf = (
+  route: Pick<Route, 'operationId' | 'path' | 'request'>,
+  request: { readonly params?: unknown; readonly query?: unknown },
+): Listing => listingsOf(route)(request);
 
 /** The values that sign and verify cursors. */
 export interface CursorKeys {
@@ -34,12 +112,15 @@ export interface CursorKeys {
 }
 
 export interface CursorCodec {
-  /** A signed cursor for the page after `after`, bound to the filter. */
-  make(after: PageKey, filter: { status?: PetStatus }): string;
-  /** The page key a cursor carries; AppError `invalid_cursor` for anything the service did not sign as is. */
-  read(cursor: string, filter: { status?: PetStatus }): PageKey;
-  /** The `Link` header value announcing the next page. */
-  nextPageLink(query: { limit?: number; status?: PetStatus }, next: PageKey): string;
+  /** A signed cursor for the page after `after`, bound to the listing's operation and filters. */
+  make(after: PageKey, listing: Listing): string;
+  /**
+   * The page key a cursor carries; AppError `invalid_cursor` for anything the service did not sign as is, or signed
+   * for another operation or other filter values.
+   */
+  read(cursor: string, listing: Listing): PageKey;
+  /** The `Link` header value announcing the next page: the listing's path and query, with the next page's cursor. */
+  nextPageLink(listing: Listing, next: PageKey): string;
 }
 
 const invalid = (message = 'The cursor is not valid: use the Link rel="next" of the previous page as is.') =>
@@ -48,11 +129,12 @@ const invalid = (message = 'The cursor is not valid: use the Link rel="next" of 
 /** A payload as this module writes it; anything else (even correctly signed, e.g. with a leaked secret) is refused. */
 function isPayload(p: unknown): p is CursorPayload {
   if (typeof p !== 'object' || p === null) return false;
-  const { a, s, e } = p as Record<string, unknown>;
+  const { a, r, f, e } = p as Record<string, unknown>;
   return (
     Number.isSafeInteger(a) &&
     (a as number) >= 1 &&
-    (s === null || (PET_STATUSES as readonly unknown[]).includes(s)) &&
+    typeof r === 'string' &&
+    typeof f === 'string' &&
     Number.isSafeInteger(e)
   );
 }
@@ -79,17 +161,18 @@ export function cursorCodec(deps: { readonly keys: CursorKeys; readonly now: () 
   }
 
   const codec: CursorCodec = {
-    make(after, filter) {
+    make(after, listing) {
       const payload: CursorPayload = {
         a: after.id,
-        s: filter.status ?? null,
+        r: listing.operationId,
+        f: listing.filters,
         e: Math.floor(deps.now() / 1000) + CURSOR_TTL_SECONDS,
       };
       const data = Buffer.from(JSON.stringify(payload)).toString('base64url');
       return `${data}.${mac(current, data)}`;
     },
 
-    read(cursor, filter) {
+    read(cursor, listing) {
       const data = verifiedData(cursor);
       if (data === undefined) throw invalid();
       let p: unknown;
@@ -100,18 +183,21 @@ export function cursorCodec(deps: { readonly keys: CursorKeys; readonly now: () 
       }
       if (!isPayload(p)) throw invalid();
       if (p.e < deps.now() / 1000) throw invalid('The cursor has expired: start again from the first page.');
-      if (p.s !== (filter.status ?? null)) {
-        throw invalid('The cursor was made for another status filter: keep the filter of the first page.');
+      if (p.r !== listing.operationId)
+        throw invalid('The cursor was made for another operation: follow the Link rel="next" of this listing only.');
+      if (p.f !== listing.filters) {
+        const names = listing.filterNames;
+        throw invalid(
+          `The cursor was made for another ${names.join(' or ')} filter: keep the filter${names.length > 1 ? 's' : ''} of the first page.`,
+        );
       }
       return { id: p.a };
     },
 
-    nextPageLink(query, next) {
-      const params = new URLSearchParams();
-      if (query.limit !== undefined) params.set('limit', String(query.limit));
-      if (query.status) params.set('status', query.status);
-      params.set('cursor', codec.make(next, query));
-      return `<${BASE_PATH}/pets?${params}>; rel="next"`;
+    nextPageLink(listing, next) {
+      const params = new URLSearchParams(listing.query as [string, string][]);
+      params.set(CURSOR_PARAM, codec.make(next, listing));
+      return `<${listing.path}?${params}>; rel="next"`;
     },
   };
   return codec;

@@ -3,14 +3,13 @@
  */
 import { createWithId, findById, recordOf, type Audit, type IdAllocator, type ItemWriter } from './records.ts';
 import { DEFAULT_PET_STATUS, PAGE_SIZE, Pet, type NewPet, type PetStatus } from '../../contract/schemas.ts';
+import type { PageKey } from './pagination.ts';
 
 /** A pet as the API shows it, from anything holding one: the Pet schema's fields, nothing else (records.ts). */
 export const petOf = recordOf<Pet>(Pet);
 
-/** Where a page ends; opaque to clients (it travels inside a signed cursor). */
-export interface PageKey {
-  readonly id: number;
-}
+/** Where a page ends: every list operation's (pagination.ts). */
+export type { PageKey } from './pagination.ts';
 
 export interface PetPage {
   readonly pets: Pet[];

@@ -5,7 +5,7 @@ import type { Runtime } from '../shared/runtime.ts';
 import { createPetCreator } from '../domain/idempotency.ts';
 import { createIdempotencyStore } from '../storage/idempotency-store.ts';
 import { createIdAllocator, createPetWriter } from '../storage/pet-store.ts';
-import { BASE_PATH } from '../../contract/route-types.ts';
+import { locationOf } from '../../contract/route-types.ts';
 
 export function createPetHandler(rt: Runtime) {
   // One id allocator per container, shared by every create (one reserved block, not two). Its first block is
@@ -30,7 +30,10 @@ export function createPetHandler(rt: Runtime) {
       return {
         statusCode,
         body: pet,
-        headers: { Location: `${BASE_PATH}/pets/${pet.id}`, ...(replayed ? { 'Idempotent-Replayed': 'true' } : {}) },
+        headers: {
+          Location: locationOf(CREATE_PET, event.validated.params, pet.id),
+          ...(replayed ? { 'Idempotent-Replayed': 'true' } : {}),
+        },
       };
     },
     jsonBody,

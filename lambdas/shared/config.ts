@@ -29,8 +29,9 @@ const Env = z.object({
   /** Per-attempt DynamoDB request timeout (3 attempts at most): bounded well under API Gateway's 29 s. */
   DYNAMODB_TIMEOUT_MS: z._default(z.pipe(z.coerce.number(), z.int().check(z.minimum(100), z.maximum(8_000))), 2_000),
   /**
-   * The stage's Secrets Manager secret that signs pagination cursors (listPets only): its ARN, never its value, which
-   * the function reads at cold start (shared/cursor-keys.ts). Ignored with STAGE=local.
+   * The stage's Secrets Manager secret that signs pagination cursors (the list operations only: their entries'
+   * `access.cursorSecret`): its ARN, never its value, which the function reads at cold start
+   * (shared/cursor-keys.ts). Ignored with STAGE=local.
    */
   CURSOR_SECRET_ARN: z.optional(text(20)),
   /**

@@ -1,9 +1,10 @@
 /**
- * Where listPets' cursor keys come from. In a stage: the stage's Secrets Manager secret, named by CURSOR_SECRET_ARN
- * and read through a SecretReader (the SDK adapter, lambdas/storage/secrets-manager.ts) when the function starts,
- * never a value in its configuration (anyone with lambda:GetFunctionConfiguration reads those, and CloudFormation
- * would only re-resolve one when the function itself changes). Without Secrets Manager: CURSOR_SECRET when it is
- * given (tests, benchmarks; the stack never sets it), else with STAGE=local the public development constant.
+ * Where a list operation's cursor keys come from. In a stage: the stage's Secrets Manager secret, named by
+ * CURSOR_SECRET_ARN and read through a SecretReader (the SDK adapter, lambdas/storage/secrets-manager.ts) when the
+ * function starts, never a value in its configuration (anyone with lambda:GetFunctionConfiguration reads those, and
+ * CloudFormation would only re-resolve one when the function itself changes). Without Secrets Manager: CURSOR_SECRET
+ * when it is given (tests, benchmarks; the stack never sets it), else with STAGE=local the public development
+ * constant.
  *
  * The secret's rotation stages are all read: AWSCURRENT signs, AWSPENDING and AWSPREVIOUS also verify, so a
  * rotation staged first as AWSPENDING and then promoted never leaves one container unable to read what another
@@ -31,8 +32,8 @@ const RETRY_AFTER_FAILURE_MS = 60_000;
 const MIN_SECRET_LENGTH = 16;
 
 /**
- * The cursor keys of a function with this configuration, or undefined when it has none (every function but
- * listPets in a stage).
+ * The cursor keys of a function with this configuration, or undefined when it has none (in a stage, every
+ * function whose route entry does not declare `access.cursorSecret`).
  */
 export function cursorKeySource(
   c: Pick<Config, 'STAGE' | 'CURSOR_SECRET' | 'CURSOR_SECRET_ARN'>,

@@ -17,7 +17,7 @@ export interface Runtime {
   readonly now: Clock;
   readonly storage: Storage;
   readonly telemetry: Telemetry;
-  /** The pagination-cursor keys, for a function configured with them (listPets); undefined for the others. */
+  /** The pagination-cursor keys, for a function configured with them (a list operation); undefined for the others. */
   readonly cursorKeys?: CursorKeySource;
 }
 
@@ -34,7 +34,7 @@ export interface RuntimeOptions {
   readonly readSecret?: (config: Config, storage: Storage) => SecretReader;
   /**
    * Builds the pagination-cursor keys (cursorKeySource), given by the Lambda entry of a function that signs cursors
-   * (listPets) only, so no other function's bundle carries them.
+   * (a list operation) only, so no other function's bundle carries them.
    */
   readonly cursorKeys?: typeof cursorKeySource;
 }

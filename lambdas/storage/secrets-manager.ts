@@ -1,8 +1,8 @@
 /**
- * The SecretReader on Secrets Manager: GetSecretValue (the only action listPets' role is granted, on its one
- * secret), through the SDK's Secrets Manager client. It signs with the credentials the DynamoDB client resolves (the
- * function's role in AWS), so one provider serves both clients. Only the Lambda entry that needs a secret builds
- * this reader, so no other function's bundle carries the client.
+ * The SecretReader on Secrets Manager: GetSecretValue (the only action a list operation's role is granted, on
+ * its one secret), through the SDK's Secrets Manager client. It signs with the credentials the DynamoDB client
+ * resolves (the function's role in AWS), so one provider serves both clients. Only the Lambda entry that needs a
+ * secret builds this reader, so no other function's bundle carries the client.
  */
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { DynamoDBClientResolvedConfig } from '@aws-sdk/client-dynamodb';
@@ -21,7 +21,7 @@ const ATTEMPTS = 3;
 const CONNECT_TIMEOUT_MS = 1_000;
 const REQUEST_TIMEOUT_MS = 2_000;
 
-/** The reader of a (listPets) function: the DynamoDB client's resolved config gives the credentials. */
+/** The reader of a list operation's function: the DynamoDB client's resolved config gives the credentials. */
 export function secretsManagerReader(settings: SecretsManagerSettings): SecretReader {
   const client = new SecretsManagerClient({
     region: settings.region,

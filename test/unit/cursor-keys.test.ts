@@ -4,7 +4,7 @@
  * keeps every cursor any container signed readable by every other container.
  */
 import { describe, expect, it } from 'vitest';
-import { cursorCodec } from '../../lambdas/domain/pagination.ts';
+import { cursorCodec, listingOf } from '../../lambdas/domain/pagination.ts';
 import {
   CURSOR_KEYS_REFRESH_MS,
   secretCursorKeys,
@@ -15,6 +15,8 @@ import {
 const ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:CursorSecret-AbCdEf';
 const OLD = 'old-cursor-secret-0123456789abcdef';
 const NEW = 'new-cursor-secret-0123456789abcdef';
+/** Any list operation's listing: the keys sign and verify whatever a cursor is bound to. */
+const LISTING = listingOf({ operationId: 'listThings', path: '/things', request: {} }, {});
 
 /** A secret as Secrets Manager keeps it: each version stage on at most one value. */
 function fakeSecret(initial: Partial<Record<SecretVersionStage, string>>) {
@@ -90,8 +92,8 @@ describe('secretCursorKeys', () => {
     const made: string[] = [];
     const check = async () => {
       const codecs = await Promise.all(containers.map(async (c) => cursorCodec({ keys: await c(), now: () => t })));
-      for (const codec of codecs) made.push(codec.make({ id: made.length + 1 }, {}));
-      for (const codec of codecs) for (const c of made) expect(codec.read(c, {})).toMatchObject({});
+      for (const codec of codecs) made.push(codec.make({ id: made.length + 1 }, LISTING));
+      for (const codec of codecs) for (const c of made) expect(codec.read(c, LISTING)).toMatchObject({});
     };
     await check();
     // 1. Stage the new value as AWSPENDING; new containers start meanwhile.
