@@ -6,8 +6,8 @@
  * arbitraries-paths.ts; requests.ts pairs them with the oracle's expectations.
  */
 import fc from 'fast-check';
-import { MAX_BODY_BYTES, NAME_MAX_LENGTH, PET_STATUSES } from '../../contract/schemas.ts';
-import { newPetProblem } from './oracle.ts';
+import { MAX_BODY_BYTES, NAME_MAX_LENGTH, PET_STATUSES, type NewPet } from '../../contract/schemas.ts';
+import { NEW_PET_REQUIRED, NEW_PET_RULES } from './oracle.ts';
 import { generateKey } from '../../lambdas/domain/keys.ts';
 
 const MAX_ID = Number.MAX_SAFE_INTEGER;
@@ -81,15 +81,18 @@ const longName: fc.Arbitrary<string> = fc.oneof(
 
 // ---------------------------------------------------------------------------------------------- bodies
 
+/** One generator per NewPet field: typed by the schema, so a field added to NewPet is named here by the compiler. */
+export type NewPetArbitraries = { readonly [K in keyof Required<NewPet>]: fc.Arbitrary<Required<NewPet>[K]> };
+
 const validNewPet = fc.record(
   {
     name: fc
       .oneof(oddString, fc.constantFrom('Rex', 'Ωmega', '🐕 Fido', 'עברית', 'a\u200bb', '👩\u200d💻'))
-      .filter((s) => newPetProblem({ name: s, categoryId: 1 }) === undefined),
+      .filter((s) => NEW_PET_RULES.name.problem(s) === undefined),
     categoryId: fc.oneof(fc.integer({ min: 1, max: 1_000 }), fc.constant(MAX_ID), fc.integer({ min: 1, max: MAX_ID })),
     status: fc.constantFrom(...PET_STATUSES),
-  },
-  { requiredKeys: ['name', 'categoryId'] },
+  } satisfies NewPetArbitraries,
+  { requiredKeys: NEW_PET_REQUIRED },
 );
 
 const wrongValue: fc.Arbitrary<unknown> = fc.oneof(
@@ -107,13 +110,13 @@ const wrongValue: fc.Arbitrary<unknown> = fc.oneof(
 const mutatedPet: fc.Arbitrary<unknown> = fc
   .tuple(
     validNewPet,
-    fc.constantFrom('drop-name', 'drop-category', 'name', 'categoryId', 'status', 'extra', 'id', 'status-case'),
+    // Each field of the oracle's (the schema's) dropped or given a wrong value.
+    fc.constantFrom(...Object.keys(NEW_PET_RULES).flatMap((f) => [`drop-${f}`, f]), 'extra', 'id', 'status-case'),
     wrongValue,
   )
   .map(([pet, how, w]) => {
     const p: Record<string, unknown> = { ...pet };
-    if (how === 'drop-name') delete p.name;
-    else if (how === 'drop-category') delete p.categoryId;
+    if (how.startsWith('drop-')) delete p[how.slice('drop-'.length)];
     else if (how === 'status-case') p.status = String(p.status ?? 'sold').toUpperCase();
     else if (how === 'extra') p.extra = w;
     else if (how === 'id') p.id = w;

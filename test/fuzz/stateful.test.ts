@@ -8,12 +8,20 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { NAME_MAX_LENGTH, PAGE_SIZE, PET_STATUSES, type Pet, type PetStatus } from '../../contract/schemas.ts';
+import {
+  DEFAULT_PET_STATUS,
+  NAME_MAX_LENGTH,
+  PAGE_SIZE,
+  PET_STATUSES,
+  type NewPet,
+  type Pet,
+  type PetStatus,
+} from '../../contract/schemas.ts';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
 import { nextLink } from './exchange.ts';
 import { enterpriseKey } from './keys.ts';
-import { oddString } from './arbitraries.ts';
-import { newPetProblem } from './oracle.ts';
+import { oddString, type NewPetArbitraries } from './arbitraries.ts';
+import { NEW_PET_REQUIRED, NEW_PET_RULES, newPetProblem } from './oracle.ts';
 import { CREATE_AND_READ, createBySample, readBack, type CreateAndRead, type Made } from './route-samples.ts';
 import { PLACEHOLDER_FIXTURES, sampleRequest } from '../helpers/samples.ts';
 import { ROUTES, type OperationId } from '../../contract/routes.ts';
@@ -62,7 +70,7 @@ const query = (limit?: number, status?: PetStatus) =>
   new URLSearchParams({ ...(limit ? { limit: String(limit) } : {}), ...(status ? { status } : {}) }).toString();
 
 class Create implements fc.AsyncCommand<Model, Real> {
-  readonly input: { name: string; categoryId: number; status?: PetStatus };
+  readonly input: NewPet;
   constructor(input: Create['input']) {
     this.input = input;
   }
@@ -73,12 +81,8 @@ class Create implements fc.AsyncCommand<Model, Real> {
     const pet = (await res.json()) as Pet;
     if (res.status === 201) m.pets.set(pet.id, pet); // first, so the model stays in step even if a check below fails
     expect(res.status).toBe(201);
-    expect(pet).toEqual({
-      id: expect.any(Number),
-      name: this.input.name,
-      categoryId: this.input.categoryId,
-      status: this.input.status ?? 'available',
-    });
+    // What was sent, with the id and default status the service gives: every field the schema has, none listed here.
+    expect(pet).toEqual({ ...this.input, id: expect.any(Number), status: this.input.status ?? DEFAULT_PET_STATUS });
     expect(res.headers.get('location')).toBe(`/v1/pets/${pet.id}`);
   }
   toString = () => `Create(${JSON.stringify(this.input)})`;
@@ -185,11 +189,11 @@ const validInput = fc.record(
   {
     name: fc
       .oneof(oddString, fc.string({ minLength: NAME_MAX_LENGTH - 1, maxLength: NAME_MAX_LENGTH }))
-      .filter((s) => newPetProblem({ name: s, categoryId: 1 }) === undefined),
+      .filter((s) => NEW_PET_RULES.name.problem(s) === undefined),
     categoryId: fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }),
     status: fc.constantFrom(...PET_STATUSES),
-  },
-  { requiredKeys: ['name', 'categoryId'] },
+  } satisfies NewPetArbitraries,
+  { requiredKeys: NEW_PET_REQUIRED },
 );
 const invalidInput = fc
   .oneof(
