@@ -126,7 +126,12 @@ export interface CursorCodec {
 const invalid = (message = 'The cursor is not valid: use the Link rel="next" of the previous page as is.') =>
   new AppError('invalid_cursor', message);
 
-/** A payload as this module writes it; anything else (even correctly signed, e.g. with a leaked secret) is refused. */
+/**
+ * A payload as this module writes it; anything else (even correctly signed, e.g. with a leaked secret) is refused.
+ * So is the format before cursors named their operation (`{a, s, e}`, s the pets' status filter): nothing in it says
+ * which listing it walks, and accepting it on the one route that made it would take that route's name here. Its
+ * holder gets 400 `invalid_cursor`, as for an expired cursor, and starts again from the first page.
+ */
 function isPayload(p: unknown): p is CursorPayload {
   if (typeof p !== 'object' || p === null) return false;
   const { a, r, f, e } = p as Record<string, unknown>;
