@@ -128,7 +128,7 @@ const invalid = (message = 'The cursor is not valid: use the Link rel="next" of 
 
 /**
  * A payload as this module writes it; anything else (even correctly signed, e.g. with a leaked secret) is refused.
- * So is the format before cursors named their operation (`{a, s, e}`, s the pets' status filter): nothing in it says
+ * So is the format before cursors named their operation (`{a, s, e}`, s the only list's one filter): nothing in it says
  * which listing it walks, and accepting it on the one route that made it would take that route's name here. Its
  * holder gets 400 `invalid_cursor`, as for an expired cursor, and starts again from the first page.
  */
