@@ -8,6 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { AUTHORIZER, ROUTES } from '../../contract/routes.ts';
 import { ACCOUNT_THROTTLE, PLANS, STANDARD_PLANS, usagePlanThrottle } from '../../contract/plans.ts';
 import { edgeFor } from '../../lib/config/capacity.ts';
+import { tableLogicalIdOf } from '../../lib/constructs/data-tables.ts';
 import { TABLES } from '../../contract/tables.ts';
 import { FREE_KEY_POOL, PAYING_POOLS } from '../../contract/key-pool.ts';
 import { PAYING_PROBATION, PROBATION } from '../../contract/probation.ts';
@@ -85,9 +86,8 @@ describe.each(STAGE_NAMES)('stage %s', (stage) => {
   // data (or, retained, it is orphaned), a replaced REST API its id and so every client's URL.
   it('item 4: pins the logical id of everything stateful or referenced from outside the stack', () => {
     const pinned: Record<string, string> = {
-      PetsTable: 'AWS::DynamoDB::GlobalTable',
-      ApiKeysTable: 'AWS::DynamoDB::GlobalTable',
-      StateTable: 'AWS::DynamoDB::GlobalTable',
+      // Every declared table (contract/tables.ts), by the logical id the stack pins for it.
+      ...Object.fromEntries(TABLES.map((t) => [tableLogicalIdOf(t), 'AWS::DynamoDB::GlobalTable'])),
       UsagePlanFree: 'AWS::ApiGateway::UsagePlan',
       UsagePlanPro: 'AWS::ApiGateway::UsagePlan',
       UsagePlanBusiness: 'AWS::ApiGateway::UsagePlan',
