@@ -1,11 +1,12 @@
 /**
  * The document's `name` pattern means the same to every validator a client or a tool may run: Ajv without the `u`
  * flag (`unicodeRegExp: false`, as Spectral runs it) and with it (Ajv's default), Spectral's own lint of examples,
- * and Python's `jsonschema` (its `re` knows no `\p{…}`). Each reads it as the service's zod schema does. A pattern
- * with Unicode property escapes failed this: without `u`, `[^\p{Cc}]` refuses the letters p, C, c and the braces,
- * so "Happy Paws" was invalid to Spectral.
+ * Prism's mock and Python's `jsonschema` (its `re` knows no `\p{…}`). Each reads it as the service's zod schema
+ * does. A pattern with Unicode property escapes failed this: without `u`, `[^\p{Cc}]` refuses the letters p, C, c
+ * and the braces, so "Happy Paws" was invalid to Spectral.
  */
-import { execFile, spawnSync } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
+import { createServer } from 'node:net';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -116,6 +117,56 @@ describe('other tools read it alike', () => {
     );
     const expected = Object.entries(NAMES).map(([label, name]) => [keyOf(label), !byZod(name)]);
     expect(Object.entries(NAMES).map(([label]) => [keyOf(label), refused.has(keyOf(label))])).toEqual(expected);
+  });
+
+  it("Prism's mock refuses exactly the names zod refuses (422), and answers the others", async () => {
+    const file = join(dir, 'prism.json');
+    writeFileSync(file, JSON.stringify(doc));
+    const port = await new Promise<number>((resolve, reject) => {
+      const srv = createServer().listen(0, '127.0.0.1', () => {
+        const { port: p } = srv.address() as { port: number };
+        srv.close(() => resolve(p));
+      });
+      srv.on('error', reject);
+    });
+    const prism = spawn(
+      process.execPath,
+      [
+        `${ROOT}node_modules/@stoplight/prism-cli/dist/index.js`,
+        'mock',
+        file,
+        '--host',
+        '127.0.0.1',
+        '--port',
+        `${port}`,
+      ],
+      { cwd: ROOT, env: { ...process.env, SCARF_ANALYTICS: 'false' }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    try {
+      let log = '';
+      await new Promise<void>((resolve, reject) => {
+        const seen = (chunk: Buffer) => {
+          log += chunk.toString();
+          if (log.includes('Prism is listening')) resolve();
+        };
+        prism.stdout.on('data', seen);
+        prism.stderr.on('data', seen);
+        prism.once('exit', (code) => reject(new Error(`prism exited (${code}): ${log.slice(-2000)}`)));
+      });
+      const verdicts: [string, boolean][] = [];
+      for (const name of Object.values(NAMES)) {
+        const res = await fetch(`http://127.0.0.1:${port}/pets`, {
+          method: 'POST',
+          headers: { Authorization: 'Bearer any', 'Content-Type': 'application/json' },
+          body: JSON.stringify({ name, categoryId: 1 }),
+        });
+        await res.arrayBuffer();
+        verdicts.push([name, res.status !== 422]);
+      }
+      expect(verdicts).toEqual(Object.values(NAMES).map((name) => [name, byZod(name)]));
+    } finally {
+      prism.kill();
+    }
   });
 
   const python = spawnSync('python3', ['-c', 'import jsonschema'], { encoding: 'utf8' });
