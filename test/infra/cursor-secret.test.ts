@@ -2,16 +2,22 @@
  * The cursor secret stays out of function configuration (AWS: Lambda returns environment variables in plain text to
  * anyone allowed lambda:GetFunctionConfiguration, and CloudFormation resolves a `{{resolve:secretsmanager:…}}`
  * dynamic reference only when the resource that holds it is updated, so a new value never reached the function).
- * listPets gets the secret's ARN and may call GetSecretValue on that one secret; no other function may read it.
+ * The operations whose route entry declares `cursorSecret` (the listings) get the secret's ARN and may call
+ * GetSecretValue on that one secret; no other function may read it.
  */
 import { describe, expect, it } from 'vitest';
 import { STAGE_NAMES } from '../../lib/config/stages.ts';
+import { ROUTES } from '../../contract/routes.ts';
 import { FUNCTION_ACCESS } from '../../lib/stacks/function-access.ts';
 import { functionOf, resources, synthesizeStages, templates } from './stack-fixture.ts';
 
 synthesizeStages();
 
 const actionsOf = (s: { Action: string | string[] }) => [s.Action].flat();
+/** The readers the route table declares. */
+const READERS: readonly string[] = ROUTES.filter((r) => 'cursorSecret' in r.access && r.access.cursorSecret).map(
+  (r) => r.operationId,
+);
 
 describe.each(STAGE_NAMES)('stage %s', (stageName) => {
   const t = () => templates[stageName];
@@ -21,7 +27,8 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
     return secrets[0]![0];
   };
 
-  it('puts no dynamic reference and no secret value in any function environment: listPets gets the ARN only', () => {
+  it('puts no dynamic reference and no secret value in any function environment: its readers get the ARN only', () => {
+    expect(READERS.length).toBeGreaterThan(0);
     const fns = resources(t(), 'AWS::Lambda::Function');
     expect(fns.length).toBe(Object.keys(FUNCTION_ACCESS).length);
     for (const [, fn] of fns) {
@@ -33,22 +40,25 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
     }
     for (const name of Object.keys(FUNCTION_ACCESS)) {
       const env = functionOf(t(), name).fn.Properties.Environment.Variables;
-      if (name === 'listPets') expect(env.CURSOR_SECRET_ARN).toEqual({ Ref: secretId() });
+      if (READERS.includes(name)) expect(env.CURSOR_SECRET_ARN).toEqual({ Ref: secretId() });
       else expect(env.CURSOR_SECRET_ARN).toBeUndefined();
     }
     expect(JSON.stringify(t().toJSON())).not.toContain('{{resolve:secretsmanager');
   });
 
-  it("lets listPets' role call GetSecretValue on exactly that secret, and nothing else on any secret", () => {
-    const { statements } = functionOf(t(), 'listPets');
-    const secretStatements = statements.filter((s) => actionsOf(s).some((a) => a.startsWith('secretsmanager:')));
-    expect(secretStatements).toEqual([
-      { Effect: 'Allow', Action: 'secretsmanager:GetSecretValue', Resource: { Ref: secretId() } },
-    ]);
+  it("lets its readers' roles call GetSecretValue on exactly that secret, and nothing else on any secret", () => {
+    const readerRoles = new Set<string>();
+    for (const reader of READERS) {
+      const { statements, roleId } = functionOf(t(), reader);
+      readerRoles.add(roleId);
+      const secretStatements = statements.filter((s) => actionsOf(s).some((a) => a.startsWith('secretsmanager:')));
+      expect(secretStatements, reader).toEqual([
+        { Effect: 'Allow', Action: 'secretsmanager:GetSecretValue', Resource: { Ref: secretId() } },
+      ]);
+    }
     // No other role of the stack (the other functions', the deployment's, the API's) touches a secret.
-    const { roleId } = functionOf(t(), 'listPets');
     for (const [, policy] of resources(t(), 'AWS::IAM::Policy')) {
-      if (policy.Properties.Roles.some((r: any) => r.Ref === roleId)) continue;
+      if (policy.Properties.Roles.some((r: any) => readerRoles.has(r.Ref))) continue;
       const text = JSON.stringify(policy.Properties.PolicyDocument);
       expect(text).not.toContain('secretsmanager:');
       expect(text).not.toContain(secretId());
