@@ -8,6 +8,7 @@ import { ROUTES, type Route } from '../../contract/routes.ts';
 import { STAGES } from '../config/stages.ts';
 import { requestUnitCeiling } from '../constructs/data-tables.ts';
 import { alarmMetricTotal } from '../stacks/alarm-metrics.ts';
+import { GATE_MIN_FAILURES, GATE_SIGMAS } from '../stacks/gate-simulation.ts';
 
 const thousands = (n: number) => n.toLocaleString('en-US');
 /** The price of one billed metric (custom or alarm), USD a month. */
@@ -52,6 +53,9 @@ export const GENERATED_VALUES = {
     file: 'docs/deployment.md',
     render: (routes) => `about ${Math.round(alarmMetricTotal(routes) * PER_ALARM_METRIC)}`,
   },
+  // The deploy gates' bound (lib/stacks/gate-simulation.ts), where docs/deployment.md states it.
+  'gate-sigmas': { file: 'docs/deployment.md', render: () => String(GATE_SIGMAS) },
+  'gate-min-failures': { file: 'docs/deployment.md', render: () => String(GATE_MIN_FAILURES) },
 } as const satisfies Record<string, { file: string; render: (routes: readonly Route[]) => string }>;
 
 const VALUES = /(<!-- value: ([\w-]+) -->)[^<\n]*(<!-- \/value -->)/g;

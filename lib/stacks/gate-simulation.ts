@@ -13,11 +13,16 @@
  * The sampling is exact (inversion, searched outwards from the mode, so a large count costs about one standard
  * deviation of steps): a normal approximation would misstate exactly the tails a gate's false rollbacks live in.
  */
+import { ROUTES } from '../../contract/routes.ts';
 
 /** The gates' period: one bucket of the canary, the longest that can still fire inside it (version-gates.ts). */
 export const GATE_PERIOD_SECONDS = 180;
-/** Standard deviations above the expected count (a one-sided normal bound on the binomial). */
-export const GATE_SIGMAS = 3.5;
+/**
+ * Standard deviations above the expected count (a one-sided normal bound on the binomial). 4 rather than 3.5: a
+ * release rolls back when any of its functions' gates fires, so the false rollbacks of five gates add up; at 4 the
+ * worst case of every gate at once stays under 1 %, and every failing version a canary can show is still caught.
+ */
+export const GATE_SIGMAS = 4;
 /** Failures above the bound the gate needs (its alarm threshold): a continuity correction for small counts. */
 export const GATE_MARGIN = 0.5;
 /** The new version's failures in the period below which nothing is judged. */
@@ -422,9 +427,30 @@ export function gateRatesTable(): string {
     const verdict = !c.target ? 'beyond a canary (see below)' : meetsTarget(c, rolledBack) ? 'met' : 'NOT met';
     return `| ${c.gate} | ${c.release} | ${c.what} | ${rate} | ${verdict} |`;
   });
+  const release = releaseFalseRollback(measured);
   return [
     '| Gate | Release | Canary traffic | Measured | Target (good ≤ 1 % rolled back, bad ≤ 1 % missed) |',
     '|---|---|---|---|---|',
     ...rows,
+    '',
+    `A release that changes all ${release.functions} functions, with every gate at its worst good case at once: rolled back in ${percent(release.rolledBack)}.`,
   ].join('\n');
+}
+
+/**
+ * A release rolls back when any of its functions' gates fires: the share of releases rolled back when every
+ * operation's gate and the authorizer's meet their worst good case at once (each judges its own function's traffic,
+ * so their trips are independent).
+ */
+export function releaseFalseRollback(rates: ReturnType<typeof measureGates>): {
+  functions: number;
+  rolledBack: number;
+} {
+  const worst = (gate: GateCase['gate']) =>
+    Math.max(...rates.filter((r) => r.case.gate === gate && r.case.release === 'good').map((r) => r.rolledBack));
+  const operations = ROUTES.length;
+  return {
+    functions: operations + 1,
+    rolledBack: 1 - (1 - worst('operation')) ** operations * (1 - worst('authorizer')),
+  };
 }

@@ -20,6 +20,7 @@ import {
   measureGates,
   meetsTarget,
   random,
+  releaseFalseRollback,
   type Bucket,
 } from '../../lib/stacks/gate-simulation.ts';
 import { compileExpression } from './metric-eval.ts';
@@ -168,4 +169,11 @@ describe.each(STAGE_NAMES)('stage %s: the gates played on randomly routed canari
       expect(r).toEqual(model(kind));
     }
   });
+});
+
+// A release rolls back when any of its functions' gates fires: the targets hold for the release, not only per gate.
+it('a release of every function is rolled back by noise in at most 1 %, every gate at its worst good case at once', () => {
+  const release = releaseFalseRollback([...model('operation'), ...model('authorizer')]);
+  console.log(`a release of ${release.functions} functions: rolled back in ${(100 * release.rolledBack).toFixed(2)} %`);
+  expect(release.rolledBack).toBeLessThanOrEqual(0.01);
 });
