@@ -162,12 +162,15 @@ export class AnimalStoreStack extends Stack {
       spentKeyId: spentKeyIdOf(usagePlans),
       customMetrics,
     });
+    const used = tableOperations();
     new ApiAlarms(this, 'Alarms', {
       api: store.api,
       functions: new Map([...handlers, [AUTHORIZER.name, authorizerHandler]]),
-      tables: new Map(data.entries().map(({ def, table }) => [def.id, table])),
+      // The tables a function uses: one only the admin tool writes (its history of changes) fails in front of the
+      // admin, who is told at once; an alarm would bill its metrics to watch no customer's request.
+      tables: new Map(data.entries().flatMap(({ def, table }) => (used.has(def.id) ? [[def.id, table] as const] : []))),
       // CDK's Operation values are DynamoDB's operation names.
-      tableOperations: tableOperations() as Map<string, Operation[]>,
+      tableOperations: used as Map<string, Operation[]>,
       thresholds: stage.alarms,
       customMetrics,
     });
