@@ -16,6 +16,7 @@ import {
   GATE_MARGIN,
   GATE_PERIOD_SECONDS,
   binomial,
+  poisson,
   gateExcess,
   measureGates,
   meetsTarget,
@@ -131,6 +132,39 @@ describe.each(STAGE_NAMES)('stage %s: each deploy gate is the model played below
       expect(differ.slice(0, 3), g.alarmId).toEqual([]);
     }
   });
+});
+
+// The rates are only as good as the sampling: its moments, and a tail a false rollback lives in, against the exact
+// distributions.
+it('samples binomial and Poisson counts with their exact mean, variance and tail', () => {
+  const rng = random(11);
+  const draws = 40_000;
+  const moments = (draw: () => number) => {
+    const xs = Array.from({ length: draws }, draw);
+    const mean = xs.reduce((a, b) => a + b, 0) / draws;
+    return { mean, variance: xs.reduce((a, b) => a + (b - mean) ** 2, 0) / draws, xs };
+  };
+  for (const [n, p] of [
+    [20, 0.1],
+    [90_000, 0.1],
+    [3_000, 0.001],
+    [50, 0.97],
+  ] as const) {
+    const { mean, variance } = moments(() => binomial(rng, n, p));
+    expect(mean / (n * p), `Bin(${n}, ${p})`).toBeCloseTo(1, 1);
+    expect(variance / (n * p * (1 - p)), `Bin(${n}, ${p})`).toBeGreaterThan(0.95);
+    expect(variance / (n * p * (1 - p)), `Bin(${n}, ${p})`).toBeLessThan(1.05);
+  }
+  for (const mean of [0.3, 4.5, 9_000]) {
+    const m = moments(() => poisson(rng, mean));
+    expect(m.mean / mean, `Poisson(${mean})`).toBeCloseTo(1, 1);
+    expect(m.variance / mean, `Poisson(${mean})`).toBeGreaterThan(0.95);
+    expect(m.variance / mean, `Poisson(${mean})`).toBeLessThan(1.05);
+  }
+  // P(Bin(15, 0.1) >= 6) = 0.00225: an outsider's 15 known 500s in a period, 6 of them on the new version.
+  const tail = moments(() => binomial(rng, 15, 0.1)).xs.filter((x) => x >= 6).length / draws;
+  expect(tail).toBeGreaterThan(0.001);
+  expect(tail).toBeLessThan(0.004);
 });
 
 /** Each distinct gate expression is played once (every operation's gate has the same math on its own metrics). */
