@@ -14,6 +14,7 @@
  * deviation of steps): a normal approximation would misstate exactly the tails a gate's false rollbacks live in.
  */
 import { ROUTES } from '../../contract/routes.ts';
+import { CLOUDWATCH_LAG_SECONDS, GATE_MARGIN_SECONDS } from '../preflight/canary-timing.ts';
 
 /** The gates' period: one bucket of the canary, the longest that can still fire inside it (version-gates.ts). */
 export const GATE_PERIOD_SECONDS = 180;
@@ -188,7 +189,7 @@ export const DEPLOY: Deploy = {
   weight: 0.1,
   canarySeconds: 600,
   periodSeconds: GATE_PERIOD_SECONDS,
-  judgedWithinSeconds: 180,
+  judgedWithinSeconds: CLOUDWATCH_LAG_SECONDS + GATE_MARGIN_SECONDS,
 };
 
 export interface Canary {

@@ -12,6 +12,7 @@ import { AUTHORIZER } from '../../contract/routes.ts';
 import { STAGE_NAMES, type StageName } from '../../lib/config/stages.ts';
 import { VERSION_DIMENSION } from '../../lib/constructs/version-gates.ts';
 import {
+  DEPLOY,
   GATE_CASES,
   GATE_MARGIN,
   GATE_PERIOD_SECONDS,
@@ -24,6 +25,7 @@ import {
   releaseFalseRollback,
   type Bucket,
 } from '../../lib/stacks/gate-simulation.ts';
+import { shiftSeconds } from '../../lib/preflight/canary-timing.ts';
 import { compileExpression } from './metric-eval.ts';
 import { resourcesOf, synthesizeStages } from './stack-fixture.ts';
 
@@ -119,6 +121,19 @@ describe.each(STAGE_NAMES)('stage %s: each deploy gate is the model played below
       expect(g.alarm.DatapointsToAlarm ?? 1, g.alarmId).toBe(1);
       for (const q of (g.alarm.Metrics as any[]).filter((m) => m.MetricStat))
         expect([q.MetricStat.Period, q.MetricStat.Stat], `${g.alarmId} ${q.Id}`).toEqual([GATE_PERIOD_SECONDS, 'Sum']);
+    }
+  });
+
+  it('the canary played is the stage’s: its weight and duration, from each deployment group’s config', () => {
+    const r = resourcesOf(stage);
+    const groups = Object.values(r).filter((x) => x.Type === 'AWS::CodeDeploy::DeploymentGroup');
+    expect(groups.length).toBeGreaterThan(1);
+    for (const g of groups) {
+      const config = g.Properties.DeploymentConfigName;
+      expect(shiftSeconds({ Resources: r } as never, config)).toBe(DEPLOY.canarySeconds);
+      expect(config).toBe(
+        `CodeDeployDefault.LambdaCanary${100 * DEPLOY.weight}Percent${DEPLOY.canarySeconds / 60}Minutes`,
+      );
     }
   });
 
