@@ -93,6 +93,31 @@ it('a move back the same day lifts the ban the mistaken move caused and its esca
   expect(history.entries.at(-1).standingBefore).toMatchObject({ bannedUntil: '2034-07-02T12:17:00.000Z' });
 }, 60_000);
 
+it('a busy key downgraded by error is banned by its own traffic; the move back serves it, its next ban unescalated', async () => {
+  const t = Date.UTC(2034, 6, 4, 12, 0, 0);
+  const { keyId, key } = await businessKey(t);
+  expect((await runLocalAdmin(deps, 'keys', 'set-plan', keyId, 'free')).code).toBe(0);
+  // Its clients keep sending at Business rates: Free's 60 a minute, then 429s, and for the flood of them a ban.
+  const seen = new Map<string, number>();
+  for (let i = 0; i < 50 && (await bansToday(keyId, t)) === 0; i++) {
+    // A second apart (the limiter writes a container's 429s towards a ban at most so often), in the same minute.
+    api.clock.set(() => t + 1_000 * i);
+    const codes = await Promise.all(Array.from({ length: 10 }, () => status(key)));
+    for (const c of codes) seen.set(c, (seen.get(c) ?? 0) + 1);
+  }
+  expect(seen.get('200')).toBe(60);
+  expect(seen.get('429 rate_limited')).toBeGreaterThan(100);
+  expect(await bansToday(keyId, t)).toBe(1);
+  api.clock.set(() => t + 61_000);
+  expect(await status(key)).toBe('429 key_banned');
+  expect((await runLocalAdmin(deps, 'keys', 'show', keyId)).out).toMatch(/BANNED until 2034-07-04T12:15:\d\d/);
+  const back = await runLocalAdmin(deps, 'keys', 'set-plan', keyId, 'business');
+  expect(back.out).toMatch(/Back where it was before today's first plan change: lifted the ban that change caused/);
+  expect(back.out).toContain("today's bans set back to 0 (its next ban is not escalated)");
+  expect(await status(key)).toBe('200');
+  expect(await bansToday(keyId, t)).toBe(0);
+}, 60_000);
+
 it('a ban the key had before the move, or a move elsewhere, is not lifted by set-plan', async () => {
   const t = Date.UTC(2034, 6, 3, 12, 0, 0);
   const { keyId, key } = await businessKey(t);
