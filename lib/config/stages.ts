@@ -26,12 +26,6 @@ export interface AlarmThresholds {
   readonly throttles: number;
   /** DynamoDB system errors per table, and app-side storage failures (StorageUnavailable), over 5 minutes. */
   readonly storageErrors: number;
-  /**
-   * Deploy gate of the authorizer: how many percentage points the new version's share of invocations that denied a
-   * key or failed may exceed the old version's, per minute, before the shift rolls back. Both versions get the same
-   * mix of callers, so a flood of forged tokens moves both shares alike; a version denying valid keys moves its own.
-   */
-  readonly authorizerDenialRatePercent: number;
   /** The authorizer's throttled invocations, percent of its invocations and throttles, over 5 minutes. */
   readonly authorizerThrottleRatePercent: number;
 }
@@ -175,16 +169,15 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
       lambdaErrors: 10,
       throttles: 10,
       storageErrors: 10,
-      authorizerDenialRatePercent: 25,
       authorizerThrottleRatePercent: 5,
     },
     // Quiet by default: the topic exists and every alarm uses it, but nobody is subscribed (synth warns).
     alarmNotifications: {},
     // Staging exercises the same CodeDeploy shifting and gates as production before production depends on them, and
-    // for as long: a gate of 2 one-minute datapoints can first fire 5 minutes into the shift (the datapoints, the
-    // minute the shift starts in, CloudWatch's 2-minute delay: lib/preflight/canary-timing.ts), so a 5-minute canary
-    // would end just as it could fire. 10 minutes (the next predefined canary) leaves the margin. It proves the
-    // rollback only with traffic (docs/deployment.md, "Proving the rollback").
+    // for as long: a gate judging 3-minute periods can first fire 8 minutes into the shift (the period the shift
+    // starts in, one full period, CloudWatch's 2-minute delay: lib/preflight/canary-timing.ts), so the 10-minute
+    // canary (the next predefined one after 5) is the shortest that leaves a margin. It proves the rollback only with
+    // traffic (docs/deployment.md, "Proving the rollback").
     deploymentConfig: LambdaDeploymentConfig.CANARY_10PERCENT_10MINUTES,
     removalPolicy: RemovalPolicy.DESTROY,
     deletionProtection: false,
@@ -209,7 +202,6 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
       lambdaErrors: 1,
       throttles: 1,
       storageErrors: 1,
-      authorizerDenialRatePercent: 10,
       authorizerThrottleRatePercent: 1,
     },
     // Subscribers come from context (see AlarmNotifications); synth refuses production while it has none.
