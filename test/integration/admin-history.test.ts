@@ -146,6 +146,16 @@ describe('keys history on DynamoDB Local: the OS user', () => {
     expect((await runLocalAdmin(localDeps, 'keys', 'history', 'key_00000000000000ff')).out).toBe(
       'No recorded changes of key_00000000000000ff.',
     );
+    // A name that would forge a line of the history is refused before anything is connected or written.
+    const forged = await runLocalAdmin(localDeps, 'keys', 'revoke', keyId, '--actor', 'carol\n2030-01-01  unban  by x');
+    expect(forged).toMatchObject({
+      code: 1,
+      err: 'error: --actor must be one line of visible text, at most 128 characters',
+    });
+    expect((await runLocalAdmin(localDeps, 'keys', 'history', keyId)).out.split('\n')).toHaveLength(2);
+    expect((await runLocalAdmin(localDeps, 'keys', 'history', '--help')).out).toMatch(
+      /^Usage: npm run admin -- keys history <id> .*\n\nEvery change made to the key: when, the command, who/,
+    );
   });
 });
 
