@@ -259,6 +259,8 @@ export async function setPlan(ctx: AdminContext, keyId: string, input: PlanInput
     return { ...view(record), ...followed, changed: false, reconciled: did };
   }
   const before = await recordStep(() => readKeyStanding(ctx, first));
+  // Set when the write is made (a move back: what it undoes), read by the entry's result line it writes.
+  let undone: Undone | undefined;
   const change = await changeBy(
     ctx,
     `set-plan ${input.plan}${limits ? ` --per-minute ${limits.perMinute} --per-day ${limits.perDay}` : ''}`,
@@ -273,7 +275,6 @@ export async function setPlan(ctx: AdminContext, keyId: string, input: PlanInput
     await ensureBracketPool(ctx, limits).catch((err: unknown) => {
       throw new AdminError(`nothing was changed (${describeError(err)}): run the same command again`);
     });
-  let undone: Undone | undefined;
   const day = before.w.dayStart;
   const updated = await recordStep(() =>
     ctx.onLatest(keyId, async (record) => {
@@ -364,7 +365,9 @@ function undoOf(
 ): Undone | undefined {
   const m = record.planMove;
   if (!m || m.day !== now.w.dayStart || m.plan !== plan || !sameLimits(m.limits, limits)) return undefined;
-  const caused = Math.max(now.banEnd, now.probationOf);
+  // An admin's own ban stays: lifting bans through the caused one's end would lift it too (unbannedThrough).
+  const adminBan = (record.bannedUntil ?? 0) > now.w.nowSec && record.bannedUntil! > (record.unbannedThrough ?? 0);
+  const caused = adminBan ? 0 : Math.max(now.banEnd, now.probationOf);
   return {
     through: caused > m.banEnd ? caused : 0,
     ...(now.bans > m.bans ? { bans: m.bans } : {}),
