@@ -8,7 +8,7 @@ import { STAGE_NAMES } from '../config/stage-names.ts';
 import { COMMANDS, PartialFailure, SHAPES, int, type Options } from './commands.ts';
 import { commandUsage, usage } from './help.ts';
 import { ControlPlaneWaitExceeded, describeWait, type PacingOptions } from './pacing.ts';
-import { checkKeyId } from './rules.ts';
+import { checkKeyId, echoed, redacted } from './rules.ts';
 import { AdminError, keyAdmin } from './service.ts';
 import type { DepsFactory } from './targets.ts';
 
@@ -155,7 +155,9 @@ function reporter(io: Io, json: boolean, argv: readonly string[]) {
   return {
     /** `input`: the command line was refused before anything was connected. */
     failure(err: unknown, code: number, input: boolean, positionals: readonly string[] = []): number {
-      const message = failure(err);
+      // Whatever a message quotes of the command line, a secret pasted into it is not printed again (stderr is
+      // often kept: a terminal's scrollback, a CI log).
+      const message = redacted(failure(err));
       let next: string | null = null;
       const named = /`(keys [^`]+)`/.exec(message)?.[1];
       if (named) next = admin(named);
@@ -192,7 +194,7 @@ function checked(o: Options, [group, command, ...rest]: string[], given: readonl
   const stray = given.find((name) => !GLOBAL.has(name) && !shape.options.includes(name));
   if (stray) throw new AdminError(`keys ${command} takes no --${stray}`);
   if (rest.length > shape.positionals)
-    throw new AdminError(`keys ${command}: unexpected argument "${rest[shape.positionals]!.slice(0, 64)}"`);
+    throw new AdminError(`keys ${command}: unexpected argument "${echoed(rest[shape.positionals]!)}"`);
   const id = () => {
     if (!rest[0]) throw new AdminError(`keys ${command} needs a key id`);
     return checkKeyId(rest[0]);

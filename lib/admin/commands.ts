@@ -3,7 +3,7 @@
  * prints (lines for people, the data with --json).
  */
 import { PLAN_NAMES, type PlanName } from '../../contract/plans.ts';
-import { checkKeyId, checkOwner } from './rules.ts';
+import { checkKeyId, checkOwner, echoed } from './rules.ts';
 import { done, landed, sweepPrinted } from './reconcile-print.ts';
 import { PartialFailure, printed, type Printed } from './printed.ts';
 
@@ -76,7 +76,7 @@ const STATUSES = ['active', 'revoked'] as const;
 function status(v: string): (typeof STATUSES)[number] {
   const s = v.toLowerCase();
   if (!(STATUSES as readonly string[]).includes(s))
-    throw new AdminError(`unknown status "${v}" (use active or revoked)`);
+    throw new AdminError(`unknown status "${echoed(v)}" (use active or revoked)`);
   return s as (typeof STATUSES)[number];
 }
 
@@ -84,7 +84,7 @@ export function plan(v: string | undefined): PlanName {
   if (v === undefined || v === '') throw new AdminError(`--plan is required (${PLAN_NAMES.join(', ')})`);
   const p = v.toLowerCase();
   if (!(PLAN_NAMES as readonly string[]).includes(p))
-    throw new AdminError(`unknown plan "${v ?? ''}" (use ${PLAN_NAMES.join(', ')})`);
+    throw new AdminError(`unknown plan "${echoed(v)}" (use ${PLAN_NAMES.join(', ')})`);
   return p as PlanName;
 }
 

@@ -30,18 +30,30 @@ export function checkOwner(value: string | undefined): string {
   return owner;
 }
 
+/**
+ * A secret of the tool's (generateKey, both forms: ask_ or ask2_ and a long base64url body) anywhere in a string: a
+ * header pasted whole (`Bearer ask2_…`), with a leading space, or quoted. Such a string is never echoed back.
+ */
+const SECRET_IN = /(?:^|[^A-Za-z0-9])ask2?_[A-Za-z0-9_-]{16,}/;
+export const holdsSecret = (value: string) => SECRET_IN.test(value);
+
+/** A message with every secret in it replaced. */
+export const redacted = (message: string) => message.replace(/ask2?_[A-Za-z0-9_-]{16,}/g, '<an API key secret>');
+
+/** A string as the tool may echo it: one line, cut short, and without any secret it holds. */
+export const echoed = (value: string, max = 64) =>
+  holdsSecret(value) ? '<an API key secret>' : value.slice(0, max).replace(/[^\x20-\x7e]/g, '?');
+
 /** Key ids are what generateKeyId (and the local dev keys) make: nothing else can name a key. */
 export function checkKeyId(value: string): string {
   // The tool's secrets start with ask_ or ask2_ (generateKey, both forms): an admin who pastes one learns so, and
-  // where ids are.
-  if (/^ask2?_/.test(value))
+  // where ids are. Pasted with what surrounded it (a header, a space), it is still one, and still not echoed.
+  if (/^ask2?_/.test(value) || holdsSecret(value))
     throw new AdminError(
       'that is an API key secret, not a key id: use the id (key_…) that `keys create` and `keys list` print, and treat the secret as exposed',
     );
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(value))
-    throw new AdminError(
-      `"${value.slice(0, 64).replace(/[^\x20-\x7e]/g, '?')}" is not a key id (letters, digits, _ and -)`,
-    );
+    throw new AdminError(`"${echoed(value)}" is not a key id (letters, digits, _ and -)`);
   return value;
 }
 

@@ -58,6 +58,34 @@ it('a secret pasted as an id is named for what it is', async () => {
   expect(r.err).not.toContain(key);
 });
 
+it('a secret pasted with what surrounded it (a header, a leading space) is named for what it is and never echoed', async () => {
+  const { key } = await created();
+  const body = key.slice('ask2_'.length);
+  for (const pasted of [`Bearer ${key}`, ` ${key}`, `"${key}"`]) {
+    const human = await run('keys', 'show', pasted);
+    expect(human.code).toBe(1);
+    expect(human.err).toMatch(/^error: that is an API key secret, not a key id/);
+    expect(human.err).not.toContain(body.slice(0, 16));
+    const json = await run('keys', 'revoke', pasted, '--json');
+    expect(json.code).toBe(1);
+    const e = JSON.parse(json.err) as { error: string; next: string | null };
+    expect(e.error).toMatch(/^that is an API key secret, not a key id/);
+    expect(json.err).not.toContain(body.slice(0, 16));
+  }
+  // Where the tool quotes what it was given (a plan, a stray argument), a secret there is not quoted either.
+  const { keyId } = await created();
+  for (const args of [
+    ['keys', 'set-plan', keyId, `Bearer ${key}`],
+    ['keys', 'show', keyId, ` ${key}`],
+    ['keys', 'list', '--status', key],
+  ]) {
+    const r = await run(...args, '--json');
+    expect(r.code).toBe(1);
+    expect(r.err).not.toContain(body.slice(0, 16));
+    expect(r.err).toContain('<an API key secret>');
+  }
+});
+
 it('keys show shows a ban; keys usage says a key is revoked', async () => {
   const { keyId } = await created();
   const now = Date.now();
