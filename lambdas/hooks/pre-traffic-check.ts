@@ -1,0 +1,319 @@
+/**
+ * The pre-traffic check of a deployment (CodeDeploy's BeforeAllowTraffic hook): before the `live` alias moves any
+ * traffic, the NEW version of the function is invoked with known-good requests and its answers are judged against
+ * the contract. The canary gates (lib/constructs/version-gates.ts) judge a version by the traffic it gets, and at low
+ * traffic they judge nothing (docs/deployment.md, "Gradual deploys"); this check judges every version, whatever the
+ * traffic, and stops the ones that answer a good request with a 5xx, a 4xx, a malformed result or a body the
+ * contract does not describe, and an authorizer that allows a key onto a usage key no plan of the stage has.
+ *
+ * Pure: the requests are built from the route table's samples, and the invocation is a parameter, so the hook's
+ * handler (pre-traffic-hook.ts) invokes `<function>:<version>` in AWS and the tests invoke the functions the local
+ * emulator builds from the template.
+ */
+import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
+import * as z from 'zod/mini';
+import {
+  FREE_KEY_POOL,
+  PAYING_POOLS,
+  payingPoolKeyValue,
+  poolKeyValue,
+  poolValueOf,
+  type PayingPoolPlan,
+} from '../../contract/key-pool.ts';
+import { STANDARD_PLANS, type PlanName } from '../../contract/plans.ts';
+import { BASE_PATH, EXISTING_ITEM, type RequestSample, type Route } from '../../contract/routes.ts';
+import { ErrorObject } from '../../contract/schemas.ts';
+import { generateKey, type AuthContext } from '../domain/keys.ts';
+
+/** How an invocation of the new version ended: its result, or the error Lambda reported (a throw, a timeout). */
+export type Outcome = { readonly ok: true; readonly result: unknown } | { readonly ok: false; readonly error: unknown };
+
+/** One known-good request and how its answer is judged: the problems found, none when the answer is right. */
+export interface Probe {
+  readonly name: string;
+  readonly event: unknown;
+  judge(outcome: Outcome): string[];
+}
+
+export interface Verdict {
+  readonly status: 'Succeeded' | 'Failed';
+  /** What was wrong, one line per problem, prefixed by the probe's name (empty when Succeeded). */
+  readonly problems: readonly string[];
+}
+
+/** Runs every probe against the new version; one problem fails the deployment. */
+export async function judgeVersion(
+  probes: readonly Probe[],
+  invoke: (event: unknown) => Promise<Outcome>,
+): Promise<Verdict> {
+  if (probes.length === 0) return { status: 'Failed', problems: ['no probe for this function: nothing was checked'] };
+  const problems: string[] = [];
+  // One after another: the probes of an operation may depend on each other's data, and a handful of requests is
+  // quick enough for a hook CodeDeploy waits an hour for.
+  for (const probe of probes) {
+    let outcome: Outcome;
+    try {
+      outcome = await invoke(probe.event);
+    } catch (error) {
+      outcome = { ok: false, error };
+    }
+    for (const p of probe.judge(outcome)) problems.push(`${probe.name}: ${p}`);
+  }
+  return { status: problems.length ? 'Failed' : 'Succeeded', problems };
+}
+
+const describe = (error: unknown): string => {
+  const e = error as { name?: string; message?: string } | undefined;
+  return `${e?.name ?? 'Error'}: ${e?.message ?? String(error)}`;
+};
+
+const safeParse = (schema: unknown, value: unknown) => z.safeParse(schema as z.ZodMiniType, value);
+
+// ---------------------------------------------------------------------------------------------------------------
+// Operations
+
+export interface OperationProbeOptions {
+  /** The stage name, as the gateway's request context carries it. */
+  readonly stage: string;
+  /**
+   * The authorizer's context of the key the probes are sent with, as the gateway passes it to a function: the
+   * check's own key (docs/deployment.md), never a customer's.
+   */
+  readonly auth: AuthContext;
+  /** Names the request, so a retried hook sends the same create (an Idempotency-Key) and makes one item, not two. */
+  readonly runId: string;
+  /**
+   * The id of an item that exists, for a sample that names one (EXISTING_ITEM). Without one, a fixed id is sent
+   * and the operation's documented 404 is accepted as well as its success: the version still has to parse the
+   * request, reach its storage and answer a contract body.
+   */
+  readonly existingId?: string;
+}
+
+/** An id no item has been given yet at the scale of this store, and valid for every id parameter (an int64). */
+const PROBE_ID = '1';
+
+const IDEMPOTENCY_KEY = 'Idempotency-Key';
+
+/** The request headers the operation declares (a zod object's shape), by name. */
+const declaredHeaders = (route: Route): Record<string, unknown> =>
+  (route.request.headers as { shape?: Record<string, unknown> } | undefined)?.shape ?? {};
+
+/** The REST API (payload 1.0) proxy event the gateway would send for `sample` on `route`. */
+export function sampleEvent(route: Route, sample: RequestSample, opts: OperationProbeOptions): APIGatewayProxyEvent {
+  const params = Object.fromEntries(
+    Object.entries(sample.params ?? {}).map(([k, v]) => [k, v === EXISTING_ITEM ? (opts.existingId ?? PROBE_ID) : v]),
+  ) as Record<string, string>;
+  const path = route.path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(params[name] ?? ''));
+  const query = sample.query ?? {};
+  const hasQuery = Object.keys(query).length > 0;
+  const headers: Record<string, string> = {
+    'User-Agent': 'animal-store-pre-traffic-check',
+    ...(sample.body === undefined ? {} : { 'Content-Type': 'application/json' }),
+    // Declared by the create: a retried hook replays the first create instead of making a second item.
+    ...(IDEMPOTENCY_KEY in declaredHeaders(route) ? { [IDEMPOTENCY_KEY]: `pre-traffic-${opts.runId}` } : {}),
+  };
+  const stagePath = `/${opts.stage}${BASE_PATH}${path}`;
+  return {
+    resource: `${BASE_PATH}${route.path}`,
+    path: `${BASE_PATH}${path}`,
+    httpMethod: route.method,
+    headers,
+    multiValueHeaders: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, [v]])),
+    queryStringParameters: hasQuery ? { ...query } : null,
+    multiValueQueryStringParameters: hasQuery
+      ? Object.fromEntries(Object.entries(query).map(([k, v]) => [k, [v]]))
+      : null,
+    pathParameters: Object.keys(params).length ? params : null,
+    stageVariables: null,
+    body: sample.body === undefined ? null : JSON.stringify(sample.body),
+    isBase64Encoded: false,
+    requestContext: {
+      accountId: 'pre-traffic-check',
+      apiId: 'pre-traffic-check',
+      // What the gateway passes from the authorizer's Allow (its context, and the principal).
+      authorizer: { ...opts.auth, principalId: opts.auth.keyId },
+      httpMethod: route.method,
+      identity: {
+        sourceIp: '127.0.0.1',
+        userAgent: headers['User-Agent'],
+      } as APIGatewayProxyEvent['requestContext']['identity'],
+      path: stagePath,
+      protocol: 'HTTP/1.1',
+      requestId: `pre-traffic-${opts.runId}`,
+      requestTimeEpoch: 0,
+      resourceId: 'pre-traffic-check',
+      resourcePath: `${BASE_PATH}${route.path}`,
+      stage: opts.stage,
+    },
+  };
+}
+
+/** The statuses a good version answers the sample with: its success (or 501), and 404 for a guessed item id. */
+export function expectedStatuses(route: Route, sample: RequestSample, existingId?: string): number[] {
+  const out: number[] = [];
+  if (route.notImplemented) out.push(501);
+  else if (route.success) out.push(route.success.status);
+  const guessed = Object.values(sample.params ?? {}).some((v) => v === EXISTING_ITEM) && existingId === undefined;
+  if (guessed && route.errors.some((e) => e.status === 404)) out.push(404);
+  return out;
+}
+
+/** What is wrong with a proxy answer to a known-good request (none when it is what the contract says). */
+export function judgeProxyAnswer(route: Route, expected: readonly number[], outcome: Outcome): string[] {
+  if (!outcome.ok) return [`the invocation failed (${describe(outcome.error)})`];
+  const r = outcome.result as { statusCode?: unknown; body?: unknown; headers?: unknown } | null | undefined;
+  // What API Gateway accepts from a proxy integration; anything else is its 502 to the client.
+  if (
+    !r ||
+    typeof r !== 'object' ||
+    !Number.isInteger(r.statusCode) ||
+    !(r.body === undefined || typeof r.body === 'string')
+  )
+    return [`not a proxy result (the gateway would answer 502): ${JSON.stringify(r)?.slice(0, 200)}`];
+  if (r.headers !== undefined && (typeof r.headers !== 'object' || r.headers === null))
+    return ['not a proxy result: headers is not an object (the gateway would answer 502)'];
+  const status = r.statusCode as number;
+  const text = typeof r.body === 'string' ? r.body : undefined;
+  if (!expected.includes(status))
+    return [`answered ${status} to a valid request (expected ${expected.join(' or ')}): ${text?.slice(0, 200) ?? ''}`];
+  const noBody = status === 204 || (route.success?.status === status && route.success.schema === undefined);
+  if (noBody) return text ? [`answered ${status} with a body, which the contract does not have`] : [];
+  let body: unknown;
+  try {
+    body = JSON.parse(text ?? '');
+  } catch {
+    return [`answered ${status} with a body that is not JSON: ${text?.slice(0, 200) ?? '(none)'}`];
+  }
+  if (route.success?.status === status) {
+    const parsed = safeParse(route.success.schema, body);
+    return parsed.success ? [] : [`its ${status} body is not the contract's: ${parsed.error.message.slice(0, 300)}`];
+  }
+  // A documented error (501, a guessed item's 404): the error envelope, with one of the codes the contract lists.
+  const parsed = z.safeParse(ErrorObject, body);
+  if (!parsed.success) return [`its ${status} body is not the error object: ${parsed.error.message.slice(0, 300)}`];
+  const codes = route.errors.filter((e) => e.status === status).flatMap((e) => e.codes as readonly string[]);
+  const problems: string[] = [];
+  if (!codes.includes(parsed.data.code))
+    problems.push(`its ${status} code ${parsed.data.code} is not one of ${codes.join(', ')}`);
+  if (parsed.data.status !== status) problems.push(`its body says status ${parsed.data.status}, answered ${status}`);
+  return problems;
+}
+
+/** The operation's probes: its sample and each sample variant, judged against its contract. */
+export function operationProbes(route: Route, opts: OperationProbeOptions): Probe[] {
+  if (!route.sample) return [];
+  const samples: [string, RequestSample][] = [
+    [route.operationId, route.sample],
+    ...Object.entries(route.sampleVariants ?? {}).map(([n, s]): [string, RequestSample] => [
+      `${route.operationId}?${n}`,
+      s,
+    ]),
+  ];
+  return samples.map(([name, sample]) => {
+    const expected = expectedStatuses(route, sample, opts.existingId);
+    return {
+      name,
+      event: sampleEvent(route, sample, opts),
+      judge: (outcome) => judgeProxyAnswer(route, expected, outcome),
+    };
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The authorizer
+
+export interface AuthorizerProbeOptions {
+  /** The check's own key (a key record of a standard plan, issued like any customer's; never a customer's). */
+  readonly token: string;
+  /** The stage the usage keys are named for (the authorizer's USAGE_KEYS_STAGE, or its STAGE). */
+  readonly keysStage: string;
+  /** A method ARN of the stage, as the gateway sends it. */
+  readonly methodArn: string;
+}
+
+/**
+ * The API keys the stack creates on the stage: every member of the Free pool and of each paying plan's pool. A
+ * usage key outside them is on no usage plan the stack made, and the gateway answers 403 to every request with it.
+ */
+export function stagePoolKeys(stage: string): Set<string> {
+  const out = new Set<string>();
+  for (let m = 0; m < FREE_KEY_POOL.members; m++) out.add(poolKeyValue(stage, m));
+  for (const [plan, pool] of Object.entries(PAYING_POOLS))
+    for (let m = 0; m < pool.members; m++) out.add(payingPoolKeyValue(stage, plan as PayingPoolPlan, m));
+  return out;
+}
+
+const stageOf = (methodArn: string) => methodArn.split('/')[1];
+
+/** What is wrong with the authorizer's answer to the check's own key (none when it allows it as the contract says). */
+export function judgeAllow(outcome: Outcome, opts: AuthorizerProbeOptions): string[] {
+  if (!outcome.ok) return [`the check's key was refused or the invocation failed (${describe(outcome.error)})`];
+  const r = outcome.result as Partial<APIGatewayAuthorizerResult> | null | undefined;
+  if (!r || typeof r !== 'object') return [`not an authorizer result: ${JSON.stringify(r)?.slice(0, 200)}`];
+  const problems: string[] = [];
+  if (typeof r.principalId !== 'string' || !r.principalId) problems.push('no principalId');
+  const statements = r.policyDocument?.Statement;
+  const stmt =
+    Array.isArray(statements) && statements.length === 1
+      ? (statements[0] as unknown as Record<string, unknown>)
+      : undefined;
+  const resource = `${opts.methodArn.split('/')[0]}/${stageOf(opts.methodArn)}/*`;
+  if (!stmt || stmt.Effect !== 'Allow' || stmt.Action !== 'execute-api:Invoke' || stmt.Resource !== resource)
+    problems.push(`the policy is not one Allow of execute-api:Invoke on ${resource}: ${JSON.stringify(statements)}`);
+  const ctx = (r.context ?? {}) as Record<string, unknown>;
+  const plan = ctx.plan as PlanName;
+  if (typeof ctx.keyId !== 'string' || !(Number(ctx.perMinute) > 0) || !(Number(ctx.perDay) > 0))
+    problems.push(`the context lacks what every operation reads (keyId, perMinute, perDay): ${JSON.stringify(ctx)}`);
+  if (!(STANDARD_PLANS as readonly string[]).includes(plan))
+    problems.push(`the check's key is on a standard plan, the context names ${String(ctx.plan)}`);
+  const usageKey = r.usageIdentifierKey;
+  if (typeof usageKey !== 'string' || !stagePoolKeys(opts.keysStage).has(usageKey))
+    problems.push(
+      `the usage key ${String(usageKey)} is on no usage plan of stage ${opts.keysStage} (the gateway would answer 403)`,
+    );
+  else if (typeof ctx.keyId === 'string' && (STANDARD_PLANS as readonly string[]).includes(plan)) {
+    const member = poolValueOf({ keyId: ctx.keyId, plan }, opts.keysStage);
+    if (usageKey !== member) problems.push(`the usage key ${usageKey} is not the key's pool member ${member}`);
+  }
+  return problems;
+}
+
+/** An unknown key must be refused with exactly "Unauthorized" (API Gateway's 401); anything else lets it through or fails. */
+export function judgeDenial(outcome: Outcome): string[] {
+  if (outcome.ok) return [`an unknown key was answered, not refused: ${JSON.stringify(outcome.result)?.slice(0, 200)}`];
+  const message = (outcome.error as { message?: unknown } | undefined)?.message;
+  return message === 'Unauthorized'
+    ? []
+    : [`an unknown key failed with "${String(message)}", not "Unauthorized" (a 503)`];
+}
+
+const tokenEvent = (token: string, methodArn: string): APIGatewayTokenAuthorizerEvent => ({
+  type: 'TOKEN',
+  authorizationToken: `Bearer ${token}`,
+  methodArn,
+});
+
+/** The authorizer's probes: the check's own key is allowed onto its pool member, a fresh unknown key is refused. */
+export function authorizerProbes(opts: AuthorizerProbeOptions): Probe[] {
+  return [
+    { name: 'authorizer', event: tokenEvent(opts.token, opts.methodArn), judge: (o) => judgeAllow(o, opts) },
+    // A key of the issued form (its check passes) that no one holds: read, found nowhere, refused.
+    { name: 'authorizer?unknown-key', event: tokenEvent(generateKey(), opts.methodArn), judge: judgeDenial },
+  ];
+}
+
+/** The check's key's context as operations receive it, read from the authorizer's Allow (undefined if it is none). */
+export function authContextOf(outcome: Outcome): AuthContext | undefined {
+  if (!outcome.ok) return undefined;
+  const ctx = (outcome.result as APIGatewayAuthorizerResult | undefined)?.context as
+    Record<string, unknown> | undefined;
+  if (!ctx || typeof ctx.keyId !== 'string') return undefined;
+  return {
+    keyId: ctx.keyId,
+    plan: ctx.plan as PlanName,
+    perMinute: Number(ctx.perMinute),
+    perDay: Number(ctx.perDay),
+    ...(typeof ctx.keyHash === 'string' ? { keyHash: ctx.keyHash } : {}),
+  };
+}

@@ -1,0 +1,129 @@
+/**
+ * CodeDeploy's BeforeAllowTraffic hook of every deployment group of the stack: reads which function and version the
+ * deployment moves `live` to (the deployment's AppSpec, as CodeDeploy records it), runs the pre-traffic check of
+ * that function against that version (pre-traffic-check.ts), and reports Succeeded or Failed. A Failed stops the
+ * deployment before any traffic shifts, and the group's auto-rollback leaves `live` where it was.
+ *
+ * Every path reports: a hook that throws or times out without reporting leaves the deployment waiting for an hour
+ * before CodeDeploy fails it, so an error of the hook itself is reported as Failed (a deploy is retried, a bad
+ * version is not let through by a broken check).
+ *
+ * The AWS calls are ports, so the same flow runs against the emulator's functions in the tests.
+ */
+import { AUTHORIZER, ROUTES } from '../../contract/routes.ts';
+import {
+  authContextOf,
+  authorizerProbes,
+  judgeVersion,
+  operationProbes,
+  type Outcome,
+  type Verdict,
+} from './pre-traffic-check.ts';
+
+/** What CodeDeploy sends a lifecycle hook. */
+export interface LifecycleHookEvent {
+  readonly DeploymentId: string;
+  readonly LifecycleEventHookExecutionId: string;
+}
+
+/** The function a deployment moves, and the version it moves `live` to. */
+export interface DeploymentTarget {
+  readonly functionName: string;
+  readonly alias: string;
+  readonly targetVersion: string;
+}
+
+export interface PreTrafficPorts {
+  /** The deployment's AppSpec (GetDeployment: the revision's content, a JSON text for a Lambda deployment). */
+  appSpec(deploymentId: string): Promise<string>;
+  /** Invokes `functionName:qualifier` with `event`; a function error is `{ ok: false }`. */
+  invoke(functionName: string, qualifier: string, event: unknown): Promise<Outcome>;
+  /** PutLifecycleEventHookExecutionStatus. */
+  report(event: LifecycleHookEvent, status: Verdict['status']): Promise<void>;
+  /** The check's own key (its secret), read when needed. */
+  checkKey(): Promise<string>;
+  /** Where the problems found are written (the hook's log). */
+  log(line: string): void;
+}
+
+export interface PreTrafficConfig {
+  /** The stack's functions: physical name → function name (an operationId, or `authorizer`). */
+  readonly functions: Readonly<Record<string, string>>;
+  readonly stage: string;
+  /** The stage the usage keys are named for (the authorizer's USAGE_KEYS_STAGE, or its STAGE). */
+  readonly keysStage: string;
+  /** A method ARN of the stage, as the gateway sends the authorizer (`arn:aws:execute-api:…:<api>/<stage>/GET/…`). */
+  readonly methodArn: string;
+  /** The `live` alias's name: what the check reads the key's context through for an operation. */
+  readonly liveAlias: string;
+}
+
+/**
+ * The one function a Lambda deployment moves, from its AppSpec: `Resources` holds one entry whose properties name
+ * the function, the alias, the current version and the target version (CodeDeploy's AppSpec for AWS Lambda).
+ */
+export function deploymentTarget(appSpec: string): DeploymentTarget {
+  const spec = JSON.parse(appSpec) as {
+    Resources?: Record<string, { Type?: string; Properties?: Record<string, unknown> }>[];
+  };
+  const resources = (spec.Resources ?? []).flatMap((r) => Object.values(r));
+  if (resources.length !== 1) throw new Error(`the AppSpec names ${resources.length} resources, not one function`);
+  const p = resources[0]!.Properties ?? {};
+  const [name, alias, version] = [p.Name, p.Alias, p.TargetVersion];
+  if (resources[0]!.Type !== 'AWS::Lambda::Function' || typeof name !== 'string' || typeof alias !== 'string')
+    throw new Error(`the AppSpec's resource is not a Lambda alias: ${JSON.stringify(resources[0])}`);
+  if (typeof version !== 'string' && typeof version !== 'number')
+    throw new Error(`the AppSpec names no target version: ${JSON.stringify(p)}`);
+  // A function may be named by its ARN; the check invokes it by name and qualifier.
+  const functionName = name.startsWith('arn:') ? name.split(':')[6]! : name;
+  return { functionName, alias, targetVersion: String(version) };
+}
+
+/** Judges the deployment's target version; throws only what the caller reports as Failed. */
+export async function checkDeployment(
+  event: LifecycleHookEvent,
+  ports: PreTrafficPorts,
+  config: PreTrafficConfig,
+): Promise<Verdict> {
+  const target = deploymentTarget(await ports.appSpec(event.DeploymentId));
+  const name = config.functions[target.functionName];
+  // Only this stack's functions: the hook has no business judging (or invoking) anything else.
+  if (!name) return { status: 'Failed', problems: [`${target.functionName} is not a function of this stack`] };
+  const invokeTarget = (e: unknown) => ports.invoke(target.functionName, target.targetVersion, e);
+  const token = await ports.checkKey();
+  const authOpts = { token, keysStage: config.keysStage, methodArn: config.methodArn };
+  if (name === AUTHORIZER.name) return judgeVersion(authorizerProbes(authOpts), invokeTarget);
+  const route = ROUTES.find((r) => r.operationId === name);
+  if (!route) return { status: 'Failed', problems: [`no route or authorizer is named ${name}`] };
+  // The key's context as the gateway would pass it: the live authorizer's answer for the check's key.
+  const authorizerName = Object.entries(config.functions).find(([, n]) => n === AUTHORIZER.name)?.[0];
+  if (!authorizerName) return { status: 'Failed', problems: ['the stack names no authorizer'] };
+  const allowed = await ports.invoke(authorizerName, config.liveAlias, authorizerProbes(authOpts)[0]!.event);
+  const auth = authContextOf(allowed);
+  if (!auth)
+    return {
+      status: 'Failed',
+      problems: [`the live authorizer does not allow the check's key: ${JSON.stringify(allowed)}`],
+    };
+  return judgeVersion(operationProbes(route, { stage: config.stage, auth, runId: event.DeploymentId }), invokeTarget);
+}
+
+/** The hook: judge, log what was wrong, report. */
+export async function preTrafficHook(
+  event: LifecycleHookEvent,
+  ports: PreTrafficPorts,
+  config: PreTrafficConfig,
+): Promise<Verdict> {
+  let verdict: Verdict;
+  try {
+    verdict = await checkDeployment(event, ports, config);
+  } catch (error) {
+    verdict = {
+      status: 'Failed',
+      problems: [`the check itself failed: ${(error as Error)?.message ?? String(error)}`],
+    };
+  }
+  for (const p of verdict.problems) ports.log(`pre-traffic check of ${event.DeploymentId}: ${p}`);
+  await ports.report(event, verdict.status);
+  return verdict;
+}

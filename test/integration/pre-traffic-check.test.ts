@@ -1,0 +1,265 @@
+/**
+ * The pre-traffic check (CodeDeploy's BeforeAllowTraffic hook) run against each function the emulator builds from
+ * the synthesized template: the real functions pass, and a new version that is broken in each way the canary gates
+ * cannot see at low traffic is reported Failed before any traffic would shift. The "new version" is the function
+ * with its handler swapped; `live` stays the real one, as in a deployment.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { APIGatewayAuthorizerResult } from 'aws-lambda';
+import { AUTHORIZER, ROUTES } from '../../contract/routes.ts';
+import { invoke, type Handler, type LocalFunction } from '../../lib/local/lambda.ts';
+import { LIVE_ALIAS } from '../../lib/constructs/api-function.ts';
+import { operationProbes, stagePoolKeys, type Outcome } from '../../lambdas/hooks/pre-traffic-check.ts';
+import {
+  deploymentTarget,
+  preTrafficHook,
+  type PreTrafficConfig,
+  type PreTrafficPorts,
+} from '../../lambdas/hooks/pre-traffic-hook.ts';
+import { startTestApi, type TestApi } from '../helpers/api.ts';
+
+let api: TestApi;
+let byName: Map<string, LocalFunction>;
+let config: PreTrafficConfig;
+
+beforeAll(async () => {
+  api = await startTestApi();
+  byName = new Map([...api.functions.values()].map((f) => [f.def.name, f]));
+  const authorizer = byName.get(AUTHORIZER.name)!;
+  const stage = api.model.stageName;
+  config = {
+    functions: Object.fromEntries([...api.functions.values()].map((f) => [f.def.logicalId, f.def.name])),
+    stage,
+    keysStage: authorizer.runtime.config.USAGE_KEYS_STAGE ?? authorizer.runtime.config.STAGE,
+    methodArn: `arn:aws:execute-api:us-east-1:123456789012:local/${stage}/GET/v1/pets`,
+    liveAlias: LIVE_ALIAS,
+  };
+});
+afterAll(() => api?.close());
+
+const NEW_VERSION = '2';
+
+/** A deployment of `name` to a new version whose handler is `broken` (the real one when not given). */
+async function deploy(name: string, broken?: Handler) {
+  const fn = byName.get(name)!;
+  const reports: string[] = [];
+  const invoked: string[] = [];
+  const ports: PreTrafficPorts = {
+    appSpec: async () =>
+      JSON.stringify({
+        version: 0.0,
+        Resources: [
+          {
+            [fn.def.logicalId]: {
+              Type: 'AWS::Lambda::Function',
+              Properties: {
+                Name: fn.def.logicalId,
+                Alias: LIVE_ALIAS,
+                CurrentVersion: '1',
+                TargetVersion: NEW_VERSION,
+              },
+            },
+          },
+        ],
+      }),
+    async invoke(functionName, qualifier, event): Promise<Outcome> {
+      invoked.push(`${functionName}:${qualifier}`);
+      const target = api.functions.get(functionName)!;
+      const f = qualifier === NEW_VERSION && broken ? { ...target, handler: broken } : target;
+      const r = await invoke(f, event);
+      return r.ok ? { ok: true, result: r.result } : { ok: false, error: r.error };
+    },
+    report: async (_e, status) => void reports.push(status),
+    checkKey: async () => api.keys.pro,
+    log: () => undefined,
+  };
+  const verdict = await preTrafficHook(
+    { DeploymentId: `d-${name}`, LifecycleEventHookExecutionId: 'x' },
+    ports,
+    config,
+  );
+  return { verdict, reports, invoked, fn };
+}
+
+const json = (statusCode: number, body: unknown) => ({
+  statusCode,
+  headers: { 'Content-Type': 'application/json' },
+  body: JSON.stringify(body),
+});
+
+it('the stage pool keys the check accepts are the API keys the template puts on usage plans', () => {
+  const inTemplate = new Set(api.model.usagePlanKeys?.keys() ?? []);
+  const pool = [...stagePoolKeys(config.keysStage)];
+  expect(pool.length).toBeGreaterThan(0);
+  expect(pool.filter((k) => !inTemplate.has(k))).toEqual([]);
+});
+
+describe.each([...ROUTES.map((r) => r.operationId as string), AUTHORIZER.name])('%s', (name) => {
+  it('the real function passes: Succeeded is reported, and only the new version and the live authorizer are invoked', async () => {
+    const { verdict, reports, invoked, fn } = await deploy(name);
+    expect(verdict.problems).toEqual([]);
+    expect(reports).toEqual(['Succeeded']);
+    const authorizerId = byName.get(AUTHORIZER.name)!.def.logicalId;
+    for (const i of invoked)
+      expect([`${fn.def.logicalId}:${NEW_VERSION}`, `${authorizerId}:${LIVE_ALIAS}`]).toContain(i);
+  });
+});
+
+describe.each(ROUTES.map((r) => r.operationId as string))('%s, broken', (name) => {
+  it.each([
+    [
+      'every request answered 503',
+      async () => json(503, { code: 'service_unavailable', message: 'Unavailable', status: 503 }),
+      /answered 503/,
+    ],
+    [
+      'a valid request refused with 400',
+      async () => json(400, { code: 'validation_failed', message: 'no', status: 400 }),
+      /answered 400/,
+    ],
+    ['a malformed proxy answer (the gateway 502)', async () => ({ status: 200, body: {} }), /not a proxy result/],
+    [
+      'a body the contract does not describe',
+      async (event: unknown) => {
+        const ok = (await byName.get(name)!.handler(event, {} as never)) as { statusCode: number };
+        return { ...ok, body: JSON.stringify({ surprise: true }) };
+      },
+      /body/,
+    ],
+    [
+      'a Lambda error',
+      async () => {
+        throw new Error('boom');
+      },
+      /invocation failed/,
+    ],
+  ] as [string, Handler, RegExp][])('%s → Failed', async (_what, handler, problem) => {
+    const { verdict, reports } = await deploy(name, handler);
+    expect(reports).toEqual(['Failed']);
+    expect(verdict.problems.join('\n')).toMatch(problem);
+  });
+});
+
+describe('authorizer, broken', () => {
+  const real = () => byName.get(AUTHORIZER.name)!.handler;
+  const allowWith =
+    (change: (r: APIGatewayAuthorizerResult) => APIGatewayAuthorizerResult): Handler =>
+    async (e, c) =>
+      change((await real()(e, c)) as APIGatewayAuthorizerResult);
+
+  it.each([
+    [
+      'allows onto a usage key on no plan',
+      allowWith((r) => ({ ...r, usageIdentifierKey: 'animalstoreunknownkey000000000000' })),
+      /on no usage plan/,
+    ],
+    [
+      "allows onto another pool member than the key's",
+      allowWith((r) => {
+        const other = [...stagePoolKeys(config.keysStage)].find((k) => k !== r.usageIdentifierKey)!;
+        return { ...r, usageIdentifierKey: other };
+      }),
+      /not the key's pool member/,
+    ],
+    [
+      'denies a valid key',
+      async () => {
+        throw new Error('Unauthorized');
+      },
+      /refused/,
+    ],
+    [
+      'fails on every key (a 503)',
+      async () => {
+        throw Object.assign(new Error('limiter'), { name: 'ValidationException' });
+      },
+      /invocation failed|not "Unauthorized"/,
+    ],
+    [
+      'allows every key',
+      async (e, c) => {
+        const good = byName.get(AUTHORIZER.name)!;
+        const event = { ...(e as object), authorizationToken: `Bearer ${api.keys.pro}` };
+        return good.handler(event, c);
+      },
+      /unknown key was answered/,
+    ],
+    [
+      'allows with a Deny-shaped policy',
+      allowWith((r) => ({
+        ...r,
+        policyDocument: { ...r.policyDocument, Statement: [{ ...r.policyDocument.Statement[0]!, Effect: 'Deny' }] },
+      })),
+      /not one Allow/,
+    ],
+  ] as [string, Handler, RegExp][])('%s → Failed', async (_what, handler, problem) => {
+    const { verdict, reports } = await deploy(AUTHORIZER.name, handler);
+    expect(reports).toEqual(['Failed']);
+    expect(verdict.problems.join('\n')).toMatch(problem);
+  });
+});
+
+describe('the hook itself', () => {
+  it('reads the function and target version from a Lambda AppSpec, by name or ARN', () => {
+    const spec = (name: string) =>
+      JSON.stringify({
+        version: 0.0,
+        Resources: [
+          {
+            f: {
+              Type: 'AWS::Lambda::Function',
+              Properties: { Name: name, Alias: 'live', CurrentVersion: '3', TargetVersion: '4' },
+            },
+          },
+        ],
+      });
+    expect(deploymentTarget(spec('fn'))).toEqual({ functionName: 'fn', alias: 'live', targetVersion: '4' });
+    expect(deploymentTarget(spec('arn:aws:lambda:eu-west-1:123456789012:function:fn'))).toEqual({
+      functionName: 'fn',
+      alias: 'live',
+      targetVersion: '4',
+    });
+  });
+
+  it('a create carries an Idempotency-Key of the deployment: a retried hook makes one item, not two', () => {
+    const auth = { keyId: 'k', plan: 'pro' as const, perMinute: 1, perDay: 1 };
+    for (const route of ROUTES.filter((r) => r.method === 'POST')) {
+      const [a, b] = [1, 2].map(() => operationProbes(route, { stage: 's', auth, runId: 'd-7' })[0]!.event) as {
+        headers: Record<string, string>;
+      }[];
+      expect(a!.headers['Idempotency-Key']).toBe('pre-traffic-d-7');
+      expect(b!.headers['Idempotency-Key']).toBe(a!.headers['Idempotency-Key']);
+    }
+  });
+
+  it('reports Failed when it cannot read the deployment, and for a function not of this stack', async () => {
+    const reports: string[] = [];
+    const ports = (appSpec: () => Promise<string>): PreTrafficPorts => ({
+      appSpec,
+      invoke: async () => ({ ok: true, result: {} }),
+      report: async (_e, s) => void reports.push(s),
+      checkKey: async () => api.keys.pro,
+      log: () => undefined,
+    });
+    const event = { DeploymentId: 'd-1', LifecycleEventHookExecutionId: 'x' };
+    await preTrafficHook(
+      event,
+      ports(async () => {
+        throw new Error('AccessDenied');
+      }),
+      config,
+    );
+    await preTrafficHook(
+      event,
+      ports(async () =>
+        JSON.stringify({
+          Resources: [
+            { f: { Type: 'AWS::Lambda::Function', Properties: { Name: 'other', Alias: 'live', TargetVersion: '1' } } },
+          ],
+        }),
+      ),
+      config,
+    );
+    expect(reports).toEqual(['Failed', 'Failed']);
+  });
+});
