@@ -157,11 +157,13 @@ function reporter(io: Io, json: boolean, argv: readonly string[]) {
     failure(err: unknown, code: number, input: boolean, positionals: readonly string[] = []): number {
       // Whatever a message quotes of the command line, a secret pasted into it is not printed again (stderr is
       // often kept: a terminal's scrollback, a CI log).
-      const message = redacted(failure(err));
+      const message = redacted(failure(err, target));
       let next: string | null = null;
       const named = /`(keys [^`]+)`/.exec(message)?.[1];
       if (named) next = admin(named);
-      else if (err instanceof ControlPlaneWaitExceeded) next = `npm run admin -- ${argv.map(shellWord).join(' ')}`;
+      // A wait cut short, or a DynamoDB that did not answer: the same command again finishes it (each is idempotent).
+      else if (err instanceof ControlPlaneWaitExceeded || err instanceof UnavailableError)
+        next = `npm run admin -- ${argv.map(shellWord).join(' ')}`;
       else if (input) {
         const [group, command] = positionals;
         next =
@@ -199,7 +201,8 @@ function checked(o: Options, [group, command, ...rest]: string[], given: readonl
     if (!rest[0]) throw new AdminError(`keys ${command} needs a key id`);
     return checkKeyId(rest[0]);
   };
-  const call = COMMANDS[command]!({ o, rest, perMinute, perDay, id });
+  const progress = (human: string, data: unknown) => io.err(o.json ? JSON.stringify(data) : human);
+  const call = COMMANDS[command]!({ o, rest, perMinute, perDay, id, progress });
   const pacing: PacingOptions = {
     progress: (w) => io.err(o.json ? JSON.stringify({ waiting: w }) : describeWait(w)),
     ...(o['max-wait'] !== undefined ? { maxWaitMs: maxWait(o['max-wait']) * 1000 } : {}),
@@ -218,13 +221,17 @@ function parseFailure(err: Error & { code?: string }): string {
   return err.message;
 }
 
-/** One line for the admin: our own errors as they are, an unreachable DynamoDB with where to look. */
-function failure(err: unknown): string {
+/**
+ * One line for the admin: our own errors as they are, an unreachable DynamoDB with where to look for the target the
+ * command named (a local `npm start`, or the stage's AWS credentials and region: `npm start` has nothing to do with it).
+ */
+function failure(err: unknown, target: string): string {
   if (err instanceof AdminError || err instanceof PartialFailure) return err.message;
   if (err instanceof UnavailableError)
-    return (
-      `DynamoDB did not answer (${String(err.cause)}). With --local: is \`npm start\` running, and do ` +
-      'ANIMAL_STORE_DYNAMODB_PORT / ANIMAL_STORE_DYNAMODB_ENDPOINT name its DynamoDB?'
-    );
+    return target === '--local'
+      ? `DynamoDB did not answer (${String(err.cause)}). With --local: is \`npm start\` running, and do ` +
+          'ANIMAL_STORE_DYNAMODB_PORT / ANIMAL_STORE_DYNAMODB_ENDPOINT name its DynamoDB?'
+      : `DynamoDB did not answer (${String(err.cause)}) on ${target.replace('--stage ', 'stage ')}: check the ` +
+          'network and your AWS credentials and region (AWS_PROFILE, AWS_REGION), then run the same command again';
   return `${(err as Error).name ?? 'Error'}: ${(err as Error).message}`;
 }

@@ -4,7 +4,8 @@
  */
 import { PLAN_NAMES, type PlanName } from '../../contract/plans.ts';
 import { checkKeyId, checkOwner, echoed } from './rules.ts';
-import { done, landed, sweepPrinted } from './reconcile-print.ts';
+import { done, landed, sweepPrinted, sweepProgressLine } from './reconcile-print.ts';
+import { SWEEP_CURSOR, sweepPosition } from './reconcile-all.ts';
 import { PartialFailure, printed, type Printed } from './printed.ts';
 
 export { PartialFailure, printed, type Printed } from './printed.ts';
@@ -43,6 +44,8 @@ export interface CommandArgs {
   readonly perDay?: number;
   /** The key id argument; throws when it is missing. */
   id(): string;
+  /** A progress line on stderr (its data as one JSON line with --json): stdout stays the command's one answer. */
+  progress(human: string, data: unknown): void;
 }
 
 /** Checks a command's arguments and binds them into the call to make once the target is connected. */
@@ -170,6 +173,10 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
     };
     const limit = int('--limit', o.limit) ?? LIST_PAGE;
     if (limit < 1 || limit > 1000) throw new AdminError('--limit must be a whole number from 1 to 1,000');
+    if (o.after?.startsWith(SWEEP_CURSOR))
+      throw new AdminError(
+        "--after: that is a `keys reconcile --all` cursor, not a listing's: use the `next` the previous page printed",
+      );
     if (o.after !== undefined && !/^[A-Za-z0-9_-]{1,4096}$/.test(o.after))
       throw new AdminError('--after takes the `next` that the previous page printed');
     return async (admin) => {
@@ -312,9 +319,11 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
       );
     };
   },
-  reconcile: ({ o, rest }) => {
+  reconcile: ({ o, rest, progress }) => {
     if (o.all === !!rest[0]) throw new AdminError('keys reconcile takes a key id or --all');
     if (!o.all && o.after !== undefined) throw new AdminError('--after goes with --all');
+    // Checked before anything is connected; reconcile-all.ts says why a `keys list` cursor is refused.
+    if (o.after !== undefined) sweepPosition(o.after);
     const id = rest[0] ? checkKeyId(rest[0]) : undefined;
     return async (admin) => {
       if (id) {
@@ -325,7 +334,12 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
           r,
         );
       }
-      return sweepPrinted(await admin.reconcileAll(o.after ? { after: o.after } : {}));
+      return sweepPrinted(
+        await admin.reconcileAll({
+          ...(o.after ? { after: o.after } : {}),
+          progress: (p) => progress(sweepProgressLine(p), { progress: p }),
+        }),
+      );
     };
   },
   purge: () => async (admin) => {

@@ -4,7 +4,7 @@
  * (`keys reconcile <id>`), as the `error:` line with exit code 1, so a script notices and a person sees both.
  */
 import type { Followed } from './lifecycle.ts';
-import type { Sweep } from './reconcile-all.ts';
+import { resumeCommand, type Sweep, type SweepProgress } from './reconcile-all.ts';
 import { PartialFailure, printed, type Printed } from './printed.ts';
 
 /** ": did a; did b" after a line, or nothing. */
@@ -24,19 +24,38 @@ export function landed<T extends Followed & { keyId: string }>(human: string, da
   return out;
 }
 
-/** The printout of `keys reconcile --all`; a PartialFailure naming the resume point when keys failed. */
+/**
+ * The printout of `keys reconcile --all`; a PartialFailure when it stopped early (the command that goes on from where
+ * it stopped) or keys failed (the command that redoes them: a key's own reconcile when there is one).
+ */
 export function sweepPrinted(s: Sweep): Printed {
   const lines = [
     ...s.reconciled.map((r) => `Reconciled ${r.keyId}${done(r.did)}`),
     ...s.waiting.map((r) => `Waiting ${r.keyId}: ${r.waiting.join('; ')}`),
     ...s.failed.map((f) => `Failed ${f.keyId}: ${f.error}`),
-    `${s.seen} key(s) looked at, ${s.reconciled.length} changed, ${s.failed.length} failed`,
+    `${s.seen} key(s) looked at, ${s.reconciled.length} changed, ${s.failed.length} failed` +
+      (s.stopped ? `; STOPPED: ${s.stopped}` : ''),
   ];
+  if (s.next) lines.push(`Resume: \`${resumeCommand(s.next)}\``);
   const out = printed(lines.join('\n'), s);
+  const redo = s.failed.length === 1 ? `keys reconcile ${s.failed[0]!.keyId}` : 'keys reconcile --all';
+  const failedToo = s.failed.length ? `; then \`${redo}\` for the ${s.failed.length} key(s) that failed above` : '';
+  if (s.stopped)
+    throw new PartialFailure(
+      `the sweep stopped after ${s.seen} key(s): ${s.stopped}: run \`${resumeCommand(s.next)}\` to go on from ` +
+        `where it stopped${failedToo}`,
+      out,
+    );
   if (s.failed.length)
     throw new PartialFailure(
-      `${s.failed.length} key(s) not reconciled: run \`keys reconcile --all\` again (only what is pending is redone)`,
+      `${s.failed.length} key(s) not reconciled: run \`${redo}\`` +
+        (s.failed.length > 1 ? ' again (only what is pending is redone)' : ''),
       out,
     );
   return out;
 }
+
+/** A sweep's progress line (stderr): how far it got, and the command that resumes after it. */
+export const sweepProgressLine = (p: SweepProgress) =>
+  `swept ${p.seen} key(s): ${p.changed} changed, ${p.failed} failed` +
+  (p.next ? `; if it stops now, \`${resumeCommand(p.next)}\` resumes here` : '; done');

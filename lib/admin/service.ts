@@ -56,7 +56,7 @@ export function keyAdmin(deps: AdminDeps, options: { actor?: string } = {}) {
       });
       return { ...r, record: view(r.record) };
     },
-    reconcileAll: (opts?: { after?: string; force?: boolean; pages?: number }) => reconcileAll(ctx, opts),
+    reconcileAll: (opts?: Parameters<typeof reconcileAll>[1]) => reconcileAll(ctx, opts),
   };
 }
 export type KeyAdmin = ReturnType<typeof keyAdmin>;
