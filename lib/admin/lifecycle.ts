@@ -10,7 +10,9 @@ import { PLANS, limiterShards, type PlanLimits, type PlanName } from '../../cont
 import { generateKey, generateKeyId, hashKey, limitsOf, type KeyRecord } from '../../lambdas/domain/keys.ts';
 import type { AuditStanding } from '../../lambdas/storage/audit-store.ts';
 import { entryOf, type Change } from './audit.ts';
+import { layoutForPooled } from '../../contract/key-layout.ts';
 import { enterpriseBracket } from './brackets.ts';
+import { requireLayout } from './key-layout.ts';
 import type { AdminContext } from './context.ts';
 import { AdminError } from './ports.ts';
 import { ensureBracketPool } from './reconcile-pool.ts';
@@ -96,6 +98,8 @@ export async function create(
   const owner = checkOwner(input.owner);
   if (!(input.plan in PLANS)) throw new AdminError(`unknown plan ${input.plan}`);
   const limits = checkLimits(input.plan, input.perMinute, input.perDay);
+  // A new key has no API key of its own: only an authorizer that pools its plan finds its usage key.
+  requireLayout(ctx, layoutForPooled(input.plan), `a ${input.plan} key`);
   const change = await changeBy(ctx, `create --plan ${input.plan}`, (r) => `created on ${r.plan}${limitsText(r)}`);
   if (limits)
     await ensureBracketPool(ctx, limits).catch((err: unknown) => {
@@ -212,6 +216,8 @@ export async function restore(ctx: AdminContext, keyId: string): Promise<KeyView
   const first = await recordStep(() =>
     ctx.onLatest(keyId, async (record) => {
       if (record.status === 'active') return undefined;
+      // Revoked under a newer authorizer, restored after a rollback to an older one: it names the key's own API key.
+      if (!record.apiGatewayKeyId) requireLayout(ctx, layoutForPooled(record.plan), `restoring a ${record.plan} key`);
       const deadline = restoreDeadline(record.revokedAt ?? '1970-01-01T00:00:00Z');
       if (ctx.now() > Date.parse(deadline))
         throw new AdminError(
@@ -258,6 +264,8 @@ export async function setPlan(ctx: AdminContext, keyId: string, input: PlanInput
     const { record, did, ...followed } = await recordStep(() => followUp(ctx, keyId));
     return { ...view(record), ...followed, changed: false, reconciled: did };
   }
+  // The key leaves for its new plan's pool (a key with an API key of its own too, once reconcile moves it).
+  requireLayout(ctx, layoutForPooled(input.plan), `moving ${keyId} to ${input.plan}`);
   const before = await recordStep(() => readKeyStanding(ctx, first));
   // Set when the write is made (a move back: what it undoes), read by the entry's result line it writes.
   let undone: Undone | undefined;

@@ -1,6 +1,7 @@
 /**
  * What the key administration needs from outside (storage, limits, API Gateway, clock) and the error it reports.
  */
+import type { KeyLayout } from '../../contract/key-layout.ts';
 import type { PlanLimits, PlanName } from '../../contract/plans.ts';
 import type { KeyRecord, Standing } from '../../lambdas/domain/keys.ts';
 import type { LimitCounters, Windows } from '../../lambdas/domain/rate-limit.ts';
@@ -78,4 +79,9 @@ export interface AdminDeps {
   readonly carryCounts?: (subject: string, from: PlanLimits, to: PlanLimits, nowMs: number) => Promise<void>;
   /** The DynamoDB client and table names the stores are built on (what the target resolved to). */
   readonly storage?: Storage;
+  /**
+   * The key layout the stage's authorizer understands (its stack's KeyLayout output; contract/key-layout.ts): writes
+   * that need a newer one are refused. @default this code's KEY_LAYOUT (a target running this code's authorizer)
+   */
+  readonly keyLayout?: KeyLayout;
 }

@@ -18,6 +18,7 @@ import { PROBATION } from '../../contract/probation.ts';
 import { StaleKeyRecordError, limitsOf, type KeyRecord } from '../../lambdas/domain/keys.ts';
 import { windowsAt } from '../../lambdas/domain/rate-limit.ts';
 import type { AdminContext } from './context.ts';
+import { layoutShortfall, layoutToLeaveOwnKey } from './key-layout.ts';
 import { AdminError } from './ports.ts';
 import { ensureBracketPool } from './reconcile-pool.ts';
 
@@ -87,7 +88,15 @@ async function once(ctx: AdminContext, start: KeyRecord, did: string[]): Promise
   if (record.status === 'active' && record.plan === 'enterprise' && limits)
     did.push(...(await step('its Enterprise bracket pool at the gateway', () => ensureBracketPool(ctx, limits))));
 
-  if (record.apiGatewayKeyId || record.usagePlanId) {
+  // A key leaves its own API key, and that key is deleted, only once the deployed authorizer names its pool member
+  // instead: an older one still names the own key, and would be answered 403 (lib/admin/key-layout.ts). The record
+  // stays pending, so the sweep after the deploy moves it.
+  const ownKey = record.apiGatewayKeyId || record.usagePlanId || record.retiredApiKeyId || record.retiredUsagePlanId;
+  const held = ownKey
+    ? layoutShortfall(ctx, layoutToLeaveOwnKey(record), `moving ${record.keyId} off its own API key ${ownKey}`)
+    : undefined;
+  if (held) waiting.push(held);
+  else if (record.apiGatewayKeyId || record.usagePlanId) {
     const since = record.status === 'revoked' && record.revokedAt ? record.revokedAt : new Date(now).toISOString();
     const retired = record.apiGatewayKeyId ?? record.usagePlanId;
     await write(
@@ -101,7 +110,7 @@ async function once(ctx: AdminContext, start: KeyRecord, did: string[]): Promise
     did.push(`moved into its pool (its own ${retired} is deleted after the grace period)`);
   }
 
-  if (record.retiredApiKeyId || record.retiredUsagePlanId) {
+  if (!held && (record.retiredApiKeyId || record.retiredUsagePlanId)) {
     const dueAt = Date.parse(record.retiredAt ?? '1970-01-01T00:00:00Z') + (deps.revokedKeyGraceMs ?? 120_000);
     const what = [
       record.retiredApiKeyId && `API key ${record.retiredApiKeyId}`,
@@ -136,7 +145,7 @@ async function once(ctx: AdminContext, start: KeyRecord, did: string[]): Promise
   if (record.status === 'active' && limits) await standing(ctx, record, limits, now, step, write, did);
   else if (record.dayLifted !== undefined) await write({}, ['dayLifted']);
 
-  if (!converged(record)) await write({ reconciledVersion: (record.version ?? 0) + 1 });
+  if (!converged(record) && !held) await write({ reconciledVersion: (record.version ?? 0) + 1 });
   return { record, did, waiting };
 }
 

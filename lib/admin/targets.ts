@@ -5,6 +5,7 @@
 import { STANDARD_PLANS, type PlanName } from '../../contract/plans.ts';
 import { AUDIT_TABLE, KEYS_TABLE, STATE_TABLE } from '../../contract/tables.ts';
 import type { StageName } from '../config/stage-names.ts';
+import { KEY_LAYOUT, OLDEST_KEY_LAYOUT, keyLayoutOf, type KeyLayout } from '../../contract/key-layout.ts';
 import { OUTPUT_IDS, tableNameOutputId, usagePlanOutputId } from '../stacks/outputs.ts';
 import { noGateway } from './gateway.ts';
 import type { PacingOptions } from './pacing.ts';
@@ -38,7 +39,7 @@ export interface TableTarget {
 }
 
 type PerPlan = Partial<Record<PlanName, string>>;
-type GatewayDeps = Pick<AdminDeps, 'gateway' | 'usagePlans' | 'revokedKeyGraceMs' | 'whoami'>;
+type GatewayDeps = Pick<AdminDeps, 'gateway' | 'usagePlans' | 'revokedKeyGraceMs' | 'whoami' | 'keyLayout'>;
 type Target = { tables: TableTarget; gatewayDeps: GatewayDeps };
 
 /**
@@ -52,7 +53,7 @@ export const ADMIN_OUTPUT_IDS = {
   usagePlans: Object.fromEntries(STANDARD_PLANS.map((p) => [p, usagePlanOutputId(p)])) as PerPlan,
 };
 
-type StackValues = typeof ADMIN_OUTPUT_IDS;
+type StackValues = typeof ADMIN_OUTPUT_IDS & { keyLayout: KeyLayout };
 
 /** Dependencies for the real targets: DynamoDB Local, or a deployed stage found through its stack outputs. */
 export const realDeps: DepsFactory = async ({ local, stage, pacing }) => {
@@ -71,7 +72,8 @@ async function localTarget(): Promise<Target> {
         process.env.ANIMAL_STORE_DYNAMODB_ENDPOINT ||
         `http://127.0.0.1:${process.env.ANIMAL_STORE_DYNAMODB_PORT ?? 8000}`,
     },
-    gatewayDeps: { gateway: noGateway, usagePlans: {} },
+    // The local gateway runs this checkout's authorizer, so it understands this code's layout.
+    gatewayDeps: { gateway: noGateway, usagePlans: {}, keyLayout: KEY_LAYOUT },
   };
 }
 
@@ -93,6 +95,7 @@ async function awsTarget(stage: StageName, pacing?: PacingOptions): Promise<Targ
         pacing,
       ),
       usagePlans: outputs.usagePlans,
+      keyLayout: outputs.keyLayout,
       // Twice the stage's authorizer cache TTL: no cached authorizer result still names a key purge deletes.
       revokedKeyGraceMs: 2 * STAGES[stage].authorizerCacheTtl.toMilliseconds(),
       whoami: () => callerArn(region),
@@ -126,7 +129,16 @@ async function sdkRegion(): Promise<string> {
   return region;
 }
 
-/** The values of ADMIN_OUTPUT_IDS in the deployed stack; every one is required. */
+/**
+ * The key layout a stack's authorizer understands: its KeyLayout output, which a release from before it lacks (the
+ * oldest layout). While the stack is being updated or rolled back, both releases' authorizers may serve (a canary
+ * shifts traffic gradually, a rollback shifts it back; a failed one may have stopped anywhere), so the oldest layout
+ * is taken until the stack is in a `_COMPLETE` status.
+ */
+export const keyLayoutOfStack = (status: string | undefined, output: string | undefined): KeyLayout =>
+  /_COMPLETE$/.test(status ?? '') ? keyLayoutOf(output) : OLDEST_KEY_LAYOUT;
+
+/** The values of ADMIN_OUTPUT_IDS in the deployed stack, every one required, and its key layout. */
 async function stackOutputs(stackName: string, region: string): Promise<StackValues> {
   const { CloudFormationClient, DescribeStacksCommand } = await import('@aws-sdk/client-cloudformation');
   const out = await new CloudFormationClient({ region }).send(new DescribeStacksCommand({ StackName: stackName }));
@@ -141,6 +153,7 @@ async function stackOutputs(stackName: string, region: string): Promise<StackVal
     tables: Object.fromEntries(Object.entries(ids.tables).map(([envVar, id]) => [envVar, need(id)])),
     apiId: need(ids.apiId),
     usagePlans: Object.fromEntries(Object.entries(ids.usagePlans).map(([plan, id]) => [plan, need(id)])),
+    keyLayout: keyLayoutOfStack(out.Stacks?.[0]?.StackStatus, outputs[OUTPUT_IDS.keyLayout]),
   };
 }
 

@@ -3,10 +3,12 @@
  * bracket's usage plan with each of its members on it, the probation member included (contract/probation.ts). The
  * authorizer names a bracket's probation member for a key whose ban ended in the last day, and API Gateway answers
  * 403 for a usageIdentifierKey on no usage plan; a bracket made by an admin tool older than the probation member has
- * only its 4 mapped members, so deploying before `keys reconcile --all` serves 403s to Enterprise keys on probation.
+ * only its 4 mapped members, so such a stage serves 403s to Enterprise keys on probation until `keys reconcile --all`.
  *
  * What is "in use" and "complete" is exactly what `keys reconcile --all` makes (lib/admin/reconcile-all.ts and
- * reconcile-pool.ts): the brackets of active Enterprise keys, each complete when every value of bracketPoolKeys is
+ * reconcile-pool.ts): the brackets of active Enterprise keys already in a pool (a key still on an API key of its own
+ * is named by that, and is moved, its bracket made first, by the sweep after the deploy that understands pools:
+ * lib/admin/key-layout.ts), each complete when every value of bracketPoolKeys is
  * on the plan bracketPlanName finds. So the command the finding names always makes it pass. A pool no active key
  * is in is left alone by that sweep and named by no authorizer, so it is not a finding either. Reads only: the
  * keys table's listing (Query), API Gateway's GetUsagePlans and GetUsagePlanKeys, each paged through to the end.
@@ -63,7 +65,9 @@ async function bracketsInUse(reads: BracketReads): Promise<Map<string, PlanLimit
     );
     for (const r of page.records) {
       const limits = limitsOf(r);
-      if (!limits) continue;
+      // A key still on an API key (or usage plan) of its own from before pools is named by that key, not by a
+      // bracket's member, until the sweep after the deploy moves it (that sweep makes its bracket's pool first).
+      if (!limits || r.apiGatewayKeyId || r.usagePlanId) continue;
       const id = enterpriseBracket(limits).id;
       if (!inUse.has(id)) inUse.set(id, limits);
     }

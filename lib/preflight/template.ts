@@ -12,6 +12,7 @@ export interface CfnResource {
 
 export interface CfnTemplate {
   readonly Resources: Readonly<Record<string, CfnResource>>;
+  readonly Outputs?: Readonly<Record<string, { readonly Value?: Json }>>;
 }
 
 export const resourcesOfType = (t: CfnTemplate, type: string): [string, CfnResource][] =>

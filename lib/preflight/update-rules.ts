@@ -8,6 +8,8 @@
  * resource provider schemas (`createOnlyProperties`, as cfn-lint 1.51 ships them), plus a table's key schema and
  * local indexes (which DynamoDB cannot change in place).
  */
+import { KEY_LAYOUTS, OLDEST_KEY_LAYOUT, keyLayoutOf, type KeyLayout } from '../../contract/key-layout.ts';
+import { OUTPUT_IDS } from '../stacks/outputs.ts';
 import { indexFindings, type IndexReaders } from './index-rules.ts';
 import { declaredIndexReaders } from './index-readers.ts';
 import { dependenciesOf, resourcesOfType, referencedIds, waitsFor, type CfnTemplate, type Json } from './template.ts';
@@ -128,7 +130,32 @@ export function updateFindings(
     );
   }
   findings.push(...indexFindings(previous, next, new Set(replaced.keys()), readers));
+  findings.push(...keyLayoutFindings(previous, next));
   return findings;
+}
+
+/** A template's key layout (its KeyLayout output; none: a release from before it, the oldest). */
+const templateLayout = (t: CfnTemplate): number => {
+  const out = t.Outputs?.[OUTPUT_IDS.keyLayout];
+  return typeof out?.Value === 'string' ? keyLayoutOf(out.Value) : OLDEST_KEY_LAYOUT;
+};
+
+/**
+ * A deploy that takes the stage's key layout back (a rollback past the release that introduced it): once the admin
+ * tool has written what the newer layout allows (keys moved into pools, their own API keys deleted, paying keys made
+ * without one), the older authorizer names usage keys on no usage plan, and API Gateway answers 403 to those
+ * customers. A rollback during the deploy (CloudFormation's, CodeDeploy's) is safe because the tool waits for a
+ * settled stack (lib/admin/targets.ts); this one is not, unless no admin command ran on the stage since.
+ */
+function keyLayoutFindings(previous: CfnTemplate, next: CfnTemplate): string[] {
+  const [from, to] = [templateLayout(previous), templateLayout(next)];
+  if (to >= from) return [];
+  return [
+    `update: the key layout goes back from ${from} to ${to}: this template's authorizer names ` +
+      `${KEY_LAYOUTS[to as KeyLayout].understands}, so a key the admin tool has moved into a pool or made under ` +
+      `layout ${from} would be answered 403; deploy a release of layout ${from} or later instead (docs/deployment.md, ` +
+      '"The key layout")',
+  ];
 }
 
 /**

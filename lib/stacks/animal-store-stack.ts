@@ -24,6 +24,7 @@ import { WebFirewall } from '../constructs/web-firewall.ts';
 import { pinLogicalId } from '../constructs/logical-ids.ts';
 import { accessOf, functionConstructId, tableEnvironment, tableOperations } from './function-access.ts';
 import { OUTPUT_IDS, tableNameOutputId, usagePlanOutputId } from './outputs.ts';
+import { KEY_LAYOUT } from '../../contract/key-layout.ts';
 import { FUNCTION_METADATA, TABLE_METADATA } from './metadata.ts';
 import { writeLambdaEntry } from '../config/lambda-entries.ts';
 
@@ -258,6 +259,11 @@ export class AnimalStoreStack extends Stack {
     new CfnOutput(this, OUTPUT_IDS.cursorSecretArn, {
       value: cursorSecret.secretArn,
       description: 'Secret that signs pagination cursors',
+    });
+    // The admin tool reads it before any write that names a usage key: one this authorizer would not find is refused.
+    new CfnOutput(this, OUTPUT_IDS.keyLayout, {
+      value: String(KEY_LAYOUT),
+      description: "Key layout the stage's authorizer understands (contract/key-layout.ts)",
     });
   }
 }

@@ -15,6 +15,8 @@ export const OUTPUT_IDS = {
   alarmTopicArn: 'AlarmTopicArn',
   deployApplicationName: 'DeployApplicationName',
   cursorSecretArn: 'CursorSecretArn',
+  /** The key layout the stage's authorizer understands (contract/key-layout.ts): the admin tool's writes wait for it. */
+  keyLayout: 'KeyLayout',
 } as const;
 
 /** The output holding a table's physical name, from its environment variable: `PETS_TABLE_NAME` → `PetsTableName`. */

@@ -15,7 +15,7 @@ import { bracketPoolsCheck } from '../../lib/preflight/bracket-pools-check.ts';
 import { readFailureFinding, type BracketReads } from '../../lib/preflight/bracket-pools.ts';
 import { runChecks, type PreflightInput } from '../../lib/preflight/checks.ts';
 import { runLocalAdmin, startLocalAdmin } from '../helpers/admin.ts';
-import { made } from '../helpers/admin-scenarios.ts';
+import { legacyKey, made } from '../helpers/admin-scenarios.ts';
 import type { FaultMode } from '../helpers/control-plane-fake.ts';
 import { controlPlaneWorld, problems, STAGE, type World } from '../helpers/control-plane-world.ts';
 import { pageAnswers } from '../helpers/paged-answers.ts';
@@ -84,6 +84,18 @@ describe('a stage whose brackets are complete, or that has none', () => {
     const w = controlPlaneWorld(local);
     await made(w, 'free');
     await made(w, 'business');
+    const from = w.fake.calls.length;
+    expect((await preflightOn(readsOf(w))).findings).toEqual([]);
+    expect(opsFrom(w, from)).toEqual([]);
+  });
+
+  it('passes an Enterprise key still on its own API key and usage plan (a stage the last release runs) without asking', async () => {
+    const w = controlPlaneWorld(local);
+    await legacyKey(w, 'enterprise', E600);
+    // No bracket at the gateway, as on a stage whose tool predates brackets: the key's own API key names it.
+    const plan = [...w.fake.plans.values()].find((p) => p.name === bracketPlanName(STAGE, enterpriseBracket(E600)))!;
+    for (const k of plan.keys) w.fake.keys.delete(k);
+    w.fake.plans.delete(plan.id);
     const from = w.fake.calls.length;
     expect((await preflightOn(readsOf(w))).findings).toEqual([]);
     expect(opsFrom(w, from)).toEqual([]);
