@@ -2,7 +2,10 @@
  * Listing keys at a million: the admin tool's `keys list` and `keys purge` read the keys table through one index,
  * `byListing` (contract/tables.ts), never a Scan. Every record carries two attributes the key store writes with it:
  * - `listKey` = `<plan>#<status>`, or `purge#<plan>#<status>` while the record has something for purge to delete in
- *   API Gateway (revoked with an API key or usage plan left, or a usage plan it moved off);
+ *   API Gateway (revoked with an API key or usage plan left, or a usage plan it moved off), or else
+ *   `pending#<plan>#<status>` while a change of it is not fully applied (its reconcile is pending) or it still names an
+ *   API key of its own from before pools: `keys reconcile --all` reads the purge and pending partitions, so a sweep
+ *   when nothing is pending reads nothing of the table's other keys;
  * - `listSort` = `<owner, lower case>\u0001<createdAt>\u0001<keyId>`.
  * So a plan, a status, or both name two to sixteen partitions, an owner is a key condition on each, and a page is a
  * Query with a `Limit` on each in turn: every item read is one returned, however many keys wait for purge (a mass
@@ -23,6 +26,7 @@ import { cursorFilter, readCursor, writeCursor, type ListCursor } from './list-c
 const BY_LISTING = KEYS_TABLE.indexes[1].indexName;
 const SEP = '\u0001';
 const PURGE = 'purge#';
+const PENDING = 'pending#';
 /** Where records waiting for purge were kept before they stayed beside their plan and status: purge still reads it. */
 const OLD_PURGE = 'purge';
 const STATUSES: readonly KeyStatus[] = ['active', 'revoked'];
@@ -39,11 +43,23 @@ function awaitsPurge(
   );
 }
 
-/** The index attributes of a record, written with it. */
+/**
+ * Whether a record waits for a reconcile (lib/admin/reconcile.ts): its last write not reconciled, or, written before
+ * versioned writes (so nothing says it is pending), an active key still on an API key of its own.
+ */
+function awaitsReconcile(
+  r: Pick<KeyRecord, 'status' | 'version' | 'reconciledVersion' | 'apiGatewayKeyId' | 'usagePlanId'>,
+) {
+  return (
+    (r.reconciledVersion ?? 0) !== (r.version ?? 0) || (r.status === 'active' && !!(r.apiGatewayKeyId || r.usagePlanId))
+  );
+}
+
+/** The index attributes of a record, written with it (with the version the write gives it). */
 export function listing(r: KeyRecord): { listKey: string; listSort: string } {
   const part = `${r.plan}#${r.status}`;
   return {
-    listKey: awaitsPurge(r) ? `${PURGE}${part}` : part,
+    listKey: awaitsPurge(r) ? `${PURGE}${part}` : awaitsReconcile(r) ? `${PENDING}${part}` : part,
     listSort: `${ownerKey(r.owner)}${SEP}${r.createdAt}${SEP}${r.keyId}`,
   };
 }
@@ -56,6 +72,8 @@ export interface ListFilter {
   readonly plan?: PlanName;
   readonly owner?: string;
   readonly status?: KeyStatus;
+  /** Only the keys waiting for a reconcile (the pending partitions; what waits for purge is `listPurgeDue`'s). */
+  readonly pending?: boolean;
 }
 
 export interface ListPage {
@@ -73,8 +91,12 @@ function pairs(f: Pick<ListFilter, 'plan' | 'status'>): string[] {
   return plans.flatMap((p) => statuses.map((s) => `${p}#${s}`));
 }
 
-/** The filter's partitions, in listing order: for each plan and status, its keys waiting for purge, then the rest. */
-const partitions = (f: ListFilter) => pairs(f).flatMap((pair) => [`${PURGE}${pair}`, pair]);
+/**
+ * The filter's partitions, in listing order: for each plan and status, its keys waiting for purge, those waiting for
+ * a reconcile, then the rest; with `pending`, only those waiting for a reconcile.
+ */
+const partitions = (f: ListFilter) =>
+  pairs(f).flatMap((pair) => (f.pending ? [`${PENDING}${pair}`] : [`${PURGE}${pair}`, `${PENDING}${pair}`, pair]));
 
 /**
  * The key condition of one partition: the owner's range when there is one, starting after `after` (the listSort

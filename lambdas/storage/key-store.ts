@@ -186,7 +186,9 @@ async function update(
   const given = Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined));
   const after = withoutListing({ ...current, ...given } as KeyRecord);
   for (const k of remove) delete (after as unknown as Record<string, unknown>)[k];
-  const index = listing(after);
+  // The version this write gives it: a reconcile's last write (reconciledVersion = the next version) leaves the
+  // pending partition.
+  const index = listing({ ...after, version: (current.version ?? 0) + 1 });
   names['#lk'] = 'listKey';
   names['#ls'] = 'listSort';
   values[':lk'] = index.listKey;

@@ -22,8 +22,13 @@ const TAG_BYTES = 12;
 const FILTER_BYTES = 6;
 
 /** A short digest of a filter (plan, status, normalized owner): what a cursor is bound to. */
-export function cursorFilter(filter: { plan?: string; status?: string; owner?: string }): string {
-  const canonical = JSON.stringify([filter.plan ?? null, filter.status ?? null, filter.owner ?? null]);
+export function cursorFilter(filter: { plan?: string; status?: string; owner?: string; pending?: boolean }): string {
+  const canonical = JSON.stringify([
+    filter.plan ?? null,
+    filter.status ?? null,
+    filter.owner ?? null,
+    ...(filter.pending ? ['pending'] : []),
+  ]);
   return createHash('sha256')
     .update(canonical)
     .digest('base64url')

@@ -1,14 +1,16 @@
 /**
- * `keys reconcile --all`: the sweep after an incident. Pages through every key (the listing index, `keys list`'s
- * order) and reconciles each one whose record says something is pending (reconcile.ts `converged`), or names an API
- * key or usage plan of its own (a record written before versioned writes says nothing is pending, yet is not in its
- * pool), or every one with `force` (after an incident outside the tool: a usage plan edited by hand, a restored
- * table). A key that fails is reported and the sweep goes on; every page ends with a progress line naming the
- * command that resumes after it, so a sweep stopped any way (a failed listing read, Ctrl-C, a lost terminal) goes on
- * from there, and running it again from the start only does what is still pending. Every bracket in use is checked
- * complete too (one read each), so a release that adds a pool member is finished by one sweep before it deploys.
+ * `keys reconcile --all`: the sweep after an incident. Reads the keys that wait for something: those waiting for
+ * purge, then those waiting for a reconcile (the listing index's pending partitions: a change not fully applied, or
+ * a record written before versioned writes still on an API key of its own), and reconciles each; then the active
+ * Enterprise keys, whose brackets' pools are checked complete (one read each), so a release that adds a pool member
+ * is finished by one sweep before it deploys. With `force` (after an incident outside the tool: a usage plan edited
+ * by hand, a restored table) it reads and reconciles every key. A key that fails is reported and the sweep goes on;
+ * every page ends with a progress line naming the command that resumes after it, so a sweep stopped any way (a failed
+ * listing read, Ctrl-C, a lost terminal) goes on from there, and running it again from the start only does what is
+ * still pending. Records written before the pending partitions existed are found there after `keys reindex`.
  */
 import { limitsOf, type KeyRecord } from '../../lambdas/domain/keys.ts';
+import type { ListFilter } from '../../lambdas/storage/key-listing.ts';
 import type { AdminContext } from './context.ts';
 import { AdminError } from './ports.ts';
 import { converged, describeError, reconcile } from './reconcile.ts';
@@ -39,23 +41,38 @@ export interface SweepProgress {
 const PAGE = 100;
 
 /**
- * A sweep's resume point is the listing's position wrapped in its own prefix: a `keys list` cursor (whose filter the
- * sweep does not have: it would silently skip keys) is refused by the sweep, and a sweep's by `keys list`.
+ * What the sweep reads, in order, each a listing of its own (key-listing.ts): the keys waiting for a reconcile (`p`),
+ * then the active Enterprise keys, for their brackets' pools (`e`); with `force`, every key (`a`). Never the whole
+ * table unless forced: a sweep when nothing is pending reads the Enterprise keys and nothing else.
+ */
+type Phase = 'p' | 'e' | 'a';
+const PHASES: Readonly<Record<Phase, ListFilter>> = {
+  p: { pending: true },
+  e: { plan: 'enterprise', status: 'active' },
+  a: {},
+};
+
+/**
+ * A sweep's resume point: `sweep.<phase>[.<the listing's position>]`. A `keys list` cursor (whose filter the sweep
+ * does not have: it would silently skip keys) is refused by the sweep, and a sweep's by `keys list`.
  */
 export const SWEEP_CURSOR = 'sweep.';
 
 /** A `--after` the sweep cannot resume from: bad input (exit 1), with what to do instead. */
 export class SweepCursorRefused extends AdminError {}
 
-/** The listing position a sweep's `--after` names; SweepCursorRefused when it is not a sweep's. */
-export function sweepPosition(after: string): string {
-  if (!after.startsWith(SWEEP_CURSOR) || !/^[A-Za-z0-9_-]{1,4096}$/.test(after.slice(SWEEP_CURSOR.length)))
+/** The phase and listing position a sweep's `--after` names; SweepCursorRefused when it is not a sweep's. */
+export function sweepPosition(after: string): { phase: Phase; after?: string } {
+  const m = /^sweep\.([pea])(?:\.([A-Za-z0-9_-]{1,4096}))?$/.exec(after);
+  if (!m)
     throw new SweepCursorRefused(
       '--after takes the cursor a `keys reconcile --all` printed (it starts with `sweep.`); a `keys list` cursor ' +
         'belongs to a listing with its own filters and would skip keys: leave --after out to sweep from the start',
     );
-  return after.slice(SWEEP_CURSOR.length);
+  return { phase: m[1] as Phase, ...(m[2] ? { after: m[2] } : {}) };
 }
+
+const cursorOf = (phase: Phase, after: string | undefined) => `${SWEEP_CURSOR}${phase}${after ? `.${after}` : ''}`;
 
 /** Whether a record needs a reconcile: a change not applied, or an API key of its own from before pools. */
 const needsReconcile = (r: KeyRecord) =>
@@ -68,7 +85,10 @@ export async function reconcileAll(
   ctx: AdminContext,
   opts: { after?: string; force?: boolean; pages?: number; progress?: (p: SweepProgress) => void } = {},
 ): Promise<Sweep> {
-  let after = opts.after === undefined ? undefined : sweepPosition(opts.after);
+  const from: { phase: Phase; after?: string } =
+    opts.after === undefined ? { phase: opts.force ? 'a' : 'p' } : sweepPosition(opts.after);
+  // A forced sweep's cursor resumes a forced sweep: it goes on reading every key.
+  const force = opts.force || from.phase === 'a';
   const reconciled: Sweep['reconciled'][number][] = [];
   const waiting: Sweep['waiting'][number][] = [];
   const failed: Sweep['failed'][number][] = [];
@@ -77,7 +97,7 @@ export async function reconcileAll(
   const visit = async (r: KeyRecord) => {
     if (done.has(r.keyId)) return;
     done.add(r.keyId);
-    if (!opts.force && !needsReconcile(r)) {
+    if (!force && !needsReconcile(r)) {
       // A converged key's bracket pool may still lack a member a newer release names (its probation member): the
       // authorizer would name a key on no usage plan, which API Gateway answers 403. One read per bracket per sweep.
       const limits = r.status === 'active' && r.plan === 'enterprise' ? limitsOf(r) : undefined;
@@ -99,7 +119,6 @@ export async function reconcileAll(
     }
   };
   const result = (extra: Partial<Sweep>): Sweep => ({ seen, reconciled, waiting, failed, ...extra });
-  const resumeAt = (position: string | undefined) => (position ? `${SWEEP_CURSOR}${position}` : undefined);
   // Keys with something of their own left at the gateway first: a listing need not hold them (they wait for purge).
   if (!opts.after) {
     let due: KeyRecord[];
@@ -110,29 +129,34 @@ export async function reconcileAll(
     }
     for (const r of due) await visit(r);
   }
-  for (let page = 0; page < (opts.pages ?? Infinity); page++) {
-    let out: Awaited<ReturnType<AdminContext['deps']['store']['listPage']>>;
-    try {
-      out = await ctx.deps.store.listPage({}, PAGE, after);
-    } catch (err) {
-      if (err instanceof RangeError)
-        throw new SweepCursorRefused(`--after: ${err.message.replaceAll('keys list', 'keys reconcile --all')}`);
-      // Nothing of this page was done: the sweep resumes where it began.
-      return result({
-        stopped: `reading the listing failed (${describeError(err)})`,
-        ...(after ? { next: resumeAt(after) } : {}),
-      });
+  const phases: Phase[] = force ? ['a'] : ['p', 'e'];
+  let pages = 0;
+  for (let i = phases.indexOf(from.phase); i < phases.length; i++) {
+    const phase = phases[i]!;
+    const following = phases[i + 1];
+    let after = phase === from.phase ? from.after : undefined;
+    for (;;) {
+      if (pages++ >= (opts.pages ?? Infinity)) return result({ next: cursorOf(phase, after) });
+      let out: Awaited<ReturnType<AdminContext['deps']['store']['listPage']>>;
+      try {
+        out = await ctx.deps.store.listPage(PHASES[phase], PAGE, after);
+      } catch (err) {
+        if (err instanceof RangeError)
+          throw new SweepCursorRefused(`--after: ${err.message.replaceAll('keys list', 'keys reconcile --all')}`);
+        // Nothing of this page was done: the sweep resumes where it began (from the start when nothing was read).
+        const atStart = i === 0 && !after && !opts.after;
+        return result({
+          stopped: `reading the listing failed (${describeError(err)})`,
+          ...(atStart ? {} : { next: cursorOf(phase, after) }),
+        });
+      }
+      seen += out.records.length;
+      for (const r of out.records) await visit(r);
+      after = out.next;
+      const next = after ? cursorOf(phase, after) : following ? cursorOf(following, undefined) : undefined;
+      opts.progress?.({ seen, changed: reconciled.length, failed: failed.length, ...(next ? { next } : {}) });
+      if (!after) break;
     }
-    seen += out.records.length;
-    for (const r of out.records) await visit(r);
-    after = out.next;
-    opts.progress?.({
-      seen,
-      changed: reconciled.length,
-      failed: failed.length,
-      ...(after ? { next: resumeAt(after) } : {}),
-    });
-    if (!after) break;
   }
-  return result(after ? { next: resumeAt(after) } : {});
+  return result({});
 }
