@@ -13,7 +13,8 @@ import { STAGES, STAGE_NAMES, type StageName } from '../../lib/config/stages.ts'
 import { ACCOUNT_SETTINGS_STACK } from '../../lib/stacks/account-settings-stack.ts';
 import { createApp } from '../../lib/stacks/app.ts';
 import { firstDeployContextKey } from '../../lib/stacks/first-deploy.ts';
-import { gateTimings, gatesThatCannotFire } from '../../lib/preflight/canary-timing.ts';
+import { CLOUDWATCH_LAG_SECONDS, gateTimings, gatesThatCannotFire } from '../../lib/preflight/canary-timing.ts';
+import { GATE_PERIOD_SECONDS } from '../../lib/stacks/gate-simulation.ts';
 import type { CfnTemplate } from '../../lib/preflight/template.ts';
 import { unorderedUsagePlans, updateFindings } from '../../lib/preflight/update-rules.ts';
 import { SYNTH_CONTEXT } from './synth-context.ts';
@@ -169,12 +170,13 @@ describe('a typical change replaces nothing stateful or fixed-name and updates u
 });
 
 describe("every stage's canary lasts long enough for its gates to fire", () => {
-  // CodeDeploy watches the gates only while it shifts: a gate of 2 one-minute datapoints needs those 2 minutes, the
-  // minute the shift starts in and CloudWatch's lag before it can be in ALARM.
+  // CodeDeploy watches the gates only while it shifts: a gate judging one 3-minute period needs that period, the
+  // period the shift starts in and CloudWatch's lag before it can be in ALARM.
+  const firing = 2 * GATE_PERIOD_SECONDS + CLOUDWATCH_LAG_SECONDS;
   it.each(STAGE_NAMES)('%s', (stage) => {
     const timings = gateTimings(current[stage]);
     expect(timings.length).toBeGreaterThanOrEqual(STAGE_NAMES.length);
-    expect(new Set(timings.map((t) => t.secondsToFire))).toEqual(new Set([240, 300]));
+    expect(new Set(timings.map((t) => t.secondsToFire))).toEqual(new Set([firing]));
     expect(gatesThatCannotFire(current[stage])).toEqual([]);
   });
 
@@ -191,7 +193,9 @@ describe("every stage's canary lasts long enough for its gates to fire", () => {
       if (r.Type === 'AWS::CodeDeploy::DeploymentGroup') r.Properties.DeploymentConfigName = { Ref: 'ShortCanary' };
     const lines = gatesThatCannotFire(t);
     expect(lines.length).toBeGreaterThan(0);
-    expect(lines[0]).toMatch(/shifts all traffic after 60 s but its gate \S+ can fire only after (240|300) s/);
+    expect(lines[0]).toMatch(
+      new RegExp(`shifts all traffic after 60 s but its gate \\S+ can fire only after ${firing} s`),
+    );
   });
 });
 
