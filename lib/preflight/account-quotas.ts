@@ -23,8 +23,13 @@ export interface AccountReadings {
   readonly api?: { readonly rateLimit: number; readonly burstLimit: number };
 }
 
-/** The readings, or why there are none (a note). */
-export type AccountReadingsSource = () => Promise<AccountReadings | { readonly skip: string }>;
+/** The readings, or why there are none (a note), or a read that failed (a finding). */
+export type AccountReadingsSource = () => Promise<
+  AccountReadings | { readonly skip: string } | { readonly finding: string }
+>;
+
+/** The IAM actions the check's reads need, for the finding when the credentials lack one. */
+export const ACCOUNT_READ_ACTIONS = 'lambda:GetAccountSettings, apigateway:GET on /account';
 
 /** Executions reserved by a template's functions (ReservedConcurrentExecutions). */
 export function reservedIn(template: CfnTemplate | undefined): number {
@@ -103,6 +108,7 @@ export const awsAccountReadings: AccountReadingsSource = async () => {
   try {
     const settings = await lambda.send(new GetAccountSettingsCommand({}));
     const account = await apigw.send(new GetAccountCommand({}));
+
     const t = account.throttleSettings;
     return {
       lambdaLimit: settings.AccountLimit?.ConcurrentExecutions ?? DEFAULT_ACCOUNT_QUOTAS.lambdaConcurrency,
@@ -112,6 +118,9 @@ export const awsAccountReadings: AccountReadingsSource = async () => {
         ? { api: { rateLimit: t.rateLimit, burstLimit: t.burstLimit } }
         : {}),
     };
+  } catch (err) {
+    const { awsReadFailure } = await import('./bracket-pools.ts');
+    return { finding: awsReadFailure('account quotas', "the account's quotas", ACCOUNT_READ_ACTIONS, err) };
   } finally {
     lambda.destroy();
     apigw.destroy();
@@ -129,6 +138,7 @@ export function accountQuotasCheck(source: AccountReadingsSource = awsAccountRea
         input.note(`account quotas: ${readings.skip}: skipped`);
         return [];
       }
+      if ('finding' in readings) return [readings.finding];
       const stage = input.stage as StageName;
       const declared = withAccountQuotas(STAGES[stage], (k) => input.context[k]).accountQuotas;
       const deployed = await input.deployed();

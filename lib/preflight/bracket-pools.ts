@@ -147,11 +147,16 @@ const isRejectedCredentials = (err: unknown): boolean =>
  * anything else (a fault, a throttle past the retries) says to run it again.
  */
 export function readFailureFinding(what: string, err: unknown): string {
-  const head = `Enterprise bracket pools: could not read ${what} (${oneLine(err)})`;
+  return awsReadFailure('Enterprise bracket pools', what, BRACKET_READ_ACTIONS, err);
+}
+
+/** A preflight check's read that failed, in the same words whichever check it is (`actions`: what it needs). */
+export function awsReadFailure(check: string, what: string, actions: string, err: unknown): string {
+  const head = `${check}: could not read ${what} (${oneLine(err)})`;
   if (isRejectedCredentials(err))
     return `${head}: AWS refused preflight's credentials; renew them and run preflight again`;
   return isAccessDenied(err)
-    ? `${head}: preflight's credentials need ${BRACKET_READ_ACTIONS}; grant them and run preflight again`
+    ? `${head}: preflight's credentials need ${actions}; grant them and run preflight again`
     : `${head}: run preflight again (the check only reads)`;
 }
 

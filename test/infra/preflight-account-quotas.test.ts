@@ -8,6 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_ACCOUNT_QUOTAS, edgeFor } from '../../lib/config/capacity.ts';
 import { STAGES } from '../../lib/config/stages.ts';
 import {
+  ACCOUNT_READ_ACTIONS,
   accountQuotaFindings,
   accountQuotasCheck,
   lambdaConcurrencyFitting,
@@ -88,6 +89,19 @@ describe('the account quotas a deploy needs', () => {
     const lower = accountQuotasCheck(async () => ({ lambdaLimit: 800, lambdaUnreserved: 800 }));
     expect(await lower.run(input({}))).toEqual([
       expect.stringContaining('-c animal-store:staging:lambdaConcurrency=800'),
+    ]);
+    // A read refused: the finding names what preflight's credentials need.
+    const denied = Object.assign(new Error('User is not authorized to perform: lambda:GetAccountSettings'), {
+      name: 'AccessDeniedException',
+    });
+    const { awsReadFailure } = await import('../../lib/preflight/bracket-pools.ts');
+    const refused = accountQuotasCheck(async () => ({
+      finding: awsReadFailure('account quotas', "the account's quotas", ACCOUNT_READ_ACTIONS, denied),
+    }));
+    expect(await refused.run(input({}))).toEqual([
+      expect.stringMatching(
+        /^account quotas: could not read .*need lambda:GetAccountSettings, apigateway:GET on \/account/,
+      ),
     ]);
     // The account stack reserves nothing: nothing to check.
     expect(await small.run({ ...input({}), name: 'account' } as PreflightInput)).toEqual([]);
