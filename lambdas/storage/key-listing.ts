@@ -129,7 +129,7 @@ export async function listKeys(
   const scope = cursorFilter({ ...filter, ...(owner === undefined ? {} : { owner }) });
   const records: KeyRecord[] = [];
   let read = 0;
-  let { p, s }: ListCursor = after ? readCursor(after, scope) : { p: 0 };
+  let { p, s }: ListCursor = after ? readCursor(after, scope, tables.keys, owner) : { p: 0 };
   if (p >= parts.length) throw new RangeError('not a cursor of `keys list` (it points past the listing)');
   while (p < parts.length && records.length < limit) {
     const { condition, values } = keyCondition(parts[p]!, owner, s);
@@ -143,7 +143,12 @@ export async function listKeys(
           Limit: limit - records.length,
         }),
       ),
-    );
+    ).catch((err: unknown) => {
+      // Only a cursor's position can make a valid filter's query invalid: said as the cursor's fault, not DynamoDB's.
+      if (after && (err as Error)?.name === 'ValidationException')
+        throw new RangeError('not a cursor of `keys list` (its position is not one of this listing)');
+      throw err;
+    });
     read += out.ScannedCount ?? 0;
     records.push(...((out.Items ?? []) as KeyRecord[]).map(withoutListing));
     const last = out.LastEvaluatedKey?.listSort as string | undefined;
@@ -153,7 +158,11 @@ export async function listKeys(
     } else s = last;
   }
   const more = p < parts.length;
-  return { records, read, ...(more ? { next: writeCursor({ p, ...(s === undefined ? {} : { s }) }, scope) } : {}) };
+  return {
+    records,
+    read,
+    ...(more ? { next: writeCursor({ p, ...(s === undefined ? {} : { s }) }, scope, tables.keys) } : {}),
+  };
 }
 
 /** Whether a record waiting for purge is due at `cutoff` (ms): revoked by then, or a usage plan it moved off. */

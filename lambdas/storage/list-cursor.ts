@@ -5,8 +5,12 @@
  * silently empty page. It holds no key hash (the table's key is not needed: the next query starts after a sort key,
  * and sort keys end in the unique key id).
  *
- * The tag is an HMAC under a fixed key: a checksum that an edit cannot keep consistent by accident, not a secret.
- * Nothing needs one: whoever runs `keys list` may list every key, so a forged cursor reaches nothing they could not.
+ * The tag is an HMAC under a key named by the keys table (so by the stage): a cursor printed for one stage's or
+ * table's listing is refused by another's. It is a checksum that an edit cannot keep consistent by accident, not a
+ * secret: whoever runs `keys list` may list every key, so a forged cursor reaches nothing they could not. What a
+ * cursor says is checked too, so one re-tagged for another filter, or with a made-up sort key, is refused with a
+ * clear error rather than skipping keys or reaching DynamoDB as a ValidationException: its sort key must have the
+ * listing's shape (`<owner>\u0001<created>\u0001<key id>`) and, with `--owner`, that owner's.
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 
@@ -35,22 +39,49 @@ export function cursorFilter(filter: { plan?: string; status?: string; owner?: s
     .slice(0, FILTER_BYTES * 2);
 }
 
-const tagOf = (body: string) => createHmac('sha256', TAG_KEY).update(body).digest().subarray(0, TAG_BYTES);
+const tagOf = (body: string, table: string) =>
+  createHmac('sha256', `${TAG_KEY}\u0000${table}`).update(body).digest().subarray(0, TAG_BYTES);
 
-/** The cursor as printed: base64url of `tag | body`, body = JSON of the position and the filter it belongs to. */
-export function writeCursor(c: ListCursor, filter: string): string {
-  const body = JSON.stringify({ f: filter, p: c.p, ...(c.s === undefined ? {} : { s: c.s }) });
-  return Buffer.concat([tagOf(body), Buffer.from(body)]).toString('base64url');
+/** Whether `s` is a listing sort key (key-listing.ts `listing`): owner, creation time and key id, `\u0001` between. */
+function isSortKey(s: string): boolean {
+  const [owner, created, keyId, ...more] = s.split('\u0001');
+  return (
+    !more.length &&
+    !!owner &&
+    owner.length <= 512 &&
+    /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z$/.test(created ?? '') &&
+    /^[A-Za-z0-9_-]{1,64}$/.test(keyId ?? '')
+  );
 }
 
-/** The position a printed cursor names, for this filter; RangeError saying what is wrong with it otherwise. */
-export function readCursor(after: string, filter: string): ListCursor {
+/**
+ * The cursor as printed: base64url of `tag | body`, body = JSON of the position and the filter it belongs to;
+ * `table`: the keys table listed (the tag is bound to it).
+ */
+export function writeCursor(c: ListCursor, filter: string, table: string): string {
+  const body = JSON.stringify({ f: filter, p: c.p, ...(c.s === undefined ? {} : { s: c.s }) });
+  return Buffer.concat([tagOf(body, table), Buffer.from(body)]).toString('base64url');
+}
+
+/**
+ * The position a printed cursor names, for this filter (`owner`: its normalized owner, which the sort key must
+ * start with) on this table; RangeError saying what is wrong with it otherwise.
+ */
+export function readCursor(after: string, filter: string, table: string, owner?: string): ListCursor {
   const raw = Buffer.from(after, 'base64url');
   const body = raw.subarray(TAG_BYTES).toString();
   const tag = raw.subarray(0, TAG_BYTES);
-  if (raw.length <= TAG_BYTES || !timingSafeEqual(tag, tagOf(body)))
-    throw new RangeError('not a cursor of `keys list` (changed or cut short): copy the whole `More:` line again');
-  const c = JSON.parse(body) as { f: string; p: number; s?: string };
+  if (raw.length <= TAG_BYTES || !timingSafeEqual(tag, tagOf(body, table)))
+    throw new RangeError(
+      'not a cursor of `keys list` on this stage (changed, cut short, or printed for another stage or table): copy ' +
+        'the whole `More:` line of this listing again',
+    );
+  let c: { f: string; p: number; s?: string };
+  try {
+    c = JSON.parse(body) as typeof c;
+  } catch {
+    throw new RangeError('not a cursor of `keys list`');
+  }
   if (c.f !== filter)
     throw new RangeError(
       'this cursor belongs to a listing with other filters: repeat the --plan, --owner and --status of the page ' +
@@ -58,5 +89,7 @@ export function readCursor(after: string, filter: string): ListCursor {
     );
   if (!Number.isInteger(c.p) || c.p < 0 || (c.s !== undefined && typeof c.s !== 'string'))
     throw new RangeError('not a cursor of `keys list`');
+  if (c.s !== undefined && (!isSortKey(c.s) || (owner !== undefined && !c.s.startsWith(`${owner}\u0001`))))
+    throw new RangeError('not a cursor of `keys list` (its position is not one of this listing)');
   return { p: c.p, ...(c.s === undefined ? {} : { s: c.s }) };
 }

@@ -10,6 +10,8 @@ import type { KeyRecord } from '../../lambdas/domain/keys.ts';
 import type { AdminDeps } from '../../lib/admin/service.ts';
 import { backlogKey, measureBacklog, seedBacklog } from '../../bench/phases/purge-backlog.ts';
 import { seedKeyTable, seededKey } from '../../bench/lib/seed-keys.ts';
+import { ownerKey } from '../../lambdas/storage/key-listing.ts';
+import { cursorFilter, writeCursor } from '../../lambdas/storage/list-cursor.ts';
 import { runLocalAdmin, startLocalAdmin } from '../helpers/admin.ts';
 import type { TestApi } from '../helpers/api.ts';
 
@@ -110,6 +112,48 @@ it('the cursor carries no key hash, and one that is not this listing’s gets on
   const json = await listJson('--plan', 'free', '--after', cursor);
   expect(json.code).toBe(1);
   expect(JSON.parse(json.err)).toMatchObject({ error: expect.stringMatching(/^--after: this cursor belongs/) });
+});
+
+it('a cursor re-tagged for another filter, with a made-up sort key, or printed for another stage or table is refused in one line', async () => {
+  const table = api.storage.tables.keys;
+  const { page } = await listJson('--plan', 'business', '--limit', '3');
+  const body = JSON.parse(Buffer.from(page.next!, 'base64url').subarray(12).toString()) as { p: number; s: string };
+  // An unfiltered listing's position, tagged for an owner's listing (the tag's key is no secret): its sort key is
+  // another owner's, which DynamoDB answered with a raw ValidationException (BETWEEN with its bounds reversed).
+  const owner = 'aaa-first-owner';
+  const retagged = writeCursor({ p: 0, s: body.s }, cursorFilter({ owner: ownerKey(owner) }), table);
+  const forged = writeCursor({ p: 0, s: 'zzz' }, cursorFilter({ plan: 'business' }), table);
+  const elsewhere = writeCursor(body, cursorFilter({ plan: 'business' }), `${table}-production`);
+  for (const [args, message] of [
+    [
+      ['--owner', owner, '--after', retagged],
+      /^--after: not a cursor of `keys list` \(its position is not one of this listing\)$/,
+    ],
+    [
+      ['--plan', 'business', '--after', forged],
+      /^--after: not a cursor of `keys list` \(its position is not one of this listing\)$/,
+    ],
+    [
+      ['--plan', 'business', '--after', elsewhere],
+      /^--after: not a cursor of `keys list` on this stage \(.*printed for another stage or table/,
+    ],
+  ] as const) {
+    const r = await listJson(...args);
+    expect({ code: r.code, out: r.out }, args.join(' ')).toEqual({ code: 1, out: '' });
+    expect(JSON.parse(r.err), args.join(' ')).toMatchObject({ error: expect.stringMatching(message) });
+    expect(r.err).not.toMatch(/ValidationException/);
+  }
+  // The same body, tagged for this table, is this listing's own position: it goes on.
+  const own = await listJson(
+    '--plan',
+    'business',
+    '--limit',
+    '3',
+    '--after',
+    writeCursor(body, cursorFilter({ plan: 'business' }), table),
+  );
+  expect(own.code, own.err).toBe(0);
+  expect(own.page.keys).toHaveLength(3);
 });
 
 it('purge still finds a record left in the one purge partition of before, and reindex moves it beside its plan', async () => {
