@@ -114,6 +114,7 @@ it("the sweep before, during and after a rolled-back deploy of this release over
   const pro = await legacyKey(w, 'pro');
   const business = await legacyKey(w, 'business');
   const enterprise = await legacyKey(w, 'enterprise', E600);
+  const gone = await legacyKey(w, 'business');
   for (const id of [free, pro]) {
     const r = (await w.plain.store.getById(id))!;
     await w.plain.store.noteStanding(r.hash, { bannedUntil: Math.floor(w.fake.now() / 1000) - 600 });
@@ -133,7 +134,13 @@ it("the sweep before, during and after a rolled-back deploy of this release over
   const [sweep] = await sweepTwice(before);
   expect(await refused(w, released)).toEqual([]);
   expect(sweep!.failed).toEqual([]);
-  expect(sweep!.waiting.map((x) => x.keyId).sort()).toEqual([pro, business, enterprise].sort());
+  // A key revoked now too: the old authorizer refuses it, but a restore would bring back the own key it names.
+  await before.revoke(gone);
+  w.fake.t += GRACE_MS + 1_000;
+  const purged = await before.purge();
+  expect(purged.purged).toEqual([]);
+  expect(purged.failed.map((x) => [x.keyId, x.error])).toEqual([[gone, expect.stringMatching(/waits for a deploy/)]]);
+  expect(sweep!.waiting.map((x) => x.keyId).sort()).toEqual([pro, business, enterprise, gone].sort());
   expect(sweep!.waiting[0]!.waiting[0]).toMatch(
     /waits for a deploy: the staging stack's authorizer \(key layout 1, release 3357b0c\).*deploy the first release after 3357b0c \(the first whose stack has the KeyLayout output\) \(key layout 2\) to staging first/,
   );
@@ -161,7 +168,7 @@ it("the sweep before, during and after a rolled-back deploy of this release over
   expect(await refused(w, next)).toEqual([]);
   const after = adminOn(next.template, 'UPDATE_COMPLETE');
   const [moved] = await sweepTwice(after);
-  expect(moved!.reconciled.map((x) => x.keyId).sort()).toEqual([pro, business, enterprise].sort());
+  expect(moved!.reconciled.map((x) => x.keyId).sort()).toEqual([pro, business, enterprise, gone].sort());
   await after.create({ owner: w.owner, plan: 'pro' });
   expect(await refused(w, next)).toEqual([]);
   expect(await problems(w)).toEqual([]);
