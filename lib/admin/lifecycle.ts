@@ -172,10 +172,20 @@ export async function rotate(
       ? `rotated; the old secret is accepted until ${oldSecretUntil}`
       : 'rotated; the old secret is refused',
   );
+  // The secret this command set out to replace: when another rotation replaced it first (two admins at once), this
+  // one stops, or both would print a secret and only the later would work.
+  let replacing: string | undefined;
   const key = await recordStep(() =>
     ctx.onLatest(keyId, async (record) => {
       if (record.status !== 'active')
         throw new AdminError(`key ${keyId} is ${record.status}: only active keys can be rotated`);
+      replacing ??= record.hash;
+      if (record.hash !== replacing)
+        throw new AdminError(
+          `key ${keyId} was rotated by another command while this one ran (at ${record.rotatedAt ?? 'an unknown time'}): ` +
+            'its secret is the one that command printed; nothing changed here (run `keys rotate` again only if that ' +
+            'secret must be replaced too)',
+        );
       const secret = generateKey();
       await ctx.deps.store.replaceHash(
         record,
@@ -256,6 +266,9 @@ type MoveStanding = AuditStanding & { readonly dayCount: number; readonly bans: 
 export async function setPlan(ctx: AdminContext, keyId: string, input: PlanInput): Promise<PlanChange> {
   if (!(input.plan in PLANS)) throw new AdminError(`unknown plan ${input.plan}`);
   const first = await recordStep(() => ctx.find(keyId));
+  // Refused before anything is made: an Enterprise bracket's pool (a usage plan and its API keys) is not made for a
+  // key that cannot use it.
+  if (first.status !== 'active') throw new AdminError(`key ${keyId} is ${first.status}: only active keys change plan`);
   const current = first.plan === 'enterprise' ? limitsOf(first) : undefined;
   const limits = checkLimits(input.plan, input.perMinute, input.perDay, current);
   const same = (r: KeyRecord) => r.status === 'active' && r.plan === input.plan && sameLimits(r.limits, limits);
@@ -284,10 +297,19 @@ export async function setPlan(ctx: AdminContext, keyId: string, input: PlanInput
       throw new AdminError(`nothing was changed (${describeError(err)}): run the same command again`);
     });
   const day = before.w.dayStart;
+  let latest = first;
   const updated = await recordStep(() =>
     ctx.onLatest(keyId, async (record) => {
+      latest = record;
       if (record.status !== 'active') throw new AdminError(`key ${keyId} is ${record.status}`);
       if (same(record)) return undefined;
+      // Another command moved it while this one ran (two admins at once): applying this move over that one would
+      // have both print "Moved" and only the later hold.
+      if (record.plan !== first.plan || !sameLimits(record.limits, first.limits))
+        throw new AdminError(
+          `key ${keyId} was moved to ${record.plan}${limitsText(record)} by another command while this one ran: ` +
+            `nothing changed here; run \`keys set-plan ${keyId} ${input.plan}${limits ? ` --per-minute ${limits.perMinute} --per-day ${limits.perDay}` : ''}\` again if it should still move`,
+        );
       const at = record.countsShards ?? limiterShards(limitsOf(record) ?? { perMinute: 1, perDay: 1 });
       const moves = at !== limiterShards(limits ?? PLANS[input.plan].limits!);
       undone = undoOf(record, input.plan, limits, before);
@@ -317,7 +339,8 @@ export async function setPlan(ctx: AdminContext, keyId: string, input: PlanInput
       );
     }),
   );
-  if (!updated) return { ...view(first), changed: false };
+  // Already where it was asked to go (another command moved it there meanwhile): said of the record as it is now.
+  if (!updated) return { ...view(latest), changed: false };
   const { record, did: _did, ...followed } = await followUp(ctx, keyId);
   // What the move did to its standing, read again; a failed read only leaves that out (the change is made).
   const after = await readKeyStanding(ctx, record).catch(() => undefined);

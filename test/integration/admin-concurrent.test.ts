@@ -1,0 +1,144 @@
+/**
+ * Two admins at once, over the CLI on DynamoDB Local: a second command landing while the first runs. Two rotations
+ * of one key: the one that finds its secret already replaced stops (it printed no secret; the one printed works).
+ * Two set-plans: the one that finds the key moved by the other stops instead of printing "Moved" over it. And a
+ * set-plan of a revoked key to an Enterprise bracket is refused before any usage plan or API key is made.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runAdmin } from '../../lib/admin/cli.ts';
+import type { AdminDeps } from '../../lib/admin/service.ts';
+import { runLocalAdmin, startLocalAdmin } from '../helpers/admin.ts';
+import { made } from '../helpers/admin-scenarios.ts';
+import { type TestApi } from '../helpers/api.ts';
+import { controlPlaneWorld } from '../helpers/control-plane-world.ts';
+
+let api: TestApi;
+let deps: AdminDeps;
+beforeAll(async () => {
+  ({ api, deps } = await startLocalAdmin());
+});
+afterAll(() => api?.close());
+
+const status = async (key: string) => (await api.call('/pets', { key })).status;
+
+/** `deps` whose first read of a key runs `between` right after reading, as another admin acting at that moment. */
+function interleaved(between: () => Promise<unknown>): AdminDeps {
+  let armed = true;
+  return {
+    ...deps,
+    store: {
+      ...deps.store,
+      async getById(keyId) {
+        const record = await deps.store.getById(keyId);
+        if (armed) {
+          armed = false;
+          await between();
+        }
+        return record;
+      },
+    },
+  };
+}
+
+/** One CLI command (`--local`) on `on`, what it printed and its exit code. */
+async function cli(on: AdminDeps, ...args: string[]) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runAdmin(
+    [...args, '--local'],
+    { out: (l) => out.push(l), err: (l) => err.push(l) },
+    async () => on,
+  );
+  return { code, out: out.join('\n'), err: err.join('\n') };
+}
+
+const created = async (plan = 'pro') =>
+  JSON.parse((await runLocalAdmin(deps, 'keys', 'create', '--owner', 'two-admins', '--plan', plan, '--json')).out) as {
+    key: string;
+    keyId: string;
+  };
+
+describe('two admins at once', () => {
+  it('two rotations: the second to land prints no secret and says the other one replaced it; the secret printed works', async () => {
+    const { key: original, keyId } = await created();
+    let other = { code: -1, out: '', err: '' };
+    const first = await cli(
+      interleaved(async () => (other = await cli(deps, 'keys', 'rotate', keyId, '--json'))),
+      'keys',
+      'rotate',
+      keyId,
+    );
+    expect(other.code, other.err).toBe(0);
+    const printed = (JSON.parse(other.out) as { key: string }).key;
+    expect(first.code).toBe(1);
+    expect(first.out, 'no secret printed').toBe('');
+    expect(first.err).toMatch(
+      new RegExp(`^error: key ${keyId} was rotated by another command while this one ran .*nothing changed here`),
+    );
+    expect(await status(printed)).toBe(200);
+    expect(await status(original)).toBe(401);
+  });
+
+  it('two set-plans to different plans: the second to land does not print "Moved" over the first', async () => {
+    const { keyId } = await created('pro');
+    let other = { code: -1, out: '', err: '' };
+    const first = await cli(
+      interleaved(async () => (other = await cli(deps, 'keys', 'set-plan', keyId, 'business'))),
+      'keys',
+      'set-plan',
+      keyId,
+      'free',
+    );
+    expect(other).toMatchObject({ code: 0, out: expect.stringMatching(/^Moved /) });
+    expect(first.code).toBe(1);
+    expect(first.out).not.toMatch(/Moved/);
+    expect(first.err).toBe(
+      `error: key ${keyId} was moved to business (1000/min, 100000/day) by another command while this one ran: nothing changed here; run ` +
+        `\`keys set-plan ${keyId} free\` again if it should still move`,
+    );
+    expect(JSON.parse((await runLocalAdmin(deps, 'keys', 'show', keyId, '--json')).out)).toMatchObject({
+      plan: 'business',
+    });
+  });
+
+  it('two set-plans to the same plan: one says "Moved", the other "No change" of the key as it now is', async () => {
+    const { keyId } = await created('pro');
+    let other = { code: -1, out: '', err: '' };
+    const first = await cli(
+      interleaved(async () => (other = await cli(deps, 'keys', 'set-plan', keyId, 'business'))),
+      'keys',
+      'set-plan',
+      keyId,
+      'business',
+    );
+    expect(other).toMatchObject({ code: 0, out: expect.stringMatching(/^Moved /) });
+    expect(first).toMatchObject({
+      code: 0,
+      out: `No change: ${keyId} is already on business with these limits (nothing written)`,
+    });
+  });
+});
+
+it('set-plan of a revoked key to an Enterprise bracket is refused before a usage plan or API key is made', async () => {
+  const w = controlPlaneWorld(deps);
+  const id = await made(w, 'pro');
+  expect((await runLocalAdmin(w.deps, 'keys', 'revoke', id)).code).toBe(0);
+  const calls = w.fake.calls.length;
+  const plans = w.fake.plans.size;
+  const keys = w.fake.keys.size;
+  const r = await runLocalAdmin(
+    w.deps,
+    'keys',
+    'set-plan',
+    id,
+    'enterprise',
+    '--per-minute',
+    '700',
+    '--per-day',
+    '70000',
+  );
+  expect(r).toMatchObject({ code: 1, out: '' });
+  expect(r.err).toBe(`error: key ${id} is revoked: only active keys change plan`);
+  expect(w.fake.calls.slice(calls), 'no control-plane call').toEqual([]);
+  expect({ plans: w.fake.plans.size, keys: w.fake.keys.size }).toEqual({ plans, keys });
+});
