@@ -343,18 +343,25 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
     };
   },
   purge: () => async (admin) => {
-    const { purged, failed } = await admin.purge();
+    const { purged, failed, finished, unread } = await admin.purge();
     const lines = [
       ...purged.map((k) => `Purged what API Gateway held for ${k.keyId}`),
+      ...finished.map((k) => `Finished ${k.keyId}, left part-way by a purge that stopped`),
       ...failed.map((f) => `Failed ${f.keyId}: ${f.error}`),
     ];
+    const data = { purged, failed, finished, ...(unread ? { unread } : {}) };
     // A failed key may have left its record part-way (no longer waiting for purge): reconcile finishes it either way.
-    const next = failed.length === 1 ? `keys reconcile ${failed[0]!.keyId}` : 'keys reconcile --all';
+    const next = failed.length === 1 && !unread ? `keys reconcile ${failed[0]!.keyId}` : 'keys reconcile --all';
     if (failed.length)
       throw new PartialFailure(
-        `${failed.length} of ${purged.length + failed.length} keys not purged: run \`${next}\``,
-        printed(lines.join('\n'), { purged, failed }),
+        `${failed.length} of ${purged.length + finished.length + failed.length} keys not purged: run \`${next}\``,
+        printed(lines.join('\n'), data),
       );
-    return printed(lines.join('\n') || 'Nothing to purge.', { purged, failed });
+    if (unread)
+      throw new PartialFailure(
+        `the keys a stopped purge may have left pending could not be read (${unread}): run \`${next}\``,
+        printed(lines.join('\n'), data),
+      );
+    return printed(lines.join('\n') || 'Nothing to purge.', data);
   },
 };

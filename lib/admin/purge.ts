@@ -16,6 +16,10 @@ export interface PurgeResult {
   readonly purged: KeyView[];
   /** Keys whose clean-up failed this time: still recorded, so the next purge tries them again. */
   readonly failed: Array<{ readonly keyId: string; readonly error: string }>;
+  /** Keys a purge stopped part-way left pending (no longer waiting for purge), finished by this one. */
+  readonly finished: KeyView[];
+  /** Why the keys left pending could not be read (purge done otherwise): `keys reconcile --all` finishes them. */
+  readonly unread?: string;
 }
 
 /** Whether a record has something for purge to delete at `cutoff` (ms). */
@@ -31,17 +35,36 @@ export async function purge(ctx: AdminContext): Promise<PurgeResult> {
   const due = await ctx.deps.store.listDue(cutoff).catch((err: unknown) => {
     throw new AdminError(`nothing was purged (${describeError(err)}): run \`keys purge\` again`);
   });
-  const result: PurgeResult = { purged: [], failed: [] };
+  const purged: KeyView[] = [];
+  const failed: PurgeResult['failed'][number][] = [];
+  const finished: KeyView[] = [];
   for (const stale of due.filter((r) => purgeDue(r, cutoff))) {
     try {
-      const { record, waiting } = await reconcile(ctx, stale.keyId);
-      // Held until the deployed authorizer names its pool (key-layout.ts): nothing of its own was deleted.
-      if (record.apiGatewayKeyId || record.usagePlanId || record.retiredApiKeyId || record.retiredUsagePlanId)
-        result.failed.push({ keyId: stale.keyId, error: waiting.join('; ') });
-      else result.purged.push(view(record));
+      purged.push(view((await reconcile(ctx, stale.keyId)).record));
     } catch (err) {
-      result.failed.push({ keyId: stale.keyId, error: describeError(err) });
+      failed.push({ keyId: stale.keyId, error: describeError(err) });
     }
   }
-  return result;
+  // A purge stopped part-way (a crash, Ctrl-C) can leave a key past its last gateway step, no longer waiting for purge
+  // but not yet reconciled: the listing's pending partitions hold it, so running purge again finishes it. Only keys
+  // purge works on (revoked, or retiring something); an active key's pending change is `keys reconcile`'s.
+  const done = new Set([...purged, ...failed].map((k) => k.keyId));
+  let after: string | undefined;
+  try {
+    do {
+      const page = await ctx.deps.store.listPage({ pending: true }, 100, after);
+      for (const r of page.records) {
+        if (done.has(r.keyId) || (r.status === 'active' && !r.retiredApiKeyId && !r.retiredUsagePlanId)) continue;
+        try {
+          finished.push(view((await reconcile(ctx, r.keyId)).record));
+        } catch (err) {
+          failed.push({ keyId: r.keyId, error: describeError(err) });
+        }
+      }
+      after = page.next;
+    } while (after);
+  } catch (err) {
+    return { purged, failed, finished, unread: describeError(err) };
+  }
+  return { purged, failed, finished };
 }

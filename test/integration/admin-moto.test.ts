@@ -418,7 +418,7 @@ describe.skipIf(!MOTO)(title("the admin tool's --stage path on moto's API Gatewa
     expect((sweep.waiting as Array<{ keyId: string }>).map((w) => w.keyId).sort()).toEqual(
       [oldPro.keyId, oldEnterprise.keyId].sort(),
     );
-    expect(await ok('keys', 'purge'), 'within the grace period').toEqual({ purged: [], failed: [] });
+    expect(await ok('keys', 'purge'), 'within the grace period').toEqual({ purged: [], failed: [], finished: [] });
 
     // Past the grace period (the authorizer cache TTL, twice): purge deletes the API keys and the usage plan.
     clockAheadMs = 2 * STAGES[STAGE].authorizerCacheTtl.toMilliseconds() + 60_000;
@@ -428,7 +428,7 @@ describe.skipIf(!MOTO)(title("the admin tool's --stage path on moto's API Gatewa
       expect(purged.purged.map((k: { keyId: string }) => k.keyId).sort()).toEqual(
         [oldPro.keyId, oldEnterprise.keyId].sort(),
       );
-      expect(await ok('keys', 'purge')).toEqual({ purged: [], failed: [] });
+      expect(await ok('keys', 'purge')).toEqual({ purged: [], failed: [], finished: [] });
     } finally {
       clockAheadMs = 0;
     }

@@ -213,6 +213,42 @@ describe('keys reconcile --all', () => {
   });
 });
 
+describe('keys purge', () => {
+  it('run again after a purge that stopped part-way, finishes the key it left pending', async () => {
+    const w = controlPlaneWorld(local);
+    const id = await legacyKey(w, 'pro');
+    await w.plain.store.update((await w.plain.store.getById(id))!, {
+      status: 'revoked',
+      revokedAt: new Date(w.fake.t).toISOString(),
+    });
+    w.fake.t += GRACE_MS + 60_000;
+    // The purge stops (a crash) at its last write for the key: the gateway is clean, the record not yet reconciled,
+    // and nothing of it waits for purge any more.
+    const crashing: AdminDeps = {
+      ...w.deps,
+      store: {
+        ...w.deps.store,
+        update: async (...args: Parameters<AdminDeps['store']['update']>) => {
+          if (args[1].reconciledVersion !== undefined) throw new Error('the process died here (test)');
+          return w.deps.store.update(...args);
+        },
+      },
+    };
+    expect((await runLocalAdmin(crashing, 'keys', 'purge')).code).toBe(1);
+    expect(JSON.parse((await runLocalAdmin(w.deps, 'keys', 'show', id, '--json')).out)).toMatchObject({
+      status: 'revoked',
+      pending: true,
+    });
+    const again = await runLocalAdmin(w.deps, 'keys', 'purge');
+    expect(again).toMatchObject({ code: 0, out: `Finished ${id}, left part-way by a purge that stopped` });
+    expect(JSON.parse((await runLocalAdmin(w.deps, 'keys', 'show', id, '--json')).out)).toMatchObject({
+      pending: false,
+    });
+    expect(await problems(w)).toEqual([]);
+    expect((await runLocalAdmin(w.deps, 'keys', 'purge')).out).toBe('Nothing to purge.');
+  });
+});
+
 describe('a storage outage on a stage', () => {
   it('says where to look for that target, with the command to run again, and never `npm start`', async () => {
     const down = async () => {
