@@ -40,7 +40,11 @@ export async function purge(ctx: AdminContext): Promise<PurgeResult> {
   const finished: KeyView[] = [];
   for (const stale of due.filter((r) => purgeDue(r, cutoff))) {
     try {
-      purged.push(view((await reconcile(ctx, stale.keyId)).record));
+      const { record, waiting } = await reconcile(ctx, stale.keyId);
+      // Held until the deployed authorizer names its pool (key-layout.ts): nothing of its own was deleted.
+      if (record.apiGatewayKeyId || record.usagePlanId || record.retiredApiKeyId || record.retiredUsagePlanId)
+        failed.push({ keyId: stale.keyId, error: waiting.join('; ') });
+      else purged.push(view(record));
     } catch (err) {
       failed.push({ keyId: stale.keyId, error: describeError(err) });
     }
@@ -56,7 +60,11 @@ export async function purge(ctx: AdminContext): Promise<PurgeResult> {
       for (const r of page.records) {
         if (done.has(r.keyId) || (r.status === 'active' && !r.retiredApiKeyId && !r.retiredUsagePlanId)) continue;
         try {
-          finished.push(view((await reconcile(ctx, r.keyId)).record));
+          const { record, waiting } = await reconcile(ctx, r.keyId);
+          // Held as above: it still waits, so it is not finished.
+          if (record.apiGatewayKeyId || record.usagePlanId || record.retiredApiKeyId || record.retiredUsagePlanId)
+            failed.push({ keyId: r.keyId, error: waiting.join('; ') });
+          else finished.push(view(record));
         } catch (err) {
           failed.push({ keyId: r.keyId, error: describeError(err) });
         }
