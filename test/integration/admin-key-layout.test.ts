@@ -1,7 +1,7 @@
 /**
- * The upgrade from the last release, as an admin meets it: the stage runs 3357b0c (its authorizer's own code, taken
- * from git: `lambdas/domain/keys.ts` and the contract it imports, which is all its handler calls to name a usage
- * key), its keys as 3357b0c's tool left them (Free keys on the Free pool, paying keys on API keys of their own). The
+ * The upgrade from the last release, as an admin meets it: the stage runs 3357b0c (its authorizer's own code, kept in
+ * test/fixtures/key-layout-1: `lambdas/domain/keys.ts` and the contract it imports, which is all its handler calls to
+ * name a usage key), its keys as 3357b0c's tool left them (Free keys on the Free pool, paying keys on API keys of their own). The
  * admin tool's sweep runs before the deploy, during it, after CloudFormation rolled it back, and after it settled.
  * After every step, every active key's usage key, as the deployed authorizer names it (counted or on probation), is
  * an API key on a usage plan of the stage: in that release's template (the 3357b0c fixture, or this synth) or made
