@@ -28,6 +28,7 @@ import {
 import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudformation';
 import { provisionLocalTables } from '../../lambdas/storage/provision.ts';
 import { ADMIN_OUTPUT_IDS } from '../../lib/admin/targets.ts';
+import { OUTPUT_IDS } from '../../lib/stacks/outputs.ts';
 import type { CfnTemplate } from '../../lib/local/template.ts';
 
 /** What a user runs to get `moto_server` (the README says the same). */
@@ -242,6 +243,8 @@ export async function deployStage(moto: Moto, template: CfnTemplate, stackName: 
     [ADMIN_OUTPUT_IDS.apiId]: value(declared[ADMIN_OUTPUT_IDS.apiId]!.Value),
     ...Object.fromEntries(Object.values(ADMIN_OUTPUT_IDS.usagePlans).map((id) => [id, value(declared[id]!.Value)])),
     ...Object.fromEntries(Object.entries(ADMIN_OUTPUT_IDS.tables).map(([envVar, id]) => [id, tableEnv[envVar]!])),
+    // The key layout this release's authorizer understands, which the tool checks before it moves a key.
+    [OUTPUT_IDS.keyLayout]: String(declared[OUTPUT_IDS.keyLayout]!.Value),
   };
   // A stack of the stage's name whose outputs are those values: what `--stage` finds with DescribeStacks. Its one
   // resource is a placeholder (a stack needs one).
