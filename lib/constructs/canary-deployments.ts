@@ -1,4 +1,4 @@
-import { Annotations, Stack } from 'aws-cdk-lib';
+import { Annotations, Stack, Validations } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, TreatMissingData, type IAlarm } from 'aws-cdk-lib/aws-cloudwatch';
 import {
   LambdaApplication,
@@ -9,9 +9,10 @@ import {
 } from 'aws-cdk-lib/aws-codedeploy';
 import { PolicyStatement, Role } from 'aws-cdk-lib/aws-iam';
 import { servicePrincipalOf } from './service-principal.ts';
-import type { Alias } from 'aws-cdk-lib/aws-lambda';
+import { Function as LambdaFunction, type Alias } from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
 import { pinLogicalId } from './logical-ids.ts';
+import type { PreTrafficHook } from './pre-traffic-hook.ts';
 import type { CustomMetrics } from './server-error-rate.ts';
 import {
   GATE_MARGIN,
@@ -42,6 +43,11 @@ export interface CanaryDeploymentsProps {
    * @default false
    */
   readonly breakGlass?: boolean;
+  /**
+   * The pre-traffic check (pre-traffic-hook.ts): each group's BeforeAllowTraffic hook, which judges the new version
+   * before any traffic shifts and fails the deployment otherwise. @default - none
+   */
+  readonly preTrafficHook?: PreTrafficHook;
 }
 
 /**
@@ -112,6 +118,17 @@ export class CanaryDeployments extends Construct {
     );
     const policy = role.node.findChild('DefaultPolicy');
 
+    // The hook as CDK's groups see it: its role an immutable view, so the grant CDK makes for each group (the report
+    // on the group's ARN, which the Service Authorization Reference says the action is not authorized on: it takes
+    // only "*") is not written; the hook's own policy has the grant that applies (below).
+    const hook = props.preTrafficHook;
+    const hookView = hook
+      ? LambdaFunction.fromFunctionAttributes(this, 'PreTrafficHookView', {
+          functionArn: hook.function.functionArn,
+          role: hook.role.withoutPolicyUpdates(),
+          sameEnvironment: true,
+        })
+      : undefined;
     const groups = new Map<string, LambdaDeploymentGroup>();
     for (const [name, alias] of props.aliases) {
       const gates: IAlarm[] = [];
@@ -147,6 +164,9 @@ export class CanaryDeployments extends Construct {
         alarms: gates,
         ignoreAlarmConfiguration: breakGlass,
         autoRollback: { failedDeployment: true, stoppedDeployment: true, deploymentInAlarm: !breakGlass },
+        // Judged before traffic, break glass or not: the check takes seconds and no alarm, and what it stops is a
+        // version that fails a known-good request.
+        ...(hookView ? { preHook: hookView } : {}),
       });
       // The role's permissions are an inline policy (a separate resource): CloudFormation must attach it before a
       // group can run a deployment, as a managed policy on the role itself would have been. (The role itself is
@@ -161,6 +181,40 @@ export class CanaryDeployments extends Construct {
         resources: alarms.map((a) => a.alarmArn),
       }),
     );
+    if (hook) {
+      // CodeDeploy invokes the hook by its name (unqualified) with this role; the grant CDK would make cannot reach
+      // the role's policy (an immutable view above).
+      role.addToPrincipalPolicy(
+        new PolicyStatement({
+          sid: 'InvokeThePreTrafficHook',
+          actions: ['lambda:InvokeFunction'],
+          resources: [hook.function.functionArn],
+        }),
+      );
+      // The hook reads which function and version a deployment moves from the deployment itself; GetDeployment is
+      // authorized against the deployment group, as the report is.
+      hook.role.addToPrincipalPolicy(
+        new PolicyStatement({
+          sid: 'ReadThisStacksDeployments',
+          actions: ['codedeploy:GetDeployment'],
+          resources: [...groups.values()].map((g) => g.deploymentGroupArn),
+        }),
+      );
+      hook.role.addToPrincipalPolicy(
+        new PolicyStatement({
+          sid: 'ReportTheCheck',
+          actions: ['codedeploy:PutLifecycleEventHookExecutionStatus'],
+          resources: ['*'],
+        }),
+      );
+      Validations.of(hook.role).acknowledge({
+        id: 'AwsSolutions-IAM5[Resource::*]',
+        reason:
+          'codedeploy:PutLifecycleEventHookExecutionStatus supports no resource-level permissions (Service Authorization Reference: no resource type), so AWS requires Resource "*"; the call names a deployment and a hook execution id only CodeDeploy hands the hook.',
+      });
+      // A deployment starts with an alias's update: by then the hook may read and report it.
+      for (const alias of props.aliases.values()) alias.node.addDependency(hook.policy);
+    }
     this.groups = groups;
     this.alarms = alarms;
   }

@@ -26,6 +26,9 @@ const NAME_PROPERTY: Readonly<Record<string, string>> = {
   'AWS::IAM::Role': 'RoleName',
   'AWS::IAM::ManagedPolicy': 'ManagedPolicyName',
   'AWS::SecretsManager::Secret': 'Name',
+  // Ref of each is its name (a deployment group's ARN is spelt from both: `deploymentgroup:<application>/<group>`).
+  'AWS::CodeDeploy::Application': 'ApplicationName',
+  'AWS::CodeDeploy::DeploymentGroup': 'DeploymentGroupName',
 };
 
 export interface AwsValues {
@@ -142,6 +145,19 @@ export function awsValues(t: CfnTemplate, place: AwsPlace): AwsValues {
         const [id, attribute] = name.split('.');
         return attribute ? getAtt(id!, attribute) : refOf(id!);
       });
+    }
+    if (o['Fn::Select'] !== undefined) {
+      // CDK names an imported function by a part of its ARN: `Fn::Select [6, Fn::Split [':', <arn>]]`.
+      const [index, from] = o['Fn::Select'] as [number | string, unknown];
+      const items = (from as Record<string, unknown>)?.['Fn::Split']
+        ? (() => {
+            const [sep, text] = (from as Record<string, [string, unknown]>)['Fn::Split']!;
+            return resolve(text).split(sep);
+          })()
+        : (from as unknown[]).map(resolve);
+      const item = items[Number(index)];
+      if (item === undefined) throw new Error(`no item ${index} in ${JSON.stringify(from)}`);
+      return item;
     }
     throw new Error(`no AWS value for ${JSON.stringify(value)}`);
   };

@@ -4,7 +4,7 @@
  * gateway responses and the functions with their handler modules and environment. Anything the emulator would
  * silently get wrong (an integration type or header mapping it does not know) fails here, at start-up.
  */
-import { FUNCTION_METADATA } from '../stacks/metadata.ts';
+import { DEPLOY_HOOK_METADATA, FUNCTION_METADATA } from '../stacks/metadata.ts';
 import { invocationRules } from './permissions.ts';
 import { gatewayResponseHeaders } from './responses.ts';
 import { methodKey } from './stage-throttle.ts';
@@ -163,27 +163,30 @@ function stageThrottleOf(id: string, stage: Record<string, any>, methods: readon
 
 function functionsOf(t: CfnTemplate): Map<string, FunctionDef> {
   return new Map(
-    byType(t, 'AWS::Lambda::Function').map(([logicalId, r]) => {
-      const name = r.Metadata?.[FUNCTION_METADATA];
-      if (typeof name !== 'string')
-        throw new Error(`${logicalId}: no ${FUNCTION_METADATA} metadata naming the function`);
-      const p = r.Properties!;
-      const assetPath = r.Metadata?.['aws:asset:path'];
-      return [
-        logicalId,
-        {
+    // The pre-traffic hook is CodeDeploy's, not the API's: nothing the gateway routes to, nothing to build here.
+    byType(t, 'AWS::Lambda::Function')
+      .filter(([, r]) => r.Metadata?.[DEPLOY_HOOK_METADATA] === undefined)
+      .map(([logicalId, r]) => {
+        const name = r.Metadata?.[FUNCTION_METADATA];
+        if (typeof name !== 'string')
+          throw new Error(`${logicalId}: no ${FUNCTION_METADATA} metadata naming the function`);
+        const p = r.Properties!;
+        const assetPath = r.Metadata?.['aws:asset:path'];
+        return [
           logicalId,
-          name,
-          environment: p.Environment?.Variables ?? {},
-          timeoutSeconds: p.Timeout ?? 3,
-          memoryMb: p.MemorySize ?? 128,
-          ...(typeof p.ReservedConcurrentExecutions === 'number'
-            ? { reservedConcurrency: p.ReservedConcurrentExecutions }
-            : {}),
-          ...(typeof assetPath === 'string' ? { assetPath } : {}),
-        },
-      ];
-    }),
+          {
+            logicalId,
+            name,
+            environment: p.Environment?.Variables ?? {},
+            timeoutSeconds: p.Timeout ?? 3,
+            memoryMb: p.MemorySize ?? 128,
+            ...(typeof p.ReservedConcurrentExecutions === 'number'
+              ? { reservedConcurrency: p.ReservedConcurrentExecutions }
+              : {}),
+            ...(typeof assetPath === 'string' ? { assetPath } : {}),
+          },
+        ];
+      }),
   );
 }
 

@@ -12,7 +12,7 @@ import { alarmNotificationsOf, existingTableNamesOf, type StageConfig } from '..
 import { TABLES } from '../../contract/tables.ts';
 import { AlarmTopic } from '../constructs/alarm-topic.ts';
 import { ApiAlarms } from '../constructs/alarms.ts';
-import { ApiFunction, TELEMETRY } from '../constructs/api-function.ts';
+import { ApiFunction, LIVE_ALIAS, TELEMETRY } from '../constructs/api-function.ts';
 import { CanaryDeployments } from '../constructs/canary-deployments.ts';
 import { OperationsDashboard } from '../constructs/dashboard.ts';
 import { DataTables, requestUnitCeiling } from '../constructs/data-tables.ts';
@@ -25,7 +25,8 @@ import { pinLogicalId } from '../constructs/logical-ids.ts';
 import { accessOf, functionConstructId, tableEnvironment, tableOperations } from './function-access.ts';
 import { OUTPUT_IDS, tableNameOutputId, usagePlanOutputId } from './outputs.ts';
 import { KEY_LAYOUT } from '../../contract/key-layout.ts';
-import { FUNCTION_METADATA, TABLE_METADATA } from './metadata.ts';
+import { DEPLOY_HOOK_METADATA, FUNCTION_METADATA, TABLE_METADATA } from './metadata.ts';
+import { PreTrafficHook } from '../constructs/pre-traffic-hook.ts';
 import { writeLambdaEntry } from '../config/lambda-entries.ts';
 
 export interface AnimalStoreStackProps extends StackProps {
@@ -189,12 +190,23 @@ export class AnimalStoreStack extends Stack {
     alarmTopic.notifyFromEveryAlarmIn(this);
 
     const breakGlass = [true, 'true'].includes(this.node.tryGetContext(BREAK_GLASS_CONTEXT));
+    // Each deployment's new version is judged before any traffic shifts: the gates cannot judge low traffic.
+    const preTrafficHook = new PreTrafficHook(this, 'PreTrafficCheck', {
+      stage: stage.name,
+      keysStage: stage.name,
+      functions: new Map([...functions].map(([name, fn]) => [name, fn.function])),
+      liveAlias: LIVE_ALIAS,
+      logRetention: stage.logRetention,
+      removalPolicy: stage.removalPolicy,
+    });
+    (preTrafficHook.function.node.defaultChild as CfnResource).addMetadata(DEPLOY_HOOK_METADATA, 'preTraffic');
     const deployments = new CanaryDeployments(this, 'Deploy', {
       aliases: new Map([...functions].map(([name, fn]) => [name, fn.alias])),
       authorizer: AUTHORIZER.name,
       customMetrics,
       deploymentConfig: stage.deploymentConfig,
       breakGlass,
+      preTrafficHook,
     });
 
     // Built last: its alarm status widget shows every alarm of the stack, whichever construct made it.

@@ -7,3 +7,5 @@
 export const FUNCTION_METADATA = 'AnimalStore:Function';
 /** On each table: its definition id in contract/tables.ts (`Pets`, `ApiKeys`, `State`). */
 export const TABLE_METADATA = 'AnimalStore:Table';
+/** On the pre-traffic check's function (a CodeDeploy hook, not a function of the API): local tools leave it out. */
+export const DEPLOY_HOOK_METADATA = 'AnimalStore:DeployHook';

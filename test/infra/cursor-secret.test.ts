@@ -6,7 +6,9 @@
  * GetSecretValue on that one secret; no other function may read it.
  */
 import { describe, expect, it } from 'vitest';
-import { STAGE_NAMES } from '../../lib/config/stages.ts';
+import { STAGES, STAGE_NAMES } from '../../lib/config/stages.ts';
+import { checkKeySecretName } from '../../lib/constructs/pre-traffic-hook.ts';
+import { DEPLOY_HOOK_METADATA } from '../../lib/stacks/metadata.ts';
 import { ROUTES } from '../../contract/routes.ts';
 import { FUNCTION_ACCESS } from '../../lib/stacks/function-access.ts';
 import { functionOf, resources, synthesizeStages, templates } from './stack-fixture.ts';
@@ -30,7 +32,8 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
   it('puts no dynamic reference and no secret value in any function environment: its readers get the ARN only', () => {
     expect(READERS.length).toBeGreaterThan(0);
     const fns = resources(t(), 'AWS::Lambda::Function');
-    expect(fns.length).toBe(Object.keys(FUNCTION_ACCESS).length);
+    // The API's functions and the pre-traffic hook (which reads a secret of its own, named in its configuration).
+    expect(fns.length).toBe(Object.keys(FUNCTION_ACCESS).length + 1);
     for (const [, fn] of fns) {
       const env = fn.Properties.Environment?.Variables ?? {};
       const text = JSON.stringify(env);
@@ -56,9 +59,21 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
         { Effect: 'Allow', Action: 'secretsmanager:GetSecretValue', Resource: { Ref: secretId() } },
       ]);
     }
+    // The pre-traffic hook reads its own check key (an issued key's secret, by its name), never this secret.
+    const [hookId, hook] = resources(t(), 'AWS::Lambda::Function').find(([, f]) => f.Metadata?.[DEPLOY_HOOK_METADATA])!;
+    const hookRole = hook.Properties.Role['Fn::GetAtt'][0] as string;
+    const hookSecrets = resources(t(), 'AWS::IAM::Policy')
+      .filter(([, p]) => p.Properties.Roles.some((r: any) => r.Ref === hookRole))
+      .flatMap(([, p]) => p.Properties.PolicyDocument.Statement as any[])
+      .filter((s) => actionsOf(s).some((a) => a.startsWith('secretsmanager:')));
+    expect(hookSecrets.map(actionsOf), hookId).toEqual([['secretsmanager:GetSecretValue']]);
+    expect(JSON.stringify(hookSecrets[0].Resource)).toContain(
+      `secret:${checkKeySecretName(STAGES[stageName].name)}-??????`,
+    );
+    expect(JSON.stringify(hookSecrets)).not.toContain(secretId());
     // No other role of the stack (the other functions', the deployment's, the API's) touches a secret.
     for (const [, policy] of resources(t(), 'AWS::IAM::Policy')) {
-      if (policy.Properties.Roles.some((r: any) => readerRoles.has(r.Ref))) continue;
+      if (policy.Properties.Roles.some((r: any) => readerRoles.has(r.Ref) || r.Ref === hookRole)) continue;
       const text = JSON.stringify(policy.Properties.PolicyDocument);
       expect(text).not.toContain('secretsmanager:');
       expect(text).not.toContain(secretId());

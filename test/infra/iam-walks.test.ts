@@ -16,12 +16,13 @@
 import { Token } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { STAGE_NAMES, type StageName } from '../../lib/config/stages.ts';
+import { STAGES, STAGE_NAMES, type StageName } from '../../lib/config/stages.ts';
 import { awsValues, type AwsValues } from '../../lib/local/arns.ts';
 import { evaluate, readStatements, type Request, type Statement } from '../../lib/local/policy.ts';
 import { attachedDocuments } from '../../lib/local/role-policies.ts';
 import type { CfnTemplate } from '../../lib/local/template.ts';
 import { createApp } from '../../lib/stacks/app.ts';
+import { checkKeySecretName } from '../../lib/constructs/pre-traffic-hook.ts';
 import { SYNTH_CONTEXT } from './synth-context.ts';
 
 interface Stage {
@@ -76,12 +77,20 @@ function codeDeployCalls(s: Stage, aliasId: string): (Request & { step: string }
   const gates = (s.template.Resources[groupId]!.Properties!.AlarmConfiguration.Alarms as { Name: unknown }[]).map(
     (a) => `arn:aws:cloudwatch:${s.region}:${s.account}:alarm:${s.values.nameOf(refOf(a.Name))}`,
   );
+  const hook = (alias as { UpdatePolicy?: any }).UpdatePolicy.CodeDeployLambdaAliasUpdate.BeforeAllowTrafficHook;
   return [
     { step: 'GetAlias', action: 'lambda:GetAlias', resource: fn },
     {
       step: 'GetProvisionedConcurrencyConfig',
       action: 'lambda:GetProvisionedConcurrencyConfig',
       resource: `${fn}:${aliasName}`,
+    },
+    // BeforeAllowTraffic: CodeDeploy invokes the hook by its name before any weight moves; a denied invoke fails
+    // the deployment, as the hook's own Failed does.
+    {
+      step: 'Invoke the BeforeAllowTraffic hook',
+      action: 'lambda:InvokeFunction',
+      resource: `arn:aws:lambda:${s.region}:${s.account}:function:${s.values.resolve(hook)}`,
     },
     // UpdateAlias(FunctionName, Name, FunctionVersion: old, RoutingConfig: { AdditionalVersionWeights: { new: 0.1 } })
     { step: 'UpdateAlias with a RoutingConfig', action: 'lambda:UpdateAlias', resource: fn },
@@ -146,6 +155,99 @@ describe.each(STAGE_NAMES)('stage %s: CodeDeploy shifts every live alias', (stag
       ['lambda:InvokeFunction', codeDeployCalls(s(), aliasId)[0]!.resource],
       ['lambda:DeleteAlias', codeDeployCalls(s(), aliasId)[0]!.resource],
       ['cloudwatch:DescribeAlarms', `arn:aws:cloudwatch:${region}:${account}:alarm:someone-elses`],
+    ] as const)
+      expect(evaluate(identity, { action, resource }), `${action} on ${resource}`).toBe('implicit-deny');
+  });
+});
+
+describe.each(STAGE_NAMES)('stage %s: the pre-traffic hook judges each deployment', (stageName) => {
+  const s = () => stages[stageName];
+  const hookOf = (aliasId: string) => {
+    const update = (s().template.Resources[aliasId] as { UpdatePolicy?: any }).UpdatePolicy.CodeDeployLambdaAliasUpdate;
+    // The hook is named by its function's name (CloudFormation resolves it); found by that name among the functions.
+    const name = s().values.resolve(update.BeforeAllowTrafficHook);
+    const [hookId] = ofType(s().template, 'AWS::Lambda::Function').find(([id]) => s().values.nameOf(id) === name)!;
+    const roleId = s().template.Resources[hookId]!.Properties!.Role['Fn::GetAtt'][0] as string;
+    return { hookId, roleId, groupId: refOf(update.DeploymentGroupName), appId: refOf(update.ApplicationName) };
+  };
+  const groupArn = (appId: string, groupId: string) =>
+    `arn:aws:codedeploy:${s().region}:${s().account}:deploymentgroup:${s().values.nameOf(appId)}/${s().values.nameOf(groupId)}`;
+
+  /** The hook's calls for one deployment of the alias: as lambdas/hooks/pre-traffic-entry.ts makes them. */
+  function hookCalls(aliasId: string): (Request & { step: string })[] {
+    const { account, region, template, values } = s();
+    const { groupId, appId } = hookOf(aliasId);
+    const alias = template.Resources[aliasId]!;
+    const fn = `arn:aws:lambda:${region}:${account}:function:${values.nameOf(refOf(alias.Properties!.FunctionName))}`;
+    const [authorizerAlias] = ofType(template, 'AWS::Lambda::Alias').filter(([, a]) =>
+      String(template.Resources[refOf(a.Properties!.FunctionName)]!.Properties!.Description).endsWith(': authorizer'),
+    )[0]!;
+    const authorizer = values.resolve(template.Resources[authorizerAlias]!.Properties!.FunctionName);
+    return [
+      { step: 'GetDeployment', action: 'codedeploy:GetDeployment', resource: groupArn(appId, groupId) },
+      { step: 'Invoke the target version', action: 'lambda:InvokeFunction', resource: `${fn}:7` },
+      {
+        step: 'Invoke the live authorizer',
+        action: 'lambda:InvokeFunction',
+        resource: `arn:aws:lambda:${region}:${account}:function:${authorizer}:live`,
+      },
+      {
+        step: 'GetSecretValue of the check key',
+        action: 'secretsmanager:GetSecretValue',
+        resource: `arn:aws:secretsmanager:${region}:${account}:secret:${checkKeySecretName(STAGES[stageName].name)}-AbCdEf`,
+      },
+      {
+        step: 'PutLifecycleEventHookExecutionStatus',
+        action: 'codedeploy:PutLifecycleEventHookExecutionStatus',
+        // No resource type (Service Authorization Reference): authorized on "*".
+        resource: '*',
+      },
+    ];
+  }
+
+  it('every alias runs the one hook, and the hook is allowed every call of its check', () => {
+    const aliases = ofType(s().template, 'AWS::Lambda::Alias');
+    expect(new Set(aliases.map(([id]) => hookOf(id).hookId)).size).toBe(1);
+    const denied: string[] = [];
+    for (const [aliasId] of aliases) {
+      const { identity } = role(s(), hookOf(aliasId).roleId);
+      for (const call of hookCalls(aliasId))
+        if (evaluate(identity, call) !== 'allow')
+          denied.push(`${aliasId}: ${call.step} (${call.action} on ${call.resource})`);
+    }
+    expect(denied).toEqual([]);
+  });
+
+  it('lets only Lambda assume its role, for this account', () => {
+    const [[aliasId]] = ofType(s().template, 'AWS::Lambda::Alias');
+    const roleId = hookOf(aliasId!).roleId;
+    const assume = {
+      action: 'sts:AssumeRole',
+      resource: s().values.resolve({ 'Fn::GetAtt': [roleId, 'Arn'] }),
+      caller: { service: 'lambda.amazonaws.com' },
+      context: { 'aws:SourceAccount': s().account },
+    };
+    expect(evaluate(role(s(), roleId).trust, assume)).toBe('allow');
+    expect(evaluate(role(s(), roleId).trust, { ...assume, context: { 'aws:SourceAccount': OTHER_ACCOUNT } })).not.toBe(
+      'allow',
+    );
+  });
+
+  it("allows nothing beyond its check: $LATEST, another stack's function or deployment, another secret", () => {
+    const [[aliasId]] = ofType(s().template, 'AWS::Lambda::Alias');
+    const { identity } = role(s(), hookOf(aliasId!).roleId);
+    const calls = hookCalls(aliasId!);
+    const { account, region } = s();
+    const target = calls[1]!.resource;
+    for (const [action, resource] of [
+      ['lambda:InvokeFunction', target.slice(0, target.lastIndexOf(':'))],
+      ['lambda:InvokeFunction', `arn:aws:lambda:${region}:${account}:function:someone-elses:1`],
+      ['lambda:InvokeFunction', target.replace(account, OTHER_ACCOUNT)],
+      ['lambda:UpdateAlias', target],
+      // (Not PutLifecycleEventHookExecutionStatus: it takes no resource type, AWS authorizes it on "*" alone.)
+      ['codedeploy:GetDeployment', `arn:aws:codedeploy:${region}:${account}:deploymentgroup:other-app/g`],
+      ['codedeploy:StopDeployment', calls[0]!.resource],
+      ['secretsmanager:GetSecretValue', `arn:aws:secretsmanager:${region}:${account}:secret:someone-elses-AbCdEf`],
     ] as const)
       expect(evaluate(identity, { action, resource }), `${action} on ${resource}`).toBe('implicit-deny');
   });

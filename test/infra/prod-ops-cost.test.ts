@@ -9,6 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { TABLES, tablesOf } from '../../contract/tables.ts';
 import { STAGES, STAGE_NAMES, type StageName } from '../../lib/config/stages.ts';
 import { alarmMetricTotal, alarmMetrics } from '../../lib/stacks/alarm-metrics.ts';
+import { DEPLOY_HOOK_METADATA } from '../../lib/stacks/metadata.ts';
 import { FUNCTION_ACCESS, functionConstructId } from '../../lib/stacks/function-access.ts';
 import {
   RESTORED,
@@ -20,6 +21,12 @@ import {
   type App,
   type Resource,
 } from './prod-ops-fixture.ts';
+
+/** The API's functions: every one but the pre-traffic hook (CodeDeploy's, with no table and no API traffic). */
+const apiFunctions = (r: Record<string, Resource>) =>
+  ofType(r, 'AWS::Lambda::Function').filter(
+    ([, f]) => !(f as { Metadata?: Record<string, unknown> }).Metadata?.[DEPLOY_HOOK_METADATA],
+  );
 
 const apps = {} as { restored: App };
 let templates = {} as Record<StageName, Record<string, Resource>>;
@@ -57,7 +64,7 @@ describe.each(STAGE_NAMES)('stage %s', (stage) => {
     expect(r.PetsTable).toBeUndefined();
     expect(r.ApiKeysTable?.Type).toBe('AWS::DynamoDB::GlobalTable');
     // Every function whose access names the table, and no other (a function's environment holds its tables only).
-    for (const [id, f] of ofType(r, 'AWS::Lambda::Function')) {
+    for (const [id, f] of apiFunctions(r)) {
       const access = FUNCTION_ACCESS[(f.Properties.Description as string).split(': ')[1]!]!;
       const uses = tablesOf(access.tables).some((d) => d.id === pets.id);
       expect(f.Properties.Environment.Variables[pets.envVar], id).toBe(uses ? RESTORED : undefined);
@@ -81,8 +88,13 @@ describe.each(STAGE_NAMES)('stage %s', (stage) => {
   // X-Ray bills per trace recorded; Lambda's Active mode samples on its own (1/s + 5 %) in every function on top of
   // API Gateway's decision. PassThrough records only what the stage's sampling rule sampled.
   it('item 11: traces what the stage samples, at the stage’s rate', () => {
-    for (const [id, f] of ofType(t(), 'AWS::Lambda::Function'))
-      expect(f.Properties.TracingConfig, id).toEqual({ Mode: 'PassThrough' });
+    for (const [id, f] of apiFunctions(t())) expect(f.Properties.TracingConfig, id).toEqual({ Mode: 'PassThrough' });
+    // The pre-traffic hook leaves TracingConfig out, which is Lambda's PassThrough (no X-Ray grant in its role):
+    // CodeDeploy's invocations arrive unsampled, so it records nothing either.
+    for (const [id, f] of ofType(t(), 'AWS::Lambda::Function').filter(
+      ([, f]) => (f as { Metadata?: Record<string, unknown> }).Metadata?.[DEPLOY_HOOK_METADATA],
+    ))
+      expect(f.Properties.TracingConfig, id).toBeUndefined();
     const [[, rule]] = ofType(t(), 'AWS::XRay::SamplingRule') as [[string, Resource]];
     expect(rule.Properties.SamplingRule).toMatchObject({
       FixedRate: STAGES[stage].traceSampleRate,

@@ -121,6 +121,8 @@ describe.each(STAGE_NAMES)('stage %s', (stage) => {
       AlarmTopicKey: 'AWS::KMS::Key',
       WebAcl: 'AWS::WAFv2::WebACL',
       DeployApplication: 'AWS::CodeDeploy::Application',
+      // The pre-traffic hook's log group (kept like every function's).
+      PreTrafficCheckLogs: 'AWS::Logs::LogGroup',
       // Each function's log group (a replaced one would lose its logs), one per function of the route table.
       ...Object.fromEntries(
         Object.keys(FUNCTION_ACCESS).map((name) => [`${functionConstructId(name)}Logs`, 'AWS::Logs::LogGroup']),

@@ -15,6 +15,7 @@ export type Resource = {
   DeletionPolicy?: string;
   UpdateReplacePolicy?: string;
   UpdatePolicy?: Record<string, any>;
+  Metadata?: Record<string, any>;
 };
 
 export const built = { app: undefined as ReturnType<typeof createApp> | undefined };

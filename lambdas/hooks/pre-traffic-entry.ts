@@ -1,0 +1,80 @@
+/**
+ * The Lambda entry of the pre-traffic hook (lib/constructs/pre-traffic-hook.ts deploys it): the hook's ports over
+ * the AWS SDK. It reads the deployment (codedeploy:GetDeployment), invokes `<function>:<target version>` and the
+ * live authorizer (lambda:InvokeFunction on qualified ARNs only), reads the check's own key (Secrets Manager), and
+ * reports (codedeploy:PutLifecycleEventHookExecutionStatus); its role allows exactly that.
+ */
+import {
+  CodeDeployClient,
+  GetDeploymentCommand,
+  PutLifecycleEventHookExecutionStatusCommand,
+} from '@aws-sdk/client-codedeploy';
+import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { preTrafficHook, type LifecycleHookEvent, type PreTrafficConfig } from './pre-traffic-hook.ts';
+import type { Outcome } from './pre-traffic-check.ts';
+
+/** The hook's configuration, from the environment the construct writes (PRE_TRAFFIC_CONFIG: JSON). */
+export function configOf(env: Readonly<Record<string, string | undefined>>): PreTrafficConfig & { secretId: string } {
+  const raw = env.PRE_TRAFFIC_CONFIG;
+  if (!raw) throw new Error('PRE_TRAFFIC_CONFIG is not set');
+  const c = JSON.parse(raw) as Omit<PreTrafficConfig, 'functions'> & {
+    functions: [string, string][];
+    secretId: string;
+  };
+  return { ...c, functions: Object.fromEntries(c.functions) };
+}
+
+const codeDeploy = new CodeDeployClient({});
+const lambda = new LambdaClient({});
+const secrets = new SecretsManagerClient({});
+
+async function invoke(functionName: string, qualifier: string, event: unknown): Promise<Outcome> {
+  const r = await lambda.send(
+    new InvokeCommand({ FunctionName: functionName, Qualifier: qualifier, Payload: JSON.stringify(event) }),
+  );
+  const text = r.Payload ? Buffer.from(r.Payload).toString('utf8') : '';
+  const payload = text ? (JSON.parse(text) as unknown) : undefined;
+  if (r.FunctionError) {
+    // Lambda's error payload: `{ errorType, errorMessage }` (a throw, a timeout, a crash).
+    const p = payload as { errorType?: string; errorMessage?: string } | undefined;
+    return { ok: false, error: Object.assign(new Error(p?.errorMessage ?? r.FunctionError), { name: p?.errorType }) };
+  }
+  return { ok: true, result: payload };
+}
+
+export const handler = async (event: LifecycleHookEvent) => {
+  // The one configuration read of this entry: the hook is no API function and has no Runtime (shared/runtime.ts).
+  // eslint-disable-next-line no-restricted-properties
+  const config = configOf(process.env);
+  return preTrafficHook(
+    event,
+    {
+      async appSpec(deploymentId) {
+        const d = await codeDeploy.send(new GetDeploymentCommand({ deploymentId }));
+        const revision = d.deploymentInfo?.revision;
+        // A deployment CloudFormation starts for an alias carries its AppSpec as content of one of these two kinds.
+        const content = revision?.appSpecContent?.content ?? revision?.string?.content;
+        if (!content) throw new Error(`deployment ${deploymentId} has no AppSpec content`);
+        return content;
+      },
+      invoke,
+      async report(e, status) {
+        await codeDeploy.send(
+          new PutLifecycleEventHookExecutionStatusCommand({
+            deploymentId: e.DeploymentId,
+            lifecycleEventHookExecutionId: e.LifecycleEventHookExecutionId,
+            status,
+          }),
+        );
+      },
+      async checkKey() {
+        const s = await secrets.send(new GetSecretValueCommand({ SecretId: config.secretId }));
+        if (!s.SecretString) throw new Error(`the check key's secret ${config.secretId} holds no key`);
+        return s.SecretString.trim();
+      },
+      log: (line) => console.log(line),
+    },
+    config,
+  );
+};

@@ -1,0 +1,149 @@
+import { Arn, ArnFormat, CfnElement, CfnResource, RemovalPolicy, Duration, Stack, Validations } from 'aws-cdk-lib';
+import { PolicyStatement, Role, type Policy } from 'aws-cdk-lib/aws-iam';
+import { Architecture, Runtime, type IFunction } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { fileURLToPath } from 'node:url';
+import { BASE_PATH } from '../../contract/routes.ts';
+import { BUNDLING } from '../config/bundling.ts';
+import { FUNCTION_RUNTIME } from '../config/function-runtime.ts';
+import { pinLogicalId } from './logical-ids.ts';
+import { ownedLogGroup } from './owned-log-group.ts';
+import { servicePrincipalOf } from './service-principal.ts';
+
+const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const ENTRY = fileURLToPath(new URL('../../lambdas/hooks/pre-traffic-entry.ts', import.meta.url));
+
+/**
+ * The Secrets Manager secret holding the pre-traffic check's own key, by stage: a key of a standard plan issued by
+ * the admin tool like any customer's (docs/deployment.md, "Gradual deploys"). Not created by the stack: the key is
+ * issued first and its secret put here, and only then does a deploy run the check (a stack-made secret would hold
+ * no issued key, and every deploy's check would fail until someone filled it).
+ */
+export const checkKeySecretName = (stage: string): string => `animal-store/${stage}/pre-traffic-check-key`;
+
+export interface PreTrafficHookProps {
+  readonly stage: string;
+  /** The stage the usage keys are named for (the authorizer's USAGE_KEYS_STAGE, or its STAGE). */
+  readonly keysStage: string;
+  /** The stack's functions by name (an operationId, or `authorizer`): what the check may invoke and judges. */
+  readonly functions: ReadonlyMap<string, IFunction>;
+  /** The `live` alias's name. */
+  readonly liveAlias: string;
+  readonly logRetention?: RetentionDays;
+  readonly removalPolicy?: RemovalPolicy;
+}
+
+/**
+ * The BeforeAllowTraffic hook of every deployment group (lambdas/hooks/pre-traffic-hook.ts): one function, which
+ * reads from the deployment which function and version it judges. Its role may invoke this stack's functions by a
+ * qualifier only (a version, or `live`: never the unqualified function, nor another stack's), read its check key
+ * and write its own log group; the deployment groups that run it add reading and reporting their own deployments
+ * (canary-deployments.ts).
+ */
+export class PreTrafficHook extends Construct {
+  readonly function: NodejsFunction;
+  readonly role: Role;
+  /** The role's policy: a deployment must not start before it is attached. */
+  readonly policy: Policy;
+
+  constructor(scope: Construct, id: string, props: PreTrafficHookProps) {
+    super(scope, id);
+    const stack = Stack.of(this);
+    const logGroup = ownedLogGroup(this, 'Logs', { retention: props.logRetention, removalPolicy: props.removalPolicy });
+    // Stateful (kept on delete): pinned, so no refactor of the construct tree orphans it.
+    pinLogicalId(logGroup, 'PreTrafficCheckLogs');
+    const role = new Role(this, 'Role', {
+      assumedBy: servicePrincipalOf(this, 'lambda.amazonaws.com'),
+      description: `Animal Store ${props.stage}: the pre-traffic check of each deployment`,
+    });
+    this.role = role;
+    role.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: 'WriteItsLogs',
+        actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+        resources: [logGroup.logGroupArn],
+      }),
+    );
+    // Qualified ARNs only (`<function>:<version or alias>`): the check invokes the deployment's target version and
+    // the live authorizer, never `$LATEST` through the unqualified ARN.
+    role.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: 'InvokeThisStacksFunctionVersions',
+        actions: ['lambda:InvokeFunction'],
+        resources: [...props.functions.values()].map((f) => `${f.functionArn}:*`),
+      }),
+    );
+    role.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: 'ReadTheCheckKey',
+        actions: ['secretsmanager:GetSecretValue'],
+        // Secrets Manager appends a hyphen and six characters to a secret's name in its ARN.
+        resources: [
+          Arn.format(
+            {
+              service: 'secretsmanager',
+              resource: 'secret',
+              resourceName: `${checkKeySecretName(props.stage)}-??????`,
+              arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+            },
+            stack,
+          ),
+        ],
+      }),
+    );
+    this.function = new NodejsFunction(this, 'Function', {
+      role,
+      entry: ENTRY,
+      projectRoot: PROJECT_ROOT,
+      depsLockFilePath: `${PROJECT_ROOT}package-lock.json`,
+      handler: 'handler',
+      description: `Animal Store ${props.stage}: pre-traffic check (CodeDeploy BeforeAllowTraffic)`,
+      runtime: Runtime.NODEJS_24_X,
+      architecture: Architecture.ARM_64,
+      memorySize: FUNCTION_RUNTIME.memoryMb,
+      // A few invocations of functions whose own timeouts are 10 s; CodeDeploy waits up to an hour for the report.
+      timeout: Duration.seconds(60),
+      logGroup,
+      environment: {
+        NODE_OPTIONS: FUNCTION_RUNTIME.nodeOptions,
+        PRE_TRAFFIC_CONFIG: stack.toJsonString({
+          functions: [...props.functions].map(([name, f]) => [f.functionName, name]),
+          stage: props.stage,
+          keysStage: props.keysStage,
+          // The authorizer only reads the API and stage of it (its Allow covers the stage); no API is invoked.
+          methodArn: `arn:${stack.partition}:execute-api:${stack.region}:${stack.account}:pre-traffic-check/${props.stage}/GET${BASE_PATH}/pets`,
+          liveAlias: props.liveAlias,
+          secretId: checkKeySecretName(props.stage),
+        }),
+      },
+      bundling: {
+        target: BUNDLING.target,
+        format: OutputFormat.ESM,
+        minify: BUNDLING.minify,
+        sourceMap: BUNDLING.sourceMap,
+        sourcesContent: BUNDLING.sourcesContent,
+        mainFields: [...BUNDLING.mainFields],
+        externalModules: [...BUNDLING.externalModules],
+        bundleAwsSDK: true,
+        banner: BUNDLING.banner,
+        forceDockerBundling: false,
+      },
+    });
+    // Unlike ApiFunction, the function does not wait for its role's policy: the policy names the deployment groups,
+    // which wait for CodeDeploy's role policy, which names this function (a cycle). What must wait for the policy is
+    // a deployment, and each one starts with its alias's update: the aliases wait for it (canary-deployments.ts).
+    // The role itself is a dependency through the function's Role property.
+    (this.function.node.defaultChild as CfnResource).addDeletionOverride('DependsOn');
+    this.policy = role.node.findChild('DefaultPolicy') as Policy;
+    for (const f of props.functions.values()) {
+      const id = stack.resolve(stack.getLogicalId(f.node.defaultChild as CfnElement)) as string;
+      Validations.of(role).acknowledge({
+        id: `AwsSolutions-IAM5[Resource::<${id}.Arn>:*]`,
+        reason:
+          "lambda:InvokeFunction on this function's qualified ARNs: the version a deployment moves live to is known only when it runs (the deployment names it), and the wildcard is the qualifier alone, so the unqualified function ($LATEST) and every other function stay denied.",
+      });
+    }
+  }
+}
