@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { grantsThatCannotApply } from './authorization-reference.ts';
 import { accountQuotasCheck } from './account-quotas.ts';
 import { bracketPoolsCheck } from './bracket-pools-check.ts';
+import { checkKeyCheck } from './check-key.ts';
 import { gatesThatCannotFire } from './canary-timing.ts';
 import { replacementsInDiff, runCdkDiff } from './cdk-diff.ts';
 import type { DeployedStack } from './deployed.ts';
@@ -181,6 +182,8 @@ export const PREFLIGHT_CHECKS: PreflightCheck[] = [
   bracketPoolsCheck(),
   // Only with AWS credentials: the account has the Lambda executions and API throttle the stage is sized for.
   accountQuotasCheck(),
+  // Only with AWS credentials, on an existing stack: the pre-traffic hook's key exists, else every deploy rolls back.
+  checkKeyCheck(),
   authorizationReferenceCheck,
   cdkDiffCheck,
 ];
