@@ -2,7 +2,7 @@ import { CfnResource, Duration, RemovalPolicy, Stack, Validations } from 'aws-cd
 import { PolicyStatement, Role } from 'aws-cdk-lib/aws-iam';
 import { servicePrincipalOf } from './service-principal.ts';
 import { Alias, Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { pinLogicalId } from './logical-ids.ts';
 import { ownedLogGroup } from './owned-log-group.ts';
@@ -76,6 +76,20 @@ export interface ApiFunctionProps {
  * Versions are kept when a deploy replaces them (CDK's default for `currentVersion` is DESTROY, which deletes the
  * previous version as soon as the new one is live and leaves a manual rollback nothing to point the alias at).
  */
+/** How every function of the stack is bundled (esbuild, ESM, the SDK inside: lib/config/bundling.ts). */
+export const functionBundling = (): BundlingOptions => ({
+  target: BUNDLING.target,
+  format: OutputFormat.ESM,
+  minify: BUNDLING.minify,
+  sourceMap: BUNDLING.sourceMap,
+  sourcesContent: BUNDLING.sourcesContent,
+  mainFields: [...BUNDLING.mainFields],
+  externalModules: [...BUNDLING.externalModules],
+  bundleAwsSDK: true,
+  banner: BUNDLING.banner,
+  forceDockerBundling: false,
+});
+
 export class ApiFunction extends Construct {
   readonly function: NodejsFunction;
   /** What callers invoke. */
@@ -127,18 +141,7 @@ export class ApiFunction extends Construct {
         METRICS_NAMESPACE: TELEMETRY.metricsNamespace,
         ...props.environment,
       },
-      bundling: {
-        target: BUNDLING.target,
-        format: OutputFormat.ESM,
-        minify: BUNDLING.minify,
-        sourceMap: BUNDLING.sourceMap,
-        sourcesContent: BUNDLING.sourcesContent,
-        mainFields: [...BUNDLING.mainFields],
-        externalModules: [...BUNDLING.externalModules],
-        bundleAwsSDK: true,
-        banner: BUNDLING.banner,
-        forceDockerBundling: false,
-      },
+      bundling: functionBundling(),
     });
     // Lambda makes the function depend on its role and the role's policy; the role is already a dependency through
     // the function's Role property, and the template linter flags the repeat (W3005). Only the policy, which nothing

@@ -1,12 +1,12 @@
 import { Arn, ArnFormat, CfnElement, CfnResource, RemovalPolicy, Duration, Stack, Validations } from 'aws-cdk-lib';
 import { PolicyStatement, Role, type Policy } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, type IFunction } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { fileURLToPath } from 'node:url';
 import { BASE_PATH } from '../../contract/routes.ts';
-import { BUNDLING } from '../config/bundling.ts';
+import { functionBundling } from './api-function.ts';
 import { FUNCTION_RUNTIME } from '../config/function-runtime.ts';
 import { pinLogicalId } from './logical-ids.ts';
 import { ownedLogGroup } from './owned-log-group.ts';
@@ -118,18 +118,7 @@ export class PreTrafficHook extends Construct {
           secretId: checkKeySecretName(props.stage),
         }),
       },
-      bundling: {
-        target: BUNDLING.target,
-        format: OutputFormat.ESM,
-        minify: BUNDLING.minify,
-        sourceMap: BUNDLING.sourceMap,
-        sourcesContent: BUNDLING.sourcesContent,
-        mainFields: [...BUNDLING.mainFields],
-        externalModules: [...BUNDLING.externalModules],
-        bundleAwsSDK: true,
-        banner: BUNDLING.banner,
-        forceDockerBundling: false,
-      },
+      bundling: functionBundling(),
     });
     // Unlike ApiFunction, the function does not wait for its role's policy: the policy names the deployment groups,
     // which wait for CodeDeploy's role policy, which names this function (a cycle). What must wait for the policy is
