@@ -55,12 +55,18 @@ function isSortKey(s: string): boolean {
 }
 
 /**
- * The cursor as printed: base64url of `tag | body`, body = JSON of the position and the filter it belongs to;
- * `table`: the keys table listed (the tag is bound to it).
+ * What a printed cursor starts with: base64url may start with `-`, which a command line reads as an option (`--after
+ * -94W…` was refused as "--after needs a value" for about one cursor in 64).
+ */
+const CURSOR_PREFIX = 'c';
+
+/**
+ * The cursor as printed: `c` and base64url of `tag | body`, body = JSON of the position and the filter it belongs
+ * to; `table`: the keys table listed (the tag is bound to it).
  */
 export function writeCursor(c: ListCursor, filter: string, table: string): string {
   const body = JSON.stringify({ f: filter, p: c.p, ...(c.s === undefined ? {} : { s: c.s }) });
-  return Buffer.concat([tagOf(body, table), Buffer.from(body)]).toString('base64url');
+  return CURSOR_PREFIX + Buffer.concat([tagOf(body, table), Buffer.from(body)]).toString('base64url');
 }
 
 /**
@@ -68,7 +74,7 @@ export function writeCursor(c: ListCursor, filter: string, table: string): strin
  * start with) on this table; RangeError saying what is wrong with it otherwise.
  */
 export function readCursor(after: string, filter: string, table: string, owner?: string): ListCursor {
-  const raw = Buffer.from(after, 'base64url');
+  const raw = Buffer.from(after.startsWith(CURSOR_PREFIX) ? after.slice(CURSOR_PREFIX.length) : '', 'base64url');
   const body = raw.subarray(TAG_BYTES).toString();
   const tag = raw.subarray(0, TAG_BYTES);
   if (raw.length <= TAG_BYTES || !timingSafeEqual(tag, tagOf(body, table)))

@@ -60,14 +60,14 @@ it('with --json, a refused command line is one JSON object on stderr with the he
   expect(JSON.parse(wait.err[0]!)).toMatchObject({ error: '--max-wait must be a whole number' });
 });
 
-it('with --json, a failure past the checks is JSON too: DynamoDB not answering has no next command to give', async () => {
+it('with --json, a failure past the checks is JSON too: DynamoDB not answering names the same command to run again', async () => {
   const unreachable = () => Promise.reject(new UnavailableError('ECONNREFUSED'));
   const r = await run(['keys', 'show', 'key_0123456789abcdef', '--local', '--json'], {
     store: { getById: unreachable } as unknown as AdminDeps['store'],
   });
   expect(r).toMatchObject({ code: 1, out: '', connected: true });
   expect(r.err).toHaveLength(1);
-  const parsed = JSON.parse(r.err[0]!) as { error: string; next: null };
+  const parsed = JSON.parse(r.err[0]!) as { error: string; next: string };
   expect(parsed.error).toMatch(/^DynamoDB did not answer \(ECONNREFUSED\)/);
-  expect(parsed.next).toBeNull();
+  expect(parsed.next).toBe('npm run admin -- keys show key_0123456789abcdef --local --json');
 });
