@@ -9,7 +9,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { AUTHORIZER } from '../../contract/routes.ts';
-import { STAGE_NAMES, type StageName } from '../../lib/config/stages.ts';
+import { STAGE_NAMES } from '../../lib/config/stages.ts';
 import { VERSION_DIMENSION } from '../../lib/constructs/version-gates.ts';
 import {
   DEPLOY,
@@ -27,31 +27,12 @@ import {
 } from '../../lib/stacks/gate-simulation.ts';
 import { shiftSeconds } from '../../lib/preflight/canary-timing.ts';
 import { compileExpression } from './metric-eval.ts';
-import { resourcesOf, synthesizeStages } from './stack-fixture.ts';
+import { deployGates, resourcesOf, synthesizeStages, type DeployGate } from './stack-fixture.ts';
 
 synthesizeStages();
 
-interface Gate {
-  readonly fn: string;
-  readonly alarmId: string;
-  readonly alarm: Record<string, any>;
-}
-
-/** Every alarm of every CodeDeploy group, with the function (its description's name) it gates. */
-function gates(stage: StageName): Gate[] {
-  const r = resourcesOf(stage);
-  return Object.values(r)
-    .filter((x) => x.Type === 'AWS::Lambda::Alias')
-    .flatMap((alias) => {
-      const fn = String(r[alias.Properties.FunctionName.Ref]!.Properties.Description).split(': ').pop()!;
-      const group = r[alias.UpdatePolicy!.CodeDeployLambdaAliasUpdate.DeploymentGroupName.Ref]!;
-      return (group.Properties.AlarmConfiguration.Alarms as { Name: { Ref: string } }[]).map(({ Name }) => ({
-        fn,
-        alarmId: Name.Ref,
-        alarm: r[Name.Ref]!.Properties,
-      }));
-    });
-}
+type Gate = DeployGate;
+const gates = deployGates;
 
 /**
  * The gate as CloudWatch evaluates it on one bucket: each query id given the datapoint its metric would have (none

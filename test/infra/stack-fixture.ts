@@ -53,3 +53,28 @@ export const functionOf = (t: Template, name: string) => {
   )!;
   return { id, fn, roleId, statements: policy[1].Properties.PolicyDocument.Statement as any[] };
 };
+
+/** One deploy gate: an alarm of a CodeDeploy group, with the function it gates (its description's name) and alias. */
+export interface DeployGate {
+  readonly fn: string;
+  readonly alarmId: string;
+  readonly alarm: Record<string, any>;
+  readonly alias: Record<string, any>;
+}
+
+/** Every alarm of every CodeDeploy group of a stage's template, with the function and alias it shifts. */
+export function deployGates(stage: StageName): DeployGate[] {
+  const r = resourcesOf(stage);
+  return Object.values(r)
+    .filter((x) => x.Type === 'AWS::Lambda::Alias')
+    .flatMap((alias) => {
+      const fn = String(r[alias.Properties.FunctionName.Ref]!.Properties.Description).split(': ').pop()!;
+      const group = r[alias.UpdatePolicy!.CodeDeployLambdaAliasUpdate.DeploymentGroupName.Ref]!;
+      return (group.Properties.AlarmConfiguration.Alarms as { Name: { Ref: string } }[]).map(({ Name }) => ({
+        fn,
+        alarmId: Name.Ref,
+        alarm: r[Name.Ref]!.Properties,
+        alias: alias.Properties,
+      }));
+    });
+}

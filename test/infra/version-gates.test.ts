@@ -6,35 +6,14 @@
  * in stack.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { STAGE_NAMES, type StageName } from '../../lib/config/stages.ts';
+import { STAGE_NAMES } from '../../lib/config/stages.ts';
 import { VERSION_DIMENSION } from '../../lib/constructs/version-gates.ts';
-import { resourcesOf, synthesizeStages } from './stack-fixture.ts';
+import { deployGates, synthesizeStages, type DeployGate } from './stack-fixture.ts';
 
 synthesizeStages();
 
-interface Gate {
-  readonly fn: string;
-  readonly alarmId: string;
-  readonly alarm: Record<string, any>;
-  readonly alias: Record<string, any>;
-}
-
-/** Every alarm of every CodeDeploy group, with the function (its description's name) and alias it shifts. */
-function gates(stage: StageName): Gate[] {
-  const r = resourcesOf(stage);
-  return Object.values(r)
-    .filter((x) => x.Type === 'AWS::Lambda::Alias')
-    .flatMap((alias) => {
-      const fn = String(r[alias.Properties.FunctionName.Ref]!.Properties.Description).split(': ').pop()!;
-      const group = r[alias.UpdatePolicy!.CodeDeployLambdaAliasUpdate.DeploymentGroupName.Ref]!;
-      return (group.Properties.AlarmConfiguration.Alarms as { Name: { Ref: string } }[]).map(({ Name }) => ({
-        fn,
-        alarmId: Name.Ref,
-        alarm: r[Name.Ref]!.Properties,
-        alias: alias.Properties,
-      }));
-    });
-}
+type Gate = DeployGate;
+const gates = deployGates;
 
 const dimsOf = (metric: any): Record<string, unknown> =>
   Object.fromEntries((metric.Dimensions ?? []).map((d: { Name: string; Value: unknown }) => [d.Name, d.Value]));
