@@ -21,7 +21,10 @@ function fail(message: string): never {
 }
 
 function mixOf(customers: string | undefined, enterprise: string | undefined): CustomerMix {
-  const mix: { -readonly [K in keyof CustomerMix]: CustomerMix[K] } = { ...REFERENCE_MIX };
+  // Given customers are the whole mix (a plan not named has none); without --customers, the mix we sell.
+  const mix: { -readonly [K in keyof CustomerMix]: CustomerMix[K] } = customers
+    ? { ...REFERENCE_MIX, free: 0, pro: 0, business: 0, enterprise: 0 }
+    : { ...REFERENCE_MIX };
   for (const part of customers ? customers.split(',') : []) {
     const [plan, count] = part.split('=');
     if (!plan || !['free', 'pro', 'business', 'enterprise'].includes(plan) || !/^\d+$/.test(count ?? ''))
