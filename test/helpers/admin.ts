@@ -13,6 +13,12 @@ export async function startLocalAdmin(opts: LocalApiOptions = {}): Promise<{ api
   return { api, deps: await realDeps({ local: true }) };
 }
 
+/** The same, with the admin tool on the API's clock: a test that moves time moves it for both. */
+export async function startLocalAdminOnApiClock(opts: LocalApiOptions = {}) {
+  const { api, deps } = await startLocalAdmin(opts);
+  return { api, deps: { ...deps, now: api.clock.now } satisfies AdminDeps };
+}
+
 /** Runs one admin command with `--local` on the given dependencies, capturing what it prints. */
 export async function runLocalAdmin(
   deps: AdminDeps,

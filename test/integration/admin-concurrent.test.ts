@@ -5,9 +5,9 @@
  * set-plan of a revoked key to an Enterprise bracket is refused before any usage plan or API key is made.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runAdmin } from '../../lib/admin/cli.ts';
 import type { AdminDeps } from '../../lib/admin/service.ts';
 import { runLocalAdmin, startLocalAdmin } from '../helpers/admin.ts';
+import { interleaved } from '../helpers/admin-interleaved.ts';
 import { made } from '../helpers/admin-scenarios.ts';
 import { type TestApi } from '../helpers/api.ts';
 import { controlPlaneWorld } from '../helpers/control-plane-world.ts';
@@ -21,53 +21,27 @@ afterAll(() => api?.close());
 
 const status = async (key: string) => (await api.call('/pets', { key })).status;
 
-/** `deps` whose first read of a key runs `between` right after reading, as another admin acting at that moment. */
-function interleaved(between: () => Promise<unknown>): AdminDeps {
-  let armed = true;
-  return {
-    ...deps,
-    store: {
-      ...deps.store,
-      async getById(keyId) {
-        const record = await deps.store.getById(keyId);
-        if (armed) {
-          armed = false;
-          await between();
-        }
-        return record;
-      },
-    },
-  };
-}
-
-/** One CLI command (`--local`) on `on`, what it printed and its exit code. */
-async function cli(on: AdminDeps, ...args: string[]) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await runAdmin(
-    [...args, '--local'],
-    { out: (l) => out.push(l), err: (l) => err.push(l) },
-    async () => on,
-  );
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
-
 const created = async (plan = 'pro') =>
   JSON.parse((await runLocalAdmin(deps, 'keys', 'create', '--owner', 'two-admins', '--plan', plan, '--json')).out) as {
     key: string;
     keyId: string;
   };
 
+/** `keys <command…>` run while another admin's `keys <other…>` lands between its read and its write: both results. */
+async function racing(command: string[], other: string[]) {
+  let second = { code: -1, out: '', err: '' };
+  const first = await runLocalAdmin(
+    interleaved(deps, async () => (second = await runLocalAdmin(deps, 'keys', ...other))),
+    'keys',
+    ...command,
+  );
+  return { first, other: second };
+}
+
 describe('two admins at once', () => {
   it('two rotations: the second to land prints no secret and says the other one replaced it; the secret printed works', async () => {
     const { key: original, keyId } = await created();
-    let other = { code: -1, out: '', err: '' };
-    const first = await cli(
-      interleaved(async () => (other = await cli(deps, 'keys', 'rotate', keyId, '--json'))),
-      'keys',
-      'rotate',
-      keyId,
-    );
+    const { first, other } = await racing(['rotate', keyId], ['rotate', keyId, '--json']);
     expect(other.code, other.err).toBe(0);
     const printed = (JSON.parse(other.out) as { key: string }).key;
     expect(first.code).toBe(1);
@@ -81,14 +55,7 @@ describe('two admins at once', () => {
 
   it('two set-plans to different plans: the second to land does not print "Moved" over the first', async () => {
     const { keyId } = await created('pro');
-    let other = { code: -1, out: '', err: '' };
-    const first = await cli(
-      interleaved(async () => (other = await cli(deps, 'keys', 'set-plan', keyId, 'business'))),
-      'keys',
-      'set-plan',
-      keyId,
-      'free',
-    );
+    const { first, other } = await racing(['set-plan', keyId, 'free'], ['set-plan', keyId, 'business']);
     expect(other).toMatchObject({ code: 0, out: expect.stringMatching(/^Moved /) });
     expect(first.code).toBe(1);
     expect(first.out).not.toMatch(/Moved/);
@@ -103,14 +70,7 @@ describe('two admins at once', () => {
 
   it('two set-plans to the same plan: one says "Moved", the other "No change" of the key as it now is', async () => {
     const { keyId } = await created('pro');
-    let other = { code: -1, out: '', err: '' };
-    const first = await cli(
-      interleaved(async () => (other = await cli(deps, 'keys', 'set-plan', keyId, 'business'))),
-      'keys',
-      'set-plan',
-      keyId,
-      'business',
-    );
+    const { first, other } = await racing(['set-plan', keyId, 'business'], ['set-plan', keyId, 'business']);
     expect(other).toMatchObject({ code: 0, out: expect.stringMatching(/^Moved /) });
     expect(first).toMatchObject({
       code: 0,

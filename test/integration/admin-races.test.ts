@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyAdmin, type AdminDeps } from '../../lib/admin/service.ts';
 import { type TestApi } from '../helpers/api.ts';
 import { startLocalAdmin } from '../helpers/admin.ts';
+import { interleaved } from '../helpers/admin-interleaved.ts';
 
 let api: TestApi;
 let deps: AdminDeps;
@@ -17,25 +18,6 @@ beforeAll(async () => {
 afterAll(() => api?.close());
 
 const status = async (key: string) => (await api.call('/pets', { key })).status;
-
-/** A store whose next read of a key runs `between` after reading, as if another admin acted at that moment. */
-function interleaved(between: (keyId: string) => Promise<unknown>): AdminDeps {
-  let armed = true;
-  return {
-    ...deps,
-    store: {
-      ...deps.store,
-      async getById(keyId) {
-        const record = await deps.store.getById(keyId);
-        if (armed) {
-          armed = false;
-          await between(keyId);
-        }
-        return record;
-      },
-    },
-  };
-}
 
 /**
  * Runs `run` while every DynamoDB request of the named operation, sent by the admin's own client, is answered by
@@ -92,7 +74,7 @@ describe('admin races', () => {
   it('a revoke landing while a rotation is under way stays revoked: the rotation gives up, no secret works', async () => {
     const admin = keyAdmin(deps);
     const { key, record } = await admin.create({ owner: 'race-revoke', plan: 'pro' });
-    const racing = keyAdmin(interleaved((id) => admin.revoke(id)));
+    const racing = keyAdmin(interleaved(deps, (id) => admin.revoke(id)));
     await expect(racing.rotate(record.keyId)).rejects.toThrow(/revoked: only active keys can be rotated/);
     expect((await admin.show(record.keyId)).status).toBe('revoked');
     expect(await status(key)).toBe(401);
@@ -102,7 +84,7 @@ describe('admin races', () => {
   it('a set-plan landing while a rotation is under way is kept: the new secret has the new plan', async () => {
     const admin = keyAdmin(deps);
     const { key, record } = await admin.create({ owner: 'race-plan', plan: 'pro' });
-    const racing = keyAdmin(interleaved((id) => admin.setPlan(id, { plan: 'business' })));
+    const racing = keyAdmin(interleaved(deps, (id) => admin.setPlan(id, { plan: 'business' })));
     const rotated = await racing.rotate(record.keyId);
     expect(rotated.record.plan).toBe('business');
     expect(await admin.show(record.keyId)).toMatchObject({ plan: 'business', status: 'active' });
@@ -116,7 +98,7 @@ describe('admin races', () => {
     const admin = keyAdmin(deps);
     const { record } = await admin.create({ owner: 'race-plan2', plan: 'free' });
     let rotatedKey = '';
-    const racing = keyAdmin(interleaved(async (id) => (rotatedKey = (await admin.rotate(id)).key)));
+    const racing = keyAdmin(interleaved(deps, async (id) => (rotatedKey = (await admin.rotate(id)).key)));
     expect(await racing.setPlan(record.keyId, { plan: 'pro' })).toMatchObject({ plan: 'pro' });
     expect((await api.call('/pets', { key: rotatedKey })).headers.get('x-ratelimit-limit')).toBe('300');
   });

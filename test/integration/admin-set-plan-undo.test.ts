@@ -10,16 +10,14 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { windowsAt } from '../../lambdas/domain/rate-limit.ts';
 import { shardKey } from '../../lambdas/storage/limiter-items.ts';
 import type { AdminDeps } from '../../lib/admin/service.ts';
-import { runLocalAdmin, startLocalAdmin } from '../helpers/admin.ts';
+import { runLocalAdmin, startLocalAdminOnApiClock } from '../helpers/admin.ts';
 import type { TestApi } from '../helpers/api.ts';
 import { codeOf } from '../helpers/key-standing.ts';
 
 let api: TestApi;
 let deps: AdminDeps;
 beforeAll(async () => {
-  const started = await startLocalAdmin();
-  api = started.api;
-  deps = { ...started.deps, now: api.clock.now };
+  ({ api, deps } = await startLocalAdminOnApiClock());
 });
 afterAll(() => api?.close());
 
