@@ -38,17 +38,20 @@ export async function purge(ctx: AdminContext): Promise<PurgeResult> {
   const purged: KeyView[] = [];
   const failed: PurgeResult['failed'][number][] = [];
   const finished: KeyView[] = [];
-  for (const stale of due.filter((r) => purgeDue(r, cutoff))) {
+  /** Reconciles one key; a key whose gateway side is gone joins `into`, one that still holds something `failed`. */
+  const finish = async (keyId: string, into: KeyView[]) => {
     try {
-      const { record, waiting } = await reconcile(ctx, stale.keyId);
-      // Held until the deployed authorizer names its pool (key-layout.ts): nothing of its own was deleted.
+      const { record, waiting } = await reconcile(ctx, keyId);
+      // Held until the deployed authorizer names its pool (key-layout.ts): nothing of its own was deleted, so it
+      // still waits and is not finished.
       if (record.apiGatewayKeyId || record.usagePlanId || record.retiredApiKeyId || record.retiredUsagePlanId)
-        failed.push({ keyId: stale.keyId, error: waiting.join('; ') });
-      else purged.push(view(record));
+        failed.push({ keyId, error: waiting.join('; ') });
+      else into.push(view(record));
     } catch (err) {
-      failed.push({ keyId: stale.keyId, error: describeError(err) });
+      failed.push({ keyId, error: describeError(err) });
     }
-  }
+  };
+  for (const stale of due.filter((r) => purgeDue(r, cutoff))) await finish(stale.keyId, purged);
   // A purge stopped part-way (a crash, Ctrl-C) can leave a key past its last gateway step, no longer waiting for purge
   // but not yet reconciled: the listing's pending partitions hold it, so running purge again finishes it. Only keys
   // purge works on (revoked, or retiring something); an active key's pending change is `keys reconcile`'s.
@@ -59,15 +62,7 @@ export async function purge(ctx: AdminContext): Promise<PurgeResult> {
       const page = await ctx.deps.store.listPage({ pending: true }, 100, after);
       for (const r of page.records) {
         if (done.has(r.keyId) || (r.status === 'active' && !r.retiredApiKeyId && !r.retiredUsagePlanId)) continue;
-        try {
-          const { record, waiting } = await reconcile(ctx, r.keyId);
-          // Held as above: it still waits, so it is not finished.
-          if (record.apiGatewayKeyId || record.usagePlanId || record.retiredApiKeyId || record.retiredUsagePlanId)
-            failed.push({ keyId: r.keyId, error: waiting.join('; ') });
-          else finished.push(view(record));
-        } catch (err) {
-          failed.push({ keyId: r.keyId, error: describeError(err) });
-        }
+        await finish(r.keyId, finished);
       }
       after = page.next;
     } while (after);
