@@ -13,7 +13,9 @@
  * key for every key of a plan was drained by one abuser in a few hours, after which every key of that plan banned
  * that day met the gateway's 429 until midnight; sharded by pool member, an abuser drains only its own shard, and a
  * key banned on another shard is served. An Enterprise bracket has one probation member (its pool's member number
- * BRACKET_POOL.members, which no key id maps to), made by the admin tool with the bracket's pool.
+ * BRACKET_POOL.members, which no key id maps to), made by the admin tool with the bracket's pool; the authorizer names
+ * it only once the admin tool has recorded it as made (lambdas/storage/bracket-probation.ts), and a key of a bracket
+ * without it stays on its ordinary member. The pools' shards are the stack's, in the authorizer's own template.
  */
 import { enterpriseBracket } from './brackets.ts';
 import { BRACKET_POOL, PAYING_POOLS, bracketPoolKeyValue, poolMemberOf, type PayingPoolPlan } from './key-pool.ts';

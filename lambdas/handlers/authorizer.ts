@@ -12,7 +12,6 @@ import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent, Contex
 import {
   denyContext,
   gateDecision,
-  gateUsageKey,
   hashKey,
   keyForm,
   overlapTarget,
@@ -21,6 +20,7 @@ import {
 } from '../domain/keys.ts';
 // The key and standing lookup alone, so the authorizer bundle carries no pet or limiter code.
 import { readKeyAndStanding } from '../storage/standing.ts';
+import { probationUsageKey } from '../storage/bracket-probation.ts';
 import type { Runtime } from '../shared/runtime.ts';
 
 /** `arn:aws:execute-api:region:account:apiId/stage/METHOD/path` → `arn:aws:execute-api:region:account:apiId/stage/*` */
@@ -101,8 +101,9 @@ export function authorizerHandler(rt: Runtime) {
       // The API key of the usage-plan backstop: the pool member its key id maps to in its plan's (or Enterprise
       // bracket's) pool (domain/keys.ts usageKeyOf; a key made before pools: its own, derived from its key id, never
       // the client's secret); for a key on probation its pool's probation key, and for a key whose day is spent the
-      // spent-keys API key, whose usage plan refuses it before it counts against anything it shares.
-      usageIdentifierKey: gateUsageKey(auth, decision, keysStage),
+      // spent-keys API key, whose usage plan refuses it before it counts against anything it shares. An Enterprise
+      // bracket's probation member only when the data says it exists (storage/bracket-probation.ts).
+      usageIdentifierKey: await probationUsageKey(rt.storage, auth, decision, keysStage),
     };
   };
 }

@@ -1,12 +1,20 @@
 /**
  * An Enterprise bracket's pool at the gateway (contract/key-pool.ts BRACKET_POOL): the bracket's usage plan on the
- * stage and its member API keys on it, its probation member included (contract/probation.ts; a pool made before it
- * gains it on the next command that needs the bracket, or `keys reconcile --all`). The stack makes the standard plans' pools; a bracket's is made by the admin
- * tool before the first record names it, so the authorizer never names a member that is not there (API Gateway would
- * answer 403). Every step finds its work done when it is: a plan or key of that name (or value) is found, not made
- * twice, so a pool a failure left half-made is finished by the next command that needs it.
+ * stage and its member API keys on it, its probation member included (contract/probation.ts). The stack makes the
+ * standard plans' pools; a bracket's is made by the admin tool before the first record names it, so the authorizer
+ * never names a member that is not there (API Gateway would answer 403). Every step finds its work done when it is: a
+ * plan or key of that name (or value) is found, not made twice, so a pool a failure left half-made is finished by the
+ * next command that needs it.
+ *
+ * The probation member is named by the authorizer only once the data says it exists (lambdas/storage/
+ * bracket-probation.ts): after it is on the bracket's plan, the pool's record is written, in that order. A bracket
+ * made before probation members existed (or whose record a failure left unwritten) keeps its keys on probation
+ * counted on their ordinary members, and is completed (member made, then recorded) by the next command that needs
+ * the bracket, or `keys reconcile --all`.
  */
 import type { PlanLimits } from '../../contract/plans.ts';
+import { bracketProbationKeyValue } from '../../contract/probation.ts';
+import { recordBracketProbation, recordedBracketProbation } from '../../lambdas/storage/bracket-probation.ts';
 import { bracketPlanName, bracketPoolKeys, enterpriseBracket } from './brackets.ts';
 import type { AdminContext } from './context.ts';
 
@@ -20,10 +28,12 @@ export async function ensureBracketPool(ctx: AdminContext, limits: PlanLimits): 
   let planId = await gateway.findPlan(name);
   if (!planId) {
     planId = await gateway.createPlan(name, bracket);
-    // No id: a target without API Gateway (`--local`), where the local gateway applies the bracket itself.
+    // No id: a target without API Gateway (`--local`), where the local gateway applies the bracket itself, its
+    // probation member included: recorded as such.
     if (!planId) {
+      made.push(...(await recordProbation(ctx, bracket.id)));
       ctx.pools.add(bracket.id);
-      return [];
+      return made;
     }
     made.push(`usage plan ${name}`);
   } else {
@@ -50,6 +60,22 @@ export async function ensureBracketPool(ctx: AdminContext, limits: PlanLimits): 
     await gateway.attach(apiKeyId, planId);
     made.push(`pool member ${member.name}`);
   }
+  // Only now, every member on the plan: the authorizer names the probation member from the record on.
+  made.push(...(await recordProbation(ctx, bracket.id)));
   ctx.pools.add(bracket.id);
   return made;
+}
+
+/**
+ * Records the bracket's probation member (on its plan by now) where the authorizer reads it; [] when it already is.
+ * A target without storage of its own (a test's stand-in) records nothing: the authorizer then keeps the bracket's
+ * keys on their ordinary members, which exist.
+ */
+async function recordProbation(ctx: AdminContext, bracketId: string): Promise<string[]> {
+  const { storage, stage } = ctx.deps;
+  if (!storage) return [];
+  const member = bracketProbationKeyValue(stage, bracketId);
+  if ((await recordedBracketProbation(storage, bracketId)) !== undefined) return [];
+  await recordBracketProbation(storage, bracketId, member);
+  return [`record of bracket ${bracketId}'s probation member (the authorizer counts its keys on probation there)`];
 }

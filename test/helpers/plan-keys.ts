@@ -7,10 +7,12 @@
 import { afterAll, beforeAll } from 'vitest';
 import { poolValueOf } from '../../contract/key-pool.ts';
 import { PLANS, type PlanLimits, type PlanName } from '../../contract/plans.ts';
-import { probationValueOf } from '../../contract/probation.ts';
+import { enterpriseBracket } from '../../contract/brackets.ts';
+import { bracketProbationKeyValue, probationValueOf } from '../../contract/probation.ts';
 import { generateKey, generateKeyId, hashKey } from '../../lambdas/domain/keys.ts';
 import { createKeyAdminStore } from '../../lambdas/storage/key-store.ts';
 import { noteStanding } from '../../lambdas/storage/standing.ts';
+import { recordBracketProbation } from '../../lambdas/storage/bracket-probation.ts';
 import { startTestApi, type TestApi } from './api.ts';
 
 /** One plan under test: its keys' limits, and for Enterprise another bracket's (a key on another probation shard). */
@@ -82,6 +84,14 @@ export async function registerKeys(api: TestApi, keys: readonly PlanKey[], owner
       status: 'active',
       createdAt: '2030-01-01T00:00:00.000Z',
     });
+  // An Enterprise key's bracket as the admin tool leaves it: its pool made (the local gateway applies the bracket's
+  // plan itself) and its probation member recorded, which the authorizer needs before it names that member.
+  const stage = String([...api.model.functions.values()].map((f) => f.environment.USAGE_KEYS_STAGE).find(Boolean));
+  for (const k of keys)
+    if (k.plan === 'enterprise') {
+      const bracket = enterpriseBracket(k.limits).id;
+      await recordBracketProbation(api.storage, bracket, bracketProbationKeyValue(stage, bracket));
+    }
 }
 
 export interface PlanKeysFixture {
