@@ -1,10 +1,11 @@
 /**
  * What both Lambda floors share (bench/floor-handler.ts, the cold and bytes floor; bench/floor-warm-handler.ts, the
- * warm one): the DocumentClient on the function's environment, `zod/mini` with its English messages and the request
- * schemas, the authorizer's key read, and Powertools Logger and Metrics configured as a careful user would, and as
- * the functions are (lambdas/shared/observability.ts): a correlation id search function (without one, Powertools
- * warns on every invocation that correlationIdPath is set) and the Metrics' "no application metrics" warning, the
- * normal case of most invocations, left unwritten. At their defaults the floors wrote two warning lines per
+ * warm one): the DocumentClient on the function's environment, `zod/mini` with its English messages (each
+ * operation's request schemas are its floor's, bench/floors.ts), every declared table's name, the authorizer's key
+ * read, and Powertools Logger and Metrics configured as a careful user would, and as the functions are
+ * (lambdas/shared/observability.ts): a correlation id search function (without one, Powertools warns on every
+ * invocation that correlationIdPath is set) and the Metrics' "no application metrics" warning, the normal case of
+ * most invocations, left unwritten. At their defaults the floors wrote two warning lines per
  * invocation that the functions do not write.
  */
 import { Logger } from '@aws-lambda-powertools/logger';
@@ -18,6 +19,7 @@ import { BatchGetCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createHash } from 'node:crypto';
 import * as z from 'zod/mini';
 import { en } from 'zod/locales';
+import { floorOf, tablesIn } from './floors.ts';
 
 z.config(en());
 
@@ -30,7 +32,8 @@ const ddb = new DynamoDBClient({
   ...(endpoint ? { endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
 });
 export const doc = DynamoDBDocumentClient.from(ddb, { marshallOptions: { removeUndefinedValues: true } });
-export const T = { pets: env.PETS_TABLE_NAME!, keys: env.KEYS_TABLE_NAME!, state: env.STATE_TABLE_NAME! };
+/** Every declared table's physical name, by its key in the storage's names (`T.pets`, `T.state`). */
+export const T = tablesIn(env);
 
 export const logger = new Logger({
   serviceName: 'floor',
@@ -69,27 +72,18 @@ export function writeOperationCounts(): void {
 
 /**
  * An operation's handler as both floors wrap it, as the functions are: Powertools' context and metrics middlewares,
- * the JSON body parser for createPet, and the operation's own metric lines before its work.
+ * the JSON body parser for an operation that takes a body, and the operation's own metric lines before its work.
  */
 export function floorOperation<E extends { body?: unknown }, R>(run: (event: E) => Promise<R>) {
   return middy<E>()
     .use(injectLambdaContext(logger, { correlationIdPath: 'requestContext.requestId' }))
     .use(logMetrics(metrics, { captureColdStartMetric: true }))
-    .use(FLOOR_OF === 'createPet' ? [httpJsonBodyParser()] : [])
+    .use(FLOOR_OF !== 'authorizer' && floorOf(FLOOR_OF).jsonBody ? [httpJsonBodyParser()] : [])
     .handler(async (event: E) => {
       writeOperationCounts();
       return run(event);
     });
 }
-
-export const Status = z.enum(['available', 'pending', 'sold']);
-export const NewPet = z.strictObject({
-  name: z.string().check(z.minLength(1), z.maxLength(200)),
-  categoryId: z.int().check(z.minimum(1)),
-  status: z.optional(Status),
-});
-export const PetId = z.object({ petId: z.string().check(z.regex(/^[1-9][0-9]{0,15}$/)) });
-export const Limit = z.optional(z.string().check(z.regex(/^[0-9]+$/)));
 
 /** The authorizer's read: the key record and its standing in one BatchGetItem (as lambdas/storage/standing.ts). */
 export async function readKey(authorizationToken: string): Promise<{ keyId?: string; plan?: string } | undefined> {

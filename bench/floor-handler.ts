@@ -8,51 +8,38 @@
  *   an operation  the count (the limiter's conditional UpdateItem on the day item of a random one of the key's shards,
  *               FLOOR_SHARDS, opening the minute with its usage-history write when the stored minute is older, as
  *               lambdas/storage/limit-store.ts) and its own
- *               request: GetItem (getPet), Scan with Limit (listPets), the id block's UpdateItem at init and a
- *               conditional PutItem after the count (createPet), none (listOrders: 501)
+ *               request (bench/floors.ts: GetItem for getPet, Scan with Limit for listPets, the id block's
+ *               UpdateItem at init and a conditional PutItem after the count for createPet, none for listOrders' 501)
  * It writes the metric lines the function must write on that call (FLOOR_COUNTS: a deprecated operation's, a 501's).
  * What a function spends beyond this is its own code: the envelope, the limiter's rules, the error mapping.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import * as z from 'zod/mini';
-import type { OperationId } from '../contract/routes.ts';
-import { createPetCommand } from './floor-requests.ts';
-import {
-  FLOOR_OF,
-  Limit,
-  NewPet,
-  PetId,
-  T,
-  doc,
-  env,
-  logger,
-  metrics,
-  readKey,
-  floorOperation,
-} from './floor-common.ts';
+import { FLOOR_OF, T, doc, env, logger, metrics, readKey, floorOperation } from './floor-common.ts';
+import { floorOf, runFloor, type OperationFloor } from './floors.ts';
 
 const SHARDS = Number(env.FLOOR_SHARDS ?? 1);
-const Query = z.object({ limit: Limit });
+/** The operation whose requests this floor makes (bench/floors.ts); none for the authorizer. */
+const floor: OperationFloor | undefined = FLOOR_OF === 'authorizer' ? undefined : floorOf(FLOOR_OF);
 
 /** The floor's ids, far from the allocator's and the seeded ones (bench/lib/seed.ts). */
 const FLOOR_IDS = 3_000_000_000;
 /** The id block a create reserves at init, as the id allocator does (one UpdateItem). */
-const ids =
-  FLOOR_OF === 'createPet'
-    ? doc
-        .send(
-          new UpdateCommand({
-            TableName: T.state,
-            Key: { pk: 'floor#ids' },
-            UpdateExpression: 'ADD n :b',
-            ExpressionAttributeValues: { ':b': 100 },
-            ReturnValues: 'UPDATED_NEW',
-          }),
-        )
-        .then((o) => Number(o.Attributes?.n) - 100)
-    : undefined;
+const ids = floor?.assignsIds
+  ? doc
+      .send(
+        new UpdateCommand({
+          TableName: T.state,
+          Key: { pk: 'floor#ids' },
+          UpdateExpression: 'ADD n :b',
+          ExpressionAttributeValues: { ':b': 100 },
+          ReturnValues: 'UPDATED_NEW',
+        }),
+      )
+      .then((o) => Number(o.Attributes?.n) - 100)
+  : undefined;
+const newId = async () => FLOOR_IDS + (await ids!) + 1 + Math.floor(Math.random() * 99);
 
 /** The limiter's count: one conditional write in the open minute, or the minute's opening and its history. */
 async function count(keyId: string): Promise<void> {
@@ -104,47 +91,19 @@ type ProxyEvent = {
   queryStringParameters?: Record<string, string> | null;
   requestContext?: { authorizer?: { keyId?: string } };
 };
-const json = (statusCode: number, body: unknown) => ({ statusCode, body: JSON.stringify(body) });
 
-type Operation = (e: ProxyEvent, keyId: string) => Promise<{ statusCode: number; body: string }>;
-// By operation, so the compiler names a new operation's floor requests, which are written by hand: they are the floor.
-const operations: Record<OperationId, Operation> = {
-  async getPet(e, keyId) {
-    const { petId } = PetId.parse(e.pathParameters ?? {});
-    const [, out] = await Promise.all([
-      count(keyId),
-      doc.send(new GetCommand({ TableName: T.pets, Key: { id: Number(petId) } })),
-    ]);
-    return out.Item ? json(200, out.Item) : json(404, { code: 'not_found' });
-  },
-  async listPets(e, keyId) {
-    const { limit } = Query.parse(e.queryStringParameters ?? {});
-    const [, out] = await Promise.all([
-      count(keyId),
-      doc.send(new ScanCommand({ TableName: T.pets, Limit: Number(limit ?? 20) })),
-    ]);
-    return json(200, out.Items ?? []);
-  },
-  async createPet(e, keyId) {
-    const body = NewPet.parse(e.body);
-    await count(keyId);
-    const pet = {
-      id: FLOOR_IDS + (await ids!) + 1 + Math.floor(Math.random() * 99),
-      ...body,
-      status: body.status ?? 'available',
-    };
-    await doc.send(createPetCommand(T.pets, pet, keyId));
-    return json(201, pet);
-  },
-  async listOrders(_e, keyId) {
-    await count(keyId);
-    return json(501, { code: 'not_implemented' });
-  },
-};
-
-const operation = floorOperation((event: ProxyEvent) =>
-  operations[FLOOR_OF as OperationId](event, event.requestContext?.authorizer?.keyId ?? 'floor'),
-);
+/** The operation's floor (bench/floors.ts) around the count. */
+const operation = floorOperation(async (e: ProxyEvent) => {
+  const req = {
+    params: e.pathParameters ?? {},
+    query: e.queryStringParameters ?? {},
+    body: e.body,
+    keyId: e.requestContext?.authorizer?.keyId ?? 'floor',
+  };
+  floor!.check?.(req);
+  const answer = await runFloor(floor!, req, { doc, tables: T, newId }, () => count(req.keyId).then(() => true));
+  return { statusCode: answer.status, body: JSON.stringify(answer.body) };
+});
 
 async function authorizer(event: { authorizationToken: string }, context: { functionName: string }) {
   logger.addContext(context as never);

@@ -1,6 +1,6 @@
 /**
- * The floors' requests that carry what the service stores or reads (bench/floor-server.ts, bench/floor-handler.ts,
- * bench/floor-warm-handler.ts): the listPets read, and the createPet write.
+ * The floors' requests that carry what the service stores or reads (bench/floors.ts, which every floor runs): the
+ * listPets read, and the write of a create of any resource whose ids the service assigns.
  */
 import { randomBytes } from 'node:crypto';
 import { PutCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
@@ -22,21 +22,21 @@ let tokenPrefix: string | undefined;
 let tokenCount = 0;
 
 /**
- * The create's write as the service makes it (lambdas/storage/item-store.ts): the pet with the creating key's id and
- * a write token per attempt, put on the condition that the id is free, with the item returned when it is not. The
- * request is then the same in size and shape as the deployed function's, as the floor's promise says: with the bare
- * pet and a plain condition, the floor's request body was ~150 bytes smaller (186 against 336) and createPet's CPU
- * per call read ~1-2 % higher against it (handlers bench, Enterprise, 12 rounds).
+ * A create's write as the service makes it (lambdas/storage/item-store.ts): the item with the creating key's id and
+ * a write token per attempt, put on the condition that its key (`keyName`) is free, with the item returned when it
+ * is not. The request is then the same in size and shape as the deployed function's, as the floor's promise says:
+ * with the bare pet and a plain condition, the floor's request body was ~150 bytes smaller (186 against 336) and
+ * createPet's CPU per call read ~1-2 % higher against it (handlers bench, Enterprise, 12 rounds).
  */
-export const createPetCommand = (TableName: string, pet: Record<string, unknown>, keyId: string) =>
+export const createItemCommand = (TableName: string, keyName: string, item: Record<string, unknown>, keyId: string) =>
   new PutCommand({
     TableName,
     Item: {
-      ...pet,
+      ...item,
       createdBy: keyId,
       wt: `${(tokenPrefix ??= randomBytes(9).toString('base64url'))}${(tokenCount++).toString(36)}`,
     },
     ConditionExpression: 'attribute_not_exists(#k)',
-    ExpressionAttributeNames: { '#k': 'id' },
+    ExpressionAttributeNames: { '#k': keyName },
     ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
   });

@@ -7,8 +7,11 @@
  *            key's day item, opening the minute (plus its usage-history write) when the condition says it moved on;
  *            a larger key (Enterprise): a lease of the same size the API takes (leaseSize), from a random shard,
  *            with the same conditional write, admitted locally until spent or LIMITER.leaseTtlMs old
- *   op       Scan/Query with Limit, PutItem (conditional), or GetItem; a read starts beside the limiter's write,
- *            a create counts first (as lambdas/shared/admission.ts)
+ *   op       every declared operation, routed from the route table by its path template and method
+ *            (bench/lib/floor-router.ts) to its floor (bench/floors.ts: Scan/Query with Limit, a conditional PutItem,
+ *            GetItem, or nothing but the count for a 501); a read starts beside the limiter's write, a create counts
+ *            first (as lambdas/shared/admission.ts). A path no route has answers 404, a method none of its routes
+ *            has 405
  * Its limiter items have a prefix of their own (`rlfloor#`), so it never shares a budget with the API.
  *   node bench/floor-server.ts <dynamoEndpoint> <tablePrefix> <authTtlSeconds>
  * Prints {"url", "statsUrl"} once listening; GET statsUrl answers {"ddb": DynamoDB requests made so far, "cpuMicros": the
@@ -17,23 +20,26 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createHash } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { PLANS, type PlanLimits, type PlanName } from '../contract/plans.ts';
+import { BASE_PATH, ROUTES } from '../contract/routes.ts';
 import { floorLimiter, type Caller } from './floor-limiter.ts';
-import { createPetCommand, listPetsCommand } from './floor-requests.ts';
+import { FLOORS, runFloor, tablesIn } from './floors.ts';
+import { floorRouter } from './lib/floor-router.ts';
 import { localTableEnv } from '../lambdas/storage/provision.ts';
 import { startStatsServer } from './lib/stats-server.ts';
 
 const [endpoint, prefix, ttlArg] = process.argv.slice(2);
 const AUTH_TTL_MS = Number(ttlArg ?? 60) * 1000;
-const env = localTableEnv(prefix!);
-const T = { pets: env.PETS_TABLE_NAME!, keys: env.KEYS_TABLE_NAME!, state: env.STATE_TABLE_NAME! };
+const T = tablesIn(localTableEnv(prefix!));
 const ddb = new DynamoDBClient({
   region: 'us-east-1',
   endpoint: endpoint!,
   credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
 });
 const doc = DynamoDBDocumentClient.from(ddb, { marshallOptions: { removeUndefinedValues: true } });
+/** Every declared operation, by its path template and method (bench/lib/floor-router.ts). */
+const route = floorRouter(ROUTES, FLOORS);
 let ddbRequests = 0;
 ddb.middlewareStack.add((next) => (args) => (ddbRequests++, next(args)), { step: 'initialize', name: 'count' });
 /** Ids for creates: a range of its own per process, far from the allocator's and the seeded ones. */
@@ -66,6 +72,7 @@ async function authorize(token: string): Promise<Caller | undefined> {
 }
 
 const { admit } = floorLimiter(doc, T.state);
+const deps = { doc, tables: T, newId: async () => nextId++ };
 
 function json(res: ServerResponse, status: number, body: unknown): void {
   const s = JSON.stringify(body);
@@ -80,27 +87,18 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
   const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
   const caller = token ? await authorize(token) : undefined;
   if (!caller) return json(res, 401, { code: 'unauthorized' });
-  const m = /^\/v1\/pets(?:\/(\d+))?$/.exec(url.pathname);
-  if (!m) return json(res, 404, { code: 'not_found' });
-  if (req.method === 'POST') {
-    if (!(await admit(caller))) return json(res, 429, { code: 'rate_limited' });
-    const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
-      name: string;
-      categoryId: number;
-      status?: string;
-    };
-    const pet = { id: nextId++, name: body.name, categoryId: body.categoryId, status: body.status ?? 'available' };
-    await doc.send(createPetCommand(T.pets, pet, caller.keyId));
-    return json(res, 201, pet);
-  }
-  if (req.method !== 'GET') return json(res, 405, { code: 'method_not_allowed' });
-  const status = url.searchParams.get('status');
-  const read = m[1]
-    ? doc.send(new GetCommand({ TableName: T.pets, Key: { id: Number(m[1]) } })).then((o) => o.Item)
-    : doc.send(listPetsCommand(T.pets, Number(url.searchParams.get('limit') ?? 20), status)).then((o) => o.Items ?? []);
-  const [admitted, found] = await Promise.all([admit(caller), read]);
-  if (!admitted) return json(res, 429, { code: 'rate_limited' });
-  return found ? json(res, 200, found) : json(res, 404, { code: 'not_found' });
+  const path = url.pathname.startsWith(`${BASE_PATH}/`) ? url.pathname.slice(BASE_PATH.length) : undefined;
+  const routed = path === undefined ? ({ status: 404 } as const) : route(req.method ?? 'GET', path);
+  if ('status' in routed)
+    return json(res, routed.status, { code: routed.status === 404 ? 'not_found' : 'method_not_allowed' });
+  const request = {
+    params: routed.params,
+    query: Object.fromEntries(url.searchParams),
+    body: chunks.length ? (JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown) : undefined,
+    keyId: caller.keyId,
+  };
+  const answer = await runFloor(routed.floor, request, deps, () => admit(caller));
+  return json(res, answer.status, answer.body);
 }
 
 const server = createServer((req, res) => {

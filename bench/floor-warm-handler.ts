@@ -6,38 +6,26 @@
  * and writing the same metric lines per call (a deprecated operation's call, a 501: FLOOR_COUNTS):
  *   authorizer    one BatchGetItem of the key and its standing per call (in-process, nothing caches it)
  *   an operation  the limiter's count (bench/floor-limiter.ts: exact keys one conditional write, Enterprise keys a
- *                 lease) and its own request: GetItem (getPet), Scan or the status index's Query with Limit
- *                 (listPets), a conditional PutItem after the count (createPet), none (listOrders: 501); a read
- *                 starts beside the count, a create counts first (as lambdas/shared/admission.ts)
+ *                 lease) and its own request (bench/floors.ts: GetItem for getPet, Scan or the status index's Query
+ *                 with Limit for listPets, a conditional PutItem after the count for createPet, none for
+ *                 listOrders' 501); a read starts beside the count, a create counts first (as
+ *                 lambdas/shared/admission.ts)
  * Bundled with the stack's esbuild settings like the functions; FLOOR_OF (an operationId, or `authorizer`) picks
  * the requests. Unlike bench/floor-handler.ts (the cold and bytes floor) it carries the lease path, which a warm
  * Enterprise key takes and a cold start's single call does not need.
  */
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import * as z from 'zod/mini';
-import type { OperationId } from '../contract/routes.ts';
-import {
-  FLOOR_OF,
-  Limit,
-  NewPet,
-  PetId,
-  Status,
-  T,
-  doc,
-  logger,
-  metrics,
-  readKey,
-  floorOperation,
-} from './floor-common.ts';
+import { FLOOR_OF, T, doc, logger, metrics, readKey, floorOperation } from './floor-common.ts';
 import { floorLimiter } from './floor-limiter.ts';
-import { createPetCommand, listPetsCommand } from './floor-requests.ts';
+import { floorOf, runFloor, type OperationFloor } from './floors.ts';
 
 const { admit } = floorLimiter(doc, T.state);
-const Query = z.object({ limit: Limit, status: z.optional(Status) });
+/** The operation whose requests this floor makes (bench/floors.ts); none for the authorizer. */
+const floor: OperationFloor | undefined = FLOOR_OF === 'authorizer' ? undefined : floorOf(FLOOR_OF);
 
 /** Ids for creates: a range of their own per process, far from the allocator's and the seeded ones. */
 let nextId = 3_000_000_000 + (process.pid % 1000) * 1_000_000;
+const deps = { doc, tables: T, newId: async () => nextId++ };
 
 type ProxyEvent = {
   body: unknown;
@@ -55,42 +43,22 @@ const callerOf = (e: ProxyEvent) => {
   const a = e.requestContext?.authorizer ?? {};
   return { keyId: a.keyId ?? 'floor', limits: { perMinute: Number(a.perMinute), perDay: Number(a.perDay) } };
 };
-const RATE_LIMITED = json(429, { code: 'rate_limited' });
 
-// By operation, so the compiler names a new operation's floor requests, which are written by hand: they are the floor.
-const operations: Record<OperationId, (e: ProxyEvent) => Promise<Result>> = {
-  async getPet(e) {
-    const { petId } = PetId.parse(e.pathParameters ?? {});
-    const [admitted, out] = await Promise.all([
-      admit(callerOf(e)),
-      doc.send(new GetCommand({ TableName: T.pets, Key: { id: Number(petId) } })),
-    ]);
-    if (!admitted) return RATE_LIMITED;
-    return out.Item ? json(200, out.Item) : json(404, { code: 'not_found' });
-  },
-  async listPets(e) {
-    const { limit, status } = Query.parse(e.queryStringParameters ?? {});
-    const [admitted, out] = await Promise.all([
-      admit(callerOf(e)),
-      doc.send(listPetsCommand(T.pets, Number(limit ?? 20), status)),
-    ]);
-    if (!admitted) return RATE_LIMITED;
-    return json(200, out.Items ?? []);
-  },
-  async createPet(e) {
-    const body = NewPet.parse(e.body);
-    if (!(await admit(callerOf(e)))) return RATE_LIMITED;
-    const pet = { id: nextId++, ...body, status: body.status ?? 'available' };
-    await doc.send(createPetCommand(T.pets, pet, callerOf(e).keyId));
-    return json(201, pet);
-  },
-  async listOrders(e) {
-    if (!(await admit(callerOf(e)))) return RATE_LIMITED;
-    return json(501, { code: 'not_implemented' });
-  },
-};
+/** The operation's floor (bench/floors.ts) around the limiter's count. */
+async function serve(e: ProxyEvent): Promise<Result> {
+  const caller = callerOf(e);
+  const req = {
+    params: e.pathParameters ?? {},
+    query: e.queryStringParameters ?? {},
+    body: e.body,
+    keyId: caller.keyId,
+  };
+  floor!.check?.(req);
+  const answer = await runFloor(floor!, req, deps, () => admit(caller));
+  return json(answer.status, answer.body);
+}
 
-const operation = floorOperation((event: ProxyEvent) => operations[FLOOR_OF as OperationId](event));
+const operation = floorOperation(serve);
 
 async function authorizer(event: { authorizationToken: string; methodArn: string }, context: { functionName: string }) {
   logger.addContext(context as never);
