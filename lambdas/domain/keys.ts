@@ -87,6 +87,13 @@ export class StaleKeyRecordError extends Error {
     super(`key ${keyId} changed while it was being updated`);
     this.name = 'StaleKeyRecordError';
   }
+  /**
+   * A key whose `keys create` has not yet shown a secret that works (it stopped, or its answer was lost, between its
+   * record write and the write that makes the shown secret work): its record sits under a placeholder instead of a
+   * secret's hash, so no secret finds it and the authorizer refuses every request. The same create run again gives it
+   * a secret (lib/admin/lifecycle.ts create).
+   */
+  readonly undelivered?: boolean;
 }
 
 /**

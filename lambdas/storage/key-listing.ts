@@ -4,8 +4,9 @@
  * - `listKey` = `<plan>#<status>`, or `purge#<plan>#<status>` while the record has something for purge to delete in
  *   API Gateway (revoked with an API key or usage plan left, or a usage plan it moved off), or else
  *   `pending#<plan>#<status>` while a change of it is not fully applied (its reconcile is pending) or it still names an
- *   API key of its own from before pools: `keys reconcile --all` reads the purge and pending partitions, so a sweep
- *   when nothing is pending reads nothing of the table's other keys;
+ *   API key of its own from before pools, or its create has not yet shown a secret that works (`undelivered`: the
+ *   same create run again finds it there, reading only the owner's pending keys): `keys reconcile --all` reads the
+ *   purge and pending partitions, so a sweep when nothing is pending reads nothing of the table's other keys;
  * - `listSort` = `<owner, lower case>\u0001<createdAt>\u0001<keyId>`.
  * So a plan, a status, or both name two to sixteen partitions, an owner is a key condition on each, and a page is a
  * Query with a `Limit` on each in turn: every item read is one returned, however many keys wait for purge (a mass
@@ -45,13 +46,16 @@ function awaitsPurge(
 
 /**
  * Whether a record waits for a reconcile (lib/admin/reconcile.ts): its last write not reconciled, or, written before
- * versioned writes (so nothing says it is pending), an active key still on an API key of its own.
+ * versioned writes (so nothing says it is pending), an active key still on an API key of its own; or for its create to
+ * be run again (no secret of it shown works yet).
  */
 function awaitsReconcile(
-  r: Pick<KeyRecord, 'status' | 'version' | 'reconciledVersion' | 'apiGatewayKeyId' | 'usagePlanId'>,
+  r: Pick<KeyRecord, 'status' | 'version' | 'reconciledVersion' | 'apiGatewayKeyId' | 'usagePlanId' | 'undelivered'>,
 ) {
   return (
-    (r.reconciledVersion ?? 0) !== (r.version ?? 0) || (r.status === 'active' && !!(r.apiGatewayKeyId || r.usagePlanId))
+    (r.reconciledVersion ?? 0) !== (r.version ?? 0) ||
+    (r.status === 'active' && !!(r.apiGatewayKeyId || r.usagePlanId)) ||
+    !!r.undelivered
   );
 }
 

@@ -5,7 +5,7 @@
 import { parseArgs } from 'node:util';
 import { UnavailableError } from '../../lambdas/domain/errors.ts';
 import { STAGE_NAMES } from '../config/stage-names.ts';
-import { COMMANDS, PartialFailure, SHAPES, int, type Options } from './commands.ts';
+import { COMMANDS, PartialFailure, SHAPES, int, type Options, type Printed } from './commands.ts';
 import { commandUsage, usage } from './help.ts';
 import { ControlPlaneWaitExceeded, describeWait, type PacingOptions } from './pacing.ts';
 import { checkKeyId, echoed, redacted } from './rules.ts';
@@ -95,11 +95,11 @@ export async function runAdmin(argv: string[], io: Io, depsFor: DepsFactory): Pr
     return say.failure(err, 1, true, positionals);
   }
   try {
-    const { target, call } = command;
+    const { target, call, answered } = command;
     if (!(await confirmed(o, positionals, io)))
       return say.failure(new AdminError('not confirmed: nothing changed'), 1, false);
     const { human, data } = await call(keyAdmin(await depsFor(target), o.actor ? { actor: o.actor } : {}));
-    io.out(o.json ? JSON.stringify(data, null, 2) : human);
+    if (!answered()) io.out(o.json ? JSON.stringify(data, null, 2) : human);
     return 0;
   } catch (err) {
     if (err instanceof PartialFailure) io.out(o.json ? JSON.stringify(err.output.data, null, 2) : err.output.human);
@@ -202,12 +202,18 @@ function checked(o: Options, [group, command, ...rest]: string[], given: readonl
     return checkKeyId(rest[0]);
   };
   const progress = (human: string, data: unknown) => io.err(o.json ? JSON.stringify(data) : human);
-  const call = COMMANDS[command]!({ o, rest, perMinute, perDay, id, progress });
+  // A command may print its answer before it ends (create: its secret, before the write that makes it work).
+  let answered = false;
+  const answer = ({ human, data }: Printed) => {
+    answered = true;
+    io.out(o.json ? JSON.stringify(data, null, 2) : human);
+  };
+  const call = COMMANDS[command]!({ o, rest, perMinute, perDay, id, progress, answer });
   const pacing: PacingOptions = {
     progress: (w) => io.err(o.json ? JSON.stringify({ waiting: w }) : describeWait(w)),
     ...(o['max-wait'] !== undefined ? { maxWaitMs: maxWait(o['max-wait']) * 1000 } : {}),
   };
-  return { target: { local: !!o.local, stage: o.stage, pacing }, call };
+  return { target: { local: !!o.local, stage: o.stage, pacing }, call, answered: () => answered };
 }
 
 /** An argument as a shell reads it back (the next command is printed to be pasted). */

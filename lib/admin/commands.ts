@@ -12,7 +12,7 @@ export { PartialFailure, printed, type Printed } from './printed.ts';
 import { AdminError, type KeyAdmin, type KeyView } from './service.ts';
 import type { PlanChange } from './lifecycle.ts';
 import { LIST_PAGE } from './queries.ts';
-import { MAX_OVERLAP_MINUTES, RESTORE_WINDOW_DAYS } from './lifecycle.ts';
+import { MAX_OVERLAP_MINUTES, RESTORE_WINDOW_DAYS, finishingCreate, type Created } from './lifecycle.ts';
 import { chartWidth, renderUsageChart } from './usage-chart.ts';
 
 export interface Options {
@@ -46,6 +46,11 @@ export interface CommandArgs {
   id(): string;
   /** A progress line on stderr (its data as one JSON line with --json): stdout stays the command's one answer. */
   progress(human: string, data: unknown): void;
+  /**
+   * Prints the command's answer on stdout now, before the command ends (create: its secret, before the write that
+   * makes it work, so no key is ever usable with a secret nobody saw); what the command returns is then not printed.
+   */
+  answer(output: Printed): void;
 }
 
 /** Checks a command's arguments and binds them into the call to make once the target is connected. */
@@ -157,12 +162,20 @@ const onKey =
   };
 
 export const COMMANDS: Readonly<Record<string, Command>> = {
-  create: ({ o, perMinute, perDay }) => {
+  create: ({ o, perMinute, perDay, answer }) => {
     checkOwner(o.owner);
     const chosen = plan(o.plan);
+    // Printed before the write that makes the secret work (lifecycle.ts create): an error after it says whether the
+    // secret printed works and what finishes the key.
+    const shown = ({ key, record, finished }: Created) =>
+      printed(
+        `${finished ? 'Finished (its earlier create stopped before showing a working secret)' : 'Created'} ` +
+          `${describe(record)}\nAPI key (shown once, store it now): ${key}`,
+        { key, ...record, ...(finished ? { finished } : {}) },
+      );
     return async (admin) => {
-      const { key, record } = await admin.create({ owner: o.owner!, plan: chosen, perMinute, perDay });
-      return printed(`Created ${describe(record)}\nAPI key (shown once, store it now): ${key}`, { key, ...record });
+      const created = await admin.create({ owner: o.owner!, plan: chosen, perMinute, perDay }, (c) => answer(shown(c)));
+      return shown(created);
     };
   },
   list: ({ o }) => {
@@ -183,10 +196,18 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
       const { keys, next } = await admin.list(filter, { limit, ...(o.after ? { after: o.after } : {}) });
       const more = next ? `\nMore: add --after ${next}` : '';
       const pending = keys.filter((k) => k.pending).length;
-      const lines = keys.map((k) => describe(k) + (k.pending ? '  PENDING' : ''));
+      const undelivered = keys.filter((k) => k.undelivered).length;
+      const lines = keys.map(
+        (k) => describe(k) + (k.pending ? '  PENDING' : '') + (k.undelivered ? '  NO WORKING SECRET' : ''),
+      );
       if (pending)
         lines.push(
           `${pending} of these key(s) PENDING: a change is not fully applied yet: run \`keys reconcile --all\``,
+        );
+      if (undelivered)
+        lines.push(
+          `${undelivered} of these key(s) with NO WORKING SECRET: a create stopped before showing one; ` +
+            '`keys show <id>` names the create that finishes it',
         );
       return printed((keys.length ? lines.join('\n') : 'No keys.') + more, { keys, next: next ?? null });
     };
@@ -211,6 +232,12 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
         ? [`${standing.join(', ')} (\`keys unban ${k.keyId}\` lifts ${standing.length > 1 ? 'both' : 'it'})`]
         : []),
       ...(k.pending ? [`Pending: a change is not fully applied yet: run \`keys reconcile ${k.keyId}\``] : []),
+      ...(k.undelivered
+        ? [
+            'NO WORKING SECRET: its create stopped before showing one, so every request with it is refused: run ' +
+              `\`${finishingCreate(k)}\`, which gives this key a new secret and shows it`,
+          ]
+        : []),
     ];
     return printed(lines.join('\n'), k);
   }),

@@ -28,6 +28,9 @@ const HELP: Readonly<Record<string, CommandHelp>> = {
     required: ['owner', 'plan'],
     together: ['per-minute', 'per-day'],
     about: 'a new key on a plan; prints its secret once (Enterprise takes its limits)',
+    more:
+      'The secret printed works once the command exits 0. A create that stopped before that leaves a key with no ' +
+      'working secret (`keys show` says so): the same command again gives that key a new secret, never a second key.',
   },
   list: {
     about:

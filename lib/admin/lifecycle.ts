@@ -87,47 +87,180 @@ export async function followUp(
   }
 }
 
+/** What `keys create` shows: the secret, once, and the key it is for; `finished`: a key an earlier create left. */
+export interface Created {
+  readonly key: string;
+  readonly record: KeyView;
+  readonly finished: boolean;
+}
+
 /**
- * A new key. Its pool at the gateway is there before the record names it (the stack's, or its Enterprise bracket's,
- * made on the bracket's first key): nothing is created per customer, and the record is born reconciled.
+ * Where the record of a key whose create has shown no working secret yet is kept: a placeholder in place of a
+ * secret's hash (`#` never occurs in one: hashKey is hex), so no presented secret can find it.
+ */
+const UNDELIVERED_HASH = 'undelivered#';
+
+/** An argument as a shell reads it back (the command a message names is pasted). */
+const shellWord = (a: string) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replaceAll("'", `'\\''`)}'`);
+
+/**
+ * The create that finishes a key whose create stopped before showing a working secret: the same command again (it
+ * finds the key by its owner, plan and limits, and gives it a secret).
+ */
+export const finishingCreate = (r: { owner: string; plan: PlanName; limits?: PlanLimits }) =>
+  `keys create --owner ${shellWord(r.owner)} --plan ${r.plan}` +
+  // A view's limits are also a fixed plan's; only Enterprise takes them on the command line.
+  (r.plan === 'enterprise' && r.limits ? ` --per-minute ${r.limits.perMinute} --per-day ${r.limits.perDay}` : '');
+
+/** Commands that need a working secret refuse a key whose create has not shown one, naming what finishes it. */
+function refuseUndelivered(r: KeyRecord): void {
+  if (r.undelivered)
+    throw new AdminError(
+      `key ${r.keyId} has no working secret yet (its create stopped before showing one): run \`${finishingCreate(r)}\`, ` +
+        'which gives it one',
+    );
+}
+
+/**
+ * A new key, made so that no key is ever usable with a secret nobody saw, whatever stops the command:
+ * 1. its record is written under a placeholder hash (`undelivered`): no secret works for it;
+ * 2. a secret is made and shown (`show`: the CLI prints it, on stdout, now);
+ * 3. the record moves under that secret's hash (one transaction, conditional on the record read, with the history
+ *    entry): from here the secret shown works.
+ * A create that stops between 1 and 3 (killed, or an answer lost) leaves a key no secret works for: the same create
+ * run again finds it (an undelivered key of that owner, plan and limits: the owner's pending keys of that plan) and
+ * finishes it with a fresh secret (the one it shows) under the same key id, never a second key. A secret shown by a
+ * run that stopped before 3 never works. The pool at the gateway is there before the record names it (the stack's,
+ * or its Enterprise bracket's, made on the bracket's first key): nothing is created per customer, and the record is
+ * born reconciled.
  */
 export async function create(
   ctx: AdminContext,
   input: PlanInput & { owner: string },
-): Promise<{ key: string; record: KeyView }> {
+  show: (created: Created) => void = () => {},
+): Promise<Created & Followed> {
   const owner = checkOwner(input.owner);
   if (!(input.plan in PLANS)) throw new AdminError(`unknown plan ${input.plan}`);
   const limits = checkLimits(input.plan, input.perMinute, input.perDay);
   // A new key has no API key of its own: only an authorizer that pools its plan finds its usage key.
   requireLayout(ctx, layoutForPooled(input.plan), `a ${input.plan} key`);
-  const change = await changeBy(ctx, `create --plan ${input.plan}`, (r) => `created on ${r.plan}${limitsText(r)}`);
-  if (limits)
-    await ensureBracketPool(ctx, limits).catch((err: unknown) => {
-      throw new AdminError(`no key was created (${describeError(err)}): run the same command again`);
-    });
-  const key = generateKey();
-  const record: KeyRecord = {
-    hash: hashKey(key),
-    keyId: generateKeyId(),
-    owner,
-    plan: input.plan,
-    ...(limits ? { limits } : {}),
-    status: 'active',
-    createdAt: new Date(ctx.now()).toISOString(),
-    version: 1,
-    reconciledVersion: 1,
-    writeId: randomUUID(),
-  };
-  await ctx.deps.store.put(record, entryOf(change, undefined)).catch(async (err: unknown) => {
-    // An answer lost after the write applied: running the command again would make a second key (whose secret nobody
-    // has). Only this call knows the key id, so it looks once; found, the key is made and its secret is printed.
-    const landed = await ctx.deps.store.getById(record.keyId).catch(() => undefined);
-    if (landed?.hash === record.hash) return;
-    throw new AdminError(
-      `no key was created, or its answer was lost (${describeError(err)}): run the same command again`,
-    );
+  const again = finishingCreate({ owner, plan: input.plan, ...(limits ? { limits } : {}) });
+  const left = await undeliveredKey(ctx, owner, input.plan, limits).catch((err: unknown) => {
+    if (err instanceof AdminError) throw err;
+    throw new AdminError(`no key was created (${describeError(err)}): run \`${again}\``);
   });
-  return { key, record: view(record) };
+  const change = await changeBy(
+    ctx,
+    `create --plan ${input.plan}`,
+    (r) => `created on ${r.plan}${limitsText(r)}${left ? ' (its secret given by a create run again)' : ''}`,
+  );
+  let pending = left;
+  if (!pending) {
+    if (limits)
+      await ensureBracketPool(ctx, limits).catch((err: unknown) => {
+        throw new AdminError(`no key was created (${describeError(err)}): run \`${again}\``);
+      });
+    const keyId = generateKeyId();
+    // Version 0 (no version attribute): the write that makes it usable is its version 1, as a key's first write was.
+    const record: KeyRecord = {
+      hash: `${UNDELIVERED_HASH}${keyId}`,
+      keyId,
+      owner,
+      plan: input.plan,
+      ...(limits ? { limits } : {}),
+      status: 'active',
+      createdAt: new Date(ctx.now()).toISOString(),
+      undelivered: true,
+      writeId: randomUUID(),
+    };
+    await ctx.deps.store.put(record).catch(async (err: unknown) => {
+      // Its answer lost after it applied: found, it goes on (and the same command again would find it too).
+      const landed = await ctx.deps.store.getById(keyId).catch(() => undefined);
+      if (landed?.hash === record.hash) return;
+      throw new AdminError(`no key was created, or its answer was lost (${describeError(err)}): run \`${again}\``);
+    });
+    pending = record;
+  }
+  const key = generateKey();
+  const next = usable(pending, hashKey(key));
+  const created: Created = { key, record: view(next), finished: !!left };
+  show(created);
+  await activate(ctx, pending, next, entryOf(change, undefined), again);
+  if (converged(next)) return created;
+  // Revoked and restored before it was finished: what that left pending is reconciled now.
+  const { record, did: _did, ...followed } = await followUp(ctx, next.keyId);
+  return { ...created, record: view(record), ...followed };
+}
+
+/**
+ * The oldest key of this owner, plan and limits whose create stopped before showing a working secret (from the
+ * listing's pending partition: the owner's few keys waiting for something), read again from the table (the index may
+ * lag a write); none: undefined.
+ */
+async function undeliveredKey(
+  ctx: AdminContext,
+  owner: string,
+  plan: PlanName,
+  limits: PlanLimits | undefined,
+): Promise<KeyRecord | undefined> {
+  const found: KeyRecord[] = [];
+  let after: string | undefined;
+  do {
+    const page = await ctx.deps.store.listPage({ owner, plan, status: 'active', pending: true }, 100, after);
+    found.push(...page.records.filter((r) => r.undelivered && sameLimits(r.limits, limits)));
+    after = page.next;
+  } while (after);
+  for (const r of found.sort((a, b) => a.createdAt.localeCompare(b.createdAt))) {
+    const now = await ctx.deps.store.getById(r.keyId);
+    if (now?.undelivered && now.status === 'active' && now.plan === plan && sameLimits(now.limits, limits)) return now;
+  }
+  return undefined;
+}
+
+/** The record of a key left undelivered, once it moves under its secret's hash: usable, one version on. */
+function usable(pending: KeyRecord, hash: string): KeyRecord {
+  const { undelivered: _u, reconciledVersion, ...rest } = pending;
+  const version = (pending.version ?? 0) + 1;
+  const reconciled = converged(pending) ? version : reconciledVersion;
+  return { ...rest, hash, version, ...(reconciled ? { reconciledVersion: reconciled } : {}), writeId: randomUUID() };
+}
+
+/**
+ * Step 3 of create: the record moves under the shown secret's hash. A failure is told with what the secret shown
+ * is now worth and the one command that finishes the key.
+ */
+async function activate(
+  ctx: AdminContext,
+  pending: KeyRecord,
+  next: KeyRecord,
+  audit: ReturnType<typeof entryOf>,
+  again: string,
+): Promise<void> {
+  const { keyId } = pending;
+  try {
+    await ctx.deps.store.replaceHash(pending, next, { audit });
+    return;
+  } catch (err) {
+    // Applied, its answer lost: the secret shown works.
+    const now = await ctx.deps.store.getById(keyId).catch(() => undefined);
+    if (now?.hash === next.hash) return;
+    if (!now)
+      throw new AdminError(
+        `it is not known whether the API key shown above works (${describeError(err)}): run \`keys show ${keyId}\`: ` +
+          'it says so, and the command that finishes the key if it does not',
+      );
+    if (now.status !== 'active')
+      throw new AdminError(`key ${keyId} was revoked while this create ran: the API key shown above does not work`);
+    if (!now.undelivered)
+      throw new AdminError(
+        `key ${keyId} was given its secret by another run of this create, first: the API key shown above does not ` +
+          `work, the one that run showed does (if that one is lost too, run \`keys rotate ${keyId}\`)`,
+      );
+    throw new AdminError(
+      `key ${keyId} is made, but the API key shown above does not work (${describeError(err)}): run \`${again}\`: ` +
+        'it gives the key a new secret, the one to use',
+    );
+  }
 }
 
 /**
@@ -179,6 +312,8 @@ export async function rotate(
     ctx.onLatest(keyId, async (record) => {
       if (record.status !== 'active')
         throw new AdminError(`key ${keyId} is ${record.status}: only active keys can be rotated`);
+      // Its secret is given by its create run again, which shows it before the write that makes it work.
+      refuseUndelivered(record);
       replacing ??= record.hash;
       if (record.hash !== replacing)
         throw new AdminError(
@@ -269,6 +404,8 @@ export async function setPlan(ctx: AdminContext, keyId: string, input: PlanInput
   // Refused before anything is made: an Enterprise bracket's pool (a usage plan and its API keys) is not made for a
   // key that cannot use it.
   if (first.status !== 'active') throw new AdminError(`key ${keyId} is ${first.status}: only active keys change plan`);
+  // Its create run again finds it by its plan: a move now would leave it to no create.
+  refuseUndelivered(first);
   const current = first.plan === 'enterprise' ? limitsOf(first) : undefined;
   const limits = checkLimits(input.plan, input.perMinute, input.perDay, current);
   const same = (r: KeyRecord) => r.status === 'active' && r.plan === input.plan && sameLimits(r.limits, limits);
@@ -421,6 +558,7 @@ export async function ban(ctx: AdminContext, keyId: string, minutes: number): Pr
   await recordStep(() =>
     ctx.onLatest(keyId, async (record) => {
       if (record.status !== 'active') throw new AdminError(`key ${keyId} is ${record.status}`);
+      refuseUndelivered(record);
       return ctx.deps.store.update(record, { bannedUntil }, ['unbannedThrough'], entryOf(change, record));
     }),
   );

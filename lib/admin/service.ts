@@ -17,7 +17,7 @@
  */
 import type { ListFilter } from '../../lambdas/storage/key-listing.ts';
 import { adminContext } from './context.ts';
-import { ban, create, restore, revoke, rotate, setPlan, type PlanInput } from './lifecycle.ts';
+import { ban, create, restore, revoke, rotate, setPlan, type Created, type PlanInput } from './lifecycle.ts';
 import { describeError, reconcile, ReconcileError } from './reconcile.ts';
 import { AdminError } from './ports.ts';
 import { reconcileAll } from './reconcile-all.ts';
@@ -34,7 +34,8 @@ export type { KeyView } from './rules.ts';
 export function keyAdmin(deps: AdminDeps, options: { actor?: string } = {}) {
   const ctx = adminContext(deps, options);
   return {
-    create: (input: PlanInput & { owner: string }) => create(ctx, input),
+    /** `show`: called with the secret before the write that makes it work (lifecycle.ts create). */
+    create: (input: PlanInput & { owner: string }, show?: (created: Created) => void) => create(ctx, input, show),
     list: (filter?: ListFilter, page?: { limit?: number; after?: string }) => list(ctx, filter, page),
     /** Once after deploying the listing index: gives older records its attributes. */
     reindex: () => ctx.deps.store.reindex(),
