@@ -20,7 +20,7 @@ import { ROOT } from './lib/bundle.ts';
 import { bundleOf } from './lib/bench-ops.ts';
 import { BENCH_AUTH, EXPECTED_STATUS, eventFor } from './lib/events.ts';
 import { functionEnv } from './lib/function-env.ts';
-import { seedBenchKey, seedPets, seededId } from './lib/seed.ts';
+import { seedBenchKey, seedItems, seededId } from './lib/seed.ts';
 import { median, quantile, runChild } from './lib/util.ts';
 import { BENCH_KEY } from './phases/context.ts';
 
@@ -43,12 +43,12 @@ const dynamo = await startDynamoLocal();
 const seed = localClient(dynamo.endpoint);
 try {
   const tables = await provisionLocalTables(dynamo.endpoint, 'bench-compare');
-  await seedPets(seed, tables.PETS_TABLE_NAME!, 0, 100);
+  await seedItems(seed, tables, 0, 100);
   await seedBenchKey(seed, tables.KEYS_TABLE_NAME!, BENCH_KEY);
   const env = functionEnv(tables, dynamo.endpoint, argv);
   const dir = mkdtempSync(join(tmpdir(), 'bench-compare-'));
   for (const fn of FNS) {
-    const event = eventFor(fn, { petId: seededId(7), bearer: BENCH_KEY }) as {
+    const event = eventFor(fn, { existingId: seededId(7), bearer: BENCH_KEY }) as {
       requestContext?: { authorizer?: Record<string, unknown> };
     };
     const evFile = join(dir, `${fn}.json`);

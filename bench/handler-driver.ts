@@ -70,6 +70,7 @@ async function run({ events, connections, seconds, expect }: CellRequest): Promi
   const latencies: number[] = [];
   let unexpected = 0;
   let unexpectedSample: string | undefined;
+  const answers: Record<string, number> = {};
   let next = 0;
   const ddb0 = ddb;
   const lines0 = lines;
@@ -89,6 +90,7 @@ async function run({ events, connections, seconds, expect }: CellRequest): Promi
         status = `threw ${(err as Error).message}`;
       }
       latencies.push(performance.now() - t);
+      answers[status] = (answers[status] ?? 0) + 1;
       if (status !== expect) {
         unexpected++;
         unexpectedSample ??= String(status);
@@ -109,6 +111,7 @@ async function run({ events, connections, seconds, expect }: CellRequest): Promi
     gcCount: gc.count - gc0.count,
     gcMs: gc.ms - gc0.ms,
     latencies,
+    answers,
     unexpected,
     ...(unexpectedSample ? { unexpectedSample } : {}),
   };

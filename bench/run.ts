@@ -13,6 +13,7 @@ import { startDynamoLocal } from '../lib/local/dynamodb.ts';
 import { localClient } from '../lambdas/storage/provision.ts';
 import { ROOT } from './lib/bundle.ts';
 import { printTable, round, stopChild, type Verdict } from './lib/util.ts';
+import { answerBook } from './lib/answers.ts';
 import { runBundles } from './phases/bundles.ts';
 import { runCold } from './phases/cold.ts';
 import { runLibraryPrices } from './phases/library-prices.ts';
@@ -91,6 +92,8 @@ const result: Record<string, unknown> = {
   params: P,
 };
 const targets: Array<{ target: string; subject: string; value: number; limit: string; met: Verdict }> = [];
+/** Every cell's answers against the status its route expects (bench/lib/answers.ts). */
+const book = answerBook();
 const target = (t: string, subject: string, value: number, limit: string, met: boolean | Verdict) =>
   targets.push({
     target: t,
@@ -113,6 +116,7 @@ const ctx: BenchContext = {
   children,
   result,
   target,
+  answers: book.answers,
   log,
 };
 try {
@@ -147,6 +151,7 @@ try {
 }
 
 result.targets = targets;
+result.answers = { cellsChecked: book.checked, unexpected: book.unexpected };
 result.durationSeconds = Math.round((performance.now() - started) / 1000);
 printTable(
   'Targets',
@@ -156,4 +161,21 @@ printTable(
 mkdirSync(RESULTS, { recursive: true });
 writeFileSync(join(RESULTS, 'latest.json'), `${JSON.stringify(result, null, 2)}\n`);
 console.log(`\nwrote bench/results/latest.json (${result.mode} run, ${result.durationSeconds} s)`);
+const failure = book.failure();
+if (failure) {
+  printTable(
+    'Cells with unexpected answers (each measured other work than its floor: its ratios compare nothing)',
+    ['cell', 'expected', 'answered'],
+    book.unexpected.map((u) => [
+      u.cell,
+      u.expected,
+      Object.entries(u.answers)
+        .map(([s, n]) => `${s}x${n}`)
+        .join(' '),
+    ]),
+  );
+  console.error(`\n${failure}`);
+  process.exit(1);
+}
+console.log(`every cell answered the status its route expects (${book.checked} cells checked)`);
 process.exit(0);

@@ -13,7 +13,7 @@ import { LAMBDA_FUNCTIONS, writeLambdaEntry } from '../lib/config/lambda-entries
 import { ROOT, bundle, type BundleResult } from './lib/bundle.ts';
 import { bundleOf } from './lib/bench-ops.ts';
 import { eventFor } from './lib/events.ts';
-import { seedBenchKey, seedPets, seededId } from './lib/seed.ts';
+import { seedBenchKey, seedItems, seededId } from './lib/seed.ts';
 import { median, printTable, ratio, round, runChild } from './lib/util.ts';
 
 type Patch = { file: string; from?: string; to: string };
@@ -65,14 +65,14 @@ const client = localClient(dynamo.endpoint);
 const out: Array<Record<string, unknown>> = [];
 try {
   const tableEnv = await provisionLocalTables(dynamo.endpoint, 'bench-variants');
-  await seedPets(client, tableEnv.PETS_TABLE_NAME!, 0, 100);
+  await seedItems(client, tableEnv, 0, 100);
   await seedBenchKey(client, tableEnv.KEYS_TABLE_NAME!, BENCH_KEY);
   const floor = await bundle('floor-handler', join(src, 'bench/floor-handler.ts'), join(work, 'floor'));
   const evDir = join(work, 'events');
   mkdirSync(evDir);
   const ev = (n: string) => {
     const f = join(evDir, `${n}.json`);
-    writeFileSync(f, JSON.stringify(eventFor(n, { petId: seededId(7), bearer: BENCH_KEY })));
+    writeFileSync(f, JSON.stringify(eventFor(n, { existingId: seededId(7), bearer: BENCH_KEY })));
     return f;
   };
   for (const [i, v] of VARIANTS.entries()) {

@@ -3,19 +3,17 @@
  * and its named variants, with the function bundle that answers it and the status it answers, and the authorizer
  * beside them. Every phase takes its operations from here, so a new route is measured everywhere with no edit of
  * the bench; the table requires its sample, so the compiler names it. Only the floors' requests are written per
- * operation (bench/floor-warm-handler.ts): they are the floor.
+ * operation (bench/floors.ts, keyed by operationId: the compiler names a new one's): they are the floor.
  */
 import { AUTHORIZER, ROUTES, type RequestSample, type Route } from '../../contract/routes.ts';
 import { handlerModule } from '../../lib/config/lambda-entries.ts';
 import { lambdaName } from './bundle.ts';
 
-type TableRoute = (typeof ROUTES)[number];
-
 /** One request the bench sends: a route's sample, or one of its variants. */
 export interface BenchOp {
   /** Its name in the tables: the operationId, or `<operationId>?<variant>` (`listPets?status`). */
   readonly op: string;
-  readonly route: TableRoute;
+  readonly route: Route;
   readonly sample: RequestSample;
   /** The variant's name; absent for the route's own sample. */
   readonly variant?: string;
@@ -38,27 +36,43 @@ export function expectedStatus(route: Route): number {
 }
 
 /** Every route's sample, each followed by its variants, in the route table's order. */
-export const ROUTE_OPS: readonly BenchOp[] = ROUTES.flatMap((route) =>
-  [
-    { op: route.operationId, sample: route.sample },
-    ...Object.entries(route.sampleVariants ?? {}).map(([variant, sample]) => ({
-      op: `${route.operationId}?${variant}`,
-      sample,
-      variant,
-    })),
-  ].map((o) => ({
-    ...o,
-    route,
-    bundle: bundleOf(route.operationId),
-    expect: expectedStatus(route),
-    creates: expectedStatus(route) === 201,
-  })),
-);
+export function benchOpsOf(routes: readonly Route[]): BenchOp[] {
+  return routes.flatMap((route) => {
+    if (!route.sample) throw new Error(`${route.operationId}: no sample request for the bench to send`);
+    return [
+      { op: route.operationId, sample: route.sample },
+      ...Object.entries(route.sampleVariants ?? {}).map(([variant, sample]) => ({
+        op: `${route.operationId}?${variant}`,
+        sample,
+        variant,
+      })),
+    ].map((o) => ({
+      ...o,
+      route,
+      bundle: bundleOf(route.operationId),
+      expect: expectedStatus(route),
+      creates: expectedStatus(route) === 201,
+    }));
+  });
+}
+
+/** The route table's requests: what every phase measures. */
+export const ROUTE_OPS: readonly BenchOp[] = benchOpsOf(ROUTES);
+
+/**
+ * Which requests each phase measures: the in-process handlers every one; the warm path and the cost phase each but a
+ * 501's (the floor server would do nothing for it but count, and it has no storage request of its own to cost).
+ */
+export const MEASURED_BY = {
+  handlers: (_o: BenchOp) => true,
+  warm: (o: BenchOp) => !o.route.notImplemented,
+  cost: (o: BenchOp) => !o.route.notImplemented,
+} as const;
 
 /** The authorizer, which the bench invokes like a function of its own; it answers with a policy, not a status. */
 export const AUTHORIZER_OP = { op: AUTHORIZER.name, bundle: bundleOf(AUTHORIZER.name), expect: 'allow' } as const;
 
-/** A sample's path parameters, `existingId` (a pet the bench seeded) for each EXISTING_ITEM. */
+/** A sample's path parameters, `existingId` (an item the bench seeded in every table of items) for each EXISTING_ITEM. */
 export function paramsOf(sample: RequestSample, existingId: number): Record<string, string> {
   return Object.fromEntries(
     Object.entries(sample.params ?? {}).map(([k, v]) => [k, typeof v === 'string' ? v : String(existingId)]),

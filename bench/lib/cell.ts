@@ -17,6 +17,8 @@ export type Slice = {
   gcCount: number;
   gcMs: number;
   latencies: number[];
+  /** Every call's answer by status (`allow` for an authorizer's policy, `threw …` for an exception). */
+  answers: Record<string, number>;
   unexpected: number;
   unexpectedSample?: string;
 };
@@ -33,6 +35,7 @@ export type Cell = {
   /** Main-thread collections per 1,000 calls, and their pauses in µs per call. */
   gcPer1000: number;
   gcUsPerCall: number;
+  answers: Record<string, number>;
   unexpected: number;
   unexpectedSample?: string;
 };
@@ -46,6 +49,8 @@ export function cellOf(slices: readonly Slice[]): Cell {
   const per = Math.max(1, calls);
   const sorted = Float64Array.from(slices.flatMap((s) => s.latencies)).sort();
   const sample = slices.find((s) => s.unexpectedSample)?.unexpectedSample;
+  const answers: Record<string, number> = {};
+  for (const s of slices) for (const [k, n] of Object.entries(s.answers)) answers[k] = (answers[k] ?? 0) + n;
   return {
     calls,
     rps: calls / (sum((s) => s.wallMs) / 1000),
@@ -57,6 +62,7 @@ export function cellOf(slices: readonly Slice[]): Cell {
     linesPerCall: sum((s) => s.lines) / per,
     gcPer1000: (1000 * sum((s) => s.gcCount)) / per,
     gcUsPerCall: (1000 * sum((s) => s.gcMs)) / per,
+    answers,
     unexpected: sum((s) => s.unexpected),
     ...(sample ? { unexpectedSample: sample } : {}),
   };

@@ -46,7 +46,7 @@ function proxy(
 const multi = (values: Readonly<Record<string, string>>) =>
   Object.fromEntries(Object.entries(values).map(([k, v]) => [k, [v]]));
 
-/** A route's sample (or variant) as API Gateway invokes its function; `existingId` a pet that exists in the table. */
+/** A route's sample (or variant) as API Gateway invokes its function; `existingId` an item the bench seeded. */
 export function proxyEventOf(o: BenchOp, existingId: number): APIGatewayProxyEvent {
   const params = paramsOf(o.sample, existingId);
   const { query, body } = o.sample;
@@ -68,13 +68,13 @@ export const authorizerEvent = (bearer: string): APIGatewayTokenAuthorizerEvent 
 
 /**
  * One event per Lambda bundle (bench/lib/bench-ops.ts names them): its route's sample, or the authorizer's token.
- * `petId` must exist in the table. A name no function has fails here by name rather than being skipped.
+ * `existingId` must name a seeded item (bench/lib/seed.ts). A name no function has fails here by name rather than being skipped.
  */
-export function eventFor(name: string, opts: { petId: number; bearer: string }): unknown {
+export function eventFor(name: string, opts: { existingId: number; bearer: string }): unknown {
   if (name === AUTHORIZER_OP.bundle) return authorizerEvent(opts.bearer);
   const o = ROUTE_OPS.find((x) => x.bundle === name && !x.variant);
   if (!o) throw new Error(`no bench event for ${name}`);
-  return proxyEventOf(o, opts.petId);
+  return proxyEventOf(o, opts.existingId);
 }
 
 /** The status each function's sample answers, by bundle name (the authorizer returns a policy, not a status). */

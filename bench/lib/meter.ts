@@ -4,11 +4,16 @@
  * It sits at the initialize step, so it counts logical calls (SDK retries of one call are not counted again).
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { tableKey } from '../../contract/tables.ts';
+import { SEED_PLAN } from './seed.ts';
 
 export interface MeteredCall {
   readonly command: string;
   readonly table: string;
-  /** The state-table item's key prefix (`rl` limiter, `ids` id counter), when the key is known. */
+  /**
+   * The state-table item's key prefix (`rl` limiter, `ids` id counter), when the key is known; `auth` for the keys
+   * the authorizer reads; else the table's key in the storage's names (`pets`: ITEM_ROLES).
+   */
   readonly role: string;
   /** The item's partition key, when the call names one item. */
   readonly pk?: string;
@@ -28,12 +33,20 @@ function pkOf(key: unknown): string | undefined {
   return typeof pk === 'string' ? pk : (pk as { S?: string } | undefined)?.S;
 }
 
+/** The role of a request on each declared table (by its local physical name's end, `-<id>`), from the seed plan. */
+const TABLE_ROLES = SEED_PLAN.map((s) => ({
+  suffix: `-${s.table.id}`,
+  role: s.kind === 'keys' ? 'auth' : tableKey(s.table),
+}));
+/** The roles of the tables of items (bench/lib/seed.ts): an operation's own requests, as against auth and limiter. */
+export const ITEM_ROLES: ReadonlySet<string> = new Set(
+  SEED_PLAN.filter((s) => s.kind === 'items').map((s) => tableKey(s.table)),
+);
+
 function roleOf(table: string, key: unknown): string {
   const s = pkOf(key);
   if (s) return s.split('#')[0]!;
-  if (/ApiKeys$/.test(table)) return 'auth';
-  if (/Pets$/.test(table)) return 'pets';
-  return table;
+  return TABLE_ROLES.find((t) => table.endsWith(t.suffix))?.role ?? table;
 }
 
 /** One meter over several clients (each function of the local API has its own). */
@@ -55,7 +68,10 @@ export function attachMeter(clients: readonly DynamoDBClient[]): Meter {
           command: context.commandName ?? '?',
           table,
           // A batch read of a key and its standing is the authorizer's lookup, part of authorizing the call.
-          role: batch && /ApiKeys/.test(table) ? 'auth' : roleOf(table, input.Key),
+          role:
+            batch && Object.keys(batch).some((t) => roleOf(t, undefined) === 'auth')
+              ? 'auth'
+              : roleOf(table, input.Key),
           pk: pkOf(input.Key),
         };
         try {

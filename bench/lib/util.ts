@@ -123,6 +123,8 @@ export interface LoadResult {
   readonly non2xx: number;
   /** The non-2xx answers by status: a count alone cannot tell a 429 from a 503. */
   readonly statuses: Readonly<Record<string, number>>;
+  /** Every answer by status, 2xx included, and requests that got none (`error`: a refused connection, a timeout). */
+  readonly answers: Readonly<Record<string, number>>;
   readonly errors: number;
 }
 
@@ -166,11 +168,14 @@ export async function load(opts: AutocannonOpts): Promise<LoadResult & { ok2xx: 
   const instance = autocannon(opts);
   const times: number[] = [];
   const statuses: Record<string, number> = {};
+  const answers: Record<string, number> = {};
   instance.on('response', (_client, status, _bytes, ms) => {
+    answers[status] = (answers[status] ?? 0) + 1;
     if (status >= 200 && status < 300) times.push(ms);
     else statuses[status] = (statuses[status] ?? 0) + 1;
   });
   const r = await instance;
+  if (r.errors + r.timeouts) answers.error = r.errors + r.timeouts;
   return {
     rps: r.requests.average,
     p50: round(quantile(times, 0.5), 3),
@@ -178,6 +183,7 @@ export async function load(opts: AutocannonOpts): Promise<LoadResult & { ok2xx: 
     total: r.requests.total,
     non2xx: r.non2xx,
     statuses,
+    answers,
     errors: r.errors + r.timeouts,
     ok2xx: r['2xx'],
   };

@@ -9,7 +9,7 @@ import { ROOT } from '../lib/bundle.ts';
 import { bundleOf } from '../lib/bench-ops.ts';
 import { limiterShards } from '../../contract/plans.ts';
 import { BENCH_AUTH, EXPECTED_STATUS, eventFor } from '../lib/events.ts';
-import { seedBenchKey, seedPets, seededId } from '../lib/seed.ts';
+import { seedBenchKey, seedItems, seededId } from '../lib/seed.ts';
 import { coldProfile } from '../lib/cold-profile.ts';
 import { floorCounts, functionEnv } from '../lib/function-env.ts';
 import { median, printTable, round, runChild, spreadOf } from '../lib/util.ts';
@@ -23,12 +23,12 @@ import type { Bundles } from './bundles.ts';
 const COLD_GOAL = 1.15;
 
 export async function runCold(
-  { argv, P, endpoint, seedClient, result, target, log }: BenchContext,
+  { argv, P, endpoint, seedClient, result, target, answers, log }: BenchContext,
   { bundles, floorBundle }: Bundles,
 ): Promise<void> {
   const prefix = 'bench-cold';
   const tableEnv = await provisionLocalTables(endpoint, prefix);
-  await seedPets(seedClient, tableEnv.PETS_TABLE_NAME!, 0, 100);
+  await seedItems(seedClient, tableEnv, 0, 100);
   // A key of the form issued now, for the bench key's id: the bench key's old form costs the authorizer an
   // `OldKeyFormAccepted` metric line on its first invoke that an issued key does not, and that its floor does not write.
   const token = generateKey();
@@ -37,7 +37,7 @@ export async function runCold(
   const evDir = mkdtempSync(join(tmpdir(), 'bench-events-'));
   const evFile = (name: string) => {
     const f = join(evDir, `${name}.json`);
-    writeFileSync(f, JSON.stringify(eventFor(name, { petId: seededId(7), bearer: token })));
+    writeFileSync(f, JSON.stringify(eventFor(name, { existingId: seededId(7), bearer: token })));
     return f;
   };
   /** The floor of a function makes that function's requests (bench/floor-handler.ts): its operationId. */
@@ -122,6 +122,15 @@ export async function runCold(
     result.coldProfile = profiled;
   }
   rmSync(evDir, { recursive: true, force: true });
+  const countOf = (xs: readonly Sample[]) => {
+    const n: Record<string, number> = {};
+    for (const x of xs) n[String(x.status)] = (n[String(x.status)] ?? 0) + 1;
+    return n;
+  };
+  for (const [name, { l, f }] of samples) {
+    answers(`cold ${name}`, EXPECTED_STATUS[name] ?? 'allow', countOf(l));
+    answers(`cold ${name} (floor)`, EXPECTED_STATUS[name] ?? 'allow', countOf(f));
+  }
   const rows = [...samples].map(([name, { l, f }]) => {
     /** The median of the per-round ratios of one measure, ours over the floor's, and its spread against the goal. */
     const paired = (of: (x: Sample) => number) => {

@@ -28,5 +28,11 @@ export type BenchContext = {
   result: Record<string, unknown>;
   /** Records a target's line; `met` is a Verdict where the figure has a spread (timings), a boolean where exact. */
   target: (t: string, subject: string, value: number, limit: string, met: boolean | Verdict) => void;
+  /**
+   * Records a cell's answers, counted by status (or `allow`, an authorizer's policy; an exception's text), against
+   * the one its operation's route entry expects: a cell with any other measured other work than its floor, so the
+   * run prints it and exits non-zero, naming it (bench/run.ts).
+   */
+  answers: (cell: string, expected: number | 'allow', answers: Readonly<Record<string, number>>) => void;
   log: (s: string) => void;
 };

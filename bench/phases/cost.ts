@@ -1,20 +1,20 @@
 /** Phase 4: DynamoDB requests and capacity per API call, metered on the handlers' own clients, at growing table sizes. */
 import { localTableEnv } from '../../lambdas/storage/provision.ts';
-import type { Meter } from '../lib/meter.ts';
-import { ROUTE_OPS, httpRequestOf, type BenchOp } from '../lib/bench-ops.ts';
-import { seedBenchKey, seedPets, seededId } from '../lib/seed.ts';
+import { ITEM_ROLES, type Meter } from '../lib/meter.ts';
+import { MEASURED_BY, ROUTE_OPS, httpRequestOf, type BenchOp } from '../lib/bench-ops.ts';
+import { seedBenchKey, seedItems, seededId } from '../lib/seed.ts';
 import { printTable, ratio, round } from '../lib/util.ts';
 import { BENCH_KEY, type BenchContext } from './context.ts';
 
 /** An exact key's uncached call: the authorizer's BatchGetItem, the limiter's count, the operation's request. */
 const REQUESTS_FLOOR = 3;
 /** The route table's samples and variants (bench/lib/bench-ops.ts), but a 501's: it has no request of its own. */
-const COSTED = ROUTE_OPS.filter((o) => !o.route.notImplemented);
+const COSTED = ROUTE_OPS.filter(MEASURED_BY.cost);
 /** A list whose pages are linked (`Link: rel="next"`): its cost per page must not grow with the table. */
 const paginated = (o: BenchOp) => o.route.success?.headers?.includes('LinkNext') ?? false;
 const PAGE_2 = 'page 2';
 
-export async function runCost({ P, endpoint, seedClient, result, target, log }: BenchContext): Promise<void> {
+export async function runCost({ P, endpoint, seedClient, result, target, answers, log }: BenchContext): Promise<void> {
   const prefix = 'bench-cost';
   // The local API in this process, so an SDK middleware on the handlers' own clients sees every request.
   const { startLocalApi } = await import('../../lib/local/app.ts');
@@ -43,18 +43,19 @@ export async function runCost({ P, endpoint, seedClient, result, target, log }: 
   const sizes: Array<Record<string, unknown>> = [];
   let seeded = 0;
   for (const size of P.sizes) {
-    const ms = await seedPets(seedClient, tableEnv.PETS_TABLE_NAME!, seeded, size);
+    const ms = await seedItems(seedClient, tableEnv, seeded, size);
     log(
-      `cost: seeded ${size - seeded} pets in ${(ms / 1000).toFixed(1)} s (${((size - seeded) / (ms / 1000)).toFixed(0)}/s)`,
+      `cost: seeded ${size - seeded} items in each table of items in ${(ms / 1000).toFixed(1)} s (${((size - seeded) / (ms / 1000)).toFixed(0)}/s)`,
     );
     seeded = size;
-    // Each sample and variant but a 501's (no storage request of its own to cost), naming a pet halfway into the
+    // Each sample and variant but a 501's (no storage request of its own to cost), naming an item halfway into the
     // table; a paginated list's plain sample also as its second page, by its Link.
-    const ops: Array<{ op: string; path: string; init?: RequestInit; n?: number }> = [];
+    const ops: Array<{ op: string; expect: number; path: string; init?: RequestInit; n?: number }> = [];
     for (const o of COSTED) {
       const { method, path, body } = httpRequestOf(o, seededId(Math.floor(size / 2)));
       ops.push({
         op: o.op,
+        expect: o.expect,
         path,
         init: { method, ...(body === undefined ? {} : { body }) },
         ...(o.creates ? { n: size === P.sizes[0] ? P.creates : P.callsPerOp } : {}),
@@ -62,50 +63,51 @@ export async function runCost({ P, endpoint, seedClient, result, target, log }: 
       if (!paginated(o) || o.variant) continue;
       const first = await call(path);
       const page2 = first.link ? /<\/v1([^>]+)>/.exec(first.link)?.[1] : undefined;
-      ops.push({ op: `${o.op} ${PAGE_2}`, path: page2 ?? path });
+      ops.push({ op: `${o.op} ${PAGE_2}`, expect: o.expect, path: page2 ?? path });
     }
     const rows = [];
     for (const o of ops) {
       const n = o.n ?? P.callsPerOp;
       meter.reset();
       let returned = 0;
-      const statuses = new Set<number>();
+      const statuses: Record<string, number> = {};
       for (let i = 0; i < n; i++) {
         const r = await call(o.path, o.init);
-        statuses.add(r.status);
+        statuses[r.status] = (statuses[r.status] ?? 0) + 1;
         returned += Array.isArray(r.body) ? r.body.length : r.status < 300 ? 1 : 0;
       }
+      answers(`cost ${o.op} @${size}`, o.expect, statuses);
       const calls = meter.calls;
       const byRole = (role: string) => calls.filter((c) => c.role === role);
-      const petsReads = calls.filter(
-        (c) => c.role === 'pets' && (c.command === 'ScanCommand' || c.command === 'QueryCommand'),
-      );
-      const scanned = petsReads.reduce((a, c) => a + (c.scanned ?? 0), 0);
-      const listed = petsReads.reduce((a, c) => a + (c.count ?? 0), 0);
+      // The operation's own requests: those on a table of items (bench/lib/seed.ts), as against auth and limiter.
+      const own = calls.filter((c) => ITEM_ROLES.has(c.role));
+      const reads = own.filter((c) => c.command === 'ScanCommand' || c.command === 'QueryCommand');
+      const scanned = reads.reduce((a, c) => a + (c.scanned ?? 0), 0);
+      const listed = reads.reduce((a, c) => a + (c.count ?? 0), 0);
       rows.push({
         op: o.op,
         calls: n,
-        statuses: [...statuses],
+        statuses: Object.keys(statuses).map(Number),
         requestsPerCall: round(calls.length / n, 3),
         handlerRequestsPerCall: round(calls.filter((c) => c.role !== 'auth').length / n, 3),
         authRequestsPerCall: round(byRole('auth').length / n, 3),
         limiterRequestsPerCall: round(byRole('rl').length / n, 3),
-        opRequestsPerCall: round(byRole('pets').length / n, 3),
+        opRequestsPerCall: round(own.length / n, 3),
         idCounterWritesPerCall: round(byRole('ids').length / n, 4),
         capacityPerCall: round(calls.reduce((a, c) => a + c.capacity, 0) / n, 3),
-        opCapacityPerCall: round(byRole('pets').reduce((a, c) => a + c.capacity, 0) / n, 3),
-        itemsReadPerReturned: petsReads.length ? round(scanned / Math.max(1, listed), 3) : undefined,
+        opCapacityPerCall: round(own.reduce((a, c) => a + c.capacity, 0) / n, 3),
+        itemsReadPerReturned: reads.length ? round(scanned / Math.max(1, listed), 3) : undefined,
         itemsReturnedPerCall: round(returned / n, 2),
         failedConditional: calls.filter((c) => c.failed).length,
       });
     }
-    sizes.push({ pets: size, seedMs: Math.round(ms), ops: rows });
+    sizes.push({ items: size, seedMs: Math.round(ms), ops: rows });
   }
   await api.close();
   result.cost = sizes;
   const header = [
     'op',
-    'pets',
+    'items',
     'status',
     'req/call',
     'handler req',
@@ -123,7 +125,7 @@ export async function runCost({ P, endpoint, seedClient, result, target, log }: 
     sizes.flatMap((s) =>
       (s.ops as Array<Record<string, number | string | undefined>>).map((r) => [
         String(r.op),
-        Number(s.pets),
+        Number(s.items),
         String(r.statuses),
         r.requestsPerCall!,
         r.handlerRequestsPerCall!,

@@ -19,7 +19,7 @@ import { ROOT, bundle, type BundleResult } from '../lib/bundle.ts';
 import { AUTHORIZER_OP, ROUTE_OPS } from '../lib/bench-ops.ts';
 import { BENCH_AUTH, authorizerEvent, proxyEventOf } from '../lib/events.ts';
 import { floorCounts, functionEnv } from '../lib/function-env.ts';
-import { seedBenchKey, seedKey, seedPets, seededId } from '../lib/seed.ts';
+import { seedBenchKey, seedItems, seedKey, seededId } from '../lib/seed.ts';
 import { handlerOptions } from '../lib/handler-options.ts';
 import { stopChild } from '../lib/util.ts';
 import type { CellRequest } from '../handler-driver.ts';
@@ -58,7 +58,8 @@ const withAuth = (ev: unknown, a: Auth) => {
   e.requestContext.authorizer = { ...context, principalId: a.keyId, keyHash: 'ab'.repeat(32), integrationLatency: 0 };
   return e;
 };
-const PET = seededId(42);
+/** What a sample's EXISTING_ITEM names: an item seeded in every table that holds items (bench/lib/seed.ts). */
+const EXISTING = seededId(42);
 /** The route table's operations (each sample and its variants), then the authorizer (bench/lib/bench-ops.ts). */
 const OPS: readonly Op[] = [
   ...ROUTE_OPS.map((o) => ({
@@ -66,7 +67,7 @@ const OPS: readonly Op[] = [
     fn: o.route.operationId,
     bundle: o.bundle,
     expect: o.expect,
-    event: (a: Auth) => withAuth(proxyEventOf(o, PET), a),
+    event: (a: Auth) => withAuth(proxyEventOf(o, EXISTING), a),
   })),
   {
     op: AUTHORIZER_OP.op,
@@ -154,7 +155,7 @@ async function startDriver(file: string, env: NodeJS.ProcessEnv, { profileDir, g
 export async function runHandlers(ctx: BenchContext, { bundles }: { bundles: readonly BundleResult[] }): Promise<void> {
   const { argv, P, endpoint, seedClient, children, log } = ctx;
   const tableEnv = await provisionLocalTables(endpoint, 'bench-handlers');
-  await seedPets(seedClient, tableEnv.PETS_TABLE_NAME!, 0, P.warmSeed);
+  await seedItems(seedClient, tableEnv, 0, P.warmSeed);
   await seedBenchKey(seedClient, tableEnv.KEYS_TABLE_NAME!, ENTERPRISE_TOKEN);
   for (let i = 0; i < BUSINESS_TOKENS; i++)
     await seedKey(seedClient, tableEnv.KEYS_TABLE_NAME!, businessToken(i), {
@@ -202,6 +203,13 @@ export async function runHandlers(ctx: BenchContext, { bundles }: { bundles: rea
   // processes make the rounds independent samples, as a fleet of containers is, and their median the figure.
   // `--handlers-lasting` keeps one process per side, request and key kind through all the rounds.
   for (const fn of [...new Set(ops.map((o) => o.fn))]) await measureFunction(fn);
+  for (const { o, k, c } of cellsOf(ops))
+    for (const side of SIDES) {
+      const got: Record<string, number> = {};
+      for (const pair of runs.get(cellId({ op: o.op, key: k, connections: c })) ?? [])
+        for (const [status, n] of Object.entries(pair[side].answers)) got[status] = (got[status] ?? 0) + n;
+      ctx.answers(`handlers ${o.op} ${k} c=${c} ${side}`, o.expect, got);
+    }
   const cellKeys = cellsOf(ops).map(({ o, k, c }) => ({ op: o.op, key: k, connections: c }));
   reportHandlers(ctx, cellKeys, runs, { rounds, seconds, businessKeyIds: BUSINESS_IDS });
   if (traces.length) reportGcTraces(ctx, traces);

@@ -49,11 +49,11 @@ describe('the bench operation set', () => {
   it('has an event and an expected answer for every function the stack deploys, and none for a name it does not', () => {
     for (const fn of LAMBDA_FUNCTIONS) {
       const name = bundleOf(fn.name);
-      expect(eventFor(name, { petId: PET, bearer: 'k' }), name).toBeTruthy();
+      expect(eventFor(name, { existingId: PET, bearer: 'k' }), name).toBeTruthy();
       const route = ROUTES.find((r) => r.operationId === fn.name);
       expect(EXPECTED_STATUS[name], name).toBe(route ? (route.success?.status ?? 501) : undefined);
     }
-    expect(() => eventFor('no-such-function', { petId: PET, bearer: 'k' })).toThrow(
+    expect(() => eventFor('no-such-function', { existingId: PET, bearer: 'k' })).toThrow(
       /no bench event for no-such-function/,
     );
   });
