@@ -1,10 +1,11 @@
 /**
- * Figures in the documents that follow from the route table or the table list, written inline between
+ * Figures in the documents that follow from the route table, the table list or a record's schema, written inline between
  * `<!-- value: <name> -->` and `<!-- /value -->` (invisible in the rendered page, so a figure can sit in a table
  * cell or a sentence) and rewritten with the generated tables (`npm run openapi`; test/contract/docs.test.ts fails
  * on a stale one). A new operation or table changes them without an edit by hand.
  */
 import { ROUTES, type Route } from '../../contract/routes.ts';
+import { NewPet } from '../../contract/schemas.ts';
 import { STAGES } from '../config/stages.ts';
 import { requestUnitCeiling } from '../constructs/data-tables.ts';
 import { alarmMetricTotal } from '../stacks/alarm-metrics.ts';
@@ -29,6 +30,11 @@ const stageThrottle = (stage: keyof typeof STAGES) => () => {
 const reserved = (stage: keyof typeof STAGES) => () => thousands(STAGES[stage].authorizerReservedConcurrency);
 const wafPerKey = (stage: keyof typeof STAGES) => () =>
   `${thousands(STAGES[stage].wafRequestsPerKeyPer5Minutes)} requests / 5 min`;
+/** `a`, `a` and `b`, `a`, `b` and `c`: the fields a body schema takes, as a sentence names them. */
+const fieldList = (schema: { readonly shape: object }) => () => {
+  const names = Object.keys(schema.shape).map((n) => `\`${n}\``);
+  return names.length > 1 ? `${names.slice(0, -1).join(', ')} and ${names.at(-1)}` : (names[0] ?? '');
+};
 const wafPerIp = (stage: keyof typeof STAGES) => () =>
   `${thousands(STAGES[stage].wafRequestsPerIpPer5Minutes)} requests / 5 min`;
 
@@ -53,6 +59,9 @@ export const GENERATED_VALUES = {
     file: 'docs/deployment.md',
     render: (routes) => `about ${Math.round(alarmMetricTotal(routes) * PER_ALARM_METRIC)}`,
   },
+  // The fields a pet's create takes (its body schema is strict: any other is refused), where docs/api.md says which
+  // are taken: a field added to the schema would otherwise leave the sentence saying it is refused.
+  'new-pet-fields': { file: 'docs/api.md', render: fieldList(NewPet) },
   // The deploy gates' bound (lib/stacks/gate-simulation.ts), where docs/deployment.md states it.
   'gate-sigmas': { file: 'docs/deployment.md', render: () => String(GATE_SIGMAS) },
   'gate-min-failures': { file: 'docs/deployment.md', render: () => String(GATE_MIN_FAILURES) },
