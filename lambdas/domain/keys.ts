@@ -8,7 +8,15 @@ import { BEARER_PATTERN } from '../../contract/auth.ts';
 import { PLANS, type PlanLimits, type PlanName } from '../../contract/plans.ts';
 import { SPENT_KEYS, isPoolMemberKey, poolValueOf, spentKeyValue } from '../../contract/key-pool.ts';
 import { PROBATION, probationValueOf } from '../../contract/probation.ts';
-import { DENY_CONTEXT, type DenyContextKey } from '../../contract/deny-context.ts';
+import {
+  DENY_CONTEXT,
+  QUOTA_CONTEXT,
+  QUOTA_FALLBACK,
+  banMessage,
+  type BanCause,
+  type DenyContextKey,
+  type QuotaContextKey,
+} from '../../contract/deny-context.ts';
 
 export type KeyStatus = 'active' | 'revoked';
 
@@ -79,6 +87,13 @@ export interface KeyRecord {
   readonly version?: number;
   /** Random id of the admin write that produced this version: a retried write recognises its own earlier success. */
   readonly writeId?: string;
+  /**
+   * A key whose `keys create` has not yet shown a secret that works (it stopped, or its answer was lost, between its
+   * record write and the write that makes the shown secret work): its record sits under a placeholder instead of a
+   * secret's hash, so no secret finds it and the authorizer refuses every request. The same create run again gives it
+   * a secret (lib/admin/lifecycle.ts create).
+   */
+  readonly undelivered?: boolean;
 }
 
 /** An admin write found the record changed (another version, or rotated away) since it was read. */
@@ -87,13 +102,6 @@ export class StaleKeyRecordError extends Error {
     super(`key ${keyId} changed while it was being updated`);
     this.name = 'StaleKeyRecordError';
   }
-  /**
-   * A key whose `keys create` has not yet shown a secret that works (it stopped, or its answer was lost, between its
-   * record write and the write that makes the shown secret work): its record sits under a placeholder instead of a
-   * secret's hash, so no secret finds it and the authorizer refuses every request. The same create run again gives it
-   * a secret (lib/admin/lifecycle.ts create).
-   */
-  readonly undelivered?: boolean;
 }
 
 /**
@@ -259,6 +267,8 @@ export function usableKey(record: KeyRecord | undefined, stage: string): Authent
 export interface Standing {
   /** The end of its ban (unix seconds). */
   readonly bannedUntil?: number;
+  /** Who banned it until then: `admin` when an admin's ban (`keys ban`) wrote that end; else the limiter. */
+  readonly bannedBy?: BanCause;
   /** The start (unix seconds) of the UTC day whose quota it has spent. */
   readonly spentDay?: number;
 }
@@ -308,11 +318,34 @@ export function denyContext(
   bannedUntil: number,
   nowSec: number,
   cacheTtlSeconds: number,
+  bannedBy: BanCause = 'limiter',
 ): Record<DenyContextKey, string | number> {
   const until = Math.max(bannedUntil, nowSec + cacheTtlSeconds);
   return {
     [DENY_CONTEXT.retryAfter]: Math.max(1, until - nowSec),
     [DENY_CONTEXT.until]: until,
     [DENY_CONTEXT.untilIso]: new Date(until * 1000).toISOString(),
+    [DENY_CONTEXT.message]: banMessage(until, bannedBy),
+  };
+}
+
+/**
+ * What every Allow tells the QUOTA_EXCEEDED gateway response (contract QUOTA_CONTEXT). A key whose day is spent
+ * (`spent`) is refused there for the rest of its UTC day: its day limit, the day's end and the seconds until then,
+ * as the function's quota_exceeded gives them. Never cached past that end (gateDecision gives no `spent` in the
+ * day's last SPENT_KEYS.notInLastSeconds, longer than the cache TTL); a replay repeats the Retry-After computed
+ * here, so it errs long by the answer's age, like a Deny's. Any other decision: the static fallback.
+ */
+export function quotaContext(
+  decision: GateDecision,
+  perDay: number,
+  nowSec: number,
+): Record<QuotaContextKey, string | number> {
+  if (decision !== 'spent') return { ...QUOTA_FALLBACK };
+  const dayEnd = nowSec - (nowSec % 86_400) + 86_400;
+  return {
+    [QUOTA_CONTEXT.limit]: perDay,
+    [QUOTA_CONTEXT.reset]: dayEnd,
+    [QUOTA_CONTEXT.retryAfter]: Math.max(1, dayEnd - nowSec),
   };
 }

@@ -16,6 +16,7 @@ import {
   keyForm,
   overlapTarget,
   parseBearer,
+  quotaContext,
   usableKey,
 } from '../domain/keys.ts';
 // The key and standing lookup alone, so the authorizer bundle carries no pet or limiter code.
@@ -82,9 +83,13 @@ export function authorizerHandler(rt: Runtime) {
     }
     const nowSec = Math.floor(rt.now() / 1000);
     const decision = gateDecision(found.standing, nowSec);
-    // A Deny says when the key is served again (domain/keys.ts denyContext), for the gateway response to map.
+    // A Deny says when the key is served again and who banned it (domain/keys.ts denyContext), an Allow what its
+    // quota's refusal says (quotaContext), for the gateway responses to map.
+    const ttl = rt.config.AUTH_CACHE_TTL_SECONDS;
     const deny =
-      decision === 'deny' ? denyContext(found.standing!.bannedUntil!, nowSec, rt.config.AUTH_CACHE_TTL_SECONDS) : {};
+      decision === 'deny'
+        ? denyContext(found.standing!.bannedUntil!, nowSec, ttl, found.standing!.bannedBy)
+        : quotaContext(decision, auth.perDay, nowSec);
     return {
       principalId: auth.keyId,
       policyDocument: {

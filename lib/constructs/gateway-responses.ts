@@ -36,8 +36,9 @@ export function responseHeadersOf(
 
 /**
  * Every error API Gateway itself produces answers with the spec's Error object, a JSON content type and the
- * headers of contract/gateway-responses.ts: static (the gateway cannot compute X-RateLimit-* values), except those a
- * banned key's Deny carries in the authorizer's context.
+ * headers of contract/gateway-responses.ts: static (the gateway cannot compute X-RateLimit-* values), except those the
+ * authorizer's answer carries in its context: a banned key's Deny (ACCESS_DENIED) and an Allow's quota values
+ * (QUOTA_EXCEEDED).
  */
 export class GatewayResponses extends Construct {
   constructor(scope: Construct, id: string, props: GatewayResponsesProps) {

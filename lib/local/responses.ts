@@ -3,7 +3,8 @@
  * customises it, else DEFAULT_4XX / DEFAULT_5XX (whose status code, when set, replaces the type's own), else AWS's
  * default. Status, headers and the `application/json` body template come from the template; header mappings of a
  * context variable and the body's `$context` references are rendered per request, `$context.authorizer.<key>` from
- * the context of the authorizer's answer that refused it (a Deny's), stringified as API Gateway does.
+ * the context of the authorizer's answer behind it (a Deny's, or an Allow's that a usage plan then refused),
+ * stringified as API Gateway does.
  */
 import { checkTemplate, knownPaths, lookup, render, type MappingContext } from './mapping.ts';
 import type { GatewayResponseDef } from './template.ts';
@@ -127,7 +128,7 @@ export class GatewayResponses {
     }
   }
 
-  /** `authorizer`: the context of the authorizer's answer behind the response (a Deny's), if any. */
+  /** `authorizer`: the context of the authorizer's answer behind the response (a Deny's, an Allow's), if any. */
   answer(type: ResponseType, r: RequestFacts, authorizer?: AuthorizerValues): GatewayAnswer {
     const own = DEFAULTS[type]!;
     const fallback = own.status >= 500 ? 'DEFAULT_5XX' : 'DEFAULT_4XX';

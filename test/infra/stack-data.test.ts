@@ -104,14 +104,20 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
     const byType = (type: string) => responses.find(([, x]) => x.Properties.ResponseType === type)![1].Properties;
     expect(byType('MISSING_AUTHENTICATION_TOKEN').StatusCode).toBe('404');
     expect(byType('THROTTLED').StatusCode).toBe('429');
-    expect(byType('QUOTA_EXCEEDED').ResponseParameters['gatewayresponse.header.Retry-After']).toBeDefined();
+    // A key whose day is spent is told its own day limit and the day's end (lambdas/domain/keys.ts quotaContext).
+    expect(byType('QUOTA_EXCEEDED').ResponseParameters).toMatchObject({
+      'gatewayresponse.header.Retry-After': 'context.authorizer.quotaRetryAfter',
+      'gatewayresponse.header.X-RateLimit-Limit': 'context.authorizer.quotaLimit',
+      'gatewayresponse.header.X-RateLimit-Reset': 'context.authorizer.quotaReset',
+    });
     expect(byType('REQUEST_TOO_LARGE').StatusCode).toBe('413');
     // A banned key is told what the authorizer's Deny says (lambdas/domain/keys.ts denyContext), not a fixed wait.
     expect(byType('ACCESS_DENIED').ResponseParameters).toMatchObject({
       'gatewayresponse.header.Retry-After': 'context.authorizer.denyRetryAfter',
       'gatewayresponse.header.X-RateLimit-Reset': 'context.authorizer.denyUntil',
     });
-    expect(byType('ACCESS_DENIED').ResponseTemplates['application/json']).toContain('$context.authorizer.denyUntilIso');
+    // Its message too: who banned it, and until when.
+    expect(byType('ACCESS_DENIED').ResponseTemplates['application/json']).toContain('$context.authorizer.denyMessage');
   });
 
   it('builds every table on demand, encrypted, with PITR, TTL from its definition, and the stage removal policy', () => {

@@ -1,13 +1,15 @@
 /**
  * What a banned key's Deny tells the client: the authorizer's context values (domain/keys.ts denyContext) and the
  * ACCESS_DENIED gateway response that maps them, as the stack writes it and as the local gateway renders it, the
- * Deny without those values (a cached answer from an authorizer before them) included.
+ * Deny without those values (a cached answer from an authorizer before them) included; an admin's ban is told as an
+ * admin's. And what a refused quota tells it: every Allow's quota values (quotaContext), exact for a key whose day is
+ * spent, the static fallback for any other, mapped by the QUOTA_EXCEEDED response.
  */
 import { describe, expect, it } from 'vitest';
-import { DENY_CONTEXT } from '../../contract/deny-context.ts';
+import { DENY_CONTEXT, QUOTA_CONTEXT } from '../../contract/deny-context.ts';
 import { GATEWAY_RESPONSES } from '../../contract/gateway-responses.ts';
 import { BAN_POLICY, banSecondsFor } from '../../contract/plans.ts';
-import { denyContext } from '../../lambdas/domain/keys.ts';
+import { denyContext, quotaContext } from '../../lambdas/domain/keys.ts';
 import { errorBodyTemplate, responseHeadersOf } from '../../lib/constructs/gateway-responses.ts';
 import { GatewayResponses, gatewayResponseHeaders } from '../../lib/local/responses.ts';
 
@@ -21,6 +23,15 @@ describe('denyContext: when the Deny says the key is served again', () => {
       denyRetryAfter: ban - now,
       denyUntil: ban,
       denyUntilIso: new Date(ban * 1000).toISOString(),
+      denyMessage: `The API key is banned until ${new Date(ban * 1000).toISOString()} for repeated requests over its rate limit.`,
+    });
+  });
+
+  it("says an admin's ban is an administrator's, not the rate limit's", () => {
+    const ban = now + 1800;
+    expect(denyContext(ban, now, TTL, 'admin')).toMatchObject({
+      denyRetryAfter: 1800,
+      denyMessage: `The API key is banned by an administrator until ${new Date(ban * 1000).toISOString()}.`,
     });
   });
 
@@ -44,32 +55,38 @@ describe('denyContext: when the Deny says the key is served again', () => {
   });
 });
 
-describe('the ACCESS_DENIED gateway response', () => {
-  const spec = GATEWAY_RESPONSES.find((r) => r.type === 'ACCESS_DENIED')!;
+/** A gateway response as the stack writes it (header mappings, body template) and the local gateway renders it. */
+function asDeployed(type: 'ACCESS_DENIED' | 'QUOTA_EXCEEDED') {
+  const spec = GATEWAY_RESPONSES.find((r) => r.type === type)!;
   const params = Object.fromEntries(
     Object.entries(responseHeadersOf(spec)).map(([k, v]) => [`gatewayresponse.header.${k}`, v]),
   );
-  // The local gateway reads what the stack writes: the same header mappings and body template.
   const responses = new GatewayResponses(
     new Map([
       [
-        'ACCESS_DENIED',
+        type,
         {
           statusCode: spec.status,
-          ...gatewayResponseHeaders('ACCESS_DENIED', params),
+          ...gatewayResponseHeaders(type, params),
           templates: { 'application/json': errorBodyTemplate(spec) },
         },
       ],
     ]),
   );
-  const request = {
-    requestId: 'r',
-    sourceIp: '127.0.0.1',
-    httpMethod: 'GET',
-    path: '/pets',
-    resourcePath: '/pets',
-    stage: 'v1',
-  };
+  return { params, responses };
+}
+
+const request = {
+  requestId: 'r',
+  sourceIp: '127.0.0.1',
+  httpMethod: 'GET',
+  path: '/pets',
+  resourcePath: '/pets',
+  stage: 'v1',
+};
+
+describe('the ACCESS_DENIED gateway response', () => {
+  const { params, responses } = asDeployed('ACCESS_DENIED');
 
   it('maps Retry-After and X-RateLimit-Reset from the authorizer context, not a fixed value', () => {
     expect(params).toMatchObject({
@@ -91,6 +108,16 @@ describe('the ACCESS_DENIED gateway response', () => {
     });
   });
 
+  it("tells an admin's ban as an administrator's", () => {
+    const ban = now + 600;
+    const a = responses.answer('ACCESS_DENIED', request, { keyId: 'k', ...denyContext(ban, now, TTL, 'admin') });
+    expect(JSON.parse(a.body)).toMatchObject({
+      code: 'key_banned',
+      message: `The API key is banned by an administrator until ${new Date(ban * 1000).toISOString()}.`,
+    });
+    expect(a.headers).toMatchObject({ 'Retry-After': '600', 'X-RateLimit-Reset': String(ban) });
+  });
+
   it('without those values (an older cached Deny) sends no Retry-After or Reset, and still the Error object', () => {
     const a = responses.answer('ACCESS_DENIED', request, { keyId: 'k' });
     expect(a.headers['Retry-After']).toBeUndefined();
@@ -109,5 +136,46 @@ describe('the ACCESS_DENIED gateway response', () => {
           new Map([['ACCESS_DENIED', { headers: {}, contextHeaders: { A: 'nothing.here' }, templates: {} }]]),
         ),
     ).toThrow(/context\.nothing\.here is not emulated/);
+  });
+});
+
+describe('the QUOTA_EXCEEDED gateway response', () => {
+  const { params, responses } = asDeployed('QUOTA_EXCEEDED');
+  const ask = Date.UTC(2032, 6, 1, 18, 30, 0) / 1000;
+  const dayEnd = Date.UTC(2032, 6, 2) / 1000;
+
+  it('maps X-RateLimit-Limit, X-RateLimit-Reset and Retry-After from the Allow; Remaining is a static 0', () => {
+    expect(params).toEqual(
+      expect.objectContaining({
+        'gatewayresponse.header.X-RateLimit-Limit': `context.authorizer.${QUOTA_CONTEXT.limit}`,
+        'gatewayresponse.header.X-RateLimit-Reset': `context.authorizer.${QUOTA_CONTEXT.reset}`,
+        'gatewayresponse.header.Retry-After': `context.authorizer.${QUOTA_CONTEXT.retryAfter}`,
+        'gatewayresponse.header.X-RateLimit-Remaining': "'0'",
+      }),
+    );
+  });
+
+  it("tells a key whose day is spent its day limit, the day's end and the seconds until then", () => {
+    const a = responses.answer('QUOTA_EXCEEDED', request, { keyId: 'k', ...quotaContext('spent', 1000, ask) });
+    expect(a.status).toBe(429);
+    expect(a.headers).toMatchObject({
+      'X-RateLimit-Limit': '1000',
+      'X-RateLimit-Remaining': '0',
+      'X-RateLimit-Reset': String(dayEnd),
+      'Retry-After': String(dayEnd - ask),
+    });
+    expect(JSON.parse(a.body)).toMatchObject({ code: 'quota_exceeded', status: 429 });
+  });
+
+  it("tells any other key's refused quota (a pool member's) the static values", () => {
+    for (const decision of ['count', 'probation'] as const) {
+      const a = responses.answer('QUOTA_EXCEEDED', request, { keyId: 'k', ...quotaContext(decision, 1000, ask) });
+      expect(a.headers).toMatchObject({
+        'X-RateLimit-Limit': '0',
+        'X-RateLimit-Remaining': '0',
+        'X-RateLimit-Reset': '0',
+        'Retry-After': '3600',
+      });
+    }
   });
 });
