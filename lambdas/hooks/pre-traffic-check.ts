@@ -83,9 +83,10 @@ export interface OperationProbeOptions {
   /** Names the request, so a retried hook sends the same create (an Idempotency-Key) and makes one item, not two. */
   readonly runId: string;
   /**
-   * The id of an item that exists, for a sample that names one (EXISTING_ITEM). Without one, a fixed id is sent
-   * and the operation's documented 404 is accepted as well as its success: the version still has to parse the
-   * request, reach its storage and answer a contract body.
+   * The id of an item that exists, for a sample that names one (EXISTING_ITEM): the version must answer its success
+   * with a contract body. Without one (the stage has no item yet, or its live listing could not be read: see
+   * existingItemListing), a fixed id is sent and the operation's documented 404 is accepted as well as its success:
+   * the version still has to parse the request, reach its storage and answer a contract body.
    */
   readonly existingId?: string;
 }
@@ -218,6 +219,52 @@ export function operationProbes(route: Route, opts: OperationProbeOptions): Prob
       judge: (outcome) => judgeProxyAnswer(route, expected, outcome),
     };
   });
+}
+
+/** Whether a route's sample names an item that must exist (EXISTING_ITEM): its success needs a real id. */
+export const needsExistingItem = (route: Route): boolean =>
+  [route.sample, ...Object.values(route.sampleVariants ?? {})].some((s) =>
+    Object.values(s?.params ?? {}).some((v) => v === EXISTING_ITEM),
+  );
+
+/**
+ * The listing that finds an item for such a route: the GET of its collection (`/pets` for `/pets/{petId}`), whose
+ * success is a page (an array) of items. The check invokes that operation's `live` alias with its own key, so it
+ * reads what a client of the stage reads, through a function its role may invoke already.
+ */
+export function existingItemListing(route: Route, routes: readonly Route[]): Route | undefined {
+  const parent = route.path.replace(/\/\{\w+\}$/, '');
+  if (parent === route.path) return undefined;
+  return routes.find((r) => r.method === 'GET' && r.path === parent && r.success?.status === 200 && !r.notImplemented);
+}
+
+/** The listing request: one item is enough. */
+export function listingEvent(listing: Route, opts: OperationProbeOptions): APIGatewayProxyEvent {
+  return sampleEvent(listing, { query: { limit: '1' } }, opts);
+}
+
+/**
+ * What the live listing's answer says about the stage's items: an item's id (`found`), that there is none yet
+ * (`none`: a 200 with an empty page), or that it could not tell (`unknown`, with why).
+ */
+export type ExistingItem = { readonly found: string } | { readonly none: true } | { readonly unknown: string };
+
+export function existingItemOf(listing: Route, outcome: Outcome): ExistingItem {
+  if (!outcome.ok) return { unknown: `the invocation failed (${describe(outcome.error)})` };
+  const r = outcome.result as { statusCode?: unknown; body?: unknown } | null | undefined;
+  if (r?.statusCode !== 200 || typeof r.body !== 'string')
+    return { unknown: `it answered ${JSON.stringify(r?.statusCode)}` };
+  let body: unknown;
+  try {
+    body = JSON.parse(r.body);
+  } catch {
+    return { unknown: 'its body is not JSON' };
+  }
+  const parsed = safeParse(listing.success?.schema, body);
+  if (!parsed.success || !Array.isArray(parsed.data)) return { unknown: "its body is not the contract's page" };
+  const id = (parsed.data[0] as { id?: unknown } | undefined)?.id;
+  if (parsed.data.length === 0) return { none: true };
+  return typeof id === 'number' || typeof id === 'string' ? { found: String(id) } : { unknown: 'its item has no id' };
 }
 
 // ---------------------------------------------------------------------------------------------------------------

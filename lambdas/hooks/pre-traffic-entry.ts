@@ -1,8 +1,8 @@
 /**
  * The Lambda entry of the pre-traffic hook (lib/constructs/pre-traffic-hook.ts deploys it): the hook's ports over
- * the AWS SDK. It reads the deployment (codedeploy:GetDeployment), invokes `<function>:<target version>` and the
- * live authorizer (lambda:InvokeFunction on qualified ARNs only), reads the check's own key (Secrets Manager), and
- * reports (codedeploy:PutLifecycleEventHookExecutionStatus); its role allows exactly that.
+ * the AWS SDK. It reads the deployment (codedeploy:GetDeployment), invokes `<function>:<target version>`, the live
+ * authorizer and, for getPet, the live listPets (lambda:InvokeFunction on qualified ARNs only), reads the check's own
+ * key (Secrets Manager), and reports (codedeploy:PutLifecycleEventHookExecutionStatus); its role allows exactly that.
  */
 import {
   CodeDeployClient,

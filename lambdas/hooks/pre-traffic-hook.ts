@@ -10,12 +10,17 @@
  *
  * The AWS calls are ports, so the same flow runs against the emulator's functions in the tests.
  */
-import { AUTHORIZER, ROUTES } from '../../contract/routes.ts';
+import { AUTHORIZER, ROUTES, type Route } from '../../contract/routes.ts';
 import {
   authContextOf,
   authorizerProbes,
+  existingItemListing,
+  existingItemOf,
   judgeVersion,
+  listingEvent,
+  needsExistingItem,
   operationProbes,
+  type OperationProbeOptions,
   type Outcome,
   type Verdict,
 } from './pre-traffic-check.ts';
@@ -105,7 +110,42 @@ export async function checkDeployment(
       status: 'Failed',
       problems: [`the live authorizer does not allow the check's key: ${JSON.stringify(allowed)}`],
     };
-  return judgeVersion(operationProbes(route, { stage: config.stage, auth, runId: event.DeploymentId }), invokeTarget);
+  const opts = { stage: config.stage, auth, runId: event.DeploymentId };
+  const existingId = needsExistingItem(route) ? await findExistingItem(route, ports, config, opts) : undefined;
+  return judgeVersion(operationProbes(route, { ...opts, ...(existingId ? { existingId } : {}) }), invokeTarget);
+}
+
+/**
+ * An item the check's key can read, for an operation whose request names one (getPet): read through the `live`
+ * alias of the collection's listing (listPets), which the hook's role may invoke already. Its success is then
+ * required (200 and a contract body): a version answering 404 to every id fails. Undefined, and the documented 404
+ * accepted besides the success, only when the stage has no item yet, or when the live listing cannot tell: that is
+ * logged, and not a failure, because the live listing is another function's, and failing this deployment for it
+ * would roll back the very release that fixes it.
+ */
+async function findExistingItem(
+  route: Route,
+  ports: PreTrafficPorts,
+  config: PreTrafficConfig,
+  opts: OperationProbeOptions,
+): Promise<string | undefined> {
+  const listing = existingItemListing(route, ROUTES);
+  const physical = listing && Object.entries(config.functions).find(([, n]) => n === listing.operationId)?.[0];
+  if (!listing || !physical) {
+    ports.log(`pre-traffic check of ${opts.runId}: ${route.operationId} has no listing to find an item: 404 accepted`);
+    return undefined;
+  }
+  const outcome = await ports
+    .invoke(physical, config.liveAlias, listingEvent(listing, opts))
+    .catch((error: unknown): Outcome => ({ ok: false, error }));
+  const found = existingItemOf(listing, outcome);
+  if ('found' in found) return found.found;
+  if ('unknown' in found)
+    ports.log(
+      `pre-traffic check of ${opts.runId}: the live ${listing.operationId} could not name an item (${found.unknown}): ` +
+        `${route.operationId}'s 404 accepted besides its success`,
+    );
+  return undefined;
 }
 
 /** The hook: judge, log what was wrong, report. */

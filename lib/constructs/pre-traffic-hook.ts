@@ -66,8 +66,9 @@ export class PreTrafficHook extends Construct {
         resources: [logGroup.logGroupArn],
       }),
     );
-    // Qualified ARNs only (`<function>:<version or alias>`): the check invokes the deployment's target version and
-    // the live authorizer, never `$LATEST` through the unqualified ARN.
+    // Qualified ARNs only (`<function>:<version or alias>`): the check invokes the deployment's target version, the
+    // live authorizer and, for getPet, the live listPets that finds it a pet to read; never `$LATEST` through the
+    // unqualified ARN. The listing needs nothing more: it is one of this stack's functions, invoked by its alias.
     role.addToPrincipalPolicy(
       new PolicyStatement({
         sid: 'InvokeThisStacksFunctionVersions',

@@ -183,6 +183,11 @@ describe.each(STAGE_NAMES)('stage %s: the pre-traffic hook judges each deploymen
       String(template.Resources[refOf(a.Properties!.FunctionName)]!.Properties!.Description).endsWith(': authorizer'),
     )[0]!;
     const authorizer = values.resolve(template.Resources[authorizerAlias]!.Properties!.FunctionName);
+    // getPet's check finds a pet through the live listPets (lambdas/hooks/pre-traffic-hook.ts findExistingItem).
+    const [listPetsAlias] = ofType(template, 'AWS::Lambda::Alias').filter(([, a]) =>
+      String(template.Resources[refOf(a.Properties!.FunctionName)]!.Properties!.Description).endsWith(': listPets'),
+    )[0]!;
+    const listPets = values.resolve(template.Resources[listPetsAlias]!.Properties!.FunctionName);
     return [
       { step: 'GetDeployment', action: 'codedeploy:GetDeployment', resource: groupArn(appId, groupId) },
       { step: 'Invoke the target version', action: 'lambda:InvokeFunction', resource: `${fn}:7` },
@@ -190,6 +195,11 @@ describe.each(STAGE_NAMES)('stage %s: the pre-traffic hook judges each deploymen
         step: 'Invoke the live authorizer',
         action: 'lambda:InvokeFunction',
         resource: `arn:aws:lambda:${region}:${account}:function:${authorizer}:live`,
+      },
+      {
+        step: 'Invoke the live listPets',
+        action: 'lambda:InvokeFunction',
+        resource: `arn:aws:lambda:${region}:${account}:function:${listPets}:live`,
       },
       {
         step: 'GetSecretValue of the check key',

@@ -9,7 +9,13 @@ import type { APIGatewayAuthorizerResult } from 'aws-lambda';
 import { AUTHORIZER, ROUTES } from '../../contract/routes.ts';
 import { invoke, type Handler, type LocalFunction } from '../../lib/local/lambda.ts';
 import { LIVE_ALIAS } from '../../lib/constructs/api-function.ts';
-import { operationProbes, stagePoolKeys, type Outcome } from '../../lambdas/hooks/pre-traffic-check.ts';
+import {
+  existingItemListing,
+  needsExistingItem,
+  operationProbes,
+  stagePoolKeys,
+  type Outcome,
+} from '../../lambdas/hooks/pre-traffic-check.ts';
 import {
   deploymentTarget,
   preTrafficHook,
@@ -39,11 +45,15 @@ afterAll(() => api?.close());
 
 const NEW_VERSION = '2';
 
-/** A deployment of `name` to a new version whose handler is `broken` (the real one when not given). */
-async function deploy(name: string, broken?: Handler) {
+/**
+ * A deployment of `name` to a new version whose handler is `broken` (the real one when not given); `live` swaps the
+ * handler of another function's `live` alias (by function name), as a stage whose live version answers that way.
+ */
+async function deploy(name: string, broken?: Handler, live: Record<string, Handler> = {}) {
   const fn = byName.get(name)!;
   const reports: string[] = [];
   const invoked: string[] = [];
+  const logged: string[] = [];
   const ports: PreTrafficPorts = {
     appSpec: async () =>
       JSON.stringify({
@@ -65,20 +75,22 @@ async function deploy(name: string, broken?: Handler) {
     async invoke(functionName, qualifier, event): Promise<Outcome> {
       invoked.push(`${functionName}:${qualifier}`);
       const target = api.functions.get(functionName)!;
-      const f = qualifier === NEW_VERSION && broken ? { ...target, handler: broken } : target;
+      const liveHandler = qualifier === LIVE_ALIAS ? live[target.def.name] : undefined;
+      const handler = qualifier === NEW_VERSION && broken ? broken : liveHandler;
+      const f = handler ? { ...target, handler } : target;
       const r = await invoke(f, event);
       return r.ok ? { ok: true, result: r.result } : { ok: false, error: r.error };
     },
     report: async (_e, status) => void reports.push(status),
     checkKey: async () => api.keys.pro,
-    log: () => undefined,
+    log: (line) => void logged.push(line),
   };
   const verdict = await preTrafficHook(
     { DeploymentId: `d-${name}`, LifecycleEventHookExecutionId: 'x' },
     ports,
     config,
   );
-  return { verdict, reports, invoked, fn };
+  return { verdict, reports, invoked, logged, fn };
 }
 
 const json = (statusCode: number, body: unknown) => ({
@@ -100,8 +112,18 @@ describe.each([...ROUTES.map((r) => r.operationId as string), AUTHORIZER.name])(
     expect(verdict.problems).toEqual([]);
     expect(reports).toEqual(['Succeeded']);
     const authorizerId = byName.get(AUTHORIZER.name)!.def.logicalId;
+    // And, for an operation whose request names an item, the live listing that finds one.
+    const listing = existingItemListing(ROUTES.find((r) => r.operationId === name) ?? ROUTES[0]!, ROUTES);
+    const listingId =
+      listing && needsExistingItem(ROUTES.find((r) => r.operationId === name)!)
+        ? byName.get(listing.operationId)!.def.logicalId
+        : undefined;
     for (const i of invoked)
-      expect([`${fn.def.logicalId}:${NEW_VERSION}`, `${authorizerId}:${LIVE_ALIAS}`]).toContain(i);
+      expect([
+        `${fn.def.logicalId}:${NEW_VERSION}`,
+        `${authorizerId}:${LIVE_ALIAS}`,
+        `${listingId}:${LIVE_ALIAS}`,
+      ]).toContain(i);
   });
 });
 
@@ -137,6 +159,45 @@ describe.each(ROUTES.map((r) => r.operationId as string))('%s, broken', (name) =
     const { verdict, reports } = await deploy(name, handler);
     expect(reports).toEqual(['Failed']);
     expect(verdict.problems.join('\n')).toMatch(problem);
+  });
+});
+
+describe('getPet judged on an item the stage has', () => {
+  const notFound: Handler = async () =>
+    json(404, { code: 'not_found', message: 'No animal has this id.', status: 404 });
+  const emptyPage: Handler = async () => json(200, []);
+
+  it('a version answering 404 to every id is Failed once the stage has a pet (found through the live listPets)', async () => {
+    const made = await api.call('/pets', {
+      method: 'POST',
+      key: api.keys.pro,
+      body: JSON.stringify({ name: 'Probe', categoryId: 1 }),
+    });
+    expect(made.status).toBe(201);
+    const { verdict, reports, invoked } = await deploy('getPet', notFound);
+    expect(reports).toEqual(['Failed']);
+    expect(verdict.problems.join('\n')).toMatch(/answered 404 to a valid request \(expected 200\)/);
+    expect(invoked).toContain(`${byName.get('listPets')!.def.logicalId}:${LIVE_ALIAS}`);
+    // The real version, on the same pet: 200 with a Pet.
+    expect((await deploy('getPet')).reports).toEqual(['Succeeded']);
+  });
+
+  it('a stage with no pet yet accepts the 404 (the live listing answers an empty page)', async () => {
+    const { verdict, reports } = await deploy('getPet', notFound, { listPets: emptyPage });
+    expect(verdict.problems).toEqual([]);
+    expect(reports).toEqual(['Succeeded']);
+  });
+
+  it('a live listing that cannot tell is logged, and the 404 accepted: a broken listPets does not hold back the release that fixes it', async () => {
+    const { reports, logged } = await deploy('getPet', notFound, {
+      listPets: async () => {
+        throw new Error('boom');
+      },
+    });
+    expect(reports).toEqual(['Succeeded']);
+    expect(logged.join('\n')).toMatch(
+      /the live listPets could not name an item \(the invocation failed \(Error: boom\)\)/,
+    );
   });
 });
 
