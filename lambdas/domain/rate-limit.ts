@@ -18,6 +18,7 @@
  * never over-admit.
  */
 import { BAN_POLICY, LIMITER, banSecondsFor, type PlanLimits } from '../../contract/plans.ts';
+import { banMessage, type BanCause } from '../../contract/deny-context.ts';
 import { AppError } from './errors.ts';
 
 export interface Windows {
@@ -210,16 +211,12 @@ export async function enforce(
   if (c.allowed) return headersFor(limits, c);
   if (c.reason === 'banned') {
     const retry = Math.max(1, c.banUntil - w.nowSec);
-    throw new AppError(
-      'key_banned',
-      `The API key is banned until ${new Date(c.banUntil * 1000).toISOString()} for repeated requests over its rate limit.`,
-      {
-        'X-RateLimit-Limit': String(limits.perMinute),
-        'X-RateLimit-Remaining': '0',
-        'X-RateLimit-Reset': String(c.banUntil),
-        'Retry-After': String(retry),
-      },
-    );
+    throw new AppError('key_banned', banMessage(c.banUntil), {
+      'X-RateLimit-Limit': String(limits.perMinute),
+      'X-RateLimit-Remaining': '0',
+      'X-RateLimit-Reset': String(c.banUntil),
+      'Retry-After': String(retry),
+    });
   }
   const limit = c.reason === 'minute' ? limits.perMinute : limits.perDay;
   const retry = Math.max(1, c.reset - w.nowSec);
@@ -235,4 +232,14 @@ export async function enforce(
       'Retry-After': String(retry),
     },
   );
+}
+
+/**
+ * A key_banned 429 told who banned the key: the limiter's counters hold only the ban's end, so `enforce` words it as
+ * the limiter's, and the envelope, which learns the cause from the key's standing (shared/admission.ts), rewords an
+ * admin's. Same headers.
+ */
+export function bannedBy(err: AppError, by: BanCause): AppError {
+  if (err.code !== 'key_banned' || by === 'limiter') return err;
+  return new AppError('key_banned', banMessage(Number(err.headers['X-RateLimit-Reset']), by), err.headers);
 }

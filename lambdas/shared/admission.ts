@@ -9,19 +9,27 @@
  */
 import type { AuthContext } from '../domain/keys.ts';
 import { AppError, UnavailableError } from '../domain/errors.ts';
-import { enforce, windowsAt } from '../domain/rate-limit.ts';
+import { bannedBy, enforce, windowsAt } from '../domain/rate-limit.ts';
+import type { BanCause } from '../../contract/deny-context.ts';
 import { createLimiter, type Limiter } from '../domain/limiter.ts';
 import { createLimitStore } from '../storage/limit-store.ts';
 import { noteStanding, type StandingNote } from '../storage/standing.ts';
 import type { Runtime } from './runtime.ts';
 
+/** A standing this container recorded: when, and (for a ban) who the item says banned the key until that end. */
+interface Noted {
+  readonly at: number;
+  readonly by: Promise<BanCause | undefined>;
+}
+
 /**
  * A function's admission, built once per container by its envelope: the limiter (it keeps the container's leases)
- * and the standings this container recorded (key hash and what → when), so a flood of refusals writes each once.
+ * and the standings this container recorded (key hash and what → when, and whose ban), so a flood of refusals writes
+ * each once.
  */
 export interface Gate {
   readonly limiter: Limiter;
-  readonly noted: Map<string, number>;
+  readonly noted: Map<string, Noted>;
   /** How long a recorded standing is trusted to be at the gateway: the authorizer cache TTL (ms). */
   readonly notedForMs: number;
 }
@@ -43,7 +51,8 @@ export function gateOf(rt: Runtime): Gate | undefined {
 /**
  * A banned key, or one whose day is spent, reached this function: the gateway did not know (a rotated secret, a
  * standing not yet recorded). Records it where the authorizer reads it, so the key's next uncached authorization
- * stops it at the gateway. Best effort: the request gets its 429 whatever happens here.
+ * stops it at the gateway. Best effort: the request gets its 429 whatever happens here. For a ban, answers who
+ * banned the key as its standing records it (storage/standing.ts noteStanding), so an admin's ban is told as one.
  *
  * Once per container per authorizer cache TTL, not once per container: a standing the gateway holds stops the key
  * there within a TTL (its cached Allow expires), so the same refusal reaching this function a TTL after it was
@@ -57,23 +66,27 @@ async function tellGateway(
   auth: AuthContext,
   err: AppError,
   dayStart: number,
-): Promise<void> {
-  if (!auth.keyHash) return;
+): Promise<BanCause | undefined> {
+  if (!auth.keyHash) return undefined;
   let note: StandingNote;
   if (err.code === 'key_banned') note = { bannedUntil: Number(err.headers['X-RateLimit-Reset']) };
   else if (err.code === 'quota_exceeded') note = { spentDay: dayStart };
-  else return;
+  else return undefined;
   const id = `${auth.keyHash}|${JSON.stringify(note)}`;
   const now = rt.now();
-  const at = noted.get(id);
-  if (at !== undefined && now - at < notedForMs) return;
+  const seen = noted.get(id);
+  if (seen !== undefined && now - seen.at < notedForMs) return seen.by;
   if (noted.size >= 10_000) noted.clear();
-  noted.set(id, now);
-  await noteStanding(rt.storage, auth.keyHash, note).catch((e: unknown) => {
+  // The write answers whose ban it is (an admin's was recorded by the admin tool before any function saw it); the
+  // refusals that follow within the TTL are worded by that answer without another write.
+  const by = noteStanding(rt.storage, auth.keyHash, note).catch((e: unknown) => {
     noted.delete(id);
     rt.telemetry.log.warn('standing not recorded', { errorName: (e as Error)?.name });
     rt.telemetry.count('StorageUnavailable', { reason: 'BanBookkeeping' });
+    return undefined;
   });
+  noted.set(id, { at: now, by });
+  return by;
 }
 
 export interface Admission {
@@ -93,7 +106,9 @@ export function admit(rt: Runtime, gate: Gate, auth: AuthContext, headers: Recor
     async (err: unknown) => {
       if (err instanceof AppError && err.status === 429) {
         rt.telemetry.count('RateLimited', { code: err.code }, { plan: auth.plan });
-        await tellGateway(rt, gate, auth, err, windows.dayStart);
+        const by = await tellGateway(rt, gate, auth, err, windows.dayStart);
+        // An admin's ban is told as one; the limiter's counters alone cannot say whose it is.
+        if (by) throw bannedBy(err, by);
       }
       // The counters cannot be read: nothing is admitted, so nothing is left until the retry.
       if (err instanceof UnavailableError) {

@@ -8,23 +8,19 @@ import { windowsAt } from '../domain/rate-limit.ts';
 import { guarded, type Storage } from './client.ts';
 import { MAX_SHARDS } from './limit-store.ts';
 import { shardKey } from './limiter-items.ts';
-import { noteStanding, standingKey, type StandingNote } from './standing.ts';
+import { noteStanding, standingKey, standingOf, type StandingItem, type StandingNote } from './standing.ts';
 
 /** The key's standing as the authorizer reads it (consistently). */
 export async function readStanding({ doc, tables }: Storage, hash: string): Promise<Standing> {
   const out = await guarded(() =>
     doc.send(new GetCommand({ TableName: tables.state, Key: standingKey(hash), ConsistentRead: true })),
   );
-  const item = out.Item as { banUntil?: number; spentDay?: number } | undefined;
-  return {
-    ...(item?.banUntil !== undefined ? { bannedUntil: item.banUntil } : {}),
-    ...(item?.spentDay !== undefined ? { spentDay: item.spentDay } : {}),
-  };
+  return standingOf(out.Item as StandingItem | undefined);
 }
 
 /**
  * Forgets part of a key's standing: its spent day, or its ban (only the one that ends at `banUntil`: a newer ban a
- * function wrote meanwhile stays). Removing what is not there is no error.
+ * function wrote meanwhile stays) with the mark of whose it was. Removing what is not there is no error.
  */
 export async function clearStandingPart(
   { doc, tables }: Storage,
@@ -37,7 +33,7 @@ export async function clearStandingPart(
       new UpdateCommand({
         TableName: tables.state,
         Key: standingKey(hash),
-        UpdateExpression: spent ? 'REMOVE spentDay' : 'REMOVE banUntil',
+        UpdateExpression: spent ? 'REMOVE spentDay' : 'REMOVE banUntil, adminBanUntil',
         ConditionExpression: spent ? 'spentDay = :v' : 'banUntil = :v',
         ExpressionAttributeValues: { ':v': spent ? part.spentDay : part.banUntil },
       }),
@@ -100,7 +96,9 @@ export function standingAdmin(storage: Storage) {
     readStanding: (hash: string) => readStanding(storage, hash),
     clearStandingPart: (hash: string, part: { spentDay: number } | { banUntil: number }) =>
       clearStandingPart(storage, hash, part),
-    noteStanding: (hash: string, note: StandingNote) => noteStanding(storage, hash, note),
+    noteStanding: async (hash: string, note: StandingNote): Promise<void> => {
+      await noteStanding(storage, hash, note);
+    },
     liftDay: (subject: string, nowMs: number) => liftDay(storage, subject, nowMs),
     resetDayBans: (subject: string, dayStart: number, bans: number) => resetDayBans(storage, subject, dayStart, bans),
   };

@@ -8,12 +8,34 @@
  * request writes it again.
  */
 import { BatchGetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import type { BanCause } from '../../contract/deny-context.ts';
 import type { KeyRecord, Standing } from '../domain/keys.ts';
 import { UnavailableError } from '../domain/errors.ts';
-import { guarded, type Storage } from './client.ts';
+import { conditionFailedItem, guarded, type Storage } from './client.ts';
 import { KEEP_SECONDS } from './limiter-items.ts';
 
 export const standingKey = (hash: string) => ({ pk: `ks#${hash}` });
+
+/**
+ * The standing item's attributes. `adminBanUntil` is the end of the last ban an admin wrote: the ban is the admin's
+ * while it equals `banUntil`. A moment, not a flag, so a writer that knows nothing of it (a function of an older
+ * release recording a later ban of the limiter's) cannot leave a stale "admin" on another ban.
+ */
+export interface StandingItem {
+  readonly banUntil?: number;
+  readonly adminBanUntil?: number;
+  readonly spentDay?: number;
+}
+
+/** The standing an item holds, as the authorizer and the admin tool read it. */
+export function standingOf(item: StandingItem | undefined): Standing {
+  return {
+    ...(item?.banUntil !== undefined ? { bannedUntil: item.banUntil } : {}),
+    ...(item?.banUntil !== undefined && item.adminBanUntil === item.banUntil ? { bannedBy: 'admin' as const } : {}),
+    ...(item?.spentDay !== undefined ? { spentDay: item.spentDay } : {}),
+  };
+}
 
 /** Attempts at the items BatchGetItem left unprocessed (throttling) before the key counts as unreadable. */
 const BATCH_ATTEMPTS = 3;
@@ -41,11 +63,7 @@ export async function readKeyAndStanding(
       record = out.Responses?.[tables.keys]?.[0] as KeyRecord | undefined;
     }
     if (tables.state in request && !out.UnprocessedKeys?.[tables.state]) {
-      const item = out.Responses?.[tables.state]?.[0] as { banUntil?: number; spentDay?: number } | undefined;
-      standing = {
-        ...(item?.banUntil !== undefined ? { bannedUntil: item.banUntil } : {}),
-        ...(item?.spentDay !== undefined ? { spentDay: item.spentDay } : {}),
-      };
+      standing = standingOf(out.Responses?.[tables.state]?.[0] as StandingItem | undefined);
     }
     request = (out.UnprocessedKeys ?? {}) as typeof request;
   }
@@ -53,36 +71,57 @@ export async function readKeyAndStanding(
   return { ...(record ? { record } : {}), ...(standing ? { standing } : {}) };
 }
 
-/** What a function tells the gateway about a key it refused. */
-export type StandingNote = { readonly bannedUntil: number } | { readonly spentDay: number };
+/**
+ * What a function tells the gateway about a key it refused, or the admin tool about a key an admin banned (`by`:
+ * 'admin', lib/admin/reconcile.ts).
+ */
+export type StandingNote = { readonly bannedUntil: number; readonly by?: BanCause } | { readonly spentDay: number };
 
 /**
  * Records a refusal's standing for the gateway. Idempotent (a resend sets the same values; a ban is never shortened),
- * so the SDK may resend it.
+ * so the SDK may resend it. For a ban, answers who banned the key until that end as the item now records it (the
+ * function words its 429 by it): the note's own cause when it was written; the recorded one when the item already
+ * held that very end (an admin's ban, recorded by the admin tool before the function saw it); undefined when it holds
+ * a later end or is unreadable. An admin's note also marks an end a function recorded first as the admin's.
  */
-export async function noteStanding({ doc, tables }: Storage, hash: string, note: StandingNote): Promise<void> {
-  const until = 'bannedUntil' in note ? note.bannedUntil : note.spentDay + 86_400;
-  await guarded((options) =>
-    doc.send(
-      new UpdateCommand({
-        TableName: tables.state,
-        Key: standingKey(hash),
-        ...('bannedUntil' in note
-          ? {
-              UpdateExpression: 'SET banUntil = :v, expiresAt = :exp',
-              ConditionExpression: 'attribute_not_exists(banUntil) OR banUntil < :v',
-            }
-          : { UpdateExpression: 'SET spentDay = :v, expiresAt = :exp' }),
-        ExpressionAttributeValues: {
-          ':v': 'bannedUntil' in note ? note.bannedUntil : note.spentDay,
-          ':exp': until + KEEP_SECONDS,
-        },
-      }),
-      options,
-    ),
-  ).catch((err: unknown) => {
-    // A ban already written until as late or later: nothing to add.
-    if ((err as Error)?.name === 'ConditionalCheckFailedException') return;
-    throw err;
-  });
+export async function noteStanding(
+  { doc, tables }: Storage,
+  hash: string,
+  note: StandingNote,
+): Promise<BanCause | undefined> {
+  const ban = 'bannedUntil' in note;
+  const admin = ban && note.by === 'admin';
+  const until = ban ? note.bannedUntil : note.spentDay + 86_400;
+  const update = !ban
+    ? { UpdateExpression: 'SET spentDay = :v, expiresAt = :exp' }
+    : admin
+      ? {
+          UpdateExpression: 'SET banUntil = :v, adminBanUntil = :v, expiresAt = :exp',
+          ConditionExpression:
+            'attribute_not_exists(banUntil) OR banUntil < :v OR (banUntil = :v AND (attribute_not_exists(adminBanUntil) OR adminBanUntil <> :v))',
+        }
+      : {
+          UpdateExpression: 'SET banUntil = :v, expiresAt = :exp',
+          ConditionExpression: 'attribute_not_exists(banUntil) OR banUntil < :v',
+        };
+  try {
+    await guarded((options) =>
+      doc.send(
+        new UpdateCommand({
+          TableName: tables.state,
+          Key: standingKey(hash),
+          ...update,
+          ...(ban ? { ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const } : {}),
+          ExpressionAttributeValues: { ':v': ban ? note.bannedUntil : note.spentDay, ':exp': until + KEEP_SECONDS },
+        }),
+        options,
+      ),
+    );
+    return ban ? (note.by ?? 'limiter') : undefined;
+  } catch (err: unknown) {
+    // A ban already written until as late or later: nothing to add; the item says whose a ban of that end is.
+    if ((err as Error)?.name !== 'ConditionalCheckFailedException') throw err;
+    const held = standingOf(conditionFailedItem(err as ConditionalCheckFailedException) as StandingItem | undefined);
+    return ban && held.bannedUntil === note.bannedUntil ? (held.bannedBy ?? 'limiter') : undefined;
+  }
 }

@@ -198,8 +198,11 @@ async function standing(
     await step('lifting its ban at the gateway', () => deps.store.clearStandingPart(record.hash, { banUntil }));
     did.push(banUntil > w.nowSec ? 'lifted its ban at the gateway' : 'lifted its probation at the gateway');
   }
-  if (wanted && (st.bannedUntil ?? 0) < wanted) {
-    await step('banning it at the gateway', () => deps.store.noteStanding(record.hash, { bannedUntil: wanted }));
+  // Marked as the admin's, so the key is told who banned it; also when a function recorded that end first.
+  if (wanted && ((st.bannedUntil ?? 0) < wanted || (st.bannedUntil === wanted && st.bannedBy !== 'admin'))) {
+    await step('banning it at the gateway', () =>
+      deps.store.noteStanding(record.hash, { bannedUntil: wanted, by: 'admin' }),
+    );
     did.push('banned it at the gateway');
   }
   if (st.spentDay === w.dayStart) {

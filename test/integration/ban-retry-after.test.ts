@@ -58,6 +58,10 @@ it("a repeat ban's 429 at the gateway carries its real rest, and a client that w
   const first = await floodUntilBanned(key, start);
   const firstEnd = Number(first.seen.reset);
   expect(firstEnd - Math.floor(first.at)).toBe(BAN_POLICY.banSeconds);
+  // The limiter's ban, told as one (an admin's says "by an administrator": admin-ban-wording.test.ts).
+  expect(first.seen.message).toBe(
+    `The API key is banned until ${new Date(firstEnd * 1000).toISOString()} for repeated requests over its rate limit.`,
+  );
 
   // After it (and the cached Deny) end, the client does it again: the day's second ban is twice as long.
   const second = await floodUntilBanned(key, firstEnd + ttl + 1);
