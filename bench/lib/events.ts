@@ -59,11 +59,11 @@ export function proxyEventOf(o: BenchOp, existingId: number): APIGatewayProxyEve
   });
 }
 
-/** The authorizer's TOKEN event for a bearer key. */
+/** The authorizer's TOKEN event for a bearer key, for the route table's first operation. */
 export const authorizerEvent = (bearer: string): APIGatewayTokenAuthorizerEvent => ({
   type: 'TOKEN',
   authorizationToken: `Bearer ${bearer}`,
-  methodArn: `${ARN}/GET/pets`,
+  methodArn: `${ARN}/${ROUTE_OPS[0]!.route.method}${ROUTE_OPS[0]!.route.path}`,
 });
 
 /**

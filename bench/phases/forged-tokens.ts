@@ -13,8 +13,17 @@ import { AUTHORIZER_WARM_MS as AUTHORIZER_DURATION_MS, authorizerCapacity } from
 import { STAGES } from '../../lib/config/stages.ts';
 import { invoke } from '../../lib/local/lambda.ts';
 import type { Meter } from '../lib/meter.ts';
+import { ROUTE_OPS, httpRequestOf } from '../lib/bench-ops.ts';
+import { seededId } from '../lib/seed.ts';
 import { printTable, round } from '../lib/util.ts';
 import type { BenchContext } from './context.ts';
+
+/**
+ * What each forged token asks for: the route table's first request (the authorizer refuses a token before any
+ * operation runs, so which one does not matter). Its path's resource, as the gateway names it in a method ARN.
+ */
+const FORGED_REQUEST = httpRequestOf(ROUTE_OPS[0]!, seededId(0));
+const METHOD_ARN = `arn:aws:execute-api:r:a:x/v1/${FORGED_REQUEST.method}${FORGED_REQUEST.path.split('?')[0]}`;
 
 /** A token of the checked key form whose check fails: a random key with its last character changed. */
 function failsItsCheck(): string {
@@ -53,7 +62,11 @@ export async function runForgedTokens({ P, endpoint, result, target, log }: Benc
       meter.reset();
       const statuses = new Set<number>();
       for (let i = 0; i < P.callsPerOp; i++) {
-        const res = await fetch(`${api.url}/pets?limit=1`, { headers: { Authorization: `Bearer ${token()}` } });
+        const res = await fetch(`${api.url}${FORGED_REQUEST.path}`, {
+          method: FORGED_REQUEST.method,
+          headers: { Authorization: `Bearer ${token()}`, 'Content-Type': 'application/json' },
+          ...(FORGED_REQUEST.body === undefined ? {} : { body: FORGED_REQUEST.body }),
+        });
         statuses.add(res.status);
         await res.arrayBuffer();
       }
@@ -108,7 +121,7 @@ async function authorizerCapacityTable({ P, endpoint, result }: BenchContext): P
   const event = {
     type: 'TOKEN',
     authorizationToken: `Bearer ${key}`,
-    methodArn: 'arn:aws:execute-api:r:a:x/v1/GET/pets',
+    methodArn: METHOD_ARN,
   };
   for (let i = 0; i < 20; i++) await invoke(authorizer, event); // warm
   const ms: number[] = [];
