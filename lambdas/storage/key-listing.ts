@@ -22,7 +22,7 @@ import { PLANS, type PlanName } from '../../contract/plans.ts';
 import { KEYS_TABLE } from '../../contract/tables.ts';
 import type { KeyRecord, KeyStatus } from '../domain/keys.ts';
 import { guarded, type Storage } from './client.ts';
-import { cursorFilter, readCursor, writeCursor, type ListCursor } from './list-cursor.ts';
+import { NOT_A_POSITION, cursorFilter, readCursor, writeCursor, type ListCursor } from './list-cursor.ts';
 
 const BY_LISTING = KEYS_TABLE.indexes[1].indexName;
 const SEP = '\u0001';
@@ -134,7 +134,7 @@ export async function listKeys(
   const records: KeyRecord[] = [];
   let read = 0;
   let { p, s }: ListCursor = after ? readCursor(after, scope, tables.keys, owner) : { p: 0 };
-  if (p >= parts.length) throw new RangeError('not a cursor of `keys list` (it points past the listing)');
+  if (p >= parts.length) throw new RangeError(NOT_A_POSITION);
   while (p < parts.length && records.length < limit) {
     const { condition, values } = keyCondition(parts[p]!, owner, s);
     const out = await guarded(() =>
@@ -149,8 +149,7 @@ export async function listKeys(
       ),
     ).catch((err: unknown) => {
       // Only a cursor's position can make a valid filter's query invalid: said as the cursor's fault, not DynamoDB's.
-      if (after && (err as Error)?.name === 'ValidationException')
-        throw new RangeError('not a cursor of `keys list` (its position is not one of this listing)');
+      if (after && (err as Error)?.name === 'ValidationException') throw new RangeError(NOT_A_POSITION);
       throw err;
     });
     read += out.ScannedCount ?? 0;

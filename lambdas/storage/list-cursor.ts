@@ -5,12 +5,15 @@
  * silently empty page. It holds no key hash (the table's key is not needed: the next query starts after a sort key,
  * and sort keys end in the unique key id).
  *
- * The tag is an HMAC under a key named by the keys table (so by the stage): a cursor printed for one stage's or
- * table's listing is refused by another's. It is a checksum that an edit cannot keep consistent by accident, not a
- * secret: whoever runs `keys list` may list every key, so a forged cursor reaches nothing they could not. What a
- * cursor says is checked too, so one re-tagged for another filter, or with a made-up sort key, is refused with a
- * clear error rather than skipping keys or reaching DynamoDB as a ValidationException: its sort key must have the
- * listing's shape (`<owner>\u0001<created>\u0001<key id>`) and, with `--owner`, that owner's.
+ * The tag is an HMAC under a key named by the keys table (so by the stage and the target: every stage's and every
+ * local prefix's table has its own name) over the body, which holds a digest of the filter: a cursor printed for
+ * another filter, stage or table, cut short or edited, is refused. This is integrity against mistakes, not secrecy:
+ * the key is derived from names an admin knows, so one who sets out to re-tag a cursor can; but whoever can run
+ * `keys list` can read the keys table itself, so a forged cursor reaches nothing they could not. What a cursor says is
+ * checked as well, so even a deliberately re-tagged one, or one with a made-up sort key, is refused with a clear
+ * error rather than skipping keys or reaching DynamoDB as a ValidationException: its partition must be one of the
+ * listing's, its sort key must have the listing's shape (`<owner>\u0001<created>\u0001<key id>`) and, with `--owner`,
+ * that owner's; a position DynamoDB still refuses is said as the cursor's fault (key-listing.ts).
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 
@@ -22,6 +25,9 @@ export interface ListCursor {
 }
 
 const TAG_KEY = 'animal-store keys list cursor v1';
+
+/** A cursor whose tag holds but whose position is none of this listing's (made up, or re-tagged). */
+export const NOT_A_POSITION = 'not a cursor of `keys list` (its position is not one of this listing)';
 const TAG_BYTES = 12;
 const FILTER_BYTES = 6;
 
@@ -79,23 +85,23 @@ export function readCursor(after: string, filter: string, table: string, owner?:
   const tag = raw.subarray(0, TAG_BYTES);
   if (raw.length <= TAG_BYTES || !timingSafeEqual(tag, tagOf(body, table)))
     throw new RangeError(
-      'not a cursor of `keys list` on this stage (changed, cut short, or printed for another stage or table): copy ' +
-        'the whole `More:` line of this listing again',
+      'not a cursor of `keys list` on this stage (changed, cut short, or printed on another stage or table)',
     );
   let c: { f: string; p: number; s?: string };
   try {
     c = JSON.parse(body) as typeof c;
   } catch {
-    throw new RangeError('not a cursor of `keys list`');
+    throw new RangeError(NOT_A_POSITION);
   }
+  if (typeof c !== 'object' || c === null) throw new RangeError(NOT_A_POSITION);
   if (c.f !== filter)
     throw new RangeError(
-      'this cursor belongs to a listing with other filters: repeat the --plan, --owner and --status of the page ' +
-        'that printed it, or leave --after out to start over',
+      'this cursor belongs to a listing with other filters (give the --plan, --owner and --status of the page that ' +
+        'printed it)',
     );
   if (!Number.isInteger(c.p) || c.p < 0 || (c.s !== undefined && typeof c.s !== 'string'))
-    throw new RangeError('not a cursor of `keys list`');
+    throw new RangeError(NOT_A_POSITION);
   if (c.s !== undefined && (!isSortKey(c.s) || (owner !== undefined && !c.s.startsWith(`${owner}\u0001`))))
-    throw new RangeError('not a cursor of `keys list` (its position is not one of this listing)');
+    throw new RangeError(NOT_A_POSITION);
   return { p: c.p, ...(c.s === undefined ? {} : { s: c.s }) };
 }

@@ -6,12 +6,12 @@ import { PLAN_NAMES, type PlanName } from '../../contract/plans.ts';
 import { checkKeyId, checkOwner, echoed } from './rules.ts';
 import { done, landed, sweepPrinted, sweepProgressLine } from './reconcile-print.ts';
 import { SWEEP_CURSOR, sweepPosition } from './reconcile-all.ts';
-import { PartialFailure, printed, type Printed } from './printed.ts';
+import { PartialFailure, printed, shellWord, type Printed } from './printed.ts';
 
 export { PartialFailure, printed, type Printed } from './printed.ts';
 import { AdminError, type KeyAdmin, type KeyView } from './service.ts';
 import type { PlanChange } from './lifecycle.ts';
-import { LIST_PAGE } from './queries.ts';
+import { CursorRefused, LIST_PAGE } from './queries.ts';
 import { MAX_OVERLAP_MINUTES, RESTORE_WINDOW_DAYS, finishingCreate, type Created } from './lifecycle.ts';
 import { chartWidth, renderUsageChart } from './usage-chart.ts';
 
@@ -186,14 +186,26 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
     };
     const limit = int('--limit', o.limit) ?? LIST_PAGE;
     if (limit < 1 || limit > 1000) throw new AdminError('--limit must be a whole number from 1 to 1,000');
-    if (o.after?.startsWith(SWEEP_CURSOR))
-      throw new AdminError(
-        "--after: that is a `keys reconcile --all` cursor, not a listing's: use the `next` the previous page printed",
+    // A cursor refused: what to do instead is to copy the page's whole `More:` line, or to start this listing over.
+    const startOver =
+      ['keys list', ...Object.entries(filter).map(([k, v]) => `--${k} ${shellWord(v)}`)].join(' ') +
+      (o.limit !== undefined ? ` --limit ${limit}` : '');
+    const refused = (why: string) =>
+      new CursorRefused(
+        `--after: ${why}: copy the whole \`More:\` line of the page before, or start over: run \`${startOver}\``,
       );
+    if (o.after?.startsWith(SWEEP_CURSOR)) throw refused("that is a `keys reconcile --all` cursor, not a listing's");
     if (o.after !== undefined && !/^[A-Za-z0-9_-]{1,4096}$/.test(o.after))
-      throw new AdminError('--after takes the `next` that the previous page printed');
+      throw refused('not a cursor of this listing (it takes the `next` that the page before printed)');
     return async (admin) => {
-      const { keys, next } = await admin.list(filter, { limit, ...(o.after ? { after: o.after } : {}) });
+      const { keys, next } = await admin
+        .list(filter, { limit, ...(o.after ? { after: o.after } : {}) })
+        .catch((err: unknown) => {
+          // The one command its message names is the start over (the sweep names its own in these words).
+          throw err instanceof CursorRefused
+            ? refused(err.message.replace(/^--after: /, '').replaceAll('`keys list`', 'this listing'))
+            : err;
+        });
       const more = next ? `\nMore: add --after ${next}` : '';
       const pending = keys.filter((k) => k.pending).length;
       const undelivered = keys.filter((k) => k.undelivered).length;

@@ -36,7 +36,9 @@ const HELP: Readonly<Record<string, CommandHelp>> = {
     about:
       'at most N keys (default 100, at most 1,000) by plan, status and owner (matched exactly, case-insensitively); ' +
       '--after continues from the `More:` line of the page before',
-    more: 'A cursor only continues the listing that printed it: give the same --plan, --owner and --status.',
+    more:
+      'A cursor only continues the listing that printed it, on the same stage: give the same --plan, --owner and ' +
+      '--status. A cursor refused names the listing to start over (without --after).',
   },
   show: {
     args: ['id'],

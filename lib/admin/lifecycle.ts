@@ -15,6 +15,7 @@ import { enterpriseBracket } from './brackets.ts';
 import { requireLayout } from './key-layout.ts';
 import type { AdminContext } from './context.ts';
 import { AdminError } from './ports.ts';
+import { shellWord } from './printed.ts';
 import { ensureBracketPool } from './reconcile-pool.ts';
 import { converged, describeError, reconcile, type Reconciled } from './reconcile.ts';
 import { checkLimits, checkOwner, sameLimits, view, type KeyView } from './rules.ts';
@@ -99,9 +100,6 @@ export interface Created {
  * secret's hash (`#` never occurs in one: hashKey is hex), so no presented secret can find it.
  */
 const UNDELIVERED_HASH = 'undelivered#';
-
-/** An argument as a shell reads it back (the command a message names is pasted). */
-const shellWord = (a: string) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replaceAll("'", `'\\''`)}'`);
 
 /**
  * The create that finishes a key whose create stopped before showing a working secret: the same command again (it

@@ -16,3 +16,6 @@ export class PartialFailure extends Error {
     this.output = output;
   }
 }
+
+/** An argument as a shell reads it back: a command a message names is pasted as it is printed. */
+export const shellWord = (a: string) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replaceAll("'", `'\\''`)}'`);

@@ -109,7 +109,7 @@ it('the cursor carries no key hash, and one that is not this listing’s gets on
   for (const bad of [chars.join(''), cursor.slice(0, -6), 'bm90LWEtY3Vyc29y']) {
     const r = await runLocalAdmin(deps, 'keys', 'list', '--plan', 'business', '--after', bad);
     expect({ code: r.code, out: r.out }, bad).toEqual({ code: 1, out: '' });
-    expect(r.err, bad).toMatch(/^error: --after: not a cursor of `keys list`/);
+    expect(r.err, bad).toMatch(/^error: --after: not a cursor of this listing/);
   }
   const json = await listJson('--plan', 'free', '--after', cursor);
   expect(json.code).toBe(1);
@@ -132,15 +132,15 @@ it('a cursor re-tagged for another filter, with a made-up sort key, or printed f
   for (const [args, message] of [
     [
       ['--owner', owner, '--after', retagged],
-      /^--after: not a cursor of `keys list` \(its position is not one of this listing\)$/,
+      /^--after: not a cursor of this listing \(its position is not one of this listing\): copy the whole `More:`/,
     ],
     [
       ['--plan', 'business', '--after', forged],
-      /^--after: not a cursor of `keys list` \(its position is not one of this listing\)$/,
+      /^--after: not a cursor of this listing \(its position is not one of this listing\): copy the whole `More:`/,
     ],
     [
       ['--plan', 'business', '--after', elsewhere],
-      /^--after: not a cursor of `keys list` on this stage \(.*printed for another stage or table/,
+      /^--after: not a cursor of this listing on this stage \(.*printed on another stage or table/,
     ],
   ] as const) {
     const r = await listJson(...args);
