@@ -1,11 +1,12 @@
 /**
  * What every store of a resource whose ids the service assigns shares (pet-store.ts and any new one): the create
- * as a conditional put with a write token, the read by id, and the id allocator. A store is then its item mapping
- * and its queries.
+ * as a conditional put with a write token, the read by id, the pages of an index, and the id allocator. A store is
+ * then its item mapping and its queries.
  */
 import { randomBytes } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { PageKey } from '../domain/pagination.ts';
 import type { Audit, IdAllocator, ItemWriter } from '../domain/records.ts';
 import { tableKey, type TableDefinition, type TableKey } from '../../contract/tables.ts';
 import { conditionFailedItem, guarded, withinDeadline, type Storage } from './client.ts';
@@ -87,6 +88,52 @@ export function itemStore<T extends object>(
   table: ItemTable<T>,
 ): ItemWriter<T> & { get(id: number): Promise<T | undefined> } {
   return { ...itemWriter(storage, table), get: itemReader(storage, table) };
+}
+
+/** A page of items and, when a further page may exist, where it starts. */
+export interface ItemPage<T> {
+  readonly items: T[];
+  readonly next?: PageKey;
+}
+
+/**
+ * The pages of one value of an index sorted by the items' id (`byStatus`, a relation index such as `(shelterId, id)`):
+ * a Query with `Limit` and no filter (every item read is an item returned, so pages are full), started after the
+ * page key, whose `ExclusiveStartKey` is the item's key and the index's key, both known from the declaration. The
+ * index is checked when the store is made: a name the table does not declare, or an index not sorted by the id that
+ * page keys carry, fails at once instead of on the first request.
+ */
+export function indexPages<T>(
+  storage: Storage,
+  { def, fromItem }: ItemTable<T>,
+  indexName: string,
+): (value: string | number, page: { readonly limit: number; readonly after?: PageKey }) => Promise<ItemPage<T>> {
+  const index = def.indexes.find((i) => i.indexName === indexName);
+  const id = def.partitionKey.name;
+  if (!index) throw new Error(`${def.id} declares no index ${indexName} (contract/tables.ts)`);
+  if (index.sortKey?.name !== id)
+    throw new Error(`${def.id} index ${indexName} is not sorted by ${id}: a page key carries the id alone`);
+  const key = index.partitionKey.name;
+  const table = nameOf(storage, def);
+  return async (value, { limit, after }) => {
+    const out = await guarded((options) =>
+      storage.doc.send(
+        new QueryCommand({
+          TableName: table,
+          IndexName: indexName,
+          KeyConditionExpression: '#k = :v',
+          ExpressionAttributeNames: { '#k': key },
+          ExpressionAttributeValues: { ':v': value },
+          Limit: limit,
+          ...(after ? { ExclusiveStartKey: { [id]: after.id, [key]: value } } : {}),
+        }),
+        options,
+      ),
+    );
+    const items = (out.Items ?? []).map(fromItem);
+    const last = out.LastEvaluatedKey;
+    return last ? { items, next: { id: Number(last[id]) } } : { items };
+  };
 }
 
 /** Ids are reserved in blocks of this size with one atomic counter update: ~1/ID_BLOCK extra writes per create. */
