@@ -11,8 +11,13 @@
  *
  * The previous release's authorizer (key layout 1) never names a bracket's probation member (an Enterprise key then
  * had an API key of its own, and probation moved only pool members), so a rollback to it leaves nothing here to
- * name; the record it leaves behind is read by no one until this release is deployed again.
+ * name (the last test runs its code, test/fixtures/key-layout-1); the record it leaves behind is read by no one until
+ * this release is deployed again.
  */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { enterpriseBracket } from '../../contract/brackets.ts';
@@ -23,6 +28,7 @@ import { bracketProbationItemKey, probationUsageKey } from '../../lambdas/storag
 import { noteStanding } from '../../lambdas/storage/standing.ts';
 import type { AdminDeps } from '../../lib/admin/service.ts';
 import { runLocalAdmin, startLocalAdmin } from '../helpers/admin.ts';
+import { legacyKey } from '../helpers/admin-scenarios.ts';
 import type { TestApi } from '../helpers/api.ts';
 import { STAGE, controlPlaneWorld, type World } from '../helpers/control-plane-world.ts';
 
@@ -110,4 +116,25 @@ it('a record the authorizer cannot read keeps the key on its pool member, never 
   expect(await probationUsageKey(unreadable, auth, 'probation', STAGE)).toBe(auth.usageIdentifierKey);
   // Nothing else changes: a key not on probation is counted on its member without a read.
   expect(await probationUsageKey(unreadable, auth, 'count', STAGE)).toBe(auth.usageIdentifierKey);
+});
+
+it("the previous release's authorizer (3357b0c) names no bracket probation member: a rollback to it meets none missing", async () => {
+  const w = controlPlaneWorld(local);
+  // An Enterprise key as that release's tool left it (an API key of its own), on probation.
+  const id = await legacyKey(w, 'enterprise', E600);
+  const stored = (await w.plain.store.getById(id)) as KeyRecord;
+  const dir = mkdtempSync(join(tmpdir(), 'release-3357b0c-'));
+  try {
+    execFileSync('tar', ['-xzf', 'test/fixtures/key-layout-1/authorizer-code.tar.gz', '-C', dir]);
+    const old = (await import(join(dir, 'lambdas/domain/keys.ts'))) as typeof import('../../lambdas/domain/keys.ts');
+    const auth = old.usableKey(stored, STAGE)!;
+    // Its own API key, whatever the standing: the bracket's members, and their record, are nothing it reads.
+    expect(old.gateUsageKey(auth, 'probation', STAGE)).toBe(old.usageIdentifierKey(id));
+    // This release names the same own key for it until the sweep after the deploy moves it into its bracket.
+    expect(await probationUsageKey(api.storage, usableKey(stored, STAGE)!, 'probation', STAGE)).toBe(
+      old.usageIdentifierKey(id),
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
