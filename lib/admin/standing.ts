@@ -9,6 +9,7 @@ import { enterpriseBracket } from '../../contract/brackets.ts';
 import { PROBATION, payingProbationShardOf, probationShardOf } from '../../contract/probation.ts';
 import { isPoolMemberKey } from '../../contract/key-pool.ts';
 import { limitsOf, usageKeyOf, type KeyRecord } from '../../lambdas/domain/keys.ts';
+import { recordedBracketProbation } from '../../lambdas/storage/bracket-probation.ts';
 import { windowsAt, type Windows } from '../../lambdas/domain/rate-limit.ts';
 import type { AdminContext } from './context.ts';
 
@@ -31,12 +32,25 @@ export interface KeyStanding {
   readonly w: Windows;
 }
 
-/** The probation shard a pooled key is counted on, as an admin reads it; none for a key with an API key of its own. */
-export function probationShard(record: KeyRecord, stage: string): string | undefined {
+/**
+ * Where a pooled key on probation is counted at the gateway, as an admin reads it; none for a key with an API key of
+ * its own. An Enterprise bracket's probation member counts only once the admin tool recorded it (the authorizer reads
+ * the same record, lambdas/storage/bracket-probation.ts); before that the key stays on its ordinary member.
+ */
+async function probationShard(ctx: AdminContext, record: KeyRecord): Promise<string | undefined> {
   const limits = limitsOf(record);
-  if (!limits || !isPoolMemberKey(usageKeyOf(record, stage))) return undefined;
+  if (!limits || !isPoolMemberKey(usageKeyOf(record, ctx.deps.stage))) return undefined;
   if (record.plan === 'free') return `free pool probation shard ${probationShardOf(record.keyId)}`;
-  if (record.plan === 'enterprise') return `the probation member of Enterprise bracket ${enterpriseBracket(limits).id}`;
+  if (record.plan === 'enterprise') {
+    const bracket = enterpriseBracket(limits).id;
+    const { storage } = ctx.deps;
+    if (storage && (await recordedBracketProbation(storage, bracket)) === undefined)
+      return (
+        `its ordinary member of Enterprise bracket ${bracket}: the bracket's probation member is not recorded yet ` +
+        `(\`keys reconcile --all\` makes and records it)`
+      );
+    return `the probation member of Enterprise bracket ${bracket}`;
+  }
   return `${record.plan} pool probation shard ${payingProbationShardOf(record.keyId, record.plan)}`;
 }
 
@@ -52,7 +66,7 @@ export async function readKeyStanding(ctx: AdminContext, record: KeyRecord): Pro
   const spent = st.spentDay === w.dayStart || (!!limits && u.dayCount >= limits.perDay);
   const ended = st.bannedUntil ?? 0;
   const onProbation = ended > 0 && ended <= w.nowSec && w.nowSec - ended < PROBATION.seconds && ended > through;
-  const shard = onProbation ? probationShard(record, ctx.deps.stage) : undefined;
+  const shard = onProbation ? await probationShard(ctx, record) : undefined;
   return {
     banEnd: bans.length ? Math.max(...bans) : 0,
     spent: spent && record.dayLifted !== w.dayStart,

@@ -1,9 +1,11 @@
 /**
  * Preflight's check that every Enterprise bracket in use on the stage has its whole pool at the gateway: the
- * bracket's usage plan with each of its members on it, the probation member included (contract/probation.ts). The
- * authorizer names a bracket's probation member for a key whose ban ended in the last day, and API Gateway answers
- * 403 for a usageIdentifierKey on no usage plan; a bracket made by an admin tool older than the probation member has
- * only its 4 mapped members, so such a stage serves 403s to Enterprise keys on probation until `keys reconcile --all`.
+ * bracket's usage plan with each of its members on it, the probation member included (contract/probation.ts). API
+ * Gateway answers 403 for a usageIdentifierKey on no usage plan, so a mapped member missing is a 403 for the keys
+ * that map to it. The probation member is named by the authorizer only once the admin tool recorded it
+ * (lambdas/storage/bracket-probation.ts), so a bracket made by an admin tool older than the probation member (only
+ * its 4 mapped members) serves its keys on probation on their ordinary members: no 403, but no probation either,
+ * until `keys reconcile --all` makes and records it.
  *
  * What is "in use" and "complete" is exactly what `keys reconcile --all` makes (lib/admin/reconcile-all.ts and
  * reconcile-pool.ts): the brackets of active Enterprise keys already in a pool (a key still on an API key of its own
@@ -116,9 +118,14 @@ export function incompleteFinding(stage: string, inUse: number, incomplete: read
   if (!incomplete.length) return [];
   const named = incomplete.slice(0, NAMED).map(describeBracket);
   const more = incomplete.length > NAMED ? `; and ${incomplete.length - NAMED} more` : '';
+  // A mapped member missing refuses its keys; a probation member missing only leaves probation unenforced.
+  const refused = incomplete.some((b) => b.planMissing || b.missing.some((m) => m !== BRACKET_POOL.members));
+  const effect = refused
+    ? 'and API Gateway answers 403 for a key named on no usage plan'
+    : 'so their keys on probation are counted on their ordinary members (no probation) until it is made';
   return [
-    `Enterprise bracket pools: ${incomplete.length} of ${inUse} bracket(s) in use on ${stage} lack pool members the ` +
-      `authorizer names (${named.join('; ')}${more}), and API Gateway answers 403 for a key named on no usage plan: ` +
+    `Enterprise bracket pools: ${incomplete.length} of ${inUse} bracket(s) in use on ${stage} lack pool members ` +
+      `(${named.join('; ')}${more}), ${effect}: ` +
       `run ${reconcileAllCommand(stage)}, then preflight again (docs/deployment.md, "An Enterprise bracket's probation member")`,
   ];
 }

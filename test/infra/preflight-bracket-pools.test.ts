@@ -119,6 +119,9 @@ describe('a bracket made before its probation member', () => {
     const id = enterpriseBracket(E600).id;
     expect(findings[0]).toContain(`1 of 1 bracket(s) in use on ${STAGE}`);
     expect(findings[0]).toContain(`${id}: probation member m${BRACKET_POOL.members} not on its usage plan`);
+    // The authorizer names the probation member only once it is recorded: no 403, only no probation until then.
+    expect(findings[0]).toContain('counted on their ordinary members (no probation)');
+    expect(findings[0]).not.toContain('403');
     expect(findings[0]).toContain(`npm run admin -- keys reconcile --all --stage ${STAGE}`);
     await runNamedCommand(w, findings[0]!);
     expect(await preflightOn(readsOf(w))).toEqual({ findings: [], notes: [] });
@@ -148,6 +151,7 @@ describe('a bracket made before its probation member', () => {
     const { findings } = await preflightOn(readsOf(w));
     expect(findings).toHaveLength(1);
     expect(findings[0]).toContain('2 of 2 bracket(s)');
+    expect(findings[0], 'a mapped member missing refuses its keys').toContain('API Gateway answers 403');
     expect(findings[0]).toContain(`${enterpriseBracket(E600).id}: member m1 not on its usage plan`);
     expect(findings[0]).toContain(`${enterpriseBracket(other).id}: no usage plan`);
   });

@@ -83,6 +83,9 @@ it('a key of a bracket without its probation member is served on its pool member
   const first = await api.call('/pets?limit=1', { key });
   expect(first.status, await first.clone().text()).toBe(200);
   expect(api.usage.used(member, caller), 'counted on its ordinary pool member').toBe(1);
+  // An admin is told the same: where the gateway counts the key, and the one command that changes it.
+  const shown = await runLocalAdmin(w.deps, 'keys', 'show', record.keyId);
+  expect(shown.out).toMatch(/probation member is not recorded yet \(`keys reconcile --all` makes and records it\)/);
 
   // The sweep makes the member, then records it.
   const sweep = await runLocalAdmin(w.deps, 'keys', 'reconcile', '--all');
@@ -100,6 +103,9 @@ it('a key of a bracket without its probation member is served on its pool member
   expect(second.status, await second.clone().text()).toBe(200);
   expect(api.usage.used(probation, caller), 'counted on the probation member').toBe(1);
   expect(api.usage.used(member, caller), 'not on its pool member').toBe(1);
+  expect((await runLocalAdmin(w.deps, 'keys', 'show', record.keyId)).out).toMatch(
+    new RegExp(`the probation member of Enterprise bracket ${bracket}`),
+  );
 }, 120_000);
 
 it('a record the authorizer cannot read keeps the key on its pool member, never a 403 or a 503', async () => {
