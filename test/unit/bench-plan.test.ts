@@ -1,10 +1,11 @@
 /**
- * The bench follows the declarations: a resource it was never edited for (a `Shelters` table, `POST /v1/shelters`
- * and `GET /v1/shelters/{shelterId}`, declared here as a developer would declare them in contract/) gets its cells,
+ * The bench follows the declarations: a resource it was never edited for (a `Kennels` table, `POST /v1/kennels`
+ * and `GET /v1/kennels/{kennelId}`, declared here as a developer would declare them in contract/) gets its cells,
  * its table's seed and its route in the node:http floor from the route table and the table declarations alone. The
  * one addition the bench asks for is each operation's floor (bench/floors.ts, keyed by operationId: the compiler
  * names it). Then each cell's answers are checked against its route's status, on DynamoDB Local, as the bench
- * checks them: a cell answering otherwise is named, which fails the run.
+ * checks them: a cell answering otherwise is named, which fails the run. Names no real change would take (kennels,
+ * not shelters), so a developer adding a resource of that name meets no clash here.
  */
 import { CreateTableCommand, DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
@@ -23,66 +24,66 @@ import { floorRouter } from '../../bench/lib/floor-router.ts';
 import { seedItems, seedPlanOf, seededId } from '../../bench/lib/seed.ts';
 
 // The declarations of a new resource, as they would be written in contract/tables.ts, schemas.ts and operations/.
-const SHELTERS_TABLE = {
-  id: 'Shelters',
-  envVar: 'SHELTERS_TABLE_NAME',
+const KENNELS_TABLE = {
+  id: 'Kennels',
+  envVar: 'KENNELS_TABLE_NAME',
   partitionKey: { name: 'id', type: 'N' },
   indexes: [{ indexName: 'byKind', partitionKey: { name: 'kind', type: 'S' }, sortKey: { name: 'id', type: 'N' } }],
 } as const satisfies TableDefinition;
-const NewShelter = z.strictObject({
+const NewKennel = z.strictObject({
   name: z.string().check(z.minLength(1)),
   kind: z.optional(z.enum(['rescue', 'sanctuary'])),
 });
-const Shelter = z.object({
+const Kennel = z.object({
   id: z.int().check(z.minimum(1)),
   name: z.string().check(z.minLength(1)),
   kind: z.enum(['rescue', 'sanctuary']),
   // Required in the answer, not in the create's sample: the seed takes it from its documented example.
   capacity: meta(z.int(), { example: 40 }),
 });
-const CREATE_SHELTER = {
-  operationId: 'createShelter',
+const CREATE_KENNEL = {
+  operationId: 'createKennel',
   method: 'POST',
-  path: '/shelters',
-  summary: 'Add a shelter',
-  request: { body: NewShelter },
+  path: '/kennels',
+  summary: 'Add a kennel',
+  request: { body: NewKennel },
   sample: { body: { name: 'Happy Paws' } },
-  success: { status: 201, description: 'The shelter.', schema: Shelter },
+  success: { status: 201, description: 'The kennel.', schema: Kennel },
   errors: [],
-  access: { tables: [LIMITER_GRANT, { table: SHELTERS_TABLE, actions: ['dynamodb:PutItem'] }] },
+  access: { tables: [LIMITER_GRANT, { table: KENNELS_TABLE, actions: ['dynamodb:PutItem'] }] },
 } as const satisfies Route;
-const GET_SHELTER = {
-  operationId: 'getShelter',
+const GET_KENNEL = {
+  operationId: 'getKennel',
   method: 'GET',
-  path: '/shelters/{shelterId}',
-  summary: 'Get a shelter',
+  path: '/kennels/{kennelId}',
+  summary: 'Get a kennel',
   request: {},
-  sample: { params: { shelterId: EXISTING_ITEM } },
-  success: { status: 200, description: 'The shelter.', schema: Shelter },
+  sample: { params: { kennelId: EXISTING_ITEM } },
+  success: { status: 200, description: 'The kennel.', schema: Kennel },
   errors: [],
-  access: { tables: [LIMITER_GRANT, { table: SHELTERS_TABLE, actions: ['dynamodb:GetItem'] }] },
+  access: { tables: [LIMITER_GRANT, { table: KENNELS_TABLE, actions: ['dynamodb:GetItem'] }] },
 } as const satisfies Route;
 
-const ROUTES_WITH_SHELTERS: readonly Route[] = [...ROUTES, CREATE_SHELTER, GET_SHELTER];
-const TABLES_WITH_SHELTERS: readonly TableDefinition[] = [...TABLES, SHELTERS_TABLE];
+const ROUTES_WITH_KENNELS: readonly Route[] = [...ROUTES, CREATE_KENNEL, GET_KENNEL];
+const TABLES_WITH_KENNELS: readonly TableDefinition[] = [...TABLES, KENNELS_TABLE];
 
-type Tables = FloorDeps['tables'] & { readonly shelters: string };
+type Tables = FloorDeps['tables'] & { readonly kennels: string };
 /** The only bench addition: the new operations' floors, as they would be added to FLOORS in bench/floors.ts. */
-const SHELTER_FLOORS = {
-  createShelter: {
+const KENNEL_FLOORS = {
+  createKennel: {
     afterCount: true,
     jsonBody: true,
     assignsIds: true,
     run: async (req, { doc, tables, newId }) => {
-      const shelter = { id: await newId(), kind: 'rescue', capacity: 40, ...(req.body as object) };
-      await doc.send(createItemCommand((tables as Tables).shelters, 'id', shelter, req.keyId));
-      return { status: 201, body: shelter };
+      const kennel = { id: await newId(), kind: 'rescue', capacity: 40, ...(req.body as object) };
+      await doc.send(createItemCommand((tables as Tables).kennels, 'id', kennel, req.keyId));
+      return { status: 201, body: kennel };
     },
   },
-  getShelter: {
+  getKennel: {
     run: async (req, { doc, tables }) => {
-      const Key = { id: Number(req.params.shelterId) };
-      const out = await doc.send(new GetCommand({ TableName: (tables as Tables).shelters, Key }));
+      const Key = { id: Number(req.params.kennelId) };
+      const out = await doc.send(new GetCommand({ TableName: (tables as Tables).kennels, Key }));
       return out.Item ? { status: 200, body: out.Item } : { status: 404, body: { code: 'not_found' } };
     },
   },
@@ -90,43 +91,43 @@ const SHELTER_FLOORS = {
 
 // The compiler names the floor a new operation needs: FLOORS is checked against every OperationId.
 // @ts-expect-error an operation the route table would list without its floor
-const _withoutFloor: Record<OperationId | 'getShelter', OperationFloor> = FLOORS;
+const _withoutFloor: Record<OperationId | 'getKennel', OperationFloor> = FLOORS;
 void _withoutFloor;
 
 describe('a declared operation the bench was never edited for', () => {
-  const ops = benchOpsOf(ROUTES_WITH_SHELTERS);
+  const ops = benchOpsOf(ROUTES_WITH_KENNELS);
 
   it('gets its cells in every phase, each expecting its route status', () => {
-    const shelterOps = ops.filter((o) => o.route.operationId.endsWith('Shelter'));
-    expect(shelterOps.map((o) => [o.op, o.expect, o.creates])).toEqual([
-      ['createShelter', 201, true],
-      ['getShelter', 200, false],
+    const kennelOps = ops.filter((o) => o.route.operationId.endsWith('Kennel'));
+    expect(kennelOps.map((o) => [o.op, o.expect, o.creates])).toEqual([
+      ['createKennel', 201, true],
+      ['getKennel', 200, false],
     ]);
     for (const measured of Object.values(MEASURED_BY))
-      expect(ops.filter(measured).map((o) => o.op)).toEqual(expect.arrayContaining(['createShelter', 'getShelter']));
+      expect(ops.filter(measured).map((o) => o.op)).toEqual(expect.arrayContaining(['createKennel', 'getKennel']));
     // Its sample's EXISTING_ITEM names a seeded item, as every phase sends it.
-    expect(httpRequestOf(shelterOps[1]!, seededId(42))).toEqual({ method: 'GET', path: '/shelters/1000000042' });
-    expect(httpRequestOf(shelterOps[0]!, seededId(42))).toEqual({
+    expect(httpRequestOf(kennelOps[1]!, seededId(42))).toEqual({ method: 'GET', path: '/kennels/1000000042' });
+    expect(httpRequestOf(kennelOps[0]!, seededId(42))).toEqual({
       method: 'POST',
-      path: '/shelters',
+      path: '/kennels',
       body: '{"name":"Happy Paws"}',
     });
   });
 
   it('gets its table seeded from its create: the sample body made into the answer its schema describes', () => {
-    const plan = seedPlanOf(TABLES_WITH_SHELTERS, ROUTES_WITH_SHELTERS);
+    const plan = seedPlanOf(TABLES_WITH_KENNELS, ROUTES_WITH_KENNELS);
     expect(plan.map((s) => [s.table.id, s.kind])).toEqual([
       ['Pets', 'items'],
       ['ApiKeys', 'keys'],
       ['State', 'none'],
       ['AdminAudit', 'none'],
-      ['Shelters', 'items'],
+      ['Kennels', 'items'],
     ]);
-    const shelters = plan.find((s) => s.table.id === 'Shelters');
-    if (shelters?.kind !== 'items') throw new Error('Shelters holds no items');
-    expect(shelters.create).toBe('createShelter');
+    const kennels = plan.find((s) => s.table.id === 'Kennels');
+    if (kennels?.kind !== 'items') throw new Error('Kennels holds no items');
+    expect(kennels.create).toBe('createKennel');
     // The key is the seeded id, an enum (an index's key) goes round its values, the rest is the sample's or the example.
-    expect([0, 1].map(shelters.item)).toEqual([
+    expect([0, 1].map(kennels.item)).toEqual([
       { id: seededId(0), name: 'Happy Paws', kind: 'rescue', capacity: 40 },
       { id: seededId(1), name: 'Happy Paws', kind: 'sanctuary', capacity: 40 },
     ]);
@@ -135,25 +136,25 @@ describe('a declared operation the bench was never edited for', () => {
   });
 
   it('is refused by the node:http floor until its floor exists, naming the file, then routed by path and method', () => {
-    expect(() => floorRouter(ROUTES_WITH_SHELTERS, FLOORS)).toThrow(
-      'no floor for createShelter, getShelter: add it to FLOORS in bench/floors.ts',
+    expect(() => floorRouter(ROUTES_WITH_KENNELS, FLOORS)).toThrow(
+      'no floor for createKennel, getKennel: add it to FLOORS in bench/floors.ts',
     );
-    const route = floorRouter(ROUTES_WITH_SHELTERS, { ...FLOORS, ...SHELTER_FLOORS });
-    const get = route('GET', '/shelters/1000000042');
+    const route = floorRouter(ROUTES_WITH_KENNELS, { ...FLOORS, ...KENNEL_FLOORS });
+    const get = route('GET', '/kennels/1000000042');
     expect('route' in get && [get.route.operationId, get.params, get.floor]).toEqual([
-      'getShelter',
-      { shelterId: '1000000042' },
-      SHELTER_FLOORS.getShelter,
+      'getKennel',
+      { kennelId: '1000000042' },
+      KENNEL_FLOORS.getKennel,
     ]);
-    const create = route('POST', '/shelters');
-    expect('route' in create && create.route.operationId).toBe('createShelter');
+    const create = route('POST', '/kennels');
+    expect('route' in create && create.route.operationId).toBe('createKennel');
     // Every operation declared before is routed as before.
     for (const r of ROUTES) {
       const routed = route(r.method, r.path.replace(/\{\w+\}/g, '7'));
       expect('route' in routed && routed.route.operationId).toBe(r.operationId);
     }
-    expect(route('DELETE', '/shelters/1')).toEqual({ status: 405 });
-    expect(route('GET', '/kennels')).toEqual({ status: 404 });
+    expect(route('DELETE', '/kennels/1')).toEqual({ status: 405 });
+    expect(route('GET', '/cages')).toEqual({ status: 404 });
   });
 });
 
@@ -162,8 +163,8 @@ describe("the new operation's cells on DynamoDB Local", () => {
   const client = localClient(inject('dynamoEndpoint'));
   const doc = DynamoDBDocumentClient.from(client);
   let tableEnv: Record<string, string>;
-  const ops = benchOpsOf(ROUTES_WITH_SHELTERS);
-  const route = floorRouter(ROUTES_WITH_SHELTERS, { ...FLOORS, ...SHELTER_FLOORS });
+  const ops = benchOpsOf(ROUTES_WITH_KENNELS);
+  const route = floorRouter(ROUTES_WITH_KENNELS, { ...FLOORS, ...KENNEL_FLOORS });
   let nextId = 3_000_000_000;
 
   /** One request of a bench op through the floor server's routing and its floor, as bench/floor-server.ts sends it. */
@@ -179,7 +180,7 @@ describe("the new operation's cells on DynamoDB Local", () => {
       body: http.body === undefined ? undefined : (JSON.parse(http.body) as unknown),
       keyId: 'key_bench',
     };
-    const deps = { doc, tables: tablesIn(env, TABLES_WITH_SHELTERS), newId: async () => nextId++ };
+    const deps = { doc, tables: tablesIn(env, TABLES_WITH_KENNELS), newId: async () => nextId++ };
     return (await runFloor(routed.floor, req, deps, async () => true)).status;
   }
 
@@ -187,11 +188,11 @@ describe("the new operation's cells on DynamoDB Local", () => {
     tableEnv = {
       ...(await provisionLocalTables(inject('dynamoEndpoint'), prefix)),
       // What provisioning does for every declared table, for the one this test declares.
-      SHELTERS_TABLE_NAME: `${prefix}-Shelters`,
+      KENNELS_TABLE_NAME: `${prefix}-Kennels`,
     };
     await client.send(
       new CreateTableCommand({
-        TableName: tableEnv.SHELTERS_TABLE_NAME,
+        TableName: tableEnv.KENNELS_TABLE_NAME,
         BillingMode: 'PAY_PER_REQUEST',
         AttributeDefinitions: [
           { AttributeName: 'id', AttributeType: 'N' },
@@ -220,19 +221,19 @@ describe("the new operation's cells on DynamoDB Local", () => {
   it('answers the statuses its route expects once seeded, and a cell of an unseeded table is named', async () => {
     const book = answerBook();
     // Before the seed: the read names an item no table holds (the 404 a bench without the seed measured).
-    book.answers('warm getShelter (before the seed)', 200, { [await send('getShelter', tableEnv)]: 1 });
-    await seedItems(client, tableEnv, 0, 50, seedPlanOf(TABLES_WITH_SHELTERS, ROUTES_WITH_SHELTERS));
+    book.answers('warm getKennel (before the seed)', 200, { [await send('getKennel', tableEnv)]: 1 });
+    await seedItems(client, tableEnv, 0, 50, seedPlanOf(TABLES_WITH_KENNELS, ROUTES_WITH_KENNELS));
     for (const o of ops.filter(MEASURED_BY.warm))
       book.answers(`warm ${o.op}`, o.expect, { [await send(o.op, tableEnv)]: 1 });
     expect(book.unexpected).toEqual([
-      { cell: 'warm getShelter (before the seed)', expected: '200', answers: { 404: 1 } },
+      { cell: 'warm getKennel (before the seed)', expected: '200', answers: { 404: 1 } },
     ]);
     expect(book.failure()).toBe(
-      'bench: 1 of 7 cells answered other than their route expects: warm getShelter (before the seed) (expected 200, got 404x1)',
+      'bench: 1 of 7 cells answered other than their route expects: warm getKennel (before the seed) (expected 200, got 404x1)',
     );
-    // The seeded shelter is what the floor read, and what the plan made.
+    // The seeded kennel is what the floor read, and what the plan made.
     const seeded = await doc.send(
-      new GetCommand({ TableName: tableEnv.SHELTERS_TABLE_NAME, Key: { id: seededId(42) } }),
+      new GetCommand({ TableName: tableEnv.KENNELS_TABLE_NAME, Key: { id: seededId(42) } }),
     );
     expect(seeded.Item).toEqual({ id: seededId(42), name: 'Happy Paws', kind: 'rescue', capacity: 40 });
   });
