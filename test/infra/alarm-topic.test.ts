@@ -7,17 +7,15 @@ import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { STAGES, STAGE_NAMES, type StageName } from '../../lib/config/stages.ts';
-import { createApp } from '../../lib/stacks/app.ts';
 import { AnimalStoreStack } from '../../lib/stacks/animal-store-stack.ts';
+import { sharedTemplate } from './shared-synth.ts';
 import { SYNTH_CONTEXT } from './synth-context.ts';
 
 const NO_BUNDLING = { 'aws:cdk:bundling-stacks': [] };
-const SYNTH = { ...SYNTH_CONTEXT };
 const templates = {} as Record<StageName, Template>;
 
 beforeAll(() => {
-  const { stacks } = createApp({ context: SYNTH });
-  for (const name of STAGE_NAMES) templates[name] = Template.fromStack(stacks[name]);
+  for (const name of STAGE_NAMES) templates[name] = sharedTemplate(name);
 }, 240_000);
 
 const resources = (t: Template, type: string) =>

@@ -14,7 +14,7 @@ import { functionEnvironment } from '../../lib/local/environment.ts';
 import { localAssembly, type LocalAssembly } from '../../lib/local/synth.ts';
 import { apiModel, type FunctionDef } from '../../lib/local/template.ts';
 import { provisionLocalTables } from '../../lambdas/storage/provision.ts';
-import { AUTHORIZER, ROUTES } from '../../contract/routes.ts';
+import { AUTHORIZER, BASE_PATH, ROUTES } from '../../contract/routes.ts';
 import { fixturesSending, proxyEventOf, sampleRequest } from '../helpers/samples.ts';
 import { uniquePrefix } from '../helpers/api.ts';
 
@@ -73,7 +73,7 @@ async function sampleOf(name: string): Promise<Sample | undefined> {
       event: {
         type: 'TOKEN',
         authorizationToken: 'Bearer not-a-key',
-        methodArn: 'arn:aws:execute-api:us-east-1:123456789012:local/v1/GET/pets',
+        methodArn: `arn:aws:execute-api:us-east-1:123456789012:local${BASE_PATH}/${ROUTES[0].method}${ROUTES[0].path}`,
       },
       expect: (out) => expect(out.error).toBe('Unauthorized'),
     };

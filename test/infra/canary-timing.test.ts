@@ -4,7 +4,6 @@
  * canary against a 2-datapoint gate) rolls nothing back when one datapoint comes late.
  */
 import { readFileSync } from 'node:fs';
-import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, expect, it } from 'vitest';
 import { STAGE_NAMES, type StageName } from '../../lib/config/stages.ts';
 import {
@@ -14,13 +13,11 @@ import {
   gatesThatCannotFire,
 } from '../../lib/preflight/canary-timing.ts';
 import type { CfnTemplate } from '../../lib/preflight/template.ts';
-import { createApp } from '../../lib/stacks/app.ts';
-import { SYNTH_CONTEXT } from './synth-context.ts';
+import { sharedTemplateJson } from './shared-synth.ts';
 
 const templates = {} as Record<StageName, CfnTemplate>;
 beforeAll(() => {
-  const { stacks } = createApp({ context: { ...SYNTH_CONTEXT } });
-  for (const stage of STAGE_NAMES) templates[stage] = Template.fromStack(stacks[stage]).toJSON() as CfnTemplate;
+  for (const stage of STAGE_NAMES) templates[stage] = sharedTemplateJson(stage) as CfnTemplate;
 }, 240_000);
 
 it.each(STAGE_NAMES)("%s: every gate fires, with the margin, before its function's shift completes", (stage) => {

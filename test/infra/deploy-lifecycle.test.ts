@@ -18,6 +18,8 @@ import { GATE_PERIOD_SECONDS } from '../../lib/stacks/gate-simulation.ts';
 import type { CfnTemplate } from '../../lib/preflight/template.ts';
 import { unorderedUsagePlans, updateFindings } from '../../lib/preflight/update-rules.ts';
 import { SYNTH_CONTEXT } from './synth-context.ts';
+import { TABLES } from '../../contract/tables.ts';
+import { declaredTable, literally } from './declared.ts';
 
 type App = ReturnType<typeof createApp>;
 const synth = (context: Record<string, unknown> = {}): App => createApp({ context: { ...SYNTH_CONTEXT, ...context } });
@@ -149,17 +151,24 @@ describe('a typical change replaces nothing stateful or fixed-name and updates u
   });
 
   it('the rules name what would be replaced: a key schema, a renamed id, an API key value and what names it', () => {
+    const table = declaredTable(TABLES[0]).logicalId;
     const next = structuredClone(current.staging) as any;
-    next.Resources.PetsTable.Properties.KeySchema[0].AttributeName = 'other';
+    next.Resources[table].Properties.KeySchema[0].AttributeName = 'other';
     next.Resources.CursorSecretRenamed = next.Resources.CursorSecret;
     delete next.Resources.CursorSecret;
     next.Resources.FreePoolMember0003.Properties.Value = 'animalstoreanothervalue0000000000';
-    expect(updateFindings(current.staging, next).sort()).toEqual([
-      expect.stringMatching(/^update: CursorSecret \(AWS::SecretsManager::Secret\) leaves the template/),
-      expect.stringMatching(/^update: FreePoolMember0003 \(AWS::ApiGateway::ApiKey\) would be replaced: Value/),
-      expect.stringMatching(/^update: FreePoolMember0003Plan .* KeyId names FreePoolMember0003/),
-      expect.stringMatching(/^update: PetsTable \(AWS::DynamoDB::GlobalTable\) would be replaced: KeySchema/),
-    ]);
+    const findings = updateFindings(current.staging, next);
+    expect(findings).toHaveLength(4);
+    expect(findings).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^update: CursorSecret \(AWS::SecretsManager::Secret\) leaves the template/),
+        expect.stringMatching(/^update: FreePoolMember0003 \(AWS::ApiGateway::ApiKey\) would be replaced: Value/),
+        expect.stringMatching(/^update: FreePoolMember0003Plan .* KeyId names FreePoolMember0003/),
+        expect.stringMatching(
+          new RegExp(`^update: ${literally(table)} \\(AWS::DynamoDB::GlobalTable\\) would be replaced: KeySchema`),
+        ),
+      ]),
+    );
     const unordered = structuredClone(current.staging) as any;
     delete unordered.Resources.UsagePlanPro.DependsOn;
     // The chain broken after Free: Free is ordered against no other plan.

@@ -40,7 +40,8 @@ const SERVER_SIDE: Record<string, string> = {
   '$context.requestTimeEpoch': '1767225600000',
   '$context.identity.sourceIp': '203.0.113.7',
   '$context.httpMethod': 'GET',
-  '$context.resourcePath': '/pets/{petId}',
+  // A route's template, parameters unfilled, as API Gateway logs it.
+  '$context.resourcePath': ROUTES.at(-1)!.path,
   '$context.status': '401',
   '$context.responseLength': '120',
   '$context.responseLatency': '12',

@@ -8,7 +8,9 @@ import { randomBytes } from 'node:crypto';
 import { generateKey } from '../../lambdas/domain/keys.ts';
 import { startLocalApi } from '../../lib/local/app.ts';
 import { PLANS } from '../../contract/plans.ts';
+import { ROUTES } from '../../contract/routes.ts';
 import { onEveryClient, readsKeys, throttlingException } from '../helpers/clients.ts';
+import { fixturesSending, requestInit, sampleRequest, type SampleRequest } from '../helpers/samples.ts';
 
 // Of the old key form: its use is counted (OldKeyFormAccepted).
 const key = `ask_${randomBytes(32).toString('base64url')}`;
@@ -31,25 +33,28 @@ const api = await startLocalApi({
     CURSOR_SECRET: 'emf-cursor-secret-0123456789',
   },
 });
-const call = (path: string, init: RequestInit = {}) =>
-  fetch(`${api.url}${path}`, {
-    ...init,
-    headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', ...init.headers },
-  });
+/** A sample request (test/helpers/samples.ts) sent with the Free key, or with `headers` over its own. */
+const send = (r: SampleRequest, headers: Record<string, string> = {}) =>
+  fetch(`${api.url}${r.path}`, requestInit(r, { key, headers }));
+const fixtures = fixturesSending(async (r) => (await send(r)).json());
+const samplesOf = (routes: readonly (typeof ROUTES)[number][]) =>
+  Promise.all(routes.map((route) => sampleRequest(route, fixtures)));
+/** A read that names no item (the route table's first such GET), for the scenarios that only need a request. */
+const plain = await sampleRequest(
+  ROUTES.find((r) => r.method === 'GET' && !r.path.includes('{') && !r.notImplemented)!,
+  fixtures,
+);
 
 try {
-  // DeprecatedOperationCall: the deprecated GET /pets/{petId}.
-  const created = (await (
-    await call('/pets', { method: 'POST', body: JSON.stringify({ name: 'Emf', categoryId: 1 }) })
-  ).json()) as { id: number };
-  await call(`/pets/${created.id}`);
-  // NotImplemented: the operation the spec lists without a contract answers 501.
-  await call('/store/orders');
+  // DeprecatedOperationCall: every deprecated operation, on an item made for it.
+  for (const r of await samplesOf(ROUTES.filter((route) => route.deprecation))) await send(r);
+  // NotImplemented: the operations the spec lists without a contract answer 501.
+  for (const r of await samplesOf(ROUTES.filter((route) => route.notImplemented))) await send(r);
   // RateLimited: requests over the Free minute (until one is refused: a minute boundary may pass meanwhile).
-  for (let i = 0; i < 3 * PLANS.free.limits!.perMinute; i++) if ((await call('/pets?limit=1')).status === 429) break;
+  for (let i = 0; i < 3 * PLANS.free.limits!.perMinute; i++) if ((await send(plain)).status === 429) break;
 
   // AuthorizerDenied: a well-formed key nobody issued (answered 401 by the authorizer, not by the header check).
-  await call('/pets', { headers: { Authorization: `Bearer ${generateKey()}` } });
+  await send(plain, { Authorization: `Bearer ${generateKey()}` });
 
   // Storage failures, injected into the functions' own DynamoDB client (the faults test does the same).
   let failKeys = false;
@@ -69,13 +74,13 @@ try {
   // InternalError and ServerError (per operation and version): the operation's tables fail in a way storage does not
   // map to 503.
   bug = true;
-  await call('/pets', { headers: { Authorization: `Bearer ${other}` } });
+  await send(plain, { Authorization: `Bearer ${other}` });
   bug = false;
   // StorageUnavailable: the operation's tables fail (the key lookup works).
-  await call('/pets', { headers: { Authorization: `Bearer ${other}` } });
+  await send(plain, { Authorization: `Bearer ${other}` });
   // AuthorizerFailure: the key lookup fails (the authorizer fails closed); a key never seen, so nothing is cached.
   failKeys = true;
-  await call('/pets', { headers: { Authorization: `Bearer ${generateKey()}` } });
+  await send(plain, { Authorization: `Bearer ${generateKey()}` });
 } finally {
   await api.close();
 }

@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { spentKeyValue } from '../../contract/key-pool.ts';
+import { ROUTES } from '../../contract/routes.ts';
 import { STAGE_NAMES, STAGES, type StageName } from '../../lib/config/stages.ts';
 import { TELEMETRY } from '../../lib/constructs/api-function.ts';
 import { RUNBOOK_PATH, slug } from '../../lib/constructs/alarm-runbook.ts';
@@ -45,7 +46,7 @@ function lineOf(format: string, values: Record<string, string>): string {
 const request = (status: string, responseType: string, apiKeyId: string) => ({
   '$context.requestId': 'c6af9ac6-7b61-11e6-9a41-93e8deadbeef',
   '$context.httpMethod': 'GET',
-  '$context.resourcePath': '/pets',
+  '$context.resourcePath': ROUTES[0].path,
   '$context.status': status,
   '$context.error.responseType': responseType,
   '$context.identity.apiKeyId': apiKeyId,

@@ -24,6 +24,8 @@ import type { CfnTemplate } from '../../lib/local/template.ts';
 import { createApp } from '../../lib/stacks/app.ts';
 import { checkKeySecretName } from '../../lib/constructs/pre-traffic-hook.ts';
 import { SYNTH_CONTEXT } from './synth-context.ts';
+import { ROUTES } from '../../contract/routes.ts';
+import { existingItemListing, needsExistingItem } from '../../lambdas/hooks/pre-traffic-check.ts';
 
 interface Stage {
   readonly template: CfnTemplate;
@@ -183,11 +185,23 @@ describe.each(STAGE_NAMES)('stage %s: the pre-traffic hook judges each deploymen
       String(template.Resources[refOf(a.Properties!.FunctionName)]!.Properties!.Description).endsWith(': authorizer'),
     )[0]!;
     const authorizer = values.resolve(template.Resources[authorizerAlias]!.Properties!.FunctionName);
-    // getPet's check finds a pet through the live listPets (lambdas/hooks/pre-traffic-hook.ts findExistingItem).
-    const [listPetsAlias] = ofType(template, 'AWS::Lambda::Alias').filter(([, a]) =>
-      String(template.Resources[refOf(a.Properties!.FunctionName)]!.Properties!.Description).endsWith(': listPets'),
-    )[0]!;
-    const listPets = values.resolve(template.Resources[listPetsAlias]!.Properties!.FunctionName);
+    // A check of an operation on an existing item finds one through the live listing of its collection
+    // (lambdas/hooks/pre-traffic-hook.ts findExistingItem): each such listing's alias.
+    const listings = [
+      ...new Set(ROUTES.filter(needsExistingItem).flatMap((r) => existingItemListing(r, ROUTES)?.operationId ?? [])),
+    ];
+    expect(listings.length).toBeGreaterThan(0);
+    const liveListings = listings.map((name) => {
+      const [aliasOfListing] = ofType(template, 'AWS::Lambda::Alias').filter(([, a]) =>
+        String(template.Resources[refOf(a.Properties!.FunctionName)]!.Properties!.Description).endsWith(`: ${name}`),
+      )[0]!;
+      const fnName = values.resolve(template.Resources[aliasOfListing]!.Properties!.FunctionName);
+      return {
+        step: `Invoke the live ${name}`,
+        action: 'lambda:InvokeFunction',
+        resource: `arn:aws:lambda:${region}:${account}:function:${fnName}:live`,
+      };
+    });
     return [
       { step: 'GetDeployment', action: 'codedeploy:GetDeployment', resource: groupArn(appId, groupId) },
       { step: 'Invoke the target version', action: 'lambda:InvokeFunction', resource: `${fn}:7` },
@@ -196,11 +210,7 @@ describe.each(STAGE_NAMES)('stage %s: the pre-traffic hook judges each deploymen
         action: 'lambda:InvokeFunction',
         resource: `arn:aws:lambda:${region}:${account}:function:${authorizer}:live`,
       },
-      {
-        step: 'Invoke the live listPets',
-        action: 'lambda:InvokeFunction',
-        resource: `arn:aws:lambda:${region}:${account}:function:${listPets}:live`,
-      },
+      ...liveListings,
       {
         step: 'GetSecretValue of the check key',
         action: 'secretsmanager:GetSecretValue',

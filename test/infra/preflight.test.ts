@@ -6,9 +6,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createApp } from '../../lib/stacks/app.ts';
 import {
   authorizationReferenceCheck,
   cdkDiffCheck,
@@ -19,16 +17,22 @@ import { replacementsInDiff } from '../../lib/preflight/cdk-diff.ts';
 import { preflight } from '../../lib/preflight/run.ts';
 import type { CfnTemplate } from '../../lib/preflight/template.ts';
 import { preflightCli as runPreflight } from './preflight-cli.ts';
-import { PRODUCTION_CONTEXT, SYNTH_CONTEXT } from './synth-context.ts';
+import { sharedTemplateJson } from './shared-synth.ts';
+import { PRODUCTION_CONTEXT } from './synth-context.ts';
+import { declaredTable, literally, operationFunction } from './declared.ts';
+import { TABLES } from '../../contract/tables.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'animal-store-preflight-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const preflightCli = (args: string[]) => runPreflight(dir, args);
+/** The table the replacements below are made of (any declared table: each is a stateful resource). */
+const table = declaredTable(TABLES[0]);
+const tableId = literally(table.logicalId);
 
 let staging: CfnTemplate;
 beforeAll(() => {
-  staging = Template.fromStack(createApp({ context: { ...SYNTH_CONTEXT } }).stacks.staging).toJSON() as CfnTemplate;
+  staging = sharedTemplateJson('staging') as CfnTemplate;
 }, 240_000);
 
 it('passes staging as it is, with no AWS credentials (the deployed-stack comparison is skipped, saying so)', async () => {
@@ -46,14 +50,16 @@ it('passes staging as it is, with no AWS credentials (the deployed-stack compari
 it('fails against a previous template the update would replace resources of, one line naming each', async () => {
   // What the pipeline deployed last, if it had held a table with another key and the secret under another id.
   const previous = structuredClone(staging) as any;
-  previous.Resources.PetsTable.Properties.KeySchema[0].AttributeName = 'legacyId';
+  previous.Resources[table.logicalId].Properties.KeySchema[0].AttributeName = 'legacyId';
   previous.Resources.LegacyCursorSecret = previous.Resources.CursorSecret;
   const path = join(dir, 'previous.json');
   writeFileSync(path, JSON.stringify(previous));
   const result = await preflightCli(['--stage', 'staging', '--previous', path]);
   const lines = result.stdout.trim().split('\n');
   expect(lines).toEqual([
-    expect.stringMatching(/^update: PetsTable \(AWS::DynamoDB::GlobalTable\) would be replaced: KeySchema changes$/),
+    expect.stringMatching(
+      new RegExp(`^update: ${tableId} \\(AWS::DynamoDB::GlobalTable\\) would be replaced: KeySchema changes$`),
+    ),
     expect.stringMatching(/^update: LegacyCursorSecret \(AWS::SecretsManager::Secret\) leaves the template/),
   ]);
   expect(result.stderr).toMatch(/preflight staging: 2 finding\(s\)/);
@@ -79,7 +85,7 @@ it('with credentials: refuses a protected first deploy, the first-deploy switch 
   expect((await absent('production', first)).findings).toEqual([]);
   expect((await absent('staging', {})).findings).toEqual([]);
   const live = structuredClone(staging) as any;
-  live.Resources.StateTable.Properties.KeySchema[0].AttributeName = 'legacy';
+  live.Resources[table.logicalId].Properties.KeySchema[0].AttributeName = 'legacy';
   const present = await preflight({
     stage: 'staging',
     context: { 'animal-store:staging:firstDeploy': 'true' },
@@ -94,7 +100,7 @@ it('with credentials: refuses a protected first deploy, the first-deploy switch 
   });
   expect(present.findings).toEqual([
     expect.stringMatching(
-      /^update: StateTable .* would be replaced: KeySchema changes \(against the deployed stack\)$/,
+      new RegExp(`^update: ${tableId} .* would be replaced: KeySchema changes \\(against the deployed stack\\)$`),
     ),
     expect.stringMatching(/is UPDATE_COMPLETE: it exists, so drop -c animal-store:staging:firstDeploy=true/),
   ]);
@@ -124,21 +130,23 @@ it("names production's missing context, as cdk deploy would refuse it", async ()
   expect(pinned.findings).toEqual([]);
 }, 240_000);
 
-// The CLI's own lines (aws-cdk 2.1148's diff formatter: prefix, type, construct path, logical id, impact).
+// The CLI's own lines (aws-cdk 2.1148's diff formatter: prefix, type, construct path, logical id, impact), for an
+// operation's function and a table.
+const fn = operationFunction().constructId;
 const CDK_DIFF_OUTPUT = `Stack AnimalStore-staging
 Resources
-[~] AWS::Lambda::Function ListPetsFunction ListPetsFunction1A2B3C4D
+[~] AWS::Lambda::Function ${fn}Function ${fn}Function1A2B3C4D
  └─ [~] Environment
-[~] AWS::DynamoDB::GlobalTable Data/Pets PetsTable replace
+[~] AWS::DynamoDB::GlobalTable Data/${table.def.id} ${table.logicalId} replace
  └─ [~] KeySchema (requires replacement)
 [~] AWS::ApiGateway::UsagePlanKey UsagePlans/FreePoolMember0001Plan FreePoolMember0001Plan may be replaced
 [-] AWS::SecretsManager::Secret CursorSecret orphan
-[~] AWS::Lambda::Version ListPetsFunction/CurrentVersion ListPetsFunctionCurrentVersionAB12 replace
+[~] AWS::Lambda::Version ${fn}Function/CurrentVersion ${fn}FunctionCurrentVersionAB12 replace
 `;
 
 it('reads cdk diff for replacements and removals of stateful or fixed-name resources only', () => {
   expect(replacementsInDiff(CDK_DIFF_OUTPUT)).toEqual([
-    'cdk diff: PetsTable (AWS::DynamoDB::GlobalTable) replace',
+    `cdk diff: ${table.logicalId} (AWS::DynamoDB::GlobalTable) replace`,
     'cdk diff: FreePoolMember0001Plan (AWS::ApiGateway::UsagePlanKey) may be replaced',
     'cdk diff: CursorSecret (AWS::SecretsManager::Secret) orphan',
   ]);

@@ -7,12 +7,14 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { TABLES, tablesOf } from '../../contract/tables.ts';
+import { tableLogicalIdOf } from '../../lib/constructs/data-tables.ts';
 import { STAGES, STAGE_NAMES, type StageName } from '../../lib/config/stages.ts';
 import { alarmMetricTotal, alarmMetrics } from '../../lib/stacks/alarm-metrics.ts';
 import { DEPLOY_HOOK_METADATA } from '../../lib/stacks/metadata.ts';
 import { FUNCTION_ACCESS, functionConstructId } from '../../lib/stacks/function-access.ts';
 import {
   RESTORED,
+  RESTORED_TABLE,
   deployed,
   functionNamed,
   ofType,
@@ -60,28 +62,30 @@ describe.each(STAGE_NAMES)('stage %s', (stage) => {
   it('item 12: points the stack at an existing (restored) table given by context', () => {
     const restored = Template.fromStack(apps.restored.stacks[stage]).toJSON();
     const r = restored.Resources as Record<string, Resource>;
-    const pets = TABLES.find((d) => d.id === 'Pets')!;
-    expect(r.PetsTable).toBeUndefined();
-    expect(r.ApiKeysTable?.Type).toBe('AWS::DynamoDB::GlobalTable');
+    const table = RESTORED_TABLE;
+    expect(r[tableLogicalIdOf(table)]).toBeUndefined();
+    // The other tables are still the stack's own.
+    for (const other of TABLES.filter((d) => d.id !== table.id))
+      expect(r[tableLogicalIdOf(other)]?.Type, other.id).toBe('AWS::DynamoDB::GlobalTable');
     // Every function whose access names the table, and no other (a function's environment holds its tables only).
     for (const [id, f] of apiFunctions(r)) {
       const access = FUNCTION_ACCESS[(f.Properties.Description as string).split(': ')[1]!]!;
-      const uses = tablesOf(access.tables).some((d) => d.id === pets.id);
-      expect(f.Properties.Environment.Variables[pets.envVar], id).toBe(uses ? RESTORED : undefined);
+      const uses = tablesOf(access.tables).some((d) => d.id === table.id);
+      expect(f.Properties.Environment.Variables[table.envVar], id).toBe(uses ? RESTORED : undefined);
     }
     const grants = ofType(r, 'AWS::IAM::Policy').flatMap(([, p]) => p.Properties.PolicyDocument.Statement as any[]);
-    const onPets = grants.filter((g) => JSON.stringify(g.Resource).includes(`:table/${RESTORED}`));
+    const onTable = grants.filter((g) => JSON.stringify(g.Resource).includes(`:table/${RESTORED}`));
     // Every action some function is granted on the table or its indexes (contract/operations/ declares them).
     const declared = Object.values(FUNCTION_ACCESS).flatMap((a) =>
-      a.tables.filter((g) => g.table.id === pets.id).flatMap((g) => g.actions),
+      a.tables.filter((g) => g.table.id === table.id).flatMap((g) => g.actions),
     );
-    expect(new Set(onPets.flatMap((g) => [g.Action].flat()))).toEqual(new Set(declared));
+    expect(new Set(onTable.flatMap((g) => [g.Action].flat()))).toEqual(new Set(declared));
     expect(declared.length).toBeGreaterThan(0);
     expect(JSON.stringify(restored.Outputs)).toContain(RESTORED);
-    const alarmsOnPets = ofType(r, 'AWS::CloudWatch::Alarm').filter(([, a]) =>
+    const alarmsOnTable = ofType(r, 'AWS::CloudWatch::Alarm').filter(([, a]) =>
       JSON.stringify(a.Properties).includes(`"Value":"${RESTORED}"`),
     );
-    expect(alarmsOnPets).toHaveLength(2);
+    expect(alarmsOnTable).toHaveLength(2);
     expect(warningsOf(apps.restored, stage).some((w) => w.includes(RESTORED))).toBe(true);
   });
 
@@ -164,7 +168,7 @@ describe('item 12: docs/deployment.md says what each function may do', () => {
 
   it.each(STAGE_NAMES)('matches the DynamoDB grants of every function in %s', (stage) => {
     const t = templates[stage];
-    const tableIds = new Map(TABLES.map((d) => [`${d.id}Table`, d.id]));
+    const tableIds = new Map(TABLES.map((d) => [tableLogicalIdOf(d), d.id]));
     const docs = documented();
     expect([...docs.keys()].sort()).toEqual(Object.keys(FUNCTION_ACCESS).sort());
     for (const name of Object.keys(FUNCTION_ACCESS)) {

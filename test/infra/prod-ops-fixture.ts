@@ -3,9 +3,11 @@
  * under the contexts they test, and lookups in a template's resources. Bundling is skipped; cli.test.ts synthesizes
  * with real bundling and cdk-nag.
  */
-import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
-import { STAGE_NAMES, type StageName } from '../../lib/config/stages.ts';
+import { Annotations, Match } from 'aws-cdk-lib/assertions';
+import { TABLES } from '../../contract/tables.ts';
+import { existingTableContextKey, STAGE_NAMES, type StageName } from '../../lib/config/stages.ts';
 import { createApp } from '../../lib/stacks/app.ts';
+import { sharedTemplateJson } from './shared-synth.ts';
 import { CDK_JSON_CONTEXT, NO_BUNDLING, SYNTH_CONTEXT } from './synth-context.ts';
 
 export type Resource = {
@@ -18,29 +20,37 @@ export type Resource = {
 export type App = ReturnType<typeof createApp>;
 /** The documented switch (docs/deployment.md, "Break glass"). */
 export const BREAK_GLASS_CONTEXT = 'animal-store:breakGlass';
-/** The table name a point-in-time restore of Pets is pointed at by context, in both stages. */
-export const RESTORED = 'animal-store-pets-restored';
+/** The table a point-in-time restore is made of (the first declared: any would do). */
+export const RESTORED_TABLE = TABLES[0];
+/** The name of the restored table the stack is pointed at by context, in both stages. */
+export const RESTORED = `animal-store-${RESTORED_TABLE.id.toLowerCase()}-restored`;
 
 /** As `cdk synth` with the given `-c` values (cdk.json's flags included). */
 export const synth = (context: Record<string, unknown>): App =>
   createApp({ context: { ...CDK_JSON_CONTEXT, ...NO_BUNDLING, ...context } });
 
-/** Both stages as deployed (`-c` with production's account and alarm e-mail), and each stage's resources. */
-export function deployed(): { app: App; templates: Record<StageName, Record<string, Resource>> } {
-  const app = createApp({ context: { ...SYNTH_CONTEXT } });
+/**
+ * Both stages as deployed (`-c` with production's account and alarm e-mail): each stage's resources, from the synth
+ * the infrastructure tests share, and the app itself, built on first use (for its annotations and assembly).
+ */
+export function deployed(): { readonly app: App; templates: Record<StageName, Record<string, Resource>> } {
+  let app: App | undefined;
   const templates = {} as Record<StageName, Record<string, Resource>>;
-  for (const name of STAGE_NAMES)
-    templates[name] = Template.fromStack(app.stacks[name]).toJSON().Resources as Record<string, Resource>;
-  return { app, templates };
+  for (const name of STAGE_NAMES) templates[name] = sharedTemplateJson(name).Resources as Record<string, Resource>;
+  return {
+    get app() {
+      return (app ??= createApp({ context: { ...SYNTH_CONTEXT } }));
+    },
+    templates,
+  };
 }
 
-/** Both stages with Pets pointed at a restored table by context. */
+/** Both stages with RESTORED_TABLE pointed at a restored table by context. */
 export const restoredApp = (): App =>
   createApp({
     context: {
       ...SYNTH_CONTEXT,
-      'animal-store:staging:petsTableName': RESTORED,
-      'animal-store:production:petsTableName': RESTORED,
+      ...Object.fromEntries(STAGE_NAMES.map((stage) => [existingTableContextKey(stage, RESTORED_TABLE.id), RESTORED])),
     },
   });
 
@@ -67,7 +77,9 @@ export function opsApps(): OpsApps {
   const d = deployed();
   return {
     apps: {
-      deployed: d.app,
+      get deployed() {
+        return d.app;
+      },
       // Nothing on the command line: what production must refuse.
       bare: synth({}),
       // Break glass, and production notified through an existing topic instead of e-mail.

@@ -156,7 +156,11 @@ describe.each(STAGE_NAMES)('stage %s', (stage) => {
   // names and bill meanwhile.
   it('item 5: retains stateful resources as the stage says, except after a failed first create', () => {
     const expected = STAGES[stage].removalPolicy === 'retain-on-update-or-delete' ? 'RetainExceptOnCreate' : 'Delete';
-    for (const id of ['PetsTable', 'ApiKeysTable', 'StateTable', 'CursorSecret', 'AlarmTopicKey', 'ApiAccessLogs'])
+    // Every declared table, which are all the stage's tables.
+    const tables = TABLES.map(tableLogicalIdOf);
+    const inTemplate = Object.entries(t()).filter(([, r]) => r.Type === 'AWS::DynamoDB::GlobalTable');
+    expect(inTemplate.map(([id]) => id).sort()).toEqual([...tables].sort());
+    for (const id of [...tables, 'CursorSecret', 'AlarmTopicKey', 'ApiAccessLogs'])
       expect(t()[id]!.DeletionPolicy, id).toBe(expected);
   });
 

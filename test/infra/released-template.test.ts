@@ -9,15 +9,14 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { STAGES, type StageName } from '../../lib/config/stages.ts';
 import { previousTemplateCheck } from '../../lib/preflight/checks.ts';
 import { preflight } from '../../lib/preflight/run.ts';
 import type { CfnTemplate } from '../../lib/preflight/template.ts';
 import { updateFindings } from '../../lib/preflight/update-rules.ts';
-import { createApp } from '../../lib/stacks/app.ts';
-import { PRODUCTION_CONTEXT, SYNTH_CONTEXT } from './synth-context.ts';
+import { sharedTemplateJson } from './shared-synth.ts';
+import { PRODUCTION_CONTEXT } from './synth-context.ts';
 
 const RELEASES = fileURLToPath(new URL('../fixtures/releases/', import.meta.url));
 const released = readdirSync(RELEASES, { withFileTypes: true }).filter((d) => d.isDirectory());
@@ -40,9 +39,8 @@ const releasedTemplate = (stage: StageName): CfnTemplate =>
 // The current synth of both stages, from one app.
 let synthesized: Record<StageName, CfnTemplate>;
 beforeAll(() => {
-  const { stacks } = createApp({ context: { ...SYNTH_CONTEXT } });
   synthesized = Object.fromEntries(
-    DEPLOYED.map((stage) => [stage, Template.fromStack(stacks[stage]).toJSON() as CfnTemplate]),
+    DEPLOYED.map((stage) => [stage, sharedTemplateJson(stage) as CfnTemplate]),
   ) as Record<StageName, CfnTemplate>;
 }, 240_000);
 

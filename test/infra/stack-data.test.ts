@@ -22,7 +22,7 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
   const stage = STAGES[stageName];
   const t = () => templates[stageName];
 
-  it('flags GET /pets/{petId} as deprecated in the API definition', () => {
+  it('flags each operation the route table deprecates as deprecated in the API definition', () => {
     for (const route of ROUTES.filter((r) => r.deprecation)) {
       const [, part] = resources(t(), 'AWS::ApiGateway::DocumentationPart').find(
         ([, d]) => d.Properties.Location.Path === route.path && d.Properties.Location.Method === route.method,
@@ -46,7 +46,8 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
         ],
       });
     }
-    expect(ROUTES.find((r) => r.operationId === 'getPet')?.deprecation).toBeDefined();
+    // Not vacuous: some operation is deprecated (the route table says which).
+    expect(ROUTES.some((r) => r.deprecation)).toBe(true);
   });
 
   it('has a usage plan per standard plan with the throttle and day quota of PLANS, and none for Enterprise', () => {
@@ -195,7 +196,7 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
 });
 
 it('reports no unacknowledged cdk-nag AwsSolutions findings', () => {
-  const report = new AwsSolutionsChecks().validateScope(built.app!.app);
+  const report = new AwsSolutionsChecks().validateScope(built.app.app);
   expect(report.violations.map((v) => `${v.ruleName} ${v.violatingResources[0]?.constructPath}`)).toEqual([]);
   expect(report.success).toBe(true);
 });

@@ -7,6 +7,7 @@ import { beforeAll } from 'vitest';
 import { STAGE_NAMES, type StageName } from '../../lib/config/stages.ts';
 import { createApp } from '../../lib/stacks/app.ts';
 import { tableLogicalIdOf } from '../../lib/constructs/data-tables.ts';
+import { sharedTemplate } from './shared-synth.ts';
 import { SYNTH_CONTEXT } from './synth-context.ts';
 
 export type Resource = {
@@ -18,14 +19,19 @@ export type Resource = {
   Metadata?: Record<string, any>;
 };
 
-export const built = { app: undefined as ReturnType<typeof createApp> | undefined };
+let app: ReturnType<typeof createApp> | undefined;
+/** The app itself, built on first use: only a test that needs more than the templates (cdk-nag) pays its synth. */
+export const built = {
+  get app(): ReturnType<typeof createApp> {
+    return (app ??= createApp({ context: { ...SYNTH_CONTEXT } }));
+  },
+};
 export const templates = {} as Record<StageName, Template>;
 
-/** Synthesizes both stages once per test file. */
+/** Both stages' templates, from the synth the infrastructure tests share (shared-synth.ts). */
 export function synthesizeStages(): void {
   beforeAll(() => {
-    built.app = createApp({ context: { ...SYNTH_CONTEXT } });
-    for (const name of STAGE_NAMES) templates[name] = Template.fromStack(built.app.stacks[name]);
+    for (const name of STAGE_NAMES) templates[name] = sharedTemplate(name);
   }, 240_000);
 }
 

@@ -7,22 +7,42 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { liveAliasLogicalId } from '../../lib/constructs/api-function.ts';
+import { DEPLOYED_LIVE_ALIAS_IDS, liveAliasLogicalId } from '../../lib/constructs/api-function.ts';
 import type { CfnTemplate } from '../../lib/preflight/template.ts';
 import { updateFindings } from '../../lib/preflight/update-rules.ts';
-import { createApp } from '../../lib/stacks/app.ts';
+import {
+  indexReadByAnOperation,
+  indexWithSortKey,
+  literally,
+  operationFunction,
+  tableWithIndexes,
+} from './declared.ts';
 import { preflightCli } from './preflight-cli.ts';
-import { SYNTH_CONTEXT } from './synth-context.ts';
+import { sharedTemplateJson } from './shared-synth.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'animal-store-update-rules-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 let staging: CfnTemplate;
 beforeAll(() => {
-  staging = Template.fromStack(createApp({ context: { ...SYNTH_CONTEXT } }).stacks.staging).toJSON() as CfnTemplate;
+  staging = sharedTemplateJson('staging') as CfnTemplate;
 }, 240_000);
+
+// What the rules are tried on, picked from the declarations: a table with two indexes (for the count rule), an
+// index with a sort key on another table (so one previous template can hold both changes), an index an operation
+// reads, and an operation's function (for its alias).
+const twoIndexes = tableWithIndexes(2);
+const [firstIndex, secondIndex] = [twoIndexes.def.indexes.at(-2)!, twoIndexes.def.indexes.at(-1)!];
+const sorted = indexWithSortKey([twoIndexes.def]);
+const read = indexReadByAnOperation();
+const fn = operationFunction();
+/** The index name an earlier release gave the index it renamed. */
+const OLD_NAME = `${firstIndex.indexName}Before`;
+/** The logical id an earlier release gave the alias (another construct path's hash). */
+const MOVED_ALIAS = `${fn.constructId}LiveAliasD2A1B3C4`;
+/** No operation reads any index: for the rules that count indexes, apart from the readers' own finding. */
+const NO_READERS = () => [];
 
 type Mutation = (previous: any) => void;
 const gsi = (t: any, table: string, name: string) =>
@@ -30,14 +50,21 @@ const gsi = (t: any, table: string, name: string) =>
 
 /** What an earlier release had: each mutation turns the current template into that release's. */
 const MUTATIONS: Record<string, Mutation> = {
-  projectionChanged: (t) => (gsi(t, 'PetsTable', 'byStatus').Projection = { ProjectionType: 'KEYS_ONLY' }),
-  keySchemaChanged: (t) => (gsi(t, 'PetsTable', 'byStatus').KeySchema[1].AttributeName = 'name'),
-  renamed: (t) => (gsi(t, 'ApiKeysTable', 'byKeyId').IndexName = 'byPublicId'),
-  twoAdded: (t) => (t.Resources.ApiKeysTable.Properties.GlobalSecondaryIndexes = []),
+  projectionChanged: (t) =>
+    (gsi(t, sorted.logicalId, sorted.index.indexName).Projection = { ProjectionType: 'KEYS_ONLY' }),
+  keySchemaChanged: (t) =>
+    (gsi(t, sorted.logicalId, sorted.index.indexName).KeySchema[1].AttributeName =
+      `${sorted.index.sortKey!.name}Before`),
+  renamed: (t) => (gsi(t, twoIndexes.logicalId, firstIndex.indexName).IndexName = OLD_NAME),
+  twoAdded: (t) => {
+    const p = t.Resources[twoIndexes.logicalId].Properties;
+    p.GlobalSecondaryIndexes = p.GlobalSecondaryIndexes.filter(
+      (g: any) => g.IndexName !== firstIndex.indexName && g.IndexName !== secondIndex.indexName,
+    );
+  },
   aliasMoved: (t) => {
-    const id = liveAliasLogicalId('ListPets');
-    t.Resources.ListPetsLiveAliasD2A1B3C4 = t.Resources[id];
-    delete t.Resources[id];
+    t.Resources[MOVED_ALIAS] = t.Resources[fn.aliasId];
+    delete t.Resources[fn.aliasId];
   },
 };
 
@@ -47,73 +74,84 @@ const previousWith = (...names: (keyof typeof MUTATIONS)[]) => {
   return previous;
 };
 
+const inPlace = (what: string) =>
+  `update: ${literally(sorted.logicalId)} index ${literally(sorted.index.indexName)}: its ${what} changes in place`;
+const renamedLine = `update: ${twoIndexes.logicalId} index ${OLD_NAME} renamed ${firstIndex.indexName}: a delete and a create in one update, where CloudFormation allows one per table: split it into 2 releases, in this order: 1. add ${firstIndex.indexName}; 2. remove ${OLD_NAME}`;
+const twoAddedLine = `update: ${twoIndexes.logicalId} indexes ${firstIndex.indexName}, ${secondIndex.indexName}: 2 created and 0 deleted in one update, where CloudFormation allows one per table: split it into 2 releases, in this order: 1. add ${firstIndex.indexName}; 2. add ${secondIndex.indexName}`;
+const aliasMovedLine = `update: ${literally(MOVED_ALIAS)} \\(AWS::Lambda::Alias\\) moves to logical id ${literally(fn.aliasId)} under the same name`;
+
 it('finds nothing against the template itself', () => {
   expect(updateFindings(staging, staging)).toEqual([]);
   // Every alias's logical id is the one pinned for its function (the deployed stacks' id), whatever its path.
   const aliases = Object.entries(staging.Resources).filter(([, r]) => r.Type === 'AWS::Lambda::Alias');
   expect(aliases.length).toBeGreaterThan(0);
   for (const [id, alias] of aliases) {
-    const { Ref: fn } = alias.Properties?.FunctionName as { Ref: string };
-    expect(id).toBe(liveAliasLogicalId(fn.replace(/Function[0-9A-F]{8}$/, '')));
+    const { Ref: fnId } = alias.Properties?.FunctionName as { Ref: string };
+    expect(id).toBe(liveAliasLogicalId(fnId.replace(/Function[0-9A-F]{8}$/, '')));
   }
-  expect(staging.Resources.ListPetsLiveB612E50C?.Type).toBe('AWS::Lambda::Alias');
+  for (const id of Object.values(DEPLOYED_LIVE_ALIAS_IDS))
+    expect(staging.Resources[id]?.Type, id).toBe('AWS::Lambda::Alias');
 });
 
 it('names an index whose projection or key schema changes in place, and the two releases it takes', () => {
   expect(updateFindings(previousWith('projectionChanged'), staging)).toEqual([
     expect.stringMatching(
-      /^update: PetsTable index byStatus: its projection changes in place, .*release 1 adds the new shape under another name, release 2 .* removes byStatus$/,
+      new RegExp(
+        `^${inPlace('projection')}, .*release 1 adds the new shape under another name, release 2 .* removes ${literally(sorted.index.indexName)}$`,
+      ),
     ),
   ]);
   expect(updateFindings(previousWith('keySchemaChanged'), staging)).toEqual([
-    expect.stringMatching(/^update: PetsTable index byStatus: its key schema changes in place/),
+    expect.stringMatching(new RegExp(`^${inPlace('key schema')}`)),
   ]);
 });
 
 it('names a renamed index and two indexes created at once, with the releases in order', () => {
-  expect(updateFindings(previousWith('renamed'), staging)).toEqual([
-    'update: ApiKeysTable index byPublicId renamed byKeyId: a delete and a create in one update, where CloudFormation allows one per table: split it into 2 releases, in this order: 1. add byKeyId; 2. remove byPublicId',
-  ]);
-  expect(updateFindings(previousWith('twoAdded'), staging)).toEqual([
-    'update: ApiKeysTable indexes byKeyId, byListing: 2 created and 0 deleted in one update, where CloudFormation allows one per table: split it into 2 releases, in this order: 1. add byKeyId; 2. add byListing',
-  ]);
+  expect(updateFindings(previousWith('renamed'), staging, NO_READERS)).toEqual([renamedLine]);
+  expect(updateFindings(previousWith('twoAdded'), staging, NO_READERS)).toEqual([twoAddedLine]);
   // One index added is what DynamoDB allows.
   const oneAdded = previousWith();
-  (oneAdded.Resources.ApiKeysTable as any).Properties.GlobalSecondaryIndexes.pop();
-  expect(updateFindings(oneAdded, staging)).toEqual([]);
+  (oneAdded.Resources[twoIndexes.logicalId] as any).Properties.GlobalSecondaryIndexes.pop();
+  expect(updateFindings(oneAdded, staging, NO_READERS)).toEqual([]);
 });
 
 it('names an index created in the same release as the code that reads it, and the wait between the two releases', () => {
-  // The release before had no byStatus: this one adds it and ships listPets' status filter, which queries it.
+  // The release before had no such index: this one adds it and ships the operations that query it.
   const before = previousWith();
-  const pets = (before.Resources.PetsTable as any).Properties;
-  pets.GlobalSecondaryIndexes = pets.GlobalSecondaryIndexes.filter((g: any) => g.IndexName !== 'byStatus');
+  const table = (before.Resources[read.logicalId] as any).Properties;
+  table.GlobalSecondaryIndexes = table.GlobalSecondaryIndexes.filter((g: any) => g.IndexName !== read.index.indexName);
+  const name = literally(read.index.indexName);
   expect(updateFindings(before, staging)).toEqual([
     expect.stringMatching(
-      /^update: PetsTable index byStatus is created in the same release as code that reads it \(listPets\): .*already exists.*release 1 adds byStatus alone; wait for it to be ACTIVE \(aws dynamodb describe-table .*IndexStatus'\); release 2 ships the code that reads it$/,
+      new RegExp(
+        `^update: ${literally(read.logicalId)} index ${name} is created in the same release as code that reads it \\(${literally(read.readers.join(', '))}\\): .*already exists.*release 1 adds ${name} alone; wait for it to be ACTIVE \\(aws dynamodb describe-table .*IndexStatus'\\); release 2 ships the code that reads it$`,
+      ),
     ),
   ]);
   // An index no operation reads yet is one release, as before.
-  expect(updateFindings(before, staging, () => [])).toEqual([]);
+  expect(updateFindings(before, staging, NO_READERS)).toEqual([]);
 });
 
 it('names a key attribute whose type changes, which DynamoDB cannot do in place', () => {
+  // An index's key attribute, not the table's own (whose change is a replacement, named as such).
+  const attribute = sorted.index.partitionKey.name;
+  expect(attribute).not.toBe(sorted.def.partitionKey.name);
   const before = previousWith();
-  const defs = (before.Resources.PetsTable as any).Properties.AttributeDefinitions as any[];
-  const status = defs.find((a) => a.AttributeName === 'status');
-  status.AttributeType = status.AttributeType === 'S' ? 'N' : 'S';
+  const defs = (before.Resources[sorted.logicalId] as any).Properties.AttributeDefinitions as any[];
+  const key = defs.find((a) => a.AttributeName === attribute);
+  key.AttributeType = key.AttributeType === 'S' ? 'N' : 'S';
   expect(updateFindings(before, staging)).toEqual([
     expect.stringMatching(
-      /^update: PetsTable key attribute status changes type [NS] to [NS], which DynamoDB cannot do/,
+      new RegExp(
+        `^update: ${literally(sorted.logicalId)} key attribute ${literally(attribute)} changes type [NS] to [NS], which DynamoDB cannot do`,
+      ),
     ),
   ]);
 });
 
 it("names a live alias that moves to another logical id (a second 'live' on its function)", () => {
   expect(updateFindings(previousWith('aliasMoved'), staging)).toEqual([
-    expect.stringMatching(
-      /^update: ListPetsLiveAliasD2A1B3C4 \(AWS::Lambda::Alias\) moves to logical id ListPetsLiveB612E50C under the same name .*"live".*: pin the logical id back/,
-    ),
+    expect.stringMatching(new RegExp(`^${aliasMovedLine} .*"live".*: pin the logical id back`)),
   ]);
 });
 
@@ -126,13 +164,11 @@ it('npm run preflight -- --previous exits 1 naming each index and the alias', as
   };
   const first = await cli(previousWith('projectionChanged', 'twoAdded', 'aliasMoved'));
   expect(first.code).toBe(1);
-  expect(first.stdout).toMatch(/PetsTable index byStatus: its projection changes in place/);
-  expect(first.stdout).toMatch(/ApiKeysTable indexes byKeyId, byListing: 2 created/);
-  expect(first.stdout).toMatch(
-    /ListPetsLiveAliasD2A1B3C4 \(AWS::Lambda::Alias\) moves to logical id ListPetsLiveB612E50C/,
-  );
+  expect(first.stdout).toMatch(new RegExp(inPlace('projection')));
+  expect(first.stdout).toContain(twoAddedLine.split(' in one update')[0]);
+  expect(first.stdout).toMatch(new RegExp(aliasMovedLine));
   const second = await cli(previousWith('keySchemaChanged', 'renamed'));
   expect(second.code).toBe(1);
-  expect(second.stdout).toMatch(/PetsTable index byStatus: its key schema changes in place/);
-  expect(second.stdout).toMatch(/ApiKeysTable index byPublicId renamed byKeyId/);
+  expect(second.stdout).toMatch(new RegExp(inPlace('key schema')));
+  expect(second.stdout).toContain(renamedLine.split(':')[1]);
 }, 600_000);

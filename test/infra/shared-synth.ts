@@ -1,0 +1,104 @@
+/**
+ * Both stages' templates as the infrastructure tests synthesize them (SYNTH_CONTEXT: cdk.json's flags, no bundling,
+ * production's required context), synthesized at most once per state of the sources and cached on disk
+ * (node_modules/.cache/animal-store-infra/<hash>/), as lib/local/synth.ts does for the local gateway. One synth of
+ * the app takes 15-20 s on 2 cores; two dozen test files each doing their own made the infra tests too slow for the
+ * fast check (`npm run check`). A file that needs the app itself (annotations, cdk-nag, the assembly) still builds
+ * one; a file that reads templates reads these.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Template } from 'aws-cdk-lib/assertions';
+import { STAGE_NAMES, type StageName } from '../../lib/config/stages.ts';
+import { createApp } from '../../lib/stacks/app.ts';
+import { SYNTH_CONTEXT } from './synth-context.ts';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const CACHE = join(ROOT, 'node_modules', '.cache', 'animal-store-infra');
+/** What the templates are built from: the app's code and declarations, its context, and this file. */
+const INPUTS = [
+  'contract',
+  'lambdas',
+  'lib',
+  'package-lock.json',
+  'cdk.json',
+  'test/infra/synth-context.ts',
+  'test/infra/shared-synth.ts',
+];
+/** Cached syntheses kept besides the newest (other branches). */
+const KEEP = 4;
+
+function filesUnder(path: string): string[] {
+  const abs = join(ROOT, path);
+  if (!existsSync(abs)) return [];
+  if (!statSync(abs).isDirectory()) return [abs];
+  return readdirSync(abs, { recursive: true, encoding: 'utf8' })
+    .map((f) => join(abs, f))
+    .filter((f) => statSync(f).isFile())
+    .sort();
+}
+
+function sourceHash(): string {
+  const h = createHash('sha256').update(process.version);
+  for (const f of INPUTS.flatMap(filesUnder)) h.update(relative(ROOT, f)).update(readFileSync(f));
+  return h.digest('hex').slice(0, 20);
+}
+
+function prune(): void {
+  const dirs = readdirSync(CACHE)
+    .filter((d) => /^[0-9a-f]{20}$/.test(d))
+    .map((d) => ({ d, t: statSync(join(CACHE, d)).mtimeMs }))
+    .sort((a, b) => b.t - a.t);
+  for (const { d } of dirs.slice(KEEP)) rmSync(join(CACHE, d), { recursive: true, force: true });
+}
+
+/** The account settings stack's key, besides the stages'. */
+export const ACCOUNT = 'account';
+export type SharedStack = StageName | typeof ACCOUNT;
+
+let dir: string | undefined;
+
+/** The cache directory holding `<stage>.template.json` for every stage: synthesized now on a miss. */
+function cached(): string {
+  if (dir) return dir;
+  const target = join(CACHE, sourceHash());
+  if (!existsSync(join(target, 'done'))) {
+    mkdirSync(CACHE, { recursive: true });
+    const tmp = join(CACHE, `tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
+    mkdirSync(tmp);
+    try {
+      const { stacks, accountSettings } = createApp({ context: { ...SYNTH_CONTEXT } });
+      for (const [name, stack] of [
+        ...STAGE_NAMES.map((n) => [n, stacks[n]] as const),
+        [ACCOUNT, accountSettings] as const,
+      ])
+        writeFileSync(join(tmp, `${name}.template.json`), JSON.stringify(Template.fromStack(stack).toJSON()));
+      writeFileSync(join(tmp, 'done'), '');
+      // Another worker may have written the same entry meanwhile: both are the same synth, keep theirs.
+      if (!existsSync(join(target, 'done'))) {
+        rmSync(target, { recursive: true, force: true });
+        renameSync(tmp, target);
+      }
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+    prune();
+  }
+  return (dir = target);
+}
+
+/** A stack's synthesized template as CloudFormation JSON: a fresh copy, which the caller may change. */
+export function sharedTemplateJson(stage: SharedStack): any {
+  return JSON.parse(readFileSync(join(cached(), `${stage}.template.json`), 'utf8'));
+}
+
+/** Every stage's synthesized template (fresh copies). */
+export function sharedTemplatesJson(): Record<StageName, any> {
+  return Object.fromEntries(STAGE_NAMES.map((n) => [n, sharedTemplateJson(n)])) as Record<StageName, any>;
+}
+
+/** A stack's synthesized template for the assertions library. */
+export const sharedTemplate = (stage: SharedStack): Template =>
+  Template.fromJSON(sharedTemplateJson(stage), { skipCyclicalDependenciesCheck: true });
