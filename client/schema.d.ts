@@ -168,7 +168,7 @@ export interface operations {
                  * @example available
                  */
                 status?: components["schemas"]["PetStatus"];
-                /** @description Opaque cursor taken from the previous page's `Link: rel="next"`; use that link as is. It is bound to the status filter and expires after 24 hours. */
+                /** @description Opaque cursor taken from the previous page's `Link: rel="next"`; use that link as is. It is bound to the list it came from (the operation, its path and its filters) and expires after 24 hours. */
                 cursor?: string;
             };
             header?: never;

@@ -107,8 +107,8 @@ const name = meta(
 const positiveId = (data: Record<string, unknown>) => meta(z.int().check(z.minimum(1)), { format: 'int64', ...data });
 const categoryId = () => positiveId({ description: 'Identifier of the category the animal belongs to.', example: 1 });
 
-// Strict: the spec's NewPet has no room for other fields, so an unknown one (a misspelt `Status`, say) is refused by
-// name rather than dropped while the client believes it was stored.
+// Strict: the spec lists NewPet's fields and says nothing of others, so we refuse an unknown one (a misspelt `Status`,
+// say) by name rather than drop it while the client believes it was stored (README, "Choices where the spec is silent").
 export const NewPet = meta(
   z.strictObject({
     name,
@@ -150,6 +150,13 @@ const decimal = (min: number, max: number) =>
   );
 
 // The query parameters' descriptions and examples are the document's (lib/api/openapi.ts lists them from here).
+/** A list operation's `cursor` parameter: any list, whatever its resource (lambdas/shared/paging.ts binds it). */
+export const pageCursor = () =>
+  meta(z.optional(z.string().check(z.minLength(1), z.maxLength(2048))), {
+    description:
+      'Opaque cursor taken from the previous page\'s `Link: rel="next"`; use that link as is. It is bound to the list it came from (the operation, its path and its filters) and expires after 24 hours.',
+  });
+
 export const ListPetsQuery = z.object({
   limit: meta(z.optional(decimal(PAGE_SIZE.min, PAGE_SIZE.max)), {
     description: `Maximum number of animals returned (${PAGE_SIZE.min} to ${PAGE_SIZE.max}, default ${PAGE_SIZE.default}).`,
@@ -157,10 +164,7 @@ export const ListPetsQuery = z.object({
     example: PAGE_SIZE.default,
   }),
   status: meta(z.optional(PetStatus), { description: 'Filters by availability.', example: 'available' }),
-  cursor: meta(z.optional(z.string().check(z.minLength(1), z.maxLength(2048))), {
-    description:
-      'Opaque cursor taken from the previous page\'s `Link: rel="next"`; use that link as is. It is bound to the status filter and expires after 24 hours.',
-  }),
+  cursor: pageCursor(),
 });
 export type ListPetsQuery = z.infer<typeof ListPetsQuery>;
 

@@ -84,16 +84,22 @@ const longName: fc.Arbitrary<string> = fc.oneof(
 /** One generator per NewPet field: typed by the schema, so a field added to NewPet is named here by the compiler. */
 export type NewPetArbitraries = { readonly [K in keyof Required<NewPet>]: fc.Arbitrary<Required<NewPet>[K]> };
 
-const validNewPet = fc.record(
-  {
-    name: fc
-      .oneof(oddString, fc.constantFrom('Rex', 'Ωmega', '🐕 Fido', 'עברית', 'a\u200bb', '👩\u200d💻'))
-      .filter((s) => NEW_PET_RULES.name.problem(s) === undefined),
-    categoryId: fc.oneof(fc.integer({ min: 1, max: 1_000 }), fc.constant(MAX_ID), fc.integer({ min: 1, max: MAX_ID })),
-    status: fc.constantFrom(...PET_STATUSES),
-  } satisfies NewPetArbitraries,
-  { requiredKeys: NEW_PET_REQUIRED },
-);
+const NEW_PET_FIELDS: NewPetArbitraries = {
+  name: fc
+    .oneof(oddString, fc.constantFrom('Rex', 'Ωmega', '🐕 Fido', 'עברית', 'a\u200bb', '👩\u200d💻'))
+    .filter((s) => NEW_PET_RULES.name.problem(s) === undefined),
+  categoryId: fc.oneof(fc.integer({ min: 1, max: 1_000 }), fc.constant(MAX_ID), fc.integer({ min: 1, max: MAX_ID })),
+  status: fc.constantFrom(...PET_STATUSES),
+};
+
+/**
+ * Valid NewPet bodies, some fields' generators replaced (the stateful test's names near the length limit): one
+ * generator per field, here, so a field added to NewPet is written once for every test that makes pets.
+ */
+export const validNewPetWith = (fields: Partial<NewPetArbitraries> = {}) =>
+  fc.record({ ...NEW_PET_FIELDS, ...fields }, { requiredKeys: NEW_PET_REQUIRED });
+
+const validNewPet = validNewPetWith();
 
 const wrongValue: fc.Arbitrary<unknown> = fc.oneof(
   fc.constantFrom(null, true, false, 0, -1, 1.5, 2 ** 53, -0, 1e308, '', ' ', '1', 'available', [], {}, [1], {

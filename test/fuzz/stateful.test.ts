@@ -20,8 +20,8 @@ import {
 import { startTestApi, type TestApi } from '../helpers/api.ts';
 import { nextLink } from './exchange.ts';
 import { enterpriseKey } from './keys.ts';
-import { oddString, type NewPetArbitraries } from './arbitraries.ts';
-import { NEW_PET_REQUIRED, NEW_PET_RULES, newPetProblem } from './oracle.ts';
+import { oddString, validNewPetWith } from './arbitraries.ts';
+import { NEW_PET_RULES, newPetProblem } from './oracle.ts';
 import { CREATE_AND_READ, createBySample, readBack, type CreateAndRead, type Made } from './route-samples.ts';
 import { PLACEHOLDER_FIXTURES, sampleRequest } from '../helpers/samples.ts';
 import { ROUTES, type OperationId } from '../../contract/routes.ts';
@@ -185,16 +185,12 @@ class Paginate implements fc.AsyncCommand<Model, Real> {
 }
 
 const status = fc.option(fc.constantFrom(...PET_STATUSES), { nil: undefined });
-const validInput = fc.record(
-  {
-    name: fc
-      .oneof(oddString, fc.string({ minLength: NAME_MAX_LENGTH - 1, maxLength: NAME_MAX_LENGTH }))
-      .filter((s) => NEW_PET_RULES.name.problem(s) === undefined),
-    categoryId: fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }),
-    status: fc.constantFrom(...PET_STATUSES),
-  } satisfies NewPetArbitraries,
-  { requiredKeys: NEW_PET_REQUIRED },
-);
+const validInput = validNewPetWith({
+  name: fc
+    .oneof(oddString, fc.string({ minLength: NAME_MAX_LENGTH - 1, maxLength: NAME_MAX_LENGTH }))
+    .filter((s) => NEW_PET_RULES.name.problem(s) === undefined),
+  categoryId: fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }),
+});
 const invalidInput = fc
   .oneof(
     validInput.map((p) => ({ ...p, categoryId: String(p.categoryId) })),

@@ -1,6 +1,6 @@
 /**
  * Pagination beyond `limit` (a gap in the spec). The body is a bare array; a further page is announced in
- * `Link: <…>; rel="next"` with an opaque, signed cursor bound to the status filter and valid 24 hours.
+ * `Link: <…>; rel="next"` with an opaque, signed cursor bound to the list it came from (operation, path, filters) and valid 24 hours.
  *
  * The last page: a page shorter than `limit` never has a next link. A page that fills `limit` exactly may announce
  * a next page (the store cannot know there is nothing left without reading on); that page is then empty and has no
