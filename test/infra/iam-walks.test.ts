@@ -13,17 +13,14 @@
  *   another account (refused: the confused-deputy guard).
  * Bundling is skipped, as in stack.test.ts.
  */
-import { Token } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { STAGES, STAGE_NAMES, type StageName } from '../../lib/config/stages.ts';
 import { awsValues, type AwsValues } from '../../lib/local/arns.ts';
 import { evaluate, readStatements, type Request, type Statement } from '../../lib/local/policy.ts';
 import { attachedDocuments } from '../../lib/local/role-policies.ts';
 import type { CfnTemplate } from '../../lib/local/template.ts';
-import { createApp } from '../../lib/stacks/app.ts';
 import { checkKeySecretName } from '../../lib/constructs/pre-traffic-hook.ts';
-import { SYNTH_CONTEXT } from './synth-context.ts';
+import { sharedStackInfo, sharedTemplateJson } from './shared-synth.ts';
 import { ROUTES } from '../../contract/routes.ts';
 import { existingItemListing, needsExistingItem } from '../../lambdas/hooks/pre-traffic-check.ts';
 
@@ -37,12 +34,11 @@ const stages = {} as Record<StageName, Stage>;
 const OTHER_ACCOUNT = '999999999999';
 
 beforeAll(() => {
-  const { stacks } = createApp({ context: { ...SYNTH_CONTEXT } });
   for (const name of STAGE_NAMES) {
-    const stack = stacks[name];
-    const account = Token.isUnresolved(stack.account) ? '123456789012' : stack.account;
-    const region = Token.isUnresolved(stack.region) ? 'eu-west-1' : stack.region;
-    const template = Template.fromStack(stack).toJSON() as CfnTemplate;
+    const stack = sharedStackInfo(name);
+    const account = stack.account ?? '123456789012';
+    const region = stack.region ?? 'eu-west-1';
+    const template = sharedTemplateJson(name) as CfnTemplate;
     stages[name] = {
       template,
       account,

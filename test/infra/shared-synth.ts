@@ -10,6 +10,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Token, type Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { STAGE_NAMES, type StageName } from '../../lib/config/stages.ts';
 import { createApp } from '../../lib/stacks/app.ts';
@@ -58,6 +59,14 @@ function prune(): void {
 export const ACCOUNT = 'account';
 export type SharedStack = StageName | typeof ACCOUNT;
 
+/** Where a stack is deployed, as its template cannot say: its name, and its account and Region where pinned. */
+export interface SharedStackInfo {
+  readonly stackName: string;
+  /** Absent for an environment-agnostic stack (the template says `AWS::AccountId`). */
+  readonly account?: string;
+  readonly region?: string;
+}
+
 let dir: string | undefined;
 
 /** The cache directory holding `<stage>.template.json` for every stage: synthesized now on a miss. */
@@ -70,11 +79,15 @@ function cached(): string {
     mkdirSync(tmp);
     try {
       const { stacks, accountSettings } = createApp({ context: { ...SYNTH_CONTEXT } });
-      for (const [name, stack] of [
-        ...STAGE_NAMES.map((n) => [n, stacks[n]] as const),
-        [ACCOUNT, accountSettings] as const,
-      ])
+      const all = [...STAGE_NAMES.map((n) => [n, stacks[n]] as const), [ACCOUNT, accountSettings] as const];
+      for (const [name, stack] of all)
         writeFileSync(join(tmp, `${name}.template.json`), JSON.stringify(Template.fromStack(stack).toJSON()));
+      const info = (stack: Stack): SharedStackInfo => ({
+        stackName: stack.stackName,
+        account: Token.isUnresolved(stack.account) ? undefined : stack.account,
+        region: Token.isUnresolved(stack.region) ? undefined : stack.region,
+      });
+      writeFileSync(join(tmp, 'stacks.json'), JSON.stringify(Object.fromEntries(all.map(([n, s]) => [n, info(s)]))));
       writeFileSync(join(tmp, 'done'), '');
       // Another worker may have written the same entry meanwhile: both are the same synth, keep theirs.
       if (!existsSync(join(target, 'done'))) {
@@ -97,6 +110,13 @@ export function sharedTemplateJson(stage: SharedStack): any {
 /** Every stage's synthesized template (fresh copies). */
 export function sharedTemplatesJson(): Record<StageName, any> {
   return Object.fromEntries(STAGE_NAMES.map((n) => [n, sharedTemplateJson(n)])) as Record<StageName, any>;
+}
+
+/** A stack's name, account and Region. */
+export function sharedStackInfo(stack: SharedStack): SharedStackInfo {
+  return (JSON.parse(readFileSync(join(cached(), 'stacks.json'), 'utf8')) as Record<SharedStack, SharedStackInfo>)[
+    stack
+  ];
 }
 
 /** A stack's synthesized template for the assertions library. */
