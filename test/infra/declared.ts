@@ -4,7 +4,7 @@
  * table, and names it by its derived logical id, so no test holds today's names (test/unit/infra-names.test.ts
  * fails on one written out). Each lookup throws when the declarations no longer hold what a test needs.
  */
-import { ROUTES } from '../../contract/routes.ts';
+import { AUTHORIZER, ROUTES } from '../../contract/routes.ts';
 import { TABLES, type IndexDefinition, type TableDefinition } from '../../contract/tables.ts';
 import { liveAliasLogicalId } from '../../lib/constructs/api-function.ts';
 import { tableLogicalIdOf } from '../../lib/constructs/data-tables.ts';
@@ -51,12 +51,15 @@ export const indexWithSortKey = (except: readonly TableDefinition[] = []): Decla
     declaredIndexes().find((i) => i.index.sortKey && !except.includes(i.def)),
   );
 
-/** An index some operation's access reads, with the operations that read it (in the route table's order). */
+/** An index some operation's access reads, with the functions that read it (the route table's order, then the authorizer). */
 export const indexReadByAnOperation = (): DeclaredIndex & { readonly readers: readonly string[] } => {
+  const functions = [...ROUTES.map((r) => ({ name: r.operationId, access: r.access })), AUTHORIZER];
   const readersOf = (i: DeclaredIndex) =>
-    ROUTES.filter((r) => r.access.tables.some((g) => g.table.id === i.def.id && g.index === i.index.indexName)).map(
-      (r) => r.operationId,
-    );
+    functions
+      .filter((f) =>
+        f.access.tables.some((g) => g.table.id === i.def.id && 'index' in g && g.index === i.index.indexName),
+      )
+      .map((f) => f.name);
   const i = need(
     'index an operation reads',
     declaredIndexes().find((x) => readersOf(x).length > 0),
