@@ -9,6 +9,7 @@ import { ERROR_CODES, type ErrorCode } from '../../contract/errors.ts';
 import { GATEWAY_RESPONSE_TYPES } from '../../contract/gateway-responses.ts';
 import { FREE_KEY_POOL, MEMBER_PLAN, PAYING_POOLS, type PayingPoolPlan } from '../../contract/key-pool.ts';
 import { ACCOUNT_THROTTLE, PLANS, STANDARD_PLANS } from '../../contract/plans.ts';
+import { AUTHORIZER } from '../../contract/routes.ts';
 import { STAGE_NAMES, type StageName } from '../../lib/config/stages.ts';
 import { VERSION_DIMENSION } from '../../lib/constructs/version-gates.ts';
 import { captureEmf, type EmittedMetric } from './emf-capture.ts';
@@ -109,7 +110,7 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
     // gate: the new version's Errors, by ExecutedVersion, against the old one's).
     it("no alarm watches the authorizer's Lambda Errors, except to compare its versions", () => {
       const [authorizerId] = resourcesOf(t(), 'AWS::Lambda::Function').find(([, f]) =>
-        f.Properties.Description?.endsWith(': authorizer'),
+        f.Properties.Description?.endsWith(`: ${AUTHORIZER.name}`),
       )!;
       const onAuthorizerErrors = alarmsOf(t()).filter(({ p }) =>
         metricsOf(p).some(

@@ -21,7 +21,7 @@ import { attachedDocuments } from '../../lib/local/role-policies.ts';
 import type { CfnTemplate } from '../../lib/local/template.ts';
 import { checkKeySecretName } from '../../lib/constructs/pre-traffic-hook.ts';
 import { sharedStackInfo, sharedTemplateJson } from './shared-synth.ts';
-import { ROUTES } from '../../contract/routes.ts';
+import { AUTHORIZER, ROUTES } from '../../contract/routes.ts';
 import { existingItemListing, needsExistingItem } from '../../lambdas/hooks/pre-traffic-check.ts';
 
 interface Stage {
@@ -178,7 +178,9 @@ describe.each(STAGE_NAMES)('stage %s: the pre-traffic hook judges each deploymen
     const alias = template.Resources[aliasId]!;
     const fn = `arn:aws:lambda:${region}:${account}:function:${values.nameOf(refOf(alias.Properties!.FunctionName))}`;
     const [authorizerAlias] = ofType(template, 'AWS::Lambda::Alias').filter(([, a]) =>
-      String(template.Resources[refOf(a.Properties!.FunctionName)]!.Properties!.Description).endsWith(': authorizer'),
+      String(template.Resources[refOf(a.Properties!.FunctionName)]!.Properties!.Description).endsWith(
+        `: ${AUTHORIZER.name}`,
+      ),
     )[0]!;
     const authorizer = values.resolve(template.Resources[authorizerAlias]!.Properties!.FunctionName);
     // A check of an operation on an existing item finds one through the live listing of its collection

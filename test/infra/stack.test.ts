@@ -48,7 +48,7 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
     // The API's functions; the pre-traffic hook (CodeDeploy's, checked in pre-traffic-hook.test.ts) is none of them.
     const fns = resources(t(), 'AWS::Lambda::Function').filter(([, f]) => !f.Metadata?.[DEPLOY_HOOK_METADATA]);
     expect(fns.map(([, f]) => f.Properties.Description).sort()).toEqual(
-      [...ROUTES.map((r) => r.operationId), 'authorizer'].map((n) => `Animal Store ${stageName}: ${n}`).sort(),
+      [...ROUTES.map((r) => r.operationId), AUTHORIZER.name].map((n) => `Animal Store ${stageName}: ${n}`).sort(),
     );
     for (const [, f] of fns) {
       expect(f.Properties).toMatchObject({
