@@ -11,7 +11,9 @@ import { FREE_KEY_POOL, MEMBER_PLAN, PAYING_POOLS, type PayingPoolPlan } from '.
 import { ACCOUNT_THROTTLE, PLANS, STANDARD_PLANS } from '../../contract/plans.ts';
 import { AUTHORIZER } from '../../contract/routes.ts';
 import { STAGE_NAMES, type StageName } from '../../lib/config/stages.ts';
+import { tableLogicalIdOf } from '../../lib/constructs/data-tables.ts';
 import { VERSION_DIMENSION } from '../../lib/constructs/version-gates.ts';
+import { functionAccess } from '../../lib/stacks/function-access.ts';
 import { captureEmf, type EmittedMetric } from './emf-capture.ts';
 import { accessLogFilterMetrics } from './filter-pattern-eval.ts';
 import { NOT_FOR_ALARMS, checkExpression, type MathType } from './metric-math.ts';
@@ -78,8 +80,15 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
     // DynamoDB reports SystemErrors and ThrottledRequests per table AND operation: an alarm must name each operation
     // the functions perform on the table (the IAM actions the stack grants on it, and transactions the code sends).
     it('per-table DynamoDB alarms cover every operation the functions may perform on the table', () => {
-      const code = sources('lambdas').join('\n');
-      const transactional = /new TransactWriteCommand\(/.test(code) ? ['TransactWriteItems'] : [];
+      // Which tables a transaction writes is declared on the grants (`transactional`), as the stack grants them: a
+      // table any function writes, but never in a transaction, needs no TransactWriteItems alarm.
+      const transactional = new Set(
+        Object.values(functionAccess()).flatMap((a) =>
+          a.tables.filter((g) => g.transactional).map((g) => tableLogicalIdOf(g.table)),
+        ),
+      );
+      // And the code sends transactions exactly when some grant declares one.
+      expect(/new TransactWriteCommand\(/.test(sources('lambdas').join('\n'))).toBe(transactional.size > 0);
       const policies = resourcesOf(t(), 'AWS::IAM::Policy').flatMap(
         ([, r]) => r.Properties.PolicyDocument.Statement as any[],
       );
@@ -92,7 +101,7 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
         // A table no function may use (the admin tool's history) has no alarm: its errors reach the admin at once.
         if (!granted.length) continue;
         // A transaction's writes are reported under TransactWriteItems, on each table it writes.
-        const writes = granted.some((a) => ['PutItem', 'UpdateItem', 'DeleteItem'].includes(a)) ? transactional : [];
+        const writes = transactional.has(tableId) ? ['TransactWriteItems'] : [];
         for (const metric of ['SystemErrors', 'ThrottledRequests']) {
           const alarm = alarmsOf(t()).find(({ p }) =>
             metricsOf(p).some((m) => m.MetricName === metric && JSON.stringify(m.Dimensions).includes(`"${tableId}"`)),
