@@ -52,7 +52,9 @@ describe('the account quotas a deploy needs', () => {
     expect(edgeFor({ ...declared, lambdaConcurrency: fit }).authorizerReservedConcurrency).toBeLessThanOrEqual(400);
     expect(edgeFor({ ...declared, lambdaConcurrency: fit + 1 }).authorizerReservedConcurrency).toBeGreaterThan(400);
     expect(findings[0]).toContain('the deploy would fail');
-    expect(findings[0]).toContain('"Concurrent executions" of at least 1,100');
+    // What production holds, this stage's reservation (sized from its routes), and the 100 Lambda keeps unreserved.
+    const needed = readings.lambdaLimit - readings.lambdaUnreserved + reservedIn(template) + 100;
+    expect(findings[0]).toContain(`"Concurrent executions" of at least ${needed.toLocaleString('en-US')}`);
     expect(findings[0]).toContain(`-c animal-store:staging:lambdaConcurrency=${fit}`);
   });
 
