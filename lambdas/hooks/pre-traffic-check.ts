@@ -5,6 +5,10 @@
  * traffic they judge nothing (docs/deployment.md, "Gradual deploys"); this check judges every version, whatever the
  * traffic, and stops the ones that answer a good request with a 5xx, a 4xx, a malformed result or a body the
  * contract does not describe, and an authorizer that allows a key onto a usage key no plan of the stage has.
+ * A read operation and the authorizer are sent many requests, and so is the version now live, and the new version
+ * fails when it fails more of them than the live one (compareVersions): a version that fails a steady share of its
+ * requests is stopped too, and failures both versions share (the stage's) stop nothing. A write is sent once: each
+ * request makes an item every customer sees.
  *
  * Pure: the requests are built from the route table's samples, and the invocation is a parameter, so the hook's
  * handler (pre-traffic-hook.ts) invokes `<function>:<version>` in AWS and the tests invoke the functions the local
@@ -24,6 +28,7 @@ import { STANDARD_PLANS, type PlanName } from '../../contract/plans.ts';
 import { BASE_PATH, EXISTING_ITEM, type RequestSample, type Route } from '../../contract/routes.ts';
 import { ErrorObject } from '../../contract/schemas.ts';
 import { generateKey, type AuthContext } from '../domain/keys.ts';
+import { LOOK_EVERY, judgeCounts, regressionPValue, type Counts, type Decision } from './pre-traffic-judge.ts';
 
 /** How an invocation of the new version ended: its result, or the error Lambda reported (a throw, a timeout). */
 export type Outcome = { readonly ok: true; readonly result: unknown } | { readonly ok: false; readonly error: unknown };
@@ -60,6 +65,100 @@ export async function judgeVersion(
     for (const p of probe.judge(outcome)) problems.push(`${probe.name}: ${p}`);
   }
   return { status: problems.length ? 'Failed' : 'Succeeded', problems };
+}
+
+/** What the comparison of two versions found: the verdict, and what the log is told besides (failures both share). */
+export interface Comparison extends Verdict {
+  readonly counts: Counts;
+  readonly notes: readonly string[];
+}
+
+export interface ComparisonOptions {
+  /** Requests sent to each version. */
+  readonly perVersion: number;
+  /** How many invocations are in flight at once. */
+  readonly concurrency: number;
+  /** The least time between two invocations' starts (0: none): the check's key's share of its per-minute budget. */
+  readonly intervalMs: number;
+  readonly now: () => number;
+  readonly sleep: (ms: number) => Promise<void>;
+}
+
+/** The problems quoted per version when it fails: enough to tell what broke, not the whole run. */
+const QUOTED = 5;
+
+/**
+ * Sends the same `perVersion` requests (`probeAt(i)`: the i-th pair's request) to the new version and to the version
+ * now live, interleaved, and judges whether the new one fails more of them (pre-traffic-judge.ts), looking at the
+ * counts every LOOK_EVERY pairs, as judgeRun does. A failure is any problem the probe's judge finds: a Lambda error,
+ * a result the gateway cannot read, a status or a body off the contract.
+ */
+export async function compareVersions(
+  probeAt: (i: number) => Probe,
+  invokeNew: (event: unknown) => Promise<Outcome>,
+  invokeOld: (event: unknown) => Promise<Outcome>,
+  opts: ComparisonOptions,
+): Promise<Comparison> {
+  const quoted = { new: new Set<string>(), old: new Set<string>() };
+  let counts: Counts = { newFailures: 0, newRequests: 0, oldFailures: 0, oldRequests: 0 };
+  const start = opts.now();
+  let started = 0;
+  const run = async (probe: Probe, version: 'new' | 'old') => {
+    // Paced: the k-th invocation starts no sooner than k intervals after the first, whoever runs it.
+    const wait = start + started++ * opts.intervalMs - opts.now();
+    if (wait > 0) await opts.sleep(wait);
+    let outcome: Outcome;
+    try {
+      outcome = await (version === 'new' ? invokeNew : invokeOld)(probe.event);
+    } catch (error) {
+      outcome = { ok: false, error };
+    }
+    const problems = probe.judge(outcome);
+    if (problems.length && quoted[version].size < QUOTED) quoted[version].add(`${probe.name}: ${problems[0]}`);
+    counts =
+      version === 'new'
+        ? {
+            ...counts,
+            newRequests: counts.newRequests + 1,
+            newFailures: counts.newFailures + (problems.length ? 1 : 0),
+          }
+        : {
+            ...counts,
+            oldRequests: counts.oldRequests + 1,
+            oldFailures: counts.oldFailures + (problems.length ? 1 : 0),
+          };
+  };
+  let decision: Decision = 'undecided';
+  for (let first = 0; first < opts.perVersion && decision !== 'worse'; first += LOOK_EVERY) {
+    const last = Math.min(opts.perVersion, first + LOOK_EVERY);
+    // The look's pairs, new before old in each, `concurrency` invocations in flight.
+    const tasks: (() => Promise<void>)[] = [];
+    for (let i = first; i < last; i++) {
+      const probe = probeAt(i);
+      tasks.push(
+        () => run(probe, 'new'),
+        () => run(probe, 'old'),
+      );
+    }
+    let next = 0;
+    const worker = async () => {
+      while (next < tasks.length) await tasks[next++]!();
+    };
+    await Promise.all(Array.from({ length: Math.min(opts.concurrency, tasks.length) }, worker));
+    decision = judgeCounts(counts, last >= opts.perVersion);
+  }
+  const tally = `the new version failed ${counts.newFailures} of ${counts.newRequests} requests, the live version ${counts.oldFailures} of ${counts.oldRequests}`;
+  const notes = counts.oldFailures ? [`${tally}; the live version's: ${[...quoted.old].join('; ')}`] : [];
+  if (decision !== 'worse') return { status: 'Succeeded', problems: [], counts, notes };
+  return {
+    status: 'Failed',
+    problems: [
+      `${tally} (p = ${regressionPValue(counts).toExponential(2)}: more than the live version's count allows)`,
+      ...quoted.new,
+    ],
+    counts,
+    notes,
+  };
 }
 
 const describe = (error: unknown): string => {

@@ -1,7 +1,7 @@
 /**
  * The Lambda entry of the pre-traffic hook (lib/constructs/pre-traffic-hook.ts deploys it): the hook's ports over
- * the AWS SDK. It reads the deployment (codedeploy:GetDeployment), invokes `<function>:<target version>`, the live
- * authorizer and, for getPet, the live listPets (lambda:InvokeFunction on qualified ARNs only), reads the check's own
+ * the AWS SDK. It reads the deployment (codedeploy:GetDeployment), invokes `<function>:<target version>` and
+ * `<function>:<current version>` (the one it is compared with), the live authorizer and, for getPet, the live listPets (lambda:InvokeFunction on qualified ARNs only), reads the check's own
  * key (Secrets Manager), and reports (codedeploy:PutLifecycleEventHookExecutionStatus); its role allows exactly that.
  */
 import {
@@ -74,6 +74,10 @@ export const handler = async (event: LifecycleHookEvent) => {
         return s.SecretString.trim();
       },
       log: (line) => console.log(line),
+      // The hook's pacing clock: wall time, as the limiter it paces for counts it (no Runtime here, as above).
+      // eslint-disable-next-line no-restricted-properties
+      now: () => Date.now(),
+      sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
     },
     config,
   );

@@ -14,6 +14,7 @@ import { AUTHORIZER, ROUTES, type Route } from '../../contract/routes.ts';
 import {
   authContextOf,
   authorizerProbes,
+  compareVersions,
   existingItemListing,
   existingItemOf,
   judgeVersion,
@@ -22,8 +23,21 @@ import {
   operationProbes,
   type OperationProbeOptions,
   type Outcome,
+  type Probe,
   type Verdict,
 } from './pre-traffic-check.ts';
+import { REQUESTS_PER_VERSION } from './pre-traffic-judge.ts';
+
+/** Invocations in flight at once against the two versions: a few warm containers each, not a burst. */
+export const CONCURRENCY = 10;
+/**
+ * The share of the check's key's per-minute budget one hook spends: the key's limiter counts every request of every
+ * operation's hook, and a release may deploy every operation at once, so each takes its part, with a tenth spare for
+ * the minute's edges. A rate-limited probe would count as a failure and the 429s toward the key's ban.
+ */
+export const BUDGET_SHARE = 0.9 / ROUTES.length;
+/** The longest a paced comparison may take: the hook's Lambda timeout is 15 minutes (lib/constructs/pre-traffic-hook.ts). */
+export const MAX_PACED_MS = 10 * 60_000;
 
 /** What CodeDeploy sends a lifecycle hook. */
 export interface LifecycleHookEvent {
@@ -31,11 +45,12 @@ export interface LifecycleHookEvent {
   readonly LifecycleEventHookExecutionId: string;
 }
 
-/** The function a deployment moves, and the version it moves `live` to. */
+/** The function a deployment moves, the version it moves `live` to, and the one `live` is on (when named). */
 export interface DeploymentTarget {
   readonly functionName: string;
   readonly alias: string;
   readonly targetVersion: string;
+  readonly currentVersion?: string;
 }
 
 export interface PreTrafficPorts {
@@ -49,6 +64,10 @@ export interface PreTrafficPorts {
   checkKey(): Promise<string>;
   /** Where the problems found are written (the hook's log). */
   log(line: string): void;
+  /** The clock the requests are paced by. */
+  now(): number;
+  /** Waits `ms`. */
+  sleep(ms: number): Promise<void>;
 }
 
 export interface PreTrafficConfig {
@@ -74,14 +93,15 @@ export function deploymentTarget(appSpec: string): DeploymentTarget {
   const resources = (spec.Resources ?? []).flatMap((r) => Object.values(r));
   if (resources.length !== 1) throw new Error(`the AppSpec names ${resources.length} resources, not one function`);
   const p = resources[0]!.Properties ?? {};
-  const [name, alias, version] = [p.Name, p.Alias, p.TargetVersion];
+  const [name, alias, version, current] = [p.Name, p.Alias, p.TargetVersion, p.CurrentVersion];
   if (resources[0]!.Type !== 'AWS::Lambda::Function' || typeof name !== 'string' || typeof alias !== 'string')
     throw new Error(`the AppSpec's resource is not a Lambda alias: ${JSON.stringify(resources[0])}`);
   if (typeof version !== 'string' && typeof version !== 'number')
     throw new Error(`the AppSpec names no target version: ${JSON.stringify(p)}`);
   // A function may be named by its ARN; the check invokes it by name and qualifier.
   const functionName = name.startsWith('arn:') ? name.split(':')[6]! : name;
-  return { functionName, alias, targetVersion: String(version) };
+  const currentVersion = typeof current === 'string' || typeof current === 'number' ? String(current) : undefined;
+  return { functionName, alias, targetVersion: String(version), ...(currentVersion ? { currentVersion } : {}) };
 }
 
 /** Judges the deployment's target version; throws only what the caller reports as Failed. */
@@ -95,9 +115,26 @@ export async function checkDeployment(
   // Only this stack's functions: the hook has no business judging (or invoking) anything else.
   if (!name) return { status: 'Failed', problems: [`${target.functionName} is not a function of this stack`] };
   const invokeTarget = (e: unknown) => ports.invoke(target.functionName, target.targetVersion, e);
+  // The version now live: the AppSpec's CurrentVersion, or the alias itself, which no traffic has left yet.
+  const invokeLive = (e: unknown) => ports.invoke(target.functionName, target.currentVersion ?? config.liveAlias, e);
   const token = await ports.checkKey();
   const authOpts = { token, keysStage: config.keysStage, methodArn: config.methodArn };
-  if (name === AUTHORIZER.name) return judgeVersion(authorizerProbes(authOpts), invokeTarget);
+  const compare = async (probeAt: (i: number) => Probe, intervalMs: number): Promise<Verdict> => {
+    const c = await compareVersions(probeAt, invokeTarget, invokeLive, {
+      perVersion: REQUESTS_PER_VERSION,
+      concurrency: CONCURRENCY,
+      intervalMs,
+      now: () => ports.now(),
+      sleep: (ms) => ports.sleep(ms),
+    });
+    for (const n of c.notes) ports.log(`pre-traffic check of ${event.DeploymentId}: ${n}`);
+    return c;
+  };
+  if (name === AUTHORIZER.name) {
+    // The check's key and a fresh unknown key in turn (the authorizer has no limiter to pace for).
+    const allow = authorizerProbes(authOpts)[0]!;
+    return compare((i) => (i % 2 === 0 ? allow : authorizerProbes(authOpts)[1]!), 0);
+  }
   const route = ROUTES.find((r) => r.operationId === name);
   if (!route) return { status: 'Failed', problems: [`no route or authorizer is named ${name}`] };
   // The key's context as the gateway would pass it: the live authorizer's answer for the check's key.
@@ -112,7 +149,24 @@ export async function checkDeployment(
     };
   const opts = { stage: config.stage, auth, runId: event.DeploymentId };
   const existingId = needsExistingItem(route) ? await findExistingItem(route, ports, config, opts) : undefined;
-  return judgeVersion(operationProbes(route, { ...opts, ...(existingId ? { existingId } : {}) }), invokeTarget);
+  const probes = operationProbes(route, { ...opts, ...(existingId ? { existingId } : {}) });
+  // A write is sent once, to the new version only: each request makes an item every customer sees. Its steady
+  // failures are the canary gates' to judge.
+  if (route.method !== 'GET' || probes.length === 0) return judgeVersion(probes, invokeTarget);
+  const perMinute = Math.floor(auth.perMinute * BUDGET_SHARE);
+  const intervalMs = 60_000 / Math.max(1, perMinute);
+  if (2 * REQUESTS_PER_VERSION * intervalMs > MAX_PACED_MS)
+    return {
+      status: 'Failed',
+      problems: [
+        `the check's key (plan ${auth.plan}, ${auth.perMinute} requests a minute) cannot send the ` +
+          `${2 * REQUESTS_PER_VERSION} requests of ${route.operationId}'s check within ${MAX_PACED_MS / 60_000} minutes ` +
+          `at its share of that budget (${perMinute} a minute): issue the check a Business key ` +
+          `(npm run admin -- keys create --owner pre-traffic-check --plan business --stage ${config.stage}) and put it ` +
+          `in its secret (aws secretsmanager put-secret-value --secret-id animal-store/${config.stage}/pre-traffic-check-key --secret-string <key>)`,
+      ],
+    };
+  return compare((i) => probes[i % probes.length]!, intervalMs);
 }
 
 /**

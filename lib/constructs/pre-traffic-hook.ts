@@ -66,9 +66,10 @@ export class PreTrafficHook extends Construct {
         resources: [logGroup.logGroupArn],
       }),
     );
-    // Qualified ARNs only (`<function>:<version or alias>`): the check invokes the deployment's target version, the
-    // live authorizer and, for getPet, the live listPets that finds it a pet to read; never `$LATEST` through the
-    // unqualified ARN. The listing needs nothing more: it is one of this stack's functions, invoked by its alias.
+    // Qualified ARNs only (`<function>:<version or alias>`): the check invokes the deployment's target version, its
+    // current version (what a read operation's and the authorizer's answers are compared with: the same function,
+    // another qualifier), the live authorizer and, for getPet, the live listPets that finds it a pet to read; never
+    // `$LATEST` through the unqualified ARN. The listing needs nothing more: it is one of this stack's functions, invoked by its alias.
     role.addToPrincipalPolicy(
       new PolicyStatement({
         sid: 'InvokeThisStacksFunctionVersions',
@@ -104,8 +105,10 @@ export class PreTrafficHook extends Construct {
       runtime: Runtime.NODEJS_24_X,
       architecture: Architecture.ARM_64,
       memorySize: FUNCTION_RUNTIME.memoryMb,
-      // A few invocations of functions whose own timeouts are 10 s; CodeDeploy waits up to an hour for the report.
-      timeout: Duration.seconds(60),
+      // Lambda's longest: a read operation's check is 800 invocations paced to the check key's share of its budget
+      // (at most 10 minutes, pre-traffic-hook.ts MAX_PACED_MS; about 3.6 on a Business key); CodeDeploy waits up to
+      // an hour for the report.
+      timeout: Duration.minutes(15),
       logGroup,
       environment: {
         NODE_OPTIONS: FUNCTION_RUNTIME.nodeOptions,

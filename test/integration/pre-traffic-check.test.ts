@@ -27,9 +27,15 @@ import { startTestApi, type TestApi } from '../helpers/api.ts';
 let api: TestApi;
 let byName: Map<string, LocalFunction>;
 let config: PreTrafficConfig;
+/**
+ * The check paces its requests to its key's budget (minutes for a read operation); here the wait moves the stage's
+ * clock instead, so the limiter counts the same minutes and the suite does not wait them.
+ */
+let skipped = 0;
 
 beforeAll(async () => {
   api = await startTestApi();
+  api.clock.set(() => Date.now() + skipped);
   byName = new Map([...api.functions.values()].map((f) => [f.def.name, f]));
   const authorizer = byName.get(AUTHORIZER.name)!;
   const stage = api.model.stageName;
@@ -44,12 +50,22 @@ beforeAll(async () => {
 afterAll(() => api?.close());
 
 const NEW_VERSION = '2';
+const CURRENT_VERSION = '1';
 
 /**
- * A deployment of `name` to a new version whose handler is `broken` (the real one when not given); `live` swaps the
- * handler of another function's `live` alias (by function name), as a stage whose live version answers that way.
+ * A deployment of `name` to a new version whose handler is `broken` (the real one when not given). `live` swaps the
+ * handler of another function's `live` alias (by function name), as a stage whose live version answers that way;
+ * `current` the handler of the version the deployment moves away from; `key` is the check's key.
  */
-async function deploy(name: string, broken?: Handler, live: Record<string, Handler> = {}) {
+async function deploy(
+  name: string,
+  broken?: Handler,
+  {
+    live = {},
+    current,
+    key = api.keys.business,
+  }: { live?: Record<string, Handler>; current?: Handler; key?: string } = {},
+) {
   const fn = byName.get(name)!;
   const reports: string[] = [];
   const invoked: string[] = [];
@@ -65,7 +81,7 @@ async function deploy(name: string, broken?: Handler, live: Record<string, Handl
               Properties: {
                 Name: fn.def.logicalId,
                 Alias: LIVE_ALIAS,
-                CurrentVersion: '1',
+                CurrentVersion: CURRENT_VERSION,
                 TargetVersion: NEW_VERSION,
               },
             },
@@ -76,14 +92,17 @@ async function deploy(name: string, broken?: Handler, live: Record<string, Handl
       invoked.push(`${functionName}:${qualifier}`);
       const target = api.functions.get(functionName)!;
       const liveHandler = qualifier === LIVE_ALIAS ? live[target.def.name] : undefined;
-      const handler = qualifier === NEW_VERSION && broken ? broken : liveHandler;
+      const currentHandler = qualifier === CURRENT_VERSION && functionName === fn.def.logicalId ? current : undefined;
+      const handler = qualifier === NEW_VERSION && broken ? broken : (currentHandler ?? liveHandler);
       const f = handler ? { ...target, handler } : target;
       const r = await invoke(f, event);
       return r.ok ? { ok: true, result: r.result } : { ok: false, error: r.error };
     },
     report: async (_e, status) => void reports.push(status),
-    checkKey: async () => api.keys.pro,
+    checkKey: async () => key,
     log: (line) => void logged.push(line),
+    now: () => api.clock.now(),
+    sleep: async (ms) => void (skipped += ms),
   };
   const verdict = await preTrafficHook(
     { DeploymentId: `d-${name}`, LifecycleEventHookExecutionId: 'x' },
@@ -107,7 +126,7 @@ it('the stage pool keys the check accepts are the API keys the template puts on 
 });
 
 describe.each([...ROUTES.map((r) => r.operationId as string), AUTHORIZER.name])('%s', (name) => {
-  it('the real function passes: Succeeded is reported, and only the new version and the live authorizer are invoked', async () => {
+  it('the real function passes: Succeeded is reported, and only the new version, the current one and the live authorizer are invoked', async () => {
     const { verdict, reports, invoked, fn } = await deploy(name);
     expect(verdict.problems).toEqual([]);
     expect(reports).toEqual(['Succeeded']);
@@ -121,6 +140,7 @@ describe.each([...ROUTES.map((r) => r.operationId as string), AUTHORIZER.name])(
     for (const i of invoked)
       expect([
         `${fn.def.logicalId}:${NEW_VERSION}`,
+        `${fn.def.logicalId}:${CURRENT_VERSION}`,
         `${authorizerId}:${LIVE_ALIAS}`,
         `${listingId}:${LIVE_ALIAS}`,
       ]).toContain(i);
@@ -162,6 +182,58 @@ describe.each(ROUTES.map((r) => r.operationId as string))('%s, broken', (name) =
   });
 });
 
+/** mulberry32: seeded, so "a random 5 %" fails the same requests on every run. */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** The real handler of `name`, failing a random `share` of its requests (a 503 for an operation, a throw for the authorizer). */
+const failingShare = (name: string, share: number, seed: number): Handler => {
+  const random = seeded(seed);
+  return async (event, context) => {
+    if (random() < share) {
+      if (name === AUTHORIZER.name) throw new Error('boom');
+      return json(503, { code: 'service_unavailable', message: 'Unavailable', status: 503 });
+    }
+    return byName.get(name)!.handler(event, context);
+  };
+};
+
+const READ_OPERATIONS = ROUTES.filter((r) => r.method === 'GET').map((r) => r.operationId as string);
+
+describe.each([...READ_OPERATIONS, AUTHORIZER.name])('%s, failing a steady share of its requests', (name) => {
+  it('a new version failing a random 5 % is Failed before any traffic, against the live version it is compared with', async () => {
+    const { verdict, reports, invoked, fn } = await deploy(name, failingShare(name, 0.05, 55));
+    expect(reports).toEqual(['Failed']);
+    expect(verdict.problems[0]).toMatch(/the new version failed \d+ of \d+ requests, the live version 0 of \d+/);
+    expect(invoked.filter((i) => i === `${fn.def.logicalId}:${CURRENT_VERSION}`).length).toBeGreaterThan(100);
+  });
+
+  it("the same 5 % failing on the live version too is the stage's, not the release's: Succeeded, and logged", async () => {
+    const { reports, logged } = await deploy(name, failingShare(name, 0.05, 56), {
+      current: failingShare(name, 0.05, 57),
+    });
+    expect(reports).toEqual(['Succeeded']);
+    expect(logged.join('\n')).toMatch(/the live version \d+ of 400; the live version's: /);
+  });
+});
+
+it("a check key whose share of its budget cannot pace a read operation's check in time is refused before any request, naming the fix", async () => {
+  const { verdict, reports, invoked, fn } = await deploy('listPets', undefined, { key: api.keys.pro });
+  expect(reports).toEqual(['Failed']);
+  expect(verdict.problems.join('\n')).toMatch(
+    /plan pro, 300 requests a minute.*npm run admin -- keys create --owner pre-traffic-check --plan business/,
+  );
+  expect(invoked.filter((i) => i.startsWith(`${fn.def.logicalId}:`))).toEqual([]);
+});
+
 describe('getPet judged on an item the stage has', () => {
   const notFound: Handler = async () =>
     json(404, { code: 'not_found', message: 'No animal has this id.', status: 404 });
@@ -183,15 +255,17 @@ describe('getPet judged on an item the stage has', () => {
   });
 
   it('a stage with no pet yet accepts the 404 (the live listing answers an empty page)', async () => {
-    const { verdict, reports } = await deploy('getPet', notFound, { listPets: emptyPage });
+    const { verdict, reports } = await deploy('getPet', notFound, { live: { listPets: emptyPage } });
     expect(verdict.problems).toEqual([]);
     expect(reports).toEqual(['Succeeded']);
   });
 
   it('a live listing that cannot tell is logged, and the 404 accepted: a broken listPets does not hold back the release that fixes it', async () => {
     const { reports, logged } = await deploy('getPet', notFound, {
-      listPets: async () => {
-        throw new Error('boom');
+      live: {
+        listPets: async () => {
+          throw new Error('boom');
+        },
       },
     });
     expect(reports).toEqual(['Succeeded']);
@@ -261,25 +335,24 @@ describe('authorizer, broken', () => {
 });
 
 describe('the hook itself', () => {
-  it('reads the function and target version from a Lambda AppSpec, by name or ARN', () => {
-    const spec = (name: string) =>
+  it('reads the function, the target version and the current one from a Lambda AppSpec, by name or ARN', () => {
+    const spec = (name: string, current: { CurrentVersion?: string } = { CurrentVersion: '3' }) =>
       JSON.stringify({
         version: 0.0,
         Resources: [
           {
             f: {
               Type: 'AWS::Lambda::Function',
-              Properties: { Name: name, Alias: 'live', CurrentVersion: '3', TargetVersion: '4' },
+              Properties: { Name: name, Alias: 'live', ...current, TargetVersion: '4' },
             },
           },
         ],
       });
-    expect(deploymentTarget(spec('fn'))).toEqual({ functionName: 'fn', alias: 'live', targetVersion: '4' });
-    expect(deploymentTarget(spec('arn:aws:lambda:eu-west-1:123456789012:function:fn'))).toEqual({
-      functionName: 'fn',
-      alias: 'live',
-      targetVersion: '4',
-    });
+    const expected = { functionName: 'fn', alias: 'live', targetVersion: '4', currentVersion: '3' };
+    expect(deploymentTarget(spec('fn'))).toEqual(expected);
+    expect(deploymentTarget(spec('arn:aws:lambda:eu-west-1:123456789012:function:fn'))).toEqual(expected);
+    // Without a current version the check compares with the `live` alias, which no traffic has left yet.
+    expect(deploymentTarget(spec('fn', {}))).toEqual({ functionName: 'fn', alias: 'live', targetVersion: '4' });
   });
 
   it('a create carries an Idempotency-Key of the deployment: a retried hook makes one item, not two', () => {
@@ -301,6 +374,8 @@ describe('the hook itself', () => {
       report: async (_e, s) => void reports.push(s),
       checkKey: async () => api.keys.pro,
       log: () => undefined,
+      now: () => api.clock.now(),
+      sleep: async () => undefined,
     });
     const event = { DeploymentId: 'd-1', LifecycleEventHookExecutionId: 'x' };
     await preTrafficHook(
