@@ -86,6 +86,15 @@ export interface ComparisonOptions {
 
 /** The problems quoted per version when it fails: enough to tell what broke, not the whole run. */
 const QUOTED = 5;
+/**
+ * The rate-limited answers (429) after which the check stops: its key's budget is spent (its day, or another use of
+ * it), so the answers judge nothing, and more 429s only bring the key nearer its ban.
+ */
+export const MAX_RATE_LIMITED = 10;
+
+/** A 429: the limiter refused the check's key, before the version did anything to judge. */
+const rateLimited = (outcome: Outcome): boolean =>
+  outcome.ok && (outcome.result as { statusCode?: unknown } | null | undefined)?.statusCode === 429;
 
 /**
  * Sends the same `perVersion` requests (`probeAt(i)`: the i-th pair's request) to the new version and to the version
@@ -103,6 +112,7 @@ export async function compareVersions(
   let counts: Counts = { newFailures: 0, newRequests: 0, oldFailures: 0, oldRequests: 0 };
   const start = opts.now();
   let started = 0;
+  let limited = 0;
   const run = async (probe: Probe, version: 'new' | 'old') => {
     // Paced: the k-th invocation starts no sooner than k intervals after the first, whoever runs it.
     const wait = start + started++ * opts.intervalMs - opts.now();
@@ -112,6 +122,10 @@ export async function compareVersions(
       outcome = await (version === 'new' ? invokeNew : invokeOld)(probe.event);
     } catch (error) {
       outcome = { ok: false, error };
+    }
+    if (rateLimited(outcome)) {
+      limited++;
+      return;
     }
     const problems = probe.judge(outcome);
     if (problems.length && quoted[version].size < QUOTED) quoted[version].add(`${probe.name}: ${problems[0]}`);
@@ -129,7 +143,11 @@ export async function compareVersions(
           };
   };
   let decision: Decision = 'undecided';
-  for (let first = 0; first < opts.perVersion && decision !== 'worse'; first += LOOK_EVERY) {
+  for (
+    let first = 0;
+    first < opts.perVersion && decision !== 'worse' && limited <= MAX_RATE_LIMITED;
+    first += LOOK_EVERY
+  ) {
     const last = Math.min(opts.perVersion, first + LOOK_EVERY);
     // The look's pairs, new before old in each, `concurrency` invocations in flight.
     const tasks: (() => Promise<void>)[] = [];
@@ -149,6 +167,17 @@ export async function compareVersions(
   }
   const tally = `the new version failed ${counts.newFailures} of ${counts.newRequests} requests, the live version ${counts.oldFailures} of ${counts.oldRequests}`;
   const notes = counts.oldFailures ? [`${tally}; the live version's: ${[...quoted.old].join('; ')}`] : [];
+  // Rate-limited answers are neither version's: past a few, too little was judged to let the version through.
+  if (decision !== 'worse' && limited > MAX_RATE_LIMITED)
+    return {
+      status: 'Failed',
+      problems: [
+        `the check's key was rate-limited (429) on ${limited} requests, so too little was judged (${tally}): its ` +
+          `budget is spent; deploy again once its day's budget is back, or give the check a key of a larger plan`,
+      ],
+      counts,
+      notes,
+    };
   if (decision !== 'worse') return { status: 'Succeeded', problems: [], counts, notes };
   return {
     status: 'Failed',

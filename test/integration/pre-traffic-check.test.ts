@@ -226,12 +226,29 @@ describe.each([...READ_OPERATIONS, AUTHORIZER.name])('%s, failing a steady share
 });
 
 it("a check key whose share of its budget cannot pace a read operation's check in time is refused before any request, naming the fix", async () => {
-  const { verdict, reports, invoked, fn } = await deploy('listPets', undefined, { key: api.keys.pro });
+  const { verdict, reports, invoked, fn } = await deploy('listPets', undefined, { key: api.keys.free });
   expect(reports).toEqual(['Failed']);
   expect(verdict.problems.join('\n')).toMatch(
-    /plan pro, 300 requests a minute.*npm run admin -- keys create --owner pre-traffic-check --plan business/,
+    /plan free, 60 requests a minute.*npm run admin -- keys create --stage \S+ --owner pre-traffic-check --plan business/,
   );
   expect(invoked.filter((i) => i.startsWith(`${fn.def.logicalId}:`))).toEqual([]);
+});
+
+it('a Pro check key is paced to its share of 300 a minute, and the real version passes', async () => {
+  const before = api.clock.now();
+  const { reports } = await deploy('listOrders', undefined, { key: api.keys.pro });
+  expect(reports).toEqual(['Succeeded']);
+  // 800 requests at 90 a minute: about 9 minutes of the stage's clock, under the hook's 15-minute timeout.
+  expect((api.clock.now() - before) / 60_000).toBeGreaterThan(8.5);
+  expect((api.clock.now() - before) / 60_000).toBeLessThan(10);
+});
+
+it('a spent check key (429 on both versions) judges nothing, so the check fails, saying so, and stops sending', async () => {
+  const limited: Handler = async () => json(429, { code: 'rate_limited', message: 'Too many requests.', status: 429 });
+  const { verdict, reports, invoked, fn } = await deploy('listOrders', limited, { current: limited });
+  expect(reports).toEqual(['Failed']);
+  expect(verdict.problems.join('\n')).toMatch(/rate-limited \(429\) on \d+ requests, so too little was judged/);
+  expect(invoked.filter((i) => i.startsWith(`${fn.def.logicalId}:`)).length).toBeLessThanOrEqual(50);
 });
 
 describe('getPet judged on an item the stage has', () => {
