@@ -203,6 +203,8 @@ describe.each(STAGE_NAMES)('stage %s: the pre-traffic hook judges each deploymen
     return [
       { step: 'GetDeployment', action: 'codedeploy:GetDeployment', resource: groupArn(appId, groupId) },
       { step: 'Invoke the target version', action: 'lambda:InvokeFunction', resource: `${fn}:7` },
+      // A read operation's or the authorizer's answers are compared with the version now live (the AppSpec's).
+      { step: 'Invoke the current version', action: 'lambda:InvokeFunction', resource: `${fn}:6` },
       {
         step: 'Invoke the live authorizer',
         action: 'lambda:InvokeFunction',
