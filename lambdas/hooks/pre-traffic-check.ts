@@ -110,12 +110,14 @@ export async function compareVersions(
 ): Promise<Comparison> {
   const quoted = { new: new Set<string>(), old: new Set<string>() };
   let counts: Counts = { newFailures: 0, newRequests: 0, oldFailures: 0, oldRequests: 0 };
-  const start = opts.now();
-  let started = 0;
+  // When the next invocation may start: each one at least an interval after the one before, even after a slow
+  // stretch, so no minute of the key's limiter gets more than its share.
+  let nextStart = opts.now();
   let limited = 0;
   const run = async (probe: Probe, version: 'new' | 'old') => {
-    // Paced: the k-th invocation starts no sooner than k intervals after the first, whoever runs it.
-    const wait = start + started++ * opts.intervalMs - opts.now();
+    const slot = Math.max(nextStart, opts.now());
+    nextStart = slot + opts.intervalMs;
+    const wait = slot - opts.now();
     if (wait > 0) await opts.sleep(wait);
     let outcome: Outcome;
     try {
