@@ -18,7 +18,7 @@ export const CHECK_KEY_READ_ACTIONS = 'secretsmanager:DescribeSecret on the chec
 
 /** The commands that issue the check's key on a stage (docs/deployment.md, "Gradual deploys"). */
 export const issueCheckKeyCommands = (stage: string): string =>
-  `npm run admin -- keys create --stage ${stage} --owner pre-traffic-check --plan pro, then ` +
+  `npm run admin -- keys create --stage ${stage} --owner pre-traffic-check --plan business, then ` +
   `aws secretsmanager create-secret --name ${checkKeySecretName(stage)} --secret-string <the key it printed>`;
 
 export const awsCheckKey: CheckKeySource = async (secretName) => {
