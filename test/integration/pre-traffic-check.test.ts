@@ -23,6 +23,8 @@ import {
   type PreTrafficPorts,
 } from '../../lambdas/hooks/pre-traffic-hook.ts';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
+// Seeded (mulberry32), so a random share fails the same requests on every run and the measured rates repeat.
+import { random as seeded } from '../../lib/stacks/gate-simulation.ts';
 
 let api: TestApi;
 let byName: Map<string, LocalFunction>;
@@ -181,18 +183,6 @@ describe.each(ROUTES.map((r) => r.operationId as string))('%s, broken', (name) =
     expect(verdict.problems.join('\n')).toMatch(problem);
   });
 });
-
-/** mulberry32: seeded, so "a random 5 %" fails the same requests on every run. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The real handler of `name`, failing a random `share` of its requests (a 503 for an operation, a throw for the authorizer). */
 const failingShare = (name: string, share: number, seed: number): Handler => {

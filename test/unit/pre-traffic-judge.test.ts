@@ -14,18 +14,8 @@ import {
   judgeRun,
   regressionPValue,
 } from '../../lambdas/hooks/pre-traffic-judge.ts';
-
-/** mulberry32: a small seeded generator, so the measured rates are the same on every run. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// Seeded (mulberry32), so a random share fails the same requests on every run and the measured rates repeat.
+import { random as seeded } from '../../lib/stacks/gate-simulation.ts';
 
 const RUNS = 5_000;
 
