@@ -4,10 +4,11 @@
  * under a hash of everything the template and the bundles depend on, so `npm start`, every test worker and the
  * bundle test share one synth; aws-cdk-lib is only imported on a cache miss.
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { contentHash, pruneCache } from './content-cache.ts';
 import type { CfnTemplate } from './template.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -45,24 +46,13 @@ export interface LocalAssembly {
   readonly bundled: boolean;
 }
 
-function filesUnder(path: string): string[] {
-  const abs = join(ROOT, path);
-  if (!existsSync(abs)) return [];
-  if (!statSync(abs).isDirectory()) return [abs];
-  return readdirSync(abs, { recursive: true, encoding: 'utf8' })
-    .map((f) => join(abs, f))
-    .filter((f) => statSync(f).isFile())
-    .sort();
-}
-
 /** A hash of the inputs' contents and the options: the cache key. */
 export function sourceHash(opts: SynthOptions): string {
-  const h = createHash('sha256');
-  h.update(
+  return contentHash(
+    ROOT,
+    INPUTS,
     JSON.stringify({ stage: opts.stage ?? 'staging', cors: opts.corsAllowedOrigins ?? null, node: process.version }),
   );
-  for (const f of INPUTS.flatMap(filesUnder)) h.update(relative(ROOT, f)).update(readFileSync(f));
-  return h.digest('hex').slice(0, 20);
 }
 
 function read(dir: string): LocalAssembly {
@@ -102,13 +92,7 @@ async function synthesize(outdir: string, opts: SynthOptions): Promise<void> {
   writeFileSync(join(outdir, 'local.json'), JSON.stringify({ stackName: stage.stackName, bundled: !!opts.bundle }));
 }
 
-function prune(): void {
-  const dirs = readdirSync(CACHE)
-    .filter((d) => /^[0-9a-f]{20}(-bundled)?$/.test(d))
-    .map((d) => ({ d, t: statSync(join(CACHE, d)).mtimeMs }))
-    .sort((a, b) => b.t - a.t);
-  for (const { d } of dirs.slice(KEEP)) rmSync(join(CACHE, d), { recursive: true, force: true });
-}
+const prune = (): void => pruneCache(CACHE, /^[0-9a-f]{20}(-bundled)?$/, KEEP);
 
 /**
  * The synthesized stack for these options: from the cache, else synthesized now (and cached). A bundled assembly

@@ -6,13 +6,14 @@
  * fast check (`npm run check`). A file that needs the app itself (annotations, cdk-nag, the assembly) still builds
  * one; a file that reads templates reads these.
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Token, type Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { STAGE_NAMES, type StageName } from '../../lib/config/stages.ts';
+import { contentHash, pruneCache } from '../../lib/local/content-cache.ts';
 import { createApp } from '../../lib/stacks/app.ts';
 import { SYNTH_CONTEXT } from './synth-context.ts';
 
@@ -31,29 +32,9 @@ const INPUTS = [
 /** Cached syntheses kept besides the newest (other branches). */
 const KEEP = 4;
 
-function filesUnder(path: string): string[] {
-  const abs = join(ROOT, path);
-  if (!existsSync(abs)) return [];
-  if (!statSync(abs).isDirectory()) return [abs];
-  return readdirSync(abs, { recursive: true, encoding: 'utf8' })
-    .map((f) => join(abs, f))
-    .filter((f) => statSync(f).isFile())
-    .sort();
-}
+const sourceHash = (): string => contentHash(ROOT, INPUTS, process.version);
 
-function sourceHash(): string {
-  const h = createHash('sha256').update(process.version);
-  for (const f of INPUTS.flatMap(filesUnder)) h.update(relative(ROOT, f)).update(readFileSync(f));
-  return h.digest('hex').slice(0, 20);
-}
-
-function prune(): void {
-  const dirs = readdirSync(CACHE)
-    .filter((d) => /^[0-9a-f]{20}$/.test(d))
-    .map((d) => ({ d, t: statSync(join(CACHE, d)).mtimeMs }))
-    .sort((a, b) => b.t - a.t);
-  for (const { d } of dirs.slice(KEEP)) rmSync(join(CACHE, d), { recursive: true, force: true });
-}
+const prune = (): void => pruneCache(CACHE, /^[0-9a-f]{20}$/, KEEP);
 
 /** The account settings stack's key, besides the stages'. */
 export const ACCOUNT = 'account';
