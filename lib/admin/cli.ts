@@ -54,6 +54,7 @@ const OPTIONS = {
   actor: { type: 'string' },
   yes: { type: 'boolean' },
   overlap: { type: 'string' },
+  show: { type: 'boolean' },
 } as const;
 
 /** Options every command takes. */

@@ -33,6 +33,7 @@ export interface Options {
   actor?: string;
   yes?: boolean;
   overlap?: string;
+  show?: boolean;
 }
 
 /** A command's arguments, checked before any dependency is built. */
@@ -72,6 +73,7 @@ export const SHAPES: Readonly<Record<string, { readonly options: readonly string
   reconcile: { options: ['all', 'after'], positionals: 1 },
   purge: { options: [], positionals: 0 },
   reindex: { options: [], positionals: 0 },
+  'issue-check-key': { options: ['show'], positionals: 0 },
 };
 
 export function int(name: string, v: string | undefined): number | undefined {
@@ -379,6 +381,31 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
           progress: (p) => progress(sweepProgressLine(p), { progress: p }),
         }),
       );
+    };
+  },
+  'issue-check-key': ({ o }) => {
+    // The local API's pre-traffic check is run by its tests with a key they pass it: nothing locally reads a secret.
+    if (o.local)
+      throw new AdminError(
+        "keys issue-check-key stores the key in a stage's Secrets Manager, which --local has none of (the local " +
+          'pre-traffic check is given its key by its tests): use --stage, or `keys create --owner pre-traffic-check ' +
+          '--plan business` for a local key',
+      );
+    const stage = o.stage!;
+    return async (admin) => {
+      const { did, key, record, secretName } = await admin.issueCheckKey(stage);
+      const where = `the secret ${secretName}`;
+      const lines = [
+        did === 'nothing'
+          ? `${record.keyId} is the check key and ${where} holds its secret: nothing to do`
+          : did === 'created'
+            ? `Created ${describe(record)}\nIts secret is stored in ${where}`
+            : `Gave ${record.keyId} a new secret (${where} held none of its secrets) and stored it there`,
+        // Never printed by default: the hook reads it from the secret, and a terminal's scrollback or a CI log is
+        // one more place it would leak from.
+        o.show ? `API key: ${key}` : 'Its secret is not printed (the hook reads it from the secret; --show prints it)',
+      ];
+      return printed(lines.join('\n'), { did, secretName, ...record, ...(o.show ? { key } : {}) });
     };
   },
   purge: () => async (admin) => {

@@ -92,6 +92,16 @@ const HELP: Readonly<Record<string, CommandHelp>> = {
       'deletes the API keys of their own that keys made before pools left, once no cached authorizer result names ' +
       'them (the authorizer cache TTL)',
   },
+  'issue-check-key': {
+    about:
+      "the stage's pre-traffic check key: a Business key with owner pre-traffic-check, its secret stored in the " +
+      'secret animal-store/<stage>/pre-traffic-check-key where the hook reads it; run again, it finishes what a run ' +
+      'left and says when there is nothing to do',
+    more:
+      'It never makes a second check key: a key whose secret never reached the secret is given a new one under the ' +
+      'same id (a rotation, in `keys history`). Needs secretsmanager:CreateSecret, PutSecretValue, DescribeSecret ' +
+      'and GetSecretValue on that secret. Stage targets only: locally nothing reads the secret.',
+  },
   reconcile: {
     args: ['id'],
     about:
@@ -116,6 +126,11 @@ const OPTION_HELP: Readonly<Record<string, { readonly value?: string; readonly a
     about: 'the old secret keeps working for N minutes (1 to 1,440), so the customer can deploy the new one first',
   },
   yes: { about: 'go ahead on production without asking' },
+  show: {
+    about:
+      'print the secret too; without it the secret is not printed: it lives in Secrets Manager, where the hook reads ' +
+      'it, and a terminal or CI log would be one more copy',
+  },
 };
 
 const GLOBAL_HELP = `Targets:

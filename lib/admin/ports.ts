@@ -50,6 +50,17 @@ export interface KeyAdminStorePort {
   history(keyId: string): Promise<AuditEntry[]>;
 }
 
+/**
+ * The pre-traffic check key's secret in Secrets Manager (`keys issue-check-key`: check-key.ts; the AWS side is
+ * secrets.ts). Its value is the key's secret alone, as the hook reads it (lambdas/hooks/pre-traffic-entry.ts).
+ */
+export interface CheckKeySecretPort {
+  /** The secret's value; undefined when there is no such secret yet. */
+  read(name: string): Promise<string | undefined>;
+  /** Sets the secret's value, creating the secret when there is none. */
+  write(name: string, value: string): Promise<void>;
+}
+
 export interface AdminDeps {
   readonly store: KeyAdminStorePort;
   readonly limits: Pick<LimitCounters, 'usage' | 'ban'>;
@@ -84,4 +95,6 @@ export interface AdminDeps {
    * that need a newer one are refused. @default this code's KEY_LAYOUT (a target running this code's authorizer)
    */
   readonly keyLayout?: KeyLayout;
+  /** Where `keys issue-check-key` stores the check key's secret; absent: the target has none (`--local`). */
+  readonly secrets?: CheckKeySecretPort;
 }

@@ -1,7 +1,7 @@
 /**
  * Key administration: create, list, show, history, revoke, restore, rotate, set-plan, ban, unban, purge, usage,
- * reconcile. Every change is recorded with who made it (audit.ts), in the same write as the change. A key's
- * record is the desired state and the only thing a command writes; reconcile (reconcile.ts) then brings API Gateway
+ * reconcile, issue-check-key. Every change is recorded with who made it (audit.ts), in the same write as the change.
+ * A key's record is the desired state and the only thing a command writes; reconcile (reconcile.ts) then brings API Gateway
  * and the limiter to it, each step safe to repeat, so any failure is finished by `keys reconcile <id>`.
  *
  * No key has an API Gateway API key of its own: every key shares a pool of API keys of its plan or Enterprise bracket
@@ -16,6 +16,7 @@
  * binds them to one set of dependencies.
  */
 import type { ListFilter } from '../../lambdas/storage/key-listing.ts';
+import { issueCheckKey } from './check-key.ts';
 import { adminContext } from './context.ts';
 import { ban, create, restore, revoke, rotate, setPlan, type Created, type PlanInput } from './lifecycle.ts';
 import { describeError, reconcile, ReconcileError } from './reconcile.ts';
@@ -57,6 +58,8 @@ export function keyAdmin(deps: AdminDeps, options: { actor?: string } = {}) {
       });
       return { ...r, record: view(r.record) };
     },
+    /** The stage's pre-traffic check key, made and stored in its Secrets Manager secret (check-key.ts). */
+    issueCheckKey: (stage: string) => issueCheckKey(ctx, stage),
     reconcileAll: (opts?: Parameters<typeof reconcileAll>[1]) => reconcileAll(ctx, opts),
   };
 }

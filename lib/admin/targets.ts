@@ -39,7 +39,7 @@ export interface TableTarget {
 }
 
 type PerPlan = Partial<Record<PlanName, string>>;
-type GatewayDeps = Pick<AdminDeps, 'gateway' | 'usagePlans' | 'revokedKeyGraceMs' | 'whoami' | 'keyLayout'>;
+type GatewayDeps = Pick<AdminDeps, 'gateway' | 'usagePlans' | 'revokedKeyGraceMs' | 'whoami' | 'keyLayout' | 'secrets'>;
 type Target = { tables: TableTarget; gatewayDeps: GatewayDeps };
 
 /**
@@ -81,6 +81,8 @@ async function localTarget(): Promise<Target> {
 async function awsTarget(stage: StageName, pacing?: PacingOptions): Promise<Target> {
   const { APIGatewayClient } = await import('@aws-sdk/client-api-gateway');
   const { awsKeyGateway } = await import('./gateway.ts');
+  const { SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
+  const { awsCheckKeySecrets } = await import('./secrets.ts');
   const { STAGES } = await import('../config/stages.ts');
   if (!Object.hasOwn(STAGES, stage)) throw new AdminError(`unknown stage "${stage}"`);
   const region = await sdkRegion();
@@ -99,6 +101,8 @@ async function awsTarget(stage: StageName, pacing?: PacingOptions): Promise<Targ
       // Twice the stage's authorizer cache TTL: no cached authorizer result still names a key purge deletes.
       revokedKeyGraceMs: 2 * STAGES[stage].authorizerCacheTtl.toMilliseconds(),
       whoami: () => callerArn(region),
+      // The pre-traffic check key's secret (keys issue-check-key), in the stack's region as the hook reads it.
+      secrets: awsCheckKeySecrets(new SecretsManagerClient({ region })),
     },
   };
 }

@@ -71,3 +71,19 @@ it('with --json, a failure past the checks is JSON too: DynamoDB not answering n
   expect(parsed.error).toMatch(/^DynamoDB did not answer \(ECONNREFUSED\)/);
   expect(parsed.next).toBe('npm run admin -- keys show key_0123456789abcdef --local --json');
 });
+
+it('keys issue-check-key --help says why the secret is not printed, and --local is refused before connecting', async () => {
+  const help = await run(['keys', 'issue-check-key', '--help']);
+  expect(help).toMatchObject({ code: 0, connected: false });
+  expect(help.out.split('\n')[0]).toMatch(/^Usage: npm run admin -- keys issue-check-key \[--show\]/);
+  expect(help.out).toMatch(
+    /--show {4,}print the secret too; without it the secret is not printed: it lives in Secrets/,
+  );
+  expect(help.out).toMatch(/secretsmanager:CreateSecret, PutSecretValue, DescribeSecret\s+and GetSecretValue/);
+  expect((await run(['--help'])).out).toMatch(/^ {2}keys issue-check-key \[--show\]$/m);
+  const local = await run(['keys', 'issue-check-key', '--local', '--json']);
+  expect(local).toMatchObject({ code: 1, out: '', connected: false });
+  expect(JSON.parse(local.err[0]!)).toMatchObject({
+    error: expect.stringContaining("a stage's Secrets Manager, which --local has none of"),
+  });
+});
