@@ -16,10 +16,12 @@ export type CheckKeySource = (
 /** The IAM action the check's read needs. */
 export const CHECK_KEY_READ_ACTIONS = 'secretsmanager:DescribeSecret on the check key';
 
-/** The commands that issue the check's key on a stage (docs/deployment.md, "Gradual deploys"). */
+/**
+ * The command that issues the check's key on a stage and stores it in its secret (docs/deployment.md, "The
+ * pre-traffic check"; lib/admin/check-key.ts): run again, it finishes whatever a run before left.
+ */
 export const issueCheckKeyCommands = (stage: string): string =>
-  `npm run admin -- keys create --stage ${stage} --owner pre-traffic-check --plan business, then ` +
-  `aws secretsmanager create-secret --name ${checkKeySecretName(stage)} --secret-string <the key it printed>`;
+  `npm run admin -- keys issue-check-key --stage ${stage}`;
 
 export const awsCheckKey: CheckKeySource = async (secretName) => {
   const { machineCredentialsProblem } = await import('./deployed.ts');

@@ -1,7 +1,7 @@
 /**
  * Preflight's pre-traffic check key check (lib/preflight/check-key.ts) on the synthesized staging template, with a
  * stand-in for Secrets Manager's DescribeSecret: an existing stack whose check key's secret is missing would roll
- * back every deployment (the hook fails every check), so preflight names the commands that issue it; a create (no
+ * back every deployment (the hook fails every check), so preflight names the one command that issues it; a create (no
  * CodeDeploy deployment runs) and a machine without credentials are not findings.
  */
 import { beforeAll, expect, it } from 'vitest';
@@ -26,12 +26,12 @@ const input = (state: 'absent' | 'present', t: CfnTemplate = template) =>
     note: (l: string) => notes.push(l),
   }) as unknown as PreflightInput;
 
-it('names the commands that issue the key when an existing stage lacks it', async () => {
+it('names the command that issues the key when an existing stage lacks it', async () => {
   const asked: string[] = [];
   const missing = checkKeyCheck(async (name) => (asked.push(name), false));
   expect(await missing.run(input('present'))).toEqual([
     expect.stringMatching(
-      /^pre-traffic check key: the secret animal-store\/staging\/pre-traffic-check-key does not exist, .*rolls back every deployment of staging: issue it first: npm run admin -- keys create --stage staging .*aws secretsmanager create-secret --name animal-store\/staging\/pre-traffic-check-key/,
+      /^pre-traffic check key: the secret animal-store\/staging\/pre-traffic-check-key does not exist, .*rolls back every deployment of staging: issue it first: npm run admin -- keys issue-check-key --stage staging$/,
     ),
   ]);
   expect(asked).toEqual([checkKeySecretName('staging')]);
