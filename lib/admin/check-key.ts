@@ -12,7 +12,7 @@
  */
 import { hashKey, type KeyRecord } from '../../lambdas/domain/keys.ts';
 import type { AdminContext } from './context.ts';
-import { create, rotate } from './lifecycle.ts';
+import { create, rotate, setPlan } from './lifecycle.ts';
 import { AdminError } from './ports.ts';
 import { describeError } from './reconcile.ts';
 import { view, type KeyView } from './rules.ts';
@@ -34,6 +34,8 @@ export interface IssuedCheckKey {
   readonly key: string;
   readonly record: KeyView;
   readonly secretName: string;
+  /** Set when the key was on Free and was moved to Business (Free cannot pace the check: the hook refuses it). */
+  readonly movedFrom?: 'free';
 }
 
 /** A failure before the secret is stored: what it stopped at, and the one command that finishes it. */
@@ -68,9 +70,21 @@ export async function issueCheckKey(ctx: AdminContext, stage: string): Promise<I
         `the other${others.length > 1 ? 's' : ''} (run \`keys revoke ${others[0]}\`${others.length > 1 ? ` and ${others.slice(1).join(', ')}` : ''}), then run ${ISSUE_CHECK_KEY} again`,
     );
   }
-  const current = usable[0];
+  let current = usable[0];
+  let movedFrom: 'free' | undefined;
+  // A Free key (made by hand, as the docs once allowed) cannot send the check's requests in time and the hook fails
+  // every deploy for it, naming this command: the key moves to Business, keeping its secret.
+  if (current?.plan === 'free') {
+    const keyId = current.keyId;
+    await setPlan(ctx, keyId, { plan: CHECK_KEY_PLAN }).catch((err: unknown) => {
+      throw unfinished(`key ${keyId} is on Free, which cannot pace the check, and was not moved to Business`, err);
+    });
+    current = (await ctx.find(keyId).catch(() => undefined)) ?? current;
+    movedFrom = 'free';
+  }
+  const moved = movedFrom ? { movedFrom } : {};
   if (current && current.hash === storedHash)
-    return { did: 'nothing', key: stored!, record: view(current), secretName };
+    return { did: 'nothing', key: stored!, record: view(current), secretName, ...moved };
   // The secret is missing or holds no secret of the key: nobody can be using the key's secret, so it is replaced.
   const made = current
     ? await rotate(ctx, current.keyId).then(
@@ -92,7 +106,7 @@ export async function issueCheckKey(ctx: AdminContext, stage: string): Promise<I
         'secret under the same id and stores that',
     );
   });
-  return { ...made, secretName };
+  return { ...made, secretName, ...moved };
 }
 
 /** Every active key of the check's owner, whatever its plan (one made by hand on another plan is still one). */

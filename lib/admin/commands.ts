@@ -393,11 +393,14 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
       );
     const stage = o.stage!;
     return async (admin) => {
-      const { did, key, record, secretName } = await admin.issueCheckKey(stage);
+      const { did, key, record, secretName, movedFrom } = await admin.issueCheckKey(stage);
       const where = `the secret ${secretName}`;
       const lines = [
+        ...(movedFrom
+          ? [`Moved ${record.keyId} from Free to Business (Free cannot pace the check's requests; its secret is kept)`]
+          : []),
         did === 'nothing'
-          ? `${record.keyId} is the check key and ${where} holds its secret: nothing to do`
+          ? `${record.keyId} is the check key and ${where} holds its secret: ${movedFrom ? 'nothing else' : 'nothing'} to do`
           : did === 'created'
             ? `Created ${describe(record)}\nIts secret is stored in ${where}`
             : `Gave ${record.keyId} a new secret (${where} held none of its secrets) and stored it there`,
@@ -405,7 +408,13 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
         // one more place it would leak from.
         o.show ? `API key: ${key}` : 'Its secret is not printed (the hook reads it from the secret; --show prints it)',
       ];
-      return printed(lines.join('\n'), { did, secretName, ...record, ...(o.show ? { key } : {}) });
+      return printed(lines.join('\n'), {
+        did,
+        secretName,
+        ...record,
+        ...(movedFrom ? { movedFrom } : {}),
+        ...(o.show ? { key } : {}),
+      });
     };
   },
   purge: () => async (admin) => {

@@ -99,7 +99,7 @@ const HELP: Readonly<Record<string, CommandHelp>> = {
       'left and says when there is nothing to do',
     more:
       'It never makes a second check key: a key whose secret never reached the secret is given a new one under the ' +
-      'same id (a rotation, in `keys history`). Needs secretsmanager:CreateSecret, PutSecretValue, DescribeSecret ' +
+      'same id (a rotation, in `keys history`); a Free one, too slow for the check, is moved to Business. Needs secretsmanager:CreateSecret, PutSecretValue, DescribeSecret ' +
       'and GetSecretValue on that secret. Stage targets only: locally nothing reads the secret.',
   },
   reconcile: {

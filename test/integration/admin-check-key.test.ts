@@ -166,6 +166,58 @@ describe('keys issue-check-key', () => {
     expect(await status(stored)).toBe(401);
   });
 
+  it('a check key made by hand on Free (too slow for the check) is moved to Business, keeping its stored secret', async () => {
+    const made = await runLocalAdmin(
+      deps,
+      'keys',
+      'create',
+      '--owner',
+      'pre-traffic-check',
+      '--plan',
+      'free',
+      '--json',
+    );
+    const { key, keyId } = JSON.parse(made.out) as { key: string; keyId: string };
+    const secrets = new MemorySecrets();
+    secrets.values.set(SECRET, key);
+    const r = await issue(secrets);
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toContain(`Moved ${keyId} from Free to Business`);
+    expect(r.out).toContain('nothing else to do');
+    expect(await oneWorkingCheckKey(secrets)).toEqual({ keyId, stored: key });
+    expect((await issue(secrets)).out).toMatch(/holds its secret: nothing to do/);
+  });
+
+  it('a revoked check key is replaced by a new one; two active check keys are refused, naming the one to revoke', async () => {
+    const secrets = new MemorySecrets();
+    expect((await issue(secrets)).code).toBe(0);
+    const { keyId: revoked, stored: old } = await oneWorkingCheckKey(secrets);
+    expect((await runLocalAdmin(deps, 'keys', 'revoke', revoked)).code).toBe(0);
+    expect((await issue(secrets)).out).toContain('Created');
+    const { keyId: kept } = await oneWorkingCheckKey(secrets);
+    expect(kept).not.toBe(revoked);
+    expect(await status(old)).toBe(401);
+
+    // A second one made by hand: the command does not choose for the admin which secret the hook keeps using.
+    const extra = await runLocalAdmin(
+      deps,
+      'keys',
+      'create',
+      '--owner',
+      'pre-traffic-check',
+      '--plan',
+      'pro',
+      '--json',
+    );
+    const { keyId: second } = JSON.parse(extra.out) as { keyId: string };
+    const refused = await issue(secrets);
+    expect(refused.code).toBe(1);
+    expect(refused.err).toContain(`keep ${kept} (its secret is stored)`);
+    expect(named(refused.err)).toBe(`keys revoke ${second}`);
+    expect((await runLocalAdmin(deps, 'keys', 'revoke', second)).code).toBe(0);
+    expect((await issue(secrets)).out).toContain('nothing to do');
+  });
+
   it('--local is refused with what to do instead, before anything is connected', async () => {
     const r = await run(deps, ['keys', 'issue-check-key', '--local']);
     expect(r.code).toBe(1);
