@@ -162,9 +162,9 @@ export async function checkDeployment(
       problems: [
         `the check's key (plan ${auth.plan}, ${auth.perMinute} requests a minute) cannot send the ` +
           `${2 * REQUESTS_PER_VERSION} requests of ${route.operationId}'s check within ${MAX_PACED_MS / 60_000} minutes ` +
-          `at its share of that budget (${perMinute} a minute): issue the check a Pro or Business key ` +
-          `(npm run admin -- keys create --stage ${config.stage} --owner pre-traffic-check --plan business) and put ` +
-          `it in its secret (aws secretsmanager put-secret-value --secret-id animal-store/${config.stage}/pre-traffic-check-key --secret-string <key>)`,
+          `at its share of that budget (${perMinute} a minute): give the check a Business key: ` +
+          `npm run admin -- keys issue-check-key --stage ${config.stage} (it moves the check's own Free key to ` +
+          'Business, or issues a Business one and stores it in its secret)',
       ],
     };
   return compare((i) => probes[i % probes.length]!, intervalMs);

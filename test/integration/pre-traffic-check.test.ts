@@ -219,7 +219,7 @@ it("a check key whose share of its budget cannot pace a read operation's check i
   const { verdict, reports, invoked, fn } = await deploy('listPets', undefined, { key: api.keys.free });
   expect(reports).toEqual(['Failed']);
   expect(verdict.problems.join('\n')).toMatch(
-    /plan free, 60 requests a minute.*npm run admin -- keys create --stage \S+ --owner pre-traffic-check --plan business/,
+    /plan free, 60 requests a minute.*npm run admin -- keys issue-check-key --stage \S+ /,
   );
   expect(invoked.filter((i) => i.startsWith(`${fn.def.logicalId}:`))).toEqual([]);
 });
