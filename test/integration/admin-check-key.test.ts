@@ -1,19 +1,22 @@
 /**
  * `keys issue-check-key --stage <stage>`: one command issues the pre-traffic check's key and stores its secret where
  * the hook reads it. Over the CLI, on DynamoDB Local and the local API (the secret stored is a key its authorizer
- * lets through), with Secrets Manager in memory (and, where moto_server is installed, moto's). Rerun, it says there
+ * lets through), with Secrets Manager in memory; where moto_server is installed, also its port on moto's Secrets
+ * Manager, and the whole `--stage` path (the stack deployed to moto, found by its outputs). Rerun, it says there
  * is nothing to do; stopped at any step (the secret's write failing, the process dying after the create or in it),
  * the command its failure names finishes it with one active check key whose stored secret works.
  */
 import { SecretsManagerClient, PutSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { runAdmin } from '../../lib/admin/cli.ts';
+import { realDeps, runAdmin } from '../../lib/admin/cli.ts';
 import type { AdminDeps, CheckKeySecretPort } from '../../lib/admin/ports.ts';
 import { awsCheckKeySecrets } from '../../lib/admin/secrets.ts';
+import { STAGES } from '../../lib/config/stages.ts';
 import { checkKeySecretName } from '../../lib/constructs/pre-traffic-hook.ts';
+import { localAssembly } from '../../lib/local/synth.ts';
 import { runLocalAdmin, startLocalAdmin } from '../helpers/admin.ts';
 import type { TestApi } from '../helpers/api.ts';
-import { MOTO_INSTALL, motoServerPath, startMoto, type Moto } from '../helpers/moto.ts';
+import { deployStage, MOTO_INSTALL, motoEnv, motoServerPath, startMoto, useEnv, type Moto } from '../helpers/moto.ts';
 
 const SECRET = checkKeySecretName('staging');
 
@@ -236,7 +239,7 @@ describe.skipIf(!MOTO)(MOTO ? "against moto's Secrets Manager" : `against moto (
   beforeAll(async () => {
     moto = await startMoto();
     client = new SecretsManagerClient(moto.config);
-  });
+  }, 240_000);
   afterAll(async () => {
     client?.destroy();
     await moto?.stop();
@@ -256,4 +259,36 @@ describe.skipIf(!MOTO)(MOTO ? "against moto's Secrets Manager" : `against moto (
     expect(again.out).toContain(`Gave ${keyId} a new secret`);
     expect((await oneWorkingCheckKey(secrets)).keyId).toBe(keyId);
   });
+
+  it("over the --stage path (the stack found by its outputs, its region's Secrets Manager): issued, then nothing to do", async () => {
+    await deployStage(moto, (await localAssembly()).template, STAGES.staging.stackName);
+    const restoreEnv = useEnv(motoEnv(moto));
+    try {
+      const onStage = async (...args: string[]) => {
+        const out: string[] = [];
+        const err: string[] = [];
+        const code = await runAdmin(
+          [...args, '--stage', 'staging'],
+          { out: (l) => out.push(l), err: (l) => err.push(l) },
+          realDeps,
+        );
+        return { code, out: out.join('\n'), err: err.join('\n') };
+      };
+      const first = await onStage('keys', 'issue-check-key');
+      expect(first.code, first.err).toBe(0);
+      expect(first.out).toContain(`Its secret is stored in the secret ${SECRET}`);
+      const listed = await onStage('keys', 'list', '--owner', 'pre-traffic-check', '--json');
+      const keys = (JSON.parse(listed.out) as { keys: Array<{ keyId: string; plan: string }> }).keys;
+      expect(keys).toEqual([expect.objectContaining({ plan: 'business' })]);
+      const stored = await awsCheckKeySecrets(client).read(SECRET);
+      expect(stored).toMatch(/^ask2?_/);
+      expect(first.out).not.toContain(stored);
+      // Nothing to do is said only when the stored secret is the key's own (its hash is the record's).
+      const again = await onStage('keys', 'issue-check-key', '--show');
+      expect(again.out).toContain(`${keys[0]!.keyId} is the check key and the secret ${SECRET} holds its secret`);
+      expect(again.out).toContain(`API key: ${stored}`);
+    } finally {
+      restoreEnv();
+    }
+  }, 240_000);
 });
