@@ -169,18 +169,14 @@ describe('keys issue-check-key', () => {
     expect(await status(stored)).toBe(401);
   });
 
+  /** A check key an admin made by hand with `keys create`, on `plan`. */
+  const madeByHand = async (plan: string) =>
+    JSON.parse(
+      (await runLocalAdmin(deps, 'keys', 'create', '--owner', 'pre-traffic-check', '--plan', plan, '--json')).out,
+    ) as { key: string; keyId: string };
+
   it('a check key made by hand on Free (too slow for the check) is moved to Business, keeping its stored secret', async () => {
-    const made = await runLocalAdmin(
-      deps,
-      'keys',
-      'create',
-      '--owner',
-      'pre-traffic-check',
-      '--plan',
-      'free',
-      '--json',
-    );
-    const { key, keyId } = JSON.parse(made.out) as { key: string; keyId: string };
+    const { key, keyId } = await madeByHand('free');
     const secrets = new MemorySecrets();
     secrets.values.set(SECRET, key);
     const r = await issue(secrets);
@@ -202,17 +198,7 @@ describe('keys issue-check-key', () => {
     expect(await status(old)).toBe(401);
 
     // A second one made by hand: the command does not choose for the admin which secret the hook keeps using.
-    const extra = await runLocalAdmin(
-      deps,
-      'keys',
-      'create',
-      '--owner',
-      'pre-traffic-check',
-      '--plan',
-      'pro',
-      '--json',
-    );
-    const { keyId: second } = JSON.parse(extra.out) as { keyId: string };
+    const { keyId: second } = await madeByHand('pro');
     const refused = await issue(secrets);
     expect(refused.code).toBe(1);
     expect(refused.err).toContain(`keep ${kept} (its secret is stored)`);
