@@ -173,8 +173,10 @@ describe('Prism (a validating proxy) finds nothing the API answers outside the d
   it("the limiter's 429 with Retry-After, and a deprecated operation's 410 after its sunset", async () => {
     const statuses = new Set<number>();
     // The Free plan's per-minute limit, and then some: the limiter (or the gateway's usage plan) answers 429. The
-    // service's clock stands still meanwhile: on a loaded machine the requests through Prism may span a new minute.
-    const at = Date.now();
+    // service's clock stands still meanwhile (on a loaded machine the requests through Prism may span a new minute),
+    // in the middle of the minute: in its last second the limiter counts a full minute's requests in the next one
+    // (containers' clocks may disagree that much), which a clock standing there would keep admitting (1 run in 60).
+    const at = Math.floor(Date.now() / 60_000) * 60_000 + 30_000;
     api.clock.set(() => at);
     try {
       for (let i = 0; i < 70 && !statuses.has(429); i++) {
