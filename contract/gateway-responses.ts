@@ -5,12 +5,10 @@
  *
  * The gateway cannot count requests, so its X-RateLimit-* headers are static: `0` means "produced by the gateway,
  * not counted against any key" (locally too). Retry-After on THROTTLED is one token-bucket refill (1 s).
- * Two exceptions take values from the authorizer's answer (contract/deny-context.ts): ACCESS_DENIED (a banned key)
- * its Retry-After, X-RateLimit-Reset and message, and QUOTA_EXCEEDED its X-RateLimit-Limit, X-RateLimit-Reset and
- * Retry-After: a key whose day is spent is told what the function tells it, and any other quota the static values
- * the authorizer puts in every Allow (QUOTA_FALLBACK: `0`, `0`, an hour).
+ * ACCESS_DENIED takes its code, message and headers from the authorizer's Deny (contract/deny-context.ts): a banned
+ * key, or one whose day is spent, is told exactly what the function tells it.
  */
-import { DENY_CONTEXT, QUOTA_CONTEXT, type AuthorizerContextKey } from './deny-context.ts';
+import { DENY_CONTEXT, type DenyContextKey } from './deny-context.ts';
 import { ERROR_CODES, JSON_HEADERS, UNCOUNTED_RATE_LIMIT_HEADERS, errorObject, type ErrorCode } from './errors.ts';
 
 /**
@@ -49,10 +47,15 @@ export interface GatewayResponseSpec {
   readonly status: number;
   /** May name `$context.authorizer.<key>` (one of contract/deny-context.ts's), rendered per request. */
   readonly message: string;
+  /**
+   * The body's code is the authorizer's (`$context.authorizer.<key>`), one of `codes`; `code` is the one documented
+   * first.
+   */
+  readonly codeFrom?: { readonly key: DenyContextKey; readonly codes: readonly ErrorCode[] };
   /** Static header values. */
   readonly headers: Readonly<Record<string, string>>;
   /** Headers mapped from the authorizer's `context`: header name → key (one of contract/deny-context.ts's). */
-  readonly authorizerHeaders?: Readonly<Record<string, AuthorizerContextKey>>;
+  readonly authorizerHeaders?: Readonly<Record<string, DenyContextKey>>;
 }
 
 /**
@@ -77,9 +80,11 @@ const spec = (
 /** A response whose `mapped` headers come from the authorizer's context instead of their static values. */
 const fromAuthorizer = (
   s: GatewayResponseSpec,
-  mapped: Readonly<Record<string, AuthorizerContextKey>>,
+  mapped: Readonly<Record<string, DenyContextKey>>,
+  codeFrom?: GatewayResponseSpec['codeFrom'],
 ): GatewayResponseSpec => ({
   ...s,
+  ...(codeFrom ? { codeFrom } : {}),
   headers: Object.fromEntries(Object.entries(s.headers).filter(([name]) => !(name in mapped))),
   authorizerHeaders: mapped,
 });
@@ -93,14 +98,17 @@ const fromAuthorizer = (
  */
 export const GATEWAY_RESPONSES: readonly GatewayResponseSpec[] = [
   spec('UNAUTHORIZED', 'unauthorized', { 'WWW-Authenticate': 'Bearer' }),
-  // The authorizer denies only banned keys, and says in its answer when the key is served again and who banned it
-  // (DENY_CONTEXT): the same headers and message the function's key_banned gives, but for the moment the gateway's
-  // cached Deny ends too. Without those values (a Deny cached by an authorizer from before they existed, for at most
-  // the cache TTL after the deploy that brings them) API Gateway has nothing to map: see docs/rate-limiting.md.
-  fromAuthorizer(spec('ACCESS_DENIED', 'key_banned', {}, `$context.authorizer.${DENY_CONTEXT.message}`), {
-    'Retry-After': DENY_CONTEXT.retryAfter,
-    'X-RateLimit-Reset': DENY_CONTEXT.until,
-  }),
+  // The authorizer denies a banned key and a key whose day is spent, and its Deny says which, with the function's
+  // code, message and headers for that standing (DENY_CONTEXT).
+  fromAuthorizer(
+    spec('ACCESS_DENIED', 'key_banned', {}, `$context.authorizer.${DENY_CONTEXT.message}`),
+    {
+      'Retry-After': DENY_CONTEXT.retryAfter,
+      'X-RateLimit-Limit': DENY_CONTEXT.limit,
+      'X-RateLimit-Reset': DENY_CONTEXT.until,
+    },
+    { key: DENY_CONTEXT.code, codes: ['key_banned', 'quota_exceeded'] },
+  ),
   spec('INVALID_API_KEY', 'forbidden', {}, 'The API key is not on a usage plan for this stage.'),
   spec('EXPIRED_TOKEN', 'forbidden', {}, "The request's AWS credentials have expired."),
   spec('INVALID_SIGNATURE', 'forbidden', {}, "The request's AWS signature is not valid."),
@@ -108,14 +116,8 @@ export const GATEWAY_RESPONSES: readonly GatewayResponseSpec[] = [
   spec('MISSING_AUTHENTICATION_TOKEN', 'not_found'),
   spec('RESOURCE_NOT_FOUND', 'not_found'),
   spec('THROTTLED', 'rate_limited', { 'Retry-After': '1' }),
-  // A key whose day is spent is counted on the spent-keys API key, whose quota is always spent: the authorizer's Allow
-  // carries the key's day limit and the end of its day (QUOTA_CONTEXT), the headers the function's quota_exceeded
-  // gives; any other Allow carries the static fallback. X-RateLimit-Remaining is 0 either way.
-  fromAuthorizer(spec('QUOTA_EXCEEDED', 'quota_exceeded'), {
-    'X-RateLimit-Limit': QUOTA_CONTEXT.limit,
-    'X-RateLimit-Reset': QUOTA_CONTEXT.reset,
-    'Retry-After': QUOTA_CONTEXT.retryAfter,
-  }),
+  // No usage plan has a quota (a spent day is the authorizer's Deny): kept for completeness, never expected.
+  spec('QUOTA_EXCEEDED', 'quota_exceeded'),
   spec('BAD_REQUEST_BODY', 'validation_failed'),
   spec('BAD_REQUEST_PARAMETERS', 'validation_failed'),
   spec('REQUEST_TOO_LARGE', 'payload_too_large'),

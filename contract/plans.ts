@@ -106,68 +106,18 @@ export function banThreshold(limits: PlanLimits): number {
   return Math.max(BAN_POLICY.fleetWorkers, limits.perMinute);
 }
 
-/** API Gateway's quota limit is an Integer (32-bit). */
-const MAX_QUOTA = 2 ** 31 - 1;
-
-export interface UsagePlanLimits {
-  /** Token bucket refill, requests per second. */
-  readonly rateLimit: number;
-  /** Token bucket size. */
-  readonly burstLimit: number;
-  /** Requests per quota period DAY. */
-  readonly quotaPerDay: number;
-  /** False when ACCOUNT_THROTTLE capped the bucket: then the gateway may reject what the app admits. */
-  readonly guaranteed: boolean;
+/**
+ * Each plan's usage plan and its one API key (aws-samples' serverless SaaS reference does the same per tier): the
+ * authorizer names the key of the caller's plan, so API Gateway counts every key of a plan against that plan's
+ * throttle. Per-key limits are the functions' limiter's (exact); the plan's throttle bounds the plan as a whole
+ * (lib/config/capacity.ts planThrottles sizes it). The value grants nothing (the API takes usage keys from the
+ * authorizer only, never from a client), so it need not be secret; it names the stage because API key values are
+ * unique per account and Region, which two stages may share. Alphanumeric, 30 to 128 characters, as API Gateway
+ * requires.
+ */
+export function planUsageKeyValue(stage: string, plan: PlanName): string {
+  return `animalstoreplan${plan}stage${stage.replace(/[^A-Za-z0-9]/g, '')}`.padEnd(32, '0');
 }
 
-/**
- * How a plan maps onto an API Gateway usage plan, so that the gateway never rejects a request the app admits from a
- * client that honours X-RateLimit-Remaining/Reset and Retry-After, while a runaway client is still stopped
- * (docs/deployment.md, "Limits → usage plans", gives the reasoning; test/infra/usage-plans.test.ts checks it on a
- * model of API Gateway). API Gateway counts every request that passes the authorizer, the app's own 429s included,
- * so with W = perMinute + banThreshold (what one minute window of a key that is not banned may see: its budget, and
- * the 429s of a fleet of clients that each honour theirs):
- * - burst = 2 W: the app admits a whole minute's budget at the end of one window and another right after the
- *   boundary, so a bucket must absorb two windows at once;
- * - rate = ceil(W / 60): any interval of T seconds meets at most floor(T / 60) + 2 windows, which the bucket
- *   admits because 2 W + (W / 60) T covers W (floor(T / 60) + 2);
- * - quota per DAY = what such a client can send in any 24 hours, whatever the gateway's day alignment (AWS does not
- *   document it): two UTC days of admitted requests, plus a batch of 429s for each window it used up (at most
- *   2 perDay / perMinute minutes, and 1,441 minute windows) and for each day it used up (2).
- */
-export function usagePlanThrottle(limits: PlanLimits): UsagePlanLimits {
-  const r = banThreshold(limits);
-  const perWindow = limits.perMinute + r;
-  const admitted = Math.min(2 * limits.perDay, 1_441 * limits.perMinute);
-  const usedUpWindows = Math.min(Math.floor((2 * limits.perDay) / limits.perMinute), 1_441) + 2;
-  const rateLimit = Math.ceil(perWindow / 60);
-  const burstLimit = 2 * perWindow;
-  const quotaPerDay = admitted + r * usedUpWindows;
-  return {
-    rateLimit: Math.min(rateLimit, ACCOUNT_THROTTLE.rateLimit),
-    burstLimit: Math.min(burstLimit, ACCOUNT_THROTTLE.burstLimit),
-    quotaPerDay: Math.min(quotaPerDay, MAX_QUOTA),
-    guaranteed:
-      rateLimit <= ACCOUNT_THROTTLE.rateLimit && burstLimit <= ACCOUNT_THROTTLE.burstLimit && quotaPerDay <= MAX_QUOTA,
-  };
-}
-
-/**
- * The usage plan of every shared pool member (Free, Pro, Business, each Enterprise bracket, their probation members):
- * the account's whole throttle, and a day quota larger than the account can admit in a day (10,000 req/s x 86,400 s
- * = 864 million), so a member never refuses what the account admits.
- *
- * Why not smaller: a member's customers are a 64th or a 16th of a plan's (a quarter of a bracket's), and the sum of
- * their contracts passes the account's throttle long before the customer counts we sell (900,000 Free customers are
- * 14,000 per member, 14,000 req/s at their minute rate). Any member plan below that sum lets one customer's honest
- * use, or a neighbour's burst, refuse another customer at the gateway with 429, and sizing it to "a few customers at
- * once" spent a whole plan's day at 64 Business customers. Each customer's own contract is enforced exactly by the
- * functions' limiter (and its bans, which the authorizer then answers from its cache), so the gateway's per-member
- * plan has nothing left to guard but the account; lib/config/capacity.ts checks every hop against the contract.
- */
-export const MEMBER_PLAN: UsagePlanLimits = {
-  rateLimit: ACCOUNT_THROTTLE.rateLimit,
-  burstLimit: ACCOUNT_THROTTLE.burstLimit,
-  quotaPerDay: MAX_QUOTA,
-  guaranteed: true,
-};
+/** The share of the stage's throttle the Free plan's usage plan gets unless the stage says otherwise. */
+export const DEFAULT_FREE_SHARE = 0.5;

@@ -2,13 +2,21 @@
  * `npm run capacity`: every hop a request crosses on a stage, its capacity against the demand the contracts of a
  * customer mix put on it (lib/config/capacity.ts). Exits 1 when a hop of ours is below what the account's ceilings
  * let through (a guard refusing customers inside their contract); ceilings below the mix name the quota increase.
+ * Then each plan's usage plan: its figures and what they protect.
  *
  *   npm run capacity -- --customers free=900000,pro=70000,business=25000,enterprise=5000 [--stage production]
  *     [--enterprise 5000/1000000] [-c animal-store:production:lambdaConcurrency=10000]
  */
 import { parseArgs } from 'node:util';
 import { ROUTES } from '../contract/routes.ts';
-import { capacityRows, capacityTable, shortfalls, REFERENCE_MIX, type CustomerMix } from '../lib/config/capacity.ts';
+import {
+  capacityRows,
+  capacityTable,
+  shortfalls,
+  usagePlanTable,
+  REFERENCE_MIX,
+  type CustomerMix,
+} from '../lib/config/capacity.ts';
 import { STAGES, STAGE_NAMES, contextProblems, withAccountQuotas, type StageName } from '../lib/config/stages.ts';
 import { requestUnitCeiling } from '../lib/constructs/data-tables.ts';
 
@@ -67,6 +75,7 @@ if (import.meta.main) {
       `\n${stage.stackName}: ${mix.free.toLocaleString('en-US')} Free, ${mix.pro.toLocaleString('en-US')} Pro, ${mix.business.toLocaleString('en-US')} Business, ${mix.enterprise.toLocaleString('en-US')} Enterprise keys (each ${mix.enterpriseLimits.perMinute.toLocaleString('en-US')}/min, ${mix.enterpriseLimits.perDay.toLocaleString('en-US')}/day)\n`,
     );
     console.log(capacityTable(rows));
+    console.log(`\nUsage plans (one API key each, shared by every key of the plan):\n\n${usagePlanTable(stage)}`);
     const below = shortfalls(rows);
     short += below.length;
     for (const r of below) console.log(`BELOW THE CONTRACT: ${r.hop} (${r.capacity} < ${r.demand} ${r.unit})`);

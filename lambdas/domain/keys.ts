@@ -5,17 +5,14 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import { BEARER_PATTERN } from '../../contract/auth.ts';
-import { PLANS, type PlanLimits, type PlanName } from '../../contract/plans.ts';
-import { SPENT_KEYS, isPoolMemberKey, poolValueOf, spentKeyValue } from '../../contract/key-pool.ts';
-import { PROBATION, probationValueOf } from '../../contract/probation.ts';
+import { PLANS, planUsageKeyValue, type PlanLimits, type PlanName } from '../../contract/plans.ts';
 import {
   DENY_CONTEXT,
-  QUOTA_CONTEXT,
-  QUOTA_FALLBACK,
+  SPENT_DENY_CUTOFF_SECONDS,
   banMessage,
+  quotaMessage,
   type BanCause,
   type DenyContextKey,
-  type QuotaContextKey,
 } from '../../contract/deny-context.ts';
 
 export type KeyStatus = 'active' | 'revoked';
@@ -30,35 +27,12 @@ export interface KeyRecord {
   readonly status: KeyStatus;
   readonly createdAt: string;
   readonly rotatedAt?: string;
-  /** The API Gateway API key this key maps to, for the usage-plan backstop (absent locally). */
-  readonly apiGatewayKeyId?: string;
-  /** The per-customer usage plan (Enterprise keys only). */
-  readonly usagePlanId?: string;
-  /**
-   * A per-customer usage plan the key has left (a move off Enterprise) that is not deleted yet: the admin tool
-   * deletes it right after the move, and `keys purge` finishes what a failed deletion left.
-   */
-  readonly retiredUsagePlanId?: string;
-  /** When the key was revoked (its API Gateway key is deleted only after the authorizer cache TTL has passed). */
+  /** When the key was revoked. */
   readonly revokedAt?: string;
-  /**
-   * An API key of its own the key left (moved into its plan's pool, or revoked): cached authorizer results may name
-   * it until `retiredAt` plus the authorizer cache TTL, so it is deleted only after that (lib/admin/reconcile.ts).
-   */
-  readonly retiredApiKeyId?: string;
-  /** When the record stopped naming `retiredApiKeyId` / `retiredUsagePlanId`. */
-  readonly retiredAt?: string;
-  /**
-   * The shard layout (how many counter items) today's counts still sit on, while a change of limits has not moved
-   * them to its own layout yet (lambdas/storage/shard-carry.ts); absent: they sit where the limits put them.
-   */
-  readonly countsShards?: number;
   /** An admin's ban (unix seconds): the key is refused until then (`keys ban`). */
   readonly bannedUntil?: number;
   /** Bans ending at or before this (unix seconds) are lifted (`keys unban`): the limiter's and the gateway's. */
   readonly unbannedThrough?: number;
-  /** The UTC day (start, unix seconds) whose spent quota an admin lifted: today's counts start again once. */
-  readonly dayLifted?: number;
   /**
    * Where the key was before its first plan change of the day, and its standing then: a set-plan back there the same
    * day is an admin undoing a mistake, and lifts the bans the mistake caused (lib/admin/lifecycle.ts setPlan).
@@ -73,13 +47,6 @@ export interface KeyRecord {
     /** The key's bans that day at the move. */
     readonly bans: number;
   };
-  /** Today's bans go back to `bans` (an undone plan change caused the others): reconcile writes it on the counters. */
-  readonly dayBansReset?: { readonly day: number; readonly bans: number };
-  /**
-   * The version the admin tool's reconcile last brought API Gateway and the limiter to (lib/admin/reconcile.ts):
-   * equal to `version` when nothing is pending.
-   */
-  readonly reconciledVersion?: number;
   /**
    * Optimistic concurrency: every admin write is conditional on the version it read and stores version + 1, so two
    * admins never undo each other's change. Records written before versions existed count as version 0.
@@ -102,36 +69,6 @@ export class StaleKeyRecordError extends Error {
     super(`key ${keyId} changed while it was being updated`);
     this.name = 'StaleKeyRecordError';
   }
-}
-
-/**
- * API Gateway API key values are alphanumeric, 20 to 128 characters (API Gateway developer guide, "Usage plans and
- * API keys"; older versions of that page and of the import format said 30): the values made here satisfy both.
- */
-export const API_KEY_VALUE_PATTERN = /^[A-Za-z0-9]{30,128}$/;
-
-/**
- * The value of a key's API Gateway API key, which the authorizer returns as `usageIdentifierKey` for the usage-plan
- * backstop. It is derived from the key id, never from the client's secret: anyone with `apigateway:GET` can read API
- * key values, and the value grants nothing (the gateway takes it only from the authorizer, never from a client).
- * It does not change when the secret is rotated, so the API Gateway key outlives rotations.
- */
-export function usageIdentifierKey(keyId: string): string {
-  return `animalstore${createHash('sha256').update(`usage-identifier:${keyId}`, 'utf8').digest('hex').slice(0, 32)}`;
-}
-
-/**
- * The API Gateway API key a key's requests count against (the usage-plan backstop), as the authorizer names it: the
- * pool member its key id maps to in its plan's (or Enterprise bracket's) pool on this stage (contract/key-pool.ts);
- * a key that still has an API key of its own (made before pools) uses that one until the admin tool's reconcile
- * moves it into its pool.
- */
-export function usageKeyOf(
-  record: Pick<KeyRecord, 'keyId' | 'plan' | 'apiGatewayKeyId' | 'limits'>,
-  stage: string,
-): string {
-  if (record.apiGatewayKeyId) return usageIdentifierKey(record.keyId);
-  return poolValueOf({ keyId: record.keyId, plan: record.plan, limits: limitsOf(record) }, stage);
 }
 
 /**
@@ -234,6 +171,7 @@ export function parseBearer(header: string | undefined): string | undefined {
 
 /** A usable key: what the operations get, and the API key its requests count against on this stage. */
 export interface Authenticated extends AuthContext {
+  /** Its plan's API key on the stage (contract/plans.ts planUsageKeyValue). */
   readonly usageIdentifierKey: string;
 }
 
@@ -259,7 +197,7 @@ export function usableKey(record: KeyRecord | undefined, stage: string): Authent
     plan: record.plan,
     perMinute: limits.perMinute,
     perDay: limits.perDay,
-    usageIdentifierKey: usageKeyOf(record, stage),
+    usageIdentifierKey: planUsageKeyValue(stage, record.plan),
   };
 }
 
@@ -274,78 +212,50 @@ export interface Standing {
 }
 
 /**
- * What the gateway does with an authenticated key's request, before it counts against any usage plan:
- * - `deny` a banned key (ACCESS_DENIED: 429 `key_banned`);
- * - `spent`: a key whose quota of today is spent is counted against the spent-keys API key, whose usage plan
- *   answers QUOTA_EXCEEDED (429 `quota_exceeded`), so it cannot use up what it shares (a Free pool member). Not in
- *   the day's last SPENT_KEYS.notInLastSeconds: a decision cached past midnight would refuse the new day's requests;
- * - `probation`: a key whose ban ended within PROBATION.seconds: a pooled key of any plan is counted against its
- *   plan's (or Enterprise bracket's) probation API key, not its pool member (contract/probation.ts), so its next ban
- *   cycle spends nothing it shares with customers in good standing, and drains no other shard's;
- * - `count` it against its own usage key.
- * An unknown standing counts the request (the function's limiter still enforces both).
+ * What the gateway does with an authenticated key's request:
+ * - `banned`: refused (a Deny: ACCESS_DENIED, 429 `key_banned`);
+ * - `spent`: its quota of today is spent, refused the same way (429 `quota_exceeded`), before it reaches a function
+ *   or its plan's usage plan. Not in the day's last SPENT_DENY_CUTOFF_SECONDS: a Deny cached past midnight would
+ *   refuse the new day's requests, so there the function's limiter refuses it;
+ * - `allow`: counted against its plan's usage plan, and the function's limiter decides.
+ * An unknown standing allows (the function's limiter still enforces both windows).
  */
-export type GateDecision = 'deny' | 'spent' | 'probation' | 'count';
+export type GateDecision = 'banned' | 'spent' | 'allow';
 
 export function gateDecision(standing: Standing | undefined, nowSec: number): GateDecision {
-  if (!standing) return 'count';
-  if (standing.bannedUntil !== undefined && standing.bannedUntil > nowSec) return 'deny';
+  if (!standing) return 'allow';
+  if (standing.bannedUntil !== undefined && standing.bannedUntil > nowSec) return 'banned';
   const dayStart = nowSec - (nowSec % 86_400);
   const secondsLeft = dayStart + 86_400 - nowSec;
-  if (standing.spentDay === dayStart && secondsLeft > SPENT_KEYS.notInLastSeconds) return 'spent';
-  if (standing.bannedUntil !== undefined && nowSec - standing.bannedUntil < PROBATION.seconds) return 'probation';
-  return 'count';
-}
-
-/** The API key the gateway counts the request against, after gateDecision. */
-export function gateUsageKey(auth: Authenticated, decision: GateDecision, stage: string): string {
-  if (decision === 'spent') return spentKeyValue(stage);
-  // Only a key that shares a pool member moves: one with an API key of its own spends only its own.
-  if (decision === 'probation' && isPoolMemberKey(auth.usageIdentifierKey))
-    return probationValueOf({ keyId: auth.keyId, plan: auth.plan, limits: auth }, stage);
-  return auth.usageIdentifierKey;
+  if (standing.spentDay === dayStart && secondsLeft > SPENT_DENY_CUTOFF_SECONDS) return 'spent';
+  return 'allow';
 }
 
 /**
- * What a banned key's Deny tells the client, in the authorizer's `context` (contract DENY_CONTEXT), which the
- * ACCESS_DENIED gateway response maps into Retry-After, X-RateLimit-Reset and its message. API Gateway caches the
- * Deny for the authorizer's TTL and replays it unchanged, so the key is refused until the later of its ban's end and
- * the cached answer's: a client told the ban's end alone would, when the ban ends within the TTL, come back to the
- * cached Deny. A replay repeats the Retry-After computed here, so it errs long by the answer's age (at most the TTL),
- * never short: a client that waits it is never refused again by this answer. The end itself, a moment, stays exact.
+ * What a Deny tells the client, in the authorizer's `context` (contract DENY_CONTEXT), which the ACCESS_DENIED
+ * gateway response maps into its code, message, X-RateLimit-Limit, X-RateLimit-Reset and Retry-After: what the
+ * function answers in that standing. API Gateway caches the Deny for the authorizer's TTL and replays it unchanged,
+ * so a banned key is refused until the later of its ban's end and the cached answer's: a client told the ban's end
+ * alone would, when the ban ends within the TTL, come back to the cached Deny. A replay repeats the Retry-After
+ * computed here, so it errs long by the answer's age (at most the TTL), never short. A spent day's end is never
+ * within the TTL (gateDecision), so it is exact.
  */
 export function denyContext(
-  bannedUntil: number,
+  decision: Exclude<GateDecision, 'allow'>,
+  auth: Pick<AuthContext, 'perMinute' | 'perDay'>,
+  standing: Standing,
   nowSec: number,
   cacheTtlSeconds: number,
-  bannedBy: BanCause = 'limiter',
 ): Record<DenyContextKey, string | number> {
-  const until = Math.max(bannedUntil, nowSec + cacheTtlSeconds);
+  const spent = decision === 'spent';
+  const until = spent ? nowSec - (nowSec % 86_400) + 86_400 : Math.max(standing.bannedUntil!, nowSec + cacheTtlSeconds);
+  const retryAfter = Math.max(1, until - nowSec);
   return {
-    [DENY_CONTEXT.retryAfter]: Math.max(1, until - nowSec),
+    [DENY_CONTEXT.code]: spent ? 'quota_exceeded' : 'key_banned',
+    [DENY_CONTEXT.limit]: spent ? auth.perDay : auth.perMinute,
+    [DENY_CONTEXT.retryAfter]: retryAfter,
     [DENY_CONTEXT.until]: until,
     [DENY_CONTEXT.untilIso]: new Date(until * 1000).toISOString(),
-    [DENY_CONTEXT.message]: banMessage(until, bannedBy),
-  };
-}
-
-/**
- * What every Allow tells the QUOTA_EXCEEDED gateway response (contract QUOTA_CONTEXT). A key whose day is spent
- * (`spent`) is refused there for the rest of its UTC day: its day limit, the day's end and the seconds until then,
- * as the function's quota_exceeded gives them. Never cached past that end (gateDecision gives no `spent` in the
- * day's last SPENT_KEYS.notInLastSeconds, longer than the cache TTL); a replay repeats the Retry-After computed
- * here, so it errs long by the answer's age, like a Deny's. Any other decision: the static fallback.
- */
-export function quotaContext(
-  decision: GateDecision,
-  perDay: number,
-  nowSec: number,
-): Record<QuotaContextKey, string | number> {
-  if (decision !== 'spent') return { ...QUOTA_FALLBACK };
-  const dayEnd = nowSec - (nowSec % 86_400) + 86_400;
-  return {
-    [QUOTA_CONTEXT.limit]: perDay,
-    [QUOTA_CONTEXT.reset]: dayEnd,
-    [QUOTA_CONTEXT.retryAfter]: Math.max(1, dayEnd - nowSec),
+    [DENY_CONTEXT.message]: spent ? quotaMessage(auth.perDay, retryAfter) : banMessage(until, standing.bannedBy),
   };
 }

@@ -18,7 +18,7 @@
  * never over-admit.
  */
 import { BAN_POLICY, LIMITER, banSecondsFor, type PlanLimits } from '../../contract/plans.ts';
-import { banMessage, type BanCause } from '../../contract/deny-context.ts';
+import { banMessage, quotaMessage, type BanCause } from '../../contract/deny-context.ts';
 import { AppError } from './errors.ts';
 
 export interface Windows {
@@ -224,7 +224,7 @@ export async function enforce(
     c.reason === 'minute' ? 'rate_limited' : 'quota_exceeded',
     c.reason === 'minute'
       ? `Rate limit of ${limit} requests per minute exceeded: retry after ${retry} s, with exponential backoff. Requests that keep coming while limited lead to a temporary ban (${BAN_POLICY.banSeconds / 60} minutes, twice as long for each repeat in a UTC day, at most ${BAN_POLICY.maxBanSeconds / 3600} hours).`
-      : `Daily quota of ${limit} requests exceeded: retry after ${retry} s, or move to a higher plan.`,
+      : quotaMessage(limit, retry),
     {
       'X-RateLimit-Limit': String(limit),
       'X-RateLimit-Remaining': '0',

@@ -3,25 +3,15 @@
  * BatchGetItem (one round trip per cache miss). Unknown, revoked or malformed keys throw exactly "Unauthorized" (API
  * Gateway answers 401); a token that fails the key's own check (domain/keys.ts keyForm) does so without a read. A
  * storage failure throws another error, which API Gateway answers with AUTHORIZER_FAILURE (mapped to 503): it fails
- * closed, never letting a request through. A banned key is denied (429 key_banned; the Deny's context says when it is
- * served again, for the gateway response to map), a key whose day is spent is counted against the spent-keys usage
- * plan (429 quota_exceeded), both before they count against anything they share. The policy allows the whole API
- * stage, so a cached result works on every route.
+ * closed, never letting a request through. A banned key and a key whose day is spent are denied (429 key_banned or
+ * quota_exceeded; the Deny's context carries the function's code, message and headers for the gateway response to
+ * map), before they reach a function or count against their plan's usage plan. An allowed key is counted against
+ * its plan's API key. The policy names the whole API stage, so a cached result works on every route.
  */
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
-import {
-  denyContext,
-  gateDecision,
-  hashKey,
-  keyForm,
-  overlapTarget,
-  parseBearer,
-  quotaContext,
-  usableKey,
-} from '../domain/keys.ts';
+import { denyContext, gateDecision, hashKey, keyForm, overlapTarget, parseBearer, usableKey } from '../domain/keys.ts';
 // The key and standing lookup alone, so the authorizer bundle carries no pet or limiter code.
 import { readKeyAndStanding } from '../storage/standing.ts';
-import { probationUsageKey } from '../storage/bracket-probation.ts';
 import type { Runtime } from '../shared/runtime.ts';
 
 /** `arn:aws:execute-api:region:account:apiId/stage/METHOD/path` → `arn:aws:execute-api:region:account:apiId/stage/*` */
@@ -83,13 +73,11 @@ export function authorizerHandler(rt: Runtime) {
     }
     const nowSec = Math.floor(rt.now() / 1000);
     const decision = gateDecision(found.standing, nowSec);
-    // A Deny says when the key is served again and who banned it (domain/keys.ts denyContext), an Allow what its
-    // quota's refusal says (quotaContext), for the gateway responses to map.
-    const ttl = rt.config.AUTH_CACHE_TTL_SECONDS;
+    // A Deny carries what the function would answer in that standing (domain/keys.ts denyContext).
     const deny =
-      decision === 'deny'
-        ? denyContext(found.standing!.bannedUntil!, nowSec, ttl, found.standing!.bannedBy)
-        : quotaContext(decision, auth.perDay, nowSec);
+      decision === 'allow'
+        ? {}
+        : denyContext(decision, auth, found.standing!, nowSec, rt.config.AUTH_CACHE_TTL_SECONDS);
     return {
       principalId: auth.keyId,
       policyDocument: {
@@ -97,18 +85,14 @@ export function authorizerHandler(rt: Runtime) {
         Statement: [
           {
             Action: 'execute-api:Invoke',
-            Effect: decision === 'deny' ? 'Deny' : 'Allow',
+            Effect: decision === 'allow' ? 'Allow' : 'Deny',
             Resource: stageWildcard(event.methodArn),
           },
         ],
       },
       context: { keyId: auth.keyId, plan: auth.plan, perMinute: auth.perMinute, perDay: auth.perDay, keyHash, ...deny },
-      // The API key of the usage-plan backstop: the pool member its key id maps to in its plan's (or Enterprise
-      // bracket's) pool (domain/keys.ts usageKeyOf; a key made before pools: its own, derived from its key id, never
-      // the client's secret); for a key on probation its pool's probation key, and for a key whose day is spent the
-      // spent-keys API key, whose usage plan refuses it before it counts against anything it shares. An Enterprise
-      // bracket's probation member only when the data says it exists (storage/bracket-probation.ts).
-      usageIdentifierKey: await probationUsageKey(rt.storage, auth, decision, keysStage),
+      // Its plan's API key: API Gateway counts the request against that plan's usage plan.
+      usageIdentifierKey: auth.usageIdentifierKey,
     };
   };
 }

@@ -16,15 +16,7 @@
  */
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
 import * as z from 'zod/mini';
-import {
-  FREE_KEY_POOL,
-  PAYING_POOLS,
-  payingPoolKeyValue,
-  poolKeyValue,
-  poolValueOf,
-  type PayingPoolPlan,
-} from '../../contract/key-pool.ts';
-import { STANDARD_PLANS, type PlanName } from '../../contract/plans.ts';
+import { PLAN_NAMES, STANDARD_PLANS, planUsageKeyValue, type PlanName } from '../../contract/plans.ts';
 import { BASE_PATH, EXISTING_ITEM, type RequestSample, type Route } from '../../contract/routes.ts';
 import { ErrorObject } from '../../contract/schemas.ts';
 import { generateKey, type AuthContext } from '../domain/keys.ts';
@@ -410,15 +402,11 @@ export interface AuthorizerProbeOptions {
 }
 
 /**
- * The API keys the stack creates on the stage: every member of the Free pool and of each paying plan's pool. A
- * usage key outside them is on no usage plan the stack made, and the gateway answers 403 to every request with it.
+ * The API keys the stack creates on the stage: one per plan. A usage key outside them is on no usage plan the stack
+ * made, and the gateway answers 403 to every request with it.
  */
-export function stagePoolKeys(stage: string): Set<string> {
-  const out = new Set<string>();
-  for (let m = 0; m < FREE_KEY_POOL.members; m++) out.add(poolKeyValue(stage, m));
-  for (const [plan, pool] of Object.entries(PAYING_POOLS))
-    for (let m = 0; m < pool.members; m++) out.add(payingPoolKeyValue(stage, plan as PayingPoolPlan, m));
-  return out;
+export function stagePlanKeys(stage: string): Set<string> {
+  return new Set(PLAN_NAMES.map((plan) => planUsageKeyValue(stage, plan)));
 }
 
 const stageOf = (methodArn: string) => methodArn.split('/')[1];
@@ -445,14 +433,12 @@ export function judgeAllow(outcome: Outcome, opts: AuthorizerProbeOptions): stri
   if (!(STANDARD_PLANS as readonly string[]).includes(plan))
     problems.push(`the check's key is on a standard plan, the context names ${String(ctx.plan)}`);
   const usageKey = r.usageIdentifierKey;
-  if (typeof usageKey !== 'string' || !stagePoolKeys(opts.keysStage).has(usageKey))
+  if (typeof usageKey !== 'string' || !stagePlanKeys(opts.keysStage).has(usageKey))
     problems.push(
       `the usage key ${String(usageKey)} is on no usage plan of stage ${opts.keysStage} (the gateway would answer 403)`,
     );
-  else if (typeof ctx.keyId === 'string' && (STANDARD_PLANS as readonly string[]).includes(plan)) {
-    const member = poolValueOf({ keyId: ctx.keyId, plan }, opts.keysStage);
-    if (usageKey !== member) problems.push(`the usage key ${usageKey} is not the key's pool member ${member}`);
-  }
+  else if ((STANDARD_PLANS as readonly string[]).includes(plan) && usageKey !== planUsageKeyValue(opts.keysStage, plan))
+    problems.push(`the usage key ${usageKey} is not the ${plan} plan's ${planUsageKeyValue(opts.keysStage, plan)}`);
   return problems;
 }
 
@@ -471,7 +457,7 @@ const tokenEvent = (token: string, methodArn: string): APIGatewayTokenAuthorizer
   methodArn,
 });
 
-/** The authorizer's probes: the check's own key is allowed onto its pool member, a fresh unknown key is refused. */
+/** The authorizer's probes: the check's own key is allowed onto its plan's API key, a fresh unknown key is refused. */
 export function authorizerProbes(opts: AuthorizerProbeOptions): Probe[] {
   return [
     { name: 'authorizer', event: tokenEvent(opts.token, opts.methodArn), judge: (o) => judgeAllow(o, opts) },

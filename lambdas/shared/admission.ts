@@ -56,9 +56,8 @@ export function gateOf(rt: Runtime): Gate | undefined {
  *
  * Once per container per authorizer cache TTL, not once per container: a standing the gateway holds stops the key
  * there within a TTL (its cached Allow expires), so the same refusal reaching this function a TTL after it was
- * recorded means the gateway no longer holds it. An admin lifted it (`keys unban` forgets a spent day), and the key
- * spent the day again: remembered for the container's life, that second spend was never recorded, and the key's
- * refused requests kept reaching the functions and counting on its shared pool member all day.
+ * recorded means the gateway no longer holds it: an admin lifted it (`keys unban` forgets a spent day) and the key
+ * spent the day again, which must be recorded again, or its refused requests reach the functions all day.
  */
 async function tellGateway(
   rt: Runtime,

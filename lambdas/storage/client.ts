@@ -121,6 +121,8 @@ const UNAVAILABLE = new Set([
   'RequestTimeoutException',
   // A transaction with the same client token is still running: the outcome is not known yet, so try later.
   'TransactionInProgressException',
+  // A write met an item an admin's transaction holds (keys ban, unban, set-plan): not applied; try later.
+  'TransactionConflictException',
   // The request's deadline (lambdas/shared/deadline.ts) aborted the call.
   'AbortError',
 ]);

@@ -42,6 +42,8 @@ const NOT_APPLIED = new Set([
   'ThrottlingException',
   'ProvisionedThroughputExceededException',
   'RequestLimitExceeded',
+  // The counter was held by an admin's transaction: this write was refused whole.
+  'TransactionConflictException',
   'ECONNREFUSED',
   'ENOTFOUND',
   'EAI_AGAIN',
@@ -207,7 +209,7 @@ export const MAX_SHARDS = limiterShards(MAX_CUSTOM_LIMITS);
 /**
  * Every shard's item of the day, read consistently in one BatchGetItem: every shard a key can have (at most
  * MAX_SHARDS), not only those of its limits now, so the day's count is whole whatever shard count its limits had
- * earlier today (a plan or limit change moves the counts: shard-carry.ts; this reads them wherever they are).
+ * earlier today (a plan or limit change moves the counts: standing-admin.ts; this reads them wherever they are).
  */
 async function usage(storage: Storage, subject: string, _limits: PlanLimits, w: Windows): Promise<Usage> {
   const table = storage.tables.state;

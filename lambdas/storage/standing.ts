@@ -73,7 +73,7 @@ export async function readKeyAndStanding(
 
 /**
  * What a function tells the gateway about a key it refused, or the admin tool about a key an admin banned (`by`:
- * 'admin', lib/admin/reconcile.ts).
+ * 'admin', lib/admin/lifecycle.ts ban).
  */
 export type StandingNote = { readonly bannedUntil: number; readonly by?: BanCause } | { readonly spentDay: number };
 

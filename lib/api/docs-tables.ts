@@ -14,7 +14,7 @@ import { AUTHORIZER, ROUTES, type FunctionAccess, type Route } from '../../contr
 import { alarmMetricTotal, alarmMetrics } from '../stacks/alarm-metrics.ts';
 import { gateRatesTable } from '../stacks/gate-simulation.ts';
 import { errorCodesSummary, errorCodesTable } from './error-tables.ts';
-import { capacityRows, capacityTable, REFERENCE_MIX } from '../config/capacity.ts';
+import { capacityRows, capacityTable, usagePlanTable, REFERENCE_MIX } from '../config/capacity.ts';
 import { STAGES, type StageName } from '../config/stages.ts';
 import { requestUnitCeiling } from '../constructs/data-tables.ts';
 import { buildOpenApi, named } from './openapi.ts';
@@ -184,6 +184,8 @@ export const GENERATED_TABLES = {
   'least-privilege': { file: 'docs/deployment.md', render: leastPrivilegeTable },
   'alarm-metrics': { file: 'docs/deployment.md', render: alarmMetricsTable },
   capacity: { file: 'docs/deployment.md', render: capacityHopsTable },
+  // Both stages size their usage plans alike under AWS's default quotas (test/unit/capacity.test.ts).
+  'usage-plans': { file: 'docs/deployment.md', render: () => usagePlanTable(STAGES.production) },
   'gate-rates': { file: 'docs/deployment.md', render: () => gateRatesTable() },
   'capacity-ceilings': { file: 'README.md', render: capacityCeilingsTable },
 } as const satisfies Record<string, { file: string; render: (routes?: readonly Route[]) => string }>;

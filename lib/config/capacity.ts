@@ -1,9 +1,9 @@
 /**
  * The capacity model: one account of every hop a request crosses (WAF, the stage throttle, the authorizer, the
- * usage-plan member, the functions, the limiter's items, the tables), with the capacity a stage gives it and the
+ * plans' usage plans, the functions, the limiter's items, the tables), with the capacity a stage gives it and the
  * demand the contracts sharing it can put on it for a customer mix. The stage's edge figures (stage throttle, the
- * authorizer's reserved concurrency, WAF's limits) are sized here from the account's quotas (edgeFor), the plans and
- * the pools come from contract/, and `npm run capacity`, the docs' table and test/unit/capacity.test.ts all read
+ * authorizer's reserved concurrency, WAF's limits, each plan's usage plan) are sized here from the account's quotas
+ * (edgeFor, planThrottles), the plans come from contract/, and `npm run capacity`, the docs' table and test/unit/capacity.test.ts all read
  * capacityRows, so no guard is sized in one place and checked against another.
  *
  * Two kinds of row:
@@ -17,15 +17,13 @@ import {
   ACCOUNT_THROTTLE,
   LIMITER,
   MAX_CUSTOM_LIMITS,
-  MEMBER_PLAN,
   PLANS,
+  PLAN_NAMES,
   STANDARD_PLANS,
   banThreshold,
   type PlanLimits,
   type PlanName,
-  type UsagePlanLimits,
 } from '../../contract/plans.ts';
-import { BRACKET_POOL, FREE_KEY_POOL, PAYING_POOLS } from '../../contract/key-pool.ts';
 import { ROUTES } from '../../contract/routes.ts';
 
 /**
@@ -164,8 +162,34 @@ export interface StageCapacity {
   readonly wafRequestsPerIpPer5Minutes: number;
   /** The tables' on-demand maximum throughput, request units per second. */
   readonly tableMaxUnits: number;
-  /** A pool member's usage plan, by plan (an earlier release's, to compare). @default MEMBER_PLAN for every plan */
-  readonly memberPlan?: (plan: PlanName) => UsagePlanLimits;
+  /** The Free plan's share of the stage throttle (planThrottles). */
+  readonly freeShare: number;
+}
+
+/** A usage plan's token bucket: requests per second, and how many at once. */
+export interface Throttle {
+  readonly rateLimit: number;
+  readonly burstLimit: number;
+}
+
+/**
+ * Each plan's usage plan, which all its keys share through its one API key: the paying plans get the stage's whole
+ * share of the account (its rate, and every method's bucket at once), so the gateway refuses no paying key the
+ * account would admit; Free gets `freeShare` of it, so Free keys at their full contract, however many (a viral
+ * sign-up, leaked keys), leave the paying plans the rest. Per-key limits are the functions' limiter's.
+ */
+export function planThrottles(
+  stage: Pick<StageCapacity, 'stageThrottle' | 'freeShare' | 'accountQuotas'>,
+): Record<PlanName, Throttle> {
+  const whole: Throttle = {
+    rateLimit: stage.stageThrottle.rateLimit,
+    burstLimit: Math.min(stage.accountQuotas.apiBurst, stage.stageThrottle.burstLimit * METHODS),
+  };
+  const free: Throttle = {
+    rateLimit: Math.max(1, Math.floor(whole.rateLimit * stage.freeShare)),
+    burstLimit: Math.max(1, Math.floor(whole.burstLimit * stage.freeShare)),
+  };
+  return Object.fromEntries(PLAN_NAMES.map((p) => [p, p === 'free' ? free : whole])) as Record<PlanName, Throttle>;
 }
 
 export interface CapacityRow {
@@ -183,19 +207,7 @@ export interface CapacityRow {
 
 const limitsOf = (plan: PlanName, mix: CustomerMix): PlanLimits =>
   plan === 'enterprise' ? mix.enterpriseLimits : PLANS[plan].limits!;
-const PLAN_KEYS: readonly PlanName[] = ['free', 'pro', 'business', 'enterprise'];
-
-/**
- * Customers on the busiest of `members` pool members: key ids are random and spread by a hash, so counts are
- * binomial; mean + 4 standard deviations bounds the busiest member of hundreds of stages.
- */
-export function busiestMember(customers: number, members: number): number {
-  const mean = customers / members;
-  return Math.ceil(mean + 4 * Math.sqrt(mean * (1 - 1 / members)));
-}
-
-const membersOf = (plan: PlanName): number =>
-  plan === 'free' ? FREE_KEY_POOL.members : plan === 'enterprise' ? BRACKET_POOL.members : PAYING_POOLS[plan].members;
+const PLAN_KEYS = PLAN_NAMES;
 
 /** Every hop for `mix` on `stage`, ceilings first, then in the order a request crosses them. */
 export function capacityRows(stage: StageCapacity, mix: CustomerMix = REFERENCE_MIX): CapacityRow[] {
@@ -301,28 +313,22 @@ export function capacityRows(stage: StageCapacity, mix: CustomerMix = REFERENCE_
     ceiling: false,
     note: `every method's bucket at once, or every admitted request at ${FUNCTION_WARM_MS} ms`,
   });
+  const throttles = planThrottles(stage);
   for (const plan of PLAN_KEYS) {
     if (mix[plan] === 0) continue;
-    const limits = limitsOf(plan, mix);
-    const members = membersOf(plan);
-    const busiest = busiestMember(mix[plan], members);
-    const name = plan === 'enterprise' ? 'an Enterprise bracket' : `the ${PLANS[plan].displayName} pool`;
-    const member = stage.memberPlan?.(plan) ?? MEMBER_PLAN;
+    const rate = (mix[plan] * limitsOf(plan, mix).perMinute) / 60;
+    const t = throttles[plan];
+    const capped = t.rateLimit < stage.stageThrottle.rateLimit;
     row({
-      hop: `Usage plan: member of ${name} (rate)`,
-      capacity: member.rateLimit,
-      demand: Math.ceil(Math.min(admitted, (busiest * limits.perMinute) / 60)),
+      hop: `Usage plan: ${PLANS[plan].displayName} (rate)`,
+      capacity: t.rateLimit,
+      // A capped plan is asked for its share of what the account admits: more is what the cap is there to refuse.
+      demand: Math.ceil(Math.min(capped ? admitted * stage.freeShare : admitted, rate)),
       unit: 'req/s',
       ceiling: false,
-      note: `${busiest.toLocaleString('en-US')} customers on its busiest of ${members} members${plan === 'enterprise' ? ' (all in one bracket)' : ''}`,
-    });
-    row({
-      hop: `Usage plan: member of ${name} (day)`,
-      capacity: member.quotaPerDay,
-      demand: Math.min(admitted * 86_400, busiest * limits.perDay),
-      unit: 'req/day',
-      ceiling: false,
-      note: 'each spending its whole day',
+      note: capped
+        ? `all ${mix[plan].toLocaleString('en-US')} keys together, capped at ${stage.freeShare} of the stage: the paying plans keep ${(stage.stageThrottle.rateLimit - t.rateLimit).toLocaleString('en-US')} req/s whatever Free keys send`
+        : `all ${mix[plan].toLocaleString('en-US')} keys together: the stage's whole share`,
     });
   }
   const exactItem = Math.min(LIMITER.exactPerMinute, largestKey);
@@ -367,5 +373,28 @@ export function capacityTable(rows: readonly CapacityRow[]): string {
         r.note.replace(/\|/g, '\\|'),
       ]),
     ),
+  ].join('\n');
+}
+
+/**
+ * Each plan's usage plan as `npm run capacity` and the docs print it: its keys' own limits (the functions' limiter),
+ * the plan's bucket at the gateway, and what that bucket protects.
+ */
+export function usagePlanTable(stage: Pick<StageCapacity, 'stageThrottle' | 'freeShare' | 'accountQuotas'>): string {
+  const t = planThrottles(stage);
+  const n = (x: number) => x.toLocaleString('en-US');
+  const lines = PLAN_NAMES.map((plan) => {
+    const limits = PLANS[plan].limits;
+    const perKey = limits ? `${n(limits.perMinute)}/min, ${n(limits.perDay)}/day` : 'agreed per key';
+    const protects =
+      plan === 'free'
+        ? `the paying plans: however many Free keys send, they keep ${n(stage.stageThrottle.rateLimit - t.free.rateLimit)} req/s and ${n(t.pro.burstLimit - t.free.burstLimit)} at once`
+        : 'nothing is held back from its keys: the stage’s whole share (each key’s contract is the limiter’s)';
+    return `| ${PLANS[plan].displayName} | ${perKey} | ${n(t[plan].rateLimit)} req/s | ${n(t[plan].burstLimit)} | ${protects} |`;
+  });
+  return [
+    '| Plan | Each key (limiter) | Usage plan rate | Usage plan burst | What it protects |',
+    '|---|---|---|---|---|',
+    ...lines,
   ].join('\n');
 }

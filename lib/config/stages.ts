@@ -10,6 +10,7 @@ import { LambdaDeploymentConfig, TrafficRouting, type ILambdaDeploymentConfig } 
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { StageName } from './stage-names.ts';
 import { DEFAULT_ACCOUNT_QUOTAS, edgeFor, type AccountQuotas } from './capacity.ts';
+import { DEFAULT_FREE_SHARE } from '../../contract/plans.ts';
 
 export { STAGE_NAMES, type StageName } from './stage-names.ts';
 
@@ -124,6 +125,11 @@ export interface StageConfig {
    */
   readonly wafRequestsPerKeyPer5Minutes: number;
   /**
+   * The share of the stage throttle the Free plan's usage plan gets (0 to 1; context `animal-store:<stage>:freeShare`):
+   * however many Free keys send at their full contract, paying keys keep the rest (capacity.ts planThrottles).
+   */
+  readonly freeShare: number;
+  /**
    * Reserved concurrency of the authorizer: its cap (a flood of random tokens cannot take more, so the functions keep
    * the rest) and its guarantee, sized to every method's stage bucket of uncached tokens at once (edgeFor).
    */
@@ -185,6 +191,7 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
     requireAccount: false,
     requireAlarmSubscriber: false,
     ...edgeOf(DEFAULT_ACCOUNT_QUOTAS),
+    freeShare: DEFAULT_FREE_SHARE,
     wafRequestsPerIpPer5Minutes: 2_000,
     traceSampleRate: 0.05,
     corsAllowedOrigins: [],
@@ -214,6 +221,7 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
     requireAccount: true,
     requireAlarmSubscriber: true,
     ...edgeOf(DEFAULT_ACCOUNT_QUOTAS),
+    freeShare: DEFAULT_FREE_SHARE,
     wafRequestsPerIpPer5Minutes: 20_000,
     traceSampleRate: 0.01,
     corsAllowedOrigins: [],
@@ -239,12 +247,20 @@ export function alarmNotificationsOf(stage: StageConfig, context: (key: string) 
 
 const QUOTA_NAMES = ['apiRate', 'apiBurst', 'lambdaConcurrency', 'tableUnits'] as const;
 
+/** A Free share given by context: a number above 0 and at most 1. */
+const freeShareOf = (v: unknown): number | undefined => {
+  const n = Number(v);
+  return v !== undefined && v !== '' && n > 0 && n <= 1 ? n : undefined;
+};
+
 /**
  * The stage with the account quotas context says were raised (`-c animal-store:<stage>:lambdaConcurrency=10000`, …)
- * and its edge sized again from them; unchanged without such context. A value that is not a positive whole number is
- * reported by contextProblems and ignored here.
+ * and its edge sized again from them, and the Free share context gives; unchanged without such context. A value that
+ * is not a positive whole number (a share: not in (0, 1]) is reported by contextProblems and ignored here.
  */
 export function withAccountQuotas(stage: StageConfig, context: (key: string) => unknown): StageConfig {
+  const share = freeShareOf(context(`animal-store:${stage.name}:freeShare`));
+  if (share !== undefined) stage = { ...stage, freeShare: share };
   const given = Object.fromEntries(
     QUOTA_NAMES.flatMap((n) => {
       const v = Number(context(`animal-store:${stage.name}:${n}`));
@@ -294,6 +310,7 @@ export function contextProblems(stage: StageName, context: (key: string) => unkn
   };
   check('account', (v) => /^\d{12}$/.test(v), 'an AWS account id (12 digits)');
   for (const n of QUOTA_NAMES) check(n, (v) => /^[1-9]\d*$/.test(v), 'a positive whole number (a granted quota)');
+  check('freeShare', (v) => freeShareOf(v) !== undefined, 'a share above 0 and at most 1 (e.g. 0.5)');
   check('region', (v) => /^[a-z]{2}(-[a-z]+)+-\d$/.test(v), 'an AWS Region (e.g. eu-west-1)');
   const email = /^[^\s@,]+@[^\s@,]+\.[^\s@,]+$/;
   const emails = value('alarmEmails');

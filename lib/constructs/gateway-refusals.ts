@@ -3,19 +3,17 @@
  * (QUOTA_EXCEEDED), and the stage's or the account's throttle (THROTTLED), answer before any function runs, so no
  * function metric counts them: the gateway's 4XXError mixes them with every other 4xx, and the functions'
  * RateLimited only counts the limiter's. The access log names each refusal's gateway response type and API key, so
- * metric filters on it count them, by cause. The spent-keys API key (contract/key-pool.ts SPENT_KEYS) is refused
- * QUOTA_EXCEEDED by design: its refusals are the limiter's day quota enforced at the gateway, counted in a metric of
- * their own, never as the gateway refusing customers.
+ * metric filters on it count them, by cause. The authorizer's Denies (ACCESS_DENIED: a banned key, a spent day) are
+ * the limiter's decisions enforced at the gateway, counted in a metric of their own, never as the gateway refusing
+ * customers.
  */
 import { Duration } from 'aws-cdk-lib';
-import { CfnApiKey } from 'aws-cdk-lib/aws-apigateway';
 import { Alarm, ComparisonOperator, MathExpression, TreatMissingData, type Metric } from 'aws-cdk-lib/aws-cloudwatch';
 import { FilterPattern, MetricFilter, type ILogGroup, type JsonPattern } from 'aws-cdk-lib/aws-logs';
-import { Construct, type IConstruct } from 'constructs';
+import { Construct } from 'constructs';
 import { ACCESS_LOG_FIELDS } from './api-edge.ts';
 import { linkAlarmRunbooks } from './alarm-runbook.ts';
 import { customMetric, type CustomMetrics } from './server-error-rate.ts';
-import { SPENT_KEY_LOGICAL_ID } from './usage-plan-ids.ts';
 
 /**
  * Gateway refusals of customers' keys in 5 minutes that page. The usage plans and the stage throttle are sized never
@@ -29,16 +27,13 @@ export const GATEWAY_REFUSING_CUSTOMERS_THRESHOLD = 10;
 
 /** The metrics the access log's metric filters publish (in the functions' namespace, under their dimension set). */
 export const GATEWAY_REFUSAL_METRICS = {
-  /** THROTTLED: a usage plan's token bucket, the stage's throttle or the account's, for any key but the spent one. */
+  /** THROTTLED: a plan's usage plan bucket, the stage's throttle or the account's. */
   throttled: 'GatewayThrottled',
-  /** QUOTA_EXCEEDED of any key but the spent one: a usage plan's day quota. */
+  /** QUOTA_EXCEEDED: a usage plan's quota (none has one: never expected). */
   quotaExceeded: 'GatewayQuotaExceeded',
-  /** THROTTLED or QUOTA_EXCEEDED of the spent-keys API key: intended (keys whose day is spent). */
-  spentKey: 'GatewaySpentKeyRefused',
+  /** ACCESS_DENIED: the authorizer's Deny of a banned key or a spent day (intended). */
+  denied: 'GatewayDenied',
 } as const;
-
-/** The gateway response types that are API Gateway's own 429s ("Gateway response types for API Gateway"). */
-export const GATEWAY_429_TYPES = ['THROTTLED', 'QUOTA_EXCEEDED'] as const;
 
 const PERIOD = Duration.minutes(5);
 
@@ -49,23 +44,9 @@ function fieldOf(variable: string): string {
   return `$.${field}`;
 }
 const RESPONSE_TYPE = fieldOf('$context.error.responseType');
-const API_KEY_ID = fieldOf('$context.identity.apiKeyId');
-
-/**
- * The id of the stage's spent-keys API key (the UsagePlans construct's key under SPENT_KEY_LOGICAL_ID): what the
- * access log's `apiKeyId` holds for a request the authorizer counted against it.
- */
-export function spentKeyIdOf(usagePlans: IConstruct): string {
-  const key = usagePlans.node.tryFindChild(SPENT_KEY_LOGICAL_ID);
-  if (!(key instanceof CfnApiKey)) throw new Error(`${usagePlans.node.path} has no spent-keys API key`);
-  return key.ref;
-}
-
 export interface GatewayRefusalsProps {
   /** The API's access log group; its lines must carry the custom metrics' dimensions as fields (accessLogFormat). */
   readonly accessLogs: ILogGroup;
-  /** The spent-keys API key's id (spentKeyIdOf). */
-  readonly spentKeyId: string;
   /** The functions' namespace and exact dimension set, which these metrics share. */
   readonly customMetrics: CustomMetrics;
 }
@@ -78,7 +59,7 @@ export interface GatewayRefusalSeries {
 
 /**
  * Metric filters on the access log counting API Gateway's own 429s (THROTTLED and QUOTA_EXCEEDED of customers'
- * keys, and the spent-keys key's apart), and one alarm: the gateway refusing customers, which means a hop (a usage
+ * keys, and the authorizer's Denies apart), and one alarm: the gateway refusing customers, which means a hop (a usage
  * plan, the stage throttle, the account's throttle) is at capacity.
  */
 export class GatewayRefusals extends Construct {
@@ -86,7 +67,7 @@ export class GatewayRefusals extends Construct {
   readonly series: readonly GatewayRefusalSeries[] = [
     { metricName: GATEWAY_REFUSAL_METRICS.throttled, label: 'THROTTLED (usage plan, stage or account)' },
     { metricName: GATEWAY_REFUSAL_METRICS.quotaExceeded, label: 'QUOTA_EXCEEDED (usage plan day quota)' },
-    { metricName: GATEWAY_REFUSAL_METRICS.spentKey, label: 'spent keys (intended)' },
+    { metricName: GATEWAY_REFUSAL_METRICS.denied, label: 'banned or spent keys (intended)' },
   ];
   readonly alarm: Alarm;
 
@@ -98,7 +79,6 @@ export class GatewayRefusals extends Construct {
     // a line without them (a format without the constants) counts nowhere rather than under another dimension set.
     const labels = Object.entries(dimensions).map(([k, v]) => FilterPattern.stringValue(`$.${k}`, '=', v));
     const ofType = (type: string) => FilterPattern.stringValue(RESPONSE_TYPE, '=', type);
-    const anyGateway429 = FilterPattern.any(...GATEWAY_429_TYPES.map(ofType));
     const filter = (filterId: string, metricName: string, pattern: JsonPattern) =>
       new MetricFilter(this, filterId, {
         logGroup: props.accessLogs,
@@ -109,23 +89,14 @@ export class GatewayRefusals extends Construct {
         // No default value: CloudWatch Logs allows none with dimensions; the alarm fills the gaps.
         dimensions: Object.fromEntries(Object.keys(dimensions).map((k) => [k, `$.${k}`])),
       });
-    const notSpent = FilterPattern.stringValue(API_KEY_ID, '!=', props.spentKeyId);
-    filter('Throttled', GATEWAY_REFUSAL_METRICS.throttled, FilterPattern.all(ofType('THROTTLED'), notSpent));
-    filter(
-      'QuotaExceeded',
-      GATEWAY_REFUSAL_METRICS.quotaExceeded,
-      FilterPattern.all(ofType('QUOTA_EXCEEDED'), notSpent),
-    );
-    filter(
-      'SpentKey',
-      GATEWAY_REFUSAL_METRICS.spentKey,
-      FilterPattern.all(anyGateway429, FilterPattern.stringValue(API_KEY_ID, '=', props.spentKeyId)),
-    );
+    filter('Throttled', GATEWAY_REFUSAL_METRICS.throttled, ofType('THROTTLED'));
+    filter('QuotaExceeded', GATEWAY_REFUSAL_METRICS.quotaExceeded, ofType('QUOTA_EXCEEDED'));
+    filter('Denied', GATEWAY_REFUSAL_METRICS.denied, ofType('ACCESS_DENIED'));
 
     const metric = (name: string): Metric => customMetric(props.customMetrics, name, PERIOD);
     const threshold = GATEWAY_REFUSING_CUSTOMERS_THRESHOLD;
     this.alarm = new Alarm(this, 'RefusingCustomers', {
-      alarmDescription: `API Gateway 429s to customers' keys (THROTTLED, QUOTA_EXCEEDED; the spent-keys key's aside) >= ${threshold} over 5 minutes`,
+      alarmDescription: `API Gateway 429s to customers' keys (THROTTLED, QUOTA_EXCEEDED; the authorizer's Denies aside) >= ${threshold} over 5 minutes`,
       // Each series has data only in a period with a refusal: a sum needs FILL on each, or one cause alone is empty.
       metric: new MathExpression({
         expression: 'FILL(throttled, 0) + FILL(quotaExceeded, 0)',

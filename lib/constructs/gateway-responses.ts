@@ -11,8 +11,9 @@ export interface GatewayResponsesProps {
 }
 
 /** The spec's Error object as a (static) mapping template. */
-export function errorBodyTemplate(r: Pick<GatewayResponseSpec, 'code' | 'message'>): string {
-  return JSON.stringify(errorObject(r.code, r.message));
+export function errorBodyTemplate(r: Pick<GatewayResponseSpec, 'code' | 'message' | 'codeFrom'>): string {
+  const body = errorObject(r.code, r.message);
+  return JSON.stringify(r.codeFrom ? { ...body, code: `$context.authorizer.${r.codeFrom.key}` } : body);
 }
 
 /**
@@ -36,9 +37,8 @@ export function responseHeadersOf(
 
 /**
  * Every error API Gateway itself produces answers with the spec's Error object, a JSON content type and the
- * headers of contract/gateway-responses.ts: static (the gateway cannot compute X-RateLimit-* values), except those the
- * authorizer's answer carries in its context: a banned key's Deny (ACCESS_DENIED) and an Allow's quota values
- * (QUOTA_EXCEEDED).
+ * headers of contract/gateway-responses.ts: static (the gateway cannot compute X-RateLimit-* values), except
+ * ACCESS_DENIED's, which the authorizer's Deny carries in its context (a ban or a spent day).
  */
 export class GatewayResponses extends Construct {
   constructor(scope: Construct, id: string, props: GatewayResponsesProps) {

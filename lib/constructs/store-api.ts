@@ -30,7 +30,7 @@ import {
 import { BASE_PATH, ROUTES, resourcePaths, type Route } from '../../contract/routes.ts';
 import type { CustomDomain } from '../config/stages.ts';
 import { BEARER_VALIDATION_EXPRESSION } from '../../contract/auth.ts';
-import { SPENT_KEYS } from '../../contract/key-pool.ts';
+import { SPENT_DENY_CUTOFF_SECONDS } from '../../contract/deny-context.ts';
 import { staticHeaders } from './literal.ts';
 import { pinLogicalId } from './logical-ids.ts';
 import { API_SECURITY_POLICY, accessLogFormat } from './api-edge.ts';
@@ -157,11 +157,9 @@ export class StoreApi extends Construct {
     });
 
     const authorizerCacheTtl = props.authorizerCacheTtl ?? Duration.seconds(60);
-    // A spent key's cached decision must end before its day does (SPENT_KEYS.notInLastSeconds).
-    if (authorizerCacheTtl.toSeconds() >= SPENT_KEYS.notInLastSeconds)
-      throw new Error(
-        `authorizerCacheTtl must be under ${SPENT_KEYS.notInLastSeconds} s (SPENT_KEYS.notInLastSeconds)`,
-      );
+    // A spent day's cached Deny must end before the day does (SPENT_DENY_CUTOFF_SECONDS).
+    if (authorizerCacheTtl.toSeconds() >= SPENT_DENY_CUTOFF_SECONDS)
+      throw new Error(`authorizerCacheTtl must be under ${SPENT_DENY_CUTOFF_SECONDS} s (SPENT_DENY_CUTOFF_SECONDS)`);
     this.authorizer = new TokenAuthorizer(this, 'KeyAuthorizer', {
       handler: props.authorizerHandler,
       identitySource: IdentitySource.header('Authorization'),

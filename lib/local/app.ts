@@ -49,7 +49,7 @@ export interface LocalApiOptions {
    * @default true
    */
   readonly reservedConcurrency?: boolean;
-  /** Enforce the template's usage plans (token bucket and day quota per API key). @default true */
+  /** Enforce the template's usage plans (a token bucket per API key, and a plan's day quota). @default true */
   readonly usagePlans?: boolean;
   /**
    * Enforce the stage's throttle (a token bucket per method, from the template) and the account's, before the

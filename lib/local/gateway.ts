@@ -148,9 +148,7 @@ async function admit(
   );
   if (outcome.kind === 'reject') return { refused: g.responses.answer(outcome.type, r, outcome.context) };
   if (method.apiKeyRequired && g.enforceUsagePlans) {
-    const verdict = g.usage.admit(outcome.usageIdentifierKey, outcome.context, g.now());
-    // The authorizer answered before the usage plan refused: its context is there for the response to map (a spent
-    // day's QUOTA_EXCEEDED carries the key's own values).
+    const verdict = g.usage.admit(outcome.usageIdentifierKey, g.now());
     if (verdict !== 'ok') return { refused: g.responses.answer(verdict, r, outcome.context) };
   }
   return { context: outcome.context };

@@ -38,8 +38,22 @@ export interface InvocationRules {
 const API_GATEWAY = 'apigateway.amazonaws.com';
 const UNDERSTOOD = new Set(['Action', 'FunctionName', 'Principal', 'SourceArn']);
 
-/** The function and qualifier a value names: `Ref` to an alias or a function, or a function's `Fn::GetAtt … Arn`. */
+/** A qualified ARN written out: `Fn::Join` of a function's ARN and `:<qualifier>` (how the stack names an alias). */
+function joinedQualifier(value: unknown): { fn: unknown; qualifier: string } | undefined {
+  const join = (value as { 'Fn::Join'?: [string, unknown[]] } | undefined)?.['Fn::Join'];
+  if (!join || join[0] !== '' || join[1].length !== 2) return undefined;
+  const [fn, suffix] = join[1];
+  const m = typeof suffix === 'string' ? /^:([A-Za-z0-9_-]+)$/.exec(suffix) : null;
+  return m ? { fn, qualifier: m[1]! } : undefined;
+}
+
+/**
+ * The function and qualifier a value names: `Ref` to an alias or a function, a function's `Fn::GetAtt … Arn`, or
+ * that ARN joined with `:<qualifier>`.
+ */
 function targetOf(t: CfnTemplate, value: unknown, where: string): Target {
+  const joined = joinedQualifier(value);
+  if (joined) return { functionId: targetOf(t, joined.fn, where).functionId, qualifier: joined.qualifier };
   const o = (value ?? {}) as { Ref?: string; 'Fn::GetAtt'?: [string, string] };
   const id = o.Ref ?? (o['Fn::GetAtt']?.[1] === 'Arn' ? o['Fn::GetAtt'][0] : undefined);
   const r = id ? t.Resources[id] : undefined;
@@ -51,13 +65,22 @@ function targetOf(t: CfnTemplate, value: unknown, where: string): Target {
   throw new Error(`${where}: the local gateway cannot tell which function ${JSON.stringify(value)} names`);
 }
 
-/** The target a Lambda invocation URI (an integration's Uri, an authorizer's AuthorizerUri) calls. */
+/**
+ * The target a Lambda invocation URI (an integration's Uri, an authorizer's AuthorizerUri) calls: the function its
+ * `…/functions/<ARN>/invocations` path names, the last Lambda reference in it (an authorizer's URI also names the
+ * function earlier, inside the Fn::Select that picks its Region).
+ */
 function invokedTarget(t: CfnTemplate, uri: unknown, where: string): Target {
-  const refs = [...JSON.stringify(uri ?? null).matchAll(/\{"(?:Ref|Fn::GetAtt)":(?:"[^"]+"|\["[^"]+","Arn"\])\}/g)];
-  for (const [ref] of refs) {
-    const named = JSON.parse(ref) as { Ref?: string; 'Fn::GetAtt'?: [string, string] };
+  const text = JSON.stringify(uri ?? null);
+  const refs = [...text.matchAll(/\{"(?:Ref|Fn::GetAtt)":(?:"[^"]+"|\["[^"]+","Arn"\])\}/g)].reverse();
+  for (const m of refs) {
+    const named = JSON.parse(m[0]) as { Ref?: string; 'Fn::GetAtt'?: [string, string] };
     const id = named.Ref ?? named['Fn::GetAtt']![0];
-    if (/^AWS::Lambda::(Function|Alias)$/.test(t.Resources[id]?.Type ?? '')) return targetOf(t, named, where);
+    if (!/^AWS::Lambda::(Function|Alias)$/.test(t.Resources[id]?.Type ?? '')) continue;
+    // A function's ARN followed by `:<qualifier>/invocations`: the URI names that alias or version.
+    const qualifier = /^,":([A-Za-z0-9_-]+)\/invocations"/.exec(text.slice(m.index + m[0].length))?.[1];
+    const target = targetOf(t, named, where);
+    return qualifier && !target.qualifier ? { ...target, qualifier } : target;
   }
   throw new Error(`${where}: no Lambda function in ${JSON.stringify(uri)}`);
 }

@@ -103,8 +103,6 @@ export interface ApiModel {
   readonly stageThrottle?: StageThrottleDef;
   readonly authorizers: ReadonlyMap<string, AuthorizerDef>;
   readonly usagePlans: ReadonlyMap<string, UsagePlanDef>;
-  /** Stack outputs naming a usage plan (`UsagePlanIdFree` → its id), as the admin tool reads them. */
-  readonly usagePlanOutputs: ReadonlyMap<string, string>;
   /** The API keys the template itself puts on a usage plan: key value → usage plan id. */
   readonly usagePlanKeys?: ReadonlyMap<string, string>;
   readonly gatewayResponses: ReadonlyMap<string, GatewayResponseDef>;

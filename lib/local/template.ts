@@ -264,12 +264,6 @@ export function apiModel(t: CfnTemplate): ApiModel {
   const stages = byType(t, 'AWS::ApiGateway::Stage');
   if (stages.length !== 1) throw new Error(`expected one API Gateway stage, found ${stages.length}`);
   const paths = resourcePaths(t);
-  const usagePlans = usagePlansOf(t);
-  const usagePlanOutputs = new Map(
-    Object.entries(t.Outputs ?? {})
-      .map(([k, o]) => [k, referencedId(o.Value)] as const)
-      .filter((e): e is [string, string] => !!e[1] && usagePlans.has(e[1])),
-  );
   const [stageId, stage] = stages[0]!;
   const methods = byType(t, 'AWS::ApiGateway::Method').map(([id, r]) => methodOf(t, id, r.Properties!, paths));
   return {
@@ -277,8 +271,7 @@ export function apiModel(t: CfnTemplate): ApiModel {
     methods,
     stageThrottle: stageThrottleOf(stageId, stage.Properties!, methods),
     authorizers: authorizersOf(t),
-    usagePlans,
-    usagePlanOutputs,
+    usagePlans: usagePlansOf(t),
     usagePlanKeys: usagePlanKeysOf(t),
     gatewayResponses: gatewayResponsesOf(t),
     functions: functionsOf(t),

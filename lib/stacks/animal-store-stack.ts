@@ -3,12 +3,14 @@ import { Annotations, CfnOutput, Stack, Validations, type CfnResource, type Stac
 import { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import type { Operation } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { CfnPermission, Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { AUTHORIZER, ROUTES } from '../../contract/routes.ts';
 import { PLANS } from '../../contract/plans.ts';
 import { ERROR_CODES } from '../../contract/errors.ts';
 import { alarmNotificationsOf, existingTableNamesOf, type StageConfig } from '../config/stages.ts';
+import { planThrottles } from '../config/capacity.ts';
 import { TABLES } from '../../contract/tables.ts';
 import { AlarmTopic } from '../constructs/alarm-topic.ts';
 import { ApiAlarms } from '../constructs/alarms.ts';
@@ -16,15 +18,14 @@ import { ApiFunction, LIVE_ALIAS, TELEMETRY } from '../constructs/api-function.t
 import { CanaryDeployments } from '../constructs/canary-deployments.ts';
 import { OperationsDashboard } from '../constructs/dashboard.ts';
 import { DataTables, requestUnitCeiling } from '../constructs/data-tables.ts';
-import { GatewayRefusals, spentKeyIdOf } from '../constructs/gateway-refusals.ts';
+import { GatewayRefusals } from '../constructs/gateway-refusals.ts';
 import { GatewayResponses } from '../constructs/gateway-responses.ts';
 import { STAGE_NAME, StoreApi } from '../constructs/store-api.ts';
 import { UsagePlans } from '../constructs/usage-plans.ts';
 import { WebFirewall } from '../constructs/web-firewall.ts';
 import { pinLogicalId } from '../constructs/logical-ids.ts';
 import { accessOf, functionConstructId, tableEnvironment, tableOperations } from './function-access.ts';
-import { OUTPUT_IDS, tableNameOutputId, usagePlanOutputId } from './outputs.ts';
-import { KEY_LAYOUT } from '../../contract/key-layout.ts';
+import { OUTPUT_IDS, USAGE_KEYS_PER_PLAN, tableNameOutputId, usagePlanOutputId } from './outputs.ts';
 import { DEPLOY_HOOK_METADATA, FUNCTION_METADATA, TABLE_METADATA } from './metadata.ts';
 import { PreTrafficHook } from '../constructs/pre-traffic-hook.ts';
 import { writeLambdaEntry } from '../config/lambda-entries.ts';
@@ -90,8 +91,7 @@ export class AnimalStoreStack extends Stack {
           // The ARN, never the value: the function reads the secret at cold start (lambdas/shared/cursor-keys.ts),
           // so the value is not in its configuration and a rotation needs no deploy.
           ...(access.cursorSecret ? { CURSOR_SECRET_ARN: cursorSecret.secretArn } : {}),
-          // The stage the stack's own API keys are named for (pool members, the spent-keys key): the authorizer
-          // names them to the gateway. STAGE says the same in AWS; a local run sets STAGE=local for its logs and
+          // The stage the plans' API keys are named for: the authorizer names them to the gateway. STAGE says the same in AWS; a local run sets STAGE=local for its logs and
           // keeps this, so the authorizer names the keys the local gateway reads from this template.
           ...(name === AUTHORIZER.name
             ? {
@@ -131,10 +131,18 @@ export class AnimalStoreStack extends Stack {
       namespace: TELEMETRY.metricsNamespace,
       dimensions: { service: TELEMETRY.serviceName, stage: stage.name },
     };
+    // The authorizer's alias moves to a new version only once the plans' API keys it names exist (below), and the
+    // usage plans come after the stage, which comes after the authorizer: so API Gateway's authorizer names the
+    // alias by its ARN, not by a reference to the alias resource, or the template would be circular.
+    const authorizer = functions.get(AUTHORIZER.name)!;
+    const authorizerLive = LambdaFunction.fromFunctionAttributes(this, 'AuthorizerLiveArn', {
+      functionArn: `${authorizer.function.functionArn}:${LIVE_ALIAS}`,
+      sameEnvironment: true,
+    });
     const store = new StoreApi(this, 'Api', {
       // API Gateway invokes the `live` aliases (the permissions are granted on them), so deploys can shift traffic.
       handlers: new Map(ROUTES.map((r) => [r.operationId, functions.get(r.operationId)!.alias])),
-      authorizerHandler: functions.get(AUTHORIZER.name)!.alias,
+      authorizerHandler: authorizerLive,
       authorizerCacheTtl: stage.authorizerCacheTtl,
       accessLogRetention: stage.accessLogRetention,
       executionLogRetention: stage.logRetention,
@@ -156,12 +164,18 @@ export class AnimalStoreStack extends Stack {
       api: store.api,
       namePrefix: stage.stackName,
       stageName: stage.name,
+      throttles: planThrottles(stage),
     });
+    // A new authorizer version names the plans' API keys: its alias moves to it only once they exist (else 403). The
+    // permission to invoke the alias names it by ARN too: it waits for the alias.
+    const authorizerAlias = authorizer.alias.node.defaultChild as CfnResource;
+    for (const planKey of usagePlans.planKeys) authorizerAlias.addResourceDependency(planKey);
+    for (const child of authorizerLive.node.findAll())
+      if (child instanceof CfnPermission) child.addResourceDependency(authorizerAlias);
 
-    // API Gateway's own 429s, which no function sees, counted from the access log (the spent-keys key's apart).
+    // API Gateway's own 429s, which no function sees, counted from the access log (the authorizer's Denies apart).
     const gatewayRefusals = new GatewayRefusals(this, 'GatewayRefusals', {
       accessLogs: store.accessLogs,
-      spentKeyId: spentKeyIdOf(usagePlans),
       customMetrics,
     });
     const used = tableOperations();
@@ -272,10 +286,9 @@ export class AnimalStoreStack extends Stack {
       value: cursorSecret.secretArn,
       description: 'Secret that signs pagination cursors',
     });
-    // The admin tool reads it before any write that names a usage key: one this authorizer would not find is refused.
-    new CfnOutput(this, OUTPUT_IDS.keyLayout, {
-      value: String(KEY_LAYOUT),
-      description: "Key layout the stage's authorizer understands (contract/key-layout.ts)",
+    new CfnOutput(this, OUTPUT_IDS.usageKeys, {
+      value: USAGE_KEYS_PER_PLAN,
+      description: "The API keys the stage's authorizer names: each plan's one key",
     });
   }
 }

@@ -15,9 +15,16 @@ export const OUTPUT_IDS = {
   alarmTopicArn: 'AlarmTopicArn',
   deployApplicationName: 'DeployApplicationName',
   cursorSecretArn: 'CursorSecretArn',
-  /** The key layout the stage's authorizer understands (contract/key-layout.ts): the admin tool's writes wait for it. */
-  keyLayout: 'KeyLayout',
+  /**
+   * Which API keys the stage's authorizer names (USAGE_KEYS_PER_PLAN: each plan's one key). A stack without it runs
+   * release 3357b0c's authorizer (or plan-keys-1's, the same), which names a paying key's own API key: the admin tool
+   * makes no such key, so it makes no paying key there.
+   */
+  usageKeys: 'UsageKeys',
 } as const;
+
+/** The UsageKeys output's value: the authorizer names each plan's one API key. */
+export const USAGE_KEYS_PER_PLAN = 'per-plan';
 
 /** The output holding a table's physical name, from its environment variable: `PETS_TABLE_NAME` → `PetsTableName`. */
 export const tableNameOutputId = (table: Pick<TableDefinition, 'envVar'>): string =>
