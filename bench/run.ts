@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --only=bundles,cold,warm,handlers,cost,forged,scale,listing,backlog] [-- --cpu-prof] [-- --cold-prof[=list-pets,create-pet]] [-- --no-source-maps] [-- --no-lambda-heap] [-- --cold-rounds=N] [-- --no-prices]`:
+ * `npm run bench [-- --quick] [-- --only=bundles,cold,warm,handlers,cost,forged,scale,listing] [-- --cpu-prof] [-- --cold-prof[=list-pets,create-pet]] [-- --no-source-maps] [-- --no-lambda-heap] [-- --cold-rounds=N] [-- --no-prices]`:
  * bundle sizes, cold starts, the warm request path (Business and Enterprise keys) through the local gateway and of
  * each handler alone in process (`--only handlers`; its own options: bench/lib/handler-options.ts), DynamoDB cost and the limiter at scale,
  * each against its floor measured side by side in the same run. Prints tables and writes bench/results/latest.json.
@@ -18,7 +18,6 @@ import { runBundles } from './phases/bundles.ts';
 import { runCold } from './phases/cold.ts';
 import { runLibraryPrices } from './phases/library-prices.ts';
 import { runListing } from './phases/listing.ts';
-import { runPurgeBacklog } from './phases/purge-backlog.ts';
 import { runCost } from './phases/cost.ts';
 import { runForgedTokens } from './phases/forged-tokens.ts';
 import { runScale } from './phases/scale.ts';
@@ -28,7 +27,7 @@ import type { BenchContext, Params } from './phases/context.ts';
 
 const argv = process.argv.slice(2);
 const QUICK = argv.includes('--quick');
-const PHASES = 'bundles,cold,warm,handlers,cost,forged,scale,listing,backlog';
+const PHASES = 'bundles,cold,warm,handlers,cost,forged,scale,listing';
 // `--only=a,b` or `--only a,b`.
 const onlyAt = argv.indexOf('--only');
 const ONLY = new Set(
@@ -133,7 +132,6 @@ try {
   if (ONLY.has('cost') || ONLY.has('forged')) await runForgedTokens(ctx);
   if (ONLY.has('scale')) await runScale(ctx);
   if (ONLY.has('listing')) await runListing(ctx);
-  if (ONLY.has('backlog')) await runPurgeBacklog(ctx);
   const idw = (result.idAllocationWarm ?? result.idAllocationCost) as
     { writesPerCreate: number; creates: number } | undefined;
   if (idw)

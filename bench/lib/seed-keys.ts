@@ -1,17 +1,16 @@
 /**
  * Seeds a keys table with `n` key records as the key store writes them (listing attributes included:
- * lambdas/storage/key-listing.ts), by BatchWrite, and measures what `keys list` and `keys purge` read from it. Shared
+ * lambdas/storage/key-listing.ts), by BatchWrite, and measures what `keys list` reads from it. Shared
  * by the bench's listing phase (100,000 keys) and test/integration/admin-listing.test.ts (a small table).
  *
- * Mix: plans in rotation free 70 %, pro 20 %, business 9 %, enterprise 1 %; 1 % revoked, a tenth of those still due
- * for purge; owners `owner-<i mod 5,000>` (so an owner has about 20 keys), one in ten in upper case.
+ * Mix: plans in rotation free 70 %, pro 20 %, business 9 %, enterprise 1 %; 1 % revoked; owners `owner-<i mod 5,000>` (so an owner has about 20 keys), one in ten in upper case.
  */
 import { createHash } from 'node:crypto';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { PlanName } from '../../contract/plans.ts';
 import type { KeyRecord } from '../../lambdas/domain/keys.ts';
 import type { Storage } from '../../lambdas/storage/client.ts';
-import { listKeys, listPurgeDue, listing, type ListFilter } from '../../lambdas/storage/key-listing.ts';
+import { listKeys, listing, type ListFilter } from '../../lambdas/storage/key-listing.ts';
 import { rangeWriter } from './batch-write.ts';
 
 const T0 = Date.UTC(2030, 0, 1);
@@ -30,8 +29,6 @@ export function seededKey(i: number): KeyRecord {
     status: revoked ? 'revoked' : 'active',
     createdAt: new Date(T0 + i * 1000).toISOString(),
     ...(revoked ? { revokedAt: new Date(T0 + i * 1000 + 500).toISOString() } : {}),
-    // A tenth of the revoked keys still have their API key: purge has them to do.
-    ...(plan !== 'free' && (!revoked || i % 970 === 0) ? { apiGatewayKeyId: `apikey${i}` } : {}),
     version: 1,
   };
 }
@@ -50,8 +47,8 @@ export interface ListingMeasure {
   readonly readPerListed: number;
 }
 
-/** What one page of `keys list` reads for each filter, and what purge reads for what is due. */
-export async function measureListing(storage: Storage, n: number): Promise<ListingMeasure[]> {
+/** What one page of `keys list` reads for each filter. */
+export async function measureListing(storage: Storage): Promise<ListingMeasure[]> {
   const rows: ListingMeasure[] = [];
   const measure = async (query: string, filter: ListFilter, limit: number) => {
     const page = await listKeys(storage, filter, limit);
@@ -66,8 +63,5 @@ export async function measureListing(storage: Storage, n: number): Promise<Listi
   await measure('100 keys of a plan (free)', { plan: 'free' }, 100);
   await measure('an owner (any case)', { owner: 'OWNER-42' }, 100);
   await measure('100 revoked keys', { status: 'revoked' }, 100);
-  const cutoff = T0 + n * 1000 + 3_600_000;
-  const due = await listPurgeDue(storage, cutoff);
-  rows.push({ query: 'purge: what is due', returned: due.length, read: due.length, readPerListed: 1 });
   return rows;
 }

@@ -24,8 +24,6 @@ export interface AuditState {
   readonly bannedUntil?: number;
   /** Bans ending by then are lifted (unix seconds). */
   readonly unbannedThrough?: number;
-  /** The UTC day whose spent quota an admin lifted. */
-  readonly dayLifted?: number;
   readonly version?: number;
 }
 
@@ -33,7 +31,6 @@ export interface AuditState {
 export interface AuditStanding {
   readonly bannedUntil?: string;
   readonly daySpentUntil?: string;
-  readonly probationUntil?: string;
 }
 
 /** Who made a change. */
@@ -69,7 +66,6 @@ export function auditState(r: KeyRecord): AuditState {
     rotatedAt: r.rotatedAt,
     bannedUntil: r.bannedUntil,
     unbannedThrough: r.unbannedThrough,
-    dayLifted: r.dayLifted,
     version: r.version,
   };
   return Object.fromEntries(Object.entries(pick).filter(([, v]) => v !== undefined)) as unknown as AuditState;

@@ -1,20 +1,15 @@
 /**
- * Listing keys at a million: the admin tool's `keys list` and `keys purge` read the keys table through one index,
- * `byListing` (contract/tables.ts), never a Scan. Every record carries two attributes the key store writes with it:
- * - `listKey` = `<plan>#<status>`, or `purge#<plan>#<status>` while the record has something for purge to delete in
- *   API Gateway (revoked with an API key or usage plan left, or a usage plan it moved off), or else
- *   `pending#<plan>#<status>` while a change of it is not fully applied (its reconcile is pending) or it still names an
- *   API key of its own from before pools, or its create has not yet shown a secret that works (`undelivered`: the
- *   same create run again finds it there, reading only the owner's pending keys): `keys reconcile --all` reads the
- *   purge and pending partitions, so a sweep when nothing is pending reads nothing of the table's other keys;
+ * Listing keys at a million: the admin tool's `keys list` reads the keys table through one index, `byListing`
+ * (contract/tables.ts), never a Scan. Every record carries two attributes the key store writes with it:
+ * - `listKey` = `<plan>#<status>`, or `pending#<plan>#<status>` while its create has not yet shown a secret that works
+ *   (`undelivered`: the same create run again finds it there, reading only the owner's pending keys);
  * - `listSort` = `<owner, lower case>\u0001<createdAt>\u0001<keyId>`.
  * So a plan, a status, or both name two to sixteen partitions, an owner is a key condition on each, and a page is a
- * Query with a `Limit` on each in turn: every item read is one returned, however many keys wait for purge (a mass
- * revocation puts thousands there; they are listed like the others, never read to be filtered out). Purge reads the
- * `purge#…` partitions: exactly the keys it has work for.
+ * Query with a `Limit` on each in turn: every item read is one returned.
  * One index, because CloudFormation adds at most one global secondary index to a table per update. Owners match
  * case-insensitively and exactly (Unicode NFKC, lower case); `\u0001` cannot occur in an owner (control characters
- * are refused), so `acme` never matches `acme#2`.
+ * are refused), so `acme` never matches `acme#2`. A record whose attributes an earlier release wrote otherwise (in a
+ * partition this listing does not read) is listed again once `keys reindex` or its next write gives it these.
  */
 import { QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
@@ -26,44 +21,17 @@ import { NOT_A_POSITION, cursorFilter, readCursor, writeCursor, type ListCursor 
 
 const BY_LISTING = KEYS_TABLE.indexes[1].indexName;
 const SEP = '\u0001';
-const PURGE = 'purge#';
 const PENDING = 'pending#';
-/** Where records waiting for purge were kept before they stayed beside their plan and status: purge still reads it. */
-const OLD_PURGE = 'purge';
 const STATUSES: readonly KeyStatus[] = ['active', 'revoked'];
 
 /** How `--owner` matches: case-insensitively, Unicode-normalized. */
 export const ownerKey = (owner: string) => owner.trim().normalize('NFKC').toLowerCase();
 
-/** Whether a record has something in API Gateway for purge to delete (purge checks when, lib/admin/purge.ts). */
-function awaitsPurge(
-  r: Pick<KeyRecord, 'status' | 'apiGatewayKeyId' | 'usagePlanId' | 'retiredUsagePlanId' | 'retiredApiKeyId'>,
-) {
-  return (
-    !!r.retiredUsagePlanId || !!r.retiredApiKeyId || (r.status === 'revoked' && !!(r.apiGatewayKeyId || r.usagePlanId))
-  );
-}
-
-/**
- * Whether a record waits for a reconcile (lib/admin/reconcile.ts): its last write not reconciled, or, written before
- * versioned writes (so nothing says it is pending), an active key still on an API key of its own; or for its create to
- * be run again (no secret of it shown works yet).
- */
-function awaitsReconcile(
-  r: Pick<KeyRecord, 'status' | 'version' | 'reconciledVersion' | 'apiGatewayKeyId' | 'usagePlanId' | 'undelivered'>,
-) {
-  return (
-    (r.reconciledVersion ?? 0) !== (r.version ?? 0) ||
-    (r.status === 'active' && !!(r.apiGatewayKeyId || r.usagePlanId)) ||
-    !!r.undelivered
-  );
-}
-
-/** The index attributes of a record, written with it (with the version the write gives it). */
+/** The index attributes of a record, written with it. */
 export function listing(r: KeyRecord): { listKey: string; listSort: string } {
   const part = `${r.plan}#${r.status}`;
   return {
-    listKey: awaitsPurge(r) ? `${PURGE}${part}` : awaitsReconcile(r) ? `${PENDING}${part}` : part,
+    listKey: r.undelivered ? `${PENDING}${part}` : part,
     listSort: `${ownerKey(r.owner)}${SEP}${r.createdAt}${SEP}${r.keyId}`,
   };
 }
@@ -76,7 +44,7 @@ export interface ListFilter {
   readonly plan?: PlanName;
   readonly owner?: string;
   readonly status?: KeyStatus;
-  /** Only the keys waiting for a reconcile (the pending partitions; what waits for purge is `listPurgeDue`'s). */
+  /** Only the keys whose create has not shown a working secret yet (the pending partitions). */
   readonly pending?: boolean;
 }
 
@@ -88,19 +56,16 @@ export interface ListPage {
   readonly read: number;
 }
 
-/** The `<plan>#<status>` pairs of a filter (`purge#` in front for the keys waiting for purge). */
+/** The `<plan>#<status>` pairs of a filter. */
 function pairs(f: Pick<ListFilter, 'plan' | 'status'>): string[] {
   const plans = f.plan ? [f.plan] : (Object.keys(PLANS) as PlanName[]);
   const statuses = f.status ? [f.status] : STATUSES;
   return plans.flatMap((p) => statuses.map((s) => `${p}#${s}`));
 }
 
-/**
- * The filter's partitions, in listing order: for each plan and status, its keys waiting for purge, those waiting for
- * a reconcile, then the rest; with `pending`, only those waiting for a reconcile.
- */
+/** The filter's partitions, in listing order: for each plan and status, its pending keys, then the rest. */
 const partitions = (f: ListFilter) =>
-  pairs(f).flatMap((pair) => (f.pending ? [`${PENDING}${pair}`] : [`${PURGE}${pair}`, `${PENDING}${pair}`, pair]));
+  pairs(f).flatMap((pair) => (f.pending ? [`${PENDING}${pair}`] : [`${PENDING}${pair}`, pair]));
 
 /**
  * The key condition of one partition: the owner's range when there is one, starting after `after` (the listSort
@@ -168,48 +133,11 @@ export async function listKeys(
   };
 }
 
-/** Whether a record waiting for purge is due at `cutoff` (ms): revoked by then, or a usage plan it moved off. */
-const dueBy = (r: KeyRecord, cutoff: number) =>
-  !!r.retiredUsagePlanId || Date.parse(r.revokedAt ?? r.createdAt) <= cutoff;
-
 /**
- * Records waiting for `keys purge` whose time has come at `cutoff` (ms): read from the purge partitions, nothing
- * else (what is read is the purge backlog itself; purge checks each record again). Records put in the one `purge`
- * partition of before are read too, until `keys reindex` or their purge moves them.
- */
-export async function listPurgeDue({ doc, tables }: Storage, cutoff: number): Promise<KeyRecord[]> {
-  const items: KeyRecord[] = [];
-  const queries = [
-    ...pairs({}).map((pair) => ({ ':k': `${PURGE}${pair}` })),
-    // The old partition was sorted by due time.
-    { ':k': OLD_PURGE, ':upto': `${new Date(cutoff).toISOString()}${SEP}\uffff` },
-  ];
-  for (const values of queries) {
-    let start: Record<string, unknown> | undefined;
-    do {
-      const out = await guarded(() =>
-        doc.send(
-          new QueryCommand({
-            TableName: tables.keys,
-            IndexName: BY_LISTING,
-            KeyConditionExpression: ':upto' in values ? 'listKey = :k AND listSort < :upto' : 'listKey = :k',
-            ExpressionAttributeValues: values,
-            ...(start ? { ExclusiveStartKey: start } : {}),
-          }),
-        ),
-      );
-      items.push(...((out.Items ?? []) as KeyRecord[]).map(withoutListing).filter((r) => dueBy(r, cutoff)));
-      start = out.LastEvaluatedKey;
-    } while (start);
-  }
-  return items;
-}
-
-/**
- * Once after this index is deployed, and after a release that changes what its attributes hold (keys waiting for
- * purge once shared one `purge` partition): gives every record the index attributes it is written with today (a
- * paged Scan, the one read of the whole table; each write conditional on the version read, so a concurrent admin
- * change wins). Returns how many records it updated.
+ * Once after a release that changes what the index attributes hold (release 3357b0c kept revoked keys whose API
+ * Gateway key was not yet deleted in one `purge` partition, which nothing reads now): gives every record the
+ * attributes it is written with today (a paged Scan, the one read of the whole table; each write conditional on the
+ * version read, so a concurrent admin change wins). Returns how many records it updated.
  */
 export async function reindexKeys({ doc, tables }: Storage): Promise<number> {
   let updated = 0;

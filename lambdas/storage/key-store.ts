@@ -7,21 +7,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import {
-  DeleteCommand,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  TransactWriteCommand,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { StaleKeyRecordError, type KeyRecord, type KeyStore } from '../domain/keys.ts';
 import { UnavailableError } from '../domain/errors.ts';
 import { guarded, withStorage, type Storage } from './client.ts';
 import { KEYS_TABLE } from '../../contract/tables.ts';
-import { standingKey } from './standing.ts';
-import { standingAdmin } from './standing-admin.ts';
-import { listKeys, listPurgeDue, listing, reindexKeys, withoutListing, type ListFilter } from './key-listing.ts';
+import { readStanding, standingWrites, type StandingChange, type TransactItem } from './standing-admin.ts';
+import { listKeys, listing, reindexKeys, withoutListing, type ListFilter } from './key-listing.ts';
 import { auditItem, readHistory, type AuditEntry } from './audit-store.ts';
 
 /**
@@ -29,6 +21,23 @@ import { auditItem, readHistory, type AuditEntry } from './audit-store.ts';
  * transaction as the write, so the change and its entry land together or not at all.
  */
 export type AuditOf = (after: KeyRecord) => AuditEntry;
+
+/**
+ * What an admin write puts in its transaction beside the record: its history entry, and what it changes of the key's
+ * standing and counters (standing-admin.ts) as of `at` (ms: the admin's clock).
+ */
+export interface WriteWith {
+  readonly audit?: AuditOf;
+  readonly standing?: { readonly change: StandingChange; readonly at: number };
+}
+
+/** The transaction's items beside the record for a write that leaves `after` (under `hash`). */
+async function alongside(storage: Storage, after: KeyRecord, hash: string, w: WriteWith): Promise<TransactItem[]> {
+  return [
+    ...(w.audit ? [auditPut(storage, w.audit(after))] : []),
+    ...(w.standing ? await standingWrites(storage, after.keyId, hash, w.standing.change, w.standing.at) : []),
+  ];
+}
 
 /** The audit table's Put of an entry, for a transaction. */
 const auditPut = (storage: Storage, entry: AuditEntry) => ({
@@ -160,15 +169,16 @@ async function list(storage: Storage): Promise<KeyRecord[]> {
 }
 
 /**
- * Changes the record that was read (`current`), if it is still that version; StaleKeyRecordError when another
- * write came first (or the key was rotated away). Returns the new record.
+ * Changes the record that was read (`current`), if it is still that version, with what goes with it (`with_`) in the
+ * same transaction; StaleKeyRecordError when another write came first (the record, or an item of the key's standing
+ * or counters the change read: standing-admin.ts), or the key was rotated away. Returns the new record.
  */
 async function update(
   storage: Storage,
   current: KeyRecord,
   changes: Partial<Omit<KeyRecord, 'hash' | 'keyId' | 'version' | 'writeId'>>,
   remove: string[] = [],
-  audit?: AuditOf,
+  with_: WriteWith = {},
 ): Promise<KeyRecord> {
   const { doc, tables } = storage;
   const writeId = randomUUID();
@@ -186,8 +196,6 @@ async function update(
   const given = Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined));
   const after = withoutListing({ ...current, ...given } as KeyRecord);
   for (const k of remove) delete (after as unknown as Record<string, unknown>)[k];
-  // The version this write gives it: a reconcile's last write (reconciledVersion = the next version) leaves the
-  // pending partition.
   const index = listing({ ...after, version: (current.version ?? 0) + 1 });
   names['#lk'] = 'listKey';
   names['#ls'] = 'listSort';
@@ -211,12 +219,11 @@ async function update(
   };
   return idempotent(
     async () => {
-      if (audit) {
-        // A transaction returns no item: the record it leaves is the one computed above, version and write id set.
-        const next = { ...after, version: (current.version ?? 0) + 1, writeId } as KeyRecord;
-        await guarded(() =>
-          doc.send(new TransactWriteCommand({ TransactItems: [{ Update: write }, auditPut(storage, audit(next))] })),
-        );
+      // A transaction returns no item: the record it leaves is the one computed above, version and write id set.
+      const next = { ...after, version: (current.version ?? 0) + 1, writeId } as KeyRecord;
+      const others = await alongside(storage, next, current.hash, with_);
+      if (others.length) {
+        await guarded(() => doc.send(new TransactWriteCommand({ TransactItems: [{ Update: write }, ...others] })));
         return next;
       }
       const out = await guarded(() => doc.send(new UpdateCommand({ ...write, ReturnValues: 'ALL_NEW' })));
@@ -246,7 +253,7 @@ async function replaceHash(
   storage: Storage,
   current: KeyRecord,
   next: KeyRecord,
-  options: { overlapUntil?: number; audit?: AuditOf } = {},
+  options: WriteWith & { overlapUntil?: number } = {},
 ): Promise<void> {
   const { doc, tables } = storage;
   const names: Record<string, string> = { '#h': 'hash' };
@@ -257,7 +264,7 @@ async function replaceHash(
     ExpressionAttributeNames: names,
     ...(Object.keys(values).length ? { ExpressionAttributeValues: values } : {}),
   };
-  const { overlapUntil, audit } = options;
+  const { overlapUntil } = options;
   const old = overlapUntil
     ? {
         Put: {
@@ -268,13 +275,15 @@ async function replaceHash(
       }
     : { Delete: { TableName: tables.keys, Key: { hash: current.hash }, ...guard } };
   await idempotent(
-    () =>
-      guarded(() =>
+    async () => {
+      // What goes with it is the new secret's: its standing starts there.
+      const others = await alongside(storage, next, next.hash, options);
+      return guarded(() =>
         doc.send(
           new TransactWriteCommand({
             TransactItems: [
               old,
-              ...(audit ? [auditPut(storage, audit(next))] : []),
+              ...others,
               {
                 Put: {
                   TableName: tables.keys,
@@ -286,21 +295,12 @@ async function replaceHash(
             ],
           }),
         ),
-      ).then(() => true),
+      ).then(() => true);
+    },
     // Only this call knows the new hash: a record under it is this rotation, applied.
     async () => ((await getByHash(storage, next.hash))?.keyId === next.keyId ? true : undefined),
     () => new StaleKeyRecordError(current.keyId),
   );
-}
-
-/**
- * Forgets what the functions told the gateway about a key (its standing: a spent day, a ban), so the authorizer
- * counts it against its own usage key again at its next uncached decision: after a plan or limit change (decided on
- * the old limits) and on `keys unban`. Deleting an item that is not there is no error, so a resend is harmless. A
- * function that refuses the key again records it again.
- */
-async function clearStanding({ doc, tables }: Storage, hash: string): Promise<void> {
-  await guarded(() => doc.send(new DeleteCommand({ TableName: tables.state, Key: standingKey(hash) })));
 }
 
 /** Admin operations on key records (the admin tool and the local server's development keys). */
@@ -314,12 +314,10 @@ export function createKeyAdminStore(storage: Storage) {
     },
     list: withStorage(storage, list),
     listPage: (filter: ListFilter, limit: number, after?: string) => listKeys(storage, filter, limit, after),
-    listDue: (cutoff: number) => listPurgeDue(storage, cutoff),
     reindex: () => reindexKeys(storage),
     update: withStorage(storage, update),
     replaceHash: withStorage(storage, replaceHash),
     history: (keyId: string) => readHistory(storage, keyId),
-    clearStanding: withStorage(storage, clearStanding),
-    ...standingAdmin(storage),
+    readStanding: (hash: string) => readStanding(storage, hash),
   };
 }

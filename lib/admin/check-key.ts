@@ -13,12 +13,11 @@
 import { hashKey, type KeyRecord } from '../../lambdas/domain/keys.ts';
 import type { AdminContext } from './context.ts';
 import { create, rotate, setPlan } from './lifecycle.ts';
-import { AdminError } from './ports.ts';
-import { describeError } from './reconcile.ts';
-import { view, type KeyView } from './rules.ts';
+import { AdminError, describeError } from './ports.ts';
+import { CHECK_KEY_OWNER, view, type KeyView } from './rules.ts';
 
-/** The owner every stage's check key has: the docs, preflight and the hook's messages say it. */
-export const CHECK_KEY_OWNER = 'pre-traffic-check';
+export { CHECK_KEY_OWNER } from './rules.ts';
+
 /**
  * Its plan: the check sends 400 requests per read operation, paced within Business's limits (a Free key cannot
  * finish; docs/deployment.md, "The pre-traffic check").

@@ -9,6 +9,7 @@ import { COMMANDS, PartialFailure, SHAPES, int, type Options, type Printed } fro
 import { commandUsage, usage } from './help.ts';
 import { ControlPlaneWaitExceeded, describeWait, type PacingOptions } from './pacing.ts';
 import { checkKeyId, echoed, redacted } from './rules.ts';
+import { REMOVE_RELEASE_API_KEYS } from './release-api-keys.ts';
 import { AdminError, keyAdmin } from './service.ts';
 import type { DepsFactory } from './targets.ts';
 
@@ -30,11 +31,12 @@ export interface Io {
 }
 
 /**
- * Commands that take a production customer's access away at once and ask before they do (or take `--yes`): a wrong
- * id is an outage for someone else. restore and `rotate --overlap` are how they are undone, and the prompt says so.
+ * Commands that take a production customer's access away at once, or delete at the gateway, and ask before they do
+ * (or take `--yes`): a wrong id is an outage for someone else. restore and `rotate --overlap` are how the first two
+ * are undone, and the prompt says so.
  */
 const CONFIRMED_STAGES = new Set(['production']);
-const CONFIRMED = new Set(['revoke', 'rotate']);
+const CONFIRMED = new Set(['revoke', 'rotate', 'remove-release-api-keys']);
 
 const OPTIONS = {
   local: { type: 'boolean' },
@@ -49,7 +51,6 @@ const OPTIONS = {
   limit: { type: 'string' },
   after: { type: 'string' },
   'max-wait': { type: 'string' },
-  all: { type: 'boolean' },
   minutes: { type: 'string' },
   actor: { type: 'string' },
   yes: { type: 'boolean' },
@@ -58,7 +59,7 @@ const OPTIONS = {
 } as const;
 
 /** Options every command takes. */
-const GLOBAL = new Set(['local', 'stage', 'json', 'help', 'max-wait', 'actor']);
+const GLOBAL = new Set(['local', 'stage', 'json', 'help', 'actor']);
 
 /** The longest --max-wait: a day (a command's waits are counted in seconds to minutes). */
 const MAX_WAIT_LIMIT_S = 86_400;
@@ -110,7 +111,8 @@ export async function runAdmin(argv: string[], io: Io, depsFor: DepsFactory): Pr
 
 /**
  * A revoke or rotate on production goes ahead with `--yes`, or when the person at the terminal types the key id back
- * (a wrong id is noticed when it has to be typed). With neither (a script without --yes), it is refused.
+ * (a wrong id is noticed when it has to be typed); the removal of what 3357b0c made, when the stage name is. With
+ * neither (a script without --yes), it is refused.
  */
 async function confirmed(o: Options, [, command, id]: readonly string[], io: Io): Promise<boolean> {
   if (o.yes || !o.stage || !CONFIRMED_STAGES.has(o.stage) || !command || !CONFIRMED.has(command)) return true;
@@ -118,6 +120,12 @@ async function confirmed(o: Options, [, command, id]: readonly string[], io: Io)
     throw new AdminError(
       `keys ${command} on ${o.stage} asks for confirmation and there is no terminal to ask: add --yes to go ahead`,
     );
+  if (`keys ${command}` === REMOVE_RELEASE_API_KEYS) {
+    const answer = await io.ask(
+      `Delete the API keys and usage plans release 3357b0c made on ${o.stage}? Type the stage name to ` + 'confirm: ',
+    );
+    return answer.trim() === o.stage;
+  }
   const answer = await io.ask(
     `${command === 'revoke' ? 'Revoke' : 'Rotate'} ${id} on ${o.stage}? Its current secret ` +
       `${command === 'revoke' ? 'gets 401 (`keys restore` undoes it)' : 'stops working unless --overlap is given'}. ` +

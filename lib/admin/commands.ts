@@ -3,16 +3,15 @@
  * prints (lines for people, the data with --json).
  */
 import { PLAN_NAMES, type PlanName } from '../../contract/plans.ts';
-import { checkKeyId, checkOwner, echoed } from './rules.ts';
-import { done, landed, sweepPrinted, sweepProgressLine } from './reconcile-print.ts';
-import { SWEEP_CURSOR, sweepPosition } from './reconcile-all.ts';
-import { PartialFailure, printed, shellWord, type Printed } from './printed.ts';
+import { checkOwner, echoed } from './rules.ts';
+import { printed, shellWord, type Printed } from './printed.ts';
 
 export { PartialFailure, printed, type Printed } from './printed.ts';
 import { AdminError, type KeyAdmin, type KeyView } from './service.ts';
 import type { PlanChange } from './lifecycle.ts';
 import { CursorRefused, LIST_PAGE } from './queries.ts';
 import { MAX_OVERLAP_MINUTES, RESTORE_WINDOW_DAYS, finishingCreate, type Created } from './lifecycle.ts';
+import type { Removed } from './release-api-keys.ts';
 import { chartWidth, renderUsageChart } from './usage-chart.ts';
 
 export interface Options {
@@ -28,7 +27,6 @@ export interface Options {
   limit?: string;
   after?: string;
   'max-wait'?: string;
-  all?: boolean;
   minutes?: string;
   actor?: string;
   yes?: boolean;
@@ -70,10 +68,9 @@ export const SHAPES: Readonly<Record<string, { readonly options: readonly string
   usage: { options: [], positionals: 1 },
   unban: { options: [], positionals: 1 },
   ban: { options: ['minutes'], positionals: 1 },
-  reconcile: { options: ['all', 'after'], positionals: 1 },
-  purge: { options: [], positionals: 0 },
   reindex: { options: [], positionals: 0 },
   'issue-check-key': { options: ['show'], positionals: 0 },
+  'remove-release-api-keys': { options: ['max-wait', 'yes'], positionals: 0 },
 };
 
 export function int(name: string, v: string | undefined): number | undefined {
@@ -145,8 +142,6 @@ function standingChange(k: PlanChange): string[] {
     lines.push(`Lifted its spent day: ${a.dayCount} requests today, within ${limits}`);
   if (b?.bannedUntil && !a.bannedUntil) lines.push(`Lifted its ban (until ${b.bannedUntil})`);
   if (a.bannedUntil) lines.push(`Still BANNED until ${a.bannedUntil} (${unban})`);
-  if (b?.probationUntil && !a.probationUntil && !a.bannedUntil)
-    lines.push(`Lifted its probation (until ${b.probationUntil})`);
   if (k.overMinute)
     lines.push(
       `This minute it has sent ${k.overMinute.count} requests, over ${k.plan}'s ${k.overMinute.perMinute}/min: it ` +
@@ -196,28 +191,20 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
       new CursorRefused(
         `--after: ${why}: copy the whole \`More:\` line of the page before, or start over: run \`${startOver}\``,
       );
-    if (o.after?.startsWith(SWEEP_CURSOR)) throw refused("that is a `keys reconcile --all` cursor, not a listing's");
     if (o.after !== undefined && !/^[A-Za-z0-9_-]{1,4096}$/.test(o.after))
       throw refused('not a cursor of this listing (it takes the `next` that the page before printed)');
     return async (admin) => {
       const { keys, next } = await admin
         .list(filter, { limit, ...(o.after ? { after: o.after } : {}) })
         .catch((err: unknown) => {
-          // The one command its message names is the start over (the sweep names its own in these words).
+          // The one command its message names is the start over.
           throw err instanceof CursorRefused
             ? refused(err.message.replace(/^--after: /, '').replaceAll('`keys list`', 'this listing'))
             : err;
         });
       const more = next ? `\nMore: add --after ${next}` : '';
-      const pending = keys.filter((k) => k.pending).length;
       const undelivered = keys.filter((k) => k.undelivered).length;
-      const lines = keys.map(
-        (k) => describe(k) + (k.pending ? '  PENDING' : '') + (k.undelivered ? '  NO WORKING SECRET' : ''),
-      );
-      if (pending)
-        lines.push(
-          `${pending} of these key(s) PENDING: a change is not fully applied yet: run \`keys reconcile --all\``,
-        );
+      const lines = keys.map((k) => describe(k) + (k.undelivered ? '  NO WORKING SECRET' : ''));
       if (undelivered)
         lines.push(
           `${undelivered} of these key(s) with NO WORKING SECRET: a create stopped before showing one; ` +
@@ -235,17 +222,12 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
     const standing = [
       k.bannedUntil ? `BANNED until ${k.bannedUntil}` : '',
       k.daySpentUntil ? `DAY SPENT until ${k.daySpentUntil}` : '',
-      k.probationUntil
-        ? `ON PROBATION until ${k.probationUntil}` +
-          (k.probationShard ? ` (counted at the gateway on the ${k.probationShard}, not its pool member)` : '')
-        : '',
     ].filter(Boolean);
     const lines = [
       describe(k),
       ...(standing.length
         ? [`${standing.join(', ')} (\`keys unban ${k.keyId}\` lifts ${standing.length > 1 ? 'both' : 'it'})`]
         : []),
-      ...(k.pending ? [`Pending: a change is not fully applied yet: run \`keys reconcile ${k.keyId}\``] : []),
       ...(k.undelivered
         ? [
             'NO WORKING SECRET: its create stopped before showing one, so every request with it is refused: run ' +
@@ -265,7 +247,7 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
   }),
   revoke: onKey(async (admin, id) => {
     const { already, ...k } = await admin.revoke(id);
-    return landed(
+    return printed(
       already
         ? `${k.keyId} was already revoked at ${k.revokedAt} (nothing changed)`
         : `Revoked ${k.keyId} (requests with it get 401 once cached authorizer results expire; ` +
@@ -275,7 +257,7 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
   }),
   restore: onKey(async (admin, id) => {
     const { already, ...k } = await admin.restore(id);
-    return landed(
+    return printed(
       already
         ? `${k.keyId} is active (nothing changed)`
         : `Restored ${describe(k)}\nIts secret works again once cached authorizer results expire (up to the ` +
@@ -289,17 +271,16 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
     if (overlap < 0 || overlap > MAX_OVERLAP_MINUTES)
       throw new AdminError(`--overlap must be whole minutes from 0 to ${MAX_OVERLAP_MINUTES.toLocaleString('en-US')}`);
     return async (admin) => {
-      const { key, record, oldSecretUntil, ...followed } = await admin.rotate(id, overlap);
+      const { key, record, oldSecretUntil } = await admin.rotate(id, overlap);
       const old = oldSecretUntil
         ? `the old secret keeps working until ${oldSecretUntil} (--overlap ${overlap}), then is refused once cached ` +
           'authorizer results expire'
         : 'the old secret is refused once cached authorizer results expire (up to the authorizer cache TTL, 60 s in ' +
           'the cloud; at once locally with ANIMAL_STORE_AUTH_CACHE_TTL=0)';
-      return landed(`Rotated ${record.keyId}: ${old}.\nNew API key (shown once): ${key}`, {
+      return printed(`Rotated ${record.keyId}: ${old}.\nNew API key (shown once): ${key}`, {
         key,
         ...record,
         oldSecretUntil,
-        ...followed,
       });
     };
   },
@@ -309,13 +290,11 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
     return async (admin) => {
       const { changed, ...record } = await admin.setPlan(keyId, { plan: chosen, perMinute, perDay });
       if (!changed)
-        return landed(
-          record.reconciled
-            ? `${record.keyId} is already on ${record.plan} with these limits; finished what was pending${done(record.reconciled)}`
-            : `No change: ${record.keyId} is already on ${record.plan} with these limits (nothing written)`,
-          { ...record, changed },
-        );
-      return landed(
+        return printed(`No change: ${record.keyId} is already on ${record.plan} with these limits (nothing written)`, {
+          ...record,
+          changed,
+        });
+      return printed(
         [
           `Moved ${describe(record)}`,
           ...standingChange({ ...record, changed }),
@@ -335,17 +314,14 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
     const lifted = [
       k.wasBannedUntil ? `its ban (until ${k.wasBannedUntil})` : '',
       k.liftedDay ? "today's spent quota" : '',
-      k.liftedProbation ? `its probation (until ${k.liftedProbation})` : '',
     ]
       .filter(Boolean)
       .join(' and ');
-    return landed(
+    return printed(
       lifted
         ? `Lifted ${lifted} of ${k.keyId}: requests get through once cached authorizer results expire (up to the ` +
             'authorizer cache TTL, 60 s in the cloud)'
-        : k.reconciled
-          ? `${k.keyId} is neither banned, out of its day nor on probation; finished what was pending${done(k.reconciled)}`
-          : `${k.keyId} is neither banned, out of its day nor on probation: nothing changed`,
+        : `${k.keyId} is neither banned nor out of its day: nothing changed`,
       k,
     );
   }),
@@ -354,32 +330,9 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
     const minutes = int('--minutes', args.o.minutes) ?? 15;
     return async (admin) => {
       const k = await admin.ban(id, minutes);
-      return landed(
+      return printed(
         `Banned ${k.keyId} until ${k.adminBannedUntil} (refused once cached authorizer results expire; \`keys unban ${k.keyId}\` lifts it)`,
         k,
-      );
-    };
-  },
-  reconcile: ({ o, rest, progress }) => {
-    if (o.all === !!rest[0]) throw new AdminError('keys reconcile takes a key id or --all');
-    if (!o.all && o.after !== undefined) throw new AdminError('--after goes with --all');
-    // Checked before anything is connected; reconcile-all.ts says why a `keys list` cursor is refused.
-    if (o.after !== undefined) sweepPosition(o.after);
-    const id = rest[0] ? checkKeyId(rest[0]) : undefined;
-    return async (admin) => {
-      if (id) {
-        const r = await admin.reconcile(id);
-        const wait = r.waiting.length ? `\nWaiting: ${r.waiting.join('; ')}: run \`keys reconcile ${id}\` then` : '';
-        return printed(
-          `${r.did.length ? `Reconciled ${id}${done(r.did)}` : `${id} is converged: nothing to do`}${wait}`,
-          r,
-        );
-      }
-      return sweepPrinted(
-        await admin.reconcileAll({
-          ...(o.after ? { after: o.after } : {}),
-          progress: (p) => progress(sweepProgressLine(p), { progress: p }),
-        }),
       );
     };
   },
@@ -417,26 +370,33 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
       });
     };
   },
-  purge: () => async (admin) => {
-    const { purged, failed, finished, unread } = await admin.purge();
-    const lines = [
-      ...purged.map((k) => `Purged what API Gateway held for ${k.keyId}`),
-      ...finished.map((k) => `Finished ${k.keyId}, left part-way by a purge that stopped`),
-      ...failed.map((f) => `Failed ${f.keyId}: ${f.error}`),
-    ];
-    const data = { purged, failed, finished, ...(unread ? { unread } : {}) };
-    // A failed key may have left its record part-way (no longer waiting for purge): reconcile finishes it either way.
-    const next = failed.length === 1 && !unread ? `keys reconcile ${failed[0]!.keyId}` : 'keys reconcile --all';
-    if (failed.length)
-      throw new PartialFailure(
-        `${failed.length} of ${purged.length + finished.length + failed.length} keys not purged: run \`${next}\``,
-        printed(lines.join('\n'), data),
+  'remove-release-api-keys': ({ o, progress }) => {
+    if (o.local)
+      throw new AdminError(
+        "keys remove-release-api-keys deletes what release 3357b0c made at a stage's API Gateway, which --local has " +
+          'none of: use --stage',
       );
-    if (unread)
-      throw new PartialFailure(
-        `the keys a stopped purge may have left pending could not be read (${unread}): run \`${next}\``,
-        printed(lines.join('\n'), data),
-      );
-    return printed(lines.join('\n') || 'Nothing to purge.', data);
+    return async (admin) => {
+      const r = await admin.removeReleaseApiKeys((line) => progress(line, { progress: line }));
+      return printed(removedText(r), r);
+    };
   },
 };
+
+/** What the removal did, in a line or two. */
+function removedText(r: Removed): string {
+  const parts = [
+    r.deletedApiKeys.length ? `deleted ${r.deletedApiKeys.length} API key(s)` : '',
+    r.detachedApiKeys.length
+      ? `took ${r.detachedApiKeys.length} API key(s) another stage's usage plan holds off this stage's plans`
+      : '',
+    r.deletedUsagePlans.length ? `deleted ${r.deletedUsagePlans.length} usage plan(s)` : '',
+    r.leftUsagePlans.length
+      ? `took this stage off ${r.leftUsagePlans.length} usage plan(s) another stage uses (they stay)`
+      : '',
+  ].filter(Boolean);
+  return parts.length
+    ? `${r.stage}: ${parts.join('; ')}. Nothing release 3357b0c made is left on the stage; its stack's ` +
+        'plan keys and usage plans stay.'
+    : `${r.stage}: nothing release 3357b0c made is left on the stage (stack ${r.stack}).`;
+}

@@ -1,6 +1,6 @@
 /**
- * What every key administration command shares: its dependencies and clock, finding a record, re-applying a change
- * to the latest version of a record, and the Enterprise bracket pools already found complete in this run.
+ * What every key administration command shares: its dependencies and clock, finding a record, and re-applying a
+ * change to the latest version of a record.
  */
 import { StaleKeyRecordError, type KeyRecord } from '../../lambdas/domain/keys.ts';
 import type { AuditActor } from '../../lambdas/storage/audit-store.ts';
@@ -14,10 +14,11 @@ export interface AdminContext {
   readonly deps: AdminDeps;
   readonly now: () => number;
   find(keyId: string): Promise<KeyRecord>;
-  /** Reads the key and applies a change to that version; when another write came first, reads again and retries. */
+  /**
+   * Reads the key and applies a change to that version; when another write came first (to the record, or to what the
+   * change read of its standing and counters), reads again and retries.
+   */
   onLatest<T>(keyId: string, apply: (record: KeyRecord) => Promise<T>): Promise<T>;
-  /** Bracket ids whose pool this run has seen complete (reconcile.ts): asked of API Gateway once per run. */
-  readonly pools: Set<string>;
   /**
    * Who is making this run's changes (audit.ts), asked once, before the first write: a principal that cannot be
    * named stops the command with nothing changed.
@@ -45,7 +46,6 @@ export function adminContext(deps: AdminDeps, options: { actor?: string } = {}):
     now: deps.now ?? Date.now,
     find,
     onLatest: (keyId, apply) => onLatest(find, keyId, apply),
-    pools: new Set(),
     actor,
   };
 }
@@ -62,7 +62,8 @@ async function onLatest<T>(
       if (!(err instanceof StaleKeyRecordError)) throw err;
       if (attempt >= MAX_ATTEMPTS)
         throw new AdminError(
-          `key ${keyId} kept changing while this command ran (another admin at work?); nothing was changed, run it again`,
+          `key ${keyId} kept changing while this command ran (another admin at work, or its requests); nothing was ` +
+            'changed, run it again',
         );
     }
   }

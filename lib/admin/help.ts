@@ -6,6 +6,7 @@
 import { PLAN_NAMES } from '../../contract/plans.ts';
 import { STAGE_NAMES } from '../config/stage-names.ts';
 import { SHAPES } from './commands.ts';
+import { REMOVAL_PERMISSIONS } from './release-api-keys.ts';
 
 const STAGE_CHOICE = STAGE_NAMES.join('|');
 
@@ -42,7 +43,7 @@ const HELP: Readonly<Record<string, CommandHelp>> = {
   },
   show: {
     args: ['id'],
-    about: 'one key: plan, limits, status, a ban or a spent day with its end, and what a failure left pending',
+    about: 'one key: plan, limits, status, a ban or a spent day with its end',
   },
   history: {
     args: ['id'],
@@ -84,13 +85,8 @@ const HELP: Readonly<Record<string, CommandHelp>> = {
   },
   reindex: {
     about:
-      "once after deploying the keys table's listing index, and after a release that changes its layout: indexes " +
-      'the keys written before it (safe to run again)',
-  },
-  purge: {
-    about:
-      'deletes the API keys of their own that keys made before pools left, once no cached authorizer result names ' +
-      'them (the authorizer cache TTL)',
+      'once after upgrading from release 3357b0c: lists again the revoked keys it kept apart (waiting for a purge of ' +
+      'their API keys) and any record an earlier release listed otherwise (safe to run again)',
   },
   'issue-check-key': {
     about:
@@ -102,11 +98,18 @@ const HELP: Readonly<Record<string, CommandHelp>> = {
       'same id (a rotation, in `keys history`); a Free one, too slow for the check, is moved to Business. Needs secretsmanager:CreateSecret, PutSecretValue, DescribeSecret ' +
       'and GetSecretValue on that secret. Stage targets only: locally nothing reads the secret.',
   },
-  reconcile: {
-    args: ['id'],
+  'remove-release-api-keys': {
     about:
-      'finishes a change a failure left pending: brings API Gateway and the rate limiter to what the key record ' +
-      'says; --all sweeps every key with something pending (after an incident), resumable with --after',
+      "once after upgrading from release 3357b0c: deletes what it made on the stage (its admin tool's API keys and " +
+      "Enterprise usage plans, its Free pool): every API key on the stage's usage plans but the stack's plan keys, " +
+      "every usage plan of the stage but the stack's; no key uses them since. Paced to 2 API Gateway calls a second; " +
+      'run again after any failure, it lists what is left and goes on',
+    more:
+      'It refuses unless the stage stack is settled (a *_COMPLETE status, not a rollback), its deployed template ' +
+      "has the plan keys and no longer 3357b0c's UsagePlanFreePool, and the authorizer cache TTL has passed since " +
+      'it last changed: no release the stack can run or roll back to, nor an answer cached before, names what it ' +
+      "deletes. An API key another stage's usage plan also holds is only taken off this stage's " +
+      `plans. Stage targets only; on production it asks for the stage name to be typed back, or takes --yes. Needs ${REMOVAL_PERMISSIONS}.`,
   },
 };
 
@@ -119,13 +122,19 @@ const OPTION_HELP: Readonly<Record<string, { readonly value?: string; readonly a
   status: { value: 'active|revoked', about: 'only keys with this status' },
   limit: { value: 'N', about: 'print at most N keys (1 to 1,000; default 100)' },
   after: { value: 'NEXT', about: 'continue from the `More:` line (or `next` with --json) of the page before' },
-  all: { about: 'every key with something pending' },
   minutes: { value: 'N', about: 'how long the ban lasts (1 to 1,440; default 15)' },
   overlap: {
     value: 'N',
     about: 'the old secret keeps working for N minutes (1 to 1,440), so the customer can deploy the new one first',
   },
   yes: { about: 'go ahead on production without asking' },
+  'max-wait': {
+    value: '<seconds>',
+    about:
+      "stop once API Gateway's control plane has been waited for this long in all (it allows one usage-plan change " +
+      'per 20 s per account), say what is left and the command that finishes it; a wait of more than a few seconds ' +
+      'prints a line on stderr',
+  },
   show: {
     about:
       'print the secret too; without it the secret is not printed: it lives in Secrets Manager, where the hook reads ' +
@@ -144,9 +153,6 @@ Every command:
   --json                    the data as JSON on stdout; an error as one JSON object on stderr ({ error, next })
   --actor <name>            who is making the change, recorded in \`keys history\` beside the AWS principal (or OS
                             user) that made it: a person behind a shared role
-  --max-wait <seconds>      stop once API Gateway's control plane has been waited for this long in all (it allows
-                            one usage-plan change per 20 s per account), say what is left and the command that
-                            finishes it; a wait of more than a few seconds prints a line on stderr
   --help, -h                this text (\`keys <command> --help\`: that command's)`;
 
 const COLUMN = 28;
@@ -199,7 +205,7 @@ const COMMAND_FITS = COLUMN - 1;
 /** The whole help: every command the tool has (SHAPES), the targets, and the options every command takes. */
 export function usage(): string {
   return [
-    `Usage: npm run admin -- <command> [options] (--local | --stage ${STAGE_CHOICE}) [--json] [--max-wait <seconds>]`,
+    `Usage: npm run admin -- <command> [options] (--local | --stage ${STAGE_CHOICE}) [--json]`,
     '',
     'Commands:',
     ...Object.keys(SHAPES).map(entry),
@@ -218,7 +224,7 @@ export function commandUsage(command: string): string {
     return head.length < COMMAND_FITS ? `${head.padEnd(COLUMN)}${about}` : `${head}\n${' '.repeat(COLUMN)}${about}`;
   });
   return [
-    `Usage: npm run admin -- ${synopsis(command)} (--local | --stage ${STAGE_CHOICE}) [--json] [--max-wait <seconds>]`,
+    `Usage: npm run admin -- ${synopsis(command)} (--local | --stage ${STAGE_CHOICE}) [--json]`,
     '',
     wrapped(help?.about ? `${help.about[0]!.toUpperCase()}${help.about.slice(1)}.` : '', 0),
     ...(help?.more ? [wrapped(help.more, 0)] : []),

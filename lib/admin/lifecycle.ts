@@ -1,24 +1,20 @@
 /**
- * The commands that change keys: create, revoke, rotate, set-plan, ban. Each writes the key's record (the desired
- * state; conditional on the version read, re-applied by onLatest when another write came first), then runs
- * reconcile (reconcile.ts), which brings API Gateway and the limiter to it. A change whose record landed is reported
- * as landed even when the reconcile after it fails: `pending` then says what is left and the one command that
- * finishes it, `keys reconcile <id>`.
+ * The commands that change keys: create, revoke, restore, rotate, set-plan, ban. Each is one DynamoDB transaction:
+ * the key's record (conditional on the version read, re-applied by onLatest when another write came first), its
+ * history entry (audit.ts) and what it changes of the key's standing and counters (lambdas/storage/standing-admin.ts),
+ * landed whole or not at all, so the same command again finishes whatever a failure left. None calls API Gateway:
+ * every key of a plan counts against its plan's one API key, which the stack makes.
  */
 import { randomUUID } from 'node:crypto';
 import { PLANS, limiterShards, type PlanLimits, type PlanName } from '../../contract/plans.ts';
 import { generateKey, generateKeyId, hashKey, limitsOf, type KeyRecord } from '../../lambdas/domain/keys.ts';
 import type { AuditStanding } from '../../lambdas/storage/audit-store.ts';
+import type { StandingChange } from '../../lambdas/storage/standing-admin.ts';
 import { entryOf, type Change } from './audit.ts';
-import { layoutForPooled } from '../../contract/key-layout.ts';
-import { enterpriseBracket } from './brackets.ts';
-import { requireLayout } from './key-layout.ts';
 import type { AdminContext } from './context.ts';
-import { AdminError } from './ports.ts';
+import { AdminError, describeError } from './ports.ts';
 import { shellWord } from './printed.ts';
-import { ensureBracketPool } from './reconcile-pool.ts';
-import { converged, describeError, reconcile, type Reconciled } from './reconcile.ts';
-import { checkLimits, checkOwner, sameLimits, view, type KeyView } from './rules.ts';
+import { checkLimits, checkOwner, refuseOwnKeyAuthorizer, sameLimits, view, type KeyView } from './rules.ts';
 import { isoOf, readKeyStanding, type KeyStanding } from './standing.ts';
 
 export interface PlanInput {
@@ -27,18 +23,10 @@ export interface PlanInput {
   perDay?: number;
 }
 
-/** What a reconcile after a landed change left: nothing, what waits for the grace period, or what failed. */
-export interface Followed {
-  /** What waits for time to pass (an old API key deleted after the grace period): `keys reconcile <id>` then. */
-  readonly waiting?: readonly string[];
-  /** The reconcile after the change failed: what failed, and the one command that finishes it. */
-  readonly pending?: { readonly error: string; readonly next: string };
-}
-
 /**
- * The part of a command up to and including its record write: a failure there (other than the command's own refusal)
- * changed nothing, or it is not known whether the write landed (its answer was lost); either way the same command
- * again finishes it (each finds a landed write done, and reconciles what it left pending).
+ * A command's reads and its transaction: a failure there (other than the command's own refusal) changed nothing, or
+ * it is not known whether the transaction landed (its answer was lost); either way the same command again finishes it
+ * (each finds a landed write done).
  */
 export async function recordStep<T>(run: () => Promise<T>): Promise<T> {
   try {
@@ -69,24 +57,6 @@ const limitsText = (r: KeyRecord) => {
   const l = limitsOf(r);
   return l ? ` (${l.perMinute}/min, ${l.perDay}/day)` : '';
 };
-
-/** Runs reconcile after a landed change; a failure is reported with the command that finishes it, not thrown. */
-export async function followUp(
-  ctx: AdminContext,
-  keyId: string,
-): Promise<{ record: KeyRecord; did: readonly string[] } & Followed> {
-  try {
-    const r: Reconciled = await reconcile(ctx, keyId);
-    return { record: r.record, did: r.did, ...(r.waiting.length ? { waiting: r.waiting } : {}) };
-  } catch (err) {
-    const record = await ctx.find(keyId).catch(() => undefined);
-    if (!record)
-      throw new AdminError(
-        `the change is made, but applying it is not finished (${describeError(err)}): run \`keys reconcile ${keyId}\``,
-      );
-    return { record, did: [], pending: { error: describeError(err), next: `keys reconcile ${keyId}` } };
-  }
-}
 
 /** What `keys create` shows: the secret, once, and the key it is for; `finished`: a key an earlier create left. */
 export interface Created {
@@ -128,20 +98,17 @@ function refuseUndelivered(r: KeyRecord): void {
  * A create that stops between 1 and 3 (killed, or an answer lost) leaves a key no secret works for: the same create
  * run again finds it (an undelivered key of that owner, plan and limits: the owner's pending keys of that plan) and
  * finishes it with a fresh secret (the one it shows) under the same key id, never a second key. A secret shown by a
- * run that stopped before 3 never works. The pool at the gateway is there before the record names it (the stack's,
- * or its Enterprise bracket's, made on the bracket's first key): nothing is created per customer, and the record is
- * born reconciled.
+ * run that stopped before 3 never works.
  */
 export async function create(
   ctx: AdminContext,
   input: PlanInput & { owner: string },
   show: (created: Created) => void = () => {},
-): Promise<Created & Followed> {
+): Promise<Created> {
   const owner = checkOwner(input.owner);
   if (!(input.plan in PLANS)) throw new AdminError(`unknown plan ${input.plan}`);
+  refuseOwnKeyAuthorizer(ctx.deps, input.plan, owner, `a ${input.plan} key`);
   const limits = checkLimits(input.plan, input.perMinute, input.perDay);
-  // A new key has no API key of its own: only an authorizer that pools its plan finds its usage key.
-  requireLayout(ctx, layoutForPooled(input.plan), `a ${input.plan} key`);
   const again = finishingCreate({ owner, plan: input.plan, ...(limits ? { limits } : {}) });
   const left = await undeliveredKey(ctx, owner, input.plan, limits).catch((err: unknown) => {
     if (err instanceof AdminError) throw err;
@@ -154,10 +121,6 @@ export async function create(
   );
   let pending = left;
   if (!pending) {
-    if (limits)
-      await ensureBracketPool(ctx, limits).catch((err: unknown) => {
-        throw new AdminError(`no key was created (${describeError(err)}): run \`${again}\``);
-      });
     const keyId = generateKeyId();
     // Version 0 (no version attribute): the write that makes it usable is its version 1, as a key's first write was.
     const record: KeyRecord = {
@@ -184,10 +147,7 @@ export async function create(
   const created: Created = { key, record: view(next), finished: !!left };
   show(created);
   await activate(ctx, pending, next, entryOf(change, undefined), again);
-  if (converged(next)) return created;
-  // Revoked and restored before it was finished: what that left pending is reconciled now.
-  const { record, did: _did, ...followed } = await followUp(ctx, next.keyId);
-  return { ...created, record: view(record), ...followed };
+  return created;
 }
 
 /**
@@ -217,10 +177,8 @@ async function undeliveredKey(
 
 /** The record of a key left undelivered, once it moves under its secret's hash: usable, one version on. */
 function usable(pending: KeyRecord, hash: string): KeyRecord {
-  const { undelivered: _u, reconciledVersion, ...rest } = pending;
-  const version = (pending.version ?? 0) + 1;
-  const reconciled = converged(pending) ? version : reconciledVersion;
-  return { ...rest, hash, version, ...(reconciled ? { reconciledVersion: reconciled } : {}), writeId: randomUUID() };
+  const { undelivered: _u, ...rest } = pending;
+  return { ...rest, hash, version: (pending.version ?? 0) + 1, writeId: randomUUID() };
 }
 
 /**
@@ -261,38 +219,39 @@ async function activate(
   }
 }
 
-/**
- * Marks the key revoked: the authorizer refuses it from now on (after its cache TTL). Revoking twice changes
- * nothing (but finishes a reconcile a failure left pending).
- */
-export async function revoke(ctx: AdminContext, keyId: string): Promise<KeyView & Followed & { already: boolean }> {
+/** Marks the key revoked: the authorizer refuses it from now on (after its cache TTL). Revoking twice changes nothing. */
+export async function revoke(ctx: AdminContext, keyId: string): Promise<KeyView & { already: boolean }> {
   const revokedAt = new Date(ctx.now()).toISOString();
   const change = await changeBy(
     ctx,
     'revoke',
     () => `revoked (\`keys restore ${keyId}\` until ${restoreDeadline(revokedAt)})`,
   );
-  const first = await recordStep(() =>
+  const { record, already } = await recordStep(() =>
     ctx.onLatest(keyId, async (record) =>
       record.status === 'revoked'
-        ? undefined
-        : ctx.deps.store.update(record, { status: 'revoked', revokedAt }, [], entryOf(change, record)),
+        ? { record, already: true }
+        : {
+            record: await ctx.deps.store.update(record, { status: 'revoked', revokedAt }, [], {
+              audit: entryOf(change, record),
+            }),
+            already: false,
+          },
     ),
   );
-  const after = await recordStep(() => followUpIfNeeded(ctx, keyId, first));
-  return { ...view(after.record), ...after, already: !first };
+  return { ...view(record), already };
 }
 
 /**
  * A new secret on the same key id and plan. The old secret stops working at once (in the cloud, once cached
- * authorizer results expire). The key's standing at the gateway is kept by the hash of its secret: the reconcile
- * after it puts an admin's ban on the new one.
+ * authorizer results expire). The key's standing at the gateway is kept by the hash of its secret: an admin's ban is
+ * noted on the new one in the same transaction.
  */
 export async function rotate(
   ctx: AdminContext,
   keyId: string,
   overlapMinutes = 0,
-): Promise<{ key: string; record: KeyView; oldSecretUntil: string | null } & Followed> {
+): Promise<{ key: string; record: KeyView; oldSecretUntil: string | null }> {
   if (!Number.isSafeInteger(overlapMinutes) || overlapMinutes < 0 || overlapMinutes > MAX_OVERLAP_MINUTES)
     throw new AdminError(`--overlap must be whole minutes from 0 to ${MAX_OVERLAP_MINUTES.toLocaleString('en-US')}`);
   const rotatedAt = new Date(ctx.now()).toISOString();
@@ -306,7 +265,7 @@ export async function rotate(
   // The secret this command set out to replace: when another rotation replaced it first (two admins at once), this
   // one stops, or both would print a secret and only the later would work.
   let replacing: string | undefined;
-  const key = await recordStep(() =>
+  const { key, record } = await recordStep(() =>
     ctx.onLatest(keyId, async (record) => {
       if (record.status !== 'active')
         throw new AdminError(`key ${keyId} is ${record.status}: only active keys can be rotated`);
@@ -320,16 +279,29 @@ export async function rotate(
             'secret must be replaced too)',
         );
       const secret = generateKey();
+      const next = { ...record, hash: hashKey(secret), rotatedAt, version: (record.version ?? 0) + 1 };
+      const ban = adminBanOf(ctx, record);
       await ctx.deps.store.replaceHash(
         record,
-        { ...record, hash: hashKey(secret), rotatedAt, version: (record.version ?? 0) + 1, writeId: randomUUID() },
-        { ...(overlapUntil ? { overlapUntil } : {}), audit: entryOf(change, record) },
+        { ...next, writeId: randomUUID() },
+        {
+          ...(overlapUntil ? { overlapUntil } : {}),
+          audit: entryOf(change, record),
+          ...(ban ? { standing: { change: { ban }, at: ctx.now() } } : {}),
+        },
       );
-      return secret;
+      return { key: secret, record: next };
     }),
   );
-  const { record, did: _did, ...followed } = await followUp(ctx, keyId);
-  return { key, record: view(record), oldSecretUntil, ...followed };
+  return { key, record: view(record), oldSecretUntil };
+}
+
+/** An admin's ban the key is under now (not lifted since): what its standing and counters carry. */
+function adminBanOf(ctx: AdminContext, r: KeyRecord): StandingChange['ban'] {
+  const nowSec = Math.floor(ctx.now() / 1000);
+  const until = r.bannedUntil ?? 0;
+  if (until <= nowSec || until <= (r.unbannedThrough ?? 0)) return undefined;
+  return { until, limits: limitsOf(r) ?? { perMinute: 1, perDay: 1 } };
 }
 
 /**
@@ -354,66 +326,58 @@ const restoreDeadline = (revokedAt: string) =>
  * kept its hash), plan and limits; served once cached authorizer results expire. Restoring an active key changes
  * nothing.
  */
-export async function restore(ctx: AdminContext, keyId: string): Promise<KeyView & Followed & { already: boolean }> {
+export async function restore(ctx: AdminContext, keyId: string): Promise<KeyView & { already: boolean }> {
   const change = await changeBy(ctx, 'restore', (r) => `restored on ${r.plan}${limitsText(r)}`);
-  const first = await recordStep(() =>
+  const { record, already } = await recordStep(() =>
     ctx.onLatest(keyId, async (record) => {
-      if (record.status === 'active') return undefined;
-      // Revoked under a newer authorizer, restored after a rollback to an older one: it names the key's own API key.
-      if (!record.apiGatewayKeyId) requireLayout(ctx, layoutForPooled(record.plan), `restoring a ${record.plan} key`);
+      if (record.status === 'active') return { record, already: true };
+      refuseOwnKeyAuthorizer(ctx.deps, record.plan, record.owner, `restoring ${keyId} (${record.plan})`);
       const deadline = restoreDeadline(record.revokedAt ?? '1970-01-01T00:00:00Z');
       if (ctx.now() > Date.parse(deadline))
         throw new AdminError(
           `key ${keyId} was revoked at ${record.revokedAt ?? 'an unknown time'}, more than ${RESTORE_WINDOW_DAYS} days ago: ` +
             'it can no longer be restored; create a new key for the customer',
         );
-      return ctx.deps.store.update(record, { status: 'active' }, ['revokedAt'], entryOf(change, record));
+      const restored = await ctx.deps.store.update(record, { status: 'active' }, ['revokedAt'], {
+        audit: entryOf(change, record),
+      });
+      return { record: restored, already: false };
     }),
   );
-  const after = await recordStep(() => followUpIfNeeded(ctx, keyId, first));
-  return { ...view(after.record), ...after, already: !first };
+  return { ...view(record), already };
 }
 
 /** The key after set-plan, and `changed: false` when it already had that plan and those limits (nothing written). */
-export type PlanChange = KeyView &
-  Followed & {
-    readonly changed: boolean;
-    readonly reconciled?: readonly string[];
-    /** Its standing before the move and after it (absent when it could not be read again). */
-    readonly standing?: { readonly before: MoveStanding; readonly after?: MoveStanding };
-    /** A move back the same day: the ban it lifted (through its end) and today's bans set back to. */
-    readonly undid?: { readonly liftedBanUntil: string | null; readonly bansToday: number | null };
-    /** Sent this minute over the new per-minute limit: it gets 429s, and a ban if it keeps on. */
-    readonly overMinute?: { readonly count: number; readonly perMinute: number };
-  };
+export type PlanChange = KeyView & {
+  readonly changed: boolean;
+  /** Its standing before the move and after it (absent when it could not be read again). */
+  readonly standing?: { readonly before: MoveStanding; readonly after?: MoveStanding };
+  /** A move back the same day: the ban it lifted (through its end) and today's bans set back to. */
+  readonly undid?: { readonly liftedBanUntil: string | null; readonly bansToday: number | null };
+  /** Sent this minute over the new per-minute limit: it gets 429s, and a ban if it keeps on. */
+  readonly overMinute?: { readonly count: number; readonly perMinute: number };
+};
 
 type MoveStanding = AuditStanding & { readonly dayCount: number; readonly bans: number };
 
 /**
- * Moves a key to another plan (or sets an Enterprise key's limits; one of them alone keeps the other). The record
- * says the plan, the limits and, when the new limits count on another number of shards, where today's counts still
- * are; reconcile then moves the counts, forgets a spent day decided on the old limits, and moves a key that has an
- * API key of its own into its pool. An Enterprise bracket's pool is made before the record names it. A key already
- * on that plan with those limits is left alone (`changed: false`), unless a reconcile is pending: then it is run.
+ * Moves a key to another plan (or sets an Enterprise key's limits; one of them alone keeps the other), in one
+ * transaction with what the move changes beside the record: a spent day decided on the old limits is forgotten at the
+ * gateway when the new ones leave some of the day, and today's counts move to the new limits' shard layout when it
+ * is another (the limiter splits a key over more counters above LIMITER.shardPerMinute). A key already on that plan
+ * with those limits is left alone (`changed: false`).
  */
 export async function setPlan(ctx: AdminContext, keyId: string, input: PlanInput): Promise<PlanChange> {
   if (!(input.plan in PLANS)) throw new AdminError(`unknown plan ${input.plan}`);
   const first = await recordStep(() => ctx.find(keyId));
-  // Refused before anything is made: an Enterprise bracket's pool (a usage plan and its API keys) is not made for a
-  // key that cannot use it.
   if (first.status !== 'active') throw new AdminError(`key ${keyId} is ${first.status}: only active keys change plan`);
+  refuseOwnKeyAuthorizer(ctx.deps, input.plan, first.owner, `moving ${keyId} to ${input.plan}`);
   // Its create run again finds it by its plan: a move now would leave it to no create.
   refuseUndelivered(first);
   const current = first.plan === 'enterprise' ? limitsOf(first) : undefined;
   const limits = checkLimits(input.plan, input.perMinute, input.perDay, current);
   const same = (r: KeyRecord) => r.status === 'active' && r.plan === input.plan && sameLimits(r.limits, limits);
-  if (same(first)) {
-    if (converged(first)) return { ...view(first), changed: false };
-    const { record, did, ...followed } = await recordStep(() => followUp(ctx, keyId));
-    return { ...view(record), ...followed, changed: false, reconciled: did };
-  }
-  // The key leaves for its new plan's pool (a key with an API key of its own too, once reconcile moves it).
-  requireLayout(ctx, layoutForPooled(input.plan), `moving ${keyId} to ${input.plan}`);
+  if (same(first)) return { ...view(first), changed: false };
   const before = await recordStep(() => readKeyStanding(ctx, first));
   // Set when the write is made (a move back: what it undoes), read by the entry's result line it writes.
   let undone: Undone | undefined;
@@ -425,13 +389,8 @@ export async function setPlan(ctx: AdminContext, keyId: string, input: PlanInput
       (undone ? ", back where it was before today's first move: what that move caused is lifted" : ''),
     standingOf(before),
   );
-  // Within its bracket a key stays on the pool it is on: no API Gateway call at all.
-  const sameBracket = current && limits && enterpriseBracket(current).id === enterpriseBracket(limits).id;
-  if (limits && !sameBracket)
-    await ensureBracketPool(ctx, limits).catch((err: unknown) => {
-      throw new AdminError(`nothing was changed (${describeError(err)}): run the same command again`);
-    });
   const day = before.w.dayStart;
+  const to = limits ?? PLANS[input.plan].limits!;
   let latest = first;
   const updated = await recordStep(() =>
     ctx.onLatest(keyId, async (record) => {
@@ -445,20 +404,23 @@ export async function setPlan(ctx: AdminContext, keyId: string, input: PlanInput
           `key ${keyId} was moved to ${record.plan}${limitsText(record)} by another command while this one ran: ` +
             `nothing changed here; run \`keys set-plan ${keyId} ${input.plan}${limits ? ` --per-minute ${limits.perMinute} --per-day ${limits.perDay}` : ''}\` again if it should still move`,
         );
-      const at = record.countsShards ?? limiterShards(limitsOf(record) ?? { perMinute: 1, perDay: 1 });
-      const moves = at !== limiterShards(limits ?? PLANS[input.plan].limits!);
+      const from = limitsOf(record) ?? { perMinute: 1, perDay: 1 };
       undone = undoOf(record, input.plan, limits, before);
+      const standing: StandingChange = {
+        spentUnder: to.perDay,
+        ...(limiterShards(from) !== limiterShards(to) ? { layout: to } : {}),
+        ...(undone?.through ? { liftBansThrough: undone.through } : {}),
+        ...(undone?.bans !== undefined ? { dayBans: undone.bans } : {}),
+      };
       return ctx.deps.store.update(
         record,
         {
           plan: input.plan,
           ...(limits ? { limits } : {}),
-          ...(moves ? { countsShards: at } : {}),
           ...(undone
-            ? {
-                ...(undone.through > (record.unbannedThrough ?? 0) ? { unbannedThrough: undone.through } : {}),
-                ...(undone.bans !== undefined ? { dayBansReset: { day, bans: undone.bans } } : {}),
-              }
+            ? undone.through > (record.unbannedThrough ?? 0)
+              ? { unbannedThrough: undone.through }
+              : {}
             : record.planMove?.day === day
               ? {}
               : {
@@ -469,26 +431,24 @@ export async function setPlan(ctx: AdminContext, keyId: string, input: PlanInput
                   },
                 }),
         },
-        [...(limits ? [] : ['limits']), ...(moves ? [] : ['countsShards']), ...(undone ? ['planMove'] : [])],
-        entryOf(change, record),
+        [...(limits ? [] : ['limits']), ...(undone ? ['planMove'] : [])],
+        { audit: entryOf(change, record), standing: { change: standing, at: ctx.now() } },
       );
     }),
   );
   // Already where it was asked to go (another command moved it there meanwhile): said of the record as it is now.
   if (!updated) return { ...view(latest), changed: false };
-  const { record, did: _did, ...followed } = await followUp(ctx, keyId);
   // What the move did to its standing, read again; a failed read only leaves that out (the change is made).
-  const after = await readKeyStanding(ctx, record).catch(() => undefined);
+  const after = await readKeyStanding(ctx, updated).catch(() => undefined);
   return {
-    ...view(record),
-    ...followed,
+    ...view(updated),
     changed: true,
     standing: { before: standingOf(before), ...(after ? { after: standingOf(after) } : {}) },
     ...(undone
       ? { undid: { liftedBanUntil: undone.through ? isoOf(undone.through) : null, bansToday: undone.bans ?? null } }
       : {}),
-    ...(after && limitsOf(record) && after.minuteCount > limitsOf(record)!.perMinute
-      ? { overMinute: { count: after.minuteCount, perMinute: limitsOf(record)!.perMinute } }
+    ...(after && limitsOf(updated) && after.minuteCount > limitsOf(updated)!.perMinute
+      ? { overMinute: { count: after.minuteCount, perMinute: limitsOf(updated)!.perMinute } }
       : {}),
   };
 }
@@ -498,18 +458,13 @@ function standingOf(s: KeyStanding): MoveStanding {
   return {
     ...(s.banEnd ? { bannedUntil: isoOf(s.banEnd) } : {}),
     ...(s.spent ? { daySpentUntil: isoOf(s.w.dayReset) } : {}),
-    ...(s.probationUntil && !s.banEnd ? { probationUntil: isoOf(s.probationUntil) } : {}),
     dayCount: s.dayCount,
     bans: s.bans,
   };
 }
 
 /** What a move remembers of the standing it left, so a move back the same day can tell what the move caused. */
-const moveStanding = (s: KeyStanding) => ({
-  day: s.w.dayStart,
-  banEnd: Math.max(s.banEnd, s.probationOf),
-  bans: s.bans,
-});
+const moveStanding = (s: KeyStanding) => ({ day: s.w.dayStart, banEnd: s.banEnd, bans: s.bans });
 
 /** What a move back undoes: the bans it caused lifted through `through`, today's bans back to `bans`. */
 interface Undone {
@@ -520,7 +475,7 @@ interface Undone {
 /**
  * A set-plan back to where the key was before its first move of the day is an admin undoing a mistake (a busy key
  * downgraded by error, banned for the 429s the lower limits gave it): the bans that began after that move (ending
- * later than any ban it had then, running or on probation) are lifted, and today's ban count goes back to what it was,
+ * later than any ban it had then) are lifted, and today's ban count goes back to what it was,
  * so the key is neither refused nor escalated for the admin's error. A ban it had before the move stays.
  */
 function undoOf(
@@ -533,7 +488,7 @@ function undoOf(
   if (!m || m.day !== now.w.dayStart || m.plan !== plan || !sameLimits(m.limits, limits)) return undefined;
   // An admin's own ban stays: lifting bans through the caused one's end would lift it too (unbannedThrough).
   const adminBan = (record.bannedUntil ?? 0) > now.w.nowSec && record.bannedUntil! > (record.unbannedThrough ?? 0);
-  const caused = adminBan ? 0 : Math.max(now.banEnd, now.probationOf);
+  const caused = adminBan ? 0 : now.banEnd;
   return {
     through: caused > m.banEnd ? caused : 0,
     ...(now.bans > m.bans ? { bans: m.bans } : {}),
@@ -541,10 +496,11 @@ function undoOf(
 }
 
 /**
- * `keys ban <id>`: refuses the key until `minutes` from now, at the gateway and in the functions (an admin's ban,
- * on the record; `keys unban` lifts it).
+ * `keys ban <id>`: refuses the key until `minutes` from now, at the gateway (its standing: the authorizer denies it)
+ * and in the functions (its counters: the limiter refuses it while a cached Allow lasts), in the ban's transaction
+ * (an admin's ban, on the record; `keys unban` lifts it).
  */
-export async function ban(ctx: AdminContext, keyId: string, minutes: number): Promise<KeyView & Followed> {
+export async function ban(ctx: AdminContext, keyId: string, minutes: number): Promise<KeyView> {
   if (!Number.isSafeInteger(minutes) || minutes < 1 || minutes > 1440)
     throw new AdminError('--minutes must be a whole number from 1 to 1,440 (a day)');
   const bannedUntil = Math.floor(ctx.now() / 1000) + minutes * 60;
@@ -553,22 +509,16 @@ export async function ban(ctx: AdminContext, keyId: string, minutes: number): Pr
     `ban --minutes ${minutes}`,
     () => `banned until ${new Date(bannedUntil * 1000).toISOString()}`,
   );
-  await recordStep(() =>
+  const record = await recordStep(() =>
     ctx.onLatest(keyId, async (record) => {
       if (record.status !== 'active') throw new AdminError(`key ${keyId} is ${record.status}`);
       refuseUndelivered(record);
-      return ctx.deps.store.update(record, { bannedUntil }, ['unbannedThrough'], entryOf(change, record));
+      const limits = limitsOf(record) ?? { perMinute: 1, perDay: 1 };
+      return ctx.deps.store.update(record, { bannedUntil }, ['unbannedThrough'], {
+        audit: entryOf(change, record),
+        standing: { change: { ban: { until: bannedUntil, limits } }, at: ctx.now() },
+      });
     }),
   );
-  const { record, did: _did, ...followed } = await followUp(ctx, keyId);
-  return { ...view(record), ...followed };
-}
-
-/** Runs the reconcile after a write; after no write, only when one is pending (else the record is as it was). */
-async function followUpIfNeeded(ctx: AdminContext, keyId: string, written: KeyRecord | undefined) {
-  if (!written) {
-    const record = await ctx.find(keyId);
-    if (converged(record)) return { record, did: [] as readonly string[] };
-  }
-  return followUp(ctx, keyId);
+  return view(record);
 }

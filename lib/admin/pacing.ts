@@ -63,6 +63,8 @@ export interface PacingOptions {
    * stops where it is and reports what is left. @default - no limit
    */
   readonly maxWaitMs?: number;
+  /** The least time between any two calls, whatever their operations. @default OTHER_OPERATION_INTERVAL_MS */
+  readonly everyMs?: number;
 }
 
 /** One line for people about a wait. */
@@ -121,7 +123,7 @@ export function pacedSender(client: Sender, clock: PacingClock = realClock, opti
     const interval = CONTROL_PLANE_INTERVAL_MS[op] ?? OTHER_OPERATION_INTERVAL_MS;
     const at = Math.max(clock.now(), next.get(op) ?? 0, nextAny);
     next.set(op, at + interval);
-    nextAny = at + OTHER_OPERATION_INTERVAL_MS;
+    nextAny = at + Math.max(options.everyMs ?? 0, OTHER_OPERATION_INTERVAL_MS);
     const ms = at - clock.now();
     if (ms > 0)
       await wait(

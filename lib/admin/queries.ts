@@ -5,7 +5,6 @@ import type { ListFilter } from '../../lambdas/storage/key-listing.ts';
 import type { AdminContext } from './context.ts';
 import { AdminError } from './ports.ts';
 import { view, type KeyView } from './rules.ts';
-import { converged } from './reconcile.ts';
 import { minuteCounts } from './usage-chart.ts';
 import { isoOf, readKeyStanding } from './standing.ts';
 
@@ -17,50 +16,36 @@ export const LIST_PAGE = 100;
 
 /**
  * One page of keys by plan, owner (case-insensitive, exact) and status, served by the keys table's listing index
- * (lambdas/storage/key-listing.ts): what it reads is what it returns, however many keys wait for purge. Each says
- * whether a change of it is not fully applied (`pending`), as `keys show` does, so a sweep after an incident is seen.
+ * (lambdas/storage/key-listing.ts): what it reads is what it returns.
  */
 export async function list(
   ctx: AdminContext,
   filter: ListFilter = {},
   page: { limit?: number; after?: string } = {},
-): Promise<{ keys: Array<KeyView & { pending: boolean }>; next?: string }> {
+): Promise<{ keys: KeyView[]; next?: string }> {
   const limit = page.limit ?? LIST_PAGE;
   const out = await ctx.deps.store.listPage(filter, limit, page.after).catch((err: unknown) => {
     if (err instanceof RangeError) throw new CursorRefused(`--after: ${err.message}`);
     throw err;
   });
-  const keys = out.records.map((r) => ({ ...view(r), pending: !converged(r) }));
+  const keys = out.records.map(view);
   return { keys, ...(out.next ? { next: out.next } : {}) };
 }
 
 /**
  * A key as admins see it, with its standing (what support is asked about first): a ban (the limiter's, the gateway's
- * or an admin's, whichever ends last), a spent day and probation (a ban ended less than a day ago: counted on a
- * probation shard of its pool at the gateway), with their ends, and whether a reconcile is pending.
+ * or an admin's, whichever ends last) and a spent day, with their ends.
  */
 export async function show(
   ctx: AdminContext,
   keyId: string,
-): Promise<
-  KeyView & {
-    bannedUntil: string | null;
-    daySpentUntil: string | null;
-    probationUntil: string | null;
-    probationShard: string | null;
-    pending: boolean;
-  }
-> {
+): Promise<KeyView & { bannedUntil: string | null; daySpentUntil: string | null }> {
   const record = await ctx.find(keyId);
   const s = await readKeyStanding(ctx, record);
   return {
     ...view(record),
     bannedUntil: s.banEnd ? isoOf(s.banEnd) : null,
     daySpentUntil: s.spent ? isoOf(s.w.dayReset) : null,
-    // A ban still running shows as the ban; its probation follows it.
-    probationUntil: s.probationUntil && !s.banEnd ? isoOf(s.probationUntil) : null,
-    probationShard: s.probationUntil && !s.banEnd ? (s.probationShard ?? null) : null,
-    pending: !converged(record),
   };
 }
 

@@ -13,10 +13,48 @@ export type KeyView = Omit<KeyRecord, 'hash' | 'bannedUntil'> & {
   adminBannedUntil?: string;
 };
 export const view = ({ hash: _hash, writeId: _writeId, bannedUntil, ...rest }: KeyRecord): KeyView => ({
-  ...rest,
+  ...(Object.fromEntries(Object.entries(rest).filter(([k]) => !OBSOLETE.has(k))) as typeof rest),
   limits: limitsOf(rest),
   ...(bannedUntil ? { adminBannedUntil: new Date(bannedUntil * 1000).toISOString() } : {}),
 });
+
+/**
+ * What records written by earlier releases may still carry and nothing reads: an API key or usage plan of the key's
+ * own at the gateway (`keys remove-release-api-keys` deletes those), and bookkeeping no command keeps.
+ */
+const OBSOLETE = new Set([
+  'apiGatewayKeyId',
+  'usagePlanId',
+  'retiredApiKeyId',
+  'retiredUsagePlanId',
+  'retiredAt',
+  'reconciledVersion',
+  'countsShards',
+  'dayLifted',
+  'dayBansReset',
+]);
+
+/** The owner every stage's check key has: the docs, preflight and the hook's messages say it. */
+export const CHECK_KEY_OWNER = 'pre-traffic-check';
+
+/**
+ * Refuses a paying key on a stage whose authorizer is release 3357b0c's (ownKeyAuthorizer): it names a paying key's
+ * own API key, which this tool never makes, so the key would get 403 until this release is deployed. Free keys are
+ * named on 3357b0c's Free pool, and the check key is only invoked directly by the pre-traffic hook: both go ahead.
+ */
+export function refuseOwnKeyAuthorizer(
+  deps: { readonly ownKeyAuthorizer?: boolean; readonly stage: string },
+  plan: PlanName,
+  owner: string,
+  what: string,
+): void {
+  if (!deps.ownKeyAuthorizer || plan === 'free' || owner.toLowerCase() === CHECK_KEY_OWNER) return;
+  throw new AdminError(
+    `${what} waits for a deploy: the ${deps.stage} stack runs release 3357b0c's authorizer (it has no UsageKeys ` +
+      `output), which would answer a ${plan} key 403; deploy this release first (docs/deployment.md, "Upgrading ` +
+      'from 3357b0c"). Free keys can be made now',
+  );
+}
 
 /** Owners are one line of visible text: a newline or other control character would forge rows in `keys list`. */
 export const OWNER_MAX_LENGTH = 128;

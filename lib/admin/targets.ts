@@ -2,19 +2,16 @@
  * The admin tool's real targets: the DynamoDB Local of `npm start` (`--local`), or a deployed stage found through
  * its stack outputs (`--stage`). Tests pass their own dependencies instead (a DepsFactory of their own).
  */
-import { STANDARD_PLANS, type PlanName } from '../../contract/plans.ts';
 import { AUDIT_TABLE, KEYS_TABLE, STATE_TABLE } from '../../contract/tables.ts';
 import type { StageName } from '../config/stage-names.ts';
-import { KEY_LAYOUT, OLDEST_KEY_LAYOUT, keyLayoutOf, type KeyLayout } from '../../contract/key-layout.ts';
-import { OUTPUT_IDS, tableNameOutputId, usagePlanOutputId } from '../stacks/outputs.ts';
-import { noGateway } from './gateway.ts';
+import { OUTPUT_IDS, USAGE_KEYS_PER_PLAN, tableNameOutputId } from '../stacks/outputs.ts';
 import type { PacingOptions } from './pacing.ts';
 import { AdminError, type AdminDeps } from './ports.ts';
 
 /** Builds the dependencies for a target; tests pass their own. */
 export type DepsFactory = (target: AdminTarget) => Promise<AdminDeps>;
 
-/** Where the command runs, and how its API Gateway calls say and bound their waits (the CLI's stderr, --max-wait). */
+/** Where the command runs, and how API Gateway calls (one command's) say and bound their waits (stderr, --max-wait). */
 export interface AdminTarget {
   readonly local: boolean;
   readonly stage?: string;
@@ -38,9 +35,8 @@ export interface TableTarget {
   readonly endpoint?: string;
 }
 
-type PerPlan = Partial<Record<PlanName, string>>;
-type GatewayDeps = Pick<AdminDeps, 'gateway' | 'usagePlans' | 'revokedKeyGraceMs' | 'whoami' | 'keyLayout' | 'secrets'>;
-type Target = { tables: TableTarget; gatewayDeps: GatewayDeps };
+type AwsDeps = Pick<AdminDeps, 'whoami' | 'secrets' | 'controlPlane' | 'ownKeyAuthorizer'>;
+type Target = { tables: TableTarget; awsDeps: AwsDeps };
 
 /**
  * The stack outputs `--stage` reads (test/infra checks that both stages' templates have each of them). Read from a
@@ -49,19 +45,15 @@ type Target = { tables: TableTarget; gatewayDeps: GatewayDeps };
 export const ADMIN_OUTPUT_IDS = {
   /** By table variable: `KEYS_TABLE_NAME` → `KeysTableName`. */
   tables: Object.fromEntries(ADMIN_TABLES.map((t) => [t.envVar, tableNameOutputId(t)])) as Record<string, string>,
-  apiId: OUTPUT_IDS.apiId,
-  usagePlans: Object.fromEntries(STANDARD_PLANS.map((p) => [p, usagePlanOutputId(p)])) as PerPlan,
 };
-
-type StackValues = typeof ADMIN_OUTPUT_IDS & { keyLayout: KeyLayout };
 
 /** Dependencies for the real targets: DynamoDB Local, or a deployed stage found through its stack outputs. */
 export const realDeps: DepsFactory = async ({ local, stage, pacing }) => {
-  const { tables, gatewayDeps } = local ? await localTarget() : await awsTarget(stage as StageName, pacing);
-  return { ...(await storesFor(tables)), stage: stage ?? 'local', ...gatewayDeps };
+  const { tables, awsDeps } = local ? await localTarget() : await awsTarget(stage as StageName, pacing);
+  return { ...(await storesFor(tables)), stage: stage ?? 'local', ...awsDeps };
 };
 
-/** DynamoDB Local of `npm start`; the local gateway has no usage plans, so no API Gateway side. */
+/** DynamoDB Local of `npm start`: nothing of AWS besides. */
 async function localTarget(): Promise<Target> {
   const { localTableEnv } = await import('../../lambdas/storage/provision.ts');
   const names = localTableEnv(process.env.ANIMAL_STORE_TABLE_PREFIX ?? 'animal-store-local');
@@ -72,37 +64,34 @@ async function localTarget(): Promise<Target> {
         process.env.ANIMAL_STORE_DYNAMODB_ENDPOINT ||
         `http://127.0.0.1:${process.env.ANIMAL_STORE_DYNAMODB_PORT ?? 8000}`,
     },
-    // The local gateway runs this checkout's authorizer, so it understands this code's layout.
-    gatewayDeps: { gateway: noGateway, usagePlans: {}, keyLayout: KEY_LAYOUT },
+    awsDeps: {},
   };
 }
 
-/** A deployed stage: its tables, API and usage plans from its stack's outputs, every client in one region. */
+/** A deployed stage: its tables from its stack's outputs, every client in one region. */
 async function awsTarget(stage: StageName, pacing?: PacingOptions): Promise<Target> {
-  const { APIGatewayClient } = await import('@aws-sdk/client-api-gateway');
-  const { awsKeyGateway } = await import('./gateway.ts');
   const { SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
   const { awsCheckKeySecrets } = await import('./secrets.ts');
   const { STAGES } = await import('../config/stages.ts');
   if (!Object.hasOwn(STAGES, stage)) throw new AdminError(`unknown stage "${stage}"`);
   const region = await sdkRegion();
-  const outputs = await stackOutputs(STAGES[stage].stackName, region);
+  const { stackName } = STAGES[stage];
+  const outputs = await stackOutputs(stackName, region);
   return {
     tables: { tableEnv: outputs.tables, region },
-    gatewayDeps: {
-      gateway: awsKeyGateway(
-        new APIGatewayClient({ region }),
-        { apiId: outputs.apiId, stage: 'v1' },
-        undefined,
-        pacing,
-      ),
-      usagePlans: outputs.usagePlans,
-      keyLayout: outputs.keyLayout,
-      // Twice the stage's authorizer cache TTL: no cached authorizer result still names a key purge deletes.
-      revokedKeyGraceMs: 2 * STAGES[stage].authorizerCacheTtl.toMilliseconds(),
+    awsDeps: {
+      ownKeyAuthorizer: outputs.usageKeys !== USAGE_KEYS_PER_PLAN,
       whoami: () => callerArn(region),
       // The pre-traffic check key's secret (keys issue-check-key), in the stack's region as the hook reads it.
       secrets: awsCheckKeySecrets(new SecretsManagerClient({ region })),
+      // Built when `keys remove-release-api-keys` asks: no other command loads API Gateway's client.
+      controlPlane: async () =>
+        (await import('./release-api-keys.ts')).awsControlPlane(
+          region,
+          stackName,
+          STAGES[stage].authorizerCacheTtl.toMilliseconds(),
+          pacing,
+        ),
     },
   };
 }
@@ -121,7 +110,7 @@ async function callerArn(region: string): Promise<string> {
 
 /**
  * One region for every client, resolved once the way the SDK does (AWS_REGION, else the profile's region): the
- * stack, its API keys and its tables are in the same region.
+ * stack, its API and its tables are in the same region.
  */
 async function sdkRegion(): Promise<string> {
   const { CloudFormationClient } = await import('@aws-sdk/client-cloudformation');
@@ -133,17 +122,11 @@ async function sdkRegion(): Promise<string> {
   return region;
 }
 
-/**
- * The key layout a stack's authorizer understands: its KeyLayout output, which a release from before it lacks (the
- * oldest layout). While the stack is being updated or rolled back, both releases' authorizers may serve (a canary
- * shifts traffic gradually, a rollback shifts it back; a failed one may have stopped anywhere), so the oldest layout
- * is taken until the stack is in a `_COMPLETE` status.
- */
-export const keyLayoutOfStack = (status: string | undefined, output: string | undefined): KeyLayout =>
-  /_COMPLETE$/.test(status ?? '') ? keyLayoutOf(output) : OLDEST_KEY_LAYOUT;
-
-/** The values of ADMIN_OUTPUT_IDS in the deployed stack, every one required, and its key layout. */
-async function stackOutputs(stackName: string, region: string): Promise<StackValues> {
+/** The values of ADMIN_OUTPUT_IDS in the deployed stack, every one required, and the UsageKeys output if it has one. */
+async function stackOutputs(
+  stackName: string,
+  region: string,
+): Promise<typeof ADMIN_OUTPUT_IDS & { readonly usageKeys?: string }> {
   const { CloudFormationClient, DescribeStacksCommand } = await import('@aws-sdk/client-cloudformation');
   const out = await new CloudFormationClient({ region }).send(new DescribeStacksCommand({ StackName: stackName }));
   const outputs = Object.fromEntries((out.Stacks?.[0]?.Outputs ?? []).map((x) => [x.OutputKey, x.OutputValue ?? '']));
@@ -155,23 +138,17 @@ async function stackOutputs(stackName: string, region: string): Promise<StackVal
   const ids = ADMIN_OUTPUT_IDS;
   return {
     tables: Object.fromEntries(Object.entries(ids.tables).map(([envVar, id]) => [envVar, need(id)])),
-    apiId: need(ids.apiId),
-    usagePlans: Object.fromEntries(Object.entries(ids.usagePlans).map(([plan, id]) => [plan, need(id)])),
-    keyLayout: keyLayoutOfStack(out.Stacks?.[0]?.StackStatus, outputs[OUTPUT_IDS.keyLayout]),
+    ...(outputs[OUTPUT_IDS.usageKeys] ? { usageKeys: outputs[OUTPUT_IDS.usageKeys] } : {}),
   };
 }
 
 /** The storage adapters the functions use, on the target's tables, with a runtime of the admin tool's own. */
-async function storesFor(
-  tables: TableTarget,
-): Promise<Pick<AdminDeps, 'store' | 'limits' | 'history' | 'storage' | 'carryCounts' | 'liftBan'>> {
+async function storesFor(tables: TableTarget): Promise<Pick<AdminDeps, 'store' | 'limits' | 'history' | 'storage'>> {
   const { loadConfig } = await import('../../lambdas/shared/config.ts');
   const { createRuntime } = await import('../../lambdas/shared/runtime.ts');
   const { createKeyAdminStore } = await import('../../lambdas/storage/key-store.ts');
   const { createLimitStore } = await import('../../lambdas/storage/limit-store.ts');
   const { readUsageHistory } = await import('../../lambdas/storage/usage-history.ts');
-  const { carryCounts } = await import('../../lambdas/storage/shard-carry.ts');
-  const { liftBan } = await import('../../lambdas/storage/ban-lift.ts');
   const { storage, telemetry } = createRuntime(
     loadConfig({
       METRICS: 'off',
@@ -185,8 +162,6 @@ async function storesFor(
     store: createKeyAdminStore(storage),
     limits: createLimitStore(storage, telemetry),
     history: (subject, limits, w) => readUsageHistory(storage, subject, limits, w),
-    carryCounts: (subject, from, to, nowMs) => carryCounts(storage, subject, from, to, nowMs),
-    liftBan: (subject, nowMs) => liftBan(storage, subject, nowMs),
     storage,
   };
 }

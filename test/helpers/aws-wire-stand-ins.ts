@@ -1,8 +1,8 @@
 /**
  * Stand-ins for AWS endpoints on the wire, for code that builds its own SDK clients (the real SDK serializes, signs
- * and parses; `AWS_ENDPOINT_URL_<SERVICE>` points it here): CloudFormation's DescribeStacks in its query protocol
- * (XML), and API Gateway's usage plan reads in its REST protocol, answered by the control-plane fake. Either can
- * answer with AWS's error for a call the caller's credentials may not make.
+ * and parses; `AWS_ENDPOINT_URL_<SERVICE>` points it here): CloudFormation's DescribeStacks, GetTemplate and
+ * ListStackResources in its query protocol (XML), and API Gateway's usage plan reads in its REST protocol, answered by
+ * the control-plane fake. Either can answer with AWS's error for a call the caller's credentials may not make.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -39,10 +39,19 @@ export const notAuthorized = (action: string) =>
 
 const xml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
-/** A CloudFormation whose one stack has these outputs (absent: no stack), or which refuses DescribeStacks. */
-export function cloudFormationStandIn(stack: { outputs: Record<string, string> } | 'absent' | 'denied') {
+/** A stack as the stand-in describes it: outputs, and optionally its status, template and resources. */
+export interface StandInStack {
+  readonly outputs: Record<string, string>;
+  readonly status?: string;
+  readonly template?: object;
+  readonly resources?: ReadonlyArray<{ logicalId: string; type: string; physicalId: string }>;
+}
+
+/** A CloudFormation whose one stack is this (absent: no stack), or which refuses DescribeStacks. */
+export function cloudFormationStandIn(stack: StandInStack | 'absent' | 'denied') {
   return serve(async (_req, body, res) => {
-    const name = new URLSearchParams(body).get('StackName') ?? '';
+    const params = new URLSearchParams(body);
+    const name = params.get('StackName') ?? '';
     const error = (status: number, code: string, message: string) =>
       res
         .writeHead(status, { 'content-type': 'text/xml' })
@@ -51,13 +60,31 @@ export function cloudFormationStandIn(stack: { outputs: Record<string, string> }
         );
     if (stack === 'denied') return error(403, 'AccessDenied', notAuthorized('cloudformation:DescribeStacks'));
     if (stack === 'absent') return error(400, 'ValidationError', `Stack with id ${name} does not exist`);
+    const ok = (action: string, result: string) =>
+      res
+        .writeHead(200, { 'content-type': 'text/xml' })
+        .end(
+          `<${action}Response><${action}Result>${result}</${action}Result><ResponseMetadata><RequestId>r</RequestId></ResponseMetadata></${action}Response>`,
+        );
+    if (params.get('Action') === 'GetTemplate')
+      return ok('GetTemplate', `<TemplateBody>${xml(JSON.stringify(stack.template ?? {}))}</TemplateBody>`);
+    if (params.get('Action') === 'ListStackResources')
+      return ok(
+        'ListStackResources',
+        `<StackResourceSummaries>${(stack.resources ?? [])
+          .map(
+            (r) =>
+              `<member><LogicalResourceId>${r.logicalId}</LogicalResourceId><PhysicalResourceId>${xml(r.physicalId)}</PhysicalResourceId><ResourceType>${r.type}</ResourceType><ResourceStatus>CREATE_COMPLETE</ResourceStatus><LastUpdatedTimestamp>2020-01-01T00:00:00Z</LastUpdatedTimestamp></member>`,
+          )
+          .join('')}</StackResourceSummaries>`,
+      );
     const outputs = Object.entries(stack.outputs)
       .map(([k, v]) => `<member><OutputKey>${k}</OutputKey><OutputValue>${xml(v)}</OutputValue></member>`)
       .join('');
     res
       .writeHead(200, { 'content-type': 'text/xml' })
       .end(
-        `<DescribeStacksResponse><DescribeStacksResult><Stacks><member><StackName>${name}</StackName><StackStatus>UPDATE_COMPLETE</StackStatus><CreationTime>2030-01-01T00:00:00Z</CreationTime><Outputs>${outputs}</Outputs></member></Stacks></DescribeStacksResult><ResponseMetadata><RequestId>r</RequestId></ResponseMetadata></DescribeStacksResponse>`,
+        `<DescribeStacksResponse><DescribeStacksResult><Stacks><member><StackName>${name}</StackName><StackStatus>${stack.status ?? 'UPDATE_COMPLETE'}</StackStatus><CreationTime>2030-01-01T00:00:00Z</CreationTime><Outputs>${outputs}</Outputs></member></Stacks></DescribeStacksResult><ResponseMetadata><RequestId>r</RequestId></ResponseMetadata></DescribeStacksResponse>`,
       );
   });
 }

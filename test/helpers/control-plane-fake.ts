@@ -1,5 +1,6 @@
 /**
- * A fake of API Gateway's control plane for the admin tool (no local engine exists for it): an inventory of API keys,
+ * A fake of API Gateway's control plane for the admin tool's one command that writes to it (no local engine exists
+ * for it; moto is the second opinion: admin-moto.test.ts): an inventory of API keys,
  * usage plans and their keys, with the answers AWS documents (NotFoundException for what is not there,
  * ConflictException for a key already on a plan of the stage, BadRequestException for deleting a plan still on a
  * stage, LimitExceededException past the account's usage plans), the documented rates enforced on a simulated clock
@@ -65,10 +66,18 @@ export class FakeControlPlane implements PacingClock {
     this.lastAt.set(op, this.t);
   }
 
-  /** A standard usage plan of the stack, as the stack creates it. */
-  seedPlan(name: string): string {
+  /** A usage plan as a stack (or an earlier tool) made it, on these stages (default: the stage the tests use). */
+  seedPlan(name: string, apiStages = [{ apiId: 'api123', stage: 'v1' }]): string {
     const id = this.newId('plan');
-    this.plans.set(id, { id, name, apiStages: [{ apiId: 'api123', stage: 'v1' }], keys: new Set() });
+    this.plans.set(id, { id, name, apiStages, keys: new Set() });
+    return id;
+  }
+
+  /** An API key as a stack (or an earlier tool) made it, on these usage plans. */
+  seedKey(name: string, value: string, plans: readonly string[] = []): string {
+    const id = this.newId('key');
+    this.keys.set(id, { id, name, value });
+    for (const p of plans) this.plans.get(p)!.keys.add(id);
     return id;
   }
 
@@ -158,6 +167,7 @@ export class FakeControlPlane implements PacingClock {
             id,
             type: 'API_KEY',
             value: this.keys.get(id)?.value,
+            name: this.keys.get(id)?.name,
           })),
         };
       case 'GetUsagePlanKey':

@@ -1,23 +1,37 @@
 /**
- * The admin tool on a fresh fake of API Gateway's control plane (control-plane-fake.ts) and the test's records on
- * DynamoDB Local (its storage ports counted and faultable: storage-faults.ts), for one run of an admin command, and
- * the inventory check made after every run: what is wrong between the records (the desired state) and what API
- * Gateway (API keys, usage-plan membership) and the limiter (standing items, counts layout) hold.
+ * The admin tool on a fake stage, for one run of an admin command: the test's records on DynamoDB Local (its storage
+ * ports counted and faultable: storage-faults.ts) and, for `keys remove-release-api-keys`, the stage's stack as
+ * CloudFormation describes it and a fake of API Gateway's control plane (control-plane-fake.ts) holding what the stack
+ * made there: a usage plan per plan, each with its plan key. And the inventory check made after every run: what is
+ * wrong between the records and the limiter's items (standing items, counts layout), and at the gateway.
  */
 import { randomUUID } from 'node:crypto';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { BRACKET_POOL, bracketPoolKeyValue } from '../../contract/key-pool.ts';
-import { limiterShards, usagePlanThrottle, type PlanName } from '../../contract/plans.ts';
+import { PLANS, PLAN_NAMES, limiterShards, planUsageKeyValue, type PlanName } from '../../contract/plans.ts';
 import { limitsOf, type KeyRecord } from '../../lambdas/domain/keys.ts';
 import { windowsAt } from '../../lambdas/domain/rate-limit.ts';
 import { MAX_SHARDS } from '../../lambdas/storage/limit-store.ts';
 import { shardKey } from '../../lambdas/storage/limiter-items.ts';
-import { bracketPlanName, enterpriseBracket } from '../../lib/admin/brackets.ts';
-import { awsKeyGateway } from '../../lib/admin/gateway.ts';
-import { converged } from '../../lib/admin/reconcile.ts';
+import { pacedControlPlane, type ControlPlane, type DeployedStack } from '../../lib/admin/release-api-keys.ts';
+import type { Sender } from '../../lib/admin/pacing.ts';
 import { keyAdmin, type AdminDeps, type KeyAdmin } from '../../lib/admin/service.ts';
 import { FakeControlPlane } from './control-plane-fake.ts';
 import { StorageFaults } from './storage-faults.ts';
+
+export const STAGE = 'staging';
+/** The stage's authorizer cache TTL, as the removal waits it out after a deploy. */
+export const CACHE_TTL_MS = 60_000;
+/** The stage's API and stage name at the fake (what the stack's RestApi and Stage resources are). */
+export const API = { apiId: 'api123', stage: 'v1' } as const;
+
+/** The stack at the fake: each plan's usage plan and API key, and what CloudFormation says of it (a test edits it). */
+export interface FakeStack {
+  readonly plans: Record<PlanName, string>;
+  readonly keys: Record<PlanName, string>;
+  view: DeployedStack;
+  /** The next read of the stack fails (CloudFormation unreachable), once. */
+  failNextRead: boolean;
+}
 
 export interface World {
   fake: FakeControlPlane;
@@ -27,13 +41,13 @@ export interface World {
   plain: AdminDeps;
   admin: KeyAdmin;
   owner: string;
-  usagePlans: Record<Exclude<PlanName, 'enterprise'>, string>;
+  stack: FakeStack;
+  /** The stage's control plane as the removal command gets it: the stack, and `gateway` (default: the fake, paced). */
+  controlPlane(gateway?: Sender): ControlPlane;
 }
 
-export const STAGE = 'staging';
 /** The AWS principal the fake stage's admin runs as (what the tool's STS GetCallerIdentity would return). */
 export const STAGE_PRINCIPAL = 'arn:aws:sts::123456789012:assumed-role/AnimalStoreAdmin/alice@example.com';
-export const GRACE_MS = 120_000;
 
 /**
  * A noon years ahead of any run: DynamoDB Local deletes items whose TTL attribute (`expiresAt`) is past by the real
@@ -42,84 +56,105 @@ export const GRACE_MS = 120_000;
  */
 export const WORLD_START_MS = Date.UTC(2036, 10, 22, 12);
 
-/** The admin on a fresh fake (the standard plans seeded, the fake's clock) and `local`'s store, as an owner of its own. */
+/** What this release's stack makes at the gateway, in the fake, and its CloudFormation view: settled, this release. */
+function stackOf(fake: FakeControlPlane): FakeStack {
+  const plans = {} as Record<PlanName, string>;
+  const keys = {} as Record<PlanName, string>;
+  const resources: DeployedStack['resources'][number][] = [
+    { logicalId: 'RestApi', type: 'AWS::ApiGateway::RestApi', physicalId: API.apiId },
+    { logicalId: 'ApiStage', type: 'AWS::ApiGateway::Stage', physicalId: API.stage },
+  ];
+  const template: Record<string, { Type: string; Properties?: object }> = {
+    RestApi: { Type: 'AWS::ApiGateway::RestApi' },
+    ApiStage: { Type: 'AWS::ApiGateway::Stage' },
+  };
+  for (const plan of PLAN_NAMES) {
+    const name = PLANS[plan].displayName;
+    plans[plan] = fake.seedPlan(`AnimalStore-${STAGE}-${name}`);
+    keys[plan] = fake.seedKey(`${STAGE}-${name}PlanKey`, planUsageKeyValue(STAGE, plan), [plans[plan]]);
+    template[`UsagePlan${name}`] = { Type: 'AWS::ApiGateway::UsagePlan' };
+    template[`${name}PlanKey`] = {
+      Type: 'AWS::ApiGateway::ApiKey',
+      Properties: { Value: planUsageKeyValue(STAGE, plan) },
+    };
+    resources.push(
+      { logicalId: `UsagePlan${name}`, type: 'AWS::ApiGateway::UsagePlan', physicalId: plans[plan] },
+      { logicalId: `${name}PlanKey`, type: 'AWS::ApiGateway::ApiKey', physicalId: keys[plan] },
+    );
+  }
+  return {
+    plans,
+    keys,
+    view: {
+      name: `AnimalStore-${STAGE}`,
+      status: 'UPDATE_COMPLETE',
+      template: { Resources: template },
+      resources,
+      // Deployed the day before the world's start: long past any cached authorizer answer.
+      changedAt: fake.now() - 86_400_000,
+    },
+    failNextRead: false,
+  };
+}
+
+/** The admin on a fresh fake stage (its clock the fake's) and `local`'s store, as an owner of its own. */
 export function controlPlaneWorld(local: AdminDeps, startMs = WORLD_START_MS): World {
   if (startMs < Date.now() + 7 * 86_400_000)
     throw new Error("a world dated before next week meets DynamoDB Local's TTL sweep");
   const fake = new FakeControlPlane(startMs);
-  const usagePlans = { free: fake.seedPlan('free'), pro: fake.seedPlan('pro'), business: fake.seedPlan('business') };
+  const stack = stackOf(fake);
   const owner = `cp-${randomUUID()}`;
+  const controlPlane = (gateway: Sender = pacedControlPlane(fake, fake)): ControlPlane => ({
+    async stack() {
+      if (stack.failNextRead) {
+        stack.failNextRead = false;
+        throw Object.assign(new Error('Rate exceeded'), { name: 'Throttling' });
+      }
+      return structuredClone(stack.view);
+    },
+    gateway,
+    cacheTtlMs: CACHE_TTL_MS,
+  });
   const plain: AdminDeps = {
     ...local,
     store: ownStore(local.store, owner),
     stage: STAGE,
-    usagePlans,
     now: fake.now,
-    revokedKeyGraceMs: GRACE_MS,
-    gateway: awsKeyGateway(fake, { apiId: 'api123', stage: 'v1' }, fake),
     // What STS GetCallerIdentity answers on a stage: an assumed role's session, naming the person.
     whoami: async () => STAGE_PRINCIPAL,
+    controlPlane: async () => controlPlane(),
   };
   const storage = new StorageFaults();
   const deps = storage.around(plain);
-  return { fake, storage, deps, plain, admin: keyAdmin(deps), owner, usagePlans };
+  return { fake, storage, deps, plain, admin: keyAdmin(deps), owner, stack, controlPlane };
 }
 
 /**
- * The store as one world's own: the worlds of a test file share DynamoDB Local's tables, and `keys purge` and
- * `keys reconcile --all` read the whole table's backlog, as they should in a stage. Without this, every world would
- * also reconcile the keys earlier worlds left waiting for purge (their API keys in other fakes): each run grows with
- * the runs before it, and the converge test, which runs each command once per possible fault, ran past its timeout.
- * So a world's sweeps see only its owner's records, as a table of its own would hold.
+ * The store as one world's own: the worlds of a test file share DynamoDB Local's tables, so a world's listings see
+ * only its owner's records, as a table of its own would hold.
  */
 function ownStore(store: AdminDeps['store'], owner: string): AdminDeps['store'] {
-  return {
-    ...store,
-    listDue: async (cutoff) => (await store.listDue(cutoff)).filter((r) => r.owner === owner),
-    listPage: (filter, limit, after) => store.listPage({ owner, ...filter }, limit, after),
-  };
+  return { ...store, listPage: (filter, limit, after) => store.listPage({ owner, ...filter }, limit, after) };
 }
 
 /** The records of the world's owner, on the store its admin writes. */
 export const recordsOf = async ({ plain, owner }: World): Promise<KeyRecord[]> =>
   (await plain.store.list()).filter((r) => r.owner === owner);
 
-const BRACKET_MEMBER = new RegExp(`^animal-store-${STAGE}-enterprise-(r\\d+-b\\d+-q\\d+)-m(\\d+)$`);
-
-/** What is wrong at the gateway: anything left behind, missing or misplaced. */
-function gatewayProblems(w: World, records: KeyRecord[]): string[] {
-  const { fake, usagePlans } = w;
+/** What is wrong at the gateway: on the stage, anything but the stack's usage plans, each with its one plan key. */
+export function gatewayProblems({ fake, stack }: World): string[] {
   const found: string[] = [];
-  const standard = new Set(Object.values(usagePlans));
-  const namedKeys = new Set(records.flatMap((r) => [r.apiGatewayKeyId, r.retiredApiKeyId]).filter(Boolean));
-  const namedPlans = new Set(records.flatMap((r) => [r.usagePlanId, r.retiredUsagePlanId]).filter(Boolean));
-  const bracketPlans = [...fake.plans.values()].filter((p) => p.name.startsWith(`animal-store-${STAGE}-enterprise-r`));
-  const names = bracketPlans.map((p) => p.name);
-  if (new Set(names).size !== names.length) found.push(`a bracket's plan made twice: ${names}`);
-  for (const k of fake.keys.values()) {
-    if (namedKeys.has(k.id)) continue;
-    const m = BRACKET_MEMBER.exec(k.name);
-    const plan = m && bracketPlans.find((p) => p.name === `animal-store-${STAGE}-enterprise-${m[1]}`);
-    if (!m) found.push(`API key ${k.id} (${k.name}) named by no record and in no pool`);
-    else if (k.value !== bracketPoolKeyValue(STAGE, m[1]!, Number(m[2])))
-      found.push(`pool member ${k.name}: wrong value`);
-    else if (fake.plansOf(k.id).join() !== (plan?.id ?? '-'))
-      found.push(`pool member ${k.name} is not (only) on its plan`);
+  const ours = `${API.apiId}:${API.stage}`;
+  const stackPlans = new Map(PLAN_NAMES.map((p) => [stack.plans[p], stack.keys[p]]));
+  for (const p of fake.plans.values()) {
+    const stages = p.apiStages.map((s) => `${s.apiId}:${s.stage}`);
+    if (!stages.length && p.name.startsWith(`animal-store-${STAGE}-`)) found.push(`usage plan ${p.name} on no stage`);
+    if (!stages.includes(ours)) continue;
+    if (!stackPlans.has(p.id)) found.push(`usage plan ${p.id} (${p.name}) is not the stack's`);
+    else if ([...p.keys].join() !== stackPlans.get(p.id))
+      found.push(`usage plan ${p.name} holds ${[...p.keys].join(', ')}, not its plan key alone`);
   }
-  for (const id of fake.plans.keys())
-    if (!standard.has(id) && !namedPlans.has(id) && !bracketPlans.some((p) => p.id === id))
-      found.push(`usage plan ${id} named by no record`);
-  for (const r of records) {
-    if (r.apiGatewayKeyId || r.usagePlanId) found.push(`${r.keyId} still names an API key or usage plan of its own`);
-    if (r.status !== 'active' || r.plan !== 'enterprise') continue;
-    const plan = bracketPlans.find((p) => p.name === bracketPlanName(STAGE, enterpriseBracket(limitsOf(r)!)));
-    const t = usagePlanThrottle(limitsOf(r)!);
-    if (!plan?.apiStages.length) found.push(`${r.keyId}: its bracket's usage plan is missing or off the stage`);
-    else if ((plan.quota?.limit ?? 0) < t.quotaPerDay || (plan.throttle?.rateLimit ?? 0) < t.rateLimit)
-      found.push(`${r.keyId}: its bracket's usage plan refuses what its limits admit`);
-    else if (plan.keys.size !== BRACKET_POOL.apiKeys)
-      found.push(`${r.keyId}: its bracket's pool has ${plan.keys.size} members`);
-  }
+  for (const plan of PLAN_NAMES) if (!fake.keys.has(stack.keys[plan])) found.push(`plan key of ${plan} deleted`);
   return found;
 }
 
@@ -127,12 +162,8 @@ function gatewayProblems(w: World, records: KeyRecord[]): string[] {
 async function limiterProblems(w: World, records: KeyRecord[]): Promise<string[]> {
   const { plain } = w;
   const found: string[] = [];
-  const now = plain.now!();
-  const win = windowsAt(now);
+  const win = windowsAt(plain.now!());
   for (const r of records) {
-    if (!converged(r))
-      found.push(`${r.keyId}: not reconciled (version ${r.version}, reconciled ${r.reconciledVersion})`);
-    if (r.countsShards !== undefined) found.push(`${r.keyId}: today's counts still on ${r.countsShards} shard(s)`);
     const limits = limitsOf(r);
     if (r.status !== 'active' || !limits) continue;
     const through = r.unbannedThrough ?? 0;
@@ -159,8 +190,7 @@ async function limiterProblems(w: World, records: KeyRecord[]): Promise<string[]
   return found;
 }
 
-/** Everything wrong between the records and the inventory (API Gateway and the limiter): [] when converged. */
+/** Everything wrong between the records and the inventory (the gateway and the limiter): [] when consistent. */
 export async function problems(w: World): Promise<string[]> {
-  const records = await recordsOf(w);
-  return [...gatewayProblems(w, records), ...(await limiterProblems(w, records))];
+  return [...gatewayProblems(w), ...(await limiterProblems(w, await recordsOf(w)))];
 }

@@ -1,7 +1,7 @@
 /**
  * moto (Python's AWS emulator, `moto_server`) as a second, independent implementation of the AWS APIs the admin
- * tool's stage path calls: API Gateway's control plane, DynamoDB and CloudFormation's DescribeStacks, all served by
- * one process. The project's own fake (control-plane-fake.ts) stays for fault injection and quotas; moto checks what
+ * tool's stage path calls: DynamoDB, CloudFormation's DescribeStacks and, for its one command that writes there, API
+ * Gateway's control plane, all served by one process. The project's own fake (control-plane-fake.ts) stays for fault injection and quotas; moto checks what
  * the fake cannot check about itself: that the SDK's real request shapes are accepted and its answers parsed, and
  * that errors come back under the names the tool catches.
  *
@@ -28,7 +28,6 @@ import {
 import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudformation';
 import { provisionLocalTables } from '../../lambdas/storage/provision.ts';
 import { ADMIN_OUTPUT_IDS } from '../../lib/admin/targets.ts';
-import { OUTPUT_IDS } from '../../lib/stacks/outputs.ts';
 import type { CfnTemplate } from '../../lib/local/template.ts';
 
 /** What a user runs to get `moto_server` (the README says the same). */
@@ -157,7 +156,9 @@ export interface MotoStage {
   /** The stack's usage plans and API keys by logical id, as moto made them. */
   readonly planIds: ReadonlyMap<string, string>;
   readonly keyIds: ReadonlyMap<string, string>;
-  /** The stack's outputs the admin tool reads (ADMIN_OUTPUT_IDS), with moto's ids and the tables' names. */
+  /** The stack's resources as CloudFormation would list them: logical id, type, moto's physical id. */
+  readonly resources: ReadonlyArray<{ logicalId: string; type: string; physicalId: string }>;
+  /** The stack's outputs the admin tool reads (ADMIN_OUTPUT_IDS), with the tables' names. */
   readonly outputs: Readonly<Record<string, string>>;
   /** The tables' variables (`KEYS_TABLE_NAME`…) to their physical names. */
   readonly tableEnv: Readonly<Record<string, string>>;
@@ -169,9 +170,8 @@ const ofType = (t: CfnTemplate, type: string) =>
 const refOf = (v: unknown): string | undefined => (v as { Ref?: string } | undefined)?.Ref;
 
 /**
- * What a deployed stack holds, in moto, from the synthesized template: its REST API with its stage, every usage plan
- * with its figures, every API key with its value and each on its usage plan (the standard plans, the pools, the
- * spent-keys plan, the probation keys); the admin tool's tables, created from contract/tables.ts as the data construct
+ * What a deployed stack holds, in moto, from a template: its REST API with its stage, every usage plan with its
+ * figures, every API key with its value and each on its usage plan; the admin tool's tables, created from contract/tables.ts as the data construct
  * creates them; and a CloudFormation stack of the stage's name whose outputs name them, which `--stage` reads.
  * CloudFormation's own resource engine is not used: moto implements few of the template's types, so the template's
  * API Gateway resources are created one by one, in the order CloudFormation would (plans, keys, then plan keys).
@@ -232,20 +232,9 @@ export async function deployStage(moto: Moto, template: CfnTemplate, stackName: 
   const prefix = `${stackName}-Data-${suffix}`;
   const tableEnv = await provisionLocalTables(moto.endpoint, prefix);
 
-  const value = (v: unknown): string => {
-    const ref = refOf(v);
-    if (ref && planIds.has(ref)) return planIds.get(ref)!;
-    if (ref && refs.has(ref)) return refs.get(ref)!;
-    throw new Error(`an output the admin tool reads is not a plan or the API: ${JSON.stringify(v)}`);
-  };
-  const declared = template.Outputs as Record<string, { Value: unknown }>;
-  const outputs: Record<string, string> = {
-    [ADMIN_OUTPUT_IDS.apiId]: value(declared[ADMIN_OUTPUT_IDS.apiId]!.Value),
-    ...Object.fromEntries(Object.values(ADMIN_OUTPUT_IDS.usagePlans).map((id) => [id, value(declared[id]!.Value)])),
-    ...Object.fromEntries(Object.entries(ADMIN_OUTPUT_IDS.tables).map(([envVar, id]) => [id, tableEnv[envVar]!])),
-    // The key layout this release's authorizer understands, which the tool checks before it moves a key.
-    [OUTPUT_IDS.keyLayout]: String(declared[OUTPUT_IDS.keyLayout]!.Value),
-  };
+  const outputs: Record<string, string> = Object.fromEntries(
+    Object.entries(ADMIN_OUTPUT_IDS.tables).map(([envVar, id]) => [id, tableEnv[envVar]!]),
+  );
   // A stack of the stage's name whose outputs are those values: what `--stage` finds with DescribeStacks. Its one
   // resource is a placeholder (a stack needs one).
   const cfn = new CloudFormationClient(moto.config);
@@ -259,7 +248,13 @@ export async function deployStage(moto: Moto, template: CfnTemplate, stackName: 
     }),
   );
   cfn.destroy();
-  return { stackName, apiId: api.id!, stageName, planIds, keyIds, outputs, tableEnv };
+  const resources = [
+    { logicalId: restApiLogical, type: 'AWS::ApiGateway::RestApi', physicalId: api.id! },
+    { logicalId: stageLogical, type: 'AWS::ApiGateway::Stage', physicalId: stageName },
+    ...[...planIds].map(([logicalId, physicalId]) => ({ logicalId, type: 'AWS::ApiGateway::UsagePlan', physicalId })),
+    ...[...keyIds].map(([logicalId, physicalId]) => ({ logicalId, type: 'AWS::ApiGateway::ApiKey', physicalId })),
+  ];
+  return { stackName, apiId: api.id!, stageName, planIds, keyIds, resources, outputs, tableEnv };
 }
 
 export interface GatewayInventory {

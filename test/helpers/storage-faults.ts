@@ -1,6 +1,7 @@
 /**
- * The admin tool's storage ports (key records, standing, limiter counters) on DynamoDB Local, with a fault armed at
- * any call, as the fake control plane arms one at any API Gateway call: `throttle` (DynamoDB's throttling error once
+ * The admin tool's storage ports (key records with what their transactions change of the standing and counters, the
+ * limiter's counts) on DynamoDB Local, with a fault armed at any call, as the fake control plane arms one at any API
+ * Gateway call: `throttle` (DynamoDB's throttling error once
  * the SDK's retries are spent; nothing applied), `error` (an internal error; nothing applied), or `lost` (applied, the
  * answer never came). Every call is counted, so a test learns how many steps a command takes from the code itself.
  */
@@ -30,7 +31,7 @@ export class StorageFaults {
     this.fault = { at: this.calls.length + n, mode };
   }
 
-  /** The next call of the port `name` (e.g. `store.clearStandingPart`) fails in that mode. */
+  /** The next call of the port `name` (e.g. `store.update`) fails in that mode. */
   failNext(name: string, mode: StorageFault) {
     this.named = { name, mode };
   }
@@ -58,16 +59,7 @@ export class StorageFaults {
         this.wrap(`store.${k}`, (f as (...a: unknown[]) => Promise<unknown>).bind(deps.store)),
       ]),
     ) as unknown as AdminDeps['store'];
-    const limits = {
-      usage: this.wrap('limits.usage', deps.limits.usage.bind(deps.limits)),
-      ban: this.wrap('limits.ban', deps.limits.ban.bind(deps.limits)),
-    };
-    return {
-      ...deps,
-      store,
-      limits,
-      ...(deps.liftBan ? { liftBan: this.wrap('liftBan', deps.liftBan) } : {}),
-      ...(deps.carryCounts ? { carryCounts: this.wrap('carryCounts', deps.carryCounts) } : {}),
-    };
+    const limits = { usage: this.wrap('limits.usage', deps.limits.usage.bind(deps.limits)) };
+    return { ...deps, store, limits };
   }
 }

@@ -1,14 +1,15 @@
 /**
- * Waiting for API Gateway's control plane is bounded and visible: a call AWS keeps throttling backs off at most
- * BACKOFF_CAP_MS at a time and gives up after THROTTLED_ATTEMPTS, every wait of SAY_WAITS_FROM_MS or more is said on
- * stderr before it starts, and `--max-wait` stops a command cleanly, says what is left and the command that finishes
- * it. On the fake control plane (test/helpers/control-plane-fake.ts) with throttling injected in front of it, its
- * simulated clock recording every sleep; the records on DynamoDB Local.
+ * Waiting for API Gateway's control plane (`keys remove-release-api-keys`, the one command that calls it) is bounded
+ * and visible: a call AWS keeps throttling backs off at most BACKOFF_CAP_MS at a time and gives up after
+ * THROTTLED_ATTEMPTS, every wait of SAY_WAITS_FROM_MS or more is said on stderr before it starts, and `--max-wait`
+ * stops the command cleanly, says what is left and the command that finishes it. On the fake control plane
+ * (test/helpers/control-plane-fake.ts) with throttling injected in front of it, its simulated clock recording every
+ * sleep.
  */
-import { CreateApiKeyCommand, UpdateUsagePlanCommand } from '@aws-sdk/client-api-gateway';
+import { DeleteApiKeyCommand, UpdateUsagePlanCommand } from '@aws-sdk/client-api-gateway';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdmin } from '../../lib/admin/cli.ts';
-import { awsKeyGateway } from '../../lib/admin/gateway.ts';
+import { pacedControlPlane } from '../../lib/admin/release-api-keys.ts';
 import {
   BACKOFF_CAP_MS,
   SAY_WAITS_FROM_MS,
@@ -21,9 +22,9 @@ import {
 import type { AdminDeps } from '../../lib/admin/service.ts';
 import { startLocalAdmin } from '../helpers/admin.ts';
 import type { TestApi } from '../helpers/api.ts';
-import { legacyKey } from '../helpers/admin-scenarios.ts';
+import { releaseLeftovers } from '../helpers/admin-scenarios.ts';
 import { FakeControlPlane } from '../helpers/control-plane-fake.ts';
-import { controlPlaneWorld, problems } from '../helpers/control-plane-world.ts';
+import { controlPlaneWorld, problems, STAGE } from '../helpers/control-plane-world.ts';
 
 /** AWS as a deploy or another admin makes it: every call throttled until `until`, asking for `retryAfter` seconds. */
 function throttling(inner: Sender, clock: PacingClock, retryAfter: string) {
@@ -69,7 +70,7 @@ describe('one call AWS keeps throttling', () => {
   it.each([
     ['UpdateUsagePlan', '3600'],
     ['UpdateUsagePlan', '1'],
-    ['CreateApiKey', '30'],
+    ['DeleteApiKey', '30'],
   ])('%s asking %s s: capped waits, each said, then the throttle reaches the caller', async (op, retryAfter) => {
     const fake = new FakeControlPlane(Date.UTC(2036, 10, 22, 12));
     const lines: string[] = [];
@@ -80,8 +81,8 @@ describe('one call AWS keeps throttling', () => {
       progress: (w) => (heard.push(w), lines.push(`waiting ${Math.ceil(w.waitMs / 1000)} s`)),
     });
     const command =
-      op === 'CreateApiKey'
-        ? new CreateApiKeyCommand({ name: 'k' })
+      op === 'DeleteApiKey'
+        ? new DeleteApiKeyCommand({ apiKey: 'k' })
         : new UpdateUsagePlanCommand({ usagePlanId: 'plan1', patchOperations: [] });
     const start = fake.t;
     await expect(paced.send(command)).rejects.toMatchObject({ name: 'TooManyRequestsException' });
@@ -100,77 +101,64 @@ describe('commands under throttling, through the command line', () => {
   });
   afterAll(() => api?.close());
 
-  /**
-   * Two revoked Pro keys due for purge on a fake that throttles every call from now until `forMs` from now. Keys made
-   * before pools, each with an API key of its own (admin-scenarios.ts): pooled keys have nothing for purge to delete,
-   * so only these still make purge call the control plane.
-   */
-  async function throttledPurge(forMs: number) {
+  /** What release 3357b0c's tool left on the stage, on a fake that throttles every call from now until `forMs` from now. */
+  function throttledRemoval(forMs: number) {
     const w = controlPlaneWorld(local);
-    for (let i = 0; i < 2; i++) {
-      const id = await legacyKey(w, 'pro');
-      const record = (await w.plain.store.getById(id))!;
-      await w.plain.store.update(record, { status: 'revoked', revokedAt: new Date(w.fake.t).toISOString() });
-    }
-    w.fake.t += 10 * 60_000;
+    releaseLeftovers(w);
     const err: string[] = [];
     const out: string[] = [];
     const { clock, sleeps } = recordingClock(w.fake, err);
     const { sender, state } = throttling(w.fake, clock, '30');
     state.until = w.fake.t + forMs;
     const run = (...argv: string[]) =>
-      runAdmin([...argv, '--local'], { out: (l) => out.push(l), err: (l) => err.push(l) }, async (target) => ({
+      runAdmin([...argv, '--stage', STAGE], { out: (l) => out.push(l), err: (l) => err.push(l) }, async (target) => ({
         ...w.deps,
-        gateway: awsKeyGateway(sender, { apiId: 'api123', stage: 'v1' }, clock, target.pacing),
+        controlPlane: async () => w.controlPlane(pacedControlPlane(sender, clock, target.pacing)),
       }));
     return { w, err, out, sleeps, run };
   }
 
-  it('--max-wait stops purge cleanly, says what is left and the command that finishes it; that command does', async () => {
-    const { w, err, out, sleeps, run } = await throttledPurge(10 * 60_000);
-    const apiKeys = w.fake.keys.size;
-    const code = await run('keys', 'purge', '--max-wait', '90');
-    expect(code).toBe(1);
+  it('--max-wait stops the removal cleanly, says what is left and the command that finishes it; that command does', async () => {
+    const { w, err, sleeps, run } = await throttledRemoval(10 * 60_000);
+    const inventory = { keys: w.fake.keys.size, plans: w.fake.plans.size };
+    expect(await run('keys', 'remove-release-api-keys', '--max-wait', '90')).toBe(1);
     expectBoundedAndSaid(sleeps, err);
     expect(sleeps.reduce((a, s) => a + s.ms, 0)).toBeLessThanOrEqual(90_000);
-    expect(
-      out
-        .join('\n')
-        .split('\n')
-        .filter((l) => /^Failed key_\S+: .*\(stopped at --max-wait 90 s/.test(l)),
-    ).toHaveLength(2);
-    // A key left part-way is no longer in purge's backlog: the command that finishes it is reconcile.
-    expect(err.at(-1)).toBe('error: 2 of 2 keys not purged: run `keys reconcile --all`');
-    expect(w.fake.keys.size, 'nothing deleted').toBe(apiKeys);
+    expect(err.at(-1)).toMatch(
+      /^error: nothing was removed: the stage's usage plans could not be listed \(stopped at --max-wait 90 s .*\): run `keys remove-release-api-keys` again$/,
+    );
+    expect({ keys: w.fake.keys.size, plans: w.fake.plans.size }, 'nothing deleted').toEqual(inventory);
 
     w.fake.t += 10 * 60_000;
-    expect(await run('keys', 'reconcile', '--all')).toBe(0);
-    expect(w.fake.keys.size).toBe(0);
+    expect(await run('keys', 'remove-release-api-keys')).toBe(0);
     expect(await problems(w)).toEqual([]);
   });
 
-  it('with --json, each wait is a JSON line on stderr and the failure a JSON object naming the next command', async () => {
-    const { err, sleeps, run } = await throttledPurge(10 * 60_000);
-    expect(await run('keys', 'purge', '--max-wait', '45', '--json')).toBe(1);
+  it('with --json, each wait and step is a JSON line on stderr and the failure a JSON object naming the next command', async () => {
+    const { err, sleeps, run } = await throttledRemoval(10 * 60_000);
+    expect(await run('keys', 'remove-release-api-keys', '--max-wait', '45', '--json')).toBe(1);
     const lines = err.map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines.at(-1)).toEqual({
-      error: '2 of 2 keys not purged: run `keys reconcile --all`',
-      next: 'npm run admin -- keys reconcile --all --local',
+      error: expect.stringMatching(/run `keys remove-release-api-keys` again$/),
+      next: `npm run admin -- keys remove-release-api-keys --stage ${STAGE}`,
     });
     const waits = lines.slice(0, -1);
     expect(waits.length).toBeGreaterThan(0);
-    for (const w of waits) expect(w).toMatchObject({ waiting: { operation: 'DeleteApiKey', reason: 'throttled' } });
+    for (const w of waits) expect(w).toMatchObject({ waiting: { operation: 'GetUsagePlans', reason: 'throttled' } });
     expect(sleeps.filter((s) => s.ms >= SAY_WAITS_FROM_MS)).toHaveLength(waits.length);
   });
 
   it('a throttle that passes within the cap is waited out, said, and the command succeeds', async () => {
-    const { w, err, sleeps, run } = await throttledPurge(50_000);
-    expect(await run('keys', 'purge')).toBe(0);
+    const { w, err, sleeps, run } = await throttledRemoval(50_000);
+    expect(await run('keys', 'remove-release-api-keys')).toBe(0);
     expectBoundedAndSaid(sleeps, err);
-    expect(err.length).toBeGreaterThan(0);
-    expect(
-      err.every((l) => /^waiting \d+ s for API Gateway's control plane \(AWS throttled DeleteApiKey/.test(l)),
-    ).toBe(true);
-    expect(w.fake.keys.size).toBe(0);
+    const waits = err.filter((l) => /^waiting \d+ s for API Gateway's control plane/.test(l));
+    expect(waits.length).toBeGreaterThan(0);
+    // The throttle's waits, then UpdateUsagePlan's own 20 s between the plans it takes off the stage.
+    expect(waits[0]).toMatch(/\(AWS throttled GetUsagePlans/);
+    expect(waits.every((l) => /\((AWS throttled GetUsagePlans|UpdateUsagePlan keeps to AWS's rate)/.test(l))).toBe(
+      true,
+    );
+    expect(await problems(w)).toEqual([]);
   });
 });

@@ -1,12 +1,13 @@
 /**
  * What the admin tool says in the small cases an admin meets: a second revoke, a missing plan, an unknown flag, a
- * secret pasted where an id goes, a banned key shown, a revoked key's usage, and that set-plan waits on the
- * authorizer cache. On DynamoDB Local (`--local`).
+ * secret pasted where an id goes, a banned key shown, a revoked key's usage, that set-plan waits on the authorizer
+ * cache, and a storage outage on a stage. On DynamoDB Local (`--local`).
  */
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { UnavailableError } from '../../lambdas/domain/errors.ts';
 import { shardKey } from '../../lambdas/storage/limiter-items.ts';
-import { USAGE } from '../../lib/admin/cli.ts';
+import { USAGE, runAdmin } from '../../lib/admin/cli.ts';
 import type { AdminDeps } from '../../lib/admin/service.ts';
 import { runLocalAdmin, startLocalAdmin } from '../helpers/admin.ts';
 import type { TestApi } from '../helpers/api.ts';
@@ -112,4 +113,26 @@ it('set-plan and its --help say the authorizer cache delays the change', async (
   expect(USAGE).toMatch(
     /keys set-plan <id> <plan>[^\n]*\n\s+the gateway applies it once cached authorizer results expire/,
   );
+});
+
+it('a storage outage on a stage says where to look for that target, with the command to run again, and never `npm start`', async () => {
+  const down = async () => {
+    throw new UnavailableError('ECONNREFUSED');
+  };
+  const outage = { ...deps, store: { ...deps.store, getById: down } } as AdminDeps;
+  for (const json of [false, true]) {
+    const err: string[] = [];
+    const code = await runAdmin(
+      ['keys', 'show', 'key_abc', '--stage', 'staging', ...(json ? ['--json'] : [])],
+      { out: () => {}, err: (l) => err.push(l) },
+      async () => outage,
+    );
+    expect(code).toBe(1);
+    const message = json ? (JSON.parse(err[0]!) as { error: string; next: string }) : { error: err[0]! };
+    expect(message.error).toMatch(
+      /DynamoDB did not answer \(ECONNREFUSED\) on stage staging: check the network and your AWS credentials/,
+    );
+    expect(message.error).not.toMatch(/npm start|--local/);
+    if (json) expect(message).toMatchObject({ next: 'npm run admin -- keys show key_abc --stage staging --json' });
+  }
 });

@@ -1,9 +1,13 @@
 /**
- * Admin commands racing each other and the network, on DynamoDB Local: every record write is conditional on the
- * version read, so a revoke or set-plan landing in the middle of a rotation is never undone, and a write the SDK
- * resends after losing its answer recognises its own earlier success instead of failing.
+ * Admin commands racing each other, the functions and the network, on DynamoDB Local: every record write is
+ * conditional on the version read, and on what it read of the key's standing and counters, so a revoke or set-plan
+ * landing in the middle of a rotation is never undone, nor a ban a function writes in the middle of an unban; and a
+ * write the SDK resends after losing its answer recognises its own earlier success instead of failing.
  */
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { windowsAt } from '../../lambdas/domain/rate-limit.ts';
+import { shardKey } from '../../lambdas/storage/limiter-items.ts';
 import { keyAdmin, type AdminDeps } from '../../lib/admin/service.ts';
 import { type TestApi } from '../helpers/api.ts';
 import { startLocalAdmin } from '../helpers/admin.ts';
@@ -126,20 +130,53 @@ describe('admin races', () => {
     expect(await status(rotated.key)).toBe(401);
   });
 
+  it("a ban the limiter writes between an unban's read and its write is not undone: the unban reads again", async () => {
+    let now = Date.UTC(2036, 4, 5, 12);
+    const admin = keyAdmin({ ...deps, now: () => now });
+    const { record } = await admin.create({ owner: 'race-unban', plan: 'pro' });
+    const w = windowsAt(now);
+    const counters = (banUntil: number) =>
+      deps.storage!.doc.send(
+        new PutCommand({
+          TableName: deps.storage!.tables.state,
+          Item: { ...shardKey(record.keyId, w.dayStart, 0), ms: w.minuteStart, m: 0, d: 10, banUntil },
+        }),
+      );
+    await counters(w.nowSec + 600);
+    // The limiter bans the key again, longer, after the unban read the counters and before its transaction.
+    const later = w.nowSec + 1_800;
+    let first = true;
+    const unbanned = await intercepted(
+      /TransactWrite/,
+      async (send) => {
+        if (first) {
+          first = false;
+          await counters(later);
+        }
+        return send();
+      },
+      () => admin.unban(record.keyId),
+    );
+    expect(unbanned.wasBannedUntil).toBe(new Date((w.nowSec + 600) * 1000).toISOString());
+    expect((await admin.usage(record.keyId)).bannedUntil).toBe(new Date(later * 1000).toISOString());
+    now += 1_000;
+    expect((await admin.show(record.keyId)).bannedUntil).toBe(new Date(later * 1000).toISOString());
+  });
+
   it('a revoke, a set-plan and a create whose answers were lost and resent succeed, applied once', async () => {
     const admin = keyAdmin(deps);
     const created = await answerLost(/Put/, () => admin.create({ owner: 'race-retry2', plan: 'free' }));
     expect(await status(created.key)).toBe(200);
-    expect(await answerLost(/Update/, () => admin.setPlan(created.record.keyId, { plan: 'pro' }))).toMatchObject({
-      plan: 'pro',
-      // The change (version 2) and its reconcile noting it (version 3), each applied once.
-      version: 3,
-      reconciledVersion: 3,
-    });
-    expect(await answerLost(/Update/, () => admin.revoke(created.record.keyId))).toMatchObject({
+    expect(await answerLost(/TransactWrite/, () => admin.setPlan(created.record.keyId, { plan: 'pro' }))).toMatchObject(
+      {
+        plan: 'pro',
+        // The change, applied once: the key's version 2.
+        version: 2,
+      },
+    );
+    expect(await answerLost(/TransactWrite/, () => admin.revoke(created.record.keyId))).toMatchObject({
       status: 'revoked',
-      version: 5,
-      reconciledVersion: 5,
+      version: 3,
     });
     expect(await status(created.key)).toBe(401);
   });

@@ -1,7 +1,7 @@
 /**
  * A key that spent its day and is then moved to a bigger plan is served again once the authorizer's cached answer
- * expires: the plan change clears the key's standing (what a function told the gateway on the old limits), so the
- * authorizer stops naming the spent-keys API key. Over HTTP through the local gateway, with the template's
+ * expires: the plan change forgets the key's spent day at the gateway (what a function told it on the old limits), in
+ * its own transaction, so the authorizer stops denying it. Over HTTP through the local gateway, with the template's
  * authorizer cache TTL, on the test's clock; the admin tool runs `--local` against the same DynamoDB Local.
  */
 import { expect, it } from 'vitest';
@@ -25,8 +25,8 @@ it('a Pro key that spent its day is served after `keys set-plan` to Business, on
   const moved = await runLocalAdmin(fixture.deps, 'keys', 'set-plan', keyId, 'business');
   expect(moved.err).toBe('');
   expect(moved.out).toMatch(/cached authorizer results expire/);
-  // Within the TTL the gateway still answers from the cached decision (as API Gateway does); after it, the key is
-  // counted against its own usage key again and the function admits it under Business's day.
+  // Within the TTL the gateway still answers from the cached decision (as API Gateway does); after it, the authorizer
+  // allows the key and the function admits it under Business's day.
   fixture.api.clock.set(() => noon + 122_000);
   const res = await fixture.api.call('/pets?limit=1', { key });
   expect(await codeOf(res)).toBe('200');

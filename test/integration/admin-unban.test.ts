@@ -16,7 +16,7 @@ it('a banned key is served again within the authorizer TTL after `keys unban`, b
   const notBanned = await runLocalAdmin(fixture.deps, 'keys', 'unban', keyId);
   expect(notBanned).toMatchObject({
     code: 0,
-    out: `${keyId} is neither banned, out of its day nor on probation: nothing changed`,
+    out: `${keyId} is neither banned nor out of its day: nothing changed`,
   });
   // Banned for 15 minutes, as the limiter writes it on the key's counters.
   await setDayCounters(fixture.api, keyId, noon, { d: 5, banUntil: noon / 1000 + 900 });

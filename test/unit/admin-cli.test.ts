@@ -65,7 +65,7 @@ it.each([
   [['keys', 'show', 'key_1', 'key_2', '--local'], /unexpected argument "key_2"/],
   [['keys', 'revoke', 'key 1\n', '--local'], /is not a key id/],
   [['keys', 'set-plan', 'key_1', 'bogus', '--local'], /unknown plan "bogus"/],
-  [['keys', 'purge', '--local', '--local'], /--local is given more than once/],
+  [['keys', 'reindex', '--local', '--local'], /--local is given more than once/],
 ])('refuses %j with one error line and a non-zero exit, before connecting to anything', async (argv, message) => {
   const { code, connected, err } = await refused(argv);
   expect(code).not.toBe(0);

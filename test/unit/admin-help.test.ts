@@ -56,7 +56,7 @@ it('with --json, a refused command line is one JSON object on stderr with the he
   expect(unparsed.err.map((l) => JSON.parse(l))).toEqual([
     { error: 'unknown option --bogus (see --help)', next: 'npm run admin -- --help' },
   ]);
-  const wait = await run(['keys', 'purge', '--local', '--max-wait', 'soon', '--json']);
+  const wait = await run(['keys', 'remove-release-api-keys', '--stage', 'staging', '--max-wait', 'soon', '--json']);
   expect(JSON.parse(wait.err[0]!)).toMatchObject({ error: '--max-wait must be a whole number' });
 });
 

@@ -1,14 +1,15 @@
 /**
  * The admin tool's --stage target resolves the region once, as the AWS SDK does (AWS_REGION, else the profile's
  * region in the shared config file), and gives that one region to every client: CloudFormation (stack outputs),
- * API Gateway (API keys) and DynamoDB (key records). CloudFormation and API Gateway are stubbed with
+ * DynamoDB (key records) and, for the one command that calls it, API Gateway. CloudFormation and API Gateway are
+ * stubbed with
  * aws-sdk-client-mock (no local engine exists for those control planes); the DynamoDB client is the real one,
  * only inspected.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { APIGatewayClient, CreateApiKeyCommand } from '@aws-sdk/client-api-gateway';
+import { APIGatewayClient, GetUsagePlansCommand } from '@aws-sdk/client-api-gateway';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -35,10 +36,6 @@ beforeAll(() => {
   // Only the outputs the admin tool uses: a stack without a table the tool does not touch still serves it.
   const outputs = Object.entries({
     ...Object.fromEntries(ADMIN_TABLES.map((t) => [tableNameOutputId(t), `${tableKey(t)}-t`])),
-    ApiId: 'api123',
-    UsagePlanIdFree: 'p-free',
-    UsagePlanIdPro: 'p-pro',
-    UsagePlanIdBusiness: 'p-business',
   }).map(([OutputKey, OutputValue]) => ({ OutputKey, OutputValue }));
   cfn.on(DescribeStacksCommand).resolves({
     Stacks: [
@@ -50,7 +47,7 @@ beforeAll(() => {
       },
     ],
   });
-  apigw.on(CreateApiKeyCommand).resolves({ id: 'k1' });
+  apigw.on(GetUsagePlansCommand).resolves({ items: [] });
 });
 afterAll(() => {
   process.env = { ...saved };
@@ -61,7 +58,7 @@ describe('admin --stage region', () => {
     const { realDeps } = await import('../../lib/admin/cli.ts');
     const deps = await realDeps({ local: false, stage: 'staging' });
     const cfnRegion = await (cfn.call(0).thisValue as CloudFormationClient).config.region();
-    await deps.gateway.createKey('n', 'v'.repeat(30));
+    await (await deps.controlPlane!()).gateway.send(new GetUsagePlansCommand({}));
     const apigwRegion = await (apigw.call(0).thisValue as APIGatewayClient).config.region();
     const { ddb, tables } = deps.storage!;
     expect({ cfnRegion, apigwRegion, dynamoRegion: await ddb.config.region() }).toEqual({
@@ -72,8 +69,6 @@ describe('admin --stage region', () => {
     expect(tables.keys).toBe('keys-t');
     // The stack is the stage's own, as lib/config/stages.ts names it for `cdk deploy`.
     expect(cfn.commandCalls(DescribeStacksCommand)[0]!.args[0].input.StackName).toBe(STAGES.staging.stackName);
-    // Purge waits twice the stage's authorizer cache TTL (60 s) after a revocation.
-    expect(deps.revokedKeyGraceMs).toBe(120_000);
   });
 
   it('refuses to run without any region, rather than guess one', async () => {
