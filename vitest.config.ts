@@ -13,7 +13,6 @@ const FULL_RUN_ONLY = [
   'test/infra/cli.test.ts',
   'test/infra/feature-flags.test.ts',
   'test/infra/gate-simulation.test.ts',
-  'test/infra/preflight-bracket-pools-aws.test.ts',
   'test/infra/preflight-status.test.ts',
   'test/infra/region.test.ts',
   'test/infra/stage-context.test.ts',

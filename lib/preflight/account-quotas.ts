@@ -11,6 +11,7 @@
 import { DEFAULT_ACCOUNT_QUOTAS, edgeFor, UNRESERVED_MINIMUM, type AccountQuotas } from '../config/capacity.ts';
 import { STAGES, withAccountQuotas, type StageName } from '../config/stages.ts';
 import type { PreflightCheck } from './checks.ts';
+import { awsReadFailure } from './read-failure.ts';
 import type { CfnTemplate } from './template.ts';
 
 /** What the account has, as Lambda and API Gateway report it. */
@@ -119,7 +120,6 @@ export const awsAccountReadings: AccountReadingsSource = async () => {
         : {}),
     };
   } catch (err) {
-    const { awsReadFailure } = await import('./bracket-pools.ts');
     return { finding: awsReadFailure('account quotas', "the account's quotas", ACCOUNT_READ_ACTIONS, err) };
   } finally {
     lambda.destroy();

@@ -7,6 +7,7 @@
  */
 import { checkKeySecretName } from '../constructs/pre-traffic-hook.ts';
 import type { PreflightCheck } from './checks.ts';
+import { awsReadFailure } from './read-failure.ts';
 
 /** Whether the secret exists (true), is missing (false), or why it could not be read (a finding). */
 export type CheckKeySource = (
@@ -34,7 +35,6 @@ export const awsCheckKey: CheckKeySource = async (secretName) => {
     return true;
   } catch (err) {
     if ((err as Error)?.name === 'ResourceNotFoundException') return false;
-    const { awsReadFailure } = await import('./bracket-pools.ts');
     return {
       finding: awsReadFailure('pre-traffic check key', `the secret ${secretName}`, CHECK_KEY_READ_ACTIONS, err),
     };

@@ -7,7 +7,6 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { grantsThatCannotApply } from './authorization-reference.ts';
 import { accountQuotasCheck } from './account-quotas.ts';
-import { bracketPoolsCheck } from './bracket-pools-check.ts';
 import { checkKeyCheck } from './check-key.ts';
 import { gatesThatCannotFire } from './canary-timing.ts';
 import { replacementsInDiff, runCdkDiff } from './cdk-diff.ts';
@@ -80,7 +79,7 @@ export const templateRulesCheck: PreflightCheck = {
   run: (input) => [...unorderedUsagePlans(input.template), ...gatesThatCannotFire(input.template)],
 };
 
-/** The update rules against the template the pipeline deployed last (`--previous`). */
+/** The update rules, the follow rule among them, against the template the pipeline deployed last (`--previous`). */
 export const previousTemplateCheck: PreflightCheck = {
   name: 'update rules (--previous)',
   run: (input) => {
@@ -88,7 +87,7 @@ export const previousTemplateCheck: PreflightCheck = {
       input.note('update rules: no --previous template given: skipped');
       return [];
     }
-    return updateFindings(input.previous, input.template);
+    return updateFindings(input.previous, input.template, undefined, input.stage);
   },
 };
 
@@ -133,7 +132,9 @@ export const deployedStackCheck: PreflightCheck = {
     );
     const findings =
       deployed.state === 'present' && deployed.template
-        ? updateFindings(deployed.template, input.template).map((l) => `${l} (against the deployed stack)`)
+        ? updateFindings(deployed.template, input.template, undefined, input.stage).map(
+            (l) => `${l} (against the deployed stack)`,
+          )
         : [];
     return step.finding ? [...findings, step.finding] : findings;
   },
@@ -178,8 +179,6 @@ export const PREFLIGHT_CHECKS: PreflightCheck[] = [
   templateRulesCheck,
   previousTemplateCheck,
   deployedStackCheck,
-  // Only with AWS credentials: every Enterprise bracket in use has the pool members the new authorizer names.
-  bracketPoolsCheck(),
   // Only with AWS credentials: the account has the Lambda executions and API throttle the stage is sized for.
   accountQuotasCheck(),
   // Only with AWS credentials, on an existing stack: the pre-traffic hook's key exists, else every deploy rolls back.

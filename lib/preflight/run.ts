@@ -18,12 +18,11 @@ import type { CfnTemplate } from './template.ts';
 
 export const USAGE = `Usage: npm run preflight -- --stage <${STAGE_NAMES.join('|')}> [--previous <template.json>] [--exclusively] [-c key=value]...
   --previous   the template deployed last (e.g. kept from the last pipeline run): fail on any replacement of a
-               stateful or fixed-name resource against it
+               stateful or fixed-name resource against it, or on a stack this release cannot follow
   --exclusively  as cdk deploy --exclusively: the stage's stack alone (else AnimalStore-account too, which
                cdk deploy AnimalStore-<stage> deploys first)
   -c           context, as for cdk deploy (production: -c animal-store:production:account=… -c …alarmEmails=…)
-  With AWS credentials, the deployed stack's template is compared too, and every Enterprise bracket in use on the
-  stage must have its whole pool at the gateway (else: npm run admin -- keys reconcile --all --stage <stage>).`;
+  With AWS credentials, the deployed stack's template is compared too.`;
 
 type Meta = { readonly type: string; readonly data: unknown };
 

@@ -8,8 +8,7 @@
  * resource provider schemas (`createOnlyProperties`, as cfn-lint 1.51 ships them), plus a table's key schema and
  * local indexes (which DynamoDB cannot change in place).
  */
-import { KEY_LAYOUTS, OLDEST_KEY_LAYOUT, keyLayoutOf, type KeyLayout } from '../../contract/key-layout.ts';
-import { OUTPUT_IDS } from '../stacks/outputs.ts';
+import { followRule } from './follow.ts';
 import { indexFindings, type IndexReaders } from './index-rules.ts';
 import { declaredIndexReaders } from './index-readers.ts';
 import { dependenciesOf, resourcesOfType, referencedIds, waitsFor, type CfnTemplate, type Json } from './template.ts';
@@ -105,15 +104,18 @@ function fixedName(r: { Type: string; Properties?: Record<string, Json> }): stri
 /**
  * One line per stateful or fixed-name resource the update would replace or remove, per fixed-name resource that
  * moves to another logical id under its name, and per index change DynamoDB cannot make in one update
- * (index-rules.ts).
+ * (index-rules.ts). Given the stage's name, the follow rule (follow.ts) judges the API keys and usage plans the
+ * update deletes; without it, every one deleted is a line.
  */
 export function updateFindings(
   previous: CfnTemplate,
   next: CfnTemplate,
   readers: IndexReaders = declaredIndexReaders,
+  stage?: string,
 ): string[] {
   const guarded = (type: string) => type in REPLACEMENT_PROPERTIES;
-  const findings: string[] = [];
+  const follow = stage === undefined ? undefined : followRule(stage, previous, next);
+  const findings: string[] = [...(follow?.findings ?? [])];
   const replaced = replacedResources(previous, next);
   for (const [id, why] of replaced)
     if (guarded(previous.Resources[id]!.Type) || guarded(next.Resources[id]!.Type))
@@ -123,39 +125,17 @@ export function updateFindings(
     if (!guarded(r.Type) || id in next.Resources) continue;
     const name = fixedName(r);
     const heir = name && added.find(([, n]) => n.Type === r.Type && fixedName(n) === name)?.[0];
-    findings.push(
-      heir
-        ? `update: ${id} (${r.Type}) moves to logical id ${heir} under the same name ${name}: CloudFormation creates ${heir} before deleting ${id} and fails on the name taken: pin the logical id back to ${id}`
-        : `update: ${id} (${r.Type}) leaves the template: deleted or orphaned (a changed logical id replaces it)`,
-    );
+    if (heir)
+      findings.push(
+        `update: ${id} (${r.Type}) moves to logical id ${heir} under the same name ${name}: CloudFormation creates ${heir} before deleting ${id} and fails on the name taken: pin the logical id back to ${id}`,
+      );
+    else if (!follow?.judged.has(id))
+      findings.push(
+        `update: ${id} (${r.Type}) leaves the template: deleted or orphaned (a changed logical id replaces it)`,
+      );
   }
   findings.push(...indexFindings(previous, next, new Set(replaced.keys()), readers));
-  findings.push(...keyLayoutFindings(previous, next));
   return findings;
-}
-
-/** A template's key layout (its KeyLayout output; none: a release from before it, the oldest). */
-const templateLayout = (t: CfnTemplate): number => {
-  const out = t.Outputs?.[OUTPUT_IDS.keyLayout];
-  return typeof out?.Value === 'string' ? keyLayoutOf(out.Value) : OLDEST_KEY_LAYOUT;
-};
-
-/**
- * A deploy that takes the stage's key layout back (a rollback past the release that introduced it): once the admin
- * tool has written what the newer layout allows (keys moved into pools, their own API keys deleted, paying keys made
- * without one), the older authorizer names usage keys on no usage plan, and API Gateway answers 403 to those
- * customers. A rollback during the deploy (CloudFormation's, CodeDeploy's) is safe because the tool waits for a
- * settled stack (lib/admin/targets.ts); this one is not, unless no admin command ran on the stage since.
- */
-function keyLayoutFindings(previous: CfnTemplate, next: CfnTemplate): string[] {
-  const [from, to] = [templateLayout(previous), templateLayout(next)];
-  if (to >= from) return [];
-  return [
-    `update: the key layout goes back from ${from} to ${to}: this template's authorizer names ` +
-      `${KEY_LAYOUTS[to as KeyLayout].understands}, so a key the admin tool has moved into a pool or made under ` +
-      `layout ${from} would be answered 403; deploy a release of layout ${from} or later instead (docs/deployment.md, ` +
-      '"The key layout")',
-  ];
 }
 
 /**

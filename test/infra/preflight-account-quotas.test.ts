@@ -15,6 +15,7 @@ import {
   reservedIn,
 } from '../../lib/preflight/account-quotas.ts';
 import type { PreflightInput } from '../../lib/preflight/checks.ts';
+import { awsReadFailure } from '../../lib/preflight/read-failure.ts';
 import type { CfnTemplate } from '../../lib/preflight/template.ts';
 import { localAssembly } from '../../lib/local/synth.ts';
 
@@ -96,7 +97,6 @@ describe('the account quotas a deploy needs', () => {
     const denied = Object.assign(new Error('User is not authorized to perform: lambda:GetAccountSettings'), {
       name: 'AccessDeniedException',
     });
-    const { awsReadFailure } = await import('../../lib/preflight/bracket-pools.ts');
     const refused = accountQuotasCheck(async () => ({
       finding: awsReadFailure('account quotas', "the account's quotas", ACCOUNT_READ_ACTIONS, denied),
     }));
@@ -107,5 +107,13 @@ describe('the account quotas a deploy needs', () => {
     ]);
     // The account stack reserves nothing: nothing to check.
     expect(await small.run({ ...input({}), name: 'account' } as PreflightInput)).toEqual([]);
+  });
+
+  it('words a failed read by what fixes it: credentials AWS refused, a permission missing, anything else', () => {
+    const failed = (name: string) =>
+      awsReadFailure('account quotas', 'x', ACCOUNT_READ_ACTIONS, { name, message: 'm' });
+    expect(failed('ExpiredTokenException')).toMatch(/AWS refused preflight's credentials; renew them/);
+    expect(failed('AccessDeniedException')).toMatch(/credentials need lambda:GetAccountSettings/);
+    expect(failed('ThrottlingException')).toMatch(/run preflight again \(the check only reads\)$/);
   });
 });

@@ -40,9 +40,9 @@ it('passes staging as it is, with no AWS credentials (the deployed-stack compari
   expect(result.stdout).toBe('');
   expect(result.stderr).toMatch(/deployed stack: AnimalStore-staging: no AWS credentials/);
   expect(result.stderr).toMatch(/AnimalStore-account: deployed stack: AnimalStore-account: no AWS credentials/);
-  // The Enterprise bracket pools check needs the stage's keys and usage plans: skipped too, for the stage's stack only.
-  expect(result.stderr).toMatch(/note: Enterprise bracket pools: no AWS credentials .*: skipped/);
-  expect(result.stderr).not.toMatch(/AnimalStore-account: Enterprise bracket pools/);
+  // The account quotas check reads the account's Lambda and API Gateway settings: skipped too, for the stage's stack only.
+  expect(result.stderr).toMatch(/note: account quotas: no AWS credentials .*: skipped/);
+  expect(result.stderr).not.toMatch(/AnimalStore-account: account quotas/);
   expect(result.stderr).toMatch(/preflight staging: no finding/);
   expect(result.code).toBe(0);
 }, 300_000);
