@@ -28,6 +28,7 @@ import {
 import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudformation';
 import { provisionLocalTables } from '../../lambdas/storage/provision.ts';
 import { ADMIN_OUTPUT_IDS } from '../../lib/admin/targets.ts';
+import { OUTPUT_IDS, USAGE_KEYS_PER_PLAN } from '../../lib/stacks/outputs.ts';
 import type { CfnTemplate } from '../../lib/local/template.ts';
 
 /** What a user runs to get `moto_server` (the README says the same). */
@@ -232,9 +233,11 @@ export async function deployStage(moto: Moto, template: CfnTemplate, stackName: 
   const prefix = `${stackName}-Data-${suffix}`;
   const tableEnv = await provisionLocalTables(moto.endpoint, prefix);
 
-  const outputs: Record<string, string> = Object.fromEntries(
-    Object.entries(ADMIN_OUTPUT_IDS.tables).map(([envVar, id]) => [id, tableEnv[envVar]!]),
-  );
+  const outputs: Record<string, string> = {
+    ...Object.fromEntries(Object.entries(ADMIN_OUTPUT_IDS.tables).map(([envVar, id]) => [id, tableEnv[envVar]!])),
+    // This release's stack: its authorizer names each plan's API key, so paying keys are made.
+    [OUTPUT_IDS.usageKeys]: USAGE_KEYS_PER_PLAN,
+  };
   // A stack of the stage's name whose outputs are those values: what `--stage` finds with DescribeStacks. Its one
   // resource is a placeholder (a stack needs one).
   const cfn = new CloudFormationClient(moto.config);

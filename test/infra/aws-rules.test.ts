@@ -6,11 +6,11 @@
 import { ResponseType } from 'aws-cdk-lib/aws-apigateway';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { ERROR_CODES, type ErrorCode } from '../../contract/errors.ts';
-import { GATEWAY_RESPONSE_TYPES } from '../../contract/gateway-responses.ts';
-import { FREE_KEY_POOL, MEMBER_PLAN, PAYING_POOLS, type PayingPoolPlan } from '../../contract/key-pool.ts';
-import { ACCOUNT_THROTTLE, PLANS, STANDARD_PLANS } from '../../contract/plans.ts';
+import { GATEWAY_RESPONSES, GATEWAY_RESPONSE_TYPES } from '../../contract/gateway-responses.ts';
+import { ACCOUNT_THROTTLE, PLANS, PLAN_NAMES, planUsageKeyValue } from '../../contract/plans.ts';
 import { AUTHORIZER } from '../../contract/routes.ts';
-import { STAGE_NAMES, type StageName } from '../../lib/config/stages.ts';
+import { STAGES, STAGE_NAMES, type StageName } from '../../lib/config/stages.ts';
+import { planThrottles } from '../../lib/config/capacity.ts';
 import { tableLogicalIdOf } from '../../lib/constructs/data-tables.ts';
 import { VERSION_DIMENSION } from '../../lib/constructs/version-gates.ts';
 import { functionAccess } from '../../lib/stacks/function-access.ts';
@@ -19,8 +19,6 @@ import { accessLogFilterMetrics } from './filter-pattern-eval.ts';
 import { NOT_FOR_ALARMS, checkExpression, type MathType } from './metric-math.ts';
 import { alarmsOf, metricsOf, sources, type MetricDataQuery } from './template-queries.ts';
 import { resourcesOf, synthTemplates, type CfnTemplate } from './templates.ts';
-import { GatewayModel } from './usage-plan-model.ts';
-import { EPOCH_MS, boundaryBursts, greedyClient, honouringClient } from './usage-plan-clients.ts';
 
 let templates: Record<StageName, CfnTemplate>;
 beforeAll(() => void (templates = synthTemplates()), 240_000);
@@ -248,12 +246,15 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
         const status = Number(r!.StatusCode);
         const body = JSON.parse(r!.ResponseTemplates['application/json']) as { code: ErrorCode; status: number };
         expect(body.status, type).toBe(status);
-        expect(ERROR_CODES[body.code].status, type).toBe(status);
+        // A code the authorizer's Deny gives is one of those its spec names, each of this status.
+        const codeFrom = GATEWAY_RESPONSES.find((g) => g.type === type)?.codeFrom;
+        if (codeFrom) expect(body.code, type).toBe(`$context.authorizer.${codeFrom.key}`);
+        for (const code of codeFrom?.codes ?? [body.code]) expect(ERROR_CODES[code].status, type).toBe(status);
         const aws = AWS_DEFAULT_STATUS[type];
         if (aws === undefined) continue;
         // 4xx types keep AWS's status (an unknown route is the spec's 404); 5xx types may become 503 (retryable).
         if (type === 'MISSING_AUTHENTICATION_TOKEN') expect(status).toBe(404);
-        // The authorizer denies only banned keys: the spec's 429 for a key over its limits.
+        // The authorizer denies only banned keys and spent days: the spec's 429 for a key over its limits.
         else if (type === 'ACCESS_DENIED') expect(status).toBe(429);
         else if (aws >= 500) expect(status >= 500 && status < 600, type).toBe(true);
         else expect(status, type).toBe(aws);
@@ -278,52 +279,31 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
       }
     });
 
-    // Usage plans (a token bucket, and a DAY quota counting every request that passes the authorizer) must never
-    // reject what the app admits from a client that honours the headers: checked on the deployed numbers.
-    it('usage plans admit everything the app admits from clients that honour the headers, within the account throttle', async () => {
+    // One usage plan per plan, each holding its plan's one API key: the key the authorizer names for every key of the
+    // plan. Its figures are the capacity model's (planThrottles), within the account throttle ("Amazon API Gateway
+    // quotas": per-client limits cannot exceed it), and no quota: a spent day is the authorizer's Deny.
+    it('one usage plan per plan, each with its one API key, sized by the capacity model', () => {
       const plans = resourcesOf(t(), 'AWS::ApiGateway::UsagePlan');
-      // The standard plans, the Free key pool's and the paying pools' (key-pool.test.ts), and the spent-keys plan
-      // (spent-keys.test.ts).
-      const pools = [['free', FREE_KEY_POOL.displayName] as const, ...poolsOf()];
-      expect(plans).toHaveLength(STANDARD_PLANS.length + pools.length + 1);
-      // Each pool's plan admits what the account admits (MEMBER_PLAN): a member's customers together may ask for more
-      // than the account's throttle, so nothing smaller would serve each of them its own plan.
-      for (const [plan, displayName] of pools) {
-        const [, p] = plans.find(([, x]) => x.Properties.UsagePlanName.endsWith(`-${displayName}`))!;
-        expect(p.Properties.Quota, plan).toEqual({ Limit: MEMBER_PLAN.quotaPerDay, Period: 'DAY' });
-        expect(p.Properties.Throttle, plan).toEqual({
-          RateLimit: MEMBER_PLAN.rateLimit,
-          BurstLimit: MEMBER_PLAN.burstLimit,
+      const keys = resourcesOf(t(), 'AWS::ApiGateway::ApiKey');
+      const planKeys = resourcesOf(t(), 'AWS::ApiGateway::UsagePlanKey');
+      expect(plans).toHaveLength(PLAN_NAMES.length);
+      expect(keys).toHaveLength(PLAN_NAMES.length);
+      expect(planKeys).toHaveLength(PLAN_NAMES.length);
+      const throttles = planThrottles(STAGES[stageName]);
+      for (const name of PLAN_NAMES) {
+        const [planId, p] = plans.find(([, x]) => x.Properties.UsagePlanName.endsWith(`-${PLANS[name].displayName}`))!;
+        expect(p.Properties.Quota, name).toBeUndefined();
+        expect(p.Properties.Throttle, name).toEqual({
+          RateLimit: throttles[name].rateLimit,
+          BurstLimit: throttles[name].burstLimit,
         });
-        expect(p.Properties.Throttle.BurstLimit, plan).toBeLessThanOrEqual(ACCOUNT_THROTTLE.burstLimit);
-        expect(p.Properties.Throttle.RateLimit, plan).toBeLessThanOrEqual(ACCOUNT_THROTTLE.rateLimit);
+        expect(p.Properties.Throttle.BurstLimit, name).toBeLessThanOrEqual(ACCOUNT_THROTTLE.burstLimit);
+        expect(p.Properties.Throttle.RateLimit, name).toBeLessThanOrEqual(ACCOUNT_THROTTLE.rateLimit);
+        const onPlan = planKeys.filter(([, k]) => k.Properties.UsagePlanId.Ref === planId);
+        expect(onPlan, name).toHaveLength(1);
+        const [, key] = keys.find(([id]) => id === onPlan[0]![1].Properties.KeyId.Ref)!;
+        expect(key.Properties.Value, name).toBe(planUsageKeyValue(stageName, name));
       }
-      for (const name of STANDARD_PLANS) {
-        const limits = PLANS[name].limits!;
-        const [, p] = plans.find(([, x]) => x.Properties.UsagePlanName.endsWith(`-${PLANS[name].displayName}`))!;
-        const deployed = {
-          rateLimit: p.Properties.Throttle.RateLimit,
-          burstLimit: p.Properties.Throttle.BurstLimit,
-          quotaPerDay: p.Properties.Quota.Limit,
-          guaranteed: true,
-        };
-        expect(p.Properties.Quota.Period).toBe('DAY');
-        // "Amazon API Gateway quotas": per-client limits cannot exceed the account-level throttle.
-        expect(deployed.burstLimit).toBeLessThanOrEqual(ACCOUNT_THROTTLE.burstLimit);
-        expect(deployed.rateLimit).toBeLessThanOrEqual(ACCOUNT_THROTTLE.rateLimit);
-        const atBoundary = new GatewayModel(deployed, limits);
-        await honouringClient(atBoundary, boundaryBursts(limits), EPOCH_MS + 10 * 60_000);
-        expect(atBoundary.wronglyRejected, `${name}: a whole minute on each side of a boundary`).toEqual([]);
-        const allDay = new GatewayModel(deployed, limits, 43_200);
-        await greedyClient(allDay, EPOCH_MS, EPOCH_MS + 2 * 86_400_000);
-        expect(allDay.wronglyRejected, `${name}: two days using up every window`).toEqual([]);
-      }
-    }, 120_000);
+    });
   });
 });
-
-/** The paying plans' pools and their usage plans' display names, from the contract. */
-const poolsOf = () =>
-  (Object.entries(PAYING_POOLS) as Array<[PayingPoolPlan, (typeof PAYING_POOLS)[PayingPoolPlan]]>).map(
-    ([plan, pool]) => [plan, pool.displayName] as const,
-  );

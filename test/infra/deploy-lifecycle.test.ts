@@ -7,8 +7,7 @@
  */
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { FREE_KEY_POOL, SPENT_KEYS } from '../../contract/key-pool.ts';
-import { PLANS } from '../../contract/plans.ts';
+import { PLANS, PLAN_NAMES } from '../../contract/plans.ts';
 import { STAGES, STAGE_NAMES, type StageName } from '../../lib/config/stages.ts';
 import { ACCOUNT_SETTINGS_STACK } from '../../lib/stacks/account-settings-stack.ts';
 import { createApp } from '../../lib/stacks/app.ts';
@@ -110,8 +109,7 @@ describe('a typical change replaces nothing stateful or fixed-name and updates u
   });
 
   it("raising Free's and Pro's day quotas changes two usage plans, which CloudFormation updates one after the other", () => {
-    // (The pools' plans are the account's throttle whatever the plans say: the keys of their own, made before pools,
-    // are on the plans' own usage plans, which move.)
+    // (A plan's usage plan carries its keys' limits in its description and tags, so the console shows them.)
     change(PLANS, 'free', { ...PLANS.free, limits: { ...PLANS.free.limits!, perDay: 2_000 } });
     change(PLANS, 'pro', { ...PLANS.pro, limits: { ...PLANS.pro.limits!, perDay: 20_000 } });
     const next = templatesOf(synth());
@@ -129,23 +127,20 @@ describe('a typical change replaces nothing stateful or fixed-name and updates u
     for (const stage of STAGE_NAMES) {
       expect(
         Object.values(current[stage].Resources).filter((r) => r.Type === 'AWS::ApiGateway::UsagePlan').length,
-      ).toBeGreaterThanOrEqual(5);
+      ).toBe(PLAN_NAMES.length);
       expect(unorderedUsagePlans(current[stage]), stage).toEqual([]);
     }
   });
 
-  it('renaming the plans, the Free pool and the spent-keys plan only renames them', () => {
-    change(FREE_KEY_POOL, 'displayName', 'SharedFree' as any);
-    change(SPENT_KEYS, 'displayName', 'DayQuotaSpent' as any);
+  it('renaming the plans only renames them', () => {
+    change(PLANS, 'free', { ...PLANS.free, displayName: 'SharedFree' });
     change(PLANS, 'pro', { ...PLANS.pro, displayName: 'Professional' });
     const next = templatesOf(synth());
     for (const stage of STAGE_NAMES) {
       const names = Object.values(next[stage].Resources)
         .filter((r) => r.Type === 'AWS::ApiGateway::UsagePlan')
         .map((r) => String(r.Properties!.UsagePlanName));
-      expect(names.some((n) => n.endsWith('-SharedFree')) && names.some((n) => n.endsWith('-DayQuotaSpent'))).toBe(
-        true,
-      );
+      expect(names.some((n) => n.endsWith('-SharedFree')) && names.some((n) => n.endsWith('-Professional'))).toBe(true);
       expect(updateFindings(current[stage], next[stage]), stage).toEqual([]);
     }
   });
@@ -156,14 +151,14 @@ describe('a typical change replaces nothing stateful or fixed-name and updates u
     next.Resources[table].Properties.KeySchema[0].AttributeName = 'other';
     next.Resources.CursorSecretRenamed = next.Resources.CursorSecret;
     delete next.Resources.CursorSecret;
-    next.Resources.FreePoolMember0003.Properties.Value = 'animalstoreanothervalue0000000000';
+    next.Resources.PlanKeyPro.Properties.Value = 'animalstoreanothervalue0000000000';
     const findings = updateFindings(current.staging, next);
     expect(findings).toHaveLength(4);
     expect(findings).toEqual(
       expect.arrayContaining([
         expect.stringMatching(/^update: CursorSecret \(AWS::SecretsManager::Secret\) leaves the template/),
-        expect.stringMatching(/^update: FreePoolMember0003 \(AWS::ApiGateway::ApiKey\) would be replaced: Value/),
-        expect.stringMatching(/^update: FreePoolMember0003Plan .* KeyId names FreePoolMember0003/),
+        expect.stringMatching(/^update: PlanKeyPro \(AWS::ApiGateway::ApiKey\) would be replaced: Value/),
+        expect.stringMatching(/^update: PlanKeyProPlan .* KeyId names PlanKeyPro/),
         expect.stringMatching(
           new RegExp(`^update: ${literally(table)} \\(AWS::DynamoDB::GlobalTable\\) would be replaced: KeySchema`),
         ),

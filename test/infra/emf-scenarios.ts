@@ -16,6 +16,9 @@ import { fixturesSending, requestInit, sampleRequest, type SampleRequest } from 
 const key = `ask_${randomBytes(32).toString('base64url')}`;
 /** A second key, whose windows no earlier scenario filled (a container answers a full window without storage). */
 const other = generateKey();
+// The local gateway runs the local template, whose plan keys are named for its own stage: the authorizer names
+// those, not the given stage's (which are on no usage plan here: 403).
+const { USAGE_KEYS_STAGE: _ownStage, ...stageEnv } = JSON.parse(process.argv[3] ?? '{}') as Record<string, string>;
 const api = await startLocalApi({
   dynamoEndpoint: process.argv[2] || undefined,
   tablePrefix: `emf${randomBytes(4).toString('hex')}`,
@@ -27,7 +30,7 @@ const api = await startLocalApi({
   authCacheTtlSeconds: 0,
   // The stage's function environment (from the template), with metrics back on and the logs quiet.
   env: {
-    ...(JSON.parse(process.argv[3] ?? '{}') as Record<string, string>),
+    ...stageEnv,
     METRICS: 'on',
     LOG_LEVEL: 'SILENT',
     CURSOR_SECRET: 'emf-cursor-secret-0123456789',

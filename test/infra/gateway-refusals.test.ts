@@ -1,22 +1,20 @@
 /**
  * API Gateway's own 429s (THROTTLED, QUOTA_EXCEEDED) never reach a function, so they are counted from the access
  * log: each stage's metric filters, evaluated against access-log lines as its format renders them, count a usage
- * plan's or the stage's refusal of a customer by cause, and neither the spent-keys key's refusals (intended: counted
- * apart) nor a function's own 429; the alarm on them pages the stage's topic and links its runbook section, and the
+ * plan's or the stage's refusal of a customer by cause, and neither the authorizer's Denies of banned and spent keys
+ * (intended: counted apart) nor a function's own 429; the alarm on them pages the stage's topic and links its runbook section, and the
  * dashboard graphs them beside the functions' 429s.
  */
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { spentKeyValue } from '../../contract/key-pool.ts';
 import { ROUTES } from '../../contract/routes.ts';
-import { STAGE_NAMES, STAGES, type StageName } from '../../lib/config/stages.ts';
+import { STAGE_NAMES, type StageName } from '../../lib/config/stages.ts';
 import { TELEMETRY } from '../../lib/constructs/api-function.ts';
 import { RUNBOOK_PATH, slug } from '../../lib/constructs/alarm-runbook.ts';
 import {
   GATEWAY_REFUSAL_METRICS,
   GATEWAY_REFUSING_CUSTOMERS_THRESHOLD,
 } from '../../lib/constructs/gateway-refusals.ts';
-import { SPENT_KEY_LOGICAL_ID } from '../../lib/constructs/usage-plan-ids.ts';
 import {
   accessLogFilterMetrics,
   matchesFilterPattern,
@@ -31,9 +29,8 @@ beforeAll(() => {
   templates = synthTemplates();
 }, 240_000);
 
-/** What the spent-keys API key's id resolves to in these tests (its `Ref`); a pool member's is another. */
-const SPENT_KEY_ID = 'spentkey00';
-const MEMBER_KEY_ID = 'poolmem001';
+/** A plan's API key id, as the access log gives it. */
+const PLAN_KEY_ID = 'plankey001';
 
 /**
  * An access-log line as API Gateway writes it: every `$context` variable of the format replaced by its value, "-"
@@ -57,7 +54,7 @@ const request = (status: string, responseType: string, apiKeyId: string) => ({
 const SAMPLES: { what: string; values: Record<string, string>; counts?: string }[] = [
   {
     what: "a usage plan's throttle refusing a customer",
-    values: request('429', 'THROTTLED', MEMBER_KEY_ID),
+    values: request('429', 'THROTTLED', PLAN_KEY_ID),
     counts: GATEWAY_REFUSAL_METRICS.throttled,
   },
   {
@@ -67,22 +64,16 @@ const SAMPLES: { what: string; values: Record<string, string>; counts?: string }
   },
   {
     what: "a usage plan's day quota refusing a customer",
-    values: request('429', 'QUOTA_EXCEEDED', MEMBER_KEY_ID),
+    values: request('429', 'QUOTA_EXCEEDED', PLAN_KEY_ID),
     counts: GATEWAY_REFUSAL_METRICS.quotaExceeded,
   },
   {
-    what: 'the spent-keys key refused for its quota (intended)',
-    values: request('429', 'QUOTA_EXCEEDED', SPENT_KEY_ID),
-    counts: GATEWAY_REFUSAL_METRICS.spentKey,
+    what: "the authorizer's Deny of a banned or spent key (intended)",
+    values: request('429', 'ACCESS_DENIED', '-'),
+    counts: GATEWAY_REFUSAL_METRICS.denied,
   },
-  {
-    what: 'the spent-keys key throttled',
-    values: request('429', 'THROTTLED', SPENT_KEY_ID),
-    counts: GATEWAY_REFUSAL_METRICS.spentKey,
-  },
-  { what: "a function's own 429 (the limiter's)", values: request('429', '-', MEMBER_KEY_ID) },
-  { what: "a function's 429 to the spent key's one admitted request", values: request('429', '-', SPENT_KEY_ID) },
-  { what: 'an answered request', values: request('200', '-', MEMBER_KEY_ID) },
+  { what: "a function's own 429 (the limiter's)", values: request('429', '-', PLAN_KEY_ID) },
+  { what: 'an answered request', values: request('200', '-', PLAN_KEY_ID) },
   { what: 'an unknown key', values: request('401', 'UNAUTHORIZED', '-') },
   { what: 'a WAF block', values: request('403', 'WAF_FILTERED', '-') },
 ];
@@ -107,23 +98,20 @@ describe.each(STAGE_NAMES)('stage %s', (stage) => {
   const format = () => resourcesOf(t(), 'AWS::ApiGateway::Stage')[0]![1].Properties.AccessLogSetting.Format as string;
   const dimensions = { service: TELEMETRY.serviceName, stage };
 
-  it("the spent key the filters name is the stage's spent-keys API key", () => {
-    const key = t().Resources[SPENT_KEY_LOGICAL_ID]!;
-    expect(key.Type).toBe('AWS::ApiGateway::ApiKey');
-    expect(key.Properties.Value).toBe(spentKeyValue(STAGES[stage].name));
+  it('the filters name no resource: they count by response type alone', () => {
     const refs = accessLogFilterMetrics(t()).flatMap((m) => JSON.stringify(m.pattern).match(/"Ref":"\w+"/g) ?? []);
-    expect(new Set(refs)).toEqual(new Set([`"Ref":"${SPENT_KEY_LOGICAL_ID}"`]));
+    expect(refs).toEqual([]);
   });
 
   it('every access-log line carries the dimensions the metrics are published under, and keeps its fields', () => {
-    const line = JSON.parse(lineOf(format(), request('200', '-', MEMBER_KEY_ID))) as Record<string, string>;
+    const line = JSON.parse(lineOf(format(), request('200', '-', PLAN_KEY_ID))) as Record<string, string>;
     expect(line).toMatchObject(dimensions);
     // The fields the runbook's queries and other readers use, under their names.
-    expect(line).toMatchObject({ status: '200', errorType: '-', apiKeyId: MEMBER_KEY_ID });
+    expect(line).toMatchObject({ status: '200', errorType: '-', apiKeyId: PLAN_KEY_ID });
     for (const f of ['requestId', 'keyId', 'resourcePath', 'wafStatus', 'xrayTraceId']) expect(line).toHaveProperty(f);
   });
 
-  it('counts the gateway refusing customers by cause, the spent key apart, and never a function’s 429', () => {
+  it('counts the gateway refusing customers by cause, the Denies apart, and never a function’s 429', () => {
     const metrics = accessLogFilterMetrics(t());
     expect(metrics.map((m) => m.name).sort()).toEqual(Object.values(GATEWAY_REFUSAL_METRICS).sort());
     for (const m of metrics) {
@@ -131,15 +119,14 @@ describe.each(STAGE_NAMES)('stage %s', (stage) => {
       // The functions' exact dimension set and values (as the access log gives them), so the alarm finds them.
       expect(m.dimensions, m.name).toEqual(dimensions);
     }
-    const pattern = (name: string) =>
-      resolveText(metrics.find((m) => m.name === name)!.pattern, { [SPENT_KEY_LOGICAL_ID]: SPENT_KEY_ID });
+    const pattern = (name: string) => resolveText(metrics.find((m) => m.name === name)!.pattern, {});
     for (const sample of SAMPLES) {
       const line = lineOf(format(), sample.values);
       const counted = metrics.filter((m) => matchesFilterPattern(pattern(m.name), line)).map((m) => m.name);
       expect(counted, sample.what).toEqual(sample.counts ? [sample.counts] : []);
     }
     // Another stage's lines (the same account may hold both) count in neither's metrics.
-    const other = lineOf(format(), request('429', 'THROTTLED', MEMBER_KEY_ID)).replace(
+    const other = lineOf(format(), request('429', 'THROTTLED', PLAN_KEY_ID)).replace(
       `"stage":"${stage}"`,
       '"stage":"x"',
     );
@@ -209,7 +196,7 @@ it('the runbook section starts from `npm run capacity`, then the keys’ usage, 
     'UsagePlan',
     'get-account --query throttleSettings',
     'service-quotas',
-    GATEWAY_REFUSAL_METRICS.spentKey,
+    GATEWAY_REFUSAL_METRICS.denied,
   ])
     expect(section, s).toContain(s);
 });

@@ -6,20 +6,11 @@
 import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { AUTHORIZER, ROUTES } from '../../contract/routes.ts';
-import { ACCOUNT_THROTTLE, PLANS, STANDARD_PLANS, usagePlanThrottle } from '../../contract/plans.ts';
+import { ACCOUNT_THROTTLE, PLANS, PLAN_NAMES } from '../../contract/plans.ts';
 import { edgeFor } from '../../lib/config/capacity.ts';
 import { tableLogicalIdOf } from '../../lib/constructs/data-tables.ts';
 import { TABLES } from '../../contract/tables.ts';
-import { FREE_KEY_POOL, PAYING_POOLS } from '../../contract/key-pool.ts';
-import { PAYING_PROBATION, PROBATION } from '../../contract/probation.ts';
-import {
-  SPENT_KEY_LOGICAL_ID,
-  payingPoolMemberLogicalId,
-  payingPoolPlanLogicalId,
-  poolMemberLogicalId,
-  payingProbationLogicalId,
-  probationKeyLogicalId,
-} from '../../lib/constructs/usage-plan-ids.ts';
+import { planKeyLogicalId, planUsagePlanLogicalId } from '../../lib/constructs/usage-plan-ids.ts';
 import { STAGES, STAGE_NAMES, type StageName } from '../../lib/config/stages.ts';
 import { FUNCTION_ACCESS, functionConstructId } from '../../lib/stacks/function-access.ts';
 import {
@@ -88,27 +79,13 @@ describe.each(STAGE_NAMES)('stage %s', (stage) => {
     const pinned: Record<string, string> = {
       // Every declared table (contract/tables.ts), by the logical id the stack pins for it.
       ...Object.fromEntries(TABLES.map((t) => [tableLogicalIdOf(t), 'AWS::DynamoDB::GlobalTable'])),
-      UsagePlanFree: 'AWS::ApiGateway::UsagePlan',
-      UsagePlanPro: 'AWS::ApiGateway::UsagePlan',
-      UsagePlanBusiness: 'AWS::ApiGateway::UsagePlan',
-      // The Free key pool's plan: every pooled Free key's API Gateway key is in it.
-      UsagePlanFreePool: 'AWS::ApiGateway::UsagePlan',
-      // The paying plans' pools' plans: every pooled Pro and Business key's API Gateway key is in one.
+      // Each plan's usage plan, and its one API key and usage plan key: a key's value is unique per account and
+      // Region, so a replacement would be refused, and cached authorizer results name it.
       ...Object.fromEntries(
-        Object.values(PAYING_POOLS).map((pool) => [
-          payingPoolPlanLogicalId(pool.logicalPrefix),
-          'AWS::ApiGateway::UsagePlan',
-        ]),
-      ),
-      // The spent-keys plan: cached authorizer results name its API key.
-      UsagePlanSpentDayQuota: 'AWS::ApiGateway::UsagePlan',
-      // The stack's API keys (pool members, the spent key, the probation shards) and their usage plan keys: a key's
-      // value is unique per account and Region, so a replacement would be refused, and cached authorizer results
-      // name them.
-      ...Object.fromEntries(
-        stackApiKeyIds().flatMap((id) => [
-          [id, 'AWS::ApiGateway::ApiKey'],
-          [`${id}Plan`, 'AWS::ApiGateway::UsagePlanKey'],
+        PLAN_NAMES.flatMap((plan) => [
+          [planUsagePlanLogicalId(plan), 'AWS::ApiGateway::UsagePlan'],
+          [planKeyLogicalId(plan), 'AWS::ApiGateway::ApiKey'],
+          [`${planKeyLogicalId(plan)}Plan`, 'AWS::ApiGateway::UsagePlanKey'],
         ]),
       ),
       RestApi: 'AWS::ApiGateway::RestApi',
@@ -138,7 +115,7 @@ describe.each(STAGE_NAMES)('stage %s', (stage) => {
         type,
       ).toEqual([]);
     expect(TABLES.map((d) => `${d.id}Table`).every((id) => id in pinned)).toBe(true);
-    expect(STANDARD_PLANS.every((p) => `UsagePlan${PLANS[p].displayName}` in pinned)).toBe(true);
+    expect(PLAN_NAMES.every((p) => planUsagePlanLogicalId(p) in pinned)).toBe(true);
   });
 
   // AWS::ApiGateway::Account is one setting per account and Region: a stack that sets it overwrites the role any
@@ -178,8 +155,6 @@ describe.each(STAGE_NAMES)('stage %s', (stage) => {
     expect(STAGES[stage].stageThrottle).toEqual(edgeFor(STAGES[stage].accountQuotas).stageThrottle);
     // The rate: everything the account admits may be on one method, every plan's rate included.
     expect(all.ThrottlingRateLimit).toBe(ACCOUNT_THROTTLE.rateLimit);
-    for (const plan of STANDARD_PLANS)
-      expect(all.ThrottlingRateLimit, plan).toBeGreaterThanOrEqual(usagePlanThrottle(PLANS[plan].limits!).rateLimit);
     // The bucket: every method's at once never passes the authorizer's reservation (a stage burst meets the gateway's
     // 429, never Lambda's throttle and a 5xx), and holds at least the smallest plan's whole minute.
     expect(all.ThrottlingBurstLimit * ROUTES.length).toBeLessThanOrEqual(STAGES[stage].authorizerReservedConcurrency);
@@ -330,19 +305,3 @@ describe('item 7: an alarm nobody hears', () => {
     expect(warningsOf(apps.bare, 'staging').some((w) => w.includes('animal-store:staging:alarmEmails='))).toBe(true);
   });
 });
-
-/** The logical ids of the API keys the stack makes, from the contract's pools and shards. */
-function stackApiKeyIds(): string[] {
-  const members = (n: number, id: (m: number) => string) => Array.from({ length: n }, (_, m) => id(m));
-  return [
-    ...members(FREE_KEY_POOL.members, poolMemberLogicalId),
-    ...Object.values(PAYING_POOLS).flatMap((pool) =>
-      members(pool.members, (m) => payingPoolMemberLogicalId(pool.logicalPrefix, m)),
-    ),
-    SPENT_KEY_LOGICAL_ID,
-    ...members(PROBATION.shards, probationKeyLogicalId),
-    ...Object.values(PAYING_POOLS).flatMap((pool) =>
-      members(PAYING_PROBATION.shards, (n) => payingProbationLogicalId(pool.logicalPrefix, n)),
-    ),
-  ];
-}

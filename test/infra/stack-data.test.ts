@@ -2,17 +2,17 @@
  * Assertions on the synthesized templates of both stages: deprecation, usage plans, gateway responses, tables,
  * alarms, outputs and cdk-nag. Bundling is skipped here; cli.test.ts synthesizes with real bundling.
  */
-import { FREE_KEY_POOL, PAYING_POOLS, SPENT_KEYS } from '../../contract/key-pool.ts';
 import { Match } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
 import { GATEWAY_RESPONSES } from '../../contract/gateway-responses.ts';
 import { ROUTES } from '../../contract/routes.ts';
-import { PLANS, STANDARD_PLANS, usagePlanThrottle, type PlanName } from '../../contract/plans.ts';
+import { PLANS, PLAN_NAMES } from '../../contract/plans.ts';
+import { planThrottles } from '../../lib/config/capacity.ts';
 import { STAGES, STAGE_NAMES } from '../../lib/config/stages.ts';
 import { TABLES } from '../../contract/tables.ts';
 import { ADMIN_OUTPUT_IDS, ADMIN_TABLES } from '../../lib/admin/targets.ts';
-import { OUTPUT_IDS } from '../../lib/stacks/outputs.ts';
+import { OUTPUT_IDS, USAGE_KEYS_PER_PLAN } from '../../lib/stacks/outputs.ts';
 import { tableOperations } from '../../lib/stacks/function-access.ts';
 import { built, resources, synthesizeStages, tableLogicalId, templates } from './stack-fixture.ts';
 
@@ -50,33 +50,32 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
     expect(ROUTES.some((r) => r.deprecation)).toBe(true);
   });
 
-  it('has a usage plan per standard plan with the throttle and day quota of PLANS, and none for Enterprise', () => {
+  it('has a usage plan per plan, with the capacity model’s throttle, its keys’ limits in its tags, and no quota', () => {
     const plans = resources(t(), 'AWS::ApiGateway::UsagePlan');
-    // Plus the pools' plans (key-pool.test.ts) and the spent-keys plan (spent-keys.test.ts).
     expect(plans.map(([, p]) => p.Properties.UsagePlanName).sort()).toEqual(
-      [
-        ...STANDARD_PLANS.map((n) => PLANS[n].displayName),
-        FREE_KEY_POOL.displayName,
-        ...Object.values(PAYING_POOLS).map((p) => p.displayName),
-        SPENT_KEYS.displayName,
-      ]
-        .map((n) => `${stage.stackName}-${n}`)
-        .sort(),
+      PLAN_NAMES.map((n) => `${stage.stackName}-${PLANS[n].displayName}`).sort(),
     );
-    for (const name of STANDARD_PLANS) {
-      const expected = usagePlanThrottle(PLANS[name].limits!);
+    const throttles = planThrottles(stage);
+    for (const name of PLAN_NAMES) {
       const [, plan] = plans.find(([, p]) => p.Properties.UsagePlanName.endsWith(`-${PLANS[name].displayName}`))!;
-      expect(plan.Properties.Throttle).toEqual({ RateLimit: expected.rateLimit, BurstLimit: expected.burstLimit });
-      expect(plan.Properties.Quota).toEqual({ Limit: expected.quotaPerDay, Period: 'DAY' });
+      expect(plan.Properties.Throttle).toEqual({
+        RateLimit: throttles[name].rateLimit,
+        BurstLimit: throttles[name].burstLimit,
+      });
+      expect(plan.Properties.Quota).toBeUndefined();
       expect(plan.Properties.ApiStages).toHaveLength(1);
+      const tags = Object.fromEntries(
+        plan.Properties.Tags.map((x: { Key: string; Value: string }) => [x.Key, x.Value]),
+      );
+      const limits = PLANS[name].limits;
+      expect(tags).toEqual({
+        'animal-store:plan': name,
+        'animal-store:per-key-per-minute': limits ? String(limits.perMinute) : 'agreed',
+        'animal-store:per-key-per-day': limits ? String(limits.perDay) : 'agreed',
+      });
+      if (limits)
+        expect(plan.Properties.Description).toContain(`${limits.perMinute}/min and ${limits.perDay}/day per key`);
     }
-    // Above the app limits (test/infra/usage-plans.test.ts shows why these numbers never reject what the app admits).
-    expect(usagePlanThrottle(PLANS.free.limits!)).toEqual({
-      rateLimit: 3,
-      burstLimit: 320,
-      quotaPerDay: 5_500,
-      guaranteed: true,
-    });
   });
 
   it('maps every gateway response to its status, the Error object and static headers', () => {
@@ -88,7 +87,7 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
       const [, r] = responses.find(([, x]) => x.Properties.ResponseType === spec.type)!;
       expect(r.Properties.StatusCode).toBe(String(spec.status));
       expect(JSON.parse(r.Properties.ResponseTemplates['application/json'])).toEqual({
-        code: spec.code,
+        code: spec.codeFrom ? `$context.authorizer.${spec.codeFrom.key}` : spec.code,
         message: spec.message,
         status: spec.status,
       });
@@ -105,11 +104,12 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
     const byType = (type: string) => responses.find(([, x]) => x.Properties.ResponseType === type)![1].Properties;
     expect(byType('MISSING_AUTHENTICATION_TOKEN').StatusCode).toBe('404');
     expect(byType('THROTTLED').StatusCode).toBe('429');
-    // A key whose day is spent is told its own day limit and the day's end (lambdas/domain/keys.ts quotaContext).
-    expect(byType('QUOTA_EXCEEDED').ResponseParameters).toMatchObject({
-      'gatewayresponse.header.Retry-After': 'context.authorizer.quotaRetryAfter',
-      'gatewayresponse.header.X-RateLimit-Limit': 'context.authorizer.quotaLimit',
-      'gatewayresponse.header.X-RateLimit-Reset': 'context.authorizer.quotaReset',
+    // A banned key, or one whose day is spent, is told what the function would tell it (lambdas/domain/keys.ts
+    // denyContext).
+    expect(byType('ACCESS_DENIED').ResponseParameters).toMatchObject({
+      'gatewayresponse.header.Retry-After': 'context.authorizer.denyRetryAfter',
+      'gatewayresponse.header.X-RateLimit-Limit': 'context.authorizer.denyLimit',
+      'gatewayresponse.header.X-RateLimit-Reset': 'context.authorizer.denyUntil',
     });
     expect(byType('REQUEST_TOO_LARGE').StatusCode).toBe('413');
     // A banned key is told what the authorizer's Deny says (lambdas/domain/keys.ts denyContext), not a fixed wait.
@@ -170,8 +170,8 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
     for (const a of alarms) expect(metricNames(a).length).toBeLessThanOrEqual(10);
   });
 
-  // The admin tool finds a stage's tables, API and usage plans by these output ids (DescribeStacks): each must
-  // exist and name the resource the tool takes it for.
+  // The admin tool finds a stage's tables by these output ids (DescribeStacks): each must exist and name the
+  // resource the tool takes it for.
   it('outputs every value the admin tool reads, each naming the right resource', () => {
     const outputs = t().toJSON().Outputs;
     const ref = (id: string) => outputs[id]?.Value?.Ref;
@@ -181,15 +181,8 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
       const id = ids.tables[def.envVar]!;
       expect(ref(id), id).toBe(tableLogicalId(t(), def.id));
     }
-    expect(ref(ids.apiId)).toBe(resources(t(), 'AWS::ApiGateway::RestApi')[0]![0]);
-    const plans = resources(t(), 'AWS::ApiGateway::UsagePlan');
-    expect(Object.keys(ids.usagePlans).sort()).toEqual([...STANDARD_PLANS].sort());
-    for (const [plan, id] of Object.entries(ids.usagePlans)) {
-      const [planId] = plans.find(
-        ([, p]) => p.Properties.UsagePlanName === `${stage.stackName}-${PLANS[plan as PlanName].displayName}`,
-      )!;
-      expect(ref(id!), id).toBe(planId);
-    }
+    // Which API keys its authorizer names: the tool makes paying keys only where it is each plan's one key.
+    expect(outputs[OUTPUT_IDS.usageKeys].Value).toBe(USAGE_KEYS_PER_PLAN);
     expect(outputs[OUTPUT_IDS.cursorSecretArn]).toBeDefined();
     expect(JSON.stringify(outputs[OUTPUT_IDS.apiUrl].Value)).toContain('/v1/');
   });

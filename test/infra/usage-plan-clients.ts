@@ -1,15 +1,7 @@
 /**
  * Simulated clients for the usage-plan model (usage-plan-model.ts), on a simulated clock.
  */
-import {
-  BAN_POLICY,
-  LIMITER,
-  PLANS,
-  STANDARD_PLANS,
-  usagePlanThrottle,
-  type PlanLimits,
-  type UsagePlanLimits,
-} from '../../contract/plans.ts';
+import { BAN_POLICY, LIMITER, type PlanLimits } from '../../contract/plans.ts';
 import { GatewayModel, honouredUntil, type Outcome } from './usage-plan-model.ts';
 
 export interface Burst {
@@ -76,16 +68,6 @@ export const greedyClient = (gw: GatewayModel, startMs: number, untilMs: number,
     untilMs,
   );
 
-/** A client that ignores every header and sends one request every `intervalMs`. */
-export async function runawayClient(
-  gw: GatewayModel,
-  startMs: number,
-  intervalMs: number,
-  untilMs: number,
-): Promise<void> {
-  for (let t = startMs; t < untilMs; t += intervalMs) await gw.request(t);
-}
-
 /**
  * A whole minute's budget (and the 429s of the requests still in flight) at the very end of a window, and another
  * right after the boundary, as X-RateLimit-Reset allows: two windows within a millisecond.
@@ -104,7 +86,3 @@ export function boundaryBursts(limits: PlanLimits): Burst[] {
     { ...burst, gapMs: 0, toBoundary: true },
   ];
 }
-
-/** The standard plans with their app limits and the usage plan usagePlanThrottle maps them to. */
-export const standardPlans = (): { name: string; limits: PlanLimits; plan: UsagePlanLimits }[] =>
-  STANDARD_PLANS.map((name) => ({ name, limits: PLANS[name].limits!, plan: usagePlanThrottle(PLANS[name].limits!) }));

@@ -1,20 +1,27 @@
 /**
- * A model of API Gateway's usage-plan enforcement in front of the app limiter, on a simulated clock, to check the
- * usage-plan mapping of contract/plans.ts against what API Gateway documents:
+ * A model of API Gateway's usage-plan enforcement in front of the app limiter, on a simulated clock, to check a usage
+ * plan's figures (the template's) against what API Gateway documents:
  * - throttling is a token bucket ("Throttle requests to your REST APIs": rate = tokens added per second, burst =
  *   bucket size, one token per request); a key's bucket starts full;
- * - the quota counts every request that passes the authorizer, whatever the function answers (its 429s, bans and
- *   503s included), per DAY period; AWS does not document where a DAY starts, so the model takes any offset; the
- *   model also counts requests the bucket throttled (the stricter reading for the property below).
+ * - a quota, where the plan has one, counts every request that passes the authorizer, whatever the function answers
+ *   (its 429s, bans and 503s included), per DAY period; AWS does not document where a DAY starts, so the model takes
+ *   any offset; the model also counts requests the bucket throttled (the stricter reading for the property below).
  * The app side is the real limiter (lambdas/domain/rate-limit.ts `createLimiter` and `enforce`: leases, headers,
  * 429s and the ban) on in-memory counters with the semantics of lambdas/storage/limit-store.ts (the domain's own
  * takeStep decides each write; test/integration/limits.test.ts checks the real adapter on DynamoDB Local).
  */
-import type { PlanLimits, UsagePlanLimits } from '../../contract/plans.ts';
+import type { PlanLimits } from '../../contract/plans.ts';
 import { enforce, windowsAt, type RateLimitHeaders } from '../../lambdas/domain/rate-limit.ts';
 import { createLimiter } from '../../lambdas/domain/limiter.ts';
 import { AppError } from '../../lambdas/domain/errors.ts';
 import { MemoryCounters } from '../helpers/memory-counters.ts';
+
+/** A usage plan's figures: its token bucket, and its day quota if it has one. */
+export interface UsagePlanFigures {
+  readonly rateLimit: number;
+  readonly burstLimit: number;
+  readonly quotaPerDay?: number;
+}
 
 export type Outcome =
   | { readonly by: 'gateway'; readonly type: 'THROTTLED' | 'QUOTA_EXCEEDED'; readonly appWouldAdmit: boolean }
@@ -34,12 +41,12 @@ export class GatewayModel {
   readonly wronglyRejected: { atMs: number; type: string }[] = [];
   gatewayRejections = 0;
 
-  readonly plan: UsagePlanLimits;
+  readonly plan: UsagePlanFigures;
   readonly limits: PlanLimits;
   /** Where the gateway's quota day starts, in seconds after 00:00 UTC. */
   readonly quotaDayOffsetSec: number;
 
-  constructor(plan: UsagePlanLimits, limits: PlanLimits, quotaDayOffsetSec = 0) {
+  constructor(plan: UsagePlanFigures, limits: PlanLimits, quotaDayOffsetSec = 0) {
     this.plan = plan;
     this.limits = limits;
     this.quotaDayOffsetSec = quotaDayOffsetSec;
@@ -54,7 +61,7 @@ export class GatewayModel {
     if (day !== this.quotaDay) Object.assign(this, { quotaDay: day, quotaUsed: 0 });
     const w = windowsAt(atMs);
     let rejected: 'THROTTLED' | 'QUOTA_EXCEEDED' | undefined;
-    if (this.quotaUsed >= this.plan.quotaPerDay) rejected = 'QUOTA_EXCEEDED';
+    if (this.plan.quotaPerDay !== undefined && this.quotaUsed >= this.plan.quotaPerDay) rejected = 'QUOTA_EXCEEDED';
     else if (this.tokens < 1) rejected = 'THROTTLED';
     this.quotaUsed++;
     if (rejected) {

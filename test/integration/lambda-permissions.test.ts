@@ -22,14 +22,19 @@ beforeAll(async () => {
 }, 240_000);
 afterAll(() => api?.close());
 
-/** Each Lambda permission of the template, with the name of the function it lets API Gateway invoke. */
+/**
+ * Each Lambda permission of the template, with the name of the function it lets API Gateway invoke: named by a `Ref`
+ * to its alias, or by the function's ARN joined with `:<alias>`.
+ */
 function permissions(t: CfnTemplate): { id: string; fn: string }[] {
   return Object.entries(t.Resources)
     .filter(([, r]) => r.Type === 'AWS::Lambda::Permission')
     .map(([id, r]) => {
-      const alias = t.Resources[r.Properties!.FunctionName.Ref]!;
-      const fn = t.Resources[alias.Properties!.FunctionName.Ref]!;
-      return { id, fn: String(fn.Metadata?.[FUNCTION_METADATA]) };
+      const name = r.Properties!.FunctionName;
+      const fnId = name.Ref
+        ? t.Resources[name.Ref]!.Properties!.FunctionName.Ref
+        : name['Fn::Join'][1][0]['Fn::GetAtt'][0];
+      return { id, fn: String(t.Resources[fnId]!.Metadata?.[FUNCTION_METADATA]) };
     });
 }
 

@@ -121,7 +121,8 @@ describe('bans only for abuse', () => {
     expect(Number(res.headers.get('x-ratelimit-reset'))).toBe(banEnd);
     expect(Number(res.headers.get('retry-after'))).toBe(banEnd - Math.floor(askedMs / 1000));
     expect(Number(res.headers.get('retry-after'))).toBeLessThanOrEqual(BAN_POLICY.banSeconds);
-    expect(res.headers.get('x-ratelimit-limit')).toBe('0');
+    // The key's minute limit, as the function's key_banned gives it.
+    expect(res.headers.get('x-ratelimit-limit')).toBe(String(PLANS.free.limits!.perMinute));
   });
 
   it('a spent day quota polled every 1.5 s is quota_exceeded with Retry-After to midnight, never a ban', async () => {

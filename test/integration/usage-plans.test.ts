@@ -1,9 +1,9 @@
 /**
- * The usage plans behind the app limiter, as the template deploys them, must never reject a request the app would
- * admit from a client that honours the headers: API Gateway counts every request the authorizer lets through
- * (the app's own 429s included) against the plan's quota, and its token bucket sees a whole minute's budget sent at
- * once right after the minute boundary (Developer Guide, "Usage plans" and "Throttle API requests"). A client that
- * never waits is still stopped by the gateway.
+ * The usage plans behind the app limiter, as the template deploys them (each plan's bucket, shared by its keys), must
+ * never reject a request the app would admit from a client that honours the headers: API Gateway counts every request
+ * the authorizer lets through (the app's own 429s included) against the plan's bucket, which sees a whole minute's
+ * budget sent at once right after the minute boundary (Developer Guide, "Usage plans" and "Throttle API requests"),
+ * all day long. A client that never waits is still stopped by the gateway.
  */
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
@@ -16,7 +16,7 @@ beforeAll(async () => {
 afterAll(() => api?.close());
 afterEach(() => api.clock.reset());
 
-/** A 429 the gateway made (THROTTLED, QUOTA_EXCEEDED): the gateway cannot count, so its X-RateLimit-Limit is 0. */
+/** A 429 the gateway made (THROTTLED): the gateway cannot count, so its X-RateLimit-Limit is 0. */
 const byGateway = (r: Response) => r.status === 429 && r.headers.get('x-ratelimit-limit') === '0';
 
 it('never rejects a Free client that sends as fast as it may and waits out every 429 it is told to', async () => {

@@ -1,53 +1,71 @@
 /**
- * What a banned key's Deny tells the client: the authorizer's context values (domain/keys.ts denyContext) and the
- * ACCESS_DENIED gateway response that maps them, as the stack writes it and as the local gateway renders it, the
- * Deny without those values (a cached answer from an authorizer before them) included; an admin's ban is told as an
- * admin's. And what a refused quota tells it: every Allow's quota values (quotaContext), exact for a key whose day is
- * spent, the static fallback for any other, mapped by the QUOTA_EXCEEDED response.
+ * What a Deny tells the client: the authorizer's context values (domain/keys.ts denyContext) for a banned key and for
+ * a key whose day is spent, and the ACCESS_DENIED gateway response that maps them into its code, message,
+ * X-RateLimit-Limit, X-RateLimit-Reset and Retry-After, as the stack writes it and as the local gateway renders it;
+ * an admin's ban is told as an admin's. QUOTA_EXCEEDED (no usage plan has a quota) stays static.
  */
 import { describe, expect, it } from 'vitest';
-import { DENY_CONTEXT, QUOTA_CONTEXT } from '../../contract/deny-context.ts';
+import { DENY_CONTEXT, banMessage, quotaMessage } from '../../contract/deny-context.ts';
 import { GATEWAY_RESPONSES } from '../../contract/gateway-responses.ts';
 import { BAN_POLICY, banSecondsFor } from '../../contract/plans.ts';
-import { denyContext, quotaContext } from '../../lambdas/domain/keys.ts';
+import { denyContext, type Standing } from '../../lambdas/domain/keys.ts';
 import { errorBodyTemplate, responseHeadersOf } from '../../lib/constructs/gateway-responses.ts';
 import { GatewayResponses, gatewayResponseHeaders } from '../../lib/local/responses.ts';
 
 const now = Date.UTC(2032, 6, 1, 12, 0, 0) / 1000;
+const dayEnd = Date.UTC(2032, 6, 2) / 1000;
 const TTL = 60;
+const pro = { perMinute: 300, perDay: 10_000 };
+const banned = (until: number, by?: Standing['bannedBy']) =>
+  denyContext('banned', pro, { bannedUntil: until, ...(by ? { bannedBy: by } : {}) }, now, TTL);
 
-describe('denyContext: when the Deny says the key is served again', () => {
-  it("gives a long ban's exact rest and end", () => {
+describe('denyContext: what the Deny says, and when the key is served again', () => {
+  it("gives a long ban's code, minute limit, exact rest and end", () => {
     const ban = now + banSecondsFor(3) - 100;
-    expect(denyContext(ban, now, TTL)).toEqual({
-      denyRetryAfter: ban - now,
-      denyUntil: ban,
-      denyUntilIso: new Date(ban * 1000).toISOString(),
-      denyMessage: `The API key is banned until ${new Date(ban * 1000).toISOString()} for repeated requests over its rate limit.`,
+    expect(banned(ban)).toEqual({
+      [DENY_CONTEXT.code]: 'key_banned',
+      [DENY_CONTEXT.limit]: 300,
+      [DENY_CONTEXT.retryAfter]: ban - now,
+      [DENY_CONTEXT.until]: ban,
+      [DENY_CONTEXT.untilIso]: new Date(ban * 1000).toISOString(),
+      [DENY_CONTEXT.message]: banMessage(ban, 'limiter'),
     });
   });
 
   it("says an admin's ban is an administrator's, not the rate limit's", () => {
     const ban = now + 1800;
-    expect(denyContext(ban, now, TTL, 'admin')).toMatchObject({
-      denyRetryAfter: 1800,
-      denyMessage: `The API key is banned by an administrator until ${new Date(ban * 1000).toISOString()}.`,
+    expect(banned(ban, 'admin')).toMatchObject({
+      [DENY_CONTEXT.retryAfter]: 1800,
+      [DENY_CONTEXT.message]: `The API key is banned by an administrator until ${new Date(ban * 1000).toISOString()}.`,
+    });
+  });
+
+  it("gives a spent day's code, day limit, the day's end and the seconds until then", () => {
+    expect(denyContext('spent', pro, { spentDay: dayEnd - 86_400 }, now, TTL)).toEqual({
+      [DENY_CONTEXT.code]: 'quota_exceeded',
+      [DENY_CONTEXT.limit]: 10_000,
+      [DENY_CONTEXT.retryAfter]: dayEnd - now,
+      [DENY_CONTEXT.until]: dayEnd,
+      [DENY_CONTEXT.untilIso]: new Date(dayEnd * 1000).toISOString(),
+      [DENY_CONTEXT.message]: quotaMessage(10_000, dayEnd - now),
     });
   });
 
   it('gives the cached Deny’s end when the ban ends before it: the cached answer refuses the key until then', () => {
-    expect(denyContext(now + 5, now, TTL)).toMatchObject({ denyRetryAfter: TTL, denyUntil: now + TTL });
+    expect(banned(now + 5)).toMatchObject({ [DENY_CONTEXT.retryAfter]: TTL, [DENY_CONTEXT.until]: now + TTL });
     // Without a cache, the ban's rest alone.
-    expect(denyContext(now + 5, now, 0)).toMatchObject({ denyRetryAfter: 5, denyUntil: now + 5 });
+    expect(denyContext('banned', pro, { bannedUntil: now + 5 }, now, 0)).toMatchObject({
+      [DENY_CONTEXT.retryAfter]: 5,
+      [DENY_CONTEXT.until]: now + 5,
+    });
   });
 
   it('never tells a client to come back before the refusal ends, however old the replayed answer', () => {
     for (const rest of [1, 30, 59, 60, 61, BAN_POLICY.banSeconds, BAN_POLICY.maxBanSeconds]) {
-      const made = now;
-      const c = denyContext(made + rest, made, TTL);
-      const refusedUntil = Math.max(made + rest, made + TTL); // the ban, or the cached Deny, whichever ends last
+      const c = banned(now + rest);
+      const refusedUntil = Math.max(now + rest, now + TTL); // the ban, or the cached Deny, whichever ends last
       for (const age of [0, 1, TTL / 2, TTL - 1]) {
-        const comesBack = made + age + Number(c.denyRetryAfter);
+        const comesBack = now + age + Number(c[DENY_CONTEXT.retryAfter]);
         expect(comesBack, `rest ${rest} s, answer ${age} s old`).toBeGreaterThanOrEqual(refusedUntil);
         expect(comesBack - refusedUntil, 'late by the answer’s age at most').toBeLessThanOrEqual(age);
       }
@@ -88,42 +106,54 @@ const request = {
 describe('the ACCESS_DENIED gateway response', () => {
   const { params, responses } = asDeployed('ACCESS_DENIED');
 
-  it('maps Retry-After and X-RateLimit-Reset from the authorizer context, not a fixed value', () => {
+  it('maps the code, the message, Retry-After, X-RateLimit-Limit and X-RateLimit-Reset from the Deny', () => {
     expect(params).toMatchObject({
       'gatewayresponse.header.Retry-After': `context.authorizer.${DENY_CONTEXT.retryAfter}`,
+      'gatewayresponse.header.X-RateLimit-Limit': `context.authorizer.${DENY_CONTEXT.limit}`,
       'gatewayresponse.header.X-RateLimit-Reset': `context.authorizer.${DENY_CONTEXT.until}`,
+      'gatewayresponse.header.X-RateLimit-Remaining': "'0'",
     });
     expect(Object.values(params).filter((v) => v === `'${BAN_POLICY.banSeconds}'`)).toEqual([]);
   });
 
-  it('renders the Deny’s values into the headers and the message (numbers stringified, as API Gateway does)', () => {
+  it('renders a ban’s values into the headers and the Error object (numbers as strings, as API Gateway does)', () => {
     const ban = now + banSecondsFor(2);
-    const a = responses.answer('ACCESS_DENIED', request, { keyId: 'k', ...denyContext(ban, now, TTL) });
+    const a = responses.answer('ACCESS_DENIED', request, { keyId: 'k', ...banned(ban) });
     expect(a.status).toBe(429);
-    expect(a.headers).toMatchObject({ 'Retry-After': String(banSecondsFor(2)), 'X-RateLimit-Reset': String(ban) });
-    expect(JSON.parse(a.body)).toEqual({
-      code: 'key_banned',
-      status: 429,
-      message: `The API key is banned until ${new Date(ban * 1000).toISOString()} for repeated requests over its rate limit.`,
+    expect(a.headers).toMatchObject({
+      'Retry-After': String(banSecondsFor(2)),
+      'X-RateLimit-Limit': '300',
+      'X-RateLimit-Remaining': '0',
+      'X-RateLimit-Reset': String(ban),
     });
+    expect(JSON.parse(a.body)).toEqual({ code: 'key_banned', status: 429, message: banMessage(ban, 'limiter') });
   });
 
   it("tells an admin's ban as an administrator's", () => {
     const ban = now + 600;
-    const a = responses.answer('ACCESS_DENIED', request, { keyId: 'k', ...denyContext(ban, now, TTL, 'admin') });
-    expect(JSON.parse(a.body)).toMatchObject({
-      code: 'key_banned',
-      message: `The API key is banned by an administrator until ${new Date(ban * 1000).toISOString()}.`,
-    });
+    const a = responses.answer('ACCESS_DENIED', request, { keyId: 'k', ...banned(ban, 'admin') });
+    expect(JSON.parse(a.body)).toEqual({ code: 'key_banned', status: 429, message: banMessage(ban, 'admin') });
     expect(a.headers).toMatchObject({ 'Retry-After': '600', 'X-RateLimit-Reset': String(ban) });
   });
 
-  it('without those values (an older cached Deny) sends no Retry-After or Reset, and still the Error object', () => {
-    const a = responses.answer('ACCESS_DENIED', request, { keyId: 'k' });
-    expect(a.headers['Retry-After']).toBeUndefined();
-    expect(a.headers['X-RateLimit-Reset']).toBeUndefined();
-    expect(a.headers).toMatchObject({ 'X-RateLimit-Remaining': '0', 'Cache-Control': 'no-store' });
-    expect(JSON.parse(a.body)).toMatchObject({ code: 'key_banned', status: 429 });
+  it('tells a spent day as the function does: quota_exceeded, the day limit, the day’s end', () => {
+    const a = responses.answer('ACCESS_DENIED', request, {
+      keyId: 'k',
+      ...denyContext('spent', pro, { spentDay: dayEnd - 86_400 }, now, TTL),
+    });
+    expect(a.status).toBe(429);
+    expect(a.headers).toMatchObject({
+      'Retry-After': String(dayEnd - now),
+      'X-RateLimit-Limit': '10000',
+      'X-RateLimit-Remaining': '0',
+      'X-RateLimit-Reset': String(dayEnd),
+      'Cache-Control': 'no-store',
+    });
+    expect(JSON.parse(a.body)).toEqual({
+      code: 'quota_exceeded',
+      status: 429,
+      message: quotaMessage(10_000, dayEnd - now),
+    });
   });
 
   it('refuses at start-up a header mapping the local gateway does not emulate', () => {
@@ -140,42 +170,16 @@ describe('the ACCESS_DENIED gateway response', () => {
 });
 
 describe('the QUOTA_EXCEEDED gateway response', () => {
-  const { params, responses } = asDeployed('QUOTA_EXCEEDED');
-  const ask = Date.UTC(2032, 6, 1, 18, 30, 0) / 1000;
-  const dayEnd = Date.UTC(2032, 6, 2) / 1000;
-
-  it('maps X-RateLimit-Limit, X-RateLimit-Reset and Retry-After from the Allow; Remaining is a static 0', () => {
-    expect(params).toEqual(
-      expect.objectContaining({
-        'gatewayresponse.header.X-RateLimit-Limit': `context.authorizer.${QUOTA_CONTEXT.limit}`,
-        'gatewayresponse.header.X-RateLimit-Reset': `context.authorizer.${QUOTA_CONTEXT.reset}`,
-        'gatewayresponse.header.Retry-After': `context.authorizer.${QUOTA_CONTEXT.retryAfter}`,
-        'gatewayresponse.header.X-RateLimit-Remaining': "'0'",
-      }),
-    );
-  });
-
-  it("tells a key whose day is spent its day limit, the day's end and the seconds until then", () => {
-    const a = responses.answer('QUOTA_EXCEEDED', request, { keyId: 'k', ...quotaContext('spent', 1000, ask) });
+  it('is static: no usage plan has a quota, so nothing of a key maps into it', () => {
+    const { params, responses } = asDeployed('QUOTA_EXCEEDED');
+    expect(Object.values(params).filter((v) => v.startsWith('context.'))).toEqual([]);
+    const a = responses.answer('QUOTA_EXCEEDED', request, { keyId: 'k' });
     expect(a.status).toBe(429);
     expect(a.headers).toMatchObject({
-      'X-RateLimit-Limit': '1000',
+      'X-RateLimit-Limit': '0',
       'X-RateLimit-Remaining': '0',
-      'X-RateLimit-Reset': String(dayEnd),
-      'Retry-After': String(dayEnd - ask),
+      'X-RateLimit-Reset': '0',
     });
     expect(JSON.parse(a.body)).toMatchObject({ code: 'quota_exceeded', status: 429 });
-  });
-
-  it("tells any other key's refused quota (a pool member's) the static values", () => {
-    for (const decision of ['count', 'probation'] as const) {
-      const a = responses.answer('QUOTA_EXCEEDED', request, { keyId: 'k', ...quotaContext(decision, 1000, ask) });
-      expect(a.headers).toMatchObject({
-        'X-RateLimit-Limit': '0',
-        'X-RateLimit-Remaining': '0',
-        'X-RateLimit-Reset': '0',
-        'Retry-After': '3600',
-      });
-    }
   });
 });

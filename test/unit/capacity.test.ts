@@ -4,19 +4,19 @@
  * plans, the pools, the stage or WAF that would leave a hop below the contract is played here and must be caught.
  */
 import { describe, expect, it } from 'vitest';
-import { MAX_CUSTOM_LIMITS, MEMBER_PLAN, PLANS } from '../../contract/plans.ts';
+import { DEFAULT_FREE_SHARE, MAX_CUSTOM_LIMITS, PLAN_NAMES } from '../../contract/plans.ts';
 import { ROUTES } from '../../contract/routes.ts';
 import {
   DEFAULT_ACCOUNT_QUOTAS,
   REFERENCE_MIX,
-  busiestMember,
   capacityRows,
   edgeFor,
   fiveMinuteDemand,
+  planThrottles,
   shortfalls,
   type StageCapacity,
 } from '../../lib/config/capacity.ts';
-import { STAGES, STAGE_NAMES, withAccountQuotas } from '../../lib/config/stages.ts';
+import { STAGES, STAGE_NAMES, contextProblems, withAccountQuotas } from '../../lib/config/stages.ts';
 import { requestUnitCeiling } from '../../lib/constructs/data-tables.ts';
 
 const capacityOf = (name: keyof typeof STAGES): StageCapacity => {
@@ -35,8 +35,8 @@ describe.each(STAGE_NAMES)('%s at the reference mix', (name) => {
         rows.some((r) => r.hop.startsWith(hop)),
         hop,
       ).toBe(true);
-    for (const pool of ['Free pool', 'Pro pool', 'Business pool', 'Enterprise bracket'])
-      expect(rows.filter((r) => r.hop.includes(pool))).toHaveLength(2);
+    for (const plan of ['Free', 'Pro', 'Business', 'Enterprise'])
+      expect(rows.filter((r) => r.hop === `Usage plan: ${plan} (rate)`)).toHaveLength(1);
   });
 
   it('names the quota increases the mix needs, and only account quotas fall short', () => {
@@ -79,11 +79,39 @@ describe('the edge sized from the account quotas', () => {
       expect(STAGES[name].wafRequestsPerKeyPer5Minutes).toBeGreaterThanOrEqual(6 * (5_000 + 5_000));
     }
   });
+});
 
-  it('every pool member admits what the account admits, for a day longer than the account’s', () => {
-    expect(MEMBER_PLAN.rateLimit).toBe(DEFAULT_ACCOUNT_QUOTAS.apiRate);
-    expect(MEMBER_PLAN.burstLimit).toBe(DEFAULT_ACCOUNT_QUOTAS.apiBurst);
-    expect(MEMBER_PLAN.quotaPerDay).toBeGreaterThan(DEFAULT_ACCOUNT_QUOTAS.apiRate * 86_400);
+describe("each plan's usage plan", () => {
+  it('paying plans get the stage’s whole share, Free half of it', () => {
+    for (const name of STAGE_NAMES) {
+      const t = planThrottles(STAGES[name]);
+      expect(STAGES[name].freeShare).toBe(DEFAULT_FREE_SHARE);
+      for (const plan of ['pro', 'business', 'enterprise'] as const)
+        expect(t[plan]).toEqual({ rateLimit: 10_000, burstLimit: 125 * ROUTES.length });
+      expect(t.free).toEqual({ rateLimit: 5_000, burstLimit: (125 * ROUTES.length) / 2 });
+    }
+  });
+
+  it('Free keys at their full contract, however many, leave the paying plans the rest of the stage', () => {
+    // 900,000 Free keys at 1 req/s want 180 times the stage: the Free plan's bucket refuses what passes its share.
+    const stage = STAGES.production;
+    const t = planThrottles(stage);
+    const freeContract = (REFERENCE_MIX.free * 60) / 60;
+    expect(freeContract).toBeGreaterThan(stage.stageThrottle.rateLimit);
+    expect(stage.stageThrottle.rateLimit - Math.min(freeContract, t.free.rateLimit)).toBe(5_000);
+  });
+
+  it('the Free share comes from context, and a share out of range is named', () => {
+    const context = (share: string) => (k: string) => (k === 'animal-store:staging:freeShare' ? share : undefined);
+    expect(planThrottles(withAccountQuotas(STAGES.staging, context('0.25'))).free.rateLimit).toBe(2_500);
+    expect(withAccountQuotas(STAGES.staging, context('1.5')).freeShare).toBe(DEFAULT_FREE_SHARE);
+    expect(contextProblems('staging', context('0'))).toEqual([
+      '-c animal-store:staging:freeShare="0" is not a share above 0 and at most 1 (e.g. 0.5)',
+    ]);
+  });
+
+  it('has one per plan', () => {
+    expect(Object.keys(planThrottles(STAGES.staging)).sort()).toEqual([...PLAN_NAMES].sort());
   });
 });
 
@@ -115,28 +143,15 @@ describe('a change that leaves a hop below the contract is caught', () => {
   });
 });
 
-it('spreads random key ids over members with a bound on the busiest', () => {
-  // 900,000 Free keys over 64 members: mean 14,063; the busiest within 4 standard deviations.
-  expect(busiestMember(900_000, 64)).toBe(14_534);
-  expect(busiestMember(PLANS.business.limits!.perMinute, 16)).toBeGreaterThan(1_000 / 16);
-});
-
 it('the previous release’s figures: every guard the contract was never checked against falls short', () => {
-  // Staging as 89d4f5e deployed it: pool members sized for 15 Free, 4 Pro, 1 Business customer at full rate, a
-  // stage throttle of 100 req/s, the authorizer reserved at rate x 25 ms, WAF's per-key rule at Business's 5 minutes.
-  const old = {
-    free: { rateLimit: 45, burstLimit: 4_800, quotaPerDay: 82_500, guaranteed: true },
-    pro: { rateLimit: 40, burstLimit: 4_800, quotaPerDay: 161_600, guaranteed: true },
-    business: { rateLimit: 34, burstLimit: 4_000, quotaPerDay: 402_000, guaranteed: true },
-    enterprise: { rateLimit: 300, burstLimit: 5_000, quotaPerDay: 10_000_000, guaranteed: true },
-  };
+  // Staging as 89d4f5e deployed it: a stage throttle of 100 req/s, the authorizer reserved at rate x 25 ms, WAF's
+  // per-key rule at Business's 5 minutes.
   const rows = capacityRows(
     {
       ...capacityOf('staging'),
       stageThrottle: { rateLimit: 100, burstLimit: 5_000 },
       authorizerReservedConcurrency: 10,
       wafRequestsPerKeyPer5Minutes: 14_200,
-      memberPlan: (plan) => old[plan],
     },
     REFERENCE_MIX,
   );
@@ -145,9 +160,6 @@ it('the previous release’s figures: every guard the contract was never checked
     'Stage throttle: rate per method',
     'Authorizer: reserved concurrency',
     'Functions: unreserved concurrency',
-    ...['Free pool', 'Pro pool', 'Business pool', 'an Enterprise bracket'].flatMap((p) => [
-      `Usage plan: member of ${p.startsWith('an') ? p : `the ${p}`} (rate)`,
-      `Usage plan: member of ${p.startsWith('an') ? p : `the ${p}`} (day)`,
-    ]),
+    ...['Free', 'Pro', 'Business', 'Enterprise'].map((p) => `Usage plan: ${p} (rate)`),
   ]);
 });

@@ -61,7 +61,6 @@ beforeAll(async () => {
     ],
     authorizers: new Map(),
     usagePlans: new Map(),
-    usagePlanOutputs: new Map(),
     gatewayResponses: new Map(),
     functions: new Map(),
   };

@@ -1,0 +1,68 @@
+/**
+ * The Free plan's usage plan holds a share of the stage (staging: rate 5,000/s, bucket 250, half the paying plans'),
+ * so Free keys at their full contract, however many, leave the paying plans the rest. Over HTTP through the local
+ * gateway as deployed (the template's authorizer cache, usage plans and stage throttle), on the test's clock: 60
+ * Free keys each send their whole minute within half a second (7,200 requests a second, more than the Free share),
+ * and a Business key sends its whole minute in the same half second. The Free keys meet the gateway's 429 (THROTTLED:
+ * the Free share is spent), the Business key is served every request.
+ */
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { PLANS } from '../../contract/plans.ts';
+import { startTestApi, type TestApi } from '../helpers/api.ts';
+import {
+  fire,
+  planKey,
+  planUsagePlan,
+  registerKeys,
+  spread,
+  tallyOf,
+  usedOnPlan,
+  type PlanKey,
+} from '../helpers/plan-keys.ts';
+
+const FREE_KEYS = 60;
+
+let api: TestApi;
+let free: PlanKey[];
+let business: PlanKey;
+beforeAll(async () => {
+  api = await startTestApi({ devKeys: [], authCacheTtlSeconds: undefined });
+  free = Array.from({ length: FREE_KEYS }, () => planKey({ plan: 'free', limits: PLANS.free.limits! }));
+  business = planKey({ plan: 'business', limits: PLANS.business.limits! });
+  await registerKeys(api, [...free, business], 'free-share-test');
+});
+afterAll(() => api?.close());
+
+it('Free keys at their full contract spend the Free share; a Business key still gets its whole minute', async () => {
+  const freeShare = planUsagePlan(api, 'free');
+  const start = Date.UTC(2037, 5, 1, 12, 0, 1);
+  const span = 500;
+  const freeRate = (FREE_KEYS * PLANS.free.limits!.perMinute * 1_000) / span;
+  // More than the Free share admits; the Free and Business traffic together, less than the stage's rate.
+  expect(freeRate).toBeGreaterThan(freeShare.rateLimit!);
+  expect(freeRate + (PLANS.business.limits!.perMinute * 1_000) / span).toBeLessThan(
+    planUsagePlan(api, 'business').rateLimit!,
+  );
+
+  const counted = { free: usedOnPlan(api, 'free'), business: usedOnPlan(api, 'business') };
+  const seen = await fire(
+    api,
+    [
+      // Each Free key its whole minute, the keys a little apart.
+      ...free.flatMap((k, i) =>
+        spread('free', k.key, PLANS.free.limits!.perMinute, start + (i * span) / (FREE_KEYS * 60), span),
+      ),
+      ...spread('business', business.key, PLANS.business.limits!.perMinute, start, span),
+    ],
+    60,
+  );
+
+  expect(tallyOf(seen, 'business')).toEqual({ 200: PLANS.business.limits!.perMinute });
+  const byFree = tallyOf(seen, 'free');
+  // The Free share was spent: the gateway refused what its bucket could not hold, and let through no more than its
+  // bucket and its refill over the half second (and the few milliseconds the last requests come after it).
+  expect(Object.keys(byFree).sort()).toEqual(['200', '429 rate_limited (gateway)']);
+  expect(byFree[200]).toBeLessThanOrEqual(freeShare.burstLimit! + (freeShare.rateLimit! * (span + 50)) / 1_000);
+  expect(usedOnPlan(api, 'free') - counted.free).toBe(byFree[200]);
+  expect(usedOnPlan(api, 'business') - counted.business).toBe(PLANS.business.limits!.perMinute);
+});
