@@ -18,7 +18,9 @@
  * keep the rest of the account's control-plane allowance; every step finds its work done when it is; and what is
  * left is listed again on each run: a run stopped anywhere is finished by running it again.
  */
-import { PLAN_NAMES, planUsageKeyValue } from '../../contract/plans.ts';
+import { PLAN_NAMES } from '../../contract/plans.ts';
+import { planKeyIds } from '../preflight/follow.ts';
+import type { CfnTemplate } from '../preflight/template.ts';
 import type { AdminContext } from './context.ts';
 import { pacedSender, type PacingClock, type PacingOptions, type Sender } from './pacing.ts';
 import { AdminError, describeError } from './ports.ts';
@@ -98,12 +100,8 @@ function refusal(stack: DeployedStack, stage: string): string | undefined {
   )
     return `stack ${stack.name} is ${stack.status}, not settled: a deploy or rollback may still bring back a release that names what this deletes; wait for a *_COMPLETE status, then run \`${REMOVE_RELEASE_API_KEYS}\``;
   const resources = stack.template.Resources ?? {};
-  const values = new Set(
-    Object.values(resources)
-      .filter((r) => r.Type === 'AWS::ApiGateway::ApiKey')
-      .map((r) => r.Properties?.Value as unknown),
-  );
-  const missing = PLAN_NAMES.filter((p) => !values.has(planUsageKeyValue(stage, p)));
+  const keys = planKeyIds({ Resources: resources as CfnTemplate['Resources'] }, stage);
+  const missing = PLAN_NAMES.filter((p) => !keys.has(p));
   if (missing.length)
     return `stack ${stack.name} has no API key of plan ${missing.join(', ')} in its deployed template: it runs a release that may name what this deletes; ${deploy}`;
   if (RELEASE_FREE_POOL in resources)
