@@ -19,5 +19,24 @@ const SCHEME = '[Bb][Ee][Aa][Rr][Ee][Rr]';
 /** The TOKEN authorizer's identity validation expression: malformed headers get 401 without invoking it. */
 export const BEARER_VALIDATION_EXPRESSION = `^${SCHEME} ${KEY_CHARS}$`;
 
+/**
+ * The forms keys are issued in (lambdas/domain/keys.ts generates and checks them): `ask2_` + 32 random bytes
+ * (base64url, 43 characters) + a CRC-32 of what precedes it (6 characters); and the old form, `ask_` + 43, no check.
+ */
+export const CHECKED_KEY = { prefix: 'ask2_', randomBytes: 32, checkChars: 6 } as const;
+export const CHECKED_KEY_LENGTH =
+  CHECKED_KEY.prefix.length + Math.ceil((CHECKED_KEY.randomBytes * 4) / 3) + CHECKED_KEY.checkChars;
+const CHECKED_KEY_BODY = `${CHECKED_KEY.prefix}[A-Za-z0-9_-]{${CHECKED_KEY_LENGTH - CHECKED_KEY.prefix.length}}`;
+const OLD_KEY_BODY = 'ask_[A-Za-z0-9_-]{43}';
+/** The exact shape of a key issued before keys carried a check. */
+export const OLD_KEY_PATTERN = new RegExp(`^${OLD_KEY_BODY}$`);
+
+/**
+ * An Authorization header that carries a key of a form the stage accepts (the old form only while it does): what
+ * WAF lets through to the gateway. Anything else of a bearer key's shape is no key anyone was issued.
+ */
+export const keyFormExpression = (oldForm: 'accepted' | 'refused'): string =>
+  `^${SCHEME} (${oldForm === 'accepted' ? `${CHECKED_KEY_BODY}|${OLD_KEY_BODY}` : CHECKED_KEY_BODY})$`;
+
 /** Captures the key of a well-formed `Authorization: Bearer <key>` header. */
 export const BEARER_PATTERN = new RegExp(`^${SCHEME} (${KEY_CHARS})$`);

@@ -74,14 +74,36 @@ export function shardLimits(limits: PlanLimits, i: number): PlanLimits {
 export const ACCOUNT_THROTTLE = { rateLimit: 10_000, burstLimit: 5_000 } as const;
 
 /**
- * Upper bounds an admin may set for an Enterprise key: what one key can be served. API Gateway admits at most
- * 10,000 requests per second per account and Region (600,000 per minute, 864,000,000 per day) for all keys
- * together; the limiter sustains that on 6 shards (docs/rate-limiting.md, measured in `npm run bench -- --only=scale`).
+ * The operations a stage serves: each is a method with its own stage bucket, and the stage's rate is split evenly
+ * over them (lib/config/capacity.ts edgeFor), so a flood on one method leaves the others served.
+ */
+export const OPERATION_COUNT = 4;
+
+/**
+ * Upper bounds an admin may set for an Enterprise key: what one method of a stage with the whole account serves
+ * (10,000 requests per second split over OPERATION_COUNT methods), so no key is sold more than the gateway lets
+ * through on one method, and no key can hold the account.
  */
 export const MAX_CUSTOM_LIMITS: PlanLimits = {
+  perMinute: Math.floor(ACCOUNT_THROTTLE.rateLimit / OPERATION_COUNT) * 60,
+  perDay: Math.floor(ACCOUNT_THROTTLE.rateLimit / OPERATION_COUNT) * 86_400,
+};
+
+/**
+ * The counter items storage reads per key: keys agreed at the whole account's rate (600,000 a minute) have 6, and
+ * a key's shard count is fixed by its limits, so storage keeps reading that many.
+ */
+export const MAX_LIMITER_SHARDS = limiterShards({
   perMinute: ACCOUNT_THROTTLE.rateLimit * 60,
   perDay: ACCOUNT_THROTTLE.rateLimit * 86_400,
-};
+});
+
+/**
+ * What one key may send at once (the same instant), whatever its plan: the stage's smallest method bucket holds
+ * it twice (lib/config/capacity.ts), so two keys bursting together on one method are both served. More at once
+ * may get the gateway's 429 with `Retry-After: 1`; spread over the minute, a key gets its whole per-minute limit.
+ */
+export const KEY_BURST = 50;
 
 /**
  * The temporary ban of spec section 8.3: it follows requests that keep coming after the client was told 429.

@@ -15,7 +15,7 @@
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { MAX_CUSTOM_LIMITS, limiterShards, type PlanLimits } from '../../contract/plans.ts';
+import { MAX_LIMITER_SHARDS, limiterShards, type PlanLimits } from '../../contract/plans.ts';
 import {
   takeStep,
   type LimitCounters,
@@ -204,7 +204,7 @@ async function ban(storage: Storage, subject: string, limits: PlanLimits, banUnt
 }
 
 /** The most counter items (shards) any key can have: those of the highest limits a key may be given. */
-export const MAX_SHARDS = limiterShards(MAX_CUSTOM_LIMITS);
+export const MAX_SHARDS = MAX_LIMITER_SHARDS;
 
 /**
  * Every shard's item of the day, read consistently in one BatchGetItem: every shard a key can have (at most

@@ -11,7 +11,7 @@
  * leased keys include each lease when it was taken, so their history is as fine as their leases.
  */
 import { BatchGetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { MAX_CUSTOM_LIMITS, limiterShards, type PlanLimits } from '../../contract/plans.ts';
+import { MAX_LIMITER_SHARDS, type PlanLimits } from '../../contract/plans.ts';
 import type { Windows } from '../domain/rate-limit.ts';
 import type { Logger } from '../shared/observability.ts';
 import { guarded, type Storage } from './client.ts';
@@ -60,7 +60,7 @@ export async function readUsageHistory(
 ): Promise<MinuteOpens> {
   const table = tables.state;
   const pending: Array<Record<string, unknown>> = [];
-  const shards = limiterShards(MAX_CUSTOM_LIMITS);
+  const shards = MAX_LIMITER_SHARDS;
   for (let h = w.dayStart; h <= w.minuteStart; h += 3600)
     for (let s = 0; s < shards; s++) pending.push(hourKey(subject, h, s));
   const items: Array<Record<string, unknown>> = [];

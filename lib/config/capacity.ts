@@ -16,6 +16,7 @@
 import {
   ACCOUNT_THROTTLE,
   LIMITER,
+  KEY_BURST,
   MAX_CUSTOM_LIMITS,
   PLANS,
   PLAN_NAMES,
@@ -78,12 +79,18 @@ export const UNITS_PER_CALL = 4;
 const METHODS = ROUTES.length;
 
 export interface Edge {
+  /** The stage's share of the account's rate: what its per-method rates add up to at most. */
+  readonly stageRate: number;
   /** The stage's default method throttle (applied per method, before the authorizer). */
   readonly stageThrottle: { readonly rateLimit: number; readonly burstLimit: number };
   /** The authorizer's reserved concurrency: what a burst of uncached requests the stage admits needs at once. */
   readonly authorizerReservedConcurrency: number;
-  /** WAF: requests one bearer key may send in 5 minutes (the largest contract the admin tool sells). */
+  /** WAF: requests one address not on the customers' egress list may send in 5 minutes (keyed or not). */
+  readonly wafRequestsPerIpPer5Minutes: number;
+  /** WAF: requests one bearer key may send in 5 minutes from addresses not on the list. */
   readonly wafRequestsPerKeyPer5Minutes: number;
+  /** WAF: requests one listed address (a customer's egress) may send in 5 minutes. */
+  readonly wafListedRequestsPer5Minutes: number;
   /** Requests admitted by every method's bucket at once (at most the account's bucket). */
   readonly atOnce: number;
 }
@@ -105,30 +112,49 @@ export function fiveMinuteDemand(limits: PlanLimits, q: AccountQuotas = DEFAULT_
   return Math.min(6 * (limits.perMinute + banThreshold(limits)), q.apiRate * 300 + q.apiBurst);
 }
 
+/** The largest contract a plan with fixed limits sells: what one address or key may send without being listed. */
+export const LARGEST_STANDARD_LIMITS: PlanLimits = STANDARD_PLANS.map((p) => PLANS[p].limits!).reduce((a, b) =>
+  b.perMinute > a.perMinute ? b : a,
+);
+
+/** Requests per second a source sends on average at a WAF limit per 5 minutes. */
+export const perSecondAt = (per5Minutes: number): number => per5Minutes / 300;
+
 /**
- * The stage's edge, sized from the account's quotas so that every request the account admits passes it:
- * - the stage throttle's rate is the account's (all admitted traffic may be on one method);
+ * The stage's edge, sized from the account's quotas and the stage's share of them (staging and production in one
+ * account each take a share; in accounts of their own each has 1):
+ * - the stage's rate is its share of the account's, split evenly over its methods, so the per-method rates add up
+ *   to the share and a flood on one method leaves the others theirs;
  * - a burst the stage admits arrives at once, and concurrent uncached requests each invoke the authorizer (the
  *   gateway does not coalesce them), so the authorizer's reservation holds every method's bucket at once, and so do
- *   the functions (the unreserved rest). The stage bucket is the largest the account's Lambda concurrency can hold
- *   twice over (authorizer and functions): the account's bucket (5,000) with 10,000 executions, 125 per method with
- *   the default 1,000. Past it the client gets the gateway's 429 with Retry-After, never a 5xx;
- * - WAF's per-key limit is the largest contract the admin tool accepts (MAX_CUSTOM_LIMITS), since WAF cannot tell a
- *   key's plan: it refuses no key the tool sold.
+ *   the functions (the unreserved rest). The stage bucket is the largest the stage's share of the Lambda concurrency
+ *   holds twice over (authorizer and functions): 125 per method with the default 1,000. Past it the client gets the
+ *   gateway's 429 with Retry-After, never a 5xx;
+ * - WAF counts every request per address and per key. One address or key may send the largest contract a plan with
+ *   fixed limits sells (Business, its fleet's 429s included: 12,000 in 5 minutes, 40 req/s): no single honest client
+ *   needs more, and a flood from one source is blocked at that rate. A customer sending more from its own addresses
+ *   lists them (`customerEgress`), and those get the largest contract the admin tool sells.
  */
-export function edgeFor(q: AccountQuotas, methods: number = METHODS): Edge {
+export function edgeFor(q: AccountQuotas, share = 1, methods: number = METHODS): Edge {
+  const stageRate = Math.max(methods, Math.floor(q.apiRate * share));
+  const bucket = Math.max(methods, Math.floor(q.apiBurst * share));
+  const executions = Math.floor(q.lambdaConcurrency * share);
   const fits = (x: number) => {
-    const n = concurrencyNeeds(x, q.apiRate);
-    return n.authorizer + n.functions <= q.lambdaConcurrency;
+    const n = concurrencyNeeds(x, stageRate);
+    return n.authorizer + n.functions <= executions;
   };
-  let x = q.apiBurst;
+  let x = bucket;
   while (x > methods && !fits(x)) x--;
-  const burstLimit = x >= q.apiBurst ? q.apiBurst : Math.max(1, Math.floor(x / methods));
-  const atOnce = Math.min(q.apiBurst, burstLimit * methods);
+  const burstLimit = Math.max(1, Math.floor(x / methods));
+  const atOnce = Math.min(bucket, burstLimit * methods);
+  const perSource = fiveMinuteDemand(LARGEST_STANDARD_LIMITS, q);
   return {
-    stageThrottle: { rateLimit: q.apiRate, burstLimit },
-    authorizerReservedConcurrency: concurrencyNeeds(atOnce, q.apiRate).authorizer,
-    wafRequestsPerKeyPer5Minutes: fiveMinuteDemand(MAX_CUSTOM_LIMITS, q),
+    stageRate,
+    stageThrottle: { rateLimit: Math.floor(stageRate / methods), burstLimit },
+    authorizerReservedConcurrency: concurrencyNeeds(atOnce, stageRate).authorizer,
+    wafRequestsPerIpPer5Minutes: perSource,
+    wafRequestsPerKeyPer5Minutes: perSource,
+    wafListedRequestsPer5Minutes: fiveMinuteDemand(MAX_CUSTOM_LIMITS, q),
     atOnce,
   };
 }
@@ -155,16 +181,22 @@ export const REFERENCE_MIX: CustomerMix = {
 export interface StageCapacity {
   readonly name: string;
   readonly accountQuotas: AccountQuotas;
+  /** The stage's share of the account (0 to 1): its rate, bucket and Lambda concurrency are that much of the account's. */
+  readonly accountShare: number;
   readonly stageThrottle: { readonly rateLimit: number; readonly burstLimit: number };
   readonly authorizerReservedConcurrency: number;
-  readonly wafRequestsPerKeyPer5Minutes: number;
-  /** Counted by WAF's per-IP rule only for requests without a bearer key (no customer's), so it refuses none. */
   readonly wafRequestsPerIpPer5Minutes: number;
+  readonly wafRequestsPerKeyPer5Minutes: number;
+  readonly wafListedRequestsPer5Minutes: number;
   /** The tables' on-demand maximum throughput, request units per second. */
   readonly tableMaxUnits: number;
   /** The Free plan's share of the stage throttle (planThrottles). */
   readonly freeShare: number;
 }
+
+/** The stage's rate: its share of the account's. */
+export const stageRateOf = (stage: Pick<StageCapacity, 'accountQuotas' | 'accountShare'>): number =>
+  Math.floor(stage.accountQuotas.apiRate * stage.accountShare);
 
 /** A usage plan's token bucket: requests per second, and how many at once. */
 export interface Throttle {
@@ -179,10 +211,10 @@ export interface Throttle {
  * sign-up, leaked keys), leave the paying plans the rest. Per-key limits are the functions' limiter's.
  */
 export function planThrottles(
-  stage: Pick<StageCapacity, 'stageThrottle' | 'freeShare' | 'accountQuotas'>,
+  stage: Pick<StageCapacity, 'stageThrottle' | 'freeShare' | 'accountQuotas' | 'accountShare'>,
 ): Record<PlanName, Throttle> {
   const whole: Throttle = {
-    rateLimit: stage.stageThrottle.rateLimit,
+    rateLimit: Math.min(stageRateOf(stage), stage.stageThrottle.rateLimit * METHODS),
     burstLimit: Math.min(stage.accountQuotas.apiBurst, stage.stageThrottle.burstLimit * METHODS),
   };
   const free: Throttle = {
@@ -195,6 +227,7 @@ export function planThrottles(
 export interface CapacityRow {
   readonly hop: string;
   readonly capacity: number;
+  /** What the contracts ask of the hop: from the plans and the mix, never from the hop's own sizing. */
   readonly demand: number;
   readonly unit: string;
   /** capacity / demand (Infinity when nothing of the contract reaches it). */
@@ -202,12 +235,17 @@ export interface CapacityRow {
   /** An account quota: below 1, `raise` says what to ask for. */
   readonly ceiling: boolean;
   readonly raise?: string;
+  /** How many sources (addresses, keys) it takes to fill the hop, sending as much as WAF lets each through. */
+  readonly sources: string;
+  /** What a customer inside its contract sees when the hop is full. */
+  readonly whenFull: string;
   readonly note: string;
 }
 
 const limitsOf = (plan: PlanName, mix: CustomerMix): PlanLimits =>
   plan === 'enterprise' ? mix.enterpriseLimits : PLANS[plan].limits!;
 const PLAN_KEYS = PLAN_NAMES;
+const whole = (x: number) => Math.ceil(x).toLocaleString('en-US');
 
 /** Every hop for `mix` on `stage`, ceilings first, then in the order a request crosses them. */
 export function capacityRows(stage: StageCapacity, mix: CustomerMix = REFERENCE_MIX): CapacityRow[] {
@@ -217,13 +255,25 @@ export function capacityRows(stage: StageCapacity, mix: CustomerMix = REFERENCE_
     rows.push({ ...r, headroom: r.demand === 0 ? Infinity : r.capacity / r.demand });
   const contractRate = PLAN_KEYS.reduce((s, p) => s + (mix[p] * limitsOf(p, mix).perMinute) / 60, 0);
   const contractDay = PLAN_KEYS.reduce((s, p) => s + mix[p] * limitsOf(p, mix).perDay, 0);
+  const keys = PLAN_KEYS.reduce((s, p) => s + mix[p], 0);
+  const stageRate = stageRateOf(stage);
   // What the account lets through to the hops after it.
-  const admitted = Math.min(contractRate, q.apiRate);
+  const admitted = Math.min(contractRate, stageRate);
   const largestKey = Math.max(...STANDARD_PLANS.map((p) => PLANS[p].limits!.perMinute), MAX_CUSTOM_LIMITS.perMinute);
-  const contractBurst = Math.min(q.apiBurst, largestKey);
-  // Behind the API ceiling, the others are asked for what it lets through: the largest key's burst at once and the
-  // account's rate.
+  // Every key's declared burst at once, as far as the account's bucket holds.
+  const contractBurst = Math.min(Math.floor(q.apiBurst * stage.accountShare), KEY_BURST * keys);
   const needed = concurrencyNeeds(contractBurst, admitted);
+  // What one source gets through WAF, on average over its window: unlisted addresses and keys, listed addresses.
+  const perAddress = perSecondAt(stage.wafRequestsPerIpPer5Minutes);
+  const perKey = perSecondAt(stage.wafRequestsPerKeyPer5Minutes);
+  const perListed = perSecondAt(stage.wafListedRequestsPer5Minutes);
+  const flooders = (rate: number) =>
+    `${whole(rate / perAddress)} addresses or ${whole(rate / perKey)} keys at WAF's ${perAddress.toFixed(0)} req/s each; ${whole(rate / perListed)} listed`;
+  const burst = (size: number) =>
+    `${whole(size / KEY_BURST)} keys' bursts at once; 1 address (WAF counts over 5 minutes, a burst passes it)`;
+  const throttled = 'the gateway’s 429 with Retry-After: 1, until WAF blocks the sources (≤ 30 s)';
+  const perSourceHop = 'per source: fills for none but the source over it';
+  const blocked = 'blocked with 403 until its rate falls back under';
 
   row({
     hop: 'Account: API Gateway throttle',
@@ -232,6 +282,8 @@ export function capacityRows(stage: StageCapacity, mix: CustomerMix = REFERENCE_
     unit: 'req/s',
     ceiling: true,
     raise: `API Gateway "Throttle rate" to ${Math.ceil(contractRate).toLocaleString('en-US')} req/s`,
+    sources: flooders(q.apiRate),
+    whenFull: throttled,
     note: 'every customer at its minute rate at once; shared by every API of the account',
   });
   row({
@@ -241,6 +293,8 @@ export function capacityRows(stage: StageCapacity, mix: CustomerMix = REFERENCE_
     unit: 'req/day',
     ceiling: true,
     raise: `API Gateway "Throttle rate" to ${Math.ceil(contractDay / 86_400).toLocaleString('en-US')} req/s`,
+    sources: flooders(q.apiRate),
+    whenFull: throttled,
     note: 'every customer spending its whole day',
   });
   row({
@@ -250,7 +304,9 @@ export function capacityRows(stage: StageCapacity, mix: CustomerMix = REFERENCE_
     unit: 'executions',
     ceiling: true,
     raise: `Lambda "Concurrent executions" to ${(needed.authorizer + needed.functions).toLocaleString('en-US')}`,
-    note: `the largest key's burst (${contractBurst.toLocaleString('en-US')} at once) through the authorizer and a function, at the API ceiling's rate`,
+    sources: burst(q.lambdaConcurrency / 2),
+    whenFull: 'the stage’s buckets keep it below: the gateway’s 429 first',
+    note: `every key's burst (${KEY_BURST} at once) up to the account's bucket (${contractBurst.toLocaleString('en-US')}), through the authorizer and a function`,
   });
   row({
     hop: 'Account: DynamoDB per-table throughput',
@@ -259,66 +315,98 @@ export function capacityRows(stage: StageCapacity, mix: CustomerMix = REFERENCE_
     unit: 'units/s',
     ceiling: true,
     raise: `DynamoDB "Table-level on-demand throughput" to ${Math.ceil(admitted * UNITS_PER_CALL).toLocaleString('en-US')}`,
-    note: `what the API ceiling admits, ${UNITS_PER_CALL} units per call at most (a createPet's transaction and limiter write)`,
+    sources: flooders(q.tableUnits / UNITS_PER_CALL),
+    whenFull: 'the function’s 503 with Retry-After',
+    note: `what the stage admits of the contracts, ${UNITS_PER_CALL} units per call at most (a createPet's transaction and limiter write)`,
   });
 
-  const admittedEdge = edgeFor(q);
+  row({
+    hop: 'WAF: per IP (5 min, every request)',
+    capacity: stage.wafRequestsPerIpPer5Minutes,
+    demand: fiveMinuteDemand(LARGEST_STANDARD_LIMITS, q),
+    unit: 'req/5 min',
+    ceiling: false,
+    sources: perSourceHop,
+    whenFull: blocked,
+    note: `one Business key's contract and its fleet's 429s from one address; a customer sending more lists its addresses. A forged token of a key's form costs one read: ${perAddress.toFixed(0)} reads/s per address`,
+  });
   row({
     hop: 'WAF: per key (5 min)',
     capacity: stage.wafRequestsPerKeyPer5Minutes,
+    demand: fiveMinuteDemand(LARGEST_STANDARD_LIMITS, q),
+    unit: 'req/5 min',
+    ceiling: false,
+    sources: perSourceHop,
+    whenFull: blocked,
+    note: 'the largest plan with fixed limits, from any number of addresses not listed: a banned or spent key holds no more',
+  });
+  row({
+    hop: 'WAF: per listed address (5 min)',
+    capacity: stage.wafListedRequestsPer5Minutes,
     demand: fiveMinuteDemand(MAX_CUSTOM_LIMITS, q),
     unit: 'req/5 min',
     ceiling: false,
+    sources: perSourceHop,
+    whenFull: blocked,
     note: 'the largest contract the admin tool sells, with its fleet’s 429s',
-  });
-  row({
-    hop: 'WAF: per IP (5 min, requests without a bearer key)',
-    capacity: stage.wafRequestsPerIpPer5Minutes,
-    demand: 0,
-    unit: 'req/5 min',
-    ceiling: false,
-    note: 'counts no request that carries a bearer key, so no customer’s',
   });
   row({
     hop: 'Stage throttle: rate per method',
     capacity: stage.stageThrottle.rateLimit,
-    demand: Math.ceil(admitted),
+    demand: Math.ceil(largestKey / 60),
     unit: 'req/s',
     ceiling: false,
-    note: 'all admitted traffic may be on one method',
+    sources: flooders(stage.stageThrottle.rateLimit),
+    whenFull: `${throttled}; the other methods are served`,
+    note: 'the largest contract the admin tool sells, all on one method',
+  });
+  row({
+    hop: 'Stage throttle: every method together',
+    capacity: stageRate,
+    demand: stage.stageThrottle.rateLimit * METHODS,
+    unit: 'req/s',
+    ceiling: false,
+    sources: flooders(stageRate),
+    whenFull: throttled,
+    note: `the per-method rates added up: at most the stage's share of the account (${stage.accountShare})`,
   });
   row({
     hop: 'Stage throttle: burst per method',
     capacity: stage.stageThrottle.burstLimit,
-    demand: admittedEdge.stageThrottle.burstLimit,
+    demand: 2 * KEY_BURST,
     unit: 'requests',
     ceiling: false,
-    note: `what the Lambda concurrency ceiling holds at once (the contract's: ${contractBurst.toLocaleString('en-US')})`,
+    sources: burst(stage.stageThrottle.burstLimit),
+    whenFull: 'the gateway’s 429 with Retry-After: 1; refilled in well under a second',
+    note: `two keys' declared bursts (${KEY_BURST} at once each) on one method at the same instant`,
   });
-  const atOnce = Math.min(q.apiBurst, stage.stageThrottle.burstLimit * METHODS);
-  const stageNeeds = concurrencyNeeds(atOnce, admitted);
+  const atOnce = Math.min(Math.floor(q.apiBurst * stage.accountShare), stage.stageThrottle.burstLimit * METHODS);
   row({
     hop: 'Authorizer: reserved concurrency',
     capacity: stage.authorizerReservedConcurrency,
-    demand: stageNeeds.authorizer,
+    demand: concurrencyNeeds(Math.min(atOnce, contractBurst), admitted).authorizer,
     unit: 'executions',
     ceiling: false,
-    note: `every method's bucket of uncached tokens at once (cold: ~${AUTHORIZER_COLD_MS} ms each), or every admitted request uncached (TTL 0) at ${AUTHORIZER_WARM_MS} ms`,
+    sources: `${whole(atOnce)} distinct uncached tokens at once: ${burst(atOnce).split('; ')[1]}`,
+    whenFull: 'the authorizer’s 503 with Retry-After',
+    note: `the contracts' bursts as far as the stage's buckets let them through (${atOnce.toLocaleString('en-US')} at once; cold: ~${AUTHORIZER_COLD_MS} ms each), or every admitted request uncached (TTL 0) at ${AUTHORIZER_WARM_MS} ms`,
   });
   row({
     hop: 'Functions: unreserved concurrency',
-    capacity: q.lambdaConcurrency - stage.authorizerReservedConcurrency,
-    demand: stageNeeds.functions,
+    capacity: Math.floor(q.lambdaConcurrency * stage.accountShare) - stage.authorizerReservedConcurrency,
+    demand: concurrencyNeeds(Math.min(atOnce, contractBurst), admitted).functions,
     unit: 'executions',
     ceiling: false,
-    note: `every method's bucket at once, or every admitted request at ${FUNCTION_WARM_MS} ms`,
+    sources: burst(atOnce),
+    whenFull: 'the function’s 503 with Retry-After',
+    note: `the contracts' bursts as far as the stage's buckets let them through, or every admitted request at ${FUNCTION_WARM_MS} ms`,
   });
   const throttles = planThrottles(stage);
   for (const plan of PLAN_KEYS) {
     if (mix[plan] === 0) continue;
     const rate = (mix[plan] * limitsOf(plan, mix).perMinute) / 60;
     const t = throttles[plan];
-    const capped = t.rateLimit < stage.stageThrottle.rateLimit;
+    const capped = t.rateLimit < stageRate;
     row({
       hop: `Usage plan: ${PLANS[plan].displayName} (rate)`,
       capacity: t.rateLimit,
@@ -326,8 +414,10 @@ export function capacityRows(stage: StageCapacity, mix: CustomerMix = REFERENCE_
       demand: Math.ceil(Math.min(capped ? admitted * stage.freeShare : admitted, rate)),
       unit: 'req/s',
       ceiling: false,
+      sources: flooders(t.rateLimit),
+      whenFull: capped ? 'the gateway’s 429 to the plan’s keys; the paying plans are served' : throttled,
       note: capped
-        ? `all ${mix[plan].toLocaleString('en-US')} keys together, capped at ${stage.freeShare} of the stage: the paying plans keep ${(stage.stageThrottle.rateLimit - t.rateLimit).toLocaleString('en-US')} req/s whatever Free keys send`
+        ? `all ${mix[plan].toLocaleString('en-US')} keys together, capped at ${stage.freeShare} of the stage: the paying plans keep ${(stageRate - t.rateLimit).toLocaleString('en-US')} req/s whatever Free keys send`
         : `all ${mix[plan].toLocaleString('en-US')} keys together: the stage's whole share`,
     });
   }
@@ -338,6 +428,8 @@ export function capacityRows(stage: StageCapacity, mix: CustomerMix = REFERENCE_
     demand: Math.ceil((exactItem + banThreshold({ perMinute: exactItem, perDay: exactItem })) / 60),
     unit: 'writes/s',
     ceiling: false,
+    sources: 'per key: its own writes; refused writes are added up (1 a second per container)',
+    whenFull: 'that key’s 503 with Retry-After; other keys are on other items',
     note: `an exact key's minute (${LIMITER.exactPerMinute.toLocaleString('en-US')} at most) and its fleet's 429s; larger keys take leases of ${LIMITER.leaseSeconds} s, at most ${LIMITER.leasesPerShardWindow} a shard a minute`,
   });
   row({
@@ -346,6 +438,8 @@ export function capacityRows(stage: StageCapacity, mix: CustomerMix = REFERENCE_
     demand: Math.ceil(admitted * UNITS_PER_CALL),
     unit: 'units/s',
     ceiling: false,
+    sources: flooders(stage.tableMaxUnits / UNITS_PER_CALL),
+    whenFull: 'the function’s 503 with Retry-After',
     note: 'the stack’s on-demand cost ceiling on every table',
   });
   return rows;
@@ -355,22 +449,24 @@ export function capacityRows(stage: StageCapacity, mix: CustomerMix = REFERENCE_
 export const shortfalls = (rows: readonly CapacityRow[]): CapacityRow[] =>
   rows.filter((r) => !r.ceiling && r.headroom < 1);
 
-const figure = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '—');
+const figure = (x: number) => (Number.isFinite(x) ? Math.round(x).toLocaleString('en-US') : '—');
 const headroomText = (h: number) => (Number.isFinite(h) ? (h >= 100 ? '≥ 100' : h.toFixed(2)) : '∞');
 
 /** The rows as a Markdown table (the docs' and `npm run capacity`'s). */
 export function capacityTable(rows: readonly CapacityRow[]): string {
-  const line = (cells: readonly string[]) => `| ${cells.join(' | ')} |`;
+  const line = (cells: readonly string[]) => `| ${cells.map((c) => c.replace(/\|/g, '\\|')).join(' | ')} |`;
   return [
-    line(['Hop', 'Capacity', 'Contract demand', 'Headroom', 'Note']),
-    '|---|---|---|---|---|',
+    line(['Hop', 'Capacity', 'Contract demand', 'Headroom', 'Sources that fill it', 'A customer then sees', 'Note']),
+    '|---|---|---|---|---|---|---|',
     ...rows.map((r) =>
       line([
         r.ceiling ? `**${r.hop}**` : r.hop,
         `${figure(r.capacity)} ${r.unit}`,
         `${figure(r.demand)} ${r.unit}`,
         r.ceiling && r.headroom < 1 ? `${headroomText(r.headroom)} (ask: ${r.raise})` : headroomText(r.headroom),
-        r.note.replace(/\|/g, '\\|'),
+        r.sources,
+        r.whenFull,
+        r.note,
       ]),
     ),
   ].join('\n');
@@ -380,7 +476,9 @@ export function capacityTable(rows: readonly CapacityRow[]): string {
  * Each plan's usage plan as `npm run capacity` and the docs print it: its keys' own limits (the functions' limiter),
  * the plan's bucket at the gateway, and what that bucket protects.
  */
-export function usagePlanTable(stage: Pick<StageCapacity, 'stageThrottle' | 'freeShare' | 'accountQuotas'>): string {
+export function usagePlanTable(
+  stage: Pick<StageCapacity, 'stageThrottle' | 'freeShare' | 'accountQuotas' | 'accountShare'>,
+): string {
   const t = planThrottles(stage);
   const n = (x: number) => x.toLocaleString('en-US');
   const lines = PLAN_NAMES.map((plan) => {
@@ -388,7 +486,7 @@ export function usagePlanTable(stage: Pick<StageCapacity, 'stageThrottle' | 'fre
     const perKey = limits ? `${n(limits.perMinute)}/min, ${n(limits.perDay)}/day` : 'agreed per key';
     const protects =
       plan === 'free'
-        ? `the paying plans: however many Free keys send, they keep ${n(stage.stageThrottle.rateLimit - t.free.rateLimit)} req/s and ${n(t.pro.burstLimit - t.free.burstLimit)} at once`
+        ? `the paying plans: however many Free keys send, they keep ${n(t.pro.rateLimit - t.free.rateLimit)} req/s and ${n(t.pro.burstLimit - t.free.burstLimit)} at once`
         : 'nothing is held back from its keys: the stage’s whole share (each key’s contract is the limiter’s)';
     return `| ${PLANS[plan].displayName} | ${perKey} | ${n(t[plan].rateLimit)} req/s | ${n(t[plan].burstLimit)} | ${protects} |`;
   });

@@ -106,24 +106,36 @@ export interface StageConfig {
    */
   readonly accountQuotas: AccountQuotas;
   /**
+   * The stage's share of the account's quotas (0 to 1; context `animal-store:<stage>:accountShare`): its rate, bucket
+   * and Lambda concurrency are that share of the account's. Default 1: each stage in an account of its own, as AWS's
+   * multi-account guidance has it, so a staging load test cannot reach production. Stages sharing an account give
+   * shares that add up to at most 1 (`npm run preflight` refuses more).
+   */
+  readonly accountShare: number;
+  /**
    * Throttle of the REST API stage, which AWS applies to each method separately (all callers of a method together,
-   * authenticated or not), before the authorizer: the account's rate, and the largest bucket the account's Lambda
-   * concurrency holds through the authorizer and a function at once (edgeFor), so a burst past it gets the gateway's
-   * 429 with Retry-After, never a 5xx.
+   * authenticated or not), before the authorizer: the stage's rate split evenly over its methods, and the largest
+   * bucket the stage's Lambda concurrency holds through the authorizer and a function at once (edgeFor), so a burst
+   * past it gets the gateway's 429 with Retry-After, never a 5xx.
    */
   readonly stageThrottle: { readonly rateLimit: number; readonly burstLimit: number };
   /**
-   * WAF rate-based rule per client IP, over requests that carry no bearer key only (absent, or not of a key's shape):
-   * a flood of those from one address is blocked (AWS minimum 10). A customer's requests always carry its key, so it
-   * never counts them: a customer behind one address (a NAT, a fleet's egress) is limited by its contract only.
+   * WAF rate-based rule per client IP over every request from an address not on `customerEgress`: the largest
+   * contract of a plan with fixed limits (edgeFor). A flood from one address, forged tokens or not, is blocked there.
    */
   readonly wafRequestsPerIpPer5Minutes: number;
   /**
-   * WAF rate-based rule keyed on the Authorization header: requests one key may send in any 5-minute window, from
-   * any number of IPs. WAF cannot tell a key's plan, so it is the largest contract the admin tool sells
-   * (MAX_CUSTOM_LIMITS, within the account's throttle: edgeFor), and never refuses a key inside its contract.
+   * WAF rate-based rule keyed on the Authorization header, from addresses not on `customerEgress`: requests one key
+   * may send in any 5-minute window from any number of addresses (the same figure). A banned or spent key holds no more.
    */
   readonly wafRequestsPerKeyPer5Minutes: number;
+  /** WAF rate-based rule per listed address: the largest contract the admin tool sells (MAX_CUSTOM_LIMITS). */
+  readonly wafListedRequestsPer5Minutes: number;
+  /**
+   * Customers' egress addresses (CIDR, IPv4) that send more than one Business key's contract: context
+   * `animal-store:<stage>:customerEgress=203.0.113.7/32,198.51.100.0/24`. WAF's IP set; empty by default.
+   */
+  readonly customerEgress: readonly string[];
   /**
    * The share of the stage throttle the Free plan's usage plan gets (0 to 1; context `animal-store:<stage>:freeShare`):
    * however many Free keys send at their full contract, paying keys keep the rest (capacity.ts planThrottles).
@@ -151,14 +163,17 @@ export interface StageConfig {
   readonly authorizerCacheTtl: Duration;
 }
 
-/** The stage's edge figures, sized from the account quotas it is deployed under (capacity.ts). */
-function edgeOf(quotas: AccountQuotas) {
-  const edge = edgeFor(quotas);
+/** The stage's edge figures, sized from the account quotas it is deployed under and its share (capacity.ts). */
+function edgeOf(quotas: AccountQuotas, accountShare = 1) {
+  const edge = edgeFor(quotas, accountShare);
   return {
     accountQuotas: quotas,
+    accountShare,
     stageThrottle: edge.stageThrottle,
     authorizerReservedConcurrency: edge.authorizerReservedConcurrency,
+    wafRequestsPerIpPer5Minutes: edge.wafRequestsPerIpPer5Minutes,
     wafRequestsPerKeyPer5Minutes: edge.wafRequestsPerKeyPer5Minutes,
+    wafListedRequestsPer5Minutes: edge.wafListedRequestsPer5Minutes,
   };
 }
 
@@ -192,7 +207,7 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
     requireAlarmSubscriber: false,
     ...edgeOf(DEFAULT_ACCOUNT_QUOTAS),
     freeShare: DEFAULT_FREE_SHARE,
-    wafRequestsPerIpPer5Minutes: 2_000,
+    customerEgress: [],
     traceSampleRate: 0.05,
     corsAllowedOrigins: [],
     authorizerCacheTtl: Duration.seconds(60),
@@ -222,7 +237,7 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
     requireAlarmSubscriber: true,
     ...edgeOf(DEFAULT_ACCOUNT_QUOTAS),
     freeShare: DEFAULT_FREE_SHARE,
-    wafRequestsPerIpPer5Minutes: 20_000,
+    customerEgress: [],
     traceSampleRate: 0.01,
     corsAllowedOrigins: [],
     authorizerCacheTtl: Duration.seconds(60),
@@ -247,28 +262,44 @@ export function alarmNotificationsOf(stage: StageConfig, context: (key: string) 
 
 const QUOTA_NAMES = ['apiRate', 'apiBurst', 'lambdaConcurrency', 'tableUnits'] as const;
 
-/** A Free share given by context: a number above 0 and at most 1. */
-const freeShareOf = (v: unknown): number | undefined => {
+/** A share given by context: a number above 0 and at most 1. */
+const shareOf = (v: unknown): number | undefined => {
   const n = Number(v);
   return v !== undefined && v !== '' && n > 0 && n <= 1 ? n : undefined;
 };
 
+/** An IPv4 address or CIDR block, as WAF's IP sets take them. */
+const CIDR = /^((25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(25[0-5]|2[0-4]\d|1?\d?\d)\/(3[0-2]|[12]?\d)$/;
+
+/** Customers' egress addresses given by context, each with its prefix length (`/32` added to a bare address). */
+const egressOf = (v: unknown): string[] | undefined =>
+  typeof v === 'string'
+    ? v
+        .split(',')
+        .map((e) => e.trim())
+        .filter(Boolean)
+        .map((e) => (e.includes('/') ? e : `${e}/32`))
+    : undefined;
+
 /**
- * The stage with the account quotas context says were raised (`-c animal-store:<stage>:lambdaConcurrency=10000`, …)
- * and its edge sized again from them, and the Free share context gives; unchanged without such context. A value that
- * is not a positive whole number (a share: not in (0, 1]) is reported by contextProblems and ignored here.
+ * The stage with what context says: account quotas that were raised (`-c animal-store:<stage>:lambdaConcurrency=10000`,
+ * …) and the stage's share of the account, its edge sized again from them; the Free share; the customers' egress
+ * addresses. Unchanged without such context. A value out of range is reported by contextProblems and ignored here.
  */
 export function withAccountQuotas(stage: StageConfig, context: (key: string) => unknown): StageConfig {
-  const share = freeShareOf(context(`animal-store:${stage.name}:freeShare`));
+  const share = shareOf(context(`animal-store:${stage.name}:freeShare`));
   if (share !== undefined) stage = { ...stage, freeShare: share };
+  const egress = egressOf(context(`animal-store:${stage.name}:customerEgress`));
+  if (egress && egress.every((e) => CIDR.test(e))) stage = { ...stage, customerEgress: egress };
+  const accountShare = shareOf(context(`animal-store:${stage.name}:accountShare`));
   const given = Object.fromEntries(
     QUOTA_NAMES.flatMap((n) => {
       const v = Number(context(`animal-store:${stage.name}:${n}`));
       return Number.isInteger(v) && v > 0 ? [[n, v]] : [];
     }),
   );
-  if (Object.keys(given).length === 0) return stage;
-  return { ...stage, ...edgeOf({ ...stage.accountQuotas, ...given }) };
+  if (Object.keys(given).length === 0 && accountShare === undefined) return stage;
+  return { ...stage, ...edgeOf({ ...stage.accountQuotas, ...given }, accountShare ?? stage.accountShare) };
 }
 
 /** The context key naming an existing table for a table definition: `animal-store:<stage>:petsTableName`, … */
@@ -310,7 +341,14 @@ export function contextProblems(stage: StageName, context: (key: string) => unkn
   };
   check('account', (v) => /^\d{12}$/.test(v), 'an AWS account id (12 digits)');
   for (const n of QUOTA_NAMES) check(n, (v) => /^[1-9]\d*$/.test(v), 'a positive whole number (a granted quota)');
-  check('freeShare', (v) => freeShareOf(v) !== undefined, 'a share above 0 and at most 1 (e.g. 0.5)');
+  check('freeShare', (v) => shareOf(v) !== undefined, 'a share above 0 and at most 1 (e.g. 0.5)');
+  check('accountShare', (v) => shareOf(v) !== undefined, 'a share above 0 and at most 1 (e.g. 0.2)');
+  const egress = egressOf(value('customerEgress'));
+  for (const e of egress ?? [])
+    if (!CIDR.test(e))
+      problems.push(
+        `-c animal-store:${stage}:customerEgress: ${JSON.stringify(e).slice(0, 80)} is not an IPv4 CIDR block`,
+      );
   check('region', (v) => /^[a-z]{2}(-[a-z]+)+-\d$/.test(v), 'an AWS Region (e.g. eu-west-1)');
   const email = /^[^\s@,]+@[^\s@,]+\.[^\s@,]+$/;
   const emails = value('alarmEmails');

@@ -1,8 +1,8 @@
 import { Stack } from 'aws-cdk-lib';
 import type { Stage } from 'aws-cdk-lib/aws-apigateway';
-import { CfnWebACL, CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
+import { CfnIPSet, CfnWebACL, CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
-import { BEARER_VALIDATION_EXPRESSION } from '../../contract/auth.ts';
+import { keyFormExpression } from '../../contract/auth.ts';
 import { GATEWAY_RESPONSES, type GatewayResponseType } from '../../contract/gateway-responses.ts';
 import { BASE_PATH, ROUTES } from '../../contract/routes.ts';
 import { MAX_BODY_BYTES } from '../../contract/schemas.ts';
@@ -12,13 +12,16 @@ import { pinLogicalId } from './logical-ids.ts';
 export interface WebFirewallProps {
   /** The REST API stage the web ACL protects. */
   readonly stage: Stage;
-  /**
-   * Requests without a bearer key (absent, or not of a key's shape) one client IP may send in any 5-minute window
-   * before WAF blocks that IP's such requests (AWS: 10 to 2,000,000,000).
-   */
+  /** Requests one address not on `customerEgress` may send in any 5-minute window, whatever they carry. */
   readonly requestsPerIpPer5Minutes: number;
-  /** Requests one bearer key (the whole Authorization header) may send in any 5-minute window. */
+  /** Requests one bearer key (the whole Authorization header) may send in any 5-minute window from such addresses. */
   readonly requestsPerKeyPer5Minutes: number;
+  /** Requests one address on `customerEgress` may send in any 5-minute window. */
+  readonly listedRequestsPer5Minutes: number;
+  /** Customers' egress addresses (IPv4 CIDR blocks): they get `listedRequestsPer5Minutes`. May be empty. */
+  readonly customerEgress: readonly string[];
+  /** Whether keys of the old form are still looked up: WAF passes that form only then. */
+  readonly oldKeyForm: 'accepted' | 'refused';
 }
 
 /** The header WAF must never keep a copy of: it carries the customer's plaintext key. */
@@ -39,11 +42,11 @@ export const IP_REPUTATION_RULE_GROUP = 'AWSManagedRulesAmazonIpReputationList';
 // SingleHeader is untyped JSON in the L1 (CDK passes it through as is): CloudFormation's own spelling.
 const header = (name: string) => ({ singleHeader: { Name: name } });
 
-/** An Authorization header the gateway's TOKEN authorizer would pass on: a bearer key's shape. */
-const bearerShaped = (): CfnWebACL.StatementProperty => ({
+/** An Authorization header carrying a key of a form the stage accepts. */
+const keyShaped = (oldForm: WebFirewallProps['oldKeyForm']): CfnWebACL.StatementProperty => ({
   regexMatchStatement: {
     fieldToMatch: header(SECRET_HEADER),
-    regexString: BEARER_VALIDATION_EXPRESSION,
+    regexString: keyFormExpression(oldForm),
     textTransformations: NONE,
   },
 });
@@ -111,22 +114,25 @@ function operationRequests(): CfnWebACL.StatementProperty {
  * A WAFv2 web ACL (scope REGIONAL: REST API stages take regional ACLs only), associated with the stage, in front of
  * the gateway: its blocks cost no stage throttle, no authorizer run and no DynamoDB read. WAF stops at the first
  * rule whose action terminates, so the rate rules come first (a rate rule under its limit lets evaluation go on):
- * every request is counted per IP and per key, the malformed and the oversize ones too, so a flood of those is
- * blocked by source like any other instead of costing WAF's fee and an access-log line each for ever.
- * - `RatePerIp` (priority 0): a flood of requests carrying no bearer key from one address. It counts only requests
- *   whose Authorization is absent or not of a key's shape (a scope-down statement), so it never counts, and never
- *   blocks, a customer: one address may carry any number of customers' contracts (a NAT, a fleet's egress), and a
- *   per-IP limit low enough to stop a flood refused an Enterprise customer far inside its contract.
- * - `RatePerKey` (priority 1): a flood on one key from many sources, at the largest contract the admin tool sells
- *   (WAF cannot tell a key's plan: lib/config/capacity.ts), so it refuses no key inside its contract. It reads the
- *   Authorization header lower-cased (LOWERCASE). A request without Authorization is not counted by the key rule
- *   (WAF skips requests missing an aggregation key). Both answer WAF_FILTERED (403).
- * - `IpReputation` (2): AWS's managed IP reputation list.
- * - `MalformedAuthorization` (3): an operation's request whose Authorization is present but not a bearer key the
- *   gateway would pass (the TOKEN authorizer's own validation expression) gets the gateway's 401, earlier. A request
- *   without Authorization, and any request the gateway answers before authentication, is left alone.
- * - `BodyTooLarge` (4): a body over MAX_BODY_BYTES (the functions' limit, and WAF's inspection limit for regional
+ * every request is counted by source, the malformed and the oversize ones too. WAF re-estimates a rate about every
+ * 30 s, so a source is blocked up to 30 s after it passes its limit; blocked requests keep counting, so a source that
+ * keeps flooding stays blocked.
+ * - `RatePerListedIp` (priority 0): an address on the customers' egress list (`CustomerEgress` IP set), at the
+ *   largest contract the admin tool sells: a customer whose traffic from one address is more than one Business key's.
+ * - `RatePerIp` (1): any other address, every request it sends (keyed or not, forged or not), at one Business key's
+ *   contract and its fleet's 429s: no single honest client needs more from one address, and a machine sending
+ *   distinct forged tokens is blocked at that rate like any other.
+ * - `RatePerKey` (2): one Authorization header (LOWERCASE: the scheme is case-insensitive) from addresses not on the
+ *   list, at the same figure: a key sent from many addresses (a banned, spent or leaked key on a botnet) holds no
+ *   more of the throttles than one Business customer. A request without Authorization is not counted by it (WAF skips
+ *   requests missing an aggregation key).
+ * - `IpReputation` (3): AWS's managed IP reputation list.
+ * - `MalformedAuthorization` (4): an operation's request whose Authorization is present but carries no key of a form
+ *   the stage accepts gets the gateway's 401, earlier: such a token costs no throttle and no authorizer run. A
+ *   request without Authorization, and any request the gateway answers before authentication, is left alone.
+ * - `BodyTooLarge` (5): a body over MAX_BODY_BYTES (the functions' limit, and WAF's inspection limit for regional
  *   resources: a larger body is "oversize", matched) gets the functions' 413 `payload_too_large` without invoking one.
+ * The rate rules answer WAF_FILTERED (403).
  * Data protection: the Authorization header is replaced by a fixed string wherever WAF keeps a request (sampled
  * requests, and logs if logging is ever turned on), rule match and rate-based details included, so WAF never holds
  * a customer's plaintext key (its SHA-256 in DynamoDB stays the only copy).
@@ -143,11 +149,20 @@ export class WebFirewall extends Construct {
       sampledRequestsEnabled: true,
     });
     const unauthorized = answerAs('UNAUTHORIZED');
+    const egress = new CfnIPSet(this, 'CustomerEgress', {
+      name: `${name}-customer-egress`,
+      scope: 'REGIONAL',
+      ipAddressVersion: 'IPV4',
+      addresses: [...props.customerEgress],
+      description: `${name}: customer egress addresses, each allowed the largest contract`,
+    });
+    pinLogicalId(egress, 'CustomerEgressIpSet');
+    const listed: CfnWebACL.StatementProperty = { ipSetReferenceStatement: { arn: egress.attrArn } };
     const tooLarge = answerAs('REQUEST_TOO_LARGE');
     this.webAcl = new CfnWebACL(this, 'Acl', {
       name,
       scope: 'REGIONAL',
-      description: `${name}: per-IP and per-key rate limits, IP reputation, malformed keys and oversize bodies in front of the API`,
+      description: `${name}: rate limits per address and per key, IP reputation, tokens of no key form, oversize bodies`,
       defaultAction: { allow: {} },
       visibilityConfig: visibility(`${name}-acl`),
       dataProtectionConfig: {
@@ -163,22 +178,36 @@ export class WebFirewall extends Construct {
       customResponseBodies: { [unauthorized.key]: unauthorized.body, [tooLarge.key]: tooLarge.body },
       rules: [
         {
-          name: 'RatePerIp',
+          name: 'RatePerListedIp',
           priority: 0,
+          action: { block: {} },
+          statement: {
+            rateBasedStatement: {
+              limit: props.listedRequestsPer5Minutes,
+              aggregateKeyType: 'IP',
+              evaluationWindowSec: 300,
+              scopeDownStatement: listed,
+            },
+          },
+          visibilityConfig: visibility(`${name}-rate-per-listed-ip`),
+        },
+        {
+          name: 'RatePerIp',
+          priority: 1,
           action: { block: {} },
           statement: {
             rateBasedStatement: {
               limit: props.requestsPerIpPer5Minutes,
               aggregateKeyType: 'IP',
               evaluationWindowSec: 300,
-              scopeDownStatement: { notStatement: { statement: bearerShaped() } },
+              scopeDownStatement: { notStatement: { statement: listed } },
             },
           },
           visibilityConfig: visibility(`${name}-rate-per-ip`),
         },
         {
           name: 'RatePerKey',
-          priority: 1,
+          priority: 2,
           action: { block: {} },
           statement: {
             rateBasedStatement: {
@@ -186,20 +215,21 @@ export class WebFirewall extends Construct {
               aggregateKeyType: 'CUSTOM_KEYS',
               customKeys: [{ header: { name: SECRET_HEADER, textTransformations: LOWERCASE } }],
               evaluationWindowSec: 300,
+              scopeDownStatement: { notStatement: { statement: listed } },
             },
           },
           visibilityConfig: visibility(`${name}-rate-per-key`),
         },
         {
           name: 'IpReputation',
-          priority: 2,
+          priority: 3,
           overrideAction: { none: {} },
           statement: { managedRuleGroupStatement: { vendorName: 'AWS', name: IP_REPUTATION_RULE_GROUP } },
           visibilityConfig: visibility(`${name}-ip-reputation`),
         },
         {
           name: 'MalformedAuthorization',
-          priority: 3,
+          priority: 4,
           action: unauthorized.action,
           statement: {
             andStatement: {
@@ -213,7 +243,7 @@ export class WebFirewall extends Construct {
                     textTransformations: NONE,
                   },
                 },
-                { notStatement: { statement: bearerShaped() } },
+                { notStatement: { statement: keyShaped(props.oldKeyForm) } },
               ],
             },
           },
@@ -221,7 +251,7 @@ export class WebFirewall extends Construct {
         },
         {
           name: 'BodyTooLarge',
-          priority: 4,
+          priority: 5,
           action: tooLarge.action,
           statement: {
             sizeConstraintStatement: {

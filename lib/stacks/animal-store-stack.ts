@@ -158,6 +158,9 @@ export class AnimalStoreStack extends Stack {
       stage: store.api.deploymentStage,
       requestsPerIpPer5Minutes: stage.wafRequestsPerIpPer5Minutes,
       requestsPerKeyPer5Minutes: stage.wafRequestsPerKeyPer5Minutes,
+      listedRequestsPer5Minutes: stage.wafListedRequestsPer5Minutes,
+      customerEgress: stage.customerEgress,
+      oldKeyForm: oldKeyFormOf(stage.name, (k) => this.node.tryGetContext(k)),
     });
     new GatewayResponses(this, 'GatewayResponses', { api: store.api });
     const usagePlans = new UsagePlans(this, 'UsagePlans', {
@@ -289,6 +292,10 @@ export class AnimalStoreStack extends Stack {
     new CfnOutput(this, OUTPUT_IDS.usageKeys, {
       value: USAGE_KEYS_PER_PLAN,
       description: "The API keys the stage's authorizer names: each plan's one key",
+    });
+    new CfnOutput(this, OUTPUT_IDS.accountShare, {
+      value: String(stage.accountShare),
+      description: "The stage's share of the account's API Gateway and Lambda quotas",
     });
   }
 }

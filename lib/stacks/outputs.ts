@@ -21,6 +21,11 @@ export const OUTPUT_IDS = {
    * makes no such key, so it makes no paying key there.
    */
   usageKeys: 'UsageKeys',
+  /**
+   * The stage's share of the account's quotas (StageConfig.accountShare), as a decimal: preflight adds up the shares of
+   * the stages in one account. A stack without it was sized to the whole account (share 1).
+   */
+  accountShare: 'AccountShare',
 } as const;
 
 /** The UsageKeys output's value: the authorizer names each plan's one API key. */

@@ -13,7 +13,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { BASE_PATH, ROUTES } from '../../contract/routes.ts';
 import { MAX_BODY_BYTES } from '../../contract/schemas.ts';
 import { MAX_CUSTOM_LIMITS } from '../../contract/plans.ts';
-import { fiveMinuteDemand } from '../../lib/config/capacity.ts';
+import { LARGEST_STANDARD_LIMITS, fiveMinuteDemand } from '../../lib/config/capacity.ts';
 import { STAGE_NAMES, STAGES, type StageName } from '../../lib/config/stages.ts';
 import { StoreApi } from '../../lib/constructs/store-api.ts';
 import { UNITS_PER_CALL, requestUnitCeiling } from '../../lib/constructs/data-tables.ts';
@@ -154,6 +154,9 @@ describe.each(STAGE_NAMES)('stage %s', (stage) => {
         'Bearer short',
         `Bearer ${'x'.repeat(200)}`,
         'Bearer a"b'.padEnd(40, 'c'),
+        // A bearer key's shape, but no form a key was issued in: it never costs the gateway a throttle token.
+        `Bearer ${'x'.repeat(40)}`,
+        `Bearer ask2_${'x'.repeat(48)}`,
       ])
         expect(verdict({ method: op.method, path, headers: { Authorization: bad } }), bad).toBe(401);
       const rule = firstMatch(webAcl(), { method: op.method, path, headers: { authorization: 'nope' } })!;
@@ -181,30 +184,34 @@ describe.each(STAGE_NAMES)('stage %s', (stage) => {
       expect(verdict({ method: 'POST', path: p, headers: auth, body: 'x'.repeat(MAX_BODY_BYTES + 1) })).toBe(413);
       expect(verdict({ method: 'POST', path: p, headers: auth, body: 'x'.repeat(MAX_BODY_BYTES) })).toBe('allow');
     });
-    it('rate-limits per IP and per key (the whole Authorization header), never below what a usage plan admits', () => {
-      const rates = webAcl()
-        .Rules.filter((r: any) => r.Statement.RateBasedStatement)
-        .map((r: any) => r.Statement.RateBasedStatement);
-      expect(rates.find((r: any) => r.AggregateKeyType === 'IP')?.Limit).toBe(
-        STAGES[stage].wafRequestsPerIpPer5Minutes,
-      );
-      const perKey = rates.find((r: any) => r.AggregateKeyType === 'CUSTOM_KEYS');
+    it('counts every request per address and per key, and a listed address at the largest contract sold', () => {
+      const rules = webAcl().Rules as any[];
+      const rate = (name: string) => rules.find((r) => r.Name === name)!.Statement.RateBasedStatement;
+      const ipSet = resourcesOf(t(), 'AWS::WAFv2::IPSet')[0]!;
+      const listed = { IPSetReferenceStatement: { Arn: { 'Fn::GetAtt': [ipSet[0], 'Arn'] } } };
+      expect(ipSet[1].Properties).toMatchObject({ Scope: 'REGIONAL', IPAddressVersion: 'IPV4', Addresses: [] });
+      expect(rate('RatePerListedIp')).toMatchObject({
+        AggregateKeyType: 'IP',
+        Limit: STAGES[stage].wafListedRequestsPer5Minutes,
+        ScopeDownStatement: listed,
+      });
+      // Every request from any other address counts, a bearer key's included: forged tokens are not exempt.
+      expect(rate('RatePerIp')).toMatchObject({
+        AggregateKeyType: 'IP',
+        Limit: STAGES[stage].wafRequestsPerIpPer5Minutes,
+        ScopeDownStatement: { NotStatement: { Statement: listed } },
+      });
+      const perKey = rate('RatePerKey');
       // Lower-cased: `Bearer`, `bearer` and `BEARER` are one key to the rule, not 64 buckets of it.
       expect(perKey.CustomKeys).toEqual([
         { Header: { Name: 'authorization', TextTransformations: [{ Priority: 0, Type: 'LOWERCASE' }] } },
       ]);
-      // The largest contract the admin tool sells, its fleet's 429s included: WAF refuses no key inside it.
-      expect(perKey.Limit).toBeGreaterThanOrEqual(fiveMinuteDemand(MAX_CUSTOM_LIMITS));
-      // The per-IP rule counts only requests without a bearer key: a customer's never, one without or with a
-      // malformed Authorization always.
-      const perIp = rates.find((r: any) => r.AggregateKeyType === 'IP');
-      const bearer = new RegExp(perIp.ScopeDownStatement.NotStatement.Statement.RegexMatchStatement.RegexString);
-      expect(perIp.ScopeDownStatement.NotStatement.Statement.RegexMatchStatement.FieldToMatch).toEqual({
-        SingleHeader: { Name: 'authorization' },
-      });
-      expect(bearer.test(`Bearer ${generateKey()}`), 'a customer’s request is not counted').toBe(true);
-      for (const anonymous of ['', 'Basic dXNlcjpwYXNz', 'Bearer x'])
-        expect(bearer.test(anonymous), JSON.stringify(anonymous)).toBe(false);
+      expect(perKey.ScopeDownStatement).toEqual({ NotStatement: { Statement: listed } });
+      // One Business key's contract and its fleet's 429s: no honest client needs more from one unlisted source.
+      for (const limit of [perKey.Limit, rate('RatePerIp').Limit])
+        expect(limit).toBe(fiveMinuteDemand(LARGEST_STANDARD_LIMITS));
+      // The largest contract the admin tool sells, its fleet's 429s included, from a listed address.
+      expect(rate('RatePerListedIp').Limit).toBeGreaterThanOrEqual(fiveMinuteDemand(MAX_CUSTOM_LIMITS));
     });
     // WAF stops at the first terminating action; a rate rule under its limit does not stop it. Blocking rules
     // before the rate rules would leave every malformed or oversize request of a flood uncounted per IP and key.
@@ -212,6 +219,7 @@ describe.each(STAGE_NAMES)('stage %s', (stage) => {
       const rules = [...(webAcl().Rules as any[])].sort((a, b) => a.Priority - b.Priority);
       expect(new Set(rules.map((r) => r.Priority)).size, 'priorities are unique').toBe(rules.length);
       expect(rules.map((r) => r.Name)).toEqual([
+        'RatePerListedIp',
         'RatePerIp',
         'RatePerKey',
         'IpReputation',

@@ -4,10 +4,11 @@
  * plans, the pools, the stage or WAF that would leave a hop below the contract is played here and must be caught.
  */
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_FREE_SHARE, MAX_CUSTOM_LIMITS, PLAN_NAMES } from '../../contract/plans.ts';
+import { DEFAULT_FREE_SHARE, KEY_BURST, MAX_CUSTOM_LIMITS, OPERATION_COUNT, PLAN_NAMES } from '../../contract/plans.ts';
 import { ROUTES } from '../../contract/routes.ts';
 import {
   DEFAULT_ACCOUNT_QUOTAS,
+  LARGEST_STANDARD_LIMITS,
   REFERENCE_MIX,
   capacityRows,
   edgeFor,
@@ -30,7 +31,15 @@ describe.each(STAGE_NAMES)('%s at the reference mix', (name) => {
   it('has every hop of ours at or above what the account lets through', () => {
     expect(shortfalls(rows).map((r) => `${r.hop}: ${r.capacity} < ${r.demand}`)).toEqual([]);
     // Every hop a request crosses is there.
-    for (const hop of ['WAF: per key', 'WAF: per IP', 'Stage throttle: rate', 'Stage throttle: burst', 'Authorizer'])
+    for (const hop of [
+      'WAF: per key',
+      'WAF: per IP',
+      'WAF: per listed address',
+      'Stage throttle: rate',
+      'Stage throttle: every method',
+      'Stage throttle: burst',
+      'Authorizer',
+    ])
       expect(
         rows.some((r) => r.hop.startsWith(hop)),
         hop,
@@ -51,18 +60,56 @@ describe.each(STAGE_NAMES)('%s at the reference mix', (name) => {
 });
 
 describe('the edge sized from the account quotas', () => {
-  it('at the default quotas: 125 per method, 500 reserved, 500 left to the functions', () => {
-    const e = edgeFor(DEFAULT_ACCOUNT_QUOTAS, 4);
-    expect(e.stageThrottle).toEqual({ rateLimit: 10_000, burstLimit: 125 });
+  it('at the default quotas: 2,500/s and 125 per method, 500 reserved, 500 left to the functions', () => {
+    const e = edgeFor(DEFAULT_ACCOUNT_QUOTAS, 1, 4);
+    expect(e.stageThrottle).toEqual({ rateLimit: 2_500, burstLimit: 125 });
     expect(e.authorizerReservedConcurrency).toBe(500);
     expect(e.atOnce).toBe(500);
+  });
+
+  it('the per-method rates add up to at most the stage’s share, so a flood on one method leaves the others theirs', () => {
+    expect(OPERATION_COUNT).toBe(ROUTES.length);
+    for (const share of [1, 0.8, 0.2, 0.05]) {
+      const e = edgeFor(DEFAULT_ACCOUNT_QUOTAS, share);
+      expect(e.stageThrottle.rateLimit * ROUTES.length).toBeLessThanOrEqual(DEFAULT_ACCOUNT_QUOTAS.apiRate * share);
+      // The largest contract sold fits one method of a stage with the whole account.
+      if (share === 1) expect(e.stageThrottle.rateLimit).toBeGreaterThanOrEqual(MAX_CUSTOM_LIMITS.perMinute / 60);
+    }
+    // Staging and production sharing one account at 0.2 and 0.8: together never more than the account.
+    const given = (stage: string, share: string) => (k: string) =>
+      k === `animal-store:${stage}:accountShare` ? share : undefined;
+    const staging = withAccountQuotas(STAGES.staging, given('staging', '0.2'));
+    const production = withAccountQuotas(STAGES.production, given('production', '0.8'));
+    const rate = (s: typeof staging) => s.stageThrottle.rateLimit * ROUTES.length;
+    expect(rate(staging) + rate(production)).toBeLessThanOrEqual(DEFAULT_ACCOUNT_QUOTAS.apiRate);
+    expect(staging.authorizerReservedConcurrency + production.authorizerReservedConcurrency).toBeLessThanOrEqual(
+      DEFAULT_ACCOUNT_QUOTAS.lambdaConcurrency - 100,
+    );
+    expect(contextProblems('staging', given('staging', '1.2'))).toEqual([
+      '-c animal-store:staging:accountShare="1.2" is not a share above 0 and at most 1 (e.g. 0.2)',
+    ]);
+  });
+
+  it('a key’s declared burst fits twice in a method’s bucket', () => {
+    for (const name of STAGE_NAMES) expect(STAGES[name].stageThrottle.burstLimit).toBeGreaterThanOrEqual(2 * KEY_BURST);
+  });
+
+  it('customers’ egress addresses come from context, and one that is not an IPv4 block is named', () => {
+    const ctx = (v: string) => (k: string) => (k === 'animal-store:production:customerEgress' ? v : undefined);
+    expect(withAccountQuotas(STAGES.production, ctx('203.0.113.7, 198.51.100.0/24')).customerEgress).toEqual([
+      '203.0.113.7/32',
+      '198.51.100.0/24',
+    ]);
+    expect(contextProblems('production', ctx('203.0.113.7,example.com'))).toEqual([
+      '-c animal-store:production:customerEgress: "example.com/32" is not an IPv4 CIDR block',
+    ]);
   });
 
   it('with 10,000 executions granted: the account’s whole bucket at once, through the authorizer and a function', () => {
     const stage = withAccountQuotas(STAGES.production, (k) =>
       k === 'animal-store:production:lambdaConcurrency' ? '10000' : undefined,
     );
-    expect(stage.stageThrottle).toEqual({ rateLimit: 10_000, burstLimit: 5_000 });
+    expect(stage.stageThrottle).toEqual({ rateLimit: 2_500, burstLimit: 5_000 / ROUTES.length });
     expect(stage.authorizerReservedConcurrency).toBe(5_000);
     const rows = capacityRows(
       { ...stage, tableMaxUnits: requestUnitCeiling(stage.stageThrottle, ROUTES.length) },
@@ -72,12 +119,24 @@ describe('the edge sized from the account quotas', () => {
     expect(rows.find((r) => r.hop === 'Account: Lambda concurrency')!.headroom).toBeGreaterThanOrEqual(1);
   });
 
-  it('WAF’s per-key limit holds the largest contract the admin tool sells, its fleet’s 429s included', () => {
+  it('WAF lets one unlisted source send one Business key’s contract, and a listed address the largest sold', () => {
     for (const name of STAGE_NAMES) {
-      expect(STAGES[name].wafRequestsPerKeyPer5Minutes).toBeGreaterThanOrEqual(fiveMinuteDemand(MAX_CUSTOM_LIMITS));
-      // An Enterprise key sold 5,000/min: six minute windows of it and its 429s.
-      expect(STAGES[name].wafRequestsPerKeyPer5Minutes).toBeGreaterThanOrEqual(6 * (5_000 + 5_000));
+      expect(STAGES[name].wafRequestsPerIpPer5Minutes).toBe(fiveMinuteDemand(LARGEST_STANDARD_LIMITS));
+      expect(STAGES[name].wafRequestsPerKeyPer5Minutes).toBe(fiveMinuteDemand(LARGEST_STANDARD_LIMITS));
+      // Six minute windows of Business's 1,000 and its fleet's 429s: 40 req/s on average.
+      expect(STAGES[name].wafRequestsPerIpPer5Minutes).toBe(6 * (1_000 + 1_000));
+      expect(STAGES[name].wafListedRequestsPer5Minutes).toBeGreaterThanOrEqual(fiveMinuteDemand(MAX_CUSTOM_LIMITS));
     }
+  });
+
+  it('names, for each shared hop, how many sources fill it', () => {
+    const rows = capacityRows(capacityOf('production'), REFERENCE_MIX);
+    const sources = (hop: string) => rows.find((r) => r.hop === hop)!.sources;
+    // 2,500/s per method at 40 req/s per address or key past WAF.
+    expect(sources('Stage throttle: rate per method')).toMatch(/^63 addresses or 63 keys/);
+    expect(sources('Stage throttle: every method together')).toMatch(/^250 addresses or 250 keys/);
+    expect(sources('WAF: per IP (5 min, every request)')).toMatch(/^per source/);
+    for (const r of rows) expect(r.sources.length, r.hop).toBeGreaterThan(0);
   });
 });
 
@@ -87,7 +146,7 @@ describe("each plan's usage plan", () => {
       const t = planThrottles(STAGES[name]);
       expect(STAGES[name].freeShare).toBe(DEFAULT_FREE_SHARE);
       for (const plan of ['pro', 'business', 'enterprise'] as const)
-        expect(t[plan]).toEqual({ rateLimit: 10_000, burstLimit: 125 * ROUTES.length });
+        expect(t[plan]).toEqual({ rateLimit: 2_500 * ROUTES.length, burstLimit: 125 * ROUTES.length });
       expect(t.free).toEqual({ rateLimit: 5_000, burstLimit: (125 * ROUTES.length) / 2 });
     }
   });
@@ -97,8 +156,8 @@ describe("each plan's usage plan", () => {
     const stage = STAGES.production;
     const t = planThrottles(stage);
     const freeContract = (REFERENCE_MIX.free * 60) / 60;
-    expect(freeContract).toBeGreaterThan(stage.stageThrottle.rateLimit);
-    expect(stage.stageThrottle.rateLimit - Math.min(freeContract, t.free.rateLimit)).toBe(5_000);
+    expect(freeContract).toBeGreaterThan(t.pro.rateLimit);
+    expect(t.pro.rateLimit - Math.min(freeContract, t.free.rateLimit)).toBe(5_000);
   });
 
   it('the Free share comes from context, and a share out of range is named', () => {
@@ -119,15 +178,26 @@ describe('a change that leaves a hop below the contract is caught', () => {
   const base = capacityOf('production');
   const caught = (stage: StageCapacity, mix = REFERENCE_MIX) => shortfalls(capacityRows(stage, mix)).map((r) => r.hop);
 
-  it('a WAF per-key limit below the largest contract (the 14,200 that blocked a 5,000/min key at 2,840)', () => {
-    expect(caught({ ...base, wafRequestsPerKeyPer5Minutes: 14_200 })).toEqual(['WAF: per key (5 min)']);
+  it('a WAF limit per source below one Business key’s contract, or a listed limit below the largest sold', () => {
+    expect(caught({ ...base, wafRequestsPerKeyPer5Minutes: 2_000 })).toEqual(['WAF: per key (5 min)']);
+    expect(caught({ ...base, wafRequestsPerIpPer5Minutes: 2_000 })).toEqual(['WAF: per IP (5 min, every request)']);
+    expect(caught({ ...base, wafListedRequestsPer5Minutes: 14_200 })).toEqual(['WAF: per listed address (5 min)']);
   });
 
-  it('a stage throttle below the account’s rate, or a bucket the reservation cannot hold at once', () => {
+  it('per-method rates adding up past the stage’s share, a method below the largest contract, or a small bucket', () => {
+    expect(caught({ ...base, stageThrottle: { rateLimit: 10_000, burstLimit: 125 } })).toContain(
+      'Stage throttle: every method together',
+    );
     expect(caught({ ...base, stageThrottle: { rateLimit: 2_000, burstLimit: 125 } })).toContain(
       'Stage throttle: rate per method',
     );
-    expect(caught({ ...base, stageThrottle: { rateLimit: 10_000, burstLimit: 5_000 } })).toEqual(
+    expect(caught({ ...base, stageThrottle: { rateLimit: 2_500, burstLimit: 60 } })).toContain(
+      'Stage throttle: burst per method',
+    );
+  });
+
+  it('a bucket the reservation cannot hold at once', () => {
+    expect(caught({ ...base, stageThrottle: { rateLimit: 2_500, burstLimit: 1_250 } })).toEqual(
       expect.arrayContaining(['Authorizer: reserved concurrency', 'Functions: unreserved concurrency']),
     );
   });
@@ -143,23 +213,20 @@ describe('a change that leaves a hop below the contract is caught', () => {
   });
 });
 
-it('the previous release’s figures: every guard the contract was never checked against falls short', () => {
-  // Staging as 89d4f5e deployed it: a stage throttle of 100 req/s, the authorizer reserved at rate x 25 ms, WAF's
-  // per-key rule at Business's 5 minutes.
+it('the previous release’s figures: a method at the account’s whole rate, WAF’s per-IP rule counting no key', () => {
+  // Staging as 307e34a deployed it: every method at 10,000/s, the per-IP rule at 2,000 requests without a key (so
+  // none of a key's shape), the per-key rule at the account's 5 minutes.
   const rows = capacityRows(
     {
       ...capacityOf('staging'),
-      stageThrottle: { rateLimit: 100, burstLimit: 5_000 },
-      authorizerReservedConcurrency: 10,
-      wafRequestsPerKeyPer5Minutes: 14_200,
+      stageThrottle: { rateLimit: 10_000, burstLimit: 125 },
+      wafRequestsPerIpPer5Minutes: 2_000,
+      wafRequestsPerKeyPer5Minutes: 3_005_000,
     },
     REFERENCE_MIX,
   );
   expect(shortfalls(rows).map((r) => r.hop)).toEqual([
-    'WAF: per key (5 min)',
-    'Stage throttle: rate per method',
-    'Authorizer: reserved concurrency',
-    'Functions: unreserved concurrency',
-    ...['Free', 'Pro', 'Business', 'Enterprise'].map((p) => `Usage plan: ${p} (rate)`),
+    'WAF: per IP (5 min, every request)',
+    'Stage throttle: every method together',
   ]);
 });
