@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { grantsThatCannotApply } from './authorization-reference.ts';
 import { accountQuotasCheck } from './account-quotas.ts';
+import { accountShareCheck } from './account-share.ts';
 import { checkKeyCheck } from './check-key.ts';
 import { gatesThatCannotFire } from './canary-timing.ts';
 import { replacementsInDiff, runCdkDiff } from './cdk-diff.ts';
@@ -181,6 +182,8 @@ export const PREFLIGHT_CHECKS: PreflightCheck[] = [
   deployedStackCheck,
   // Only with AWS credentials: the account has the Lambda executions and API throttle the stage is sized for.
   accountQuotasCheck(),
+  // Only with AWS credentials: the stages in this account and Region claim at most the whole account between them.
+  accountShareCheck(),
   // Only with AWS credentials, on an existing stack: the pre-traffic hook's key exists, else every deploy rolls back.
   checkKeyCheck(),
   authorizationReferenceCheck,

@@ -1,6 +1,7 @@
 /** How a preflight check that reads AWS words a read that failed, the same in every check. */
 
-const isAccessDenied = (err: unknown): boolean => {
+/** A refusal of the credentials' permissions (not of the credentials themselves). */
+export const isAccessDenied = (err: unknown): boolean => {
   const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
   return /AccessDenied|Unauthorized|Forbidden/i.test(e?.name ?? '') || e?.$metadata?.httpStatusCode === 403;
 };
