@@ -44,7 +44,9 @@ export const AUTHORIZER = {
     tables: [
       // The key record and its standing (banned, day spent) in one BatchGetItem (lambdas/storage/standing.ts).
       { table: KEYS_TABLE, actions: ['dynamodb:BatchGetItem'] },
-      { table: STATE_TABLE, actions: ['dynamodb:BatchGetItem'] },
+      // A spent key's first Deny of the day noted on its standing, and the ban of one that keeps sending after it
+      // (lambdas/storage/limiter-ban.ts): at most a few writes a key a day, whatever it sends.
+      { table: STATE_TABLE, actions: ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem'] },
     ],
   },
 } as const satisfies { name: string; access: FunctionAccess };

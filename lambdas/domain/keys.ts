@@ -4,7 +4,8 @@
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { crc32 } from 'node:zlib';
-import { BEARER_PATTERN } from '../../contract/auth.ts';
+import { BEARER_PATTERN, CHECKED_KEY, CHECKED_KEY_LENGTH, OLD_KEY_PATTERN } from '../../contract/auth.ts';
+export { CHECKED_KEY, OLD_KEY_PATTERN } from '../../contract/auth.ts';
 import { PLANS, planUsageKeyValue, type PlanLimits, type PlanName } from '../../contract/plans.ts';
 import {
   DENY_CONTEXT,
@@ -98,6 +99,9 @@ export function hashKey(key: string): string {
   return createHash('sha256').update(key, 'utf8').digest('hex');
 }
 
+/** Whether the stage still looks up keys of the old form (its authorizer's OLD_KEY_FORM). */
+export type OldKeyForm = 'accepted' | 'refused';
+
 /**
  * Keys carry their own check, as GitHub's and Stripe's do: `ask2_` + 32 random bytes (base64url, 43 characters) +
  * the CRC-32 of everything before it (4 bytes, base64url, 6 characters): 54 characters. A token that claims this
@@ -106,16 +110,9 @@ export function hashKey(key: string): string {
  * rotated, and only at that exact shape: any other token is no key anyone was issued, refused without a read. Once
  * no old key is left, the stage refuses the old form too (OLD_KEY_FORM=refused: docs/deployment.md, "Guards against
  * floods"), and no token costs a read unless it passes its check. CRC-32 is a checksum, not a MAC: it stops random
- * and mistyped tokens, not someone who computes it; such a token costs the read it did.
+ * and mistyped tokens, not someone who computes it; such a token costs a read, and WAF's per-address and per-key
+ * rules bound how many (lib/constructs/web-firewall.ts). A token of no issued form never reaches the gateway (WAF).
  */
-export const CHECKED_KEY = { prefix: 'ask2_', randomBytes: 32, checkChars: 6 } as const;
-const CHECKED_KEY_LENGTH =
-  CHECKED_KEY.prefix.length + Math.ceil((CHECKED_KEY.randomBytes * 4) / 3) + CHECKED_KEY.checkChars;
-/** The exact shape of a key issued before keys carried a check: `ask_` + 32 random bytes in base64url. */
-export const OLD_KEY_PATTERN = /^ask_[A-Za-z0-9_-]{43}$/;
-/** Whether the stage still looks up keys of the old form (its authorizer's OLD_KEY_FORM). */
-export type OldKeyForm = 'accepted' | 'refused';
-
 function keyCheck(body: string): string {
   const b = Buffer.alloc(4);
   b.writeUInt32BE(crc32(body));
@@ -209,6 +206,8 @@ export interface Standing {
   readonly bannedBy?: BanCause;
   /** The start (unix seconds) of the UTC day whose quota it has spent. */
   readonly spentDay?: number;
+  /** When the authorizer first denied it its spent day (unix seconds): once per day (spentRepeat). */
+  readonly spentDeniedAt?: number;
 }
 
 /**
@@ -229,6 +228,27 @@ export function gateDecision(standing: Standing | undefined, nowSec: number): Ga
   const secondsLeft = dayStart + 86_400 - nowSec;
   if (standing.spentDay === dayStart && secondsLeft > SPENT_DENY_CUTOFF_SECONDS) return 'spent';
   return 'allow';
+}
+
+/**
+ * A client told its day is spent is told to come back at the day's end. Seconds after the first spent Deny from
+ * which another uncached request of that day means the client ignored it: the cached Deny it got has expired, and a
+ * fleet of workers that each got one sends nothing more. At least a minute, so a TTL of 0 bans no fleet whose
+ * requests were in flight together.
+ */
+export const SPENT_RETURN_SECONDS = 60;
+
+/**
+ * What the authorizer does when it denies a spent key (decision `spent`): `ban` when it already denied it that day
+ * at least max(TTL, SPENT_RETURN_SECONDS) before, so a spent key that keeps sending is banned as the limiter bans a
+ * key that keeps sending after its 429s (its requests never reach the limiter); `mark` when it has not denied it
+ * that day yet; else nothing. So a spent key costs at most two writes a day besides its bans, whatever it sends.
+ */
+export function spentRepeat(standing: Standing, nowSec: number, cacheTtlSeconds: number): 'ban' | 'mark' | 'none' {
+  const dayStart = nowSec - (nowSec % 86_400);
+  const at = standing.spentDeniedAt;
+  if (at === undefined || at < dayStart) return 'mark';
+  return nowSec - at >= Math.max(cacheTtlSeconds, SPENT_RETURN_SECONDS) ? 'ban' : 'none';
 }
 
 /**

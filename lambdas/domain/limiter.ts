@@ -58,6 +58,14 @@ interface KeyState {
 /** How long a container trusts a ban before asking storage again unless told (the stack's authorizer TTL). */
 export const BAN_RECHECK_MS = 60_000;
 
+/**
+ * The least a container trusts a ban or spent day it learnt, whatever the authorizer cache TTL. With a TTL of 0 the
+ * gateway reads the key's standing on every request, so only requests already past it reach a function; trusting
+ * it a second (the limiter's own bookkeeping cadence, LIMITER.rejectionFlushMs) costs those no write each, and
+ * `keys unban` is served within that second.
+ */
+export const MIN_BAN_RECHECK_MS = 1_000;
+
 export interface LimiterOptions {
   /** Which shard a lease is taken from: a random one, so leases spread evenly over a key's shards. */
   readonly pickShard?: (shards: number) => number;
@@ -65,14 +73,18 @@ export interface LimiterOptions {
   readonly onBookkeepingFailure?: (err: unknown) => void;
   /** Keys remembered per container (least recently added forgotten first). @default 10,000 */
   readonly maxKeys?: number;
-  /** How long a ban learnt is trusted (`keys unban` lifts it): the authorizer cache TTL. @default BAN_RECHECK_MS */
+  /**
+   * How long a ban learnt is trusted (`keys unban` lifts it): the authorizer cache TTL, at least MIN_BAN_RECHECK_MS.
+   * @default BAN_RECHECK_MS
+   */
   readonly banRecheckMs?: number;
 }
 
 export function createLimiter(counters: LimitCounters, options: LimiterOptions = {}): Limiter {
   const keys = new Map<string, KeyState>();
   const pick = options.pickShard ?? ((n: number) => Math.floor(Math.random() * n));
-  const { maxKeys = 10_000, banRecheckMs = BAN_RECHECK_MS } = options;
+  const { maxKeys = 10_000 } = options;
+  const banRecheckMs = Math.max(options.banRecheckMs ?? BAN_RECHECK_MS, MIN_BAN_RECHECK_MS);
 
   const stateOf = (subject: string, limits: PlanLimits): KeyState => {
     let st = keys.get(subject);
@@ -128,13 +140,22 @@ export function createLimiter(counters: LimitCounters, options: LimiterOptions =
     }
   }
 
-  /** Records a 429 towards the ban: added up here, written at most every LIMITER.rejectionFlushMs. */
-  async function reject(st: KeyState, subject: string, limits: PlanLimits, minuteStart: number, w: Windows) {
+  /**
+   * Records a 429 towards the ban: added up here, written at most every LIMITER.rejectionFlushMs. Answers the end of
+   * the ban it decided, if it did.
+   */
+  async function reject(
+    st: KeyState,
+    subject: string,
+    limits: PlanLimits,
+    minuteStart: number,
+    w: Windows,
+  ): Promise<number | undefined> {
     if (!st.rejections || st.rejections.minuteStart !== minuteStart)
       st.rejections = { minuteStart, pending: 0, flushedAtMs: -Infinity };
     const r = st.rejections;
     r.pending++;
-    if (w.nowMs - r.flushedAtMs < LIMITER.rejectionFlushMs) return;
+    if (w.nowMs - r.flushedAtMs < LIMITER.rejectionFlushMs) return undefined;
     const n = r.pending;
     r.pending = 0;
     r.flushedAtMs = w.nowMs;
@@ -148,10 +169,12 @@ export function createLimiter(counters: LimitCounters, options: LimiterOptions =
         await counters.ban(subject, limits, banUntil, days);
         st.bannedUntil = banUntil;
         st.bannedSeenMs = w.nowMs;
+        return banUntil;
       }
     } catch (err) {
       options.onBookkeepingFailure?.(err);
     }
+    return undefined;
   }
 
   const banned = (banUntil: number): Consumption => ({ allowed: false, reason: 'banned', banUntil });
@@ -166,7 +189,10 @@ export function createLimiter(counters: LimitCounters, options: LimiterOptions =
   ): Promise<Consumption> {
     // Every 429 counts towards the ban, a spent day's included: a key that keeps sending after its quota is spent
     // would otherwise flood what it shares (a Free key's pool slot) all day long without ever being stopped.
-    await reject(st, subject, limits, minuteStart, w);
+    // The request whose 429 decided the ban is told so, however briefly bans are trusted: its key_banned is what
+    // records the ban where the authorizer reads it (shared/admission.ts).
+    const decided = await reject(st, subject, limits, minuteStart, w);
+    if (decided !== undefined) return banned(decided);
     if (isBanned(st, w)) return banned(st.bannedUntil!);
     return { allowed: false, reason, reset: reason === 'day' ? w.dayReset : minuteStart + 60 };
   }
@@ -267,6 +293,11 @@ export function createLimiter(counters: LimitCounters, options: LimiterOptions =
 
   async function consumeAt(subject: string, limits: PlanLimits, w: Windows, reopen: boolean): Promise<Consumption> {
     const st = stateOf(subject, limits);
+    if ((st.bannedUntil ?? 0) > w.nowSec && !isBanned(st, w)) {
+      // A ban due for its recheck: storage says whether it stands (`keys unban`). Not the full windows this
+      // container learnt meanwhile, whose 429s would decide the same ban again, a little longer each time.
+      st.bannedUntil = st.fullMinute = st.fullDay = undefined;
+    }
     for (;;) {
       if (isBanned(st, w)) return banned(st.bannedUntil!);
       if (leaseUsable(st.lease, w)) return fromLease(st.lease!, limits);

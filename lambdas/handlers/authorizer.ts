@@ -5,13 +5,27 @@
  * storage failure throws another error, which API Gateway answers with AUTHORIZER_FAILURE (mapped to 503): it fails
  * closed, never letting a request through. A banned key and a key whose day is spent are denied (429 key_banned or
  * quota_exceeded; the Deny's context carries the function's code, message and headers for the gateway response to
- * map), before they reach a function or count against their plan's usage plan. An allowed key is counted against
+ * map), before they reach a function or count against their plan's usage plan. A spent key that comes back after
+ * its Deny expired is banned as the limiter bans (domain/keys.ts spentRepeat). An allowed key is counted against
  * its plan's API key. The policy names the whole API stage, so a cached result works on every route.
  */
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
-import { denyContext, gateDecision, hashKey, keyForm, overlapTarget, parseBearer, usableKey } from '../domain/keys.ts';
-// The key and standing lookup alone, so the authorizer bundle carries no pet or limiter code.
-import { readKeyAndStanding } from '../storage/standing.ts';
+import {
+  denyContext,
+  gateDecision,
+  hashKey,
+  keyForm,
+  overlapTarget,
+  parseBearer,
+  spentRepeat,
+  usableKey,
+  type Authenticated,
+  type Standing,
+} from '../domain/keys.ts';
+import { windowsAt } from '../domain/rate-limit.ts';
+// The key and standing lookup, and the limiter's ban writes: no pet code in the authorizer's bundle.
+import { markSpentDenied, readKeyAndStanding } from '../storage/standing.ts';
+import { banAsLimiter } from '../storage/limiter-ban.ts';
 import type { Runtime } from '../shared/runtime.ts';
 
 /** `arn:aws:execute-api:region:account:apiId/stage/METHOD/path` → `arn:aws:execute-api:region:account:apiId/stage/*` */
@@ -23,7 +37,7 @@ export function stageWildcard(methodArn: string): string {
 /**
  * What API Gateway reads as 401: a failure whose message is exactly "Unauthorized". The Lambda runtime logs every
  * failure with its stack ("Invoke Error"), once per denied token; this one's stack is its one line, so a flood of
- * forged tokens writes a bounded line each (and the denial's metric), never a trace of the authorizer's frames.
+ * forged tokens writes a bounded line each, never a trace of the authorizer's frames.
  */
 export function unauthorizedError(): Error {
   const err = new Error('Unauthorized');
@@ -31,17 +45,66 @@ export function unauthorizedError(): Error {
   return err;
 }
 
+/**
+ * How long a container adds up its counts without a breakdown (denials, old-form keys) before it writes them: one
+ * EMF line a minute at most, however many tokens it refuses (a line each cost about $12/h of logs in a 10,000/s
+ * forged flood). A minute is the dashboard's period, and no alarm reads these counts, so a total a minute late
+ * loses nothing anyone watches; what a container added up after its last line is written at its next invocation a
+ * minute on, or lost with the container (at most a minute's count).
+ */
+export const TALLY_FLUSH_MS = 60_000;
+
+/** Counts added up in the container, written at most every TALLY_FLUSH_MS (the first at once). */
+function tally(rt: Runtime) {
+  const pending = new Map<string, number>();
+  let flushedAt = -Infinity;
+  return {
+    add(name: string) {
+      pending.set(name, (pending.get(name) ?? 0) + 1);
+    },
+    /** Writes the totals when the last write is TALLY_FLUSH_MS old; called at the end of every invocation. */
+    flushIfDue() {
+      const now = rt.now();
+      if (!pending.size || now - flushedAt < TALLY_FLUSH_MS) return;
+      for (const [name, n] of pending) rt.telemetry.add(name, n);
+      pending.clear();
+      flushedAt = now;
+      rt.telemetry.flush();
+    },
+  };
+}
+
 export function authorizerHandler(rt: Runtime) {
-  const { count, flush } = rt.telemetry;
+  const { count } = rt.telemetry;
   const keysStage = rt.config.USAGE_KEYS_STAGE ?? rt.config.STAGE;
+  const ttl = rt.config.AUTH_CACHE_TTL_SECONDS;
+  const counts = tally(rt);
   const unauthorized = () => {
     // Denials apart from failures (the function's Errors count both): an unknown or revoked key, answered 401.
-    count('AuthorizerDenied');
-    flush();
+    counts.add('AuthorizerDenied');
     return unauthorizedError();
   };
-  return async (event: APIGatewayTokenAuthorizerEvent, context?: Context): Promise<APIGatewayAuthorizerResult> => {
-    rt.telemetry.begin(context);
+
+  /**
+   * A spent key denied again: banned when it came back after its Deny expired, else its first Deny of the day
+   * noted. Best effort: the request is denied whatever happens here, and the next denial tries again.
+   */
+  async function spentAgain(auth: Authenticated, keyHash: string, standing: Standing, nowMs: number) {
+    const w = windowsAt(nowMs);
+    const step = spentRepeat(standing, w.nowSec, ttl);
+    try {
+      if (step === 'mark') await markSpentDenied(rt.storage, keyHash, w.nowSec);
+      if (step !== 'ban') return standing;
+      const key = { subject: auth.keyId, hash: keyHash, limits: auth };
+      return { ...standing, bannedUntil: await banAsLimiter(rt.storage, rt.telemetry, key, w) };
+    } catch (err) {
+      rt.telemetry.log.warn('spent key not noted', { errorName: (err as Error)?.name });
+      rt.telemetry.count('StorageUnavailable', { reason: 'BanBookkeeping' });
+      return standing;
+    }
+  }
+
+  const authorize = async (event: APIGatewayTokenAuthorizerEvent): Promise<APIGatewayAuthorizerResult> => {
     const key = parseBearer(event.authorizationToken);
     // A token that fails its own check, or is of no shape a key was issued in, is no key: refused before any read
     // (domain/keys.ts keyForm).
@@ -68,16 +131,18 @@ export function authorizerHandler(rt: Runtime) {
     if (!auth) throw unauthorized();
     if (form === 'unchecked') {
       // A key of the old form still in use: when this stays 0, the stage can refuse the form (OLD_KEY_FORM).
-      count('OldKeyFormAccepted');
-      flush();
+      counts.add('OldKeyFormAccepted');
     }
-    const nowSec = Math.floor(rt.now() / 1000);
-    const decision = gateDecision(found.standing, nowSec);
+    const nowMs = rt.now();
+    const nowSec = Math.floor(nowMs / 1000);
+    let standing = found.standing;
+    let decision = gateDecision(standing, nowSec);
+    if (decision === 'spent') {
+      standing = await spentAgain(auth, keyHash, standing!, nowMs);
+      decision = gateDecision(standing, nowSec);
+    }
     // A Deny carries what the function would answer in that standing (domain/keys.ts denyContext).
-    const deny =
-      decision === 'allow'
-        ? {}
-        : denyContext(decision, auth, found.standing!, nowSec, rt.config.AUTH_CACHE_TTL_SECONDS);
+    const deny = decision === 'allow' ? {} : denyContext(decision, auth, standing!, nowSec, ttl);
     return {
       principalId: auth.keyId,
       policyDocument: {
@@ -94,5 +159,15 @@ export function authorizerHandler(rt: Runtime) {
       // Its plan's API key: API Gateway counts the request against that plan's usage plan.
       usageIdentifierKey: auth.usageIdentifierKey,
     };
+  };
+
+  return async (event: APIGatewayTokenAuthorizerEvent, context?: Context): Promise<APIGatewayAuthorizerResult> => {
+    rt.telemetry.begin(context);
+    try {
+      return await authorize(event);
+    } finally {
+      // After this invocation's own count: a denial after a quiet minute is written at once.
+      counts.flushIfDue();
+    }
   };
 }

@@ -11,7 +11,7 @@ import type { AuthContext } from '../domain/keys.ts';
 import { AppError, UnavailableError } from '../domain/errors.ts';
 import { bannedBy, enforce, windowsAt } from '../domain/rate-limit.ts';
 import type { BanCause } from '../../contract/deny-context.ts';
-import { createLimiter, type Limiter } from '../domain/limiter.ts';
+import { MIN_BAN_RECHECK_MS, createLimiter, type Limiter } from '../domain/limiter.ts';
 import { createLimitStore } from '../storage/limit-store.ts';
 import { noteStanding, type StandingNote } from '../storage/standing.ts';
 import type { Runtime } from './runtime.ts';
@@ -30,22 +30,25 @@ interface Noted {
 export interface Gate {
   readonly limiter: Limiter;
   readonly noted: Map<string, Noted>;
-  /** How long a recorded standing is trusted to be at the gateway: the authorizer cache TTL (ms). */
+  /** How long a recorded standing is trusted to be at the gateway: the authorizer cache TTL (ms), as a ban is. */
   readonly notedForMs: number;
 }
 
 /** The function's gate; none when the limiter is off. */
 export function gateOf(rt: Runtime): Gate | undefined {
   if (rt.config.RATE_LIMITER === 'off') return undefined;
+  // Trusted at least MIN_BAN_RECHECK_MS: with the cache off, what reaches a function past a standing costs no write
+  // each.
+  const trustMs = Math.max(rt.config.AUTH_CACHE_TTL_SECONDS * 1000, MIN_BAN_RECHECK_MS);
   const limiter = createLimiter(createLimitStore(rt.storage, rt.telemetry), {
-    banRecheckMs: rt.config.AUTH_CACHE_TTL_SECONDS * 1000,
+    banRecheckMs: trustMs,
     onBookkeepingFailure: (err) => {
       rt.telemetry.log.warn('ban bookkeeping failed', { errorName: (err as Error)?.name });
       // The storage outage metric (and its alarm), with its own reason: the client was answered, the ban not kept.
       rt.telemetry.count('StorageUnavailable', { reason: 'BanBookkeeping' });
     },
   });
-  return { limiter, noted: new Map(), notedForMs: rt.config.AUTH_CACHE_TTL_SECONDS * 1000 };
+  return { limiter, noted: new Map(), notedForMs: trustMs };
 }
 
 /**
@@ -54,10 +57,11 @@ export function gateOf(rt: Runtime): Gate | undefined {
  * stops it at the gateway. Best effort: the request gets its 429 whatever happens here. For a ban, answers who
  * banned the key as its standing records it (storage/standing.ts noteStanding), so an admin's ban is told as one.
  *
- * Once per container per authorizer cache TTL, not once per container: a standing the gateway holds stops the key
- * there within a TTL (its cached Allow expires), so the same refusal reaching this function a TTL after it was
- * recorded means the gateway no longer holds it: an admin lifted it (`keys unban` forgets a spent day) and the key
- * spent the day again, which must be recorded again, or its refused requests reach the functions all day.
+ * Once per container per authorizer cache TTL (at least MIN_BAN_RECHECK_MS), not once per container: a standing the
+ * gateway holds stops the key there within a TTL (its cached Allow expires), so the same refusal reaching this
+ * function a TTL after it was recorded means the gateway no longer holds it: an admin lifted it (`keys unban`
+ * forgets a spent day) and the key spent the day again, which must be recorded again, or its refused requests reach
+ * the functions all day.
  */
 async function tellGateway(
   rt: Runtime,

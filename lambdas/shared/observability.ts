@@ -50,6 +50,11 @@ export interface Telemetry {
    * kept until `flush` (the envelope's, after each invocation), one line per invocation under the default set.
    */
   count(name: string, dimensions?: Record<string, string>, ...more: Record<string, string>[]): void;
+  /**
+   * Adds `n` occurrences under the default set, kept until `flush` like a count without dimensions, as one value:
+   * a total added up over many invocations is one number on one line (Powertools writes a line per 100 values).
+   */
+  add(name: string, n: number): void;
   /** Publishes this invocation's pending counts, if any. */
   flush(): void;
   /**
@@ -171,6 +176,9 @@ export function createTelemetry(settings: TelemetrySettings, write?: LineWriter)
       for (const set of [{}, dimensions, ...more]) breakdowns.addDimensions(set);
       breakdowns.addMetric(name, MetricUnit.Count, 1);
       breakdowns.publishStoredMetrics();
+    },
+    add(name, n) {
+      if (settings.metrics && n > 0) metrics.addMetric(name, MetricUnit.Count, n);
     },
     flush() {
       if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();

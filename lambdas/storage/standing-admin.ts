@@ -200,8 +200,12 @@ function gatewayWrite(
     u.holds('banUntil', item.banUntil).remove('banUntil').remove('adminBanUntil');
   const spentLifted =
     change.liftDay || (change.spentUnder !== undefined && total < change.spentUnder) ? item?.spentDay : undefined;
-  if (spentLifted === w.dayStart) u.holds('spentDay', spentLifted).remove('spentDay');
-  else if (item?.spentDay !== undefined) expires = Math.max(expires, item.spentDay + 86_400);
+  // The authorizer's note of the day's first spent Deny goes with it: a key that spends the day again is told
+  // afresh before it is banned for coming back (domain/keys.ts spentRepeat).
+  if (spentLifted === w.dayStart) {
+    u.holds('spentDay', spentLifted).remove('spentDay');
+    if (item?.spentDeniedAt !== undefined) u.remove('spentDeniedAt');
+  } else if (item?.spentDay !== undefined) expires = Math.max(expires, item.spentDay + 86_400);
   // A ban noted on an item kept for a spent day keeps it as long as either lasts.
   if (expires) u.set('expiresAt', expires + KEEP_SECONDS);
   return u.empty ? [] : [u.item()];

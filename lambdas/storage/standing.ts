@@ -2,8 +2,9 @@
  * A key's standing at the gateway: whether it is banned, and which UTC day it has spent, on a small item of the
  * state table keyed by the hash of the key's secret (`ks#<hash>`), so the authorizer reads it together with the key
  * record in one BatchGetItem: one round trip for a cache miss. A function writes it when its limiter refuses a key
- * as banned or out of its day (the request got that far, so the gateway did not know); the authorizer then denies a
- * banned key and counts a spent one against the spent-keys usage plan. Keyed by hash, not key id, because the hash
+ * as banned or out of its day (the request got that far, so the gateway did not know); the authorizer then denies
+ * both, and writes it too: its first Deny of a spent day, and the ban of a spent key that keeps sending (domain/keys.ts
+ * spentRepeat). Keyed by hash, not key id, because the hash
  * is all the authorizer has before it reads: a rotated secret starts with no standing, and its first refused
  * request writes it again.
  */
@@ -26,6 +27,8 @@ export interface StandingItem {
   readonly banUntil?: number;
   readonly adminBanUntil?: number;
   readonly spentDay?: number;
+  /** When the authorizer first denied the spent day (unix seconds), once per day: domain/keys.ts spentRepeat. */
+  readonly spentDeniedAt?: number;
 }
 
 /** The standing an item holds, as the authorizer and the admin tool read it. */
@@ -34,6 +37,7 @@ export function standingOf(item: StandingItem | undefined): Standing {
     ...(item?.banUntil !== undefined ? { bannedUntil: item.banUntil } : {}),
     ...(item?.banUntil !== undefined && item.adminBanUntil === item.banUntil ? { bannedBy: 'admin' as const } : {}),
     ...(item?.spentDay !== undefined ? { spentDay: item.spentDay } : {}),
+    ...(item?.spentDeniedAt !== undefined ? { spentDeniedAt: item.spentDeniedAt } : {}),
   };
 }
 
@@ -123,5 +127,30 @@ export async function noteStanding(
     if ((err as Error)?.name !== 'ConditionalCheckFailedException') throw err;
     const held = standingOf(conditionFailedItem(err as ConditionalCheckFailedException) as StandingItem | undefined);
     return ban && held.bannedUntil === note.bannedUntil ? (held.bannedBy ?? 'limiter') : undefined;
+  }
+}
+
+/**
+ * Notes that the authorizer denied the key its spent day at `nowSec`: one conditional write, made only when the item
+ * holds no such note of this UTC day, so concurrent and later denials of the day write nothing. On the item the spent
+ * day was recorded on (never creating one), so it goes when the item does.
+ */
+export async function markSpentDenied({ doc, tables }: Storage, hash: string, nowSec: number): Promise<void> {
+  try {
+    await guarded((options) =>
+      doc.send(
+        new UpdateCommand({
+          TableName: tables.state,
+          Key: standingKey(hash),
+          UpdateExpression: 'SET spentDeniedAt = :now',
+          ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(spentDeniedAt) OR spentDeniedAt < :day)',
+          ExpressionAttributeValues: { ':now': nowSec, ':day': nowSec - (nowSec % 86_400) },
+        }),
+        options,
+      ),
+    );
+  } catch (err: unknown) {
+    // Already noted today (another denial's write came first): nothing to add.
+    if ((err as Error)?.name !== 'ConditionalCheckFailedException') throw err;
   }
 }

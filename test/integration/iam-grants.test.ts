@@ -15,6 +15,9 @@ import { FUNCTION_ACCESS } from '../../lib/stacks/function-access.ts';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
 import { OPERATION_SAMPLES, fixturesSending, requestInit, sampleRequest } from '../helpers/samples.ts';
 import { onEveryClient, throttlingException } from '../helpers/clients.ts';
+import { devKeyId, setDayCounters } from '../helpers/key-standing.ts';
+import { PLANS } from '../../contract/plans.ts';
+import { SPENT_RETURN_SECONDS } from '../../lambdas/domain/keys.ts';
 
 interface Grant {
   /** `<function> <action> <table>[/index/<name>]`, e.g. `createPet dynamodb:PutItem Pets`. */
@@ -74,7 +77,9 @@ interface Scenario {
   run(api: TestApi): Promise<Response>;
   /** Its status with the grant, and without. */
   readonly ok: number;
-  readonly denied: (res: Response) => void;
+  readonly denied: (res: Response) => void | Promise<void>;
+  /** What the response is with the grant, where its status alone does not say. */
+  readonly granted?: (res: Response) => Promise<void>;
 }
 
 const serverError = (res: Response) => expect(res.status).toBeGreaterThanOrEqual(500);
@@ -142,6 +147,34 @@ const SCENARIOS: Record<string, Scenario> = {
     ok: 200,
     denied: (res) => expect(res.status).toBe(503),
   },
+  // A spent key's first Deny is noted on its standing, and its return after that Deny expired is banned there.
+  'authorizer dynamodb:UpdateItem State': {
+    what: 'a spent key that keeps sending is never banned: quota_exceeded, not key_banned',
+    async run(api) {
+      const noon = Date.UTC(2034, 6, 3, 12, 0, 0);
+      await setDayCounters(api, devKeyId(api.keys.pro), noon, { d: PLANS.pro.limits!.perDay });
+      const at = async (ms: number) => {
+        api.clock.set(() => ms);
+        return api.call('/pets?limit=1', { key: api.keys.pro, contract: false });
+      };
+      try {
+        await at(noon); // the function refuses it and records the spent day
+        await at(noon + 1_000); // the authorizer denies it: its first Deny of the day
+        return await at(noon + 1_000 + (SPENT_RETURN_SECONDS + 1) * 1_000);
+      } finally {
+        api.clock.reset();
+      }
+    },
+    ok: 429,
+    granted: async (res) => {
+      expect(res.status).toBe(429);
+      expect(((await res.json()) as { code: string }).code).toBe('key_banned');
+    },
+    denied: async (res) => {
+      expect(res.status).toBe(429);
+      expect(((await res.json()) as { code: string }).code).toBe('quota_exceeded');
+    },
+  },
 };
 
 let assembly: LocalAssembly;
@@ -181,13 +214,14 @@ describe('each grant is needed', () => {
       const grant = grants.find((g) => g.name === name);
       expect(grant, `no grant ${name} in the template`).toBeDefined();
       const control = await scenario.run(api);
-      if (scenario.ok !== 429) expect(control.status).toBe(scenario.ok);
+      if (scenario.granted) await scenario.granted(control);
+      else if (scenario.ok !== 429) expect(control.status).toBe(scenario.ok);
       else expect(control.headers.get('x-ratelimit-limit')).toBe('0');
       const mutated = await startTestApi({
         assembly: { ...assembly, template: withoutGrant(assembly.template, grant!) },
       });
       try {
-        scenario.denied(await scenario.run(mutated));
+        await scenario.denied(await scenario.run(mutated));
       } finally {
         await mutated.close();
       }

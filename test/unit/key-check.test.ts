@@ -70,7 +70,7 @@ describe("the authorizer's refusal", () => {
     const counted: string[] = [];
     const rt = {
       config: { STAGE: 'staging' },
-      telemetry: { begin: () => {}, count: (m: string) => counted.push(m), flush: () => {} },
+      telemetry: { begin: () => {}, add: (m: string) => counted.push(m), flush: () => {} },
       now: () => Date.now(),
       // No storage at all: a forged token must not need it.
     } as unknown as Runtime;

@@ -1,0 +1,31 @@
+/**
+ * A limiter's ban decided where no limiter runs: the authorizer's, of a spent key that keeps sending (its requests
+ * are denied at the gateway, so the functions' limiter never sees them: domain/keys.ts spentRepeat). Written as the
+ * limiter writes its own, so it lasts, escalates, shows in `keys show` and is lifted by `keys unban` as one of the
+ * limiter's: counted as the key's nth ban of the UTC day, on every shard's day items (what the functions refuse on)
+ * and on the key's standing (what the authorizer denies on).
+ */
+import type { PlanLimits } from '../../contract/plans.ts';
+import { banDays, type Windows } from '../domain/rate-limit.ts';
+import type { Telemetry } from '../shared/observability.ts';
+import type { Storage } from './client.ts';
+import { createLimitStore } from './limit-store.ts';
+import { noteStanding } from './standing.ts';
+
+/** Bans `subject` (the key id; `hash`: its secret's) as the limiter would at `w`; answers the ban's end. */
+export async function banAsLimiter(
+  storage: Storage,
+  telemetry: Telemetry,
+  key: { readonly subject: string; readonly hash: string; readonly limits: PlanLimits },
+  w: Windows,
+): Promise<number> {
+  const counters = createLimitStore(storage, telemetry);
+  // Counted before it is written, as the limiter does: a failure between the two errs towards a longer next ban.
+  const nth = await counters.countBan(key.subject, w.dayStart, w.minuteStart);
+  const { banUntil, days } = banDays(w, nth);
+  await Promise.all([
+    counters.ban(key.subject, key.limits, banUntil, days),
+    noteStanding(storage, key.hash, { bannedUntil: banUntil }),
+  ]);
+  return banUntil;
+}

@@ -1,0 +1,102 @@
+/**
+ * A key whose day is spent and keeps sending is banned like any key that ignores its 429s, though its requests stop
+ * at the gateway and never reach the limiter: the authorizer bans it when it comes back a minute or more after it was
+ * first told its day is spent. Over HTTP through the local gateway with the cache off (TTL 0: every request asks the
+ * authorizer, the costliest case) on the test's clock; the writes to the key's standing are counted.
+ */
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { PLANS, banSecondsFor } from '../../contract/plans.ts';
+import { banMessage } from '../../contract/deny-context.ts';
+import { LIST_PETS } from '../../contract/operations/list-pets.ts';
+import { SPENT_RETURN_SECONDS, generateKey, hashKey } from '../../lambdas/domain/keys.ts';
+import type { LocalFunction } from '../../lib/local/lambda.ts';
+import { startTestApi, type TestApi } from '../helpers/api.ts';
+import { onEveryClient } from '../helpers/clients.ts';
+import { devKeyId, setDayCounters } from '../helpers/key-standing.ts';
+
+const spender = generateKey();
+const patient = generateKey();
+let api: TestApi;
+let reachedFunction = 0;
+/** UpdateItem calls on each key's standing item, by key. */
+const standingWrites = new Map<string, number>();
+
+beforeAll(async () => {
+  api = await startTestApi({
+    devKeys: [
+      { key: spender, plan: 'free' },
+      { key: patient, plan: 'free' },
+    ],
+  });
+  const functions = api.functions as Map<string, LocalFunction>;
+  const [id, fn] = [...functions].find(([, f]) => f.def.name === LIST_PETS.operationId)!;
+  functions.set(id, {
+    ...fn,
+    handler: (event, context) => {
+      reachedFunction++;
+      return fn.handler(event, context);
+    },
+  });
+  onEveryClient(api, 'countStandingWrites', ((next: (a: unknown) => unknown, context: { commandName?: string }) =>
+    (args: { input: unknown }) => {
+      const input = JSON.stringify(args.input);
+      for (const key of [spender, patient])
+        if (context.commandName === 'UpdateItemCommand' && input.includes(`ks#${hashKey(key)}`))
+          standingWrites.set(key, (standingWrites.get(key) ?? 0) + 1);
+      return next(args);
+    }) as never);
+});
+afterAll(() => api?.close());
+
+async function ask(key: string, atSec: number) {
+  api.clock.set(() => atSec * 1000);
+  const before = reachedFunction;
+  const res = await api.call('/pets?limit=1', { key });
+  const body = (await res.json()) as { code?: string; message?: string };
+  return {
+    status: res.status,
+    code: res.ok ? undefined : body.code,
+    message: body.message,
+    retryAfter: Number(res.headers.get('retry-after')),
+    by: reachedFunction > before ? 'function' : 'gateway',
+  };
+}
+
+it('a spent key that comes back after its Deny is banned, escalating as the limiter bans; two writes a day besides', async () => {
+  const noon = Date.UTC(2034, 6, 3, 12, 0, 0) / 1000;
+  const dayEnd = noon + 12 * 3600;
+  await setDayCounters(api, devKeyId(spender), noon * 1000, { d: PLANS.free.limits!.perDay });
+  // The function refuses it first (the gateway did not know) and records the spent day.
+  expect(await ask(spender, noon)).toMatchObject({ status: 429, code: 'quota_exceeded', by: 'function' });
+  // A minute of requests, each asking the authorizer: refused at the gateway, told the day's end, not banned.
+  const told = [];
+  for (let s = 1; s < 1 + SPENT_RETURN_SECONDS; s += 0.5) told.push(await ask(spender, noon + s));
+  expect(told.every((a) => a.code === 'quota_exceeded' && a.by === 'gateway')).toBe(true);
+  expect(told[0]!.retryAfter).toBe(dayEnd - (noon + 1));
+  // Its first Deny noted once: one write besides the function's.
+  expect(standingWrites.get(spender)).toBe(2);
+
+  // A minute after its first Deny it is still sending: banned for a first ban's length, in the limiter's words.
+  const back = noon + 1 + SPENT_RETURN_SECONDS;
+  const banned = await ask(spender, back);
+  expect(banned).toMatchObject({ status: 429, code: 'key_banned', by: 'gateway', retryAfter: banSecondsFor(1) });
+  expect(banned.message).toBe(banMessage(back + banSecondsFor(1)));
+  for (let s = 1; s < 100; s++) expect((await ask(spender, back + s)).code).toBe('key_banned');
+  expect(standingWrites.get(spender)).toBe(3);
+
+  // Back once the ban has ended, still spent: banned again, twice as long.
+  const again = back + banSecondsFor(1) + 1;
+  expect(await ask(spender, again)).toMatchObject({ code: 'key_banned', retryAfter: banSecondsFor(2) });
+  expect(standingWrites.get(spender)).toBe(4);
+  expect(reachedFunction).toBe(1);
+}, 120_000);
+
+it('a spent key that waits for the day end it was told is served then, never banned', async () => {
+  const noon = Date.UTC(2034, 6, 4, 12, 0, 0) / 1000;
+  const dayEnd = noon + 12 * 3600;
+  await setDayCounters(api, devKeyId(patient), noon * 1000, { d: PLANS.free.limits!.perDay });
+  expect((await ask(patient, noon)).code).toBe('quota_exceeded');
+  const told = await ask(patient, noon + 5);
+  expect(told).toMatchObject({ code: 'quota_exceeded', by: 'gateway', retryAfter: dayEnd - (noon + 5) });
+  expect(await ask(patient, dayEnd)).toMatchObject({ status: 200, by: 'function' });
+}, 60_000);
