@@ -75,11 +75,13 @@ export function planUsagePlan(api: TestApi, plan: PlanName): UsagePlanDef {
 /** Requests counted today on `plan`'s API key (what API Gateway's get-usage reports). */
 export const usedOnPlan = (api: TestApi, plan: PlanName): number => api.usage.used(planUsageKey(api, plan));
 
-/** One request of a schedule: `key`'s GET /pets at `atMs`, tallied under `who`. */
+/** One request of a schedule: `key`'s request (GET /pets unless `path`/`init` say) at `atMs`, tallied under `who`. */
 export interface Shot {
   readonly who: string;
   readonly key: string;
   readonly atMs: number;
+  readonly path?: string;
+  readonly init?: RequestInit;
 }
 
 /** `n` requests of `key` spread evenly over [fromMs, fromMs + spanMs). */
@@ -126,7 +128,7 @@ export async function fire(
       const i = next++;
       const shot = ordered[i]!;
       now = Math.max(now, shot.atMs);
-      const res = await api.call('/pets?limit=1', { key: shot.key, contract: false });
+      const res = await api.call(shot.path ?? '/pets?limit=1', { ...shot.init, key: shot.key, contract: false });
       const { code } = (await res.json()) as { code?: string };
       // The gateway's own 429 (THROTTLED) counts nothing, so it says X-RateLimit-Limit: 0.
       const uncounted = res.headers.get('x-ratelimit-limit') === '0' ? ' (gateway)' : '';
