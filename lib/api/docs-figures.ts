@@ -37,6 +37,8 @@ const fieldList = (schema: { readonly shape: object }) => () => {
 };
 const wafPerIp = (stage: keyof typeof STAGES) => () =>
   `${thousands(STAGES[stage].wafRequestsPerIpPer5Minutes)} requests / 5 min`;
+const wafListed = (stage: keyof typeof STAGES) => () =>
+  `${thousands(STAGES[stage].wafListedRequestsPer5Minutes)} requests / 5 min`;
 
 export const GENERATED_VALUES = {
   // The edge's figures (lib/config/capacity.ts sizes them from the account quotas each stage declares).
@@ -48,6 +50,8 @@ export const GENERATED_VALUES = {
   'waf-per-key-production': { file: 'docs/deployment.md', render: wafPerKey('production') },
   'waf-per-ip-staging': { file: 'docs/deployment.md', render: wafPerIp('staging') },
   'waf-per-ip-production': { file: 'docs/deployment.md', render: wafPerIp('production') },
+  'waf-listed-staging': { file: 'docs/deployment.md', render: wafListed('staging') },
+  'waf-listed-production': { file: 'docs/deployment.md', render: wafListed('production') },
   'dynamodb-ceiling-staging': { file: 'docs/deployment.md', render: ceiling('staging') },
   'dynamodb-ceiling-production': { file: 'docs/deployment.md', render: ceiling('production') },
   functions: { file: 'docs/deployment.md', render: (routes) => String(functions(routes)) },

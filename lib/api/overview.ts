@@ -3,8 +3,9 @@
  * to authenticate, the plans with their limits, and the deprecations. Markdown, so every OpenAPI renderer shows it
  * without extensions. Built from the plans and route tables, like the rest of the document.
  */
-import { BAN_POLICY, PLANS } from '../../contract/plans.ts';
+import { BAN_POLICY, KEY_BURST, PLANS } from '../../contract/plans.ts';
 import { BASE_PATH, ROUTES } from '../../contract/routes.ts';
+import { LARGEST_STANDARD_LIMITS, fiveMinuteDemand } from '../config/capacity.ts';
 
 const count = (n: number) => n.toLocaleString('en-US');
 
@@ -27,6 +28,8 @@ export function infoDescription(): string {
     ['| Plan | Requests per minute | Requests per day |', '|---|---|---|', ...plans].join('\n'),
     'Every response carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset` for the window that binds soonest. ' +
       `A 429 (\`rate_limited\`, \`quota_exceeded\`, or \`key_banned\` for ${BAN_POLICY.banSeconds / 60} minutes, twice as long for each repeat in a UTC day up to ${BAN_POLICY.maxBanSeconds / 3600} hours, once one minute window sees more 429s than ${BAN_POLICY.fleetWorkers} clients, or as many as the per-minute limit if more, could get by each waiting after its own) carries \`Retry-After\`: wait that long, then back off exponentially. A \`key_banned\` names when the ban ends in \`X-RateLimit-Reset\` (unix seconds) and in its message, and \`Retry-After\` is its rest: for a ban that ends within a minute it can be up to a minute more, and a repeated answer can be up to a minute long, never short, so waiting it is never refused again. A \`key_banned\` without a number in \`Retry-After\` (possible only briefly after a deployment): wait ${BAN_POLICY.banSeconds / 60} minutes.`,
+    `Send a minute's requests spread over it: at most ${KEY_BURST} at the same instant. A larger burst may get the gateway's 429 \`rate_limited\` with \`Retry-After: 1\` before your key's limit is reached; its requests are not counted against your key. ` +
+      `One network address may send at most ${count(fiveMinuteDemand(LARGEST_STANDARD_LIMITS))} requests in any 5 minutes (a ${PLANS.business.displayName} key's limit and its retries), and one key the same from any number of addresses; past it, requests get 429 \`rate_limited\` with \`Retry-After: 300\` (the window WAF counts over) until the rate falls back under. Enterprise customers who send more from their own addresses have them registered, and those get their contract.`,
     '## Deprecations',
     ...deprecated,
     '## Errors',

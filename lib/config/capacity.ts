@@ -273,7 +273,7 @@ export function capacityRows(stage: StageCapacity, mix: CustomerMix = REFERENCE_
     `${whole(size / KEY_BURST)} keys' bursts at once; 1 address (WAF counts over 5 minutes, a burst passes it)`;
   const throttled = 'the gateway’s 429 with Retry-After: 1, until WAF blocks the sources (≤ 30 s)';
   const perSourceHop = 'per source: fills for none but the source over it';
-  const blocked = 'blocked with 403 until its rate falls back under';
+  const blocked = '429 rate_limited with Retry-After: 300 until its rate falls back under';
 
   row({
     hop: 'Account: API Gateway throttle',

@@ -3,7 +3,11 @@ import type { Stage } from 'aws-cdk-lib/aws-apigateway';
 import { CfnIPSet, CfnWebACL, CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
 import { keyFormExpression } from '../../contract/auth.ts';
-import { GATEWAY_RESPONSES, type GatewayResponseType } from '../../contract/gateway-responses.ts';
+import {
+  GATEWAY_RESPONSES,
+  type GatewayResponseSpec,
+  type GatewayResponseType,
+} from '../../contract/gateway-responses.ts';
 import { BASE_PATH, ROUTES } from '../../contract/routes.ts';
 import { MAX_BODY_BYTES } from '../../contract/schemas.ts';
 import { errorBodyTemplate } from './gateway-responses.ts';
@@ -51,18 +55,42 @@ const keyShaped = (oldForm: WebFirewallProps['oldKeyForm']): CfnWebACL.Statement
   },
 });
 
+/** How long WAF counts a source's requests: a source blocked for its rate is sure to be let through this long after it stops. */
+const RATE_WINDOW_SECONDS = 300;
+
 /**
  * WAF's Block with the same answer the gateway would give (contract/gateway-responses.ts): a WAF custom response
  * takes precedence over the protected resource's own, so without it a WAF block would be the gateway's
- * WAF_FILTERED 403 where the spec wants 401 or 413. WAF sets the content type from the body (APPLICATION_JSON).
+ * WAF_FILTERED 403 where the spec wants 401, 413 or 429. WAF sets the content type from the body (APPLICATION_JSON).
  */
-function answerAs(type: GatewayResponseType): {
+function answerAs(type: GatewayResponseType) {
+  return answer(
+    type.toLowerCase().replace(/_/g, '-'),
+    GATEWAY_RESPONSES.find((g) => g.type === type)!,
+  );
+}
+
+/**
+ * A source over its rate: the spec's answer to a request over a limit, 429 `rate_limited`, as the gateway's own
+ * throttle gives it (nothing counted on the key), with the wait after which WAF's window holds none of its requests.
+ */
+function rateLimitedAtEdge() {
+  const throttled = GATEWAY_RESPONSES.find((g) => g.type === 'THROTTLED')!;
+  return answer('rate-limited-by-source', {
+    ...throttled,
+    message: `Too many requests from this address or key: wait ${RATE_WINDOW_SECONDS} seconds, then back off.`,
+    headers: { ...throttled.headers, 'Retry-After': String(RATE_WINDOW_SECONDS) },
+  });
+}
+
+function answer(
+  key: string,
+  r: Pick<GatewayResponseSpec, 'code' | 'message' | 'codeFrom' | 'status' | 'headers'>,
+): {
   key: string;
   body: CfnWebACL.CustomResponseBodyProperty;
   action: CfnWebACL.RuleActionProperty;
 } {
-  const r = GATEWAY_RESPONSES.find((g) => g.type === type)!;
-  const key = type.toLowerCase().replace(/_/g, '-');
   return {
     key,
     body: { contentType: 'APPLICATION_JSON', content: errorBodyTemplate(r) },
@@ -132,7 +160,8 @@ function operationRequests(): CfnWebACL.StatementProperty {
  *   request without Authorization, and any request the gateway answers before authentication, is left alone.
  * - `BodyTooLarge` (5): a body over MAX_BODY_BYTES (the functions' limit, and WAF's inspection limit for regional
  *   resources: a larger body is "oversize", matched) gets the functions' 413 `payload_too_large` without invoking one.
- * The rate rules answer WAF_FILTERED (403).
+ * The rate rules answer 429 `rate_limited` with `Retry-After` of their window, as the spec answers a request over a
+ * limit; nothing is counted on the key.
  * Data protection: the Authorization header is replaced by a fixed string wherever WAF keeps a request (sampled
  * requests, and logs if logging is ever turned on), rule match and rate-based details included, so WAF never holds
  * a customer's plaintext key (its SHA-256 in DynamoDB stays the only copy).
@@ -159,6 +188,7 @@ export class WebFirewall extends Construct {
     pinLogicalId(egress, 'CustomerEgressIpSet');
     const listed: CfnWebACL.StatementProperty = { ipSetReferenceStatement: { arn: egress.attrArn } };
     const tooLarge = answerAs('REQUEST_TOO_LARGE');
+    const limited = rateLimitedAtEdge();
     this.webAcl = new CfnWebACL(this, 'Acl', {
       name,
       scope: 'REGIONAL',
@@ -175,17 +205,21 @@ export class WebFirewall extends Construct {
           },
         ],
       },
-      customResponseBodies: { [unauthorized.key]: unauthorized.body, [tooLarge.key]: tooLarge.body },
+      customResponseBodies: {
+        [unauthorized.key]: unauthorized.body,
+        [tooLarge.key]: tooLarge.body,
+        [limited.key]: limited.body,
+      },
       rules: [
         {
           name: 'RatePerListedIp',
           priority: 0,
-          action: { block: {} },
+          action: limited.action,
           statement: {
             rateBasedStatement: {
               limit: props.listedRequestsPer5Minutes,
               aggregateKeyType: 'IP',
-              evaluationWindowSec: 300,
+              evaluationWindowSec: RATE_WINDOW_SECONDS,
               scopeDownStatement: listed,
             },
           },
@@ -194,12 +228,12 @@ export class WebFirewall extends Construct {
         {
           name: 'RatePerIp',
           priority: 1,
-          action: { block: {} },
+          action: limited.action,
           statement: {
             rateBasedStatement: {
               limit: props.requestsPerIpPer5Minutes,
               aggregateKeyType: 'IP',
-              evaluationWindowSec: 300,
+              evaluationWindowSec: RATE_WINDOW_SECONDS,
               scopeDownStatement: { notStatement: { statement: listed } },
             },
           },
@@ -208,13 +242,13 @@ export class WebFirewall extends Construct {
         {
           name: 'RatePerKey',
           priority: 2,
-          action: { block: {} },
+          action: limited.action,
           statement: {
             rateBasedStatement: {
               limit: props.requestsPerKeyPer5Minutes,
               aggregateKeyType: 'CUSTOM_KEYS',
               customKeys: [{ header: { name: SECRET_HEADER, textTransformations: LOWERCASE } }],
-              evaluationWindowSec: 300,
+              evaluationWindowSec: RATE_WINDOW_SECONDS,
               scopeDownStatement: { notStatement: { statement: listed } },
             },
           },

@@ -212,6 +212,19 @@ describe.each(STAGE_NAMES)('stage %s', (stage) => {
         expect(limit).toBe(fiveMinuteDemand(LARGEST_STANDARD_LIMITS));
       // The largest contract the admin tool sells, its fleet's 429s included, from a listed address.
       expect(rate('RatePerListedIp').Limit).toBeGreaterThanOrEqual(fiveMinuteDemand(MAX_CUSTOM_LIMITS));
+      // Over a limit is the spec's 429 with Retry-After, the Error object and nothing counted on a key: the window's
+      // length, after which WAF holds none of the source's requests.
+      for (const name of ['RatePerListedIp', 'RatePerIp', 'RatePerKey']) {
+        const custom = rules.find((r) => r.Name === name)!.Action.Block.CustomResponse;
+        expect(custom.ResponseCode, name).toBe(429);
+        const headers = Object.fromEntries(custom.ResponseHeaders.map((h: any) => [h.Name, h.Value]));
+        expect(headers).toMatchObject({
+          'Retry-After': String(rate(name).EvaluationWindowSec),
+          'X-RateLimit-Limit': '0',
+        });
+        const body = JSON.parse(webAcl().CustomResponseBodies[custom.CustomResponseBodyKey].Content);
+        expect(body).toMatchObject({ code: 'rate_limited', status: 429 });
+      }
     });
     // WAF stops at the first terminating action; a rate rule under its limit does not stop it. Blocking rules
     // before the rate rules would leave every malformed or oversize request of a flood uncounted per IP and key.
