@@ -239,15 +239,16 @@ export function gateDecision(standing: Standing | undefined, nowSec: number): Ga
 export const SPENT_RETURN_SECONDS = 60;
 
 /**
- * What the authorizer does when it denies a spent key (decision `spent`): `ban` when it already denied it that day
- * at least max(TTL, SPENT_RETURN_SECONDS) before, so a spent key that keeps sending is banned as the limiter bans a
- * key that keeps sending after its 429s (its requests never reach the limiter); `mark` when it has not denied it
- * that day yet; else nothing. So a spent key costs at most two writes a day besides its bans, whatever it sends.
+ * What the authorizer does when it denies a spent key (decision `spent`): `ban` when it was told its spent day (a
+ * Deny, or the end of its last such ban) at least max(TTL, SPENT_RETURN_SECONDS) before, so a spent key that keeps
+ * sending is banned as the limiter bans a key that keeps sending after its 429s (its requests never reach the
+ * limiter); `mark` when it has not been denied that day yet; else nothing. So a spent key costs at most two writes a
+ * day besides two a ban, whatever it sends. A note at the day's first second is a ban that ended with the day before.
  */
 export function spentRepeat(standing: Standing, nowSec: number, cacheTtlSeconds: number): 'ban' | 'mark' | 'none' {
   const dayStart = nowSec - (nowSec % 86_400);
   const at = standing.spentDeniedAt;
-  if (at === undefined || at < dayStart) return 'mark';
+  if (at === undefined || at <= dayStart) return 'mark';
   return nowSec - at >= Math.max(cacheTtlSeconds, SPENT_RETURN_SECONDS) ? 'ban' : 'none';
 }
 

@@ -12,17 +12,23 @@ import type { Storage } from './client.ts';
 import { createLimitStore } from './limit-store.ts';
 import { noteStanding } from './standing.ts';
 
-/** Bans `subject` (the key id; `hash`: its secret's) as the limiter would at `w`; answers the ban's end. */
+/**
+ * Bans `subject` (the key id; `hash`: its secret's) as the limiter would at `w`, ending no later than `notAfter`
+ * (unix seconds); answers the ban's end.
+ */
 export async function banAsLimiter(
   storage: Storage,
   telemetry: Telemetry,
   key: { readonly subject: string; readonly hash: string; readonly limits: PlanLimits },
   w: Windows,
+  notAfter = Infinity,
 ): Promise<number> {
   const counters = createLimitStore(storage, telemetry);
   // Counted before it is written, as the limiter does: a failure between the two errs towards a longer next ban.
   const nth = await counters.countBan(key.subject, w.dayStart, w.minuteStart);
-  const { banUntil, days } = banDays(w, nth);
+  const full = banDays(w, nth);
+  const banUntil = Math.min(full.banUntil, notAfter);
+  const days = full.days.filter((day) => day < banUntil);
   await Promise.all([
     counters.ban(key.subject, key.limits, banUntil, days),
     noteStanding(storage, key.hash, { bannedUntil: banUntil }),

@@ -154,3 +154,22 @@ export async function markSpentDenied({ doc, tables }: Storage, hash: string, no
     if ((err as Error)?.name !== 'ConditionalCheckFailedException') throw err;
   }
 }
+
+/**
+ * Moves the note to the end of a ban the authorizer gave a spent key (unix seconds): after the ban the key is told its
+ * spent day again, and only coming back after that Deny is banned again. Idempotent: a retry writes the same value.
+ */
+export async function noteSpentBanEnd({ doc, tables }: Storage, hash: string, banUntil: number): Promise<void> {
+  await guarded((options) =>
+    doc.send(
+      new UpdateCommand({
+        TableName: tables.state,
+        Key: standingKey(hash),
+        UpdateExpression: 'SET spentDeniedAt = :until',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':until': banUntil },
+      }),
+      options,
+    ),
+  );
+}

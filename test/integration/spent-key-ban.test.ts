@@ -62,7 +62,7 @@ async function ask(key: string, atSec: number) {
   };
 }
 
-it('a spent key that comes back after its Deny is banned, escalating as the limiter bans; two writes a day besides', async () => {
+it('a spent key that comes back after its Deny is banned, escalating as the limiter bans; two writes a day and two a ban', async () => {
   const noon = Date.UTC(2034, 6, 3, 12, 0, 0) / 1000;
   const dayEnd = noon + 12 * 3600;
   await setDayCounters(api, devKeyId(spender), noon * 1000, { d: PLANS.free.limits!.perDay });
@@ -82,14 +82,36 @@ it('a spent key that comes back after its Deny is banned, escalating as the limi
   expect(banned).toMatchObject({ status: 429, code: 'key_banned', by: 'gateway', retryAfter: banSecondsFor(1) });
   expect(banned.message).toBe(banMessage(back + banSecondsFor(1)));
   for (let s = 1; s < 100; s++) expect((await ask(spender, back + s)).code).toBe('key_banned');
-  expect(standingWrites.get(spender)).toBe(3);
-
-  // Back once the ban has ended, still spent: banned again, twice as long.
-  const again = back + banSecondsFor(1) + 1;
-  expect(await ask(spender, again)).toMatchObject({ code: 'key_banned', retryAfter: banSecondsFor(2) });
+  // The ban, and its end noted as when the key was last told its spent day.
   expect(standingWrites.get(spender)).toBe(4);
+
+  // Back once the ban has ended, still spent: told its spent day again, not banned at once.
+  const after = back + banSecondsFor(1) + 1;
+  expect(await ask(spender, after)).toMatchObject({ code: 'quota_exceeded', by: 'gateway' });
+  // Still sending a minute after that: banned again, twice as long.
+  const again = after + SPENT_RETURN_SECONDS;
+  expect(await ask(spender, again)).toMatchObject({ code: 'key_banned', retryAfter: banSecondsFor(2) });
+  // Two standing writes a ban: the ban, and its end noted.
+  expect(standingWrites.get(spender)).toBe(6);
   expect(reachedFunction).toBe(1);
 }, 120_000);
+
+it('a spent key banned near the day’s end is banned until the day’s end only, and told its next spent day first', async () => {
+  const late = Date.UTC(2034, 6, 5, 23, 50, 0) / 1000;
+  const dayEnd = Date.UTC(2034, 6, 6) / 1000;
+  const key = spender;
+  await setDayCounters(api, devKeyId(key), late * 1000, { d: PLANS.free.limits!.perDay });
+  expect((await ask(key, late)).code).toBe('quota_exceeded');
+  expect((await ask(key, late + 1)).code).toBe('quota_exceeded');
+  // A first ban is 15 minutes: this one ends with the day, so it costs no request of the next.
+  const banned = await ask(key, late + 1 + SPENT_RETURN_SECONDS);
+  expect(banned).toMatchObject({ code: 'key_banned', retryAfter: dayEnd - (late + 1 + SPENT_RETURN_SECONDS) });
+  expect(await ask(key, dayEnd + 1)).toMatchObject({ status: 200, by: 'function' });
+  // Spent again the next day: its first Deny tells it so, no ban carried over.
+  await setDayCounters(api, devKeyId(key), (dayEnd + 3600) * 1000, { d: PLANS.free.limits!.perDay });
+  expect((await ask(key, dayEnd + 3600)).code).toBe('quota_exceeded');
+  expect((await ask(key, dayEnd + 3601)).code).toBe('quota_exceeded');
+}, 60_000);
 
 it('a spent key that waits for the day end it was told is served then, never banned', async () => {
   const noon = Date.UTC(2034, 6, 4, 12, 0, 0) / 1000;
