@@ -95,11 +95,14 @@ export interface Edge {
   readonly atOnce: number;
 }
 
-/** Concurrency a burst of `atOnce` requests and the sustained `rate` need of the authorizer and of the functions. */
-function concurrencyNeeds(atOnce: number, rate: number): { authorizer: number; functions: number } {
+/**
+ * Concurrency a burst of `atOnce` requests and the sustained `rate` need of the authorizer and of the functions, on
+ * a stage with `share` of the account (Lambda's unreserved minimum is the account's: each stage keeps its share).
+ */
+function concurrencyNeeds(atOnce: number, rate: number, share = 1): { authorizer: number; functions: number } {
   return {
     authorizer: Math.max(atOnce, Math.ceil((rate * AUTHORIZER_WARM_MS) / 1000)),
-    functions: Math.max(atOnce, Math.ceil((rate * FUNCTION_WARM_MS) / 1000), UNRESERVED_MINIMUM),
+    functions: Math.max(atOnce, Math.ceil((rate * FUNCTION_WARM_MS) / 1000), Math.ceil(UNRESERVED_MINIMUM * share)),
   };
 }
 
@@ -140,7 +143,7 @@ export function edgeFor(q: AccountQuotas, share = 1, methods: number = METHODS):
   const bucket = Math.max(methods, Math.floor(q.apiBurst * share));
   const executions = Math.floor(q.lambdaConcurrency * share);
   const fits = (x: number) => {
-    const n = concurrencyNeeds(x, stageRate);
+    const n = concurrencyNeeds(x, stageRate, share);
     return n.authorizer + n.functions <= executions;
   };
   let x = bucket;
@@ -151,7 +154,7 @@ export function edgeFor(q: AccountQuotas, share = 1, methods: number = METHODS):
   return {
     stageRate,
     stageThrottle: { rateLimit: Math.floor(stageRate / methods), burstLimit },
-    authorizerReservedConcurrency: concurrencyNeeds(atOnce, stageRate).authorizer,
+    authorizerReservedConcurrency: concurrencyNeeds(atOnce, stageRate, share).authorizer,
     wafRequestsPerIpPer5Minutes: perSource,
     wafRequestsPerKeyPer5Minutes: perSource,
     wafListedRequestsPer5Minutes: fiveMinuteDemand(MAX_CUSTOM_LIMITS, q),
@@ -271,7 +274,7 @@ export function capacityRows(stage: StageCapacity, mix: CustomerMix = REFERENCE_
     `${whole(rate / perAddress)} addresses or ${whole(rate / perKey)} keys at WAF's ${perAddress.toFixed(0)} req/s each; ${whole(rate / perListed)} listed`;
   const burst = (size: number) =>
     `${whole(size / KEY_BURST)} keys' bursts at once; 1 address (WAF counts over 5 minutes, a burst passes it)`;
-  const throttled = 'the gateway’s 429 with Retry-After: 1, until WAF blocks the sources (≤ 30 s)';
+  const throttled = 'the gateway’s 429 with Retry-After: 1, while they send';
   const perSourceHop = 'per source: fills for none but the source over it';
   const blocked = '429 rate_limited with Retry-After: 300 until its rate falls back under';
 

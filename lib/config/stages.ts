@@ -268,8 +268,13 @@ const shareOf = (v: unknown): number | undefined => {
   return v !== undefined && v !== '' && n > 0 && n <= 1 ? n : undefined;
 };
 
-/** An IPv4 address or CIDR block, as WAF's IP sets take them. */
-const CIDR = /^((25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(25[0-5]|2[0-4]\d|1?\d?\d)\/(3[0-2]|[12]?\d)$/;
+/**
+ * An IPv4 address or CIDR block of /16 or smaller, octets without leading zeros: WAF's IP sets refuse /0, and a
+ * larger block would give much of a network the largest contract.
+ */
+const CIDR = /^((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\/(3[0-2]|[12]\d)$/;
+const MIN_PREFIX = 16;
+const isCidr = (e: string) => CIDR.test(e) && Number(e.split('/')[1]) >= MIN_PREFIX;
 
 /** Customers' egress addresses given by context, each with its prefix length (`/32` added to a bare address). */
 const egressOf = (v: unknown): string[] | undefined =>
@@ -290,7 +295,7 @@ export function withAccountQuotas(stage: StageConfig, context: (key: string) => 
   const share = shareOf(context(`animal-store:${stage.name}:freeShare`));
   if (share !== undefined) stage = { ...stage, freeShare: share };
   const egress = egressOf(context(`animal-store:${stage.name}:customerEgress`));
-  if (egress && egress.every((e) => CIDR.test(e))) stage = { ...stage, customerEgress: egress };
+  if (egress && egress.every(isCidr)) stage = { ...stage, customerEgress: egress };
   const accountShare = shareOf(context(`animal-store:${stage.name}:accountShare`));
   const given = Object.fromEntries(
     QUOTA_NAMES.flatMap((n) => {
@@ -345,9 +350,9 @@ export function contextProblems(stage: StageName, context: (key: string) => unkn
   check('accountShare', (v) => shareOf(v) !== undefined, 'a share above 0 and at most 1 (e.g. 0.2)');
   const egress = egressOf(value('customerEgress'));
   for (const e of egress ?? [])
-    if (!CIDR.test(e))
+    if (!isCidr(e))
       problems.push(
-        `-c animal-store:${stage}:customerEgress: ${JSON.stringify(e).slice(0, 80)} is not an IPv4 CIDR block`,
+        `-c animal-store:${stage}:customerEgress: ${JSON.stringify(e).slice(0, 80)} is not an IPv4 CIDR block of /${MIN_PREFIX} or smaller`,
       );
   check('region', (v) => /^[a-z]{2}(-[a-z]+)+-\d$/.test(v), 'an AWS Region (e.g. eu-west-1)');
   const email = /^[^\s@,]+@[^\s@,]+\.[^\s@,]+$/;

@@ -143,8 +143,8 @@ function operationRequests(): CfnWebACL.StatementProperty {
  * the gateway: its blocks cost no stage throttle, no authorizer run and no DynamoDB read. WAF stops at the first
  * rule whose action terminates, so the rate rules come first (a rate rule under its limit lets evaluation go on):
  * every request is counted by source, the malformed and the oversize ones too. WAF re-estimates a rate about every
- * 30 s, so a source is blocked up to 30 s after it passes its limit; blocked requests keep counting, so a source that
- * keeps flooding stays blocked.
+ * 30 s, so a source is blocked usually within 30 s of passing its limit (AWS: at times several minutes); blocked
+ * requests keep counting, so a source that keeps flooding stays blocked.
  * - `RatePerListedIp` (priority 0): an address on the customers' egress list (`CustomerEgress` IP set), at the
  *   largest contract the admin tool sells: a customer whose traffic from one address is more than one Business key's.
  * - `RatePerIp` (1): any other address, every request it sends (keyed or not, forged or not), at one Business key's

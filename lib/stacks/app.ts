@@ -1,4 +1,7 @@
 import { Annotations, App, Validations, type AppProps } from 'aws-cdk-lib';
+import { ROUTES } from '../../contract/routes.ts';
+import { capacityRows, shortfalls } from '../config/capacity.ts';
+import { requestUnitCeiling } from '../constructs/data-tables.ts';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import {
   STAGES,
@@ -20,6 +23,18 @@ import { isFirstDeploy, warnFirstDeploy } from './first-deploy.ts';
  * refuses to synthesize without an account: an error on the stack, so `cdk synth|deploy` of that stack fails with
  * one line while the other stages still synthesize and deploy.
  */
+/**
+ * A stage sized below the contracts we sell (a share of an account, an account's low quotas) refuses customers inside
+ * their contracts: each such hop, one line, with where the figure to ask for is.
+ */
+export function undersized(stage: StageConfig): string[] {
+  const rows = capacityRows({ ...stage, tableMaxUnits: requestUnitCeiling(stage.stageThrottle, ROUTES.length) });
+  return shortfalls(rows).map(
+    (r) =>
+      `${stage.stackName}: ${r.hop} is ${r.capacity.toLocaleString('en-US')} ${r.unit}, below what the contracts sold ask of it (${r.demand.toLocaleString('en-US')}): raise the account's quotas (npm run capacity -- --stage ${stage.name} names them) or give the stage an account of its own`,
+  );
+}
+
 export function createApp(props: AppProps = {}): {
   app: App;
   stacks: Record<StageName, AnimalStoreStack>;
@@ -67,6 +82,7 @@ export function createApp(props: AppProps = {}): {
     // stack's dependencies unless --exclusively) deploys the account stack first.
     stack.addStackDependency(accountSettings, 'API Gateway needs the account CloudWatch Logs role before a stage logs');
     if (firstDeploy) warnFirstDeploy(stack, name);
+    for (const line of undersized(stage)) Annotations.of(stack).addWarningV2('animal-store:capacity', line);
     stacks[name] = stack;
   }
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));

@@ -19,6 +19,7 @@ import {
 } from '../../lib/config/capacity.ts';
 import { STAGES, STAGE_NAMES, contextProblems, withAccountQuotas } from '../../lib/config/stages.ts';
 import { requestUnitCeiling } from '../../lib/constructs/data-tables.ts';
+import { undersized } from '../../lib/stacks/app.ts';
 
 const capacityOf = (name: keyof typeof STAGES): StageCapacity => {
   const s = STAGES[name];
@@ -90,6 +91,25 @@ describe('the edge sized from the account quotas', () => {
     ]);
   });
 
+  it('synth warns, naming each hop, when a share leaves the stage below the contracts sold', () => {
+    for (const name of STAGE_NAMES) expect(undersized(STAGES[name])).toEqual([]);
+    const shared = withAccountQuotas(STAGES.staging, (k) =>
+      k === 'animal-store:staging:accountShare' ? '0.2' : undefined,
+    );
+    const lines = undersized(shared);
+    expect(lines.some((l) => l.startsWith('AnimalStore-staging: Stage throttle: rate per method is 500 req/s'))).toBe(
+      true,
+    );
+    expect(lines.every((l) => l.includes('npm run capacity -- --stage staging'))).toBe(true);
+    // A tiny share still sizes something: no negative or zero capacity.
+    const tiny = withAccountQuotas(STAGES.staging, (k) =>
+      k === 'animal-store:staging:accountShare' ? '0.001' : undefined,
+    );
+    expect(tiny.stageThrottle.rateLimit).toBeGreaterThan(0);
+    expect(tiny.stageThrottle.burstLimit).toBeGreaterThan(0);
+    expect(tiny.authorizerReservedConcurrency).toBeGreaterThan(0);
+  });
+
   it('a key’s declared burst fits twice in a method’s bucket', () => {
     for (const name of STAGE_NAMES) expect(STAGES[name].stageThrottle.burstLimit).toBeGreaterThanOrEqual(2 * KEY_BURST);
   });
@@ -100,8 +120,12 @@ describe('the edge sized from the account quotas', () => {
       '203.0.113.7/32',
       '198.51.100.0/24',
     ]);
+    // WAF refuses /0; a block larger than /16 would give much of a network the largest contract.
+    for (const wide of ['0.0.0.0/0', '10.0.0.0/8', '10.01.0.0/16'])
+      expect(contextProblems('production', ctx(wide)), wide).toHaveLength(1);
+    expect(contextProblems('production', ctx('10.1.0.0/16,192.0.2.1'))).toEqual([]);
     expect(contextProblems('production', ctx('203.0.113.7,example.com'))).toEqual([
-      '-c animal-store:production:customerEgress: "example.com/32" is not an IPv4 CIDR block',
+      '-c animal-store:production:customerEgress: "example.com/32" is not an IPv4 CIDR block of /16 or smaller',
     ]);
   });
 
