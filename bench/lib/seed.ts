@@ -145,7 +145,10 @@ export async function seedItems(
   return performance.now() - t0;
 }
 
-/** An Enterprise key at the ceiling (MAX_CUSTOM_LIMITS), which no benchmark reaches: the limiter never rejects. */
+/**
+ * An Enterprise key at the whole account's rate (600,000/min, the most shards a key has), which no benchmark reaches:
+ * the limiter never rejects.
+ */
 export async function seedBenchKey(client: DynamoDBClient, keysTable: string, key: string): Promise<void> {
   await seedKey(client, keysTable, key, {
     keyId: BENCH_AUTH.keyId,

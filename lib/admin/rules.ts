@@ -2,7 +2,13 @@
  * The admin tool's pure rules: what an admin sees of a record and which owners, key ids and custom limits are
  * acceptable.
  */
-import { ACCOUNT_THROTTLE, MAX_CUSTOM_LIMITS, type PlanLimits, type PlanName } from '../../contract/plans.ts';
+import {
+  ACCOUNT_THROTTLE,
+  MAX_CUSTOM_LIMITS,
+  OPERATION_COUNT,
+  type PlanLimits,
+  type PlanName,
+} from '../../contract/plans.ts';
 import { limitsOf, type KeyRecord } from '../../lambdas/domain/keys.ts';
 import { AdminError } from './ports.ts';
 
@@ -129,7 +135,7 @@ export function checkLimits(
     if (v > max)
       throw new AdminError(
         `${name} ${v.toLocaleString('en-US')} is more than one key can be served: at most ${max.toLocaleString('en-US')} ` +
-          `(API Gateway admits ${ACCOUNT_THROTTLE.rateLimit.toLocaleString('en-US')} requests/s per account and Region; docs/rate-limiting.md)`,
+          `(API Gateway admits ${ACCOUNT_THROTTLE.rateLimit.toLocaleString('en-US')} requests/s per account and Region, split over the stage's ${OPERATION_COUNT} methods; docs/rate-limiting.md)`,
       );
   }
   if (perDay < perMinute) throw new AdminError('--per-day must be at least --per-minute');

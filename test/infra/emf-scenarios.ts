@@ -6,6 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { generateKey } from '../../lambdas/domain/keys.ts';
+import { TALLY_FLUSH_MS } from '../../lambdas/handlers/authorizer.ts';
 import { startLocalApi } from '../../lib/local/app.ts';
 import { PLANS } from '../../contract/plans.ts';
 import { ROUTES } from '../../contract/routes.ts';
@@ -19,7 +20,10 @@ const other = generateKey();
 // The local gateway runs the local template, whose plan keys are named for its own stage: the authorizer names
 // those, not the given stage's (which are on no usage plan here: 403).
 const { USAGE_KEYS_STAGE: _ownStage, ...stageEnv } = JSON.parse(process.argv[3] ?? '{}') as Record<string, string>;
+/** How far the functions' clock runs ahead of the wall clock: moved past the authorizer's tally interval below. */
+let ahead = 0;
 const api = await startLocalApi({
+  now: () => Date.now() + ahead,
   dynamoEndpoint: process.argv[2] || undefined,
   tablePrefix: `emf${randomBytes(4).toString('hex')}`,
   devKeys: [
@@ -56,7 +60,10 @@ try {
   // RateLimited: requests over the Free minute (until one is refused: a minute boundary may pass meanwhile).
   for (let i = 0; i < 3 * PLANS.free.limits!.perMinute; i++) if ((await send(plain)).status === 429) break;
 
-  // AuthorizerDenied: a well-formed key nobody issued (answered 401 by the authorizer, not by the header check).
+  // AuthorizerDenied: a well-formed key nobody issued (answered 401 by the authorizer, not by the header check). The
+  // authorizer writes its added-up counts at most once per TALLY_FLUSH_MS: a denial that long after its last line is
+  // written at once.
+  ahead += TALLY_FLUSH_MS;
   await send(plain, { Authorization: `Bearer ${generateKey()}` });
 
   // Storage failures, injected into the functions' own DynamoDB client (the faults test does the same).

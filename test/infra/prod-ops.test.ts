@@ -175,7 +175,8 @@ describe.each(STAGE_NAMES)('stage %s', (stage) => {
     expect(acl.Properties.Scope).toBe('REGIONAL');
     expect(acl.Properties.DefaultAction).toEqual({ Allow: {} });
     const rule = acl.Properties.Rules.find((r: { Name: string }) => r.Name === 'RatePerIp');
-    expect(rule.Action).toEqual({ Block: {} });
+    // Blocked with the spec's answer to a request over a limit (edge-security.test.ts checks its body and headers).
+    expect(rule.Action.Block.CustomResponse.ResponseCode).toBe(429);
     expect(rule.Statement.RateBasedStatement).toMatchObject({
       AggregateKeyType: 'IP',
       Limit: STAGES[stage].wafRequestsPerIpPer5Minutes,

@@ -96,8 +96,8 @@ const SCENARIOS: Scenario[] = [
       await dayCounters(w, id, { d: 5_000 });
       return [id];
     },
-    args: setPlan('enterprise', { perMinute: 250_000 }),
-    done: onPlan('enterprise', { perMinute: 250_000, perDay: 10_000_000 }),
+    args: setPlan('enterprise', { perMinute: 150_000 }),
+    done: onPlan('enterprise', { perMinute: 150_000, perDay: 10_000_000 }),
   },
   {
     name: 'revoke',
@@ -260,5 +260,5 @@ describe('every admin command, failing at each of its steps in turn, converges w
 });
 
 it('the scenarios cross shard layouts where they say they do', () => {
-  expect(limiterShards({ perMinute: 100_000, perDay: 1 })).not.toBe(limiterShards({ perMinute: 250_000, perDay: 1 }));
+  expect(limiterShards({ perMinute: 100_000, perDay: 1 })).not.toBe(limiterShards({ perMinute: 150_000, perDay: 1 }));
 });

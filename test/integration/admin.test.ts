@@ -79,14 +79,14 @@ describe('admin tool on DynamoDB Local', () => {
       /--per-minute must be/,
     ],
     [['keys', 'create', '--owner', 'x', '--plan', 'pro', '--per-minute', '5'], /enterprise plan only/],
-    // What the design sustains for one key: API Gateway's 10,000 requests/s per account (600,000 a minute).
+    // What one key can be served: one method's part of API Gateway's 10,000 requests/s per account (150,000 a minute).
     [
-      ['keys', 'create', '--owner', 'x', '--plan', 'enterprise', '--per-minute', '1000000', '--per-day', '2000000'],
-      /--per-minute 1,000,000 is more than one key can be served: at most 600,000 \(API Gateway admits 10,000 requests\/s/,
+      ['keys', 'create', '--owner', 'x', '--plan', 'enterprise', '--per-minute', '600000', '--per-day', '2000000'],
+      /--per-minute 600,000 is more than one key can be served: at most 150,000 \(API Gateway admits 10,000 requests\/s per account and Region, split over the stage's 4 methods/,
     ],
     [
-      ['keys', 'create', '--owner', 'x', '--plan', 'enterprise', '--per-minute', '600000', '--per-day', '1000000000'],
-      /--per-day 1,000,000,000 is more than one key can be served: at most 864,000,000/,
+      ['keys', 'create', '--owner', 'x', '--plan', 'enterprise', '--per-minute', '150000', '--per-day', '1000000000'],
+      /--per-day 1,000,000,000 is more than one key can be served: at most 216,000,000/,
     ],
     [['keys', 'show', 'key_missing'], /no key with id key_missing/],
     [['keys', 'revoke'], /needs a key id/],
