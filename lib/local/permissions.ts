@@ -134,8 +134,10 @@ function permissionsOf(t: CfnTemplate): Permission[] {
       const where = `the Lambda permission emulation (${id})`;
       const extra = Object.keys(p).filter((k) => !UNDERSTOOD.has(k));
       if (extra.length) throw new Error(`${where}: ${extra.join(', ')} is not emulated; refusing rather than guessing`);
-      if (typeof p.Principal !== 'string' || typeof p.Action !== 'string')
-        throw new Error(`${where}: Principal and Action must be strings`);
+      if (typeof p.Action !== 'string') throw new Error(`${where}: Action must be a string`);
+      // A principal given by reference (a role's ARN: the deploy's service role invoking the pre-traffic check) is
+      // no service principal, so not API Gateway.
+      if (typeof p.Principal !== 'string') return [];
       // A permission for another service (or none for API Gateway) grants API Gateway nothing.
       if (p.Principal !== API_GATEWAY || !globMatches(p.Action, 'lambda:InvokeFunction', true)) return [];
       const target = targetOf(t, p.FunctionName, where);

@@ -6,8 +6,8 @@
  * and reservation) or the contract (plans, KEY_BURST). WAF needs up to one re-estimate (about 30 s) to see a source
  * over its limit: until then a flood spends the buckets it reaches, and the test prints what customers saw in that
  * time and what the flood cost in DynamoDB reads; from WAF's first block on (and the buckets' refill, under a second),
- * every customer gets its whole contract, and customers of another method get theirs throughout. Staging's template:
- * production's edge figures are the same (both stages default to an account of their own).
+ * every customer gets its whole contract, and customers of another method get theirs throughout. On both stages'
+ * templates.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BASE_PATH } from '../../contract/routes.ts';
@@ -357,7 +357,7 @@ interface Row {
   after: number;
 }
 
-describe.each(['staging'] as const)(
+describe.each(['staging', 'production'] as const)(
   '%s: every source is bounded at the edge (WAF, buckets, authorizer, usage plans)',
   (stage) => {
     let w: ReturnType<typeof world>;
