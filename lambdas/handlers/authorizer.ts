@@ -24,7 +24,7 @@ import {
 } from '../domain/keys.ts';
 import { windowsAt } from '../domain/rate-limit.ts';
 // The key and standing lookup, and the limiter's ban writes: no pet code in the authorizer's bundle.
-import { markSpentDenied, noteSpentBanEnd, readKeyAndStanding } from '../storage/standing.ts';
+import { noteSpentTold, readKeyAndStanding } from '../storage/standing.ts';
 import { banAsLimiter } from '../storage/limiter-ban.ts';
 import type { Runtime } from '../shared/runtime.ts';
 
@@ -93,14 +93,12 @@ export function authorizerHandler(rt: Runtime) {
     const w = windowsAt(nowMs);
     const step = spentRepeat(standing, w.nowSec, ttl);
     try {
-      if (step === 'mark') await markSpentDenied(rt.storage, keyHash, w.nowSec);
+      if (step === 'mark') await noteSpentTold(rt.storage, keyHash, w.nowSec, true);
       if (step !== 'ban') return standing;
       const key = { subject: auth.keyId, hash: keyHash, limits: auth };
       // Ends with the day at the latest: the key could not be served before then anyway, so the ban never costs it a
       // request of the next day.
       const bannedUntil = await banAsLimiter(rt.storage, rt.telemetry, key, w, w.dayStart + 86_400);
-      // Told its spent day again after the ban; only coming back after that Deny bans it again.
-      await noteSpentBanEnd(rt.storage, keyHash, bannedUntil);
       return { ...standing, bannedUntil };
     } catch (err) {
       rt.telemetry.log.warn('spent key not noted', { errorName: (err as Error)?.name });

@@ -131,45 +131,38 @@ export async function noteStanding(
 }
 
 /**
- * Notes that the authorizer denied the key its spent day at `nowSec`: one conditional write, made only when the item
- * holds no such note of this UTC day, so concurrent and later denials of the day write nothing. On the item the spent
- * day was recorded on (never creating one), so it goes when the item does.
+ * Notes when the authorizer last told the key its day is spent (unix seconds, `spentDeniedAt`): its first Deny of the
+ * day (`firstOfDay`: written only when the item holds no note of this UTC day, so concurrent and later denials write
+ * nothing; a note at the day's first second is a ban that ended with the day before), or the end of a ban it gave
+ * the key, after which the key is told again before another ban. On the item the spent day was recorded on (never
+ * creating one), so it goes when the item does. A retry writes the same value.
  */
-export async function markSpentDenied({ doc, tables }: Storage, hash: string, nowSec: number): Promise<void> {
+export async function noteSpentTold(
+  { doc, tables }: Storage,
+  hash: string,
+  atSec: number,
+  firstOfDay: boolean,
+): Promise<void> {
   try {
     await guarded((options) =>
       doc.send(
         new UpdateCommand({
           TableName: tables.state,
           Key: standingKey(hash),
-          UpdateExpression: 'SET spentDeniedAt = :now',
-          ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(spentDeniedAt) OR spentDeniedAt < :day)',
-          ExpressionAttributeValues: { ':now': nowSec, ':day': nowSec - (nowSec % 86_400) },
+          UpdateExpression: 'SET spentDeniedAt = :at',
+          ...(firstOfDay
+            ? {
+                ConditionExpression:
+                  'attribute_exists(pk) AND (attribute_not_exists(spentDeniedAt) OR spentDeniedAt <= :day)',
+                ExpressionAttributeValues: { ':at': atSec, ':day': atSec - (atSec % 86_400) },
+              }
+            : { ConditionExpression: 'attribute_exists(pk)', ExpressionAttributeValues: { ':at': atSec } }),
         }),
         options,
       ),
     );
   } catch (err: unknown) {
-    // Already noted today (another denial's write came first): nothing to add.
+    // Already noted today (another denial's write came first), or no standing: nothing to add.
     if ((err as Error)?.name !== 'ConditionalCheckFailedException') throw err;
   }
-}
-
-/**
- * Moves the note to the end of a ban the authorizer gave a spent key (unix seconds): after the ban the key is told its
- * spent day again, and only coming back after that Deny is banned again. Idempotent: a retry writes the same value.
- */
-export async function noteSpentBanEnd({ doc, tables }: Storage, hash: string, banUntil: number): Promise<void> {
-  await guarded((options) =>
-    doc.send(
-      new UpdateCommand({
-        TableName: tables.state,
-        Key: standingKey(hash),
-        UpdateExpression: 'SET spentDeniedAt = :until',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: { ':until': banUntil },
-      }),
-      options,
-    ),
-  );
 }

@@ -9,6 +9,7 @@ import { afterAll, beforeAll } from 'vitest';
 import { generateKey, hashKey } from '../../lambdas/domain/keys.ts';
 import { shardKey } from '../../lambdas/storage/limiter-items.ts';
 import type { AdminDeps } from '../../lib/admin/service.ts';
+import type { LocalFunction } from '../../lib/local/lambda.ts';
 import { startLocalAdmin } from './admin.ts';
 import type { TestApi } from './api.ts';
 
@@ -58,4 +59,22 @@ export async function setDayCounters(
 /** A response's status and, when it is an error, its code: `429 quota_exceeded`, `200`. */
 export async function codeOf(res: Response): Promise<string> {
   return `${res.status} ${res.ok ? '' : ((await res.json()) as { code: string }).code}`.trim();
+}
+
+/**
+ * Counts the invocations of `operationId`'s function from now on: a request that reached it was not refused by the
+ * gateway.
+ */
+export function countInvocations(api: Pick<TestApi, 'functions'>, operationId: string): { readonly count: number } {
+  const functions = api.functions as Map<string, LocalFunction>;
+  const [id, fn] = [...functions].find(([, f]) => f.def.name === operationId)!;
+  const counter = { count: 0 };
+  functions.set(id, {
+    ...fn,
+    handler: (event, context) => {
+      counter.count++;
+      return fn.handler(event, context);
+    },
+  });
+  return counter;
 }

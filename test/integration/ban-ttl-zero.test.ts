@@ -7,24 +7,16 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { PLANS, banThreshold } from '../../contract/plans.ts';
 import { LIST_PETS } from '../../contract/operations/list-pets.ts';
-import type { LocalFunction } from '../../lib/local/lambda.ts';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
+import { countInvocations } from '../helpers/key-standing.ts';
 
 let api: TestApi;
 /** Invocations of the function behind GET /pets: a request that reached it was not refused by the gateway. */
-let reachedFunction = 0;
+let reached: { readonly count: number };
 
 beforeAll(async () => {
   api = await startTestApi(); // authorizer cache TTL 0
-  const functions = api.functions as Map<string, LocalFunction>;
-  const [id, fn] = [...functions].find(([, f]) => f.def.name === LIST_PETS.operationId)!;
-  functions.set(id, {
-    ...fn,
-    handler: (event, context) => {
-      reachedFunction++;
-      return fn.handler(event, context);
-    },
-  });
+  reached = countInvocations(api, LIST_PETS.operationId);
 });
 afterAll(() => api?.close());
 
@@ -55,7 +47,7 @@ it('a ban decided in a flood of 48 in flight is refused by the gateway within th
     ok: tally('200'),
     rateLimited: tally('rate_limited'),
     keyBanned: tally('key_banned'),
-    reachedFunction,
+    reachedFunction: reached.count,
     banToldAtMs: sentWhenBanTold! * 25,
     sentAfterBanTold: afterBan.length,
   };
@@ -69,13 +61,13 @@ it('a ban decided in a flood of 48 in flight is refused by the gateway within th
   // Every request sent once the ban was told is refused by the gateway: no function runs for it.
   expect(afterBan.length).toBeGreaterThan(1_500);
   expect(afterBan.every((a) => a.code === 'key_banned')).toBe(true);
-  expect(reachedFunction).toBeLessThanOrEqual(sentWhenBanTold!);
+  expect(reached.count).toBeLessThanOrEqual(sentWhenBanTold!);
 
   // Still in the minute, one more request: refused at the gateway, no function runs.
   api.clock.set(() => minute + 55_000);
-  const before = reachedFunction;
+  const before = reached.count;
   const res = await api.call('/pets?limit=1', { key });
   expect(res.status).toBe(429);
   expect(((await res.json()) as { code: string }).code).toBe('key_banned');
-  expect(reachedFunction).toBe(before);
+  expect(reached.count).toBe(before);
 }, 120_000);

@@ -20,10 +20,9 @@ import { PLANS, PLAN_NAMES, type PlanName } from '../../contract/plans.ts';
 import { generateKey, hashKey } from '../../lambdas/domain/keys.ts';
 import { noteStanding } from '../../lambdas/storage/standing.ts';
 import type { AdminDeps } from '../../lib/admin/service.ts';
-import type { LocalFunction } from '../../lib/local/lambda.ts';
 import { runLocalAdmin, startLocalAdminOnApiClock } from '../helpers/admin.ts';
 import type { TestApi } from '../helpers/api.ts';
-import { setDayCounters } from '../helpers/key-standing.ts';
+import { countInvocations, setDayCounters } from '../helpers/key-standing.ts';
 import { EVERY_PLAN, planKey, planUsagePlan, registerKeys, usedOnPlan, type PlanCase } from '../helpers/plan-keys.ts';
 
 const STANDINGS = [
@@ -39,20 +38,12 @@ type StandingCase = (typeof STANDINGS)[number];
 let api: TestApi;
 let deps: AdminDeps;
 /** Invocations of the function behind GET /pets: a request that reached it was not refused by the gateway. */
-let reachedFunction = 0;
+let reached: { readonly count: number };
 
 beforeAll(async () => {
   // As deployed: the template's authorizer cache, usage plans and stage throttle.
   ({ api, deps } = await startLocalAdminOnApiClock({ devKeys: [], authCacheTtlSeconds: undefined }));
-  const functions = api.functions as Map<string, LocalFunction>;
-  const [id, fn] = [...functions].find(([, f]) => f.def.name === LIST_PETS.operationId)!;
-  functions.set(id, {
-    ...fn,
-    handler: (event, context) => {
-      reachedFunction++;
-      return fn.handler(event, context);
-    },
-  });
+  reached = countInvocations(api, LIST_PETS.operationId);
 });
 afterAll(() => api?.close());
 
@@ -70,14 +61,14 @@ interface Answer {
 /** GET /pets with `key` at `atMs`: what the client sees, and who answered; counted requests on each plan's key. */
 async function ask(key: string, atMs: number): Promise<{ answer: Answer; counted: Record<PlanName, number> }> {
   api.clock.set(() => atMs);
-  const before = reachedFunction;
+  const before = reached.count;
   const used = Object.fromEntries(PLAN_NAMES.map((p) => [p, usedOnPlan(api, p)])) as Record<PlanName, number>;
   const res = await api.call('/pets?limit=1', { key });
   const body = (await res.json()) as { code?: string; message?: string; status?: number };
   const h = (name: string) => res.headers.get(name);
   return {
     answer: {
-      by: reachedFunction > before ? 'function' : 'gateway',
+      by: reached.count > before ? 'function' : 'gateway',
       status: res.status,
       limit: h('x-ratelimit-limit'),
       remaining: h('x-ratelimit-remaining'),
