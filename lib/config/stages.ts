@@ -244,18 +244,21 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
   },
 };
 
+/** A comma-separated context value's entries, trimmed, empty ones dropped; undefined when it is not a string. */
+const listOf = (v: unknown): string[] | undefined =>
+  typeof v === 'string'
+    ? v
+        .split(',')
+        .map((e) => e.trim())
+        .filter(Boolean)
+    : undefined;
+
 /** A stage's alarm notifications with the context overrides applied (context wins over STAGES). */
 export function alarmNotificationsOf(stage: StageConfig, context: (key: string) => unknown): AlarmNotifications {
   const emails = context(`animal-store:${stage.name}:alarmEmails`);
   const topicArn = context(`animal-store:${stage.name}:alarmTopicArn`);
   return {
-    emails:
-      typeof emails === 'string'
-        ? emails
-            .split(',')
-            .map((e) => e.trim())
-            .filter(Boolean)
-        : stage.alarmNotifications.emails,
+    emails: listOf(emails) ?? stage.alarmNotifications.emails,
     topicArn: typeof topicArn === 'string' && topicArn ? topicArn : stage.alarmNotifications.topicArn,
   };
 }
@@ -277,14 +280,7 @@ const MIN_PREFIX = 16;
 const isCidr = (e: string) => CIDR.test(e) && Number(e.split('/')[1]) >= MIN_PREFIX;
 
 /** Customers' egress addresses given by context, each with its prefix length (`/32` added to a bare address). */
-const egressOf = (v: unknown): string[] | undefined =>
-  typeof v === 'string'
-    ? v
-        .split(',')
-        .map((e) => e.trim())
-        .filter(Boolean)
-        .map((e) => (e.includes('/') ? e : `${e}/32`))
-    : undefined;
+const egressOf = (v: unknown): string[] | undefined => listOf(v)?.map((e) => (e.includes('/') ? e : `${e}/32`));
 
 /**
  * The stage with what context says: account quotas that were raised (`-c animal-store:<stage>:lambdaConcurrency=10000`,

@@ -2,13 +2,14 @@
  * The Free plan's usage plan holds a share of the stage (staging: rate 5,000/s, bucket 250, half the paying plans'),
  * so Free keys at their full contract, however many, leave the paying plans the rest. Over HTTP through the local
  * gateway as deployed (the template's authorizer cache, usage plans and stage throttle), on the test's clock: 60
- * Free keys each send their whole minute within half a second over three methods (7,200 requests a second, more than
+ * Free keys each send their whole minute within half a second over the read methods (7,200 requests a second, more than
  * the Free share, each method under its own rate), and a Business key sends its whole minute of creates in the same
  * half second. The Free keys meet the gateway's 429 (THROTTLED: the Free share is spent), the Business key is served
  * every request.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { PLANS } from '../../contract/plans.ts';
+import { ROUTES } from '../../contract/routes.ts';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
 import {
   fire,
@@ -39,9 +40,11 @@ it('Free keys at their full contract spend the Free share; a Business key still 
   const start = Date.UTC(2037, 5, 1, 12, 0, 1);
   const span = 500;
   const freeRate = (FREE_KEYS * PLANS.free.limits!.perMinute * 1_000) / span;
-  // Every read method a Free key may call, each taking a third (any answer a function gives is counted); the
+  // Every read method a Free key may call, each taking its part (any answer a function gives is counted); the
   // Business key's creates have their own method.
-  const freePaths = ['/pets?limit=1', '/store/orders', '/pets/free-share-none'];
+  const freePaths = ROUTES.filter((r) => r.method === 'GET').map((r) =>
+    r.path.replace(/\{[^}]+\}/g, 'free-share-none'),
+  );
   const methodRate = api.model.stageThrottle!.default!.rateLimit;
   // More than the Free share admits; on each method, less than the method's rate; together with the Business key's,
   // less than the stage's.
