@@ -157,9 +157,23 @@ export interface RequestSample {
   readonly body?: unknown;
 }
 
+/**
+ * What an operation does to the store. The pre-traffic check, the post-traffic bake and the read-only scope derive
+ * from it, never from the HTTP method: a read may be a POST, and a DELETE is a change.
+ * - `reads`: changes nothing; any key may send it again and again.
+ * - `creates`: makes a new item that belongs to the caller and nothing else.
+ * - `changes`, `deletes`: alter or remove an item that exists, which may be a customer's.
+ */
+export type OperationEffect = 'reads' | 'creates' | 'changes' | 'deletes';
+
+/** Whether the operation changes the store (every effect but `reads`). */
+export const writes = (route: { readonly does: OperationEffect }): boolean => route.does !== 'reads';
+
 export interface Route {
   readonly operationId: string;
   readonly method: HttpMethod;
+  /** What it does to the store (OperationEffect). */
+  readonly does: OperationEffect;
   /** Path below the base path `/v1`, with `{param}` placeholders as API Gateway writes them. */
   readonly path: string;
   readonly summary: string;

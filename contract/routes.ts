@@ -16,6 +16,7 @@ export type {
   FunctionAccess,
   HeaderDoc,
   HttpMethod,
+  OperationEffect,
   RequestSample,
   RequestSchemas,
   ResponseHeader,
@@ -24,7 +25,7 @@ export type {
   TableGrant,
 } from './route-types.ts';
 
-export { BASE_PATH, EXISTING_ITEM } from './route-types.ts';
+export { BASE_PATH, EXISTING_ITEM, writes } from './route-types.ts';
 
 /** A route of the table: with the sample request the benchmarks send, which a test's own route may leave out. */
 type TableRoute = Route & { readonly sample: RequestSample };

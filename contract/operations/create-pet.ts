@@ -29,6 +29,7 @@ const REX = { name: 'Rex', categoryId: 1, status: 'available' } as const;
 export const CREATE_PET = {
   operationId: 'createPet',
   method: 'POST',
+  does: 'creates',
   path: '/pets',
   summary: 'Add an animal',
   description:

@@ -9,6 +9,7 @@ const GET_PET_SUNSET = '2030-12-05T00:00:00Z';
 export const GET_PET = {
   operationId: 'getPet',
   method: 'GET',
+  does: 'reads',
   path: '/pets/{petId}',
   summary: 'Get one animal (deprecated: use GET /pets with the status filter)',
   description: 'Returns one animal.',

@@ -5,6 +5,7 @@ import type { Route } from '../route-types.ts';
 export const LIST_ORDERS = {
   operationId: 'listOrders',
   method: 'GET',
+  does: 'reads',
   path: '/store/orders',
   summary: 'List store orders (contract not yet specified)',
   request: {},

@@ -7,6 +7,7 @@ import type { Route } from '../route-types.ts';
 export const LIST_PETS = {
   operationId: 'listPets',
   method: 'GET',
+  does: 'reads',
   path: '/pets',
   summary: 'List all animals',
   description:

@@ -67,6 +67,7 @@ describe('the route-derived tables (README.md, docs/api.md, docs/deployment.md)'
     const fixture = {
       operationId: 'testFixture',
       method: 'PATCH',
+      does: 'changes',
       path: '/test-only/things/{thingId}',
       summary: 'Change a thing',
       description: 'A test-only operation.',

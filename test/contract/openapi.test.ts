@@ -194,6 +194,7 @@ describe('openapi.json', () => {
     const patch = {
       operationId: 'testChangePet',
       method: 'PATCH',
+      does: 'changes',
       path: '/test-only/pets/{petId}',
       summary: "Change an animal's status",
       description: "Changes an animal's status.",

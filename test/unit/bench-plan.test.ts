@@ -44,6 +44,7 @@ const Kennel = z.object({
 const CREATE_KENNEL = {
   operationId: 'createKennel',
   method: 'POST',
+  does: 'creates',
   path: '/kennels',
   summary: 'Add a kennel',
   request: { body: NewKennel },
@@ -55,6 +56,7 @@ const CREATE_KENNEL = {
 const GET_KENNEL = {
   operationId: 'getKennel',
   method: 'GET',
+  does: 'reads',
   path: '/kennels/{kennelId}',
   summary: 'Get a kennel',
   request: {},
@@ -109,6 +111,7 @@ describe('a declared operation the bench was never edited for', () => {
     expect(httpRequestOf(kennelOps[1]!, seededId(42))).toEqual({ method: 'GET', path: '/kennels/1000000042' });
     expect(httpRequestOf(kennelOps[0]!, seededId(42))).toEqual({
       method: 'POST',
+      does: 'creates',
       path: '/kennels',
       body: '{"name":"Happy Paws"}',
     });

@@ -25,6 +25,7 @@ const codec = cursorCodec({ keys: { current: SECRET }, now: () => T0 });
 const LIST_THINGS = {
   operationId: 'testListThings',
   method: 'GET',
+  does: 'reads',
   path: '/test-only/shelters/{shelterId}/things',
   summary: 'List things',
   request: {
@@ -44,6 +45,7 @@ const LIST_THINGS = {
 const CREATE_SHELTER = {
   operationId: 'testCreateShelter',
   method: 'POST',
+  does: 'creates',
   path: '/test-only/shelters',
   summary: 'Add a shelter',
   request: {},
@@ -54,6 +56,7 @@ const CREATE_SHELTER = {
 const GET_SHELTER = {
   operationId: 'testGetShelter',
   method: 'GET',
+  does: 'reads',
   path: '/test-only/shelters/{shelterId}',
   summary: 'One shelter',
   request: { params: z.object({ shelterId: z.string() }) },
