@@ -10,6 +10,7 @@
  */
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { LIVE_ALIAS } from '../../contract/aliases.ts';
 import type { Route } from '../../contract/route-types.ts';
 import { JSON_HEADERS, UNCOUNTED_RATE_LIMIT_HEADERS } from '../../contract/errors.ts';
 // The headers' names only: their documentation stays out of the bundle.
@@ -102,17 +103,13 @@ export function errorResponse(err: AppError, extra: Record<string, string> = {})
  * and counts it. A 501 is the contract's answer for an operation not specified yet: counted apart, so the 5xx-rate
  * alarms can leave it out.
  */
-function recordFailure(rt: Runtime, route: Route, raw: unknown, err: AppError, version: string): void {
+function recordFailure(rt: Runtime, route: Route, raw: unknown, err: AppError, context: Context | undefined): void {
   // Under the default dimensions only, the set the 5xx-rate alarms subtract (lib/constructs/server-error-rate.ts),
   // flushed with the invocation's other counts: no dashboard or alarm reads a per-operation set of it (one function
   // answers 501, its own logs name it), and publishing that breakdown at once cost a second EMF line's work.
   if (err.status === 501) rt.telemetry.count('NotImplemented');
-  else if (err.status >= 500) {
-    // Every 5xx this function answered, 500 and 503 alike, per operation and per version: a deploy's gate compares
-    // the version being shifted to with the one it replaces (lib/constructs/version-gates.ts), on exactly these two
-    // dimension sets beside the defaults. A version whose limiter or storage calls fail answers 503, not 500.
-    rt.telemetry.count('ServerError', { operation: route.operationId, version }, { operation: route.operationId });
-  }
+  // Every 5xx this function answered, 500 and 503 alike: a version whose limiter or storage calls fail answers 503.
+  else if (err.status >= 500) countServerError(rt, route, context);
   if (err.code === 'internal_error') {
     const operation = route.operationId;
     rt.telemetry.count('InternalError', { operation });
@@ -184,7 +181,7 @@ const api = (
     err: AppError,
     raw: unknown,
   ) {
-    recordFailure(rt, route, raw, err, request.context.functionVersion);
+    recordFailure(rt, route, raw, err, request.context);
     // An error before the limiter ran (e.g. no authorizer context) was not counted: say so, as the gateway does.
     request.response = errorResponse(err, {
       ...UNCOUNTED_RATE_LIMIT_HEADERS,
@@ -233,7 +230,7 @@ export function apiHandler<R extends Route>(
         ? handler(event, context)
         : withDeadline(left - RESPONSE_MARGIN_MS, () => handler(event, context));
     return answer.then((result) => {
-      if (!isReadableAnswer(result)) countUnreadable(rt, route, context?.functionVersion);
+      if (!isReadableAnswer(result)) countUnreadable(rt, route, context);
       return result;
     });
   };
@@ -249,9 +246,34 @@ export function isReadableAnswer(r: unknown): boolean {
 }
 
 /** A 502 of ours: counted as the 5xx answers are, per version, for the deploy gates (version-gates.ts). */
-function countUnreadable(rt: Runtime, route: Route, version = 'unknown'): void {
-  rt.telemetry.count('ServerError', { operation: route.operationId, version }, { operation: route.operationId });
+function countUnreadable(rt: Runtime, route: Route, context: Context | undefined): void {
+  countServerError(rt, route, context);
+  // The envelope has flushed this invocation's counts already.
+  rt.telemetry.flush();
   rt.telemetry.log.error('unreadable proxy answer', { operation: route.operationId });
+}
+
+/**
+ * Whether Lambda ran this invocation through the `live` alias (API Gateway's and every customer's), rather than
+ * a version invoked directly by its number (the pre-traffic check's): the qualifier of the ARN it was invoked by.
+ */
+export function throughLiveAlias(context: Pick<Context, 'invokedFunctionArn'> | undefined): boolean {
+  // arn:aws:lambda:<region>:<account>:function:<name>[:<qualifier>]
+  return context?.invokedFunctionArn?.split(':')[7] === LIVE_ALIAS;
+}
+
+/**
+ * A 5xx, per operation and per version, for an invocation through the alias: a deploy's gate compares the version
+ * being shifted to with the one it replaces (lib/constructs/version-gates.ts) on exactly these two dimension sets
+ * beside the defaults, and divides by Lambda's counts of the alias's invocations. A direct invocation of a version
+ * is counted under the defaults alone, with the invocation's other counts: in the gates' sets, the check's failures
+ * before the shift would be the new version's while the alias gave it no share yet.
+ */
+function countServerError(rt: Runtime, route: Route, context: Context | undefined): void {
+  const operation = route.operationId;
+  if (throughLiveAlias(context))
+    rt.telemetry.count('ServerError', { operation, version: context?.functionVersion ?? 'unknown' }, { operation });
+  else rt.telemetry.count('ServerError');
 }
 
 /** Time kept, after the last storage call is cut off, to map the error, flush metrics and return the response. */

@@ -11,14 +11,14 @@ import { fileURLToPath } from 'node:url';
 import { BUNDLING } from '../config/bundling.ts';
 import { FUNCTION_RUNTIME } from '../config/function-runtime.ts';
 import type { LogLevel } from '../config/stages.ts';
+import { LIVE_ALIAS } from '../../contract/aliases.ts';
 
 const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /** Telemetry settings of every function: the service name is also the `service` dimension of custom metrics. */
 export const TELEMETRY = { serviceName: 'animal-store', metricsNamespace: 'AnimalStore' } as const;
 
-/** The alias every caller (API Gateway integrations, the authorizer) invokes; deploys move it between versions. */
-export const LIVE_ALIAS = 'live';
+export { LIVE_ALIAS } from '../../contract/aliases.ts';
 
 /**
  * The logical ids the deployed stacks hold for the `live` aliases, by the function's construct id. They are CDK's

@@ -1,7 +1,13 @@
 import { Duration } from 'aws-cdk-lib';
 import { MathExpression, Metric } from 'aws-cdk-lib/aws-cloudwatch';
 import type { Alias } from 'aws-cdk-lib/aws-lambda';
-import { GATE_MARGIN, GATE_MIN_FAILURES, GATE_PERIOD_SECONDS, GATE_SIGMAS } from '../stacks/gate-simulation.ts';
+import {
+  GATE_FLOOR_SIGMAS,
+  GATE_MARGIN,
+  GATE_MIN_FAILURES,
+  GATE_PERIOD_SECONDS,
+  GATE_SIGMAS,
+} from '../stacks/gate-simulation.ts';
 import type { CustomMetrics } from './server-error-rate.ts';
 
 /**
@@ -22,7 +28,9 @@ import type { CustomMetrics } from './server-error-rate.ts';
  * on the new version with the new version's share w of the invocations, so the new version's count f is binomial
  * (F, w). The gate fires when f exceeds that expectation by more than GATE_SIGMAS standard deviations plus
  * GATE_MARGIN, and only on at least GATE_MIN_FAILURES failures of the new version: below that a normal bound is
- * no bound (two requests of an outsider's known 500 both land on the new version in 1 % of periods). The same
+ * no bound (two requests of an outsider's known 500 both land on the new version in 1 % of periods). The share w
+ * is never taken far below the canary's weight: in the bucket the shift starts in, the old version's traffic before
+ * the shift dilutes it, and an outsider's known 500s sent at that bucket's end would stand out. The same
  * formula in TypeScript, the constants and the rates measured on randomly routed canaries:
  * lib/stacks/gate-simulation.ts (test/infra/gate-simulation.test.ts proves the two equal).
  */
@@ -35,7 +43,7 @@ import type { CustomMetrics } from './server-error-rate.ts';
  * for alarms), so the period is the window.
  */
 export const GATE_PERIOD = Duration.seconds(GATE_PERIOD_SECONDS);
-export { GATE_MARGIN, GATE_MIN_FAILURES, GATE_SIGMAS };
+export { GATE_FLOOR_SIGMAS, GATE_MARGIN, GATE_MIN_FAILURES, GATE_SIGMAS };
 
 /** Lambda's metric of the alias (`version` undefined: every version) or of one version run through it. */
 export function aliasMetric(alias: Alias, metricName: string, period: Duration, version?: string): Metric {
@@ -62,8 +70,10 @@ export const VERSION_DIMENSION = 'version';
 /**
  * The operation's `ServerError` count — every 5xx the function answered itself (500 `internal_error`, 503 of
  * storage, the limiter or the deadline, an answer the gateway cannot read and answers 502; not a 501, the
- * contract's answer) — under the exact dimension sets the function publishes it with: the defaults plus `operation`
- * (every version), and plus `version` too.
+ * contract's answer) to an invocation through the `live` alias — under the exact dimension sets the function
+ * publishes it with: the defaults plus `operation` (every version), and plus `version` too. The pre-traffic check
+ * invokes versions directly: its answers count under the defaults alone, in no gate, as Lambda counts its
+ * invocations under the version's qualifier, not the alias's.
  */
 export function serverErrors(custom: CustomMetrics, operation: string, period: Duration, version?: string): Metric {
   return new Metric({
@@ -82,11 +92,15 @@ export function serverErrors(custom: CustomMetrics, operation: string, period: D
 /**
  * How far the new version's failures `f` are above the bound on what a version failing at the alias's rate would
  * have had, given its share of the invocations (`n` of `N`) and the alias's failures `F`: 0 unless the old version
- * ran (N > n) and f >= GATE_MIN_FAILURES. The alarm fires at GATE_MARGIN. Each term is a filled series (a sum with
- * an empty series is empty); the division is guarded by the IF (N > n >= 0).
+ * ran (N > n) and f >= GATE_MIN_FAILURES. The share is at least the canary's `weight` less GATE_FLOOR_SIGMAS of
+ * routing's noise (gateExcess says why), written with IF: CloudWatch documents MAX for a series only, not for a
+ * series and a scalar. The alarm fires at GATE_MARGIN. Each term is a filled series (a sum with an empty series is
+ * empty); the divisions are guarded by the IF (N > n >= 0).
  */
-function excessOverBound(n: string, N: string, f: string, F: string): string {
-  const w = `(${n} / ${N})`;
+function excessOverBound(n: string, N: string, f: string, F: string, weight: number): string {
+  const floor = `(${weight} - ${GATE_FLOOR_SIGMAS} * ((${weight} * ${1 - weight} / ${N}) ^ 0.5))`;
+  const share = `(${n} / ${N})`;
+  const w = `IF(${share} > ${floor}, ${share}, ${floor})`;
   return (
     `IF(${N} - ${n} > 0 AND ${f} >= ${GATE_MIN_FAILURES}, ` +
     `${f} - ${w} * ${F} - ${GATE_SIGMAS} * ((${F} * ${w} * (1 - ${w})) ^ 0.5), 0)`
@@ -98,7 +112,7 @@ function excessOverBound(n: string, N: string, f: string, F: string): string {
  * the new version against the old version's share. A flood of forged tokens is denied by both versions; a version
  * that denies valid keys or fails its lookups throws where the old one allowed.
  */
-export function authorizerExcessErrors(alias: Alias, period: Duration = GATE_PERIOD): MathExpression {
+export function authorizerExcessErrors(alias: Alias, weight: number, period: Duration = GATE_PERIOD): MathExpression {
   const v = alias.version.version;
   return new MathExpression({
     expression: excessOverBound(
@@ -106,6 +120,7 @@ export function authorizerExcessErrors(alias: Alias, period: Duration = GATE_PER
       'FILL(allInvocations, 0)',
       'FILL(newErrors, 0)',
       'FILL(allErrors, 0)',
+      weight,
     ),
     usingMetrics: {
       newInvocations: aliasMetric(alias, 'Invocations', period, v),
@@ -125,6 +140,7 @@ export function operationExcessFailures(
   alias: Alias,
   custom: CustomMetrics,
   operation: string,
+  weight: number,
   period: Duration = GATE_PERIOD,
 ): MathExpression {
   const v = alias.version.version;
@@ -134,6 +150,7 @@ export function operationExcessFailures(
       'FILL(allInvocations, 0)',
       '(FILL(newErrors, 0) + FILL(newServerErrors, 0))',
       '(FILL(allErrors, 0) + FILL(allServerErrors, 0))',
+      weight,
     ),
     usingMetrics: {
       newInvocations: aliasMetric(alias, 'Invocations', period, v),

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { LOCAL_ACCOUNT, LOCAL_REGION } from './intrinsics.ts';
 import type { FunctionDef } from './template.ts';
+import { LIVE_ALIAS } from '../../contract/aliases.ts';
 import { AUTHORIZER, ROUTES } from '../../contract/routes.ts';
 import { AUTHORIZER_HANDLER, OPERATION_HANDLERS } from '../../lambdas/handlers/index.ts';
 import type { Runtime } from '../../lambdas/shared/runtime.ts';
@@ -42,13 +43,17 @@ export function buildFunctions(
   return out;
 }
 
-function lambdaContext(def: FunctionDef, deadline: number): Context {
+/**
+ * The context Lambda gives an invocation by `qualifier`: the ARN invoked carries it (an alias's name or a version's
+ * number), and the version that ran is the one named, or the only one there is locally.
+ */
+function lambdaContext(def: FunctionDef, deadline: number, qualifier: string): Context {
   const name = def.logicalId;
   return {
     callbackWaitsForEmptyEventLoop: false,
     functionName: name,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT}:function:${name}`,
+    functionVersion: /^\d+$/.test(qualifier) ? qualifier : '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT}:function:${name}:${qualifier}`,
     memoryLimitInMB: String(def.memoryMb),
     awsRequestId: randomUUID(),
     logGroupName: `/aws/lambda/${name}`,
@@ -94,9 +99,14 @@ export function throttledError(): Error {
 /**
  * Runs one invocation; a thrown error or the function's timeout is a failed invocation, and so is one past the
  * function's reserved concurrency (throttled before it runs, as Lambda does: each container serves one request at a
- * time, so the invocations in progress are the concurrency).
+ * time, so the invocations in progress are the concurrency). By the `live` alias unless a qualifier is given, as
+ * API Gateway invokes every function (a version's number: the pre-traffic check's direct invocations).
  */
-export async function invoke<T>(fn: LocalFunction, event: unknown): Promise<Invocation<T>> {
+export async function invoke<T>(
+  fn: LocalFunction,
+  event: unknown,
+  qualifier: string = LIVE_ALIAS,
+): Promise<Invocation<T>> {
   const c = concurrencyOf(fn);
   if (fn.def.reservedConcurrency !== undefined && c.running >= fn.def.reservedConcurrency) {
     c.throttled++;
@@ -105,13 +115,13 @@ export async function invoke<T>(fn: LocalFunction, event: unknown): Promise<Invo
   c.running++;
   c.peak = Math.max(c.peak, c.running);
   try {
-    return await run<T>(fn, event);
+    return await run<T>(fn, event, qualifier);
   } finally {
     c.running--;
   }
 }
 
-async function run<T>(fn: LocalFunction, event: unknown): Promise<Invocation<T>> {
+async function run<T>(fn: LocalFunction, event: unknown, qualifier: string): Promise<Invocation<T>> {
   const timeoutMs = fn.def.timeoutSeconds * 1000;
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_r, reject) => {
@@ -119,7 +129,7 @@ async function run<T>(fn: LocalFunction, event: unknown): Promise<Invocation<T>>
   });
   try {
     const result = (await Promise.race([
-      fn.handler(event, lambdaContext(fn.def, Date.now() + timeoutMs)),
+      fn.handler(event, lambdaContext(fn.def, Date.now() + timeoutMs, qualifier)),
       timeout,
     ])) as T;
     return { ok: true, result };

@@ -35,6 +35,48 @@ export function shiftSeconds(template: CfnTemplate, configName: unknown): number
   return 0;
 }
 
+/** A config's shape as CodeDeploy holds it (TrafficRoutingConfig), the percentages in the first step. */
+export interface TrafficRoutingShape {
+  readonly type: string;
+  readonly canaryPercentage?: number;
+  readonly linearPercentage?: number;
+}
+
+/**
+ * The new version's least share of the alias's invocations while the shift runs (0 to 1): a canary's percentage,
+ * or a linear config's first step (each step adds as much); 1 all at once. The deploy gates' bound never takes the
+ * new version's share below it (lib/constructs/version-gates.ts).
+ */
+export function routingWeight(routing: TrafficRoutingShape): number {
+  if (routing.type === 'TimeBasedCanary') return Number(routing.canaryPercentage) / 100;
+  if (routing.type === 'TimeBasedLinear') return Number(routing.linearPercentage) / 100;
+  if (routing.type === 'AllAtOnce') return 1;
+  throw new Error(`unknown traffic routing ${routing.type}`);
+}
+
+/** routingWeight of a predefined Lambda deployment config, by its name. */
+export function configNameWeight(configName: string): number {
+  const canary = /^CodeDeployDefault\.LambdaCanary(\d+)Percent\d+Minutes?$/.exec(configName);
+  if (canary) return routingWeight({ type: 'TimeBasedCanary', canaryPercentage: Number(canary[1]) });
+  const linear = /^CodeDeployDefault\.LambdaLinear(\d+)PercentEvery\d+Minutes?$/.exec(configName);
+  if (linear) return routingWeight({ type: 'TimeBasedLinear', linearPercentage: Number(linear[1]) });
+  if (configName === 'CodeDeployDefault.LambdaAllAtOnce') return 1;
+  throw new Error(`unknown deployment config ${configName}`);
+}
+
+/** routingWeight of a deployment group's config in a template: a predefined name, or a Ref to the stack's own. */
+export function shiftWeight(template: CfnTemplate, configName: unknown): number {
+  if (typeof configName === 'string') return configNameWeight(configName);
+  const ref = (configName as { Ref?: string } | undefined)?.Ref;
+  const routing = ref ? (template.Resources[ref]?.Properties?.TrafficRoutingConfig as any) : undefined;
+  if (!routing) throw new Error(`deployment config ${JSON.stringify(configName)} is not in the template`);
+  return routingWeight({
+    type: routing.Type,
+    canaryPercentage: routing.TimeBasedCanary?.CanaryPercentage,
+    linearPercentage: routing.TimeBasedLinear?.LinearPercentage,
+  });
+}
+
 /** The alarm's period in seconds: its own, or its metric math's (every metric of a gate has the same period). */
 function periodOf(alarm: CfnResource): number {
   const p = alarm.Properties ?? {};

@@ -8,7 +8,8 @@
 import { describe, expect, it } from 'vitest';
 import { AUTHORIZER } from '../../contract/routes.ts';
 import { STAGE_NAMES } from '../../lib/config/stages.ts';
-import { GATE_MARGIN } from '../../lib/constructs/version-gates.ts';
+import { GATE_FLOOR_SIGMAS, GATE_MARGIN } from '../../lib/constructs/version-gates.ts';
+import { shiftWeight } from '../../lib/preflight/canary-timing.ts';
 import { resourcesOf, synthesizeStages } from './stack-fixture.ts';
 
 synthesizeStages();
@@ -49,5 +50,11 @@ describe.each(STAGE_NAMES)('stage %s: the authorizer deploy gate', (stage) => {
     }
     expect(read.sort()).toEqual(['allErrors', 'allInvocations', 'newErrors', 'newInvocations']);
     expect(alarm.Threshold).toBe(GATE_MARGIN);
+    // The new version's share is floored at its group's canary weight (less routing's noise): a bucket the shift
+    // starts in late, diluted by the old version's traffic before it, is judged at the canary's weight.
+    const group = r()[alias.UpdatePolicy!.CodeDeployLambdaAliasUpdate.DeploymentGroupName.Ref]!;
+    const weight = shiftWeight({ Resources: r() } as never, group.Properties.DeploymentConfigName);
+    const expression = (alarm.Metrics as any[]).find((q) => q.ReturnData !== false).Expression as string;
+    expect(expression).toContain(`(${weight} - ${GATE_FLOOR_SIGMAS} * ((${weight} * ${1 - weight} / `);
   });
 });

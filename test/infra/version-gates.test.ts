@@ -6,9 +6,12 @@
  * in stack.test.ts.
  */
 import { describe, expect, it } from 'vitest';
+import { AUTHORIZER } from '../../contract/routes.ts';
 import { STAGE_NAMES } from '../../lib/config/stages.ts';
-import { VERSION_DIMENSION } from '../../lib/constructs/version-gates.ts';
-import { deployGates, synthesizeStages, type DeployGate } from './stack-fixture.ts';
+import { GATE_MARGIN, VERSION_DIMENSION } from '../../lib/constructs/version-gates.ts';
+import { configNameWeight, routingWeight, shiftWeight } from '../../lib/preflight/canary-timing.ts';
+import { evaluateAt } from './metric-eval.ts';
+import { deployGates, resourcesOf, synthesizeStages, type DeployGate } from './stack-fixture.ts';
 
 synthesizeStages();
 
@@ -58,4 +61,60 @@ describe.each(STAGE_NAMES)('stage %s: every deploy gate', (stage) => {
     expect(offenders).toEqual([]);
     expect(gates(stage).length).toBeGreaterThan(1);
   });
+});
+
+/**
+ * The gate's value on one bucket: `all` and `neu` invocations of the alias and of the new version, `failed` and
+ * `newFailed` failures (a 5xx the operation answered; the authorizer's throws).
+ */
+function judge(g: Gate, b: { all: number; neu: number; failed: number; newFailed: number }): number | undefined {
+  const queries = g.alarm.Metrics as any[];
+  const values: Record<string, number> = {};
+  for (const q of queries.filter((m) => m.MetricStat)) {
+    const m = q.MetricStat.Metric;
+    const dims = dimsOf(m);
+    const isNew = 'ExecutedVersion' in dims || VERSION_DIMENSION in dims;
+    // An operation's failures here are 5xx it answered (ServerError), no crash; the authorizer's are its throws.
+    const counts =
+      m.MetricName === 'Invocations' ||
+      m.MetricName === 'ServerError' ||
+      (m.MetricName === 'Errors' && g.fn === AUTHORIZER.name);
+    const [all, neu] = m.MetricName === 'Invocations' ? [b.all, b.neu] : [b.failed, b.newFailed];
+    values[q.Id] = counts ? (isNew ? neu : all) : 0;
+  }
+  return evaluateAt(queries.find((q) => q.ReturnData !== false).Expression, values);
+}
+
+describe.each(STAGE_NAMES)('stage %s: every deploy gate, in the bucket the shift starts in', (stage) => {
+  it('takes the new version’s share as at least its group’s canary weight: an outsider’s burst at that bucket’s end does not fire it', () => {
+    const r = resourcesOf(stage);
+    for (const g of gates(stage)) {
+      const group = Object.values(r).find(
+        (x) =>
+          x.Type === 'AWS::CodeDeploy::DeploymentGroup' &&
+          (x.Properties.AlarmConfiguration.Alarms as { Name: { Ref: string } }[]).some((a) => a.Name.Ref === g.alarmId),
+      )!;
+      const weight = shiftWeight({ Resources: r } as never, group.Properties.DeploymentConfigName);
+      expect(weight, g.alarmId).toBeGreaterThan(0);
+      expect(weight, g.alarmId).toBeLessThan(1);
+      // 30,000 requests of the old version alone before the shift, then 300 known 500s routed at the weight.
+      const burst = 300;
+      const onNew = Math.round(burst * weight);
+      const shiftBucket = { all: 30_000 + burst, neu: onNew, failed: burst, newFailed: onNew };
+      expect(judge(g, shiftBucket), g.alarmId).toBeLessThan(GATE_MARGIN);
+      // A full bucket where the new version alone fails 15 % of its share still fires.
+      const failing = { all: 3_000, neu: 300, failed: 45, newFailed: 45 };
+      expect(judge(g, failing), g.alarmId).toBeGreaterThanOrEqual(GATE_MARGIN);
+    }
+  });
+});
+
+it('the weight a gate floors the share at is its config’s least share of the shift: a canary’s, a linear first step', () => {
+  expect(configNameWeight('CodeDeployDefault.LambdaCanary10Percent10Minutes')).toBe(0.1);
+  expect(configNameWeight('CodeDeployDefault.LambdaLinear10PercentEvery1Minute')).toBe(0.1);
+  expect(configNameWeight('CodeDeployDefault.LambdaAllAtOnce')).toBe(1);
+  expect(() => configNameWeight('MyOwnConfig')).toThrow(/unknown deployment config/);
+  expect(routingWeight({ type: 'TimeBasedCanary', canaryPercentage: 5 })).toBe(0.05);
+  expect(routingWeight({ type: 'TimeBasedLinear', linearPercentage: 20 })).toBe(0.2);
+  expect(routingWeight({ type: 'AllAtOnce' })).toBe(1);
 });

@@ -4,6 +4,7 @@
  * headers and Error object, and is counted under the same metric.
  */
 import { describe, expect, it } from 'vitest';
+import { LIVE_ALIAS } from '../../contract/aliases.ts';
 import { LIST_ORDERS } from '../../contract/operations/list-orders.ts';
 import { loadConfig } from '../../lambdas/shared/config.ts';
 import { apiHandler, isReadableAnswer } from '../../lambdas/shared/http.ts';
@@ -22,7 +23,9 @@ const runtime = createRuntime(
   { write: (line: string) => void lines.push(line) },
 );
 const authorizer = { keyId: 'key_test', plan: 'free', perMinute: 60, perDay: 1000 };
-const call = (handler: ReturnType<typeof apiHandler>) =>
+const ARN = 'arn:aws:lambda:eu-west-1:123456789012:function:listOrders';
+/** An invocation as API Gateway makes it, through the `live` alias (version 3 runs), or of version 3 directly. */
+const call = (handler: ReturnType<typeof apiHandler>, invokedFunctionArn = `${ARN}:${LIVE_ALIAS}`) =>
   handler(
     {
       httpMethod: 'GET',
@@ -30,7 +33,12 @@ const call = (handler: ReturnType<typeof apiHandler>) =>
       headers: { Origin: 'https://app.example' },
       requestContext: { requestId: 'r1', authorizer },
     } as never,
-    { functionName: 'listOrders', functionVersion: '3', getRemainingTimeInMillis: () => 10_000 } as never,
+    {
+      functionName: 'listOrders',
+      functionVersion: '3',
+      invokedFunctionArn,
+      getRemainingTimeInMillis: () => 10_000,
+    } as never,
   );
 
 const ERRORS = {
@@ -109,6 +117,26 @@ describe('a 5xx the function answers', () => {
       true,
     );
     expect(countedSets('ServerError')).toEqual([]);
+  });
+
+  // The pre-traffic check invokes a version by its number, which Lambda counts under that qualifier, not among the
+  // alias's invocations the gates divide by: its failures must not stand for the new version before the shift.
+  it('of a version invoked directly (the pre-traffic check’s), is counted under the default dimensions alone, in no gate’s set', async () => {
+    for (const answer of [
+      async () => ERRORS['a 500'](),
+      async () => ERRORS['a 503 with Retry-After'](),
+      async () => ({ statusCode: '200' as never }),
+    ]) {
+      lines.length = 0;
+      await call(apiHandler(runtime, LIST_ORDERS, answer), `${ARN}:3`);
+      expect(countedSets('ServerError')).toEqual([{ service: expect.any(String), stage: expect.any(String) }]);
+      lines.length = 0;
+      await call(apiHandler(runtime, LIST_ORDERS, answer), ARN);
+      expect(countedSets('ServerError')).toEqual([{ service: expect.any(String), stage: expect.any(String) }]);
+      lines.length = 0;
+      await call(apiHandler(runtime, LIST_ORDERS, answer));
+      expect(countedSets('ServerError')).toContainEqual(expect.objectContaining({ version: '3' }));
+    }
   });
 
   it('a 501, the contract’s answer, is not', async () => {
