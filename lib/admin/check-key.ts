@@ -1,114 +1,192 @@
 /**
- * `keys issue-check-key`: the pre-traffic check's own key on a stage (lambdas/hooks: each deployment's new version is
- * called with it before traffic shifts), issued and stored where the hook reads it, in one command:
- * 1. a Business key with owner `pre-traffic-check`, made by `keys create`'s own code (lifecycle.ts create: recorded
- *    under a placeholder, then activated; a create that stopped is finished by the next, under the same key id);
- * 2. its secret put in the stage's Secrets Manager secret (checkKeySecretName), never printed unless asked for.
- * Run again it converges from wherever the last run stopped: the key active and the secret holding a secret of it →
- * nothing to do; the key active but its secret never stored (the write failed, the process died after the create)
- * → the key is rotated (a fresh secret under the same id: nobody holds the old one) and that is stored; a create
- * left unfinished → finished. It never makes a second active check key. Each change is the create's or the rotate's,
- * so `keys history <id>` shows it, with who made it.
+ * `keys issue-check-key`: the pre-traffic check's keys on a stage, one per plan the stage sells (the hook checks that
+ * the authorizer allows each onto its plan's usage key, and sends Business's to the operations), issued and stored
+ * where the hook reads them, in one command. For each plan in turn:
+ * 1. a key with owner `pre-traffic-check` on that plan, made by `keys create`'s own code (lifecycle.ts create:
+ *    recorded under a placeholder, then activated; a create that stopped is finished by the next, under the same id);
+ * 2. the secret rewritten at once with every key known so far (lambdas/hooks/check-keys.ts formatCheckKeys), so a
+ *    run that stops later loses none of them. Keys are never printed unless asked for.
+ * Run again it converges from wherever the last run stopped: a plan's key active and the secret holding a secret of
+ * it → nothing to do for it; a key active but its secret never stored (the write failed, the process died after the
+ * create) → rotated (a fresh secret under the same id: nobody holds the old one) and that is stored; a create left
+ * unfinished → finished. A secret in the old form (one bare key) is upgraded: a check key whose secret it holds keeps
+ * it, on its plan. It never makes a second active check key on a plan, and never touches a key another owner has.
+ * Each change is the create's or the rotate's, so `keys history <id>` shows it, with who made it.
  */
+import { PLAN_NAMES, PLANS, type PlanLimits, type PlanName } from '../../contract/plans.ts';
 import { hashKey, type KeyRecord } from '../../lambdas/domain/keys.ts';
+import { checkKeysOf, formatCheckKeys } from '../../lambdas/hooks/check-keys.ts';
 import type { AdminContext } from './context.ts';
-import { create, rotate, setPlan } from './lifecycle.ts';
+import { create, rotate } from './lifecycle.ts';
 import { AdminError, describeError } from './ports.ts';
+import { printed, type Printed } from './printed.ts';
 import { CHECK_KEY_OWNER, view, type KeyView } from './rules.ts';
 
 export { CHECK_KEY_OWNER } from './rules.ts';
 
 /**
- * Its plan: the check sends 400 requests per read operation, paced within Business's limits (a Free key cannot
- * finish; docs/deployment.md, "The pre-traffic check").
+ * The Enterprise check key's limits. The check sends it to the authorizer only, invoked directly, which counts
+ * nothing against a key: no request of the check spends them. They bound what its secret gets if it leaks (a sixth
+ * of a Free key's) and still let an operator try it by hand through the gateway when the check says it is refused.
  */
-export const CHECK_KEY_PLAN = 'business';
-/** The command that issues it, and finishes it from any step a run stopped at. */
+export const CHECK_KEY_ENTERPRISE_LIMITS: PlanLimits = { perMinute: 10, perDay: 100 };
+
+/** The command that issues them, and finishes them from any step a run stopped at. */
 export const ISSUE_CHECK_KEY = 'keys issue-check-key';
 
-export interface IssuedCheckKey {
-  /** What this run did: made the key, gave it a secret to store (rotated), or found both in place. */
+/** What a run did for one plan's key. */
+export interface IssuedPlanKey {
+  readonly plan: PlanName;
+  /**
+   * `created`: made (or a create left unfinished, finished); `rotated`: active but the secret held none of its
+   * secrets, so given a new one; `nothing`: the secret holds its secret already.
+   */
   readonly did: 'created' | 'rotated' | 'nothing';
-  /** The secret now in the secret (the CLI prints it only with --show). */
+  /** Its secret, as now stored (the CLI prints it only with --show). */
   readonly key: string;
   readonly record: KeyView;
-  readonly secretName: string;
-  /** Set when the key was on Free and was moved to Business (Free cannot pace the check: the hook refuses it). */
-  readonly movedFrom?: 'free';
 }
 
-/** A failure before the secret is stored: what it stopped at, and the one command that finishes it. */
-const unfinished = (what: string, err: unknown) =>
-  new AdminError(`${what}: run \`${ISSUE_CHECK_KEY}\` again to finish it (${describeError(err).replaceAll('`', "'")})`);
+export interface IssuedCheckKeys {
+  readonly secretName: string;
+  /** One per plan, in PLAN_NAMES order; a run that stopped has the plans it finished. */
+  readonly keys: readonly IssuedPlanKey[];
+  /** Whether this run wrote the secret. */
+  readonly stored: boolean;
+  /** The secret held the old form (one bare key) before this run. */
+  readonly upgraded: boolean;
+}
 
-export async function issueCheckKey(ctx: AdminContext, stage: string): Promise<IssuedCheckKey> {
+/** A run that stopped: what it did before, and the one command that finishes it (in the message). */
+export class CheckKeysUnfinished extends AdminError {
+  readonly done: IssuedCheckKeys;
+  constructor(message: string, done: IssuedCheckKeys) {
+    super(message);
+    this.done = done;
+  }
+}
+
+const quoted = (err: unknown) => describeError(err).replaceAll('`', "'");
+
+export async function issueCheckKey(ctx: AdminContext, stage: string): Promise<IssuedCheckKeys> {
   const secrets = ctx.deps.secrets;
-  if (!secrets) throw new AdminError(`this target has no Secrets Manager to store the check key in`);
+  if (!secrets) throw new AdminError(`this target has no Secrets Manager to store the check keys in`);
   // Imported here: the construct's module loads the CDK, which no other admin command needs.
   const { checkKeySecretName } = await import('../constructs/pre-traffic-hook.ts');
   const secretName = checkKeySecretName(stage);
-  const [keys, stored] = await Promise.all([
+  const again = (what: string, err: unknown) =>
+    `${what}: run \`${ISSUE_CHECK_KEY}\` again to finish it (${quoted(err)})`;
+  const [keys, value] = await Promise.all([
     activeCheckKeys(ctx).catch((err: unknown) => {
-      throw unfinished('nothing was changed: the check keys could not be listed', err);
+      throw new AdminError(again('nothing was changed: the check keys could not be listed', err));
     }),
     secrets.read(secretName).catch((err: unknown) => {
       if (err instanceof AdminError) throw err;
-      throw unfinished(`nothing was changed: the secret ${secretName} could not be read`, err);
+      throw new AdminError(again(`nothing was changed: the secret ${secretName} could not be read`, err));
     }),
   ]);
-  const storedHash = stored ? hashKey(stored) : undefined;
+  // Every key the secret holds, by its hash: a key keeps its secret wherever the secret put it (the old form's one
+  // key, or a plan written by hand). A value that is neither form holds no key anyone can use: it is replaced.
+  const held = new Map<string, string>();
+  let upgraded = false;
+  if (value !== undefined) {
+    try {
+      const parsed = checkKeysOf(value);
+      upgraded = parsed.single !== undefined;
+      for (const k of [...Object.values(parsed.byPlan), ...(parsed.single ? [parsed.single] : [])])
+        held.set(hashKey(k), k);
+    } catch {
+      // Garbage: nothing in it is kept, and it is rewritten below.
+    }
+  }
+  const byPlan = new Map<PlanName, KeyRecord[]>(PLAN_NAMES.map((p) => [p, []]));
   // An unfinished create is the create's to finish (below), and is not a working key.
-  const usable = keys.filter((r) => !r.undelivered);
-  if (usable.length > 1) {
-    // Made by hand, or before this command: the hook uses one, and any other is a working secret with no use.
-    const keep = usable.find((r) => r.hash === storedHash) ?? usable[0]!;
-    const others = usable.filter((r) => r !== keep).map((r) => r.keyId);
-    throw new AdminError(
-      `${usable.length} active keys have owner ${CHECK_KEY_OWNER} (${usable.map((r) => r.keyId).join(', ')}); the ` +
-        `check uses one: keep ${keep.keyId}${keep.hash === storedHash ? ' (its secret is stored)' : ''} and revoke ` +
-        `the other${others.length > 1 ? 's' : ''} (run \`keys revoke ${others[0]}\`${others.length > 1 ? ` and ${others.slice(1).join(', ')}` : ''}), then run ${ISSUE_CHECK_KEY} again`,
-    );
+  for (const r of keys) if (!r.undelivered) byPlan.get(r.plan)?.push(r);
+  for (const plan of PLAN_NAMES) refuseTwo(plan, byPlan.get(plan)!, held);
+
+  // Each plan's key, once known: those whose secret the secret holds first, so no write below drops one.
+  const known = new Map<PlanName, IssuedPlanKey>();
+  for (const plan of PLAN_NAMES) {
+    const current = byPlan.get(plan)![0];
+    const kept = current && held.get(current.hash);
+    if (current && kept) known.set(plan, { plan, did: 'nothing', key: kept, record: view(current) });
   }
-  let current = usable[0];
-  let movedFrom: 'free' | undefined;
-  // A Free key (made by hand, as the docs once allowed) cannot send the check's requests in time and the hook fails
-  // every deploy for it, naming this command: the key moves to Business, keeping its secret.
-  if (current?.plan === 'free') {
-    const keyId = current.keyId;
-    await setPlan(ctx, keyId, { plan: CHECK_KEY_PLAN }).catch((err: unknown) => {
-      throw unfinished(`key ${keyId} is on Free, which cannot pace the check, and was not moved to Business`, err);
-    });
-    current = (await ctx.find(keyId).catch(() => undefined)) ?? current;
-    movedFrom = 'free';
-  }
-  const moved = movedFrom ? { movedFrom } : {};
-  if (current && current.hash === storedHash)
-    return { did: 'nothing', key: stored!, record: view(current), secretName, ...moved };
-  // The secret is missing or holds no secret of the key: nobody can be using the key's secret, so it is replaced.
-  const made = current
-    ? await rotate(ctx, current.keyId).then(
-        (r) => ({ did: 'rotated' as const, key: r.key, record: r.record }),
-        (err: unknown) => {
-          throw unfinished(`key ${current.keyId} was not given a secret to store`, err);
-        },
-      )
-    : await create(ctx, { owner: CHECK_KEY_OWNER, plan: CHECK_KEY_PLAN }).then(
-        (c) => ({ did: 'created' as const, key: c.key, record: c.record }),
-        (err: unknown) => {
-          throw unfinished('the check key was not made, or made without a working secret', err);
-        },
-      );
-  await secrets.write(secretName, made.key).catch((err: unknown) => {
-    throw new AdminError(
-      `key ${made.record.keyId} is made but its secret did not reach the secret ${secretName} ` +
-        `(${describeError(err).replaceAll('`', "'")}): run \`${ISSUE_CHECK_KEY}\` again: it gives the key a new ` +
-        'secret under the same id and stores that',
-    );
+  let stored = false;
+  let written = value;
+  const result = (): IssuedCheckKeys => ({
+    secretName,
+    keys: PLAN_NAMES.flatMap((p) => known.get(p) ?? []),
+    stored,
+    upgraded,
   });
-  return { ...made, secretName, ...moved };
+  const store = async (what: string) => {
+    const next = formatCheckKeys(Object.fromEntries([...known].map(([p, k]) => [p, k.key])));
+    if (next === written) return;
+    await secrets.write(secretName, next).catch((err: unknown) => {
+      throw new CheckKeysUnfinished(
+        `${what}, but the secret ${secretName} was not written (${quoted(err)}): run \`${ISSUE_CHECK_KEY}\` again: ` +
+          'it gives any check key whose secret was not stored a new secret under the same id, and stores them',
+        result(),
+      );
+    });
+    written = next;
+    stored = true;
+  };
+  for (const plan of PLAN_NAMES) {
+    if (known.has(plan)) continue;
+    const current = byPlan.get(plan)![0];
+    const made = current
+      ? await rotate(ctx, current.keyId).then(
+          (r) => ({ plan, did: 'rotated' as const, key: r.key, record: r.record }),
+          (err: unknown) => {
+            throw new CheckKeysUnfinished(
+              again(`the ${plan} check key ${current.keyId} was not given a secret to store`, err),
+              result(),
+            );
+          },
+        )
+      : await create(ctx, {
+          owner: CHECK_KEY_OWNER,
+          plan,
+          ...(PLANS[plan].limits ? {} : CHECK_KEY_ENTERPRISE_LIMITS),
+        }).then(
+          (c) => ({ plan, did: 'created' as const, key: c.key, record: c.record }),
+          (err: unknown) => {
+            throw new CheckKeysUnfinished(
+              again(`the ${plan} check key was not made, or made without a working secret`, err),
+              result(),
+            );
+          },
+        );
+    known.set(plan, made);
+    // Stored at once: a run that stops at a later plan keeps this one.
+    await store(
+      `the ${plan} check key ${made.record.keyId} is ${made.did === 'created' ? 'made' : 'given a new secret'}`,
+    );
+  }
+  // Rewritten when it held more, less or another form than the keys (the old form's one key, a key of nobody's):
+  // the hook reads exactly these.
+  await store('every plan has its check key');
+  return result();
 }
 
-/** Every active key of the check's owner, whatever its plan (one made by hand on another plan is still one). */
+/**
+ * More than one active check key on a plan (made by hand, or before this command): the hook uses one, and any other is
+ * a working secret with no use. The admin chooses which goes: the command does not revoke a working key.
+ */
+function refuseTwo(plan: PlanName, usable: readonly KeyRecord[], held: ReadonlyMap<string, string>): void {
+  if (usable.length <= 1) return;
+  const keep = usable.find((r) => held.has(r.hash)) ?? usable[0]!;
+  const others = usable.filter((r) => r !== keep).map((r) => r.keyId);
+  throw new AdminError(
+    `${usable.length} active ${plan} keys have owner ${CHECK_KEY_OWNER} (${usable.map((r) => r.keyId).join(', ')}); ` +
+      `the check uses one per plan: keep ${keep.keyId}${held.has(keep.hash) ? ' (its secret is stored)' : ''} and ` +
+      `revoke the other${others.length > 1 ? 's' : ''} (run \`keys revoke ${others[0]}\`` +
+      `${others.length > 1 ? ` and ${others.slice(1).join(', ')}` : ''}), then run ${ISSUE_CHECK_KEY} again`,
+  );
+}
+
+/** Every active key of the check's owner, whatever its plan, oldest first. */
 async function activeCheckKeys(ctx: AdminContext): Promise<KeyRecord[]> {
   const found: KeyRecord[] = [];
   let after: string | undefined;
@@ -117,9 +195,56 @@ async function activeCheckKeys(ctx: AdminContext): Promise<KeyRecord[]> {
     found.push(...page.records);
     after = page.next;
   } while (after);
-  // Read again from the table (the listing index may lag a write), oldest first.
+  // Read again from the table (the listing index may lag a write).
   const now = await Promise.all(found.map((r) => ctx.deps.store.getById(r.keyId)));
   return now
     .filter((r): r is KeyRecord => r?.status === 'active' && r.owner.toLowerCase() === CHECK_KEY_OWNER)
     .sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+}
+
+const DID: Record<IssuedPlanKey['did'], string> = {
+  created: 'created',
+  rotated: 'given a new secret (the secret held none of its secrets)',
+  nothing: 'in place (the secret holds its secret)',
+};
+
+/**
+ * What the command prints: every plan's key id and what was done to it, then what was done to the secret. The keys
+ * only with `show` (the hook reads them from the secret; a terminal's scrollback or a CI log is one more place they
+ * would leak from). `stopped`: a run that failed part-way (the failure is the `error:` line after it).
+ */
+export function printedCheckKeys(r: IssuedCheckKeys, show: boolean, stopped = false): Printed {
+  const lines = r.keys.map((k) => {
+    const limits = k.plan === 'enterprise' && k.record.limits;
+    const extra = limits ? ` (${limits.perMinute}/min, ${limits.perDay}/day)` : '';
+    return `  ${k.plan.padEnd(10)}  ${k.record.keyId}  ${DID[k.did]}${extra}`;
+  });
+  const secret = `the secret ${r.secretName}`;
+  const summary = stopped
+    ? `Stopped before every plan's key was stored in ${secret}${r.stored ? ' (the keys above that were made are stored)' : ''}`
+    : r.stored
+      ? `Stored every plan's key in ${secret}${r.upgraded ? ' (it held the old form, one key: now one per plan)' : ''}`
+      : `${secret[0]!.toUpperCase()}${secret.slice(1)} holds every plan's key: nothing to do`;
+  const human = [
+    `Pre-traffic check keys (owner ${CHECK_KEY_OWNER}), by plan:`,
+    ...lines,
+    summary,
+    ...(show
+      ? r.keys.map((k) => `API key (${k.plan}): ${k.key}`)
+      : ['Their secrets are not printed (the hook reads them from the secret; --show prints them)']),
+  ].join('\n');
+  const did = r.keys.some((k) => k.did === 'created')
+    ? 'created'
+    : r.keys.some((k) => k.did === 'rotated')
+      ? 'rotated'
+      : r.stored
+        ? 'stored'
+        : 'nothing';
+  return printed(human, {
+    did,
+    secretName: r.secretName,
+    stored: r.stored,
+    upgraded: r.upgraded,
+    keys: r.keys.map((k) => ({ did: k.did, ...k.record, ...(show ? { key: k.key } : {}) })),
+  });
 }

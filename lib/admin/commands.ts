@@ -4,7 +4,8 @@
  */
 import { PLAN_NAMES, type PlanName } from '../../contract/plans.ts';
 import { checkOwner, echoed } from './rules.ts';
-import { printed, shellWord, type Printed } from './printed.ts';
+import { CheckKeysUnfinished, printedCheckKeys } from './check-key.ts';
+import { PartialFailure, printed, shellWord, type Printed } from './printed.ts';
 
 export { PartialFailure, printed, type Printed } from './printed.ts';
 import { AdminError, type KeyAdmin, type KeyView } from './service.ts';
@@ -346,28 +347,14 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
       );
     const stage = o.stage!;
     return async (admin) => {
-      const { did, key, record, secretName, movedFrom } = await admin.issueCheckKey(stage);
-      const where = `the secret ${secretName}`;
-      const lines = [
-        ...(movedFrom
-          ? [`Moved ${record.keyId} from Free to Business (Free cannot pace the check's requests; its secret is kept)`]
-          : []),
-        did === 'nothing'
-          ? `${record.keyId} is the check key and ${where} holds its secret: ${movedFrom ? 'nothing else' : 'nothing'} to do`
-          : did === 'created'
-            ? `Created ${describe(record)}\nIts secret is stored in ${where}`
-            : `Gave ${record.keyId} a new secret (${where} held none of its secrets) and stored it there`,
-        // Never printed by default: the hook reads it from the secret, and a terminal's scrollback or a CI log is
-        // one more place it would leak from.
-        o.show ? `API key: ${key}` : 'Its secret is not printed (the hook reads it from the secret; --show prints it)',
-      ];
-      return printed(lines.join('\n'), {
-        did,
-        secretName,
-        ...record,
-        ...(movedFrom ? { movedFrom } : {}),
-        ...(o.show ? { key } : {}),
-      });
+      try {
+        return printedCheckKeys(await admin.issueCheckKey(stage), !!o.show);
+      } catch (err) {
+        // What it did before it stopped is printed too: every key made so far, and whether it is stored.
+        if (err instanceof CheckKeysUnfinished && err.done.keys.length)
+          throw new PartialFailure(err.message, printedCheckKeys(err.done, !!o.show, true));
+        throw err;
+      }
     };
   },
   'remove-release-api-keys': ({ o, progress }) => {

@@ -5,6 +5,7 @@
  */
 import { PLAN_NAMES } from '../../contract/plans.ts';
 import { STAGE_NAMES } from '../config/stage-names.ts';
+import { CHECK_KEY_ENTERPRISE_LIMITS } from './check-key.ts';
 import { SHAPES } from './commands.ts';
 import { REMOVAL_PERMISSIONS } from './release-api-keys.ts';
 
@@ -90,12 +91,14 @@ const HELP: Readonly<Record<string, CommandHelp>> = {
   },
   'issue-check-key': {
     about:
-      "the stage's pre-traffic check key: a Business key with owner pre-traffic-check, its secret stored in the " +
-      'secret animal-store/<stage>/pre-traffic-check-key where the hook reads it; run again, it finishes what a run ' +
-      'left and says when there is nothing to do',
+      "the stage's pre-traffic check keys: one key per plan (Enterprise at " +
+      `${CHECK_KEY_ENTERPRISE_LIMITS.perMinute}/min, ${CHECK_KEY_ENTERPRISE_LIMITS.perDay}/day) with owner ` +
+      'pre-traffic-check, stored as JSON by plan in the secret animal-store/<stage>/pre-traffic-check-key where the ' +
+      'hook reads them; run again, it finishes what a run left and says when there is nothing to do',
     more:
-      'It never makes a second check key: a key whose secret never reached the secret is given a new one under the ' +
-      'same id (a rotation, in `keys history`); a Free one, too slow for the check, is moved to Business. Needs secretsmanager:CreateSecret, PutSecretValue, DescribeSecret ' +
+      "It prints every plan's key id and what it did. It never makes a second check key on a plan: a key whose " +
+      'secret never reached the secret is given a new one under the same id (a rotation, in `keys history`); a ' +
+      'secret holding one key (the old form) is upgraded, keeping that key on its plan. Needs secretsmanager:CreateSecret, PutSecretValue, DescribeSecret ' +
       'and GetSecretValue on that secret. Stage targets only: locally nothing reads the secret.',
   },
   'remove-release-api-keys': {

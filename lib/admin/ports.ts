@@ -52,7 +52,7 @@ export interface KeyAdminStorePort {
 
 /**
  * The pre-traffic check key's secret in Secrets Manager (`keys issue-check-key`: check-key.ts; the AWS side is
- * secrets.ts). Its value is the key's secret alone, as the hook reads it (lambdas/hooks/pre-traffic-entry.ts).
+ * secrets.ts). Its value is every plan's check key, as lambdas/hooks/check-keys.ts formats and the hook reads them.
  */
 export interface CheckKeySecretPort {
   /** The secret's value; undefined when there is no such secret yet. */

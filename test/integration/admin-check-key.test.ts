@@ -1,13 +1,17 @@
 /**
- * `keys issue-check-key --stage <stage>`: one command issues the pre-traffic check's key and stores its secret where
- * the hook reads it. Over the CLI, on DynamoDB Local and the local API (the secret stored is a key its authorizer
- * lets through), with Secrets Manager in memory; where moto_server is installed, also its port on moto's Secrets
- * Manager, and the whole `--stage` path (the stack deployed to moto, found by its outputs). Rerun, it says there
- * is nothing to do; stopped at any step (the secret's write failing, the process dying after the create or in it),
- * the command its failure names finishes it with one active check key whose stored secret works.
+ * `keys issue-check-key --stage <stage>`: one command issues the pre-traffic check's keys, one per plan the stage
+ * sells, and stores them by plan in the secret the hook reads. Over the CLI, on DynamoDB Local and the local API (each
+ * key stored is one its authorizer lets through, on its plan), with Secrets Manager in memory; where moto_server is
+ * installed, also its port on moto's Secrets Manager, and the whole `--stage` path (the stack deployed to moto, found
+ * by its outputs). Rerun, it says there is nothing to do; stopped after any key's write or any write of the secret
+ * (failing, or the process dying), the command its failure names finishes it with one active check key per plan, each
+ * stored and working. A secret of the old form (one key) is upgraded, keeping that key when it is the check's.
  */
 import { SecretsManagerClient, PutSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { PLAN_NAMES, type PlanName } from '../../contract/plans.ts';
+import { checkKeysOf, formatCheckKeys } from '../../lambdas/hooks/check-keys.ts';
+import { CHECK_KEY_ENTERPRISE_LIMITS } from '../../lib/admin/check-key.ts';
 import { realDeps, runAdmin } from '../../lib/admin/cli.ts';
 import type { AdminDeps, CheckKeySecretPort } from '../../lib/admin/ports.ts';
 import { awsCheckKeySecrets } from '../../lib/admin/secrets.ts';
@@ -20,25 +24,29 @@ import { deployStage, MOTO_INSTALL, motoEnv, motoServerPath, startMoto, useEnv, 
 
 const SECRET = checkKeySecretName('staging');
 
-/** Secrets Manager in memory; `failWrites` writes throw (throttled), as AWS's would. */
+/** Secrets Manager in memory; `failWrites` writes throw (throttled), as AWS's would, after `okWrites` land. */
 class MemorySecrets implements CheckKeySecretPort {
   readonly values = new Map<string, string>();
+  writes = 0;
+  okWrites = 0;
   failWrites = 0;
   async read(name: string) {
     return this.values.get(name);
   }
   async write(name: string, value: string) {
-    if (this.failWrites > 0) {
+    if (this.okWrites > 0) this.okWrites--;
+    else if (this.failWrites > 0) {
       this.failWrites--;
       throw Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' });
     }
+    this.writes++;
     this.values.set(name, value);
   }
 }
 
 let api: TestApi;
 let deps: AdminDeps;
-// Every case on fresh tables: the check key is one per stage's tables, found by its owner.
+// Every case on fresh tables: the check keys are per stage's tables, found by their owner.
 beforeEach(async () => {
   ({ api, deps } = await startLocalAdmin());
 });
@@ -60,148 +68,263 @@ const issue = (secrets: CheckKeySecretPort, extra: string[] = [], on: Partial<Ad
 
 const status = async (key: string) => (await api.call('/pets?limit=1', { key, contract: false })).status;
 
+interface Listed {
+  keyId: string;
+  plan: PlanName;
+  limits?: { perMinute: number; perDay: number };
+  undelivered?: boolean;
+}
+
 /** The active keys of the check's owner, as `keys list` shows them. */
 async function checkKeys() {
   const r = await runLocalAdmin(deps, 'keys', 'list', '--owner', 'pre-traffic-check', '--status', 'active', '--json');
   expect(r.code, r.err).toBe(0);
-  return (JSON.parse(r.out) as { keys: Array<{ keyId: string; plan: string; undelivered?: boolean }> }).keys;
+  return (JSON.parse(r.out) as { keys: Listed[] }).keys;
 }
 
-/** Exactly one active check key, on Business, and the secret stored is one the API lets through. */
-async function oneWorkingCheckKey(secrets: { read(name: string): Promise<string | undefined> }) {
+/**
+ * Exactly one active check key per plan, Enterprise's with the check's limits, and the secret holding each plan's key
+ * by plan, one the API lets through. Returns each plan's key id and stored key.
+ */
+async function everyPlanWorking(secrets: { read(name: string): Promise<string | undefined> }) {
   const keys = await checkKeys();
-  expect(keys).toHaveLength(1);
-  expect(keys[0]).toMatchObject({ plan: 'business' });
-  expect(keys[0]!.undelivered).toBeFalsy();
+  expect(keys.map((k) => k.plan).sort()).toEqual([...PLAN_NAMES].sort());
+  expect(keys.filter((k) => k.undelivered)).toEqual([]);
+  expect(keys.find((k) => k.plan === 'enterprise')?.limits).toEqual(CHECK_KEY_ENTERPRISE_LIMITS);
   const stored = await secrets.read(SECRET);
-  expect(stored).toMatch(/^ask2?_/);
-  expect(await status(stored!)).toBe(200);
-  return { keyId: keys[0]!.keyId, stored: stored! };
+  const parsed = checkKeysOf(stored!);
+  expect(parsed.missing).toEqual([]);
+  const out = {} as Record<PlanName, { keyId: string; key: string }>;
+  for (const plan of PLAN_NAMES) {
+    const key = parsed.byPlan[plan]!;
+    expect(await status(key), plan).toBe(200);
+    out[plan] = { keyId: keys.find((k) => k.plan === plan)!.keyId, key };
+  }
+  return out;
 }
+
+const ids = (w: Record<PlanName, { keyId: string }>) => PLAN_NAMES.map((p) => w[p].keyId);
 
 /** The command a failure names (its `error:` line), as it would be pasted. */
 const named = (err: string) => /run `(keys [^`]+)`/.exec(err)?.[1];
 
+/** A secret port whose `n`th write dies (never answers: the process is gone), before or after it lands. */
+function dyingAt(secrets: MemorySecrets, n: number, landed: boolean) {
+  let died!: () => void;
+  const dead = new Promise<void>((resolve) => (died = resolve));
+  let writes = 0;
+  const port: CheckKeySecretPort = {
+    read: (name) => secrets.read(name),
+    write: async (name, value) => {
+      if (++writes < n) return secrets.write(name, value);
+      if (landed) await secrets.write(name, value);
+      died();
+      return new Promise(() => {});
+    },
+  };
+  return { port, dead };
+}
+
 describe('keys issue-check-key', () => {
-  it('creates the key and stores its secret without printing it; run again, there is nothing to do', async () => {
+  it("creates every plan's key and stores them by plan without printing them; run again, there is nothing to do", async () => {
     const secrets = new MemorySecrets();
     const first = await issue(secrets);
     expect(first.code, first.err).toBe(0);
-    expect(first.out).toContain(`Its secret is stored in the secret ${SECRET}`);
-    const { keyId, stored } = await oneWorkingCheckKey(secrets);
-    expect(first.out).not.toContain(stored);
-    expect(first.out).toContain('--show prints it');
+    const made = await everyPlanWorking(secrets);
+    // Every plan's key id and what was done, then the secret.
+    for (const plan of PLAN_NAMES)
+      expect(first.out).toMatch(new RegExp(`^  ${plan} +${made[plan].keyId}  created`, 'm'));
+    expect(first.out).toContain('enterprise  ' + made.enterprise.keyId + '  created (10/min, 100/day)');
+    expect(first.out).toContain(`Stored every plan's key in the secret ${SECRET}`);
+    for (const plan of PLAN_NAMES) expect(first.out).not.toContain(made[plan].key);
+    expect(first.out).toContain('--show prints them');
+    expect(secrets.values.get(SECRET)).toBe(
+      formatCheckKeys(Object.fromEntries(PLAN_NAMES.map((p) => [p, made[p].key]))),
+    );
 
     const again = await issue(secrets);
     expect(again.code, again.err).toBe(0);
-    expect(again.out).toContain(`${keyId} is the check key and the secret ${SECRET} holds its secret: nothing to do`);
-    expect(await oneWorkingCheckKey(secrets)).toEqual({ keyId, stored });
+    for (const plan of PLAN_NAMES)
+      expect(again.out).toMatch(
+        new RegExp(`^  ${plan} +${made[plan].keyId}  in place \\(the secret holds its secret\\)`, 'm'),
+      );
+    expect(again.out).toContain(`The secret ${SECRET} holds every plan's key: nothing to do`);
+    expect(await everyPlanWorking(secrets)).toEqual(made);
 
-    // --show prints the secret the hook reads; --json says what was done.
+    // --show prints the keys the hook reads; --json says what was done, plan by plan.
     const shown = await issue(secrets, ['--show', '--json']);
     expect(shown.code, shown.err).toBe(0);
-    expect(JSON.parse(shown.out)).toMatchObject({ did: 'nothing', keyId, key: stored, secretName: SECRET });
+    const data = JSON.parse(shown.out) as {
+      did: string;
+      stored: boolean;
+      keys: Array<Listed & { did: string; key: string }>;
+    };
+    expect(data).toMatchObject({ did: 'nothing', stored: false, secretName: SECRET });
+    expect(data.keys.map((k) => [k.plan, k.did, k.keyId, k.key])).toEqual(
+      PLAN_NAMES.map((p) => [p, 'nothing', made[p].keyId, made[p].key]),
+    );
 
-    // An admin change like any other: the key's history has its create, by the tool's user.
-    const history = await runLocalAdmin(deps, 'keys', 'history', keyId);
-    expect(history.out).toMatch(/create --plan business {2}by local:/);
+    // An admin change like any other: each key's history has its create, by the tool's user.
+    const history = await runLocalAdmin(deps, 'keys', 'history', made.enterprise.keyId);
+    expect(history.out).toMatch(/create --plan enterprise {2}by local:/);
   });
 
-  it('a secret write that fails names the command that finishes it: the same key, a new secret, stored', async () => {
-    const secrets = new MemorySecrets();
-    secrets.failWrites = 1;
-    const failed = await issue(secrets);
-    expect(failed.code).toBe(1);
-    expect(failed.err).toContain('its secret did not reach the secret');
-    expect(failed.err).toContain('ThrottlingException');
-    expect(named(failed.err)).toBe('keys issue-check-key');
-    expect(secrets.values.size).toBe(0);
-    const [made] = await checkKeys();
+  it.each([1, 2, 3, 4])(
+    'the secret write after the key of plan %i fails: the failure names the command that finishes it, keeping every key',
+    async (n) => {
+      const secrets = new MemorySecrets();
+      secrets.okWrites = n - 1;
+      secrets.failWrites = 1;
+      const failed = await issue(secrets);
+      expect(failed.code).toBe(1);
+      const plan = PLAN_NAMES[n - 1]!;
+      expect(failed.err).toMatch(
+        new RegExp(`the ${plan} check key key_\\w+ is made, but the secret ${SECRET} was not written`),
+      );
+      expect(failed.err).toContain('ThrottlingException');
+      expect(named(failed.err)).toBe('keys issue-check-key');
+      // What it did before it stopped is printed: the keys made so far.
+      for (const p of PLAN_NAMES.slice(0, n)) expect(failed.out).toMatch(new RegExp(`^  ${p} +key_\\w+  created`, 'm'));
+      expect(failed.out).toContain("Stopped before every plan's key was stored");
+      const before = await checkKeys();
+      expect(before).toHaveLength(n);
 
-    const finished = await issue(secrets);
-    expect(finished.code, finished.err).toBe(0);
-    expect(finished.out).toContain(`Gave ${made!.keyId} a new secret`);
-    expect((await oneWorkingCheckKey(secrets)).keyId).toBe(made!.keyId);
-    const history = await runLocalAdmin(deps, 'keys', 'history', made!.keyId);
-    expect(history.out).toMatch(/create --plan business[^\n]*\n[^\n]*rotate {2}by/);
-  });
+      const finished = await issue(secrets);
+      expect(finished.code, finished.err).toBe(0);
+      const now = await everyPlanWorking(secrets);
+      // The same keys: those stored are in place, the one whose secret was lost got a new secret under its id.
+      for (const k of before) expect(now[k.plan].keyId).toBe(k.keyId);
+      expect(finished.out).toMatch(new RegExp(`^  ${plan} +${now[plan].keyId}  given a new secret`, 'm'));
+      for (const p of PLAN_NAMES.slice(0, n - 1))
+        expect(finished.out).toMatch(new RegExp(`^  ${p} +\\S+  in place`, 'm'));
+      for (const p of PLAN_NAMES.slice(n)) expect(finished.out).toMatch(new RegExp(`^  ${p} +\\S+  created`, 'm'));
+      const history = await runLocalAdmin(deps, 'keys', 'history', now[plan].keyId);
+      expect(history.out).toMatch(new RegExp(`create --plan ${plan}[^\\n]*\\n[^\\n]*rotate {2}by`));
+      expect((await issue(secrets)).out).toContain('nothing to do');
+    },
+  );
 
-  it('the process dying after the create (the secret never written) is finished by the command run again', async () => {
+  it.each([...[1, 2, 3, 4].map((n) => [n, false] as const), ...[1, 2, 3, 4].map((n) => [n, true] as const)])(
+    'the process dying at the secret write after key %i (landed: %s) is finished by the command run again',
+    async (n, landed) => {
+      const secrets = new MemorySecrets();
+      const { port, dead } = dyingAt(secrets, n, landed);
+      expect((await issue(port, [], {}, dead)).code).toBe('killed');
+      const before = await checkKeys();
+      expect(before).toHaveLength(n);
+      // What the secret holds is read as it is: the keys stored so far, and no other.
+      expect(checkKeysOf(secrets.values.get(SECRET) ?? '{}').missing).toHaveLength(
+        PLAN_NAMES.length - (landed ? n : n - 1),
+      );
+
+      const finished = await issue(secrets);
+      expect(finished.code, finished.err).toBe(0);
+      const now = await everyPlanWorking(secrets);
+      for (const k of before) expect(now[k.plan].keyId).toBe(k.keyId);
+      // Only a key whose secret never reached the secret is given a new one.
+      const rotated = finished.out.match(/given a new secret/g) ?? [];
+      expect(rotated).toHaveLength(landed ? 0 : 1);
+      expect((await issue(secrets)).out).toContain('nothing to do');
+    },
+  );
+
+  it('the process dying inside a create (before its secret works) is finished under the same key id', async () => {
     const secrets = new MemorySecrets();
+    expect((await issue(secrets)).code).toBe(0);
+    const made = await everyPlanWorking(secrets);
+    // The Pro key revoked: the next run makes a new one, and dies in its activation (the write that makes it work).
+    expect((await runLocalAdmin(deps, 'keys', 'revoke', made.pro.keyId)).code).toBe(0);
     let died!: () => void;
     const dead = new Promise<void>((resolve) => (died = resolve));
-    // The write never answers: the process is gone before it is sent.
-    const dying: CheckKeySecretPort = { read: (n) => secrets.read(n), write: () => (died(), new Promise(() => {})) };
-    expect((await issue(dying, [], {}, dead)).code).toBe('killed');
-    const [made] = await checkKeys();
-    expect(made).toBeDefined();
-
-    const finished = await issue(secrets);
-    expect(finished.code, finished.err).toBe(0);
-    expect((await oneWorkingCheckKey(secrets)).keyId).toBe(made!.keyId);
-  });
-
-  it('the process dying inside the create (before its secret works) is finished under the same key id', async () => {
-    const secrets = new MemorySecrets();
-    let died!: () => void;
-    const dead = new Promise<void>((resolve) => (died = resolve));
-    // The create's activation (the write that makes its secret work) is never sent.
     const store = { ...deps.store, replaceHash: () => (died(), new Promise<void>(() => {})) };
     expect((await issue(secrets, [], { store }, dead)).code).toBe('killed');
-    const [left] = await checkKeys();
+    const left = (await checkKeys()).find((k) => k.plan === 'pro');
     expect(left?.undelivered).toBe(true);
 
     const finished = await issue(secrets);
     expect(finished.code, finished.err).toBe(0);
-    expect((await oneWorkingCheckKey(secrets)).keyId).toBe(left!.keyId);
-  });
-
-  it('a secret that holds another key (pasted by hand) gets a new secret of the check key', async () => {
-    const secrets = new MemorySecrets();
-    expect((await issue(secrets)).code).toBe(0);
-    const { keyId, stored } = await oneWorkingCheckKey(secrets);
-    secrets.values.set(SECRET, 'ask2_not-the-check-keys-secret-at-all');
-    const again = await issue(secrets);
-    expect(again.code, again.err).toBe(0);
-    const now = await oneWorkingCheckKey(secrets);
-    expect(now.keyId).toBe(keyId);
-    // The secret it replaced was nobody's: no overlap, refused from now on.
-    expect(await status(stored)).toBe(401);
+    const now = await everyPlanWorking(secrets);
+    expect(now.pro.keyId).toBe(left!.keyId);
+    expect(ids(now).filter((id) => id !== left!.keyId)).toEqual(ids(made).filter((id) => id !== made.pro.keyId));
+    expect(await status(made.pro.key)).toBe(401);
   });
 
   /** A check key an admin made by hand with `keys create`, on `plan`. */
-  const madeByHand = async (plan: string) =>
-    JSON.parse(
-      (await runLocalAdmin(deps, 'keys', 'create', '--owner', 'pre-traffic-check', '--plan', plan, '--json')).out,
-    ) as { key: string; keyId: string };
+  const madeByHand = async (plan: string, owner = 'pre-traffic-check') =>
+    JSON.parse((await runLocalAdmin(deps, 'keys', 'create', '--owner', owner, '--plan', plan, '--json')).out) as {
+      key: string;
+      keyId: string;
+    };
 
-  it('a check key made by hand on Free (too slow for the check) is moved to Business, keeping its stored secret', async () => {
-    const { key, keyId } = await madeByHand('free');
+  it("upgrades the old form (one key): the check's Business key keeps its secret, the other plans get theirs", async () => {
+    const old = await madeByHand('business');
     const secrets = new MemorySecrets();
-    secrets.values.set(SECRET, key);
+    secrets.values.set(SECRET, old.key);
     const r = await issue(secrets);
     expect(r.code, r.err).toBe(0);
-    expect(r.out).toContain(`Moved ${keyId} from Free to Business`);
-    expect(r.out).toContain('nothing else to do');
-    expect(await oneWorkingCheckKey(secrets)).toEqual({ keyId, stored: key });
-    expect((await issue(secrets)).out).toMatch(/holds its secret: nothing to do/);
+    expect(r.out).toMatch(new RegExp(`^  business +${old.keyId}  in place`, 'm'));
+    expect(r.out).toContain(
+      `Stored every plan's key in the secret ${SECRET} (it held the old form, one key: now one per plan)`,
+    );
+    const now = await everyPlanWorking(secrets);
+    expect(now.business).toEqual({ keyId: old.keyId, key: old.key });
+    expect((await issue(secrets)).out).toContain('nothing to do');
   });
 
-  it('a revoked check key is replaced by a new one; two active check keys are refused, naming the one to revoke', async () => {
+  it("upgrades an old form holding a Free check key (made by hand, as the docs once allowed) as that plan's", async () => {
+    const old = await madeByHand('free');
+    const secrets = new MemorySecrets();
+    secrets.values.set(SECRET, `${old.key}\n`);
+    expect((await issue(secrets)).code).toBe(0);
+    expect((await everyPlanWorking(secrets)).free).toEqual({ keyId: old.keyId, key: old.key });
+  });
+
+  it("never touches a customer's key the secret held (pasted by hand): it is dropped from the secret, still working", async () => {
+    const customer = await madeByHand('pro', 'acme');
+    const secrets = new MemorySecrets();
+    secrets.values.set(SECRET, customer.key);
+    expect((await issue(secrets)).code).toBe(0);
+    const now = await everyPlanWorking(secrets);
+    expect(now.pro.keyId).not.toBe(customer.keyId);
+    expect(await status(customer.key)).toBe(200);
+    const listed = await runLocalAdmin(deps, 'keys', 'list', '--owner', 'acme', '--json');
+    expect((JSON.parse(listed.out) as { keys: Listed[] }).keys).toEqual([
+      expect.objectContaining({ keyId: customer.keyId }),
+    ]);
+  });
+
+  it("a plan's key in the secret that is not the check's gets a new secret of the check's key; the rest stay", async () => {
     const secrets = new MemorySecrets();
     expect((await issue(secrets)).code).toBe(0);
-    const { keyId: revoked, stored: old } = await oneWorkingCheckKey(secrets);
-    expect((await runLocalAdmin(deps, 'keys', 'revoke', revoked)).code).toBe(0);
-    expect((await issue(secrets)).out).toContain('Created');
-    const { keyId: kept } = await oneWorkingCheckKey(secrets);
-    expect(kept).not.toBe(revoked);
-    expect(await status(old)).toBe(401);
+    const made = await everyPlanWorking(secrets);
+    const byPlan = Object.fromEntries(PLAN_NAMES.map((p) => [p, made[p].key]));
+    secrets.values.set(SECRET, formatCheckKeys({ ...byPlan, enterprise: 'ask2_not-the-check-keys-secret-at-all' }));
+    const again = await issue(secrets);
+    expect(again.code, again.err).toBe(0);
+    expect(again.out).toMatch(new RegExp(`^  enterprise +${made.enterprise.keyId}  given a new secret`, 'm'));
+    const now = await everyPlanWorking(secrets);
+    expect(ids(now)).toEqual(ids(made));
+    // The secret it replaced was nobody's: no overlap, refused from now on.
+    expect(await status(made.enterprise.key)).toBe(401);
+    expect(now.free.key).toBe(made.free.key);
+  });
+
+  it('a revoked check key is replaced by a new one; two active check keys on a plan are refused, naming the one to revoke', async () => {
+    const secrets = new MemorySecrets();
+    expect((await issue(secrets)).code).toBe(0);
+    const made = await everyPlanWorking(secrets);
+    expect((await runLocalAdmin(deps, 'keys', 'revoke', made.business.keyId)).code).toBe(0);
+    expect((await issue(secrets)).out).toMatch(/^ {2}business +key_\w+ {2}created$/m);
+    const now = await everyPlanWorking(secrets);
+    expect(now.business.keyId).not.toBe(made.business.keyId);
+    expect(await status(made.business.key)).toBe(401);
 
     // A second one made by hand: the command does not choose for the admin which secret the hook keeps using.
     const { keyId: second } = await madeByHand('pro');
     const refused = await issue(secrets);
     expect(refused.code).toBe(1);
-    expect(refused.err).toContain(`keep ${kept} (its secret is stored)`);
+    expect(refused.err).toContain(`2 active pro keys have owner pre-traffic-check`);
+    expect(refused.err).toContain(`keep ${now.pro.keyId} (its secret is stored)`);
     expect(named(refused.err)).toBe(`keys revoke ${second}`);
     expect((await runLocalAdmin(deps, 'keys', 'revoke', second)).code).toBe(0);
     expect((await issue(secrets)).out).toContain('nothing to do');
@@ -231,19 +354,19 @@ describe.skipIf(!MOTO)(MOTO ? "against moto's Secrets Manager" : `against moto (
     await moto?.stop();
   });
 
-  it('creates the secret, then replaces a value that is no key of the check with a working one', async () => {
+  it('creates the secret, then replaces a value that is neither form with working keys', async () => {
     const secrets = awsCheckKeySecrets(client);
     const first = await issue(secrets);
     expect(first.code, first.err).toBe(0);
-    const { keyId } = await oneWorkingCheckKey(secrets);
+    const made = await everyPlanWorking(secrets);
     expect((await issue(secrets)).out).toContain('nothing to do');
 
-    // Someone put another value in it: the next run rotates the key and writes a new version (PutSecretValue).
+    // Someone put another value in it: the next run rotates every key and writes new versions (PutSecretValue).
     await client.send(new PutSecretValueCommand({ SecretId: SECRET, SecretString: 'not a key' }));
     const again = await issue(secrets);
     expect(again.code, again.err).toBe(0);
-    expect(again.out).toContain(`Gave ${keyId} a new secret`);
-    expect((await oneWorkingCheckKey(secrets)).keyId).toBe(keyId);
+    expect(again.out.match(/given a new secret/g)).toHaveLength(PLAN_NAMES.length);
+    expect(ids(await everyPlanWorking(secrets))).toEqual(ids(made));
   });
 
   it("over the --stage path (the stack found by its outputs, its region's Secrets Manager): issued, then nothing to do", async () => {
@@ -262,17 +385,17 @@ describe.skipIf(!MOTO)(MOTO ? "against moto's Secrets Manager" : `against moto (
       };
       const first = await onStage('keys', 'issue-check-key');
       expect(first.code, first.err).toBe(0);
-      expect(first.out).toContain(`Its secret is stored in the secret ${SECRET}`);
+      expect(first.out).toContain(`Stored every plan's key in the secret ${SECRET}`);
       const listed = await onStage('keys', 'list', '--owner', 'pre-traffic-check', '--json');
-      const keys = (JSON.parse(listed.out) as { keys: Array<{ keyId: string; plan: string }> }).keys;
-      expect(keys).toEqual([expect.objectContaining({ plan: 'business' })]);
-      const stored = await awsCheckKeySecrets(client).read(SECRET);
-      expect(stored).toMatch(/^ask2?_/);
-      expect(first.out).not.toContain(stored);
-      // Nothing to do is said only when the stored secret is the key's own (its hash is the record's).
+      const keys = (JSON.parse(listed.out) as { keys: Listed[] }).keys;
+      expect(keys.map((k) => k.plan).sort()).toEqual([...PLAN_NAMES].sort());
+      const stored = checkKeysOf((await awsCheckKeySecrets(client).read(SECRET))!);
+      expect(stored.missing).toEqual([]);
+      for (const plan of PLAN_NAMES) expect(first.out).not.toContain(stored.byPlan[plan]);
+      // Nothing to do is said only when each stored key is its key's own (its hash is the record's).
       const again = await onStage('keys', 'issue-check-key', '--show');
-      expect(again.out).toContain(`${keys[0]!.keyId} is the check key and the secret ${SECRET} holds its secret`);
-      expect(again.out).toContain(`API key: ${stored}`);
+      expect(again.out).toContain(`The secret ${SECRET} holds every plan's key: nothing to do`);
+      for (const plan of PLAN_NAMES) expect(again.out).toContain(`API key (${plan}): ${stored.byPlan[plan]}`);
     } finally {
       restoreEnv();
     }

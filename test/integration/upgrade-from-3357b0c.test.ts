@@ -11,8 +11,9 @@
 import { readFileSync } from 'node:fs';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PLAN_NAMES, PLANS, type PlanLimits, type PlanName } from '../../contract/plans.ts';
+import { PLAN_NAMES, PLANS, planUsageKeyValue, type PlanLimits, type PlanName } from '../../contract/plans.ts';
 import { hashKey } from '../../lambdas/domain/keys.ts';
+import { checkKeysOf } from '../../lambdas/hooks/check-keys.ts';
 import { noteStanding, readKeyAndStanding } from '../../lambdas/storage/standing.ts';
 import { runAdmin } from '../../lib/admin/cli.ts';
 import { pacedControlPlane } from '../../lib/admin/release-api-keys.ts';
@@ -71,7 +72,7 @@ afterAll(() => {
   closeNaming?.();
 });
 
-/** Secrets Manager in memory: where `keys issue-check-key` stores the check key, and the hook reads it. */
+/** Secrets Manager in memory: where `keys issue-check-key` stores the check keys, and the hook reads them. */
 class MemorySecrets implements CheckKeySecretPort {
   readonly values = new Map<string, string>();
   async read(name: string) {
@@ -278,14 +279,26 @@ async function settled(r: Run, step: string, removal?: RegExp) {
   await r.traffic.advance(2 * MINUTE);
 }
 
-/** The pre-traffic check: the new version invoked directly with the check key stored in the secret. */
+/**
+ * The pre-traffic check: the new version invoked directly with each plan's check key stored in the secret, and
+ * allowed onto that plan's usage key.
+ */
 const preTrafficCheck = (r: Run) => async (to: Release) => {
   const secret = r.secrets.values.get(checkKeySecretName(STAGE));
   if (!secret) return false;
-  const found = await readKeyAndStanding(r.w.plain.storage!, hashKey(secret));
-  const answer = to.authorizer.answer(found.record, found.standing, Math.floor(r.w.fake.now() / 1000));
-  r.hook.push(`${to.name}: ${answer.kind}`);
-  return answer.kind === 'allow';
+  const { byPlan, missing } = checkKeysOf(secret);
+  if (missing.length) return (r.hook.push(`${to.name}: no key of ${missing.join(', ')}`), false);
+  let allowed = true;
+  for (const plan of PLAN_NAMES) {
+    const found = await readKeyAndStanding(r.w.plain.storage!, hashKey(byPlan[plan]!));
+    const answer = to.authorizer.answer(found.record, found.standing, Math.floor(r.w.fake.now() / 1000));
+    const onPlan = answer.kind === 'allow' && answer.usageKey === planUsageKeyValue(STAGE, plan);
+    r.hook.push(
+      `${to.name}: ${plan} ${answer.kind}${answer.kind !== 'allow' || onPlan ? '' : ` onto ${answer.usageKey}`}`,
+    );
+    allowed &&= onPlan;
+  }
+  return allowed;
 };
 
 /** `cdk deploy` of `to`, rolled back first where asked, then again to UPDATE_COMPLETE. */
@@ -436,13 +449,14 @@ function upgraded(r: Run) {
   expect(traffic.counts.denied).toBeGreaterThan(0);
   // The revoked key's.
   expect(traffic.counts['401']).toBeGreaterThan(0);
-  // Issued at every step (made once, then found in place), and let through by the hook's direct call each time.
+  // Issued at every step (made once, then found in place), and each plan's let through onto its plan's usage key by
+  // the hook's direct call each time.
   expect(r.checkKey[0]).toMatch(/^(created|rotated)$/);
   expect(new Set(r.checkKey.slice(1))).toEqual(new Set(['nothing']));
   expect(r.hook.length).toBeGreaterThan(0);
   // At 3357b0c, at plan-keys-1 and in this release's canary.
   expect(r.paidRefused).toBeGreaterThanOrEqual(3);
-  expect(new Set(r.hook)).toEqual(new Set(['this release: allow']));
+  expect(new Set(r.hook)).toEqual(new Set(PLAN_NAMES.map((p) => `this release: ${p} allow`)));
 }
 
 describe('the upgrade from 3357b0c: no active key gets 401 or 403 at any request', () => {
