@@ -3,12 +3,18 @@
  * traffic, the NEW version of the function is invoked with known-good requests and its answers are judged against
  * the contract. The canary gates (lib/constructs/version-gates.ts) judge a version by the traffic it gets, and at low
  * traffic they judge nothing (docs/deployment.md, "Gradual deploys"); this check judges every version, whatever the
- * traffic, and stops the ones that answer a good request with a 5xx, a 4xx, a malformed result or a body the
- * contract does not describe, and an authorizer that allows a key onto a usage key no plan of the stage has.
- * A read operation and the authorizer are sent many requests, and so is the version now live, and the new version
- * fails when it fails more of them than the live one (compareVersions): a version that fails a steady share of its
- * requests is stopped too, and failures both versions share (the stage's) stop nothing. A write is sent once: each
- * request makes an item every customer sees.
+ * traffic, and stops the ones that answer a good request with a 5xx, a 4xx, a malformed result, a body the
+ * contract does not describe or without a declared header the live version sends, and an authorizer that allows a
+ * key of any plan onto another usage key than its plan's.
+ * What it sends derives from what the route declares it does (`does`), never from the HTTP method:
+ * - a read and the authorizer are sent many requests (every shape customers send: each sample, each value of each
+ *   enum query parameter, a second page through the cursor), and so is the version now live, and the new version
+ *   fails when it fails more of them than the live one (compareVersions): a version that fails a steady share of
+ *   its requests is stopped too, failures both versions share (the stage's) stop nothing, and a live version that
+ *   fails too much itself leaves the check unable to judge (Failed, "cannot judge");
+ * - a create is sent once, to the new version: it makes the check key's own item, which every customer sees;
+ * - a change or a delete is sent nothing: it would alter or remove an item that exists, maybe a customer's. The
+ *   canary gates and the post-traffic bake judge it.
  *
  * Pure: the requests are built from the route table's samples, and the invocation is a parameter, so the hook's
  * handler (pre-traffic-hook.ts) invokes `<function>:<version>` in AWS and the tests invoke the functions the local
@@ -16,11 +22,26 @@
  */
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
 import * as z from 'zod/mini';
-import { PLAN_NAMES, STANDARD_PLANS, planUsageKeyValue, type PlanName } from '../../contract/plans.ts';
+import { PLAN_NAMES, planUsageKeyValue, type PlanName } from '../../contract/plans.ts';
 import { BASE_PATH, EXISTING_ITEM, type RequestSample, type Route } from '../../contract/routes.ts';
-import { ErrorObject } from '../../contract/schemas.ts';
+import { headerName } from '../../contract/header-names.ts';
+import { RATE_LIMIT_HEADER_NAMES } from '../../contract/headers.ts';
+import { ErrorObject, PAGE_SIZE } from '../../contract/schemas.ts';
+import { CURSOR_PARAM, PAGE_SIZE_PARAM } from '../domain/pagination.ts';
 import { generateKey, type AuthContext } from '../domain/keys.ts';
-import { LOOK_EVERY, judgeCounts, regressionPValue, type Counts, type Decision } from './pre-traffic-judge.ts';
+import {
+  EMPTY_TALLY,
+  LIVE_FLOOR,
+  LOOK_EVERY,
+  addPair,
+  floorOf,
+  judgeTally,
+  regressionPValue,
+  scorePair,
+  type Answer,
+  type RunDecision,
+  type Tally,
+} from './pre-traffic-judge.ts';
 
 /** How an invocation of the new version ended: its result, or the error Lambda reported (a throw, a timeout). */
 export type Outcome = { readonly ok: true; readonly result: unknown } | { readonly ok: false; readonly error: unknown };
@@ -30,39 +51,64 @@ export interface Probe {
   readonly name: string;
   readonly event: unknown;
   judge(outcome: Outcome): string[];
+  /**
+   * Response headers the operation declares (its success's, the rate-limit ones): in a compared pair, one the live
+   * version sent and the new one left out of the same answer is the new version's failure.
+   */
+  readonly headers?: readonly string[];
 }
 
 export interface Verdict {
   readonly status: 'Succeeded' | 'Failed';
   /** What was wrong, one line per problem, prefixed by the probe's name (empty when Succeeded). */
   readonly problems: readonly string[];
+  /** What the log is told besides: failures both versions share, what was not sent and why. */
+  readonly notes?: readonly string[];
 }
 
-/** Runs every probe against the new version; one problem fails the deployment. */
+/**
+ * Runs every probe against the new version alone; a probe that fails `tries` times running fails the deployment. An
+ * invocation that throws (the hook's own call failed, not the version) judges nothing: "cannot judge". A write's one
+ * request is tried up to CREATE_TRIES times (the same request and Idempotency-Key, so one item at most): a single
+ * failure is as likely the stage's background (a throttled table, a flood's 503s) as the release's, and failing on it
+ * would roll back good releases at the background rate (7 % in a customer flood). A version that fails every request
+ * still fails every try; a steady share of failures is the bake's to judge.
+ */
 export async function judgeVersion(
   probes: readonly Probe[],
   invoke: (event: unknown) => Promise<Outcome>,
+  tries = 1,
 ): Promise<Verdict> {
   if (probes.length === 0) return { status: 'Failed', problems: ['no probe for this function: nothing was checked'] };
   const problems: string[] = [];
   // One after another: the probes of an operation may depend on each other's data, and a handful of requests is
   // quick enough for a hook CodeDeploy waits an hour for.
   for (const probe of probes) {
-    let outcome: Outcome;
-    try {
-      outcome = await invoke(probe.event);
-    } catch (error) {
-      outcome = { ok: false, error };
+    let last: string[] = [];
+    for (let t = 0; t < tries; t++) {
+      let outcome: Outcome;
+      try {
+        outcome = await invoke(probe.event);
+      } catch (error) {
+        last = [`cannot judge: ${probe.name}: the hook could not invoke the new version (${describe(error)})`];
+        continue;
+      }
+      const tried = tries > 1 ? ` (${t + 1} of ${tries} tries)` : '';
+      last = probe.judge(outcome).map((p) => `${probe.name}: ${p}${tried}`);
+      if (last.length === 0) break;
     }
-    for (const p of probe.judge(outcome)) problems.push(`${probe.name}: ${p}`);
+    problems.push(...last);
   }
   return { status: problems.length ? 'Failed' : 'Succeeded', problems };
 }
 
+/** Tries of a write's one request before it fails the deployment (judgeVersion). */
+export const CREATE_TRIES = 3;
+
 /** What the comparison of two versions found: the verdict, and what the log is told besides (failures both share). */
 export interface Comparison extends Verdict {
-  readonly counts: Counts;
-  readonly notes: readonly string[];
+  readonly decision: RunDecision;
+  readonly counts: Tally;
 }
 
 export interface ComparisonOptions {
@@ -78,21 +124,58 @@ export interface ComparisonOptions {
 
 /** The problems quoted per version when it fails: enough to tell what broke, not the whole run. */
 const QUOTED = 5;
-/**
- * The rate-limited answers (429) after which the check stops: its key's budget is spent (its day, or another use of
- * it), so the answers judge nothing, and more 429s only bring the key nearer its ban.
- */
-export const MAX_RATE_LIMITED = 10;
+
+/** The flag a deploy takes to skip the release checks, for the one deploy that ships a fix while live is broken. */
+export const BREAK_GLASS = '-c animal-store:breakGlass="<reason>"';
+export const BREAK_GLASS_HINT = `to ship a fix while the live version is broken, deploy it with break glass: ${BREAK_GLASS}`;
 
 /** A 429: the limiter refused the check's key, before the version did anything to judge. */
 const rateLimited = (outcome: Outcome): boolean =>
   outcome.ok && (outcome.result as { statusCode?: unknown } | null | undefined)?.statusCode === 429;
 
+/** An answer's headers by lower-cased name (both maps of a proxy result). */
+function headersOf(outcome: Outcome): Set<string> {
+  if (!outcome.ok) return new Set();
+  const r = outcome.result as { headers?: unknown; multiValueHeaders?: unknown } | null | undefined;
+  const names = [r?.headers, r?.multiValueHeaders].flatMap((h) =>
+    h && typeof h === 'object' ? Object.keys(h).map((k) => k.toLowerCase()) : [],
+  );
+  return new Set(names);
+}
+
+const statusOf = (outcome: Outcome): unknown =>
+  outcome.ok ? (outcome.result as { statusCode?: unknown } | null | undefined)?.statusCode : undefined;
+
+/**
+ * The declared headers the live version sent with an answer and the new one left out of the same answer: a client
+ * reading them (the next page's link, the rate-limit headers) would break on the new version.
+ */
+export function droppedHeaders(declared: readonly string[], newOutcome: Outcome, oldOutcome: Outcome): string[] {
+  if (statusOf(newOutcome) !== statusOf(oldOutcome)) return [];
+  const [got, had] = [headersOf(newOutcome), headersOf(oldOutcome)];
+  return declared.filter((h) => had.has(h.toLowerCase()) && !got.has(h.toLowerCase()));
+}
+
+/** One version's side of a pair: how it counts, and its first problem (for the log). */
+interface Side {
+  readonly answer: Answer;
+  readonly problem?: string;
+}
+
+function sideOf(probe: Probe, outcome: Outcome | 'lost'): Side {
+  if (outcome === 'lost') return { answer: 'lost' };
+  if (rateLimited(outcome)) return { answer: 'limited', problem: 'answered 429 (rate-limited)' };
+  const problems = probe.judge(outcome);
+  return problems.length ? { answer: 'failed', problem: problems[0] } : { answer: 'ok' };
+}
+
 /**
  * Sends the same `perVersion` requests (`probeAt(i)`: the i-th pair's request) to the new version and to the version
- * now live, interleaved, and judges whether the new one fails more of them (pre-traffic-judge.ts), looking at the
- * counts every LOOK_EVERY pairs, as judgeRun does. A failure is any problem the probe's judge finds: a Lambda error,
- * a result the gateway cannot read, a status or a body off the contract.
+ * now live, interleaved, and judges whether the new one fails more of them (pre-traffic-judge.ts), on judgeRun's
+ * schedule: the floor after each pair, a look every LOOK_EVERY pairs. A failure is any problem the probe's judge
+ * finds (a Lambda error, a result the gateway cannot read, a status or a body off the contract), a 429 the other
+ * version of the pair did not answer, or a declared header the live version sent and the new one did not. An
+ * invocation that throws (`invoke*` rejects: the hook's own call failed, not the version) judges neither.
  */
 export async function compareVersions(
   probeAt: (i: number) => Probe,
@@ -101,87 +184,102 @@ export async function compareVersions(
   opts: ComparisonOptions,
 ): Promise<Comparison> {
   const quoted = { new: new Set<string>(), old: new Set<string>() };
-  let counts: Counts = { newFailures: 0, newRequests: 0, oldFailures: 0, oldRequests: 0 };
+  const lostErrors = new Set<string>();
+  let tally: Tally = EMPTY_TALLY;
   // When the next invocation may start: each one at least an interval after the one before, even after a slow
   // stretch, so no minute of the key's limiter gets more than its share.
   let nextStart = opts.now();
-  let limited = 0;
-  const run = async (probe: Probe, version: 'new' | 'old') => {
+  let stopped: RunDecision | undefined;
+  const pending = new Map<number, Outcome | 'lost'>();
+  const settle = (probe: Probe, newOutcome: Outcome | 'lost', oldOutcome: Outcome | 'lost') => {
+    let n = sideOf(probe, newOutcome);
+    const o = sideOf(probe, oldOutcome);
+    if (n.answer === 'ok' && o.answer === 'ok' && newOutcome !== 'lost' && oldOutcome !== 'lost') {
+      const dropped = droppedHeaders(probe.headers ?? [], newOutcome, oldOutcome);
+      if (dropped.length)
+        n = { answer: 'failed', problem: `left out ${dropped.join(', ')}, which the live version sent` };
+    }
+    tally = addPair(tally, n.answer, o.answer);
+    if (scorePair(n.answer, o.answer)) {
+      if (n.problem && quoted.new.size < QUOTED) quoted.new.add(`${probe.name}: ${n.problem}`);
+      if (o.problem && quoted.old.size < QUOTED) quoted.old.add(`${probe.name}: ${o.problem}`);
+    }
+    if (!stopped && floorOf(tally, opts.perVersion, false)) stopped = 'cannot-judge';
+  };
+  const run = async (i: number, probe: Probe, version: 'new' | 'old') => {
+    if (stopped) return;
     const slot = Math.max(nextStart, opts.now());
     nextStart = slot + opts.intervalMs;
     const wait = slot - opts.now();
     if (wait > 0) await opts.sleep(wait);
-    let outcome: Outcome;
+    if (stopped) return;
+    let outcome: Outcome | 'lost';
     try {
       outcome = await (version === 'new' ? invokeNew : invokeOld)(probe.event);
     } catch (error) {
-      outcome = { ok: false, error };
+      outcome = 'lost';
+      if (lostErrors.size < QUOTED) lostErrors.add(describe(error));
     }
-    if (rateLimited(outcome)) {
-      limited++;
+    const other = pending.get(i);
+    if (other === undefined) {
+      pending.set(i, outcome);
       return;
     }
-    const problems = probe.judge(outcome);
-    if (problems.length && quoted[version].size < QUOTED) quoted[version].add(`${probe.name}: ${problems[0]}`);
-    counts =
-      version === 'new'
-        ? {
-            ...counts,
-            newRequests: counts.newRequests + 1,
-            newFailures: counts.newFailures + (problems.length ? 1 : 0),
-          }
-        : {
-            ...counts,
-            oldRequests: counts.oldRequests + 1,
-            oldFailures: counts.oldFailures + (problems.length ? 1 : 0),
-          };
+    pending.delete(i);
+    if (version === 'new') settle(probe, outcome, other);
+    else settle(probe, other, outcome);
   };
-  let decision: Decision = 'undecided';
-  for (
-    let first = 0;
-    first < opts.perVersion && decision !== 'worse' && limited <= MAX_RATE_LIMITED;
-    first += LOOK_EVERY
-  ) {
+  let decision: RunDecision | 'undecided' = 'undecided';
+  for (let first = 0; first < opts.perVersion && !stopped && decision !== 'worse'; first += LOOK_EVERY) {
     const last = Math.min(opts.perVersion, first + LOOK_EVERY);
     // The look's pairs, new before old in each, `concurrency` invocations in flight.
     const tasks: (() => Promise<void>)[] = [];
     for (let i = first; i < last; i++) {
       const probe = probeAt(i);
       tasks.push(
-        () => run(probe, 'new'),
-        () => run(probe, 'old'),
+        () => run(i, probe, 'new'),
+        () => run(i, probe, 'old'),
       );
     }
     let next = 0;
     const worker = async () => {
-      while (next < tasks.length) await tasks[next++]!();
+      while (next < tasks.length && !stopped) await tasks[next++]!();
     };
     await Promise.all(Array.from({ length: Math.min(opts.concurrency, tasks.length) }, worker));
-    decision = judgeCounts(counts, last >= opts.perVersion);
+    if (!stopped) decision = judgeTally(tally, opts.perVersion, last >= opts.perVersion);
   }
-  const tally = `the new version failed ${counts.newFailures} of ${counts.newRequests} requests, the live version ${counts.oldFailures} of ${counts.oldRequests}`;
-  const notes = counts.oldFailures ? [`${tally}; the live version's: ${[...quoted.old].join('; ')}`] : [];
-  // Rate-limited answers are neither version's: past a few, too little was judged to let the version through.
-  if (decision !== 'worse' && limited > MAX_RATE_LIMITED)
+  if (stopped) decision = stopped;
+  const final: RunDecision = decision === 'undecided' ? 'not-worse' : decision;
+  const judged = tally.newRequests;
+  const counts = `the new version failed ${tally.newFailures} of ${judged} judged requests, the live version ${tally.oldFailures} of ${tally.oldRequests}`;
+  const unjudged =
+    tally.bothLimited + tally.lost
+      ? `; ${tally.bothLimited} pairs both answered 429 and ${tally.lost} were lost to the hook's own invocation failing`
+      : '';
+  const tallyText = `${counts}${unjudged}`;
+  const liveQuoted = quoted.old.size ? `; the live version's: ${[...quoted.old].join('; ')}` : '';
+  const notes = tally.oldFailures || unjudged ? [`${tallyText}${liveQuoted}`] : [];
+  const base = { decision: final, counts: tally, notes };
+  if (final === 'worse')
     return {
+      ...base,
       status: 'Failed',
       problems: [
-        `the check's key was rate-limited (429) on ${limited} requests, so too little was judged (${tally}): its ` +
-          `budget is spent; deploy again once its day's budget is back, or give the check a key of a larger plan`,
+        `${tallyText} (p = ${regressionPValue(tally).toExponential(2)}: more than the live version's count allows)`,
+        ...quoted.new,
       ],
-      counts,
-      notes,
     };
-  if (decision !== 'worse') return { status: 'Succeeded', problems: [], counts, notes };
-  return {
-    status: 'Failed',
-    problems: [
-      `${tally} (p = ${regressionPValue(counts).toExponential(2)}: more than the live version's count allows)`,
-      ...quoted.new,
-    ],
-    counts,
-    notes,
-  };
+  if (final === 'not-worse') return { ...base, status: 'Succeeded', problems: [] };
+  const floor = floorOf(tally, opts.perVersion, true);
+  const why =
+    floor && 'unjudged' in floor
+      ? `only ${judged} of ${opts.perVersion} pairs could be judged (${tallyText}` +
+        (lostErrors.size ? `: ${[...lostErrors].join('; ')}` : '') +
+        "): when both versions answer 429 the check's key's budget is spent (deploy again once its day's budget " +
+        "is back, or give the check a key of a larger plan); when the hook's invocations fail, deploy again"
+      : `the live version itself failed more than ${LIVE_FLOOR * 100} % of the requests judged (${tallyText}` +
+        `${liveQuoted}), so a new version failing alike would pass; ${BREAK_GLASS_HINT}`;
+  return { ...base, status: 'Failed', problems: [`cannot judge: ${why}`] };
 }
 
 const describe = (error: unknown): string => {
@@ -323,22 +421,103 @@ export function judgeProxyAnswer(route: Route, expected: readonly number[], outc
   return problems;
 }
 
-/** The operation's probes: its sample and each sample variant, judged against its contract. */
-export function operationProbes(route: Route, opts: OperationProbeOptions): Probe[] {
+/** The values a schema allows when it allows a few (an enum, a literal, optional or not), as query strings. */
+export function enumValues(schema: unknown): string[] {
+  const values = (schema as { _zod?: { values?: ReadonlySet<unknown> } } | undefined)?._zod?.values;
+  return values ? [...values].filter((v) => v !== undefined && v !== null).map(String) : [];
+}
+
+/** The query parameters the operation declares (a zod object's shape), by name. */
+const queryShape = (route: Route): Record<string, unknown> =>
+  (route.request.query as { shape?: Record<string, unknown> } | undefined)?.shape ?? {};
+
+/** Whether the operation's success is a page that announces the next one (`Link: rel="next"`). */
+export const paged = (route: Route): boolean => route.success?.headers?.includes('LinkNext') ?? false;
+
+/** The response headers the operation declares for its success, and the rate-limit headers every answer carries. */
+export const declaredResponseHeaders = (route: Route): string[] => [
+  ...(route.success?.headers ?? []).map(headerName),
+  ...RATE_LIMIT_HEADER_NAMES,
+];
+
+/**
+ * The requests customers send the operation, by name: its sample and sample variants, the sample with each value
+ * of each query parameter that takes a few (every `status`), and, for a paged list, a first page of the smallest
+ * size (so a stage of two items has a next page to announce). Named `<operationId>?<what>`; the same request once.
+ */
+export function operationSamples(route: Route): [string, RequestSample][] {
   if (!route.sample) return [];
-  const samples: [string, RequestSample][] = [
+  const out: [string, RequestSample][] = [
     [route.operationId, route.sample],
     ...Object.entries(route.sampleVariants ?? {}).map(([n, s]): [string, RequestSample] => [
       `${route.operationId}?${n}`,
       s,
     ]),
   ];
+  const shape = queryShape(route);
+  for (const [param, schema] of Object.entries(shape))
+    for (const value of enumValues(schema))
+      out.push([
+        `${route.operationId}?${param}=${value}`,
+        { ...route.sample, query: { ...route.sample.query, [param]: value } },
+      ]);
+  if (paged(route) && PAGE_SIZE_PARAM in shape)
+    out.push([
+      `${route.operationId}?${PAGE_SIZE_PARAM}=${PAGE_SIZE.min}`,
+      { ...route.sample, query: { ...route.sample.query, [PAGE_SIZE_PARAM]: String(PAGE_SIZE.min) } },
+    ]);
+  const seen = new Set<string>();
+  return out.filter(([, s]) => {
+    const key = JSON.stringify([s.params, Object.entries(s.query ?? {}).sort(), s.body]);
+    return !seen.has(key) && !!seen.add(key);
+  });
+}
+
+/** The first page a second one is asked after: the paged list's sample at the smallest size. */
+export function firstPageSample(route: Route): RequestSample | undefined {
+  if (!route.sample || !paged(route) || !(PAGE_SIZE_PARAM in queryShape(route))) return undefined;
+  return { ...route.sample, query: { ...route.sample.query, [PAGE_SIZE_PARAM]: String(PAGE_SIZE.min) } };
+}
+
+/**
+ * What a first page says of the next: its `Link: rel="next"` as the query of the next page's request (`next`),
+ * that there is none (`last`: the stage has one page), or that the answer was no page (`unknown`, with why).
+ */
+export type NextPage =
+  { readonly next: Readonly<Record<string, string>> } | { readonly last: true } | { readonly unknown: string };
+
+export function nextPageOf(outcome: Outcome): NextPage {
+  if (!outcome.ok) return { unknown: `the invocation failed (${describe(outcome.error)})` };
+  const r = outcome.result as { statusCode?: unknown; headers?: Record<string, unknown> } | null | undefined;
+  if (r?.statusCode !== 200) return { unknown: `it answered ${JSON.stringify(r?.statusCode)}` };
+  const link = Object.entries(r.headers ?? {}).find(([k]) => k.toLowerCase() === 'link')?.[1];
+  if (link === undefined) return { last: true };
+  const m = /^<([^>]*)>;\s*rel="next"$/.exec(String(link));
+  if (!m) return { unknown: `its Link is not one rel="next": ${String(link).slice(0, 200)}` };
+  const query = Object.fromEntries(new URL(m[1]!, 'https://link.invalid').searchParams);
+  return CURSOR_PARAM in query ? { next: query } : { unknown: `its next link has no ${CURSOR_PARAM}: ${m[1]}` };
+}
+
+/**
+ * The operation's probes: each request customers send (operationSamples), and the second page when `nextPage`
+ * (the query of a live first page's next link) is given, each judged against its contract.
+ */
+export function operationProbes(
+  route: Route,
+  opts: OperationProbeOptions,
+  nextPage?: Readonly<Record<string, string>>,
+): Probe[] {
+  const samples = operationSamples(route);
+  if (nextPage && route.sample)
+    samples.push([`${route.operationId}?${CURSOR_PARAM}`, { ...route.sample, query: nextPage }]);
+  const headers = declaredResponseHeaders(route);
   return samples.map(([name, sample]) => {
     const expected = expectedStatuses(route, sample, opts.existingId);
     return {
       name,
       event: sampleEvent(route, sample, opts),
       judge: (outcome) => judgeProxyAnswer(route, expected, outcome),
+      headers,
     };
   });
 }
@@ -357,7 +536,7 @@ export const needsExistingItem = (route: Route): boolean =>
 export function existingItemListing(route: Route, routes: readonly Route[]): Route | undefined {
   const parent = route.path.replace(/\/\{\w+\}$/, '');
   if (parent === route.path) return undefined;
-  return routes.find((r) => r.method === 'GET' && r.path === parent && r.success?.status === 200 && !r.notImplemented);
+  return routes.find((r) => r.does === 'reads' && r.path === parent && r.success?.status === 200 && !r.notImplemented);
 }
 
 /** The listing request: one item is enough. */
@@ -393,8 +572,6 @@ export function existingItemOf(listing: Route, outcome: Outcome): ExistingItem {
 // The authorizer
 
 export interface AuthorizerProbeOptions {
-  /** The check's own key (a key record of a standard plan, issued like any customer's; never a customer's). */
-  readonly token: string;
   /** The stage the usage keys are named for (the authorizer's USAGE_KEYS_STAGE, or its STAGE). */
   readonly keysStage: string;
   /** A method ARN of the stage, as the gateway sends it. */
@@ -411,9 +588,12 @@ export function stagePlanKeys(stage: string): Set<string> {
 
 const stageOf = (methodArn: string) => methodArn.split('/')[1];
 
-/** What is wrong with the authorizer's answer to the check's own key (none when it allows it as the contract says). */
-export function judgeAllow(outcome: Outcome, opts: AuthorizerProbeOptions): string[] {
-  if (!outcome.ok) return [`the check's key was refused or the invocation failed (${describe(outcome.error)})`];
+/**
+ * What is wrong with the authorizer's answer to the check's own key of `plan` (none when it allows it as the
+ * contract says: onto that plan's API key, with that plan in its context).
+ */
+export function judgeAllow(outcome: Outcome, plan: PlanName, opts: AuthorizerProbeOptions): string[] {
+  if (!outcome.ok) return [`the check's ${plan} key was refused or the invocation failed (${describe(outcome.error)})`];
   const r = outcome.result as Partial<APIGatewayAuthorizerResult> | null | undefined;
   if (!r || typeof r !== 'object') return [`not an authorizer result: ${JSON.stringify(r)?.slice(0, 200)}`];
   const problems: string[] = [];
@@ -427,18 +607,17 @@ export function judgeAllow(outcome: Outcome, opts: AuthorizerProbeOptions): stri
   if (!stmt || stmt.Effect !== 'Allow' || stmt.Action !== 'execute-api:Invoke' || stmt.Resource !== resource)
     problems.push(`the policy is not one Allow of execute-api:Invoke on ${resource}: ${JSON.stringify(statements)}`);
   const ctx = (r.context ?? {}) as Record<string, unknown>;
-  const plan = ctx.plan as PlanName;
   if (typeof ctx.keyId !== 'string' || !(Number(ctx.perMinute) > 0) || !(Number(ctx.perDay) > 0))
     problems.push(`the context lacks what every operation reads (keyId, perMinute, perDay): ${JSON.stringify(ctx)}`);
-  if (!(STANDARD_PLANS as readonly string[]).includes(plan))
-    problems.push(`the check's key is on a standard plan, the context names ${String(ctx.plan)}`);
+  if (ctx.plan !== plan) problems.push(`the check's ${plan} key's context names plan ${String(ctx.plan)}`);
   const usageKey = r.usageIdentifierKey;
+  const expected = planUsageKeyValue(opts.keysStage, plan);
   if (typeof usageKey !== 'string' || !stagePlanKeys(opts.keysStage).has(usageKey))
     problems.push(
-      `the usage key ${String(usageKey)} is on no usage plan of stage ${opts.keysStage} (the gateway would answer 403)`,
+      `the ${plan} key's usage key ${String(usageKey)} is on no usage plan of stage ${opts.keysStage} (the gateway would answer 403)`,
     );
-  else if ((STANDARD_PLANS as readonly string[]).includes(plan) && usageKey !== planUsageKeyValue(opts.keysStage, plan))
-    problems.push(`the usage key ${usageKey} is not the ${plan} plan's ${planUsageKeyValue(opts.keysStage, plan)}`);
+  else if (usageKey !== expected)
+    problems.push(`the ${plan} key's usage key ${usageKey} is not the ${plan} plan's ${expected}`);
   return problems;
 }
 
@@ -457,13 +636,30 @@ const tokenEvent = (token: string, methodArn: string): APIGatewayTokenAuthorizer
   methodArn,
 });
 
-/** The authorizer's probes: the check's own key is allowed onto its plan's API key, a fresh unknown key is refused. */
-export function authorizerProbes(opts: AuthorizerProbeOptions): Probe[] {
-  return [
-    { name: 'authorizer', event: tokenEvent(opts.token, opts.methodArn), judge: (o) => judgeAllow(o, opts) },
-    // A key of the issued form (its check passes) that no one holds: read, found nowhere, refused.
-    { name: 'authorizer?unknown-key', event: tokenEvent(generateKey(), opts.methodArn), judge: judgeDenial },
-  ];
+/** The check's own key of `plan` must be allowed onto that plan's API key. */
+export function allowProbe(plan: PlanName, token: string, opts: AuthorizerProbeOptions): Probe {
+  return {
+    name: `authorizer?${plan}`,
+    event: tokenEvent(token, opts.methodArn),
+    judge: (o) => judgeAllow(o, plan, opts),
+  };
+}
+
+/** A key of the issued form (its check passes) that no one holds, fresh each call: read, found nowhere, refused. */
+export function unknownKeyProbe(opts: AuthorizerProbeOptions): Probe {
+  return { name: 'authorizer?unknown-key', event: tokenEvent(generateKey(), opts.methodArn), judge: judgeDenial };
+}
+
+/**
+ * The authorizer's i-th request: each plan's key in turn (`keys`: the plans the stage sells, each with the check's
+ * key of that plan), a fresh unknown key between two of them.
+ */
+export function authorizerProbeAt(
+  keys: readonly (readonly [PlanName, string])[],
+  opts: AuthorizerProbeOptions,
+): (i: number) => Probe {
+  const allows = keys.map(([plan, token]) => allowProbe(plan, token, opts));
+  return (i) => (i % 2 === 0 ? allows[(i / 2) % allows.length]! : unknownKeyProbe(opts));
 }
 
 /** The check's key's context as operations receive it, read from the authorizer's Allow (undefined if it is none). */

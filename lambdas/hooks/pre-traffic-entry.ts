@@ -1,8 +1,11 @@
 /**
  * The Lambda entry of the pre-traffic hook (lib/constructs/pre-traffic-hook.ts deploys it): the hook's ports over
  * the AWS SDK. It reads the deployment (codedeploy:GetDeployment), invokes `<function>:<target version>` and
- * `<function>:<current version>` (the one it is compared with), the live authorizer and, for getPet, the live listPets (lambda:InvokeFunction on qualified ARNs only), reads the check's own
- * key (Secrets Manager), and reports (codedeploy:PutLifecycleEventHookExecutionStatus); its role allows exactly that.
+ * `<function>:<current version>` (the one it is compared with), the live authorizer and, for getPet, the live
+ * listPets (lambda:InvokeFunction on qualified ARNs only), reads the check's own keys, one per plan (Secrets
+ * Manager), and reports (codedeploy:PutLifecycleEventHookExecutionStatus); its role allows exactly that. A Lambda
+ * error of the function invoked is the version's answer; an error of the Invoke call itself (throttled, denied)
+ * rejects, and the check counts it as judging neither version.
  */
 import {
   CodeDeployClient,
@@ -13,6 +16,7 @@ import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { preTrafficHook, type LifecycleHookEvent, type PreTrafficConfig } from './pre-traffic-hook.ts';
 import type { Outcome } from './pre-traffic-check.ts';
+import { checkKeysOf } from './check-keys.ts';
 
 /** The hook's configuration, from the environment the construct writes (PRE_TRAFFIC_CONFIG: JSON). */
 export function configOf(env: Readonly<Record<string, string | undefined>>): PreTrafficConfig & { secretId: string } {
@@ -68,10 +72,10 @@ export const handler = async (event: LifecycleHookEvent) => {
           }),
         );
       },
-      async checkKey() {
+      async checkKeys() {
         const s = await secrets.send(new GetSecretValueCommand({ SecretId: config.secretId }));
-        if (!s.SecretString) throw new Error(`the check key's secret ${config.secretId} holds no key`);
-        return s.SecretString.trim();
+        if (!s.SecretString) throw new Error(`the check keys' secret ${config.secretId} holds no key`);
+        return checkKeysOf(s.SecretString);
       },
       log: (line) => console.log(line),
       // The hook's pacing clock: wall time, as the limiter it paces for counts it (no Runtime here, as above).

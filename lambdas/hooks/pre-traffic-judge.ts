@@ -4,6 +4,11 @@
  * failure the stage causes for everyone (a throttled table, an outsider's known 500) lands on both alike; what
  * fails only on the new version is the release's.
  *
+ * Each request is sent to both versions as a pair, and a pair is judged as a whole: a 429 is a failure of the
+ * version that answered it when the other did not (the same key, the same moment: the limiter had budget), and the
+ * pair is not judged when both answered 429 (the check's key's budget is spent) or when the hook's own invocation
+ * failed (an SDK error, a Lambda throttle: nothing the version did).
+ *
  * The test: conditioned on the total T = X + Y of failures (X of the new version's n, Y of the old's m), each failure
  * is the new version's with probability n / (n + m) when both fail at the same rate, so X is Binomial(T, n/(n+m));
  * the new version is worse when P(Binomial(T, n/(n+m)) >= X) <= alpha (the exact one-sided test of two binomial
@@ -11,26 +16,39 @@
  * least MIN_FAILURES requests. The check looks at the counts every LOOK_EVERY pairs and stops early at the far
  * smaller EARLY_ALPHA, so a version that breaks every request is stopped after a few dozen requests, not N.
  *
+ * A floor: the comparison says nothing when the live version itself is broken (it passes whatever fails alike), or
+ * when too few pairs were judged, so the run is then `cannot-judge` (the hook reports Failed), never `not-worse`.
+ *
  * Why these figures (docs/deployment.md, "The pre-traffic check", and test/unit/pre-traffic-judge.test.ts, which
  * plays the decision on thousands of seeded runs):
- * - alpha = 1 %: the target allows a good release to be stopped in at most 1 % of deploys, and the conditional test
- *   is discrete, so its false alarms stay under alpha (about 0.5 % when both versions fail 5 %);
- * - N = 400: with the old version failing 0.1 % (Y = 0 mostly), the test needs X >= 7 (2^-7 = 0.8 % <= 1 %); a new
- *   version failing 5 % fails fewer than 7 of 400 in 0.3 % of runs, so it is stopped in 99.7 % (exact sum over X
- *   and Y); at N = 300 it is 97.3 %, short of the 99 % target;
- * - 15 early looks at 0.01 % add at most 0.15 % to the false alarms (a union bound).
+ * - alpha = 0.2 %: a release changes up to five functions and is rolled back when any check fails, so each check's
+ *   false alarms must stay far under the release's 1 %: about 0.1 % when both versions fail alike (0.1 %, 1 %, or
+ *   the customer flood's 7 %: 2 % Lambda errors and 5 % 503s);
+ * - N = 500: with the old version failing 0.1 % (Y = 0 mostly), the test needs X >= 9 (2^-9 = 0.2 %); a new version
+ *   failing 5 % fails fewer than 9 of 500 with P = 0.006 %, so it is stopped in about 99.8 % (Y > 0 needs more);
+ *   at N = 400 and this alpha it is 99.4 %, too near the 99 % target;
+ * - 19 early looks at 0.01 % add at most 0.19 % to the false alarms (a union bound; measured, far less);
+ * - LIVE_FLOOR = 15 %: the customer flood fails about 7 % of the live version's 500 (mean 35, sd 5.7); more than
+ *   75 happens with P(Binomial(500, 0.07) >= 76) = 2e-10, so the floor adds nothing measurable to a good release's
+ *   false failures, while a live version failing every request (a revoked check key, a deny-all authorizer)
+ *   crosses it after 76 pairs;
+ * - MIN_JUDGED_SHARE = 90 %: at most 50 of 500 pairs unjudged. The power at the fewest judged pairs (450) against
+ *   a new version failing 5 % stays at the target: it fails fewer than 9 of 450 with P = 0.03 %.
  */
-
 /** Requests sent to each version (the new one and the live one) of a read operation or the authorizer. */
-export const REQUESTS_PER_VERSION = 400;
+export const REQUESTS_PER_VERSION = 500;
 /** The new version's failures below which it is never judged worse, whatever the old version's count. */
 export const MIN_FAILURES = 3;
 /** The one-sided test's level at the end of the run. */
-export const ALPHA = 0.01;
+export const ALPHA = 0.002;
 /** The level of each early look (every LOOK_EVERY pairs): a version that fails plainly is stopped early. */
 export const EARLY_ALPHA = 1e-4;
 /** Pairs (one request to each version) between two looks at the counts. */
 export const LOOK_EVERY = 25;
+/** The share of judged requests the live version may fail; past it the run cannot judge the new one (see above). */
+export const LIVE_FLOOR = 0.15;
+/** The share of the planned pairs that must be judged; with fewer the run cannot judge (see above). */
+export const MIN_JUDGED_SHARE = 0.9;
 
 /** Failures and requests judged, per version. */
 export interface Counts {
@@ -87,21 +105,111 @@ export function judgeCounts(c: Counts, final: boolean): Decision {
 }
 
 /**
- * The run as the hook makes it, over a source of pair outcomes (true: the request failed): `pairs` pairs, a look
- * every LOOK_EVERY, the final decision at the end. The hook (pre-traffic-check.ts) follows the same schedule; the
- * unit test plays it on random failures.
+ * How one version's side of a pair ended: judged good (`ok`), judged failed (`failed`: a Lambda error, a result off
+ * the contract), answered 429 (`limited`), or not known (`lost`: the hook's own invocation threw).
  */
-export function judgeRun(pairs: number, pair: (i: number) => readonly [boolean, boolean]): Decision {
-  let c: Counts = { newFailures: 0, newRequests: 0, oldFailures: 0, oldRequests: 0 };
+export type Answer = 'ok' | 'failed' | 'limited' | 'lost';
+
+/** What a pair says about each version, or undefined when it judges neither (see the top of this file). */
+export function scorePair(
+  n: Answer,
+  o: Answer,
+): { readonly newFailed: boolean; readonly oldFailed: boolean } | undefined {
+  if (n === 'lost' || o === 'lost' || (n === 'limited' && o === 'limited')) return undefined;
+  return { newFailed: n !== 'ok', oldFailed: o !== 'ok' };
+}
+
+/** The counts of a run so far: the judged pairs' failures, and the pairs judged neither way and why. */
+export interface Tally extends Counts {
+  /** Pairs both versions answered 429. */
+  readonly bothLimited: number;
+  /** Pairs in which the hook's own invocation failed. */
+  readonly lost: number;
+}
+
+export const EMPTY_TALLY: Tally = {
+  newFailures: 0,
+  newRequests: 0,
+  oldFailures: 0,
+  oldRequests: 0,
+  bothLimited: 0,
+  lost: 0,
+};
+
+/** The tally with one more pair. */
+export function addPair(t: Tally, n: Answer, o: Answer): Tally {
+  const s = scorePair(n, o);
+  if (!s) return n === 'lost' || o === 'lost' ? { ...t, lost: t.lost + 1 } : { ...t, bothLimited: t.bothLimited + 1 };
+  return {
+    ...t,
+    newFailures: t.newFailures + (s.newFailed ? 1 : 0),
+    newRequests: t.newRequests + 1,
+    oldFailures: t.oldFailures + (s.oldFailed ? 1 : 0),
+    oldRequests: t.oldRequests + 1,
+  };
+}
+
+/** Why a run of `planned` pairs cannot judge, once that is certain whatever the pairs still to come (`final`: at its end). */
+export type Floor = { readonly live: true } | { readonly unjudged: true };
+
+export function floorOf(t: Tally, planned: number, final: boolean): Floor | undefined {
+  // Both bounds hold for the run's end as soon as they are crossed: the judged pairs can only be fewer than planned.
+  if (t.bothLimited + t.lost > planned * (1 - MIN_JUDGED_SHARE)) return { unjudged: true };
+  if (t.oldFailures > planned * LIVE_FLOOR) return { live: true };
+  if (final && t.oldFailures > t.oldRequests * LIVE_FLOOR) return { live: true };
+  return undefined;
+}
+
+/** The decision on a whole run: the new version is worse, it is not, or the run cannot tell (the floor). */
+export type RunDecision = 'worse' | 'not-worse' | 'cannot-judge';
+
+/**
+ * The decision at a look (`final` false) or at the end of the run. A plain regression is `worse` even when the
+ * floor is crossed too (both are Failed; the regression says more).
+ */
+export function judgeTally(t: Tally, planned: number, final: boolean): RunDecision | 'undecided' {
+  if (judgeCounts(t, final) === 'worse') return 'worse';
+  if (floorOf(t, planned, final)) return 'cannot-judge';
+  return final ? 'not-worse' : 'undecided';
+}
+
+/**
+ * How often one version's side of a pair ends each way, for a simulation: `fails` (judged failed), `limited` (429),
+ * `lost` (the hook's own invocation fails); the rest is ok.
+ */
+export interface AnswerRates {
+  readonly fails: number;
+  readonly limited?: number;
+  readonly lost?: number;
+}
+
+/** One random side of a pair at these rates (one draw of `random`, uniform on [0, 1)). */
+export function randomAnswer(rates: AnswerRates, random: () => number): Answer {
+  const u = random();
+  if (u < (rates.lost ?? 0)) return 'lost';
+  if (u < (rates.lost ?? 0) + (rates.limited ?? 0)) return 'limited';
+  return u < (rates.lost ?? 0) + (rates.limited ?? 0) + rates.fails ? 'failed' : 'ok';
+}
+
+/** One side of a pair in a simulation: true (failed), false (ok), or an Answer. */
+export type SimulatedAnswer = boolean | Answer;
+
+const answerOf = (a: SimulatedAnswer): Answer => (a === true ? 'failed' : a === false ? 'ok' : a);
+
+/**
+ * The run as the hook makes it, over a source of pair outcomes (true: the request failed; or an Answer): `pairs`
+ * pairs, the floor checked after each pair, a look every LOOK_EVERY, the final decision at the end. The hook
+ * (pre-traffic-check.ts compareVersions) follows the same schedule; the unit test and the release-level simulation
+ * play it on random failures.
+ */
+export function judgeRun(pairs: number, pair: (i: number) => readonly [SimulatedAnswer, SimulatedAnswer]): RunDecision {
+  let t = EMPTY_TALLY;
   for (let i = 0; i < pairs; i++) {
     const [n, o] = pair(i);
-    c = {
-      newFailures: c.newFailures + (n ? 1 : 0),
-      newRequests: c.newRequests + 1,
-      oldFailures: c.oldFailures + (o ? 1 : 0),
-      oldRequests: c.oldRequests + 1,
-    };
-    if ((i + 1) % LOOK_EVERY === 0 && i + 1 < pairs && judgeCounts(c, false) === 'worse') return 'worse';
+    t = addPair(t, answerOf(n), answerOf(o));
+    if (floorOf(t, pairs, false)) return 'cannot-judge';
+    if ((i + 1) % LOOK_EVERY === 0 && i + 1 < pairs && judgeTally(t, pairs, false) === 'worse') return 'worse';
   }
-  return judgeCounts(c, true);
+  const final = judgeTally(t, pairs, true);
+  return final === 'undecided' ? 'not-worse' : final;
 }

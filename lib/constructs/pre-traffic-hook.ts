@@ -105,8 +105,8 @@ export class PreTrafficHook extends Construct {
       runtime: Runtime.NODEJS_24_X,
       architecture: Architecture.ARM_64,
       memorySize: FUNCTION_RUNTIME.memoryMb,
-      // Lambda's longest: a read operation's check is 800 invocations paced to the check key's share of its budget
-      // (at most 10 minutes, pre-traffic-hook.ts MAX_PACED_MS: 2.7 on a Business key, 8.9 on a Pro key); CodeDeploy
+      // Lambda's longest: a read operation's check is 1,000 invocations paced to the check key's share of its budget
+      // (at most 12 minutes, pre-traffic-hook.ts MAX_PACED_MS: about 3.5 on the Business key); CodeDeploy
       // waits up to an hour for the report.
       timeout: Duration.minutes(15),
       logGroup,
