@@ -4,7 +4,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
  * The infrastructure tests the fast check (`npm run check`, vitest's `--mode check`) leaves to the full run, each
  * for its cost on 2 cores (46 s to 3 s of a 2-minute check, measured alone on a quiet machine) and because it guards
  * no derivation from the declarations: they run real tools (cfn-lint on every documented variant, `cdk synth` with
- * bundling, the preflight command against stand-ins for AWS), simulate 10,000 canaries per case, inject faults, or
+ * bundling, the preflight command against stand-ins for AWS), simulate 10,000 canaries or 4,000 bakes per case, inject faults, or
  * synthesize the app under other contexts. Every other infrastructure test, a new one included, is in the fast
  * check: the tests that read the synthesized templates share one synth (test/infra/shared-synth.ts).
  */
@@ -17,6 +17,7 @@ const FULL_RUN_ONLY = [
   'test/infra/region.test.ts',
   'test/infra/stage-context.test.ts',
   'test/infra/walk-back-faults.test.ts',
+  'test/unit/bake-simulation.test.ts',
 ];
 
 export default defineConfig(({ mode }) => ({
