@@ -40,7 +40,7 @@ export function configOf(
 /** The dimension the functions' per-version ServerError carries (lib/constructs/version-gates.ts VERSION_DIMENSION). */
 const VERSION_DIMENSION = 'version';
 
-/** The three counts of a version run through the alias: its invocations, its Lambda errors, its own 5xx. */
+/** The three counts of a version (or of every version) run through the alias: invocations, Lambda errors, own 5xx. */
 export function countQueries(
   w: CountWindow,
   custom: { namespace: string; dimensions: Record<string, string> },
@@ -51,15 +51,17 @@ export function countQueries(
     Dimensions: [
       { Name: 'FunctionName', Value: w.functionName },
       { Name: 'Resource', Value: `${w.functionName}:${w.alias}` },
-      { Name: 'ExecutedVersion', Value: w.version },
+      ...(w.version === undefined ? [] : [{ Name: 'ExecutedVersion', Value: w.version }]),
     ],
   });
   const serverErrors = {
     Namespace: custom.namespace,
     MetricName: 'ServerError',
-    Dimensions: Object.entries({ ...custom.dimensions, operation: w.operation, [VERSION_DIMENSION]: w.version }).map(
-      ([Name, Value]) => ({ Name, Value }),
-    ),
+    Dimensions: Object.entries({
+      ...custom.dimensions,
+      operation: w.operation,
+      ...(w.version === undefined ? {} : { [VERSION_DIMENSION]: w.version }),
+    }).map(([Name, Value]) => ({ Name, Value })),
   };
   const stat = (Id: string, Metric: object): MetricDataQuery => ({
     Id,

@@ -287,7 +287,8 @@ export interface CountWindow {
   readonly alias: string;
   /** The operation its ServerError count is published under. */
   readonly operation: string;
-  readonly version: string;
+  /** The version that ran; undefined: every version through the alias. */
+  readonly version?: string;
   readonly from: number;
   readonly to: number;
 }
@@ -340,25 +341,19 @@ async function begin(event: LifecycleHookEvent, ports: BakePorts, config: BakeCo
     operation,
     targetVersion: versionNumber(target.targetVersion),
   };
-  const old = currentVersion
-    ? total(
-        await ports.counts({
-          ...base,
-          version: currentVersion,
-          from: deploymentStartedAt - BASELINE_MS,
-          to: deploymentStartedAt,
-        }),
-      )
-    : { requests: 0, failures: 0 };
+  // The day before the deployment, every version through the alias: the new one served nothing yet. Not the
+  // previous version alone: one that went live minutes ago (a quick follow-up, a break-glass fix) has too few
+  // requests for the test to stop anything.
+  const old = total(await ports.counts({ ...base, from: deploymentStartedAt - BASELINE_MS, to: deploymentStartedAt }));
   if (old.requests === 0)
     ports.log(
-      `bake of ${event.DeploymentId}: the previous version ${currentVersion ?? '(none named)'} served no request ` +
-        `in the day before: each failure of the new version counts against it`,
+      `bake of ${event.DeploymentId}: ${base.functionName} served no request through ${base.alias} in the day ` +
+        'before: each failure of the new version counts against it',
     );
   const needed = requestsNeeded(old);
   ports.log(
     `bake of ${event.DeploymentId}: ${base.functionName} version ${base.targetVersion} against ${currentVersion ?? 'none'} ` +
-      `(${old.failures} failures of ${old.requests} requests in the day before); judged against the canary when ` +
+      `(${old.failures} failures of ${old.requests} requests through ${base.alias} in the day before); judged against the canary when ` +
       `it holds enough requests, else waiting for ${needed} requests or ${BAKE_DEADLINE_MS / MINUTE} minutes`,
   );
   return {
@@ -411,7 +406,7 @@ async function bake(event: BakeEvent, ports: BakePorts, config: BakeConfig): Pro
       baseline === 'canary'
         ? 'the previous version in the canary'
         : baseline === 'day'
-          ? `the previous version the day before; ${state.needed} requests wanted`
+          ? `every version through live the day before; ${state.needed} requests wanted`
           : 'the previous version in the canary so far';
     const seen =
       `${c.newFailures} failures of ${c.newRequests} requests against ${c.oldFailures} of ${c.oldRequests} ` +

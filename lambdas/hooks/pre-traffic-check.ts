@@ -28,6 +28,7 @@ import { headerName } from '../../contract/header-names.ts';
 import { RATE_LIMIT_HEADER_NAMES } from '../../contract/headers.ts';
 import { ErrorObject, PAGE_SIZE } from '../../contract/schemas.ts';
 import { CURSOR_PARAM, PAGE_SIZE_PARAM } from '../domain/pagination.ts';
+import { IN_PROGRESS_MS } from '../domain/idempotency.ts';
 import { generateKey, type AuthContext } from '../domain/keys.ts';
 import {
   EMPTY_TALLY,
@@ -72,12 +73,14 @@ export interface Verdict {
  * request is tried up to CREATE_TRIES times (the same request and Idempotency-Key, so one item at most): a single
  * failure is as likely the stage's background (a throttled table, a flood's 503s) as the release's, and failing on it
  * would roll back good releases at the background rate (7 % in a customer flood). A version that fails every request
- * still fails every try; a steady share of failures is the bake's to judge.
+ * still fails every try; a steady share of failures is the bake's to judge. `pause` runs between tries: a try that
+ * crashed leaves its Idempotency-Key claimed for IN_PROGRESS_MS, and the next must wait it out, or it is told 409.
  */
 export async function judgeVersion(
   probes: readonly Probe[],
   invoke: (event: unknown) => Promise<Outcome>,
   tries = 1,
+  pause: () => Promise<void> = async () => undefined,
 ): Promise<Verdict> {
   if (probes.length === 0) return { status: 'Failed', problems: ['no probe for this function: nothing was checked'] };
   const problems: string[] = [];
@@ -86,6 +89,7 @@ export async function judgeVersion(
   for (const probe of probes) {
     let last: string[] = [];
     for (let t = 0; t < tries; t++) {
+      if (t > 0) await pause();
       let outcome: Outcome;
       try {
         outcome = await invoke(probe.event);
@@ -104,6 +108,8 @@ export async function judgeVersion(
 
 /** Tries of a write's one request before it fails the deployment (judgeVersion). */
 export const CREATE_TRIES = 3;
+/** The wait between two tries: past the claim a crashed try leaves on its Idempotency-Key. */
+export const CREATE_RETRY_MS = IN_PROGRESS_MS + 1_000;
 
 /** What the comparison of two versions found: the verdict, and what the log is told besides (failures both share). */
 export interface Comparison extends Verdict {

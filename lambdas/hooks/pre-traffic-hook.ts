@@ -27,6 +27,7 @@ import {
   existingItemListing,
   existingItemOf,
   firstPageSample,
+  CREATE_RETRY_MS,
   CREATE_TRIES,
   judgeVersion,
   listingEvent,
@@ -250,7 +251,8 @@ export async function checkDeployment(
   // A create: sent once, to the new version only, with the check's own key and an Idempotency-Key of the
   // deployment: it makes the check key's own item, nothing a customer owns. Its steady failures are the canary
   // gates' and the bake's to judge.
-  if (op.does === 'creates') return judgeVersion(operationProbes(op, itemOpts), invokeTarget, CREATE_TRIES);
+  if (op.does === 'creates')
+    return judgeVersion(operationProbes(op, itemOpts), invokeTarget, CREATE_TRIES, () => ports.sleep(CREATE_RETRY_MS));
   const perMinute = Math.floor(auth.perMinute * BUDGET_SHARE);
   const intervalMs = 60_000 / Math.max(1, perMinute);
   if (2 * REQUESTS_PER_VERSION * intervalMs > MAX_PACED_MS)

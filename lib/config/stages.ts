@@ -74,7 +74,7 @@ export interface StageConfig {
    * stage's deploy alarms and rolls back when one fires. A predefined config, or a TrafficRouting for which the
    * stack creates a custom config. The new version must serve long enough for every gate alarm to fire
    * (`npm run preflight` and test/infra/deploy-lifecycle.test.ts check it on the template).
-   * Context `animal-store:breakGlass=true` replaces it with all-at-once and no alarm gate for one deploy.
+   * Context `animal-store:breakGlass="<reason>"` replaces it with all-at-once, no check and no gate for one deploy.
    */
   readonly deploymentConfig: ILambdaDeploymentConfig | TrafficRouting;
   /**
@@ -98,6 +98,8 @@ export interface StageConfig {
    * Refuse to synthesize while nobody would hear the alarms (no e-mail and no existing topic); otherwise a warning.
    */
   readonly requireAlarmSubscriber: boolean;
+  /** Refuse break glass without a reason (`-c animal-store:breakGlass="<reason>"`, lib/stacks/break-glass.ts). */
+  readonly breakGlassNeedsReason: boolean;
   /**
    * The account quotas the stage is deployed under (API Gateway's throttle, Lambda's concurrency, DynamoDB's
    * per-table throughput): AWS's defaults unless raised. The edge below is sized from them (capacity.ts edgeFor), and
@@ -205,6 +207,7 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
     terminationProtection: false,
     requireAccount: false,
     requireAlarmSubscriber: false,
+    breakGlassNeedsReason: false,
     ...edgeOf(DEFAULT_ACCOUNT_QUOTAS),
     freeShare: DEFAULT_FREE_SHARE,
     customerEgress: [],
@@ -235,6 +238,7 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
     terminationProtection: true,
     requireAccount: true,
     requireAlarmSubscriber: true,
+    breakGlassNeedsReason: true,
     ...edgeOf(DEFAULT_ACCOUNT_QUOTAS),
     freeShare: DEFAULT_FREE_SHARE,
     customerEgress: [],

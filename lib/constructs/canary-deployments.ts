@@ -1,4 +1,4 @@
-import { Annotations, Stack, Validations } from 'aws-cdk-lib';
+import { Annotations, Stack, Token, Validations } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, TreatMissingData, type IAlarm } from 'aws-cdk-lib/aws-cloudwatch';
 import {
   LambdaApplication,
@@ -11,7 +11,9 @@ import { PolicyStatement, Role } from 'aws-cdk-lib/aws-iam';
 import { servicePrincipalOf } from './service-principal.ts';
 import { Function as LambdaFunction, type Alias } from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
+import { configNameWeight, routingWeight } from '../preflight/canary-timing.ts';
 import { pinLogicalId } from './logical-ids.ts';
+import type { BakeHook } from './bake-hook.ts';
 import type { PreTrafficHook } from './pre-traffic-hook.ts';
 import type { CustomMetrics } from './server-error-rate.ts';
 import {
@@ -38,8 +40,9 @@ export interface CanaryDeploymentsProps {
   /** How traffic shifts: a predefined config, or a TrafficRouting for a custom config of this stack. */
   readonly deploymentConfig: ILambdaDeploymentConfig | TrafficRouting;
   /**
-   * Break glass: shift every alias all at once with no alarm gate (the alarms still exist and notify). For the one
-   * deploy that must go out while a gate alarm is firing, e.g. the fix for the 5xx incident it reports.
+   * Break glass: shift every alias all at once with no pre-traffic check, no alarm gate and no bake (the alarms
+   * still exist and notify). For the one deploy that must go out while the live version is broken: the fix for the
+   * incident that makes every check "cannot judge" or a gate fire.
    * @default false
    */
   readonly breakGlass?: boolean;
@@ -48,6 +51,13 @@ export interface CanaryDeploymentsProps {
    * before any traffic shifts and fails the deployment otherwise. @default - none
    */
   readonly preTrafficHook?: PreTrafficHook;
+  /**
+   * The bake (bake-hook.ts) and the functions it judges (by name in `aliases`): their groups' AfterAllowTraffic
+   * hook, which watches the new version after the shift and fails the deployment (a rollback) when it fails more
+   * than the previous one. Only those groups run it, so a release that changes no write waits for nothing.
+   * @default - none
+   */
+  readonly bake?: { readonly hook: BakeHook; readonly functions: ReadonlySet<string> };
 }
 
 /**
@@ -121,7 +131,16 @@ export class CanaryDeployments extends Construct {
     // The hook as CDK's groups see it: its role an immutable view, so the grant CDK makes for each group (the report
     // on the group's ARN, which the Service Authorization Reference says the action is not authorized on: it takes
     // only "*") is not written; the hook's own policy has the grant that applies (below).
-    const hook = props.preTrafficHook;
+    // Break glass runs neither hook: an incident in the live version makes both "cannot judge".
+    const hook = breakGlass ? undefined : props.preTrafficHook;
+    const bake = breakGlass ? undefined : props.bake;
+    const bakeView = bake
+      ? LambdaFunction.fromFunctionAttributes(this, 'BakeView', {
+          functionArn: bake.hook.function.functionArn,
+          role: bake.hook.role.withoutPolicyUpdates(),
+          sameEnvironment: true,
+        })
+      : undefined;
     const hookView = hook
       ? LambdaFunction.fromFunctionAttributes(this, 'PreTrafficHookView', {
           functionArn: hook.function.functionArn,
@@ -130,6 +149,8 @@ export class CanaryDeployments extends Construct {
         })
       : undefined;
     const groups = new Map<string, LambdaDeploymentGroup>();
+    // The configured canary's, break glass or not: the alarms stay the same whichever way a deploy goes out.
+    const weight = canaryWeight(this, props.deploymentConfig);
     for (const [name, alias] of props.aliases) {
       const gates: IAlarm[] = [];
       const test = `by more than ${GATE_SIGMAS} standard deviations of the binomial count expected if both versions failed at the same rate (plus ${GATE_MARGIN}), with at least ${GATE_MIN_FAILURES} failures of the new version, in a ${GATE_PERIOD.toMinutes()}-minute period`;
@@ -138,7 +159,7 @@ export class CanaryDeployments extends Construct {
         name === props.authorizer
           ? new Alarm(this, `${name}DenialRate`, {
               alarmDescription: `During a deploy: the new authorizer version threw (denied a key or failed) more often than the old version's share predicts, ${test}`,
-              metric: authorizerExcessErrors(alias),
+              metric: authorizerExcessErrors(alias, weight),
               threshold: GATE_MARGIN,
               evaluationPeriods: 1,
               comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
@@ -146,7 +167,7 @@ export class CanaryDeployments extends Construct {
             })
           : new Alarm(this, `${name}Errors`, {
               alarmDescription: `During a deploy: the new version of ${name} failed (a Lambda error, or a 5xx it answered: 500 or 503) more often than the old version's share predicts, ${test}`,
-              metric: operationExcessFailures(alias, props.customMetrics, name),
+              metric: operationExcessFailures(alias, props.customMetrics, name, weight),
               threshold: GATE_MARGIN,
               evaluationPeriods: 1,
               comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
@@ -164,9 +185,9 @@ export class CanaryDeployments extends Construct {
         alarms: gates,
         ignoreAlarmConfiguration: breakGlass,
         autoRollback: { failedDeployment: true, stoppedDeployment: true, deploymentInAlarm: !breakGlass },
-        // Judged before traffic, break glass or not: the check takes seconds and no alarm, and what it stops is a
-        // version that fails a known-good request.
+        // Judged before traffic, and watched after the shift when the function writes.
         ...(hookView ? { preHook: hookView } : {}),
+        ...(bakeView && bake?.functions.has(name) ? { postHook: bakeView } : {}),
       });
       // The role's permissions are an inline policy (a separate resource): CloudFormation must attach it before a
       // group can run a deployment, as a managed policy on the role itself would have been. (The role itself is
@@ -215,7 +236,39 @@ export class CanaryDeployments extends Construct {
       // A deployment starts with an alias's update: by then the hook may read and report it.
       for (const alias of props.aliases.values()) alias.node.addDependency(hook.policy);
     }
+    if (bake) {
+      role.addToPrincipalPolicy(
+        new PolicyStatement({
+          sid: 'InvokeTheBake',
+          actions: ['lambda:InvokeFunction'],
+          resources: [bake.hook.function.functionArn],
+        }),
+      );
+      const baked = [...groups].filter(([name]) => bake.functions.has(name));
+      bake.hook.allowDeploymentsOf(baked.map(([, g]) => g));
+      for (const [name] of baked) props.aliases.get(name)!.node.addDependency(bake.hook.policy);
+    }
     this.groups = groups;
     this.alarms = alarms;
   }
+}
+
+/**
+ * The new version's least share of the invocations while a config shifts (lib/preflight/canary-timing.ts): the
+ * gates' bound never takes its share below it. A predefined config is known by its name only.
+ */
+function canaryWeight(scope: Construct, config: ILambdaDeploymentConfig | TrafficRouting): number {
+  if (config instanceof TrafficRouting) {
+    const routing = config.bind(scope);
+    return routingWeight({
+      type: routing.type,
+      canaryPercentage: routing.timeBasedCanary?.canaryPercentage,
+      linearPercentage: routing.timeBasedLinear?.linearPercentage,
+    });
+  }
+  if (Token.isUnresolved(config.deploymentConfigName))
+    throw new Error(
+      'the deployment config must be a predefined one, by name, or a TrafficRouting: its weight is read from it',
+    );
+  return configNameWeight(config.deploymentConfigName);
 }

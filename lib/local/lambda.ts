@@ -128,8 +128,11 @@ async function run<T>(fn: LocalFunction, event: unknown, qualifier: string): Pro
     timer = setTimeout(() => reject(new Error(`Task timed out after ${fn.def.timeoutSeconds} seconds`)), timeoutMs);
   });
   try {
+    // Lambda hands each invocation its own copy of the event, as JSON: a handler that changes it in place (middy's
+    // body parser does) must not change what a caller sends again, as the pre-traffic check's tries do.
+    const copy = event === undefined ? event : (JSON.parse(JSON.stringify(event)) as unknown);
     const result = (await Promise.race([
-      fn.handler(event, lambdaContext(fn.def, Date.now() + timeoutMs, qualifier)),
+      fn.handler(copy, lambdaContext(fn.def, Date.now() + timeoutMs, qualifier)),
       timeout,
     ])) as T;
     return { ok: true, result };

@@ -82,8 +82,8 @@ export function checkKeyCheck(source: CheckKeySource = awsCheckKey): PreflightCh
       return [
         `pre-traffic check key: the secret ${name} has no key of plan ${missing.join(', ')}` +
           `${single !== undefined ? ' (it holds one key: the form before a key per plan)' : ''}, so the hook cannot judge the ` +
-          `authorizer for ${them} and reports Failed: CodeDeploy would roll back such deployments of ${input.stage}: ` +
-          `issue them first: ${fix}`,
+          `authorizer for ${them}${missing.includes('business') ? ', nor any operation (they send the Business key)' : ''} ` +
+          `and reports Failed: CodeDeploy would roll back such deployments of ${input.stage}: issue them first: ${fix}`,
       ];
     },
   };

@@ -6,7 +6,7 @@ import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { CfnPermission, Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
-import { AUTHORIZER, ROUTES } from '../../contract/routes.ts';
+import { AUTHORIZER, ROUTES, writes } from '../../contract/routes.ts';
 import { PLANS } from '../../contract/plans.ts';
 import { ERROR_CODES } from '../../contract/errors.ts';
 import { alarmNotificationsOf, existingTableNamesOf, type StageConfig } from '../config/stages.ts';
@@ -28,14 +28,16 @@ import { accessOf, functionConstructId, tableEnvironment, tableOperations } from
 import { OUTPUT_IDS, USAGE_KEYS_PER_PLAN, tableNameOutputId, usagePlanOutputId } from './outputs.ts';
 import { DEPLOY_HOOK_METADATA, FUNCTION_METADATA, TABLE_METADATA } from './metadata.ts';
 import { PreTrafficHook } from '../constructs/pre-traffic-hook.ts';
+import { BakeHook } from '../constructs/bake-hook.ts';
+import { StringParameter } from 'aws-cdk-lib/aws-ssm';
 import { writeLambdaEntry } from '../config/lambda-entries.ts';
+import { BREAK_GLASS_CONTEXT, breakGlassOf, breakGlassRefusal } from './break-glass.ts';
 
 export interface AnimalStoreStackProps extends StackProps {
   readonly stage: StageConfig;
 }
 
-/** Context switch for one deploy that must not wait for (or be rolled back by) the alarm gates: see CanaryDeployments. */
-export const BREAK_GLASS_CONTEXT = 'animal-store:breakGlass';
+export { BREAK_GLASS_CONTEXT } from './break-glass.ts';
 
 /**
  * One stage of the Animal Store: tables, functions, the REST API (stage v1) behind a WAF web ACL, usage plans,
@@ -206,7 +208,10 @@ export class AnimalStoreStack extends Stack {
     });
     alarmTopic.notifyFromEveryAlarmIn(this);
 
-    const breakGlass = [true, 'true'].includes(this.node.tryGetContext(BREAK_GLASS_CONTEXT));
+    const glass = breakGlassOf(this.node.tryGetContext(BREAK_GLASS_CONTEXT));
+    const refusal = breakGlassRefusal(glass, stage.name, stage.breakGlassNeedsReason);
+    if (refusal) Annotations.of(this).addError(`${stage.stackName}: ${refusal}`);
+    const breakGlass = glass.on;
     // Each deployment's new version is judged before any traffic shifts: the gates cannot judge low traffic.
     const preTrafficHook = new PreTrafficHook(this, 'PreTrafficCheck', {
       stage: stage.name,
@@ -217,6 +222,16 @@ export class AnimalStoreStack extends Stack {
       removalPolicy: stage.removalPolicy,
     });
     (preTrafficHook.function.node.defaultChild as CfnResource).addMetadata(DEPLOY_HOOK_METADATA, 'preTraffic');
+    // A write's new version is watched after the shift too: at low traffic its canary sees too few requests.
+    const written = new Set(ROUTES.filter(writes).map((r) => r.operationId as string));
+    const bake = new BakeHook(this, 'Bake', {
+      stage: stage.name,
+      functions: new Map([...functions].filter(([name]) => written.has(name)).map(([name, fn]) => [name, fn.function])),
+      customMetrics,
+      logRetention: stage.logRetention,
+      removalPolicy: stage.removalPolicy,
+    });
+    (bake.function.node.defaultChild as CfnResource).addMetadata(DEPLOY_HOOK_METADATA, 'bake');
     const deployments = new CanaryDeployments(this, 'Deploy', {
       aliases: new Map([...functions].map(([name, fn]) => [name, fn.alias])),
       authorizer: AUTHORIZER.name,
@@ -224,6 +239,7 @@ export class AnimalStoreStack extends Stack {
       deploymentConfig: stage.deploymentConfig,
       breakGlass,
       preTrafficHook,
+      bake: { hook: bake, functions: written },
     });
 
     // Built last: its alarm status widget shows every alarm of the stack, whichever construct made it.
@@ -297,5 +313,19 @@ export class AnimalStoreStack extends Stack {
       value: String(stage.accountShare),
       description: "The stage's share of the account's API Gateway and Lambda quotas",
     });
+    // A lasting record of every break glass: the parameter's history (GetParameterHistory) keeps each value with its
+    // date and who deployed it, and a normal deploy only sets it back to `off`. Standard tier: free.
+    const record = new StringParameter(this, 'BreakGlassRecord', {
+      parameterName: `/${stage.stackName}/break-glass`,
+      stringValue: glass.on ? glass.reason || 'no reason given' : 'off',
+      description: 'Why the last deploy broke glass (no pre-traffic check, no canary gate, no bake), or off',
+    });
+    pinLogicalId(record, 'BreakGlassRecord');
+    // Only while glass is broken: DescribeStacks shows why this deploy skipped its checks.
+    if (glass.on)
+      new CfnOutput(this, OUTPUT_IDS.breakGlass, {
+        value: glass.reason || 'no reason given',
+        description: 'Why the last deploy broke glass: no pre-traffic check, no canary gate, no bake',
+      });
   }
 }

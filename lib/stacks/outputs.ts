@@ -26,6 +26,8 @@ export const OUTPUT_IDS = {
    * the stages in one account. A stack without it was sized to the whole account (share 1).
    */
   accountShare: 'AccountShare',
+  /** Why a deploy broke glass (lib/stacks/break-glass.ts): present only in a break-glass deploy's template. */
+  breakGlass: 'BreakGlass',
 } as const;
 
 /** The UsageKeys output's value: the authorizer names each plan's one API key. */

@@ -17,19 +17,20 @@ import { NO_BUNDLING } from './synth-context.ts';
 function build() {
   const app = new App({ context: NO_BUNDLING });
   const stack = new Stack(app, 'BakeStack', { env: { account: '123456789012', region: 'us-east-1' } });
-  const createPet = new LambdaFunction(stack, 'CreatePet', {
+  // A test-only write: the stack's own are wired by canary-deployments.ts.
+  const write = new LambdaFunction(stack, 'MakeThing', {
     runtime: Runtime.NODEJS_24_X,
     handler: 'index.handler',
     code: Code.fromInline('exports.handler = async () => ({})'),
   });
   const bake = new BakeHook(stack, 'Bake', {
     stage: 'dev',
-    functions: new Map([['createPet', createPet]]),
+    functions: new Map([['makeThing', write]]),
     customMetrics: { namespace: 'AnimalStore', dimensions: { service: 'animal-store', stage: 'dev' } },
   });
   const group = LambdaDeploymentGroup.fromLambdaDeploymentGroupAttributes(stack, 'Group', {
     application: LambdaApplication.fromLambdaApplicationName(stack, 'App', 'app'),
-    deploymentGroupName: 'createPet',
+    deploymentGroupName: 'makeThing',
   });
   bake.allowDeploymentsOf([group]);
   return { app, stack, bake, template: Template.fromStack(stack) };
@@ -42,7 +43,7 @@ it('synthesizes a function with Lambda’s longest timeout, no retry, and its co
   expect(fn.Properties.Timeout).toBe(900);
   expect(fn.DependsOn).toBeUndefined();
   const config = JSON.parse(JSON.stringify(fn.Properties.Environment.Variables.BAKE_CONFIG));
-  expect(JSON.stringify(config)).toContain('createPet');
+  expect(JSON.stringify(config)).toContain('makeThing');
   template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', { MaximumRetryAttempts: 0 });
   template.hasResource('AWS::Logs::LogGroup', { DeletionPolicy: 'Retain' });
   expect(Object.keys(template.findResources('AWS::Logs::LogGroup'))).toContain('BakeLogs');
@@ -63,7 +64,7 @@ it('its role allows exactly what the bake does', () => {
     'Fn::GetAtt': [stack.getLogicalId(bake.function.node.defaultChild as never), 'Arn'],
   });
   expect(bySid.ReadTheWritesDeployments.Action).toBe('codedeploy:GetDeployment');
-  expect(JSON.stringify(bySid.ReadTheWritesDeployments.Resource)).toContain('deploymentgroup:app/createPet');
+  expect(JSON.stringify(bySid.ReadTheWritesDeployments.Resource)).toContain('deploymentgroup:app/makeThing');
   for (const s of statements) expect(s.Effect).toBe('Allow');
 });
 

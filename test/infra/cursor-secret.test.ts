@@ -32,8 +32,11 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
   it('puts no dynamic reference and no secret value in any function environment: its readers get the ARN only', () => {
     expect(READERS.length).toBeGreaterThan(0);
     const fns = resources(t(), 'AWS::Lambda::Function');
-    // The API's functions and the pre-traffic hook (which reads a secret of its own, named in its configuration).
-    expect(fns.length).toBe(Object.keys(FUNCTION_ACCESS).length + 1);
+    // The API's functions and the deploy hooks (the pre-traffic check reads a secret of its own, named in its
+    // configuration).
+    const hooks = fns.filter(([, f]) => f.Metadata?.[DEPLOY_HOOK_METADATA]);
+    expect(hooks.length).toBeGreaterThan(0);
+    expect(fns.length).toBe(Object.keys(FUNCTION_ACCESS).length + hooks.length);
     for (const [, fn] of fns) {
       const env = fn.Properties.Environment?.Variables ?? {};
       const text = JSON.stringify(env);
@@ -60,7 +63,9 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
       ]);
     }
     // The pre-traffic hook reads its own check key (an issued key's secret, by its name), never this secret.
-    const [hookId, hook] = resources(t(), 'AWS::Lambda::Function').find(([, f]) => f.Metadata?.[DEPLOY_HOOK_METADATA])!;
+    const [hookId, hook] = resources(t(), 'AWS::Lambda::Function').find(
+      ([, f]) => f.Metadata?.[DEPLOY_HOOK_METADATA] === 'preTraffic',
+    )!;
     const hookRole = hook.Properties.Role['Fn::GetAtt'][0] as string;
     const hookSecrets = resources(t(), 'AWS::IAM::Policy')
       .filter(([, p]) => p.Properties.Roles.some((r: any) => r.Ref === hookRole))

@@ -20,6 +20,8 @@ export type Resource = {
 export type App = ReturnType<typeof createApp>;
 /** The documented switch (docs/deployment.md, "Break glass"). */
 export const BREAK_GLASS_CONTEXT = 'animal-store:breakGlass';
+/** The reason production requires with it. */
+export const BREAK_GLASS_REASON = 'the live version answers 429 to everyone; this deploy ships the fix';
 /** The table a point-in-time restore is made of (the first declared: any would do). */
 export const RESTORED_TABLE = TABLES[0];
 /** The name of the restored table the stack is pointed at by context, in both stages. */
@@ -84,7 +86,7 @@ export function opsApps(): OpsApps {
       bare: synth({}),
       // Break glass, and production notified through an existing topic instead of e-mail.
       breakGlass: synth({
-        [BREAK_GLASS_CONTEXT]: 'true',
+        [BREAK_GLASS_CONTEXT]: BREAK_GLASS_REASON,
         'animal-store:production:account': '123456789012',
         'animal-store:production:alarmTopicArn': 'arn:aws:sns:eu-west-1:123456789012:team-alarms',
       }),

@@ -4,6 +4,7 @@
  * cost and what an audit reads: prod-ops-cost.test.ts.
  */
 import { Template } from 'aws-cdk-lib/assertions';
+import { breakGlassOf } from '../../lib/stacks/break-glass.ts';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { AUTHORIZER, ROUTES } from '../../contract/routes.ts';
 import { ACCOUNT_THROTTLE, KEY_BURST, PLAN_NAMES } from '../../contract/plans.ts';
@@ -14,10 +15,13 @@ import { planKeyLogicalId, planUsagePlanLogicalId } from '../../lib/constructs/u
 import { STAGES, STAGE_NAMES, type StageName } from '../../lib/config/stages.ts';
 import { FUNCTION_ACCESS, functionConstructId } from '../../lib/stacks/function-access.ts';
 import {
+  BREAK_GLASS_CONTEXT,
+  BREAK_GLASS_REASON,
   errorsOf,
   functionNamed,
   ofType,
   opsApps,
+  synth,
   warningsOf,
   type OpsApps,
   type Resource,
@@ -48,7 +52,7 @@ describe.each(STAGE_NAMES)('stage %s', (stage) => {
   // CodeDeploy stops and rolls back a deployment whose group has an alarm in ALARM (DEPLOYMENT_STOP_ON_ALARM):
   // during an incident the fix could never go out. Break glass disables the alarm check for one deploy and shifts
   // all at once (CodeDeployDefault.LambdaAllAtOnce); without it every group gates on its alarms.
-  it('item 2: breaks glass only on -c animal-store:breakGlass=true: all at once, alarms not checked', () => {
+  it('item 2: breaks glass only on -c animal-store:breakGlass: all at once, alarms not checked', () => {
     const normal = ofType(t(), 'AWS::CodeDeploy::DeploymentGroup');
     const glass = ofType(
       Template.fromStack(apps.breakGlass.stacks[stage]).toJSON().Resources,
@@ -70,6 +74,29 @@ describe.each(STAGE_NAMES)('stage %s', (stage) => {
     }
     expect(warningsOf(apps.breakGlass, stage).some((w) => /Break glass/.test(w))).toBe(true);
     expect(warningsOf(apps.deployed, stage).some((w) => /Break glass/.test(w))).toBe(false);
+  });
+
+  // An incident in the live version (429 to everyone, an authorizer refusing the check's key) makes the pre-traffic
+  // check and the bake "cannot judge": break glass skips both for its one deploy, or the incident blocks its fix.
+  it('break glass skips the pre-traffic check and the bake, and records its reason as an output', () => {
+    const hooksOf = (r: Record<string, Resource>) =>
+      ofType(r, 'AWS::Lambda::Alias').map(([id, a]) => {
+        const u = a.UpdatePolicy?.CodeDeployLambdaAliasUpdate ?? {};
+        return [id, Object.keys(u).filter((k) => k.endsWith('AllowTrafficHook'))] as const;
+      });
+    const glass = Template.fromStack(apps.breakGlass.stacks[stage]).toJSON() as {
+      Resources: Record<string, Resource>;
+      Outputs: Record<string, { Value: unknown }>;
+    };
+    for (const [id, hooks] of hooksOf(t())) expect(hooks, id).toContain('BeforeAllowTrafficHook');
+    for (const [id, hooks] of hooksOf(glass.Resources)) expect(hooks, id).toEqual([]);
+    expect(glass.Outputs.BreakGlass?.Value).toBe(BREAK_GLASS_REASON);
+    const normal = Template.fromStack(apps.deployed.stacks[stage]).toJSON() as { Outputs: Record<string, unknown> };
+    expect(normal.Outputs.BreakGlass).toBeUndefined();
+    // The lasting record: one parameter, the reason while glass is broken and `off` after, its history the log.
+    expect(glass.Resources.BreakGlassRecord?.Properties.Value).toBe(BREAK_GLASS_REASON);
+    expect(t().BreakGlassRecord?.Properties.Value).toBe('off');
+    expect(glass.Resources.BreakGlassRecord?.Properties.Name).toBe(t().BreakGlassRecord?.Properties.Name);
   });
 
   // CloudFormation identifies a resource by its logical id: a changed id creates a new resource and deletes the old
@@ -98,8 +125,9 @@ describe.each(STAGE_NAMES)('stage %s', (stage) => {
       AlarmTopicKey: 'AWS::KMS::Key',
       WebAcl: 'AWS::WAFv2::WebACL',
       DeployApplication: 'AWS::CodeDeploy::Application',
-      // The pre-traffic hook's log group (kept like every function's).
+      // The deploy hooks' log groups (kept like every function's).
       PreTrafficCheckLogs: 'AWS::Logs::LogGroup',
+      BakeLogs: 'AWS::Logs::LogGroup',
       // Each function's log group (a replaced one would lose its logs), one per function of the route table.
       ...Object.fromEntries(
         Object.keys(FUNCTION_ACCESS).map((name) => [`${functionConstructId(name)}Logs`, 'AWS::Logs::LogGroup']),
@@ -292,6 +320,28 @@ describe('item 5: production is pinned and protected; the account setting has it
     expect(account.DeletionPolicy).toBe('RetainExceptOnCreate');
     expect(account.Properties.CloudWatchRoleArn).toEqual({ 'Fn::GetAtt': ['ApiGatewayCloudWatchRole', 'Arn'] });
     expect(t.ApiGatewayCloudWatchRole!.DeletionPolicy).toBe('RetainExceptOnCreate');
+  });
+});
+
+describe('break glass needs a reason on production', () => {
+  it('refuses production with breakGlass=true alone, naming the flag with a reason; staging takes it', () => {
+    const app = synth({
+      [BREAK_GLASS_CONTEXT]: 'true',
+      'animal-store:production:account': '123456789012',
+      'animal-store:production:alarmEmails': 'ops@example.com',
+    });
+    const lines = errorsOf(app, 'production').filter((e) => e.includes('break glass'));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain('-c animal-store:breakGlass="');
+    expect(errorsOf(app, 'staging')).toEqual([]);
+    expect(errorsOf(apps.breakGlass, 'production')).toEqual([]);
+  });
+
+  it('reads no, off, 0 and false as no break glass, never as a reason', () => {
+    for (const word of ['no', 'off', '0', 'false', 'FALSE', '', false, undefined])
+      expect(breakGlassOf(word), String(word)).toEqual({ on: false });
+    expect(breakGlassOf('true')).toEqual({ on: true, reason: '' });
+    expect(breakGlassOf(' the fix ')).toEqual({ on: true, reason: 'the fix' });
   });
 });
 

@@ -25,7 +25,7 @@ export const VARIANTS: Readonly<Record<string, Readonly<Record<string, unknown>>
     ]),
   ),
   // One deploy with no alarm gate (docs/deployment.md, "Break glass").
-  'break-glass': { [BREAK_GLASS_CONTEXT]: 'true' },
+  'break-glass': { [BREAK_GLASS_CONTEXT]: 'the live version answers 429 to everyone; this deploy ships the fix' },
   // Each stack's first deploy, without the protections that would strand a failed create (docs/deployment.md,
   // "A failed first deploy").
   'first-deploy': Object.fromEntries([...STAGE_NAMES, 'account'].map((name) => [firstDeployContextKey(name), 'true'])),

@@ -16,6 +16,8 @@ import {
   operationProbes,
   stagePlanKeys,
   type Outcome,
+  CREATE_RETRY_MS,
+  CREATE_TRIES,
 } from '../../lambdas/hooks/pre-traffic-check.ts';
 import {
   MAX_PACED_MS,
@@ -361,6 +363,26 @@ describe('listPets, sent what customers send', () => {
     const { reports, logged } = await deploy('listPets', undefined, { current: onePage });
     expect(reports).toEqual(['Succeeded']);
     expect(logged.join('\n')).toMatch(/listPets: the stage has one page at .*no second page was asked/);
+  });
+});
+
+describe('a create, tried up to CREATE_TRIES times', () => {
+  it("one failed try (a crash, a flood's 503) does not fail a good create: the next try, past the claim, makes the one pet", async () => {
+    let calls = 0;
+    const onceDown: Handler = async (event, context) =>
+      ++calls === 1 ? unavailable() : byName.get('createPet')!.handler(event, context);
+    const before = api.clock.now();
+    const { reports } = await deploy('createPet', onceDown);
+    expect(reports).toEqual(['Succeeded']);
+    expect(calls).toBe(2);
+    // The second try waited out the claim a crashed first try would have left on its Idempotency-Key.
+    expect(api.clock.now() - before).toBeGreaterThanOrEqual(CREATE_RETRY_MS);
+  });
+
+  it('a create failing every try is Failed, each try said', async () => {
+    const { verdict, reports } = await deploy('createPet', unavailable);
+    expect(reports).toEqual(['Failed']);
+    expect(verdict.problems.join('\n')).toMatch(new RegExp(`\\(${CREATE_TRIES} of ${CREATE_TRIES} tries\\)`));
   });
 });
 

@@ -111,7 +111,6 @@ describe('a declared operation the bench was never edited for', () => {
     expect(httpRequestOf(kennelOps[1]!, seededId(42))).toEqual({ method: 'GET', path: '/kennels/1000000042' });
     expect(httpRequestOf(kennelOps[0]!, seededId(42))).toEqual({
       method: 'POST',
-      does: 'creates',
       path: '/kennels',
       body: '{"name":"Happy Paws"}',
     });
