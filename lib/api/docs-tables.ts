@@ -13,6 +13,8 @@ import { LIMITER_GRANT } from '../../contract/operations/common.ts';
 import { AUTHORIZER, ROUTES, type FunctionAccess, type Route } from '../../contract/routes.ts';
 import { alarmMetricTotal, alarmMetrics } from '../stacks/alarm-metrics.ts';
 import { gateRatesTable } from '../stacks/gate-simulation.ts';
+import { bakeRatesRows } from '../stacks/bake-simulation.ts';
+import { releaseRatesTable } from '../stacks/release-simulation.ts';
 import { errorCodesSummary, errorCodesTable } from './error-tables.ts';
 import { capacityRows, capacityTable, usagePlanTable, REFERENCE_MIX } from '../config/capacity.ts';
 import { STAGES, type StageName } from '../config/stages.ts';
@@ -174,6 +176,15 @@ export function capacityCeilingsTable(routes: readonly Route[] = ROUTES): string
   ].join('\n');
 }
 
+/** docs/deployment.md, "The bake": each case's measured rate and what the bake adds to a release's duration. */
+export function bakeRatesTable(): string {
+  return [
+    '| Release | Write traffic | Measured | Minutes from the shift to the report (median, 95 %) | Target (good ≤ 0.5 % rolled back, bad ≥ 99 % stopped) |',
+    '|---|---|---|---|---|',
+    ...bakeRatesRows().map((r) => `| ${r.release} | ${r.case} | ${r.measured} | ${r.minutes} | ${r.target} |`),
+  ].join('\n');
+}
+
 /** Every generated table, by the name its markers carry, with the document it lives in (from the repository root). */
 export const GENERATED_TABLES = {
   operations: { file: 'README.md', render: operationsTable },
@@ -187,6 +198,8 @@ export const GENERATED_TABLES = {
   // Both stages size their usage plans alike under AWS's default quotas (test/unit/capacity.test.ts).
   'usage-plans': { file: 'docs/deployment.md', render: () => usagePlanTable(STAGES.production) },
   'gate-rates': { file: 'docs/deployment.md', render: () => gateRatesTable() },
+  'bake-rates': { file: 'docs/deployment.md', render: bakeRatesTable },
+  'release-rates': { file: 'docs/deployment.md', render: () => releaseRatesTable() },
   'capacity-ceilings': { file: 'README.md', render: capacityCeilingsTable },
 } as const satisfies Record<string, { file: string; render: (routes?: readonly Route[]) => string }>;
 

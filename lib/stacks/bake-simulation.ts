@@ -49,7 +49,10 @@ export interface BakeCase {
   /** The share of its requests each version fails (a 5xx it answered, or a Lambda error). */
   readonly oldFails: number;
   readonly newFails: number;
-  /** Minutes the previous version was live before the deployment (at most the bake's day). @default a day */
+  /**
+   * Minutes the function served through `live` before the deployment (at most the bake's day): its baseline is every
+   * version through the alias that day. @default a day
+   */
   readonly baselineMinutes?: number;
   /** More requests from the deployment's creation on (a customer flood): not in the previous version's day. */
   readonly flood?: readonly BakeTraffic[];
@@ -107,7 +110,7 @@ export const BAKE_CASES: readonly BakeCase[] = [
   })),
   ...(['good', 'bad'] as const).map((release): BakeCase => ({
     release,
-    what: `${release === 'good' ? 'both versions fail 0.1 %' : 'the new version fails 5.1 %, the previous one 0.1 %'}, 10 req/min, the previous version live for 2 hours only`,
+    what: `${release === 'good' ? 'both versions fail 0.1 %' : 'the new version fails 5.1 %, the previous one 0.1 %'}, 10 req/min, the function live for 2 hours only (a new stage)`,
     perMinute: 10,
     oldFails: 0.001,
     newFails: release === 'good' ? 0.001 : 0.001 + BAKE_EXCESS,

@@ -3,7 +3,9 @@
  * checked on one hand-picked minute: requests arrive at random (Poisson), each request of the canary goes to the
  * new version with probability 0.1 (Lambda's weighted alias picks per invocation), each fails at random with its
  * version's probability, and CloudWatch sums each version's counts over the gate's period in buckets aligned to the
- * clock, not to the deploy (the canary starts at a random point of a bucket). Seeded: a run gives the same rates.
+ * clock, not to the deploy (the canary starts at a random point of a bucket). Besides steady traffic, a case may
+ * send a burst all at once (at the end of the bucket the shift starts in, where it stands out most) and hold the
+ * pre-traffic check's direct invocations before the shift. Seeded: a run gives the same rates.
  *
  * `gateExcess` is the gates' formula (lib/constructs/version-gates.ts) in TypeScript; test/infra/gate-simulation.test.ts
  * proves it equal to the synthesized alarms' own metric math, plays that math on the same canaries and asserts the
@@ -14,6 +16,7 @@
  * deviation of steps): a normal approximation would misstate exactly the tails a gate's false rollbacks live in.
  */
 import { ROUTES } from '../../contract/routes.ts';
+import { REQUESTS_PER_VERSION } from '../../lambdas/hooks/pre-traffic-judge.ts';
 import { CLOUDWATCH_LAG_SECONDS, GATE_MARGIN_SECONDS } from '../preflight/canary-timing.ts';
 
 /** The gates' period: one bucket of the canary, the longest that can still fire inside it (version-gates.ts). */
@@ -28,6 +31,15 @@ export const GATE_SIGMAS = 4;
 export const GATE_MARGIN = 0.5;
 /** The new version's failures in the period below which nothing is judged. */
 export const GATE_MIN_FAILURES = 3;
+/**
+ * How far below the canary's weight the share the bound uses may fall, in standard deviations of the share routing
+ * alone gives a bucket of N invocations (sqrt(weight (1 - weight) / N)). In a bucket the shift ran through, a share
+ * below the weight is routing's chance, and the failures followed the invocations: flooring it at the weight itself
+ * left a version denying every valid key at 30 cache misses a minute undetected in 6 % of canaries. Where a bucket's
+ * share is below the weight because the old version ran alone before the shift, N is what diluted it, so the floor
+ * stays near the weight exactly where a burst timed to that bucket needs it.
+ */
+export const GATE_FLOOR_SIGMAS = 2;
 
 /** mulberry32: a small seeded generator, uniform on [0, 1). */
 export function random(seed: number): () => number {
@@ -155,16 +167,19 @@ export interface Bucket {
  * The gates' formula: how far the new version's failures f are above the bound on what it would have had failing
  * at the alias's rate. Of the alias's F failures, each fell on the new version with its share w of the invocations
  * if both versions fail alike, so f is binomial (F, w); the bound is its mean plus GATE_SIGMAS standard deviations.
- * 0 (not judged) while the old version ran nothing or the new one failed fewer than GATE_MIN_FAILURES times. The
- * gate fires at GATE_MARGIN or more.
+ * w is at least the canary's `weight`, less GATE_FLOOR_SIGMAS of routing's noise: in the bucket the shift starts
+ * in, the old version's traffic before the shift dilutes the new version's share, while requests sent all at once
+ * late in that bucket (an outsider's known 500s) land on the new version at the canary's weight. 0 (not judged)
+ * while the old version ran nothing or the new one failed fewer than GATE_MIN_FAILURES times. The gate fires at
+ * GATE_MARGIN or more.
  */
-export function gateExcess(b: Bucket): number {
+export function gateExcess(b: Bucket, weight: number = DEPLOY.weight): number {
   const n = b.newInvocations;
   const N = b.allInvocations;
   const f = b.newErrors + b.newServerErrors;
   const F = b.allErrors + b.allServerErrors;
   if (!(N - n > 0 && f >= GATE_MIN_FAILURES)) return 0;
-  const w = n / N;
+  const w = Math.max(n / N, weight - GATE_FLOOR_SIGMAS * Math.sqrt((weight * (1 - weight)) / N));
   return f - w * F - GATE_SIGMAS * Math.sqrt(F * w * (1 - w));
 }
 
@@ -192,47 +207,119 @@ export const DEPLOY: Deploy = {
   judgedWithinSeconds: CLOUDWATCH_LAG_SECONDS + GATE_MARGIN_SECONDS,
 };
 
+/**
+ * Requests sent all at once at the end of the bucket the shift starts in: an outsider who times a burst to the
+ * bucket in which the old version's traffic before the shift dilutes the new version's share. Routed as the canary
+ * routes every request.
+ */
+export interface Burst {
+  readonly requests: number;
+  readonly oldFails: number;
+  readonly newFails: number;
+  readonly shows?: Traffic['shows'];
+}
+
+/**
+ * The pre-traffic check: its direct invocations of each version (by number, never through the alias), spread over
+ * the `seconds` before the shift starts, each failing with the share both versions fail the check's key (a flood's
+ * 503s reach it too). Lambda counts them under the version's qualifier only, never under the alias the gates read;
+ * the functions count a 5xx under the gates' dimensions only for an invocation through the alias, so they enter no
+ * gate. `checkCounted` plays what the functions did before: every 5xx counted per version and per operation, the
+ * check's included, while the alias's invocations gave the new version no share before the shift.
+ */
+export interface Check {
+  readonly perVersion: number;
+  readonly fails: number;
+  readonly seconds: number;
+}
+
+/** What a canary is played on: steady traffic, and optionally a timed burst and the pre-traffic check. */
+export interface Scenario {
+  readonly traffic: readonly Traffic[];
+  readonly burst?: Burst;
+  readonly check?: Check;
+}
+
+export interface PlayOptions {
+  /** Whether the check's 5xx enter the gates' ServerError counts (the functions before they told the alias apart). */
+  readonly checkCounted?: boolean;
+}
+
 export interface Canary {
-  /** Every bucket that ended while the canary ran: any of them may roll a release back. */
+  /** Every bucket that ended while the deploy ran: any of them may roll a release back. */
   readonly buckets: readonly Bucket[];
   /** How many of them (from the first) CloudWatch surely judged before the shift ended. */
   readonly judged: number;
 }
 
-/** One canary: buckets aligned to the clock, the deploy starting at a random point of the first. */
-export function playCanary(rng: () => number, deploy: Deploy, traffic: readonly Traffic[]): Canary {
+const emptyBucket = () => ({
+  allInvocations: 0,
+  newInvocations: 0,
+  allErrors: 0,
+  newErrors: 0,
+  allServerErrors: 0,
+  newServerErrors: 0,
+});
+
+type Counts = ReturnType<typeof emptyBucket>;
+
+/** `toOld` and `toNew` requests of a kind, each failing at its version's share, added to the bucket. */
+function serve(rng: () => number, b: Counts, t: Omit<Traffic, 'perMinute'>, toOld: number, toNew: number): void {
+  const newFailed = binomial(rng, toNew, t.newFails);
+  const oldFailed = binomial(rng, toOld, t.oldFails);
+  b.allInvocations += toOld + toNew;
+  b.newInvocations += toNew;
+  if ((t.shows ?? 'ServerError') === 'Errors') {
+    b.allErrors += oldFailed + newFailed;
+    b.newErrors += newFailed;
+  } else {
+    b.allServerErrors += oldFailed + newFailed;
+    b.newServerErrors += newFailed;
+  }
+}
+
+/**
+ * One deploy: buckets aligned to the clock, the shift starting at a random point of the first. With `checkCounted`,
+ * the buckets before the shift that the check's invocations fall in come first: nothing else can fire them (the new
+ * version runs nothing through the alias before the shift), so they are played only then.
+ */
+export function playCanary(
+  rng: () => number,
+  deploy: Deploy,
+  { traffic, burst, check }: Scenario,
+  options: PlayOptions = {},
+): Canary {
   const { periodSeconds: period, canarySeconds: canary, weight } = deploy;
   const start = -rng() * period;
+  const counted = options.checkCounted && check ? check : undefined;
   const buckets: Bucket[] = [];
   let judged = 0;
-  for (let from = start; from + period <= canary; from += period) {
-    const before = Math.max(0, -from);
+  let from = start;
+  if (counted) while (from > -counted.seconds) from -= period;
+  for (; from + period <= canary; from += period) {
+    const before = Math.max(0, Math.min(period, -from));
     const during = period - before;
-    const b = {
-      allInvocations: 0,
-      newInvocations: 0,
-      allErrors: 0,
-      newErrors: 0,
-      allServerErrors: 0,
-      newServerErrors: 0,
-    };
+    const b = emptyBucket();
     for (const t of traffic) {
       // Before the shift: the old version alone. During it: each request routed at random.
       const early = poisson(rng, (t.perMinute * before) / 60);
       const routed = poisson(rng, (t.perMinute * during) / 60);
       const toNew = binomial(rng, routed, weight);
-      const toOld = early + routed - toNew;
-      const newFailed = binomial(rng, toNew, t.newFails);
-      const oldFailed = binomial(rng, toOld, t.oldFails);
-      b.allInvocations += toOld + toNew;
-      b.newInvocations += toNew;
-      if ((t.shows ?? 'ServerError') === 'Errors') {
-        b.allErrors += oldFailed + newFailed;
-        b.newErrors += newFailed;
-      } else {
-        b.allServerErrors += oldFailed + newFailed;
-        b.newServerErrors += newFailed;
-      }
+      serve(rng, b, t, early + routed - toNew, toNew);
+    }
+    // The burst lands at the end of the shift's bucket, after the shift started.
+    if (burst && from <= 0 && from > -period) {
+      const toNew = binomial(rng, burst.requests, weight);
+      serve(rng, b, burst, burst.requests - toNew, toNew);
+    }
+    if (counted) {
+      // The part of the check's seconds that falls in this bucket; its 5xx counted as the alias's would be.
+      const overlap = Math.max(0, Math.min(from + period, 0) - Math.max(from, -counted.seconds));
+      const share = (counted.perVersion * overlap) / counted.seconds;
+      const onNew = binomial(rng, poisson(rng, share), counted.fails);
+      const onOld = binomial(rng, poisson(rng, share), counted.fails);
+      b.newServerErrors += onNew;
+      b.allServerErrors += onNew + onOld;
     }
     buckets.push(b);
     if (from + period + deploy.judgedWithinSeconds <= canary) judged = buckets.length;
@@ -241,21 +328,22 @@ export function playCanary(rng: () => number, deploy: Deploy, traffic: readonly 
 }
 
 /**
- * The share of `canaries` canaries a gate rolls back: for a good release any bucket that ended during the canary
+ * The share of `canaries` deploys a gate rolls back: for a good release any bucket that ended during the deploy
  * counts (the most it could do), for a bad one only the buckets surely judged in time (the least).
  */
 export function rollbackRate(
   seed: number,
   canaries: number,
-  traffic: readonly Traffic[],
+  scenario: Scenario,
   trips: (b: Bucket) => boolean,
   release: 'good' | 'bad',
   deploy: Deploy = DEPLOY,
+  options: PlayOptions = {},
 ): number {
   const rng = random(seed);
   let rolledBack = 0;
   for (let i = 0; i < canaries; i++) {
-    const c = playCanary(rng, deploy, traffic);
+    const c = playCanary(rng, deploy, scenario, options);
     const watched = release === 'good' ? c.buckets : c.buckets.slice(0, c.judged);
     if (watched.some(trips)) rolledBack++;
   }
@@ -263,12 +351,11 @@ export function rollbackRate(
 }
 
 /** A case the gates are played on. */
-export interface GateCase {
+export interface GateCase extends Scenario {
   readonly gate: 'operation' | 'authorizer';
   /** A good release must not be rolled back (at most 1 %); a bad one must (at least 99 %). */
   readonly release: 'good' | 'bad';
   readonly what: string;
-  readonly traffic: readonly Traffic[];
   /**
    * Held to the target. A bad release below this is beyond what a 10 % canary shows: at 10 requests a minute the
    * new version serves about 10 requests in the whole canary, and a version failing 5 % of them fails none in
@@ -284,23 +371,32 @@ const fails = (perMinute: number, oldFails: number, newFails = oldFails, shows?:
   ...(shows ? { shows } : {}),
 });
 const n = (x: number) => x.toLocaleString('en-US');
+/**
+ * A read operation's pre-traffic check (docs/deployment.md, "Gradual deploys"): REQUESTS_PER_VERSION invocations of
+ * each version, paced over about 3.5 minutes on a Business key, failing as the operation's traffic does.
+ */
+const readCheck = (fails: number): Check => ({ perVersion: REQUESTS_PER_VERSION, fails, seconds: 200 });
 
 /** The cases: the issue's and the suites' floods, noise and outsiders for good releases; failing versions for bad ones. */
 export const GATE_CASES: readonly GateCase[] = [
   {
     gate: 'operation',
     release: 'good',
-    what: 'a customer flood failing on both versions (30,000 req/min, 2 % Lambda errors and 5 % 503s)',
+    what: 'a customer flood failing on both versions (30,000 req/min, 2 % Lambda errors and 5 % 503s), its 503s reaching the check’s key too',
     traffic: [fails(30_000, 0.02, 0.02, 'Errors'), fails(30_000, 0.05)],
+    check: readCheck(0.07),
     target: true,
   },
-  ...[10, 100, 1_000, 10_000].map((r): GateCase => ({
-    gate: 'operation',
-    release: 'good',
-    what: `0.1 % background failures on both versions, ${n(r)} req/min`,
-    traffic: [fails(r, 0.001)],
-    target: true,
-  })),
+  ...[0.001, 0.01].flatMap((p) =>
+    [10, 100, 1_000, 10_000].map((r): GateCase => ({
+      gate: 'operation',
+      release: 'good',
+      what: `${100 * p} % background failures on both versions (the check’s requests too), ${n(r)} req/min`,
+      traffic: [fails(r, p)],
+      check: readCheck(p),
+      target: true,
+    })),
+  ),
   ...[1, 5].flatMap((o) =>
     [10, 100, 1_000, 10_000].map((r): GateCase => ({
       gate: 'operation',
@@ -310,6 +406,14 @@ export const GATE_CASES: readonly GateCase[] = [
       target: true,
     })),
   ),
+  ...[1_000, 10_000].map((r): GateCase => ({
+    gate: 'operation',
+    release: 'good',
+    what: `an outsider sends 300 requests both versions answer 500 (one Pro key’s minute) all at once, at the end of the bucket the shift starts in, beside ${n(r)} req/min (0.1 % failing)`,
+    traffic: [fails(r, 0.001)],
+    burst: { requests: 300, oldFails: 1, newFails: 1 },
+    target: true,
+  })),
   ...[10, 100, 300, 1_000, 10_000].map((r): GateCase => ({
     gate: 'operation',
     release: 'bad',
@@ -345,13 +449,23 @@ export const GATE_CASES: readonly GateCase[] = [
     traffic: [fails(30_000, 1, 1, 'Errors'), fails(2_000, 0, 0, 'Errors')],
     target: true,
   },
-  ...[100, 1_000].map((r): GateCase => ({
+  ...[0.001, 0.01].flatMap((p) =>
+    [100, 1_000].map((r): GateCase => ({
+      gate: 'authorizer',
+      release: 'good',
+      what: `${100 * p} % of key lookups failing on both versions, ${n(r)} cache misses/min`,
+      traffic: [fails(r, p, p, 'Errors')],
+      target: true,
+    })),
+  ),
+  {
     gate: 'authorizer',
     release: 'good',
-    what: `0.1 % of key lookups failing on both versions, ${n(r)} cache misses/min`,
-    traffic: [fails(r, 0.001, 0.001, 'Errors')],
+    what: 'an outsider sends 300 tokens both versions fail on all at once, at the end of the bucket the shift starts in, beside 1,000 cache misses/min',
+    traffic: [fails(1_000, 0.001, 0.001, 'Errors')],
+    burst: { requests: 300, oldFails: 1, newFails: 1, shows: 'Errors' },
     target: true,
-  })),
+  },
   ...[1, 5].flatMap((o) =>
     [10, 100, 1_000].map((r): GateCase => ({
       gate: 'authorizer',
@@ -391,27 +505,36 @@ export const CANARIES_PER_CASE = 10_000;
 export const meetsTarget = (c: GateCase, rolledBack: number): boolean =>
   c.release === 'good' ? rolledBack <= 0.01 : rolledBack >= 0.99;
 
-/** Each case's rollback rate for a gate (by default the formula above), seeded by the case's place in the list. */
+/**
+ * One case's rollback rate for a gate (by default the formula above): the probability that a single function's gate
+ * rolls the case's deploy back. Seeded by the case's place in GATE_CASES unless given a seed (a case of the caller's).
+ */
+export function measureCase(
+  c: GateCase,
+  excess: (b: Bucket) => number = gateExcess,
+  options: PlayOptions & { readonly canaries?: number; readonly seed?: number } = {},
+): number {
+  return rollbackRate(
+    options.seed ?? 1_000 + GATE_CASES.indexOf(c),
+    options.canaries ?? CANARIES_PER_CASE,
+    c,
+    (b) => excess(b) >= GATE_MARGIN,
+    c.release,
+    DEPLOY,
+    options,
+  );
+}
+
+/** Each case's rollback rate for a gate (by default the formula above), of one kind of gate or of both. */
 export function measureGates(
   excess: (b: Bucket) => number = gateExcess,
   gate?: GateCase['gate'],
+  options: PlayOptions = {},
 ): { case: GateCase; rolledBack: number }[] {
-  return GATE_CASES.flatMap((c, i) =>
-    gate && c.gate !== gate
-      ? []
-      : [
-          {
-            case: c,
-            rolledBack: rollbackRate(
-              1_000 + i,
-              CANARIES_PER_CASE,
-              c.traffic,
-              (b) => excess(b) >= GATE_MARGIN,
-              c.release,
-            ),
-          },
-        ],
-  );
+  return GATE_CASES.filter((c) => !gate || c.gate === gate).map((c) => ({
+    case: c,
+    rolledBack: measureCase(c, excess, options),
+  }));
 }
 
 /** Two decimals: 10,000 canaries a case resolve 0.01 %. */

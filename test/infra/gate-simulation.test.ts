@@ -19,13 +19,14 @@ import {
   binomial,
   poisson,
   gateExcess,
+  measureCase,
   measureGates,
   meetsTarget,
   random,
   releaseFalseRollback,
   type Bucket,
 } from '../../lib/stacks/gate-simulation.ts';
-import { shiftSeconds } from '../../lib/preflight/canary-timing.ts';
+import { shiftSeconds, shiftWeight } from '../../lib/preflight/canary-timing.ts';
 import { compileExpression } from './metric-eval.ts';
 import { deployGates, resourcesOf, synthesizeStages, type DeployGate } from './stack-fixture.ts';
 
@@ -70,7 +71,8 @@ function sampleBuckets(count: number): Bucket[] {
   const out: Bucket[] = [];
   for (let i = 0; i < count; i++) {
     const all = [0, 1, 3, 10, 100, 10_000][i % 6]! + Math.floor(rng() * 50);
-    const neu = i % 11 === 0 ? all : i % 13 === 0 ? 0 : binomial(rng, all, 0.1);
+    // The shift's bucket too: a share far below the canary's weight, where the bound's floor decides.
+    const neu = i % 11 === 0 ? all : i % 13 === 0 ? 0 : binomial(rng, all, i % 5 === 0 ? 0.02 : 0.1);
     const share = (x: number) => binomial(rng, x, [0, 0.01, 0.3, 1][Math.floor(rng() * 4)]!);
     const newErrors = share(neu);
     const newServerErrors = share(neu - newErrors);
@@ -112,6 +114,7 @@ describe.each(STAGE_NAMES)('stage %s: each deploy gate is the model played below
     for (const g of groups) {
       const config = g.Properties.DeploymentConfigName;
       expect(shiftSeconds({ Resources: r } as never, config)).toBe(DEPLOY.canarySeconds);
+      expect(shiftWeight({ Resources: r } as never, config)).toBe(DEPLOY.weight);
       expect(config).toBe(
         `CodeDeployDefault.LambdaCanary${100 * DEPLOY.weight}Percent${DEPLOY.canarySeconds / 60}Minutes`,
       );
@@ -206,4 +209,36 @@ it('a release of every function is rolled back by noise in at most 1 %, every ga
   const release = releaseFalseRollback([...model('operation'), ...model('authorizer')]);
   console.log(`a release of ${release.functions} functions: rolled back in ${(100 * release.rolledBack).toFixed(2)} %`);
   expect(release.rolledBack).toBeLessThanOrEqual(0.01);
+});
+
+/**
+ * What each of the two changes holds off, played on the model with the cases they are for: the functions counting
+ * the check's direct invocations in the gates' ServerError (as before they told the alias apart), and a bound that
+ * takes the bucket's share as it is (weight 0: no floor).
+ */
+describe('without either change, good releases roll back', () => {
+  const CANARIES = 2_000;
+  const rate = (c: (typeof GATE_CASES)[number], weight: number, checkCounted: boolean) =>
+    measureCase(c, (b) => gateExcess(b, weight), { checkCounted, canaries: CANARIES });
+  const report = (label: string, rows: { c: (typeof GATE_CASES)[number]; r: number }[]) =>
+    console.log(`${label}:\n  ${rows.map(({ c, r }) => `${(100 * r).toFixed(2)} %: ${c.what}`).join('\n  ')}`);
+
+  it('the check’s failures counted as the new version’s, with no share before the shift: the check’s cases fail', () => {
+    const rows = GATE_CASES.filter((c) => c.check && c.release === 'good').map((c) => ({
+      c,
+      r: rate(c, 0, true),
+      now: rate(c, DEPLOY.weight, false),
+    }));
+    report('the check counted, no floor (before)', rows);
+    expect(rows.filter(({ c, r }) => !meetsTarget(c, r)).length).toBeGreaterThan(0);
+    // The floor alone does not make up for counting them.
+    expect(Math.max(...rows.map(({ c }) => rate(c, DEPLOY.weight, true)))).toBeGreaterThan(0.01);
+    expect(rows.filter(({ c, now }) => !meetsTarget(c, now))).toEqual([]);
+  });
+
+  it('no floor under the share: an outsider’s burst at the end of the shift’s bucket fails the target', () => {
+    const rows = GATE_CASES.filter((c) => c.burst).map((c) => ({ c, r: rate(c, 0, false) }));
+    report('bursts, no floor', rows);
+    expect(rows.every(({ c, r }) => !meetsTarget(c, r))).toBe(true);
+  });
 });
