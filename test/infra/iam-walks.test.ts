@@ -21,7 +21,7 @@ import { attachedDocuments } from '../../lib/local/role-policies.ts';
 import type { CfnTemplate } from '../../lib/local/template.ts';
 import { checkKeySecretName } from '../../lib/constructs/pre-traffic-hook.ts';
 import { sharedStackInfo, sharedTemplateJson } from './shared-synth.ts';
-import { AUTHORIZER, ROUTES } from '../../contract/routes.ts';
+import { AUTHORIZER, ROUTES, writes } from '../../contract/routes.ts';
 import { existingItemListing, needsExistingItem } from '../../lambdas/hooks/pre-traffic-check.ts';
 
 interface Stage {
@@ -76,6 +76,7 @@ function codeDeployCalls(s: Stage, aliasId: string): (Request & { step: string }
     (a) => `arn:aws:cloudwatch:${s.region}:${s.account}:alarm:${s.values.nameOf(refOf(a.Name))}`,
   );
   const hook = (alias as { UpdatePolicy?: any }).UpdatePolicy.CodeDeployLambdaAliasUpdate.BeforeAllowTrafficHook;
+  const after = (alias as { UpdatePolicy?: any }).UpdatePolicy.CodeDeployLambdaAliasUpdate.AfterAllowTrafficHook;
   return [
     { step: 'GetAlias', action: 'lambda:GetAlias', resource: fn },
     {
@@ -99,6 +100,16 @@ function codeDeployCalls(s: Stage, aliasId: string): (Request & { step: string }
     })),
     // UpdateAlias(FunctionName, Name, FunctionVersion: new, RoutingConfig: {}) ends the shift (or rolls it back).
     { step: 'UpdateAlias to finish', action: 'lambda:UpdateAlias', resource: fn },
+    // AfterAllowTraffic (a write's group only): the bake, invoked by its name after the shift.
+    ...(after === undefined
+      ? []
+      : [
+          {
+            step: 'Invoke the AfterAllowTraffic hook',
+            action: 'lambda:InvokeFunction',
+            resource: `arn:aws:lambda:${s.region}:${s.account}:function:${s.values.resolve(after)}`,
+          },
+        ]),
   ];
 }
 
@@ -270,6 +281,45 @@ describe.each(STAGE_NAMES)('stage %s: the pre-traffic hook judges each deploymen
       ['secretsmanager:GetSecretValue', `arn:aws:secretsmanager:${region}:${account}:secret:someone-elses-AbCdEf`],
     ] as const)
       expect(evaluate(identity, { action, resource }), `${action} on ${resource}`).toBe('implicit-deny');
+  });
+});
+
+describe.each(STAGE_NAMES)('stage %s: the bake watches each write after the shift', (stageName) => {
+  const s = () => stages[stageName];
+  const baked = () =>
+    ofType(s().template, 'AWS::Lambda::Alias').filter(
+      ([, a]) => (a as { UpdatePolicy?: any }).UpdatePolicy.CodeDeployLambdaAliasUpdate.AfterAllowTrafficHook,
+    );
+  const bakeOf = (aliasId: string) => {
+    const update = (s().template.Resources[aliasId] as { UpdatePolicy?: any }).UpdatePolicy.CodeDeployLambdaAliasUpdate;
+    const name = s().values.resolve(update.AfterAllowTrafficHook);
+    const [hookId] = ofType(s().template, 'AWS::Lambda::Function').find(([id]) => s().values.nameOf(id) === name)!;
+    const roleId = s().template.Resources[hookId]!.Properties!.Role['Fn::GetAtt'][0] as string;
+    const group = `arn:aws:codedeploy:${s().region}:${s().account}:deploymentgroup:${s().values.nameOf(refOf(update.ApplicationName))}/${s().values.nameOf(refOf(update.DeploymentGroupName))}`;
+    return { roleId, group, self: `arn:aws:lambda:${s().region}:${s().account}:function:${name}` };
+  };
+
+  it('runs on the writes alone, and is allowed every call of its bake and nothing beyond', () => {
+    const writesIds = ROUTES.filter(writes).length;
+    expect(baked().length).toBe(writesIds);
+    for (const [aliasId] of baked()) {
+      const { roleId, group, self } = bakeOf(aliasId);
+      const { identity } = role(s(), roleId);
+      for (const call of [
+        { action: 'codedeploy:GetDeployment', resource: group },
+        { action: 'cloudwatch:GetMetricData', resource: '*' },
+        { action: 'lambda:InvokeFunction', resource: self },
+        { action: 'codedeploy:PutLifecycleEventHookExecutionStatus', resource: '*' },
+      ])
+        expect(evaluate(identity, call), `${aliasId}: ${call.action}`).toBe('allow');
+      for (const [action, resource] of [
+        ['lambda:InvokeFunction', `arn:aws:lambda:${s().region}:${s().account}:function:someone-elses`],
+        ['codedeploy:GetDeployment', `arn:aws:codedeploy:${s().region}:${s().account}:deploymentgroup:other-app/g`],
+        ['codedeploy:StopDeployment', group],
+        ['cloudwatch:PutMetricData', '*'],
+      ] as const)
+        expect(evaluate(identity, { action, resource }), `${action} on ${resource}`).toBe('implicit-deny');
+    }
   });
 });
 
