@@ -75,7 +75,9 @@ export function countQueries(
   ];
 }
 
-const codeDeploy = new CodeDeployClient({});
+// More attempts than the SDK's 3: a report lost to a throttle leaves CodeDeploy waiting an hour before it fails the
+// deployment. The SDK's own backoff spaces them (up to 20 s apart).
+const codeDeploy = new CodeDeployClient({ maxAttempts: 8 });
 const cloudWatch = new CloudWatchClient({});
 const lambda = new LambdaClient({});
 

@@ -29,7 +29,9 @@ export function configOf(env: Readonly<Record<string, string | undefined>>): Pre
   return { ...c, functions: Object.fromEntries(c.functions) };
 }
 
-const codeDeploy = new CodeDeployClient({});
+// More attempts than the SDK's 3: a report lost to a throttle leaves CodeDeploy waiting an hour before it fails the
+// deployment. The SDK's own backoff spaces them (up to 20 s apart).
+const codeDeploy = new CodeDeployClient({ maxAttempts: 8 });
 const lambda = new LambdaClient({});
 const secrets = new SecretsManagerClient({});
 
