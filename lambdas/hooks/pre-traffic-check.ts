@@ -25,7 +25,7 @@ import * as z from 'zod/mini';
 import { PLAN_NAMES, planUsageKeyValue, type PlanName } from '../../contract/plans.ts';
 import { BASE_PATH, EXISTING_ITEM, type RequestSample, type Route } from '../../contract/routes.ts';
 import { headerName } from '../../contract/header-names.ts';
-import { RATE_LIMIT_HEADER_NAMES } from '../../contract/headers.ts';
+import { RATE_LIMIT_HEADER_NAMES, headerDoc } from '../../contract/headers.ts';
 import { ErrorObject, PAGE_SIZE } from '../../contract/schemas.ts';
 import { CURSOR_PARAM, PAGE_SIZE_PARAM } from '../domain/pagination.ts';
 import { IN_PROGRESS_MS } from '../domain/idempotency.ts';
@@ -404,6 +404,15 @@ export function judgeProxyAnswer(route: Route, expected: readonly number[], outc
   const text = typeof r.body === 'string' ? r.body : undefined;
   if (!expected.includes(status))
     return [`answered ${status} to a valid request (expected ${expected.join(' or ')}): ${text?.slice(0, 200) ?? ''}`];
+  // A success without a header its contract requires (a create's Location): judged on every answer, paired or not.
+  if (route.success?.status === status) {
+    const sent = new Set(Object.keys((r.headers ?? {}) as object).map((h) => h.toLowerCase()));
+    const missing = (route.success.headers ?? [])
+      .map(headerDoc)
+      .filter((h) => h.required && !sent.has(h.name.toLowerCase()));
+    if (missing.length)
+      return [`its ${status} answer lacks ${missing.map((h) => h.name).join(', ')}, which the contract requires`];
+  }
   const noBody = status === 204 || (route.success?.status === status && route.success.schema === undefined);
   if (noBody) return text ? [`answered ${status} with a body, which the contract does not have`] : [];
   let body: unknown;

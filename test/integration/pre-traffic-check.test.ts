@@ -379,6 +379,17 @@ describe('a create, tried up to CREATE_TRIES times', () => {
     expect(api.clock.now() - before).toBeGreaterThanOrEqual(CREATE_RETRY_MS);
   });
 
+  it('a create answering 201 without its Location is Failed: a header the contract requires', async () => {
+    const noLocation: Handler = async (event, context) => {
+      const ok = (await byName.get('createPet')!.handler(event, context)) as { headers: Record<string, string> };
+      const { Location: _dropped, ...headers } = ok.headers;
+      return { ...ok, headers };
+    };
+    const { verdict, reports } = await deploy('createPet', noLocation);
+    expect(reports).toEqual(['Failed']);
+    expect(verdict.problems.join('\n')).toMatch(/its 201 answer lacks Location, which the contract requires/);
+  });
+
   it('a create failing every try is Failed, each try said', async () => {
     const { verdict, reports } = await deploy('createPet', unavailable);
     expect(reports).toEqual(['Failed']);
