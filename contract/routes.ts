@@ -53,14 +53,15 @@ export const AUTHORIZER = {
 } as const satisfies { name: string; access: FunctionAccess };
 
 /**
- * Each create (POST answering 201 with a Location) with the read of what it made (GET of `<its path>/{id}`), paired
- * from the route table: what the stateful test and the smoke's write check exercise for every resource.
+ * Each create (a route that `creates`, answering 201 with a Location) with the read of what it made (a route that
+ * `reads` `<its path>/{id}`), paired from the route table: what the stateful test and the smoke's write check
+ * exercise for every resource.
  */
 export function createAndRead(routes: readonly Route[] = ROUTES): { create: Route; read: Route }[] {
   return routes.flatMap((create) =>
-    create.method === 'POST' && create.success?.status === 201
+    create.does === 'creates' && create.success?.status === 201
       ? routes
-          .filter((read) => read.method === 'GET' && new RegExp(`^${create.path}/\\{\\w+\\}$`).test(read.path))
+          .filter((read) => read.does === 'reads' && new RegExp(`^${create.path}/\\{\\w+\\}$`).test(read.path))
           .map((read) => ({ create, read }))
       : [],
   );

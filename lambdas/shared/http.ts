@@ -128,8 +128,9 @@ const api = (
   // Computed once per container, not per request.
   const deprecated = route.deprecation ? deprecationHeaders(route.deprecation) : undefined;
   const gate = gateOf(rt);
-  // Reads start beside the limiter's write; anything that writes is counted first.
-  const readOnly = route.method === 'GET';
+  // Reads start beside the limiter's write; anything that writes is counted first. What the route declares it
+  // does decides, not its HTTP method.
+  const readOnly = route.does === 'reads';
   const origins = rt.config.CORS_ALLOWED_ORIGINS;
   const exposed = exposedHeaders(route);
   return {
