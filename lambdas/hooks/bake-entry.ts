@@ -10,11 +10,7 @@ import {
   type MetricDataQuery,
   type MetricDataResult,
 } from '@aws-sdk/client-cloudwatch';
-import {
-  CodeDeployClient,
-  GetDeploymentCommand,
-  PutLifecycleEventHookExecutionStatusCommand,
-} from '@aws-sdk/client-codedeploy';
+import { deploymentOf, reportHook } from './codedeploy.ts';
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { z } from 'zod';
 import { bakeEventSchema, bakeHook, type BakeConfig, type CountWindow, type MinuteCounts } from './bake.ts';
@@ -75,9 +71,6 @@ export function countQueries(
   ];
 }
 
-// More attempts than the SDK's 3: a report lost to a throttle leaves CodeDeploy waiting an hour before it fails the
-// deployment. The SDK's own backoff spaces them (up to 20 s apart).
-const codeDeploy = new CodeDeployClient({ maxAttempts: 8 });
 const cloudWatch = new CloudWatchClient({});
 const lambda = new LambdaClient({});
 
@@ -134,24 +127,12 @@ export const handler = async (raw: unknown) => {
     event,
     {
       async deployment(deploymentId) {
-        const d = await codeDeploy.send(new GetDeploymentCommand({ deploymentId }));
-        const info = d.deploymentInfo;
-        // A deployment CloudFormation starts for an alias carries its AppSpec as content of one of these two kinds.
-        const appSpec = info?.revision?.appSpecContent?.content ?? info?.revision?.string?.content;
-        if (!appSpec) throw new Error(`deployment ${deploymentId} has no AppSpec content`);
-        if (!info?.createTime) throw new Error(`deployment ${deploymentId} has no creation time`);
-        return { appSpec, createdAt: info.createTime.getTime() };
+        const { appSpec, createdAt } = await deploymentOf(deploymentId);
+        if (createdAt === undefined) throw new Error(`deployment ${deploymentId} has no creation time`);
+        return { appSpec, createdAt };
       },
       counts: (w) => counts(w, config),
-      async report(e, status) {
-        await codeDeploy.send(
-          new PutLifecycleEventHookExecutionStatusCommand({
-            deploymentId: e.DeploymentId,
-            lifecycleEventHookExecutionId: e.LifecycleEventHookExecutionId,
-            status,
-          }),
-        );
-      },
+      report: reportHook,
       async continueLater(next) {
         if (!self) throw new Error('AWS_LAMBDA_FUNCTION_NAME is not set: the bake cannot continue itself');
         await lambda.send(

@@ -7,11 +7,7 @@
  * error of the function invoked is the version's answer; an error of the Invoke call itself (throttled, denied)
  * rejects, and the check counts it as judging neither version.
  */
-import {
-  CodeDeployClient,
-  GetDeploymentCommand,
-  PutLifecycleEventHookExecutionStatusCommand,
-} from '@aws-sdk/client-codedeploy';
+import { deploymentOf, reportHook } from './codedeploy.ts';
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { preTrafficHook, type LifecycleHookEvent, type PreTrafficConfig } from './pre-traffic-hook.ts';
@@ -29,9 +25,6 @@ export function configOf(env: Readonly<Record<string, string | undefined>>): Pre
   return { ...c, functions: Object.fromEntries(c.functions) };
 }
 
-// More attempts than the SDK's 3: a report lost to a throttle leaves CodeDeploy waiting an hour before it fails the
-// deployment. The SDK's own backoff spaces them (up to 20 s apart).
-const codeDeploy = new CodeDeployClient({ maxAttempts: 8 });
 const lambda = new LambdaClient({});
 const secrets = new SecretsManagerClient({});
 
@@ -56,24 +49,9 @@ export const handler = async (event: LifecycleHookEvent) => {
   return preTrafficHook(
     event,
     {
-      async appSpec(deploymentId) {
-        const d = await codeDeploy.send(new GetDeploymentCommand({ deploymentId }));
-        const revision = d.deploymentInfo?.revision;
-        // A deployment CloudFormation starts for an alias carries its AppSpec as content of one of these two kinds.
-        const content = revision?.appSpecContent?.content ?? revision?.string?.content;
-        if (!content) throw new Error(`deployment ${deploymentId} has no AppSpec content`);
-        return content;
-      },
+      appSpec: async (deploymentId) => (await deploymentOf(deploymentId)).appSpec,
       invoke,
-      async report(e, status) {
-        await codeDeploy.send(
-          new PutLifecycleEventHookExecutionStatusCommand({
-            deploymentId: e.DeploymentId,
-            lifecycleEventHookExecutionId: e.LifecycleEventHookExecutionId,
-            status,
-          }),
-        );
-      },
+      report: reportHook,
       async checkKeys() {
         const s = await secrets.send(new GetSecretValueCommand({ SecretId: config.secretId }));
         if (!s.SecretString) throw new Error(`the check keys' secret ${config.secretId} holds no key`);

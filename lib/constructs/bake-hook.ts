@@ -1,20 +1,12 @@
-import { CfnResource, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { Stack, Validations, type RemovalPolicy } from 'aws-cdk-lib';
 import type { ILambdaDeploymentGroup } from 'aws-cdk-lib/aws-codedeploy';
-import { PolicyStatement, Role, type Policy } from 'aws-cdk-lib/aws-iam';
-import { Architecture, Runtime, type IFunction } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { PolicyStatement, type Policy, type Role } from 'aws-cdk-lib/aws-iam';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { fileURLToPath } from 'node:url';
-import { functionBundling } from './api-function.ts';
-import { FUNCTION_RUNTIME } from '../config/function-runtime.ts';
-import { pinLogicalId } from './logical-ids.ts';
-import { ownedLogGroup } from './owned-log-group.ts';
+import { deployHook } from './deploy-hook-function.ts';
 import type { CustomMetrics } from './server-error-rate.ts';
-import { servicePrincipalOf } from './service-principal.ts';
-
-const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const ENTRY = fileURLToPath(new URL('../../lambdas/hooks/bake-entry.ts', import.meta.url));
 
 export interface BakeHookProps {
   readonly stage: string;
@@ -45,21 +37,28 @@ export class BakeHook extends Construct {
   constructor(scope: Construct, id: string, props: BakeHookProps) {
     super(scope, id);
     const stack = Stack.of(this);
-    const logGroup = ownedLogGroup(this, 'Logs', { retention: props.logRetention, removalPolicy: props.removalPolicy });
-    // Stateful (kept on delete): pinned, so no refactor of the construct tree orphans it.
-    pinLogicalId(logGroup, 'BakeLogs');
-    const role = new Role(this, 'Role', {
-      assumedBy: servicePrincipalOf(this, 'lambda.amazonaws.com'),
-      description: `Animal Store ${props.stage}: the bake after each write's deployment shifts`,
+    const hook = deployHook(this, {
+      logsId: 'BakeLogs',
+      roleDescription: `Animal Store ${props.stage}: the bake after each write's deployment shifts`,
+      entry: 'lambdas/hooks/bake-entry.ts',
+      // An invocation looks for 12 minutes (bake.ts BAKE_RUN_MS), then continues in another.
+      description: `Animal Store ${props.stage}: the bake of a write's new version (CodeDeploy AfterAllowTraffic)`,
+      environment: {
+        BAKE_CONFIG: stack.toJsonString({
+          functions: [...props.functions].map(([operation, f]) => [f.functionName, operation]),
+          namespace: props.customMetrics.namespace,
+          dimensions: props.customMetrics.dimensions,
+        }),
+      },
+      // An invocation that failed without reporting is not run again: a second run beside its own continuation
+      // would report twice. CodeDeploy fails a hook that never reports (after an hour), which rolls back.
+      retryAttempts: 0,
+      logRetention: props.logRetention,
+      removalPolicy: props.removalPolicy,
     });
+    const role = hook.role;
     this.role = role;
-    role.addToPrincipalPolicy(
-      new PolicyStatement({
-        sid: 'WriteItsLogs',
-        actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
-        resources: [logGroup.logGroupArn],
-      }),
-    );
+    this.function = hook.function;
     role.addToPrincipalPolicy(
       new PolicyStatement({
         sid: 'ReadTheVersionsCounts',
@@ -79,32 +78,6 @@ export class BakeHook extends Construct {
       reason:
         'cloudwatch:GetMetricData and codedeploy:PutLifecycleEventHookExecutionStatus support no resource-level permissions (Service Authorization Reference: no resource type), so AWS requires Resource "*"; the bake reads counts only, and reports only a hook execution id CodeDeploy hands it.',
     });
-    this.function = new NodejsFunction(this, 'Function', {
-      role,
-      entry: ENTRY,
-      projectRoot: PROJECT_ROOT,
-      depsLockFilePath: `${PROJECT_ROOT}package-lock.json`,
-      handler: 'handler',
-      description: `Animal Store ${props.stage}: the bake of a write's new version (CodeDeploy AfterAllowTraffic)`,
-      runtime: Runtime.NODEJS_24_X,
-      architecture: Architecture.ARM_64,
-      memorySize: FUNCTION_RUNTIME.memoryMb,
-      // Lambda's longest: an invocation looks for 12 minutes (bake.ts BAKE_RUN_MS), then continues in another.
-      timeout: Duration.minutes(15),
-      // An invocation that failed without reporting is not run again: a second run beside its own continuation
-      // would report twice. CodeDeploy fails a hook that never reports (after an hour), which rolls back.
-      retryAttempts: 0,
-      logGroup,
-      environment: {
-        NODE_OPTIONS: FUNCTION_RUNTIME.nodeOptions,
-        BAKE_CONFIG: stack.toJsonString({
-          functions: [...props.functions].map(([operation, f]) => [f.functionName, operation]),
-          namespace: props.customMetrics.namespace,
-          dimensions: props.customMetrics.dimensions,
-        }),
-      },
-      bundling: functionBundling(),
-    });
     role.addToPrincipalPolicy(
       new PolicyStatement({
         sid: 'ContinueItself',
@@ -112,10 +85,7 @@ export class BakeHook extends Construct {
         resources: [this.function.functionArn],
       }),
     );
-    // The policy names the function (ContinueItself) and, through allowDeploymentsOf, the deployment groups, which
-    // wait for CodeDeploy's role policy, which names this function: the function must not wait for the policy (a
-    // cycle). What must wait for it is a deployment: the aliases do. The role is a dependency through Role.
-    (this.function.node.defaultChild as CfnResource).addDeletionOverride('DependsOn');
+    // The policy names the function (ContinueItself): the function does not wait for it (deployHook).
     this.policy = role.node.findChild('DefaultPolicy') as Policy;
   }
 

@@ -1,19 +1,11 @@
-import { Arn, ArnFormat, CfnElement, CfnResource, RemovalPolicy, Duration, Stack, Validations } from 'aws-cdk-lib';
-import { PolicyStatement, Role, type Policy } from 'aws-cdk-lib/aws-iam';
-import { Architecture, Runtime, type IFunction } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { Arn, ArnFormat, CfnElement, Stack, Validations, type RemovalPolicy } from 'aws-cdk-lib';
+import { PolicyStatement, type Policy, type Role } from 'aws-cdk-lib/aws-iam';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { fileURLToPath } from 'node:url';
 import { BASE_PATH } from '../../contract/routes.ts';
-import { functionBundling } from './api-function.ts';
-import { FUNCTION_RUNTIME } from '../config/function-runtime.ts';
-import { pinLogicalId } from './logical-ids.ts';
-import { ownedLogGroup } from './owned-log-group.ts';
-import { servicePrincipalOf } from './service-principal.ts';
-
-const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const ENTRY = fileURLToPath(new URL('../../lambdas/hooks/pre-traffic-entry.ts', import.meta.url));
+import { deployHook } from './deploy-hook-function.ts';
 
 /**
  * The Secrets Manager secret holding the pre-traffic check's own key, by stage: a key of a standard plan issued by
@@ -51,21 +43,30 @@ export class PreTrafficHook extends Construct {
   constructor(scope: Construct, id: string, props: PreTrafficHookProps) {
     super(scope, id);
     const stack = Stack.of(this);
-    const logGroup = ownedLogGroup(this, 'Logs', { retention: props.logRetention, removalPolicy: props.removalPolicy });
-    // Stateful (kept on delete): pinned, so no refactor of the construct tree orphans it.
-    pinLogicalId(logGroup, 'PreTrafficCheckLogs');
-    const role = new Role(this, 'Role', {
-      assumedBy: servicePrincipalOf(this, 'lambda.amazonaws.com'),
-      description: `Animal Store ${props.stage}: the pre-traffic check of each deployment`,
+    const hook = deployHook(this, {
+      logsId: 'PreTrafficCheckLogs',
+      roleDescription: `Animal Store ${props.stage}: the pre-traffic check of each deployment`,
+      entry: 'lambdas/hooks/pre-traffic-entry.ts',
+      // A read operation's check is 1,000 invocations paced to the check key's share of its budget (at most 12
+      // minutes, pre-traffic-hook.ts MAX_PACED_MS: about 3.5 on the Business key).
+      description: `Animal Store ${props.stage}: pre-traffic check (CodeDeploy BeforeAllowTraffic)`,
+      environment: {
+        PRE_TRAFFIC_CONFIG: stack.toJsonString({
+          functions: [...props.functions].map(([name, f]) => [f.functionName, name]),
+          stage: props.stage,
+          keysStage: props.keysStage,
+          // The authorizer only reads the API and stage of it (its Allow covers the stage); no API is invoked.
+          methodArn: `arn:${stack.partition}:execute-api:${stack.region}:${stack.account}:pre-traffic-check/${props.stage}/GET${BASE_PATH}/pets`,
+          liveAlias: props.liveAlias,
+          secretId: checkKeySecretName(props.stage),
+        }),
+      },
+      logRetention: props.logRetention,
+      removalPolicy: props.removalPolicy,
     });
+    const role = hook.role;
     this.role = role;
-    role.addToPrincipalPolicy(
-      new PolicyStatement({
-        sid: 'WriteItsLogs',
-        actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
-        resources: [logGroup.logGroupArn],
-      }),
-    );
+    this.function = hook.function;
     // Qualified ARNs only (`<function>:<version or alias>`): the check invokes the deployment's target version, its
     // current version (what a read operation's and the authorizer's answers are compared with: the same function,
     // another qualifier), the live authorizer and, for getPet, the live listPets that finds it a pet to read; never
@@ -95,40 +96,6 @@ export class PreTrafficHook extends Construct {
         ],
       }),
     );
-    this.function = new NodejsFunction(this, 'Function', {
-      role,
-      entry: ENTRY,
-      projectRoot: PROJECT_ROOT,
-      depsLockFilePath: `${PROJECT_ROOT}package-lock.json`,
-      handler: 'handler',
-      description: `Animal Store ${props.stage}: pre-traffic check (CodeDeploy BeforeAllowTraffic)`,
-      runtime: Runtime.NODEJS_24_X,
-      architecture: Architecture.ARM_64,
-      memorySize: FUNCTION_RUNTIME.memoryMb,
-      // Lambda's longest: a read operation's check is 1,000 invocations paced to the check key's share of its budget
-      // (at most 12 minutes, pre-traffic-hook.ts MAX_PACED_MS: about 3.5 on the Business key); CodeDeploy
-      // waits up to an hour for the report.
-      timeout: Duration.minutes(15),
-      logGroup,
-      environment: {
-        NODE_OPTIONS: FUNCTION_RUNTIME.nodeOptions,
-        PRE_TRAFFIC_CONFIG: stack.toJsonString({
-          functions: [...props.functions].map(([name, f]) => [f.functionName, name]),
-          stage: props.stage,
-          keysStage: props.keysStage,
-          // The authorizer only reads the API and stage of it (its Allow covers the stage); no API is invoked.
-          methodArn: `arn:${stack.partition}:execute-api:${stack.region}:${stack.account}:pre-traffic-check/${props.stage}/GET${BASE_PATH}/pets`,
-          liveAlias: props.liveAlias,
-          secretId: checkKeySecretName(props.stage),
-        }),
-      },
-      bundling: functionBundling(),
-    });
-    // Unlike ApiFunction, the function does not wait for its role's policy: the policy names the deployment groups,
-    // which wait for CodeDeploy's role policy, which names this function (a cycle). What must wait for the policy is
-    // a deployment, and each one starts with its alias's update: the aliases wait for it (canary-deployments.ts).
-    // The role itself is a dependency through the function's Role property.
-    (this.function.node.defaultChild as CfnResource).addDeletionOverride('DependsOn');
     this.policy = role.node.findChild('DefaultPolicy') as Policy;
     for (const f of props.functions.values()) {
       const id = stack.resolve(stack.getLogicalId(f.node.defaultChild as CfnElement)) as string;
