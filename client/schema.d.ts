@@ -122,7 +122,7 @@ export interface components {
              * @example not_found
              * @enum {string}
              */
-            code: "bad_request" | "validation_failed" | "invalid_json" | "invalid_cursor" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "idempotency_in_progress" | "endpoint_removed" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "quota_exceeded" | "key_banned" | "request_headers_too_large" | "internal_error" | "not_implemented" | "service_unavailable";
+            code: "bad_request" | "validation_failed" | "invalid_json" | "invalid_cursor" | "unauthorized" | "key_expired" | "forbidden" | "key_read_only" | "not_found" | "method_not_allowed" | "idempotency_in_progress" | "endpoint_removed" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "quota_exceeded" | "key_banned" | "request_headers_too_large" | "internal_error" | "not_implemented" | "service_unavailable";
             /** @description Human-readable description. */
             message: string;
             /**
@@ -211,14 +211,14 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The API key is missing or invalid. Codes: `unauthorized`. */
+            /** @description The API key is missing or invalid (`unauthorized`), or expired less than a day ago (`key_expired`, whose message says when; after a day, `unauthorized`). Codes: `unauthorized`, `key_expired`. */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     "x-amzn-RequestId": components["headers"]["RequestId"];
-                    /** @description `Bearer` when the gateway rejects the key. */
+                    /** @description `Bearer` when the gateway rejects the key; `Bearer error="invalid_token"` with a description for an expired key. */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -420,14 +420,14 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The API key is missing or invalid. Codes: `unauthorized`. */
+            /** @description The API key is missing or invalid (`unauthorized`), or expired less than a day ago (`key_expired`, whose message says when; after a day, `unauthorized`). Codes: `unauthorized`, `key_expired`. */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     "x-amzn-RequestId": components["headers"]["RequestId"];
-                    /** @description `Bearer` when the gateway rejects the key. */
+                    /** @description `Bearer` when the gateway rejects the key; `Bearer error="invalid_token"` with a description for an expired key. */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -442,7 +442,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The API key may not call this operation (not on a usage plan for this stage). Codes: `forbidden`. */
+            /** @description The API key may not call this operation: it is not on a usage plan for this stage (`forbidden`), or it may only read and this operation changes data (`key_read_only`). Codes: `forbidden`, `key_read_only`. */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -687,14 +687,14 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The API key is missing or invalid. Codes: `unauthorized`. */
+            /** @description The API key is missing or invalid (`unauthorized`), or expired less than a day ago (`key_expired`, whose message says when; after a day, `unauthorized`). Codes: `unauthorized`, `key_expired`. */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     "x-amzn-RequestId": components["headers"]["RequestId"];
-                    /** @description `Bearer` when the gateway rejects the key. */
+                    /** @description `Bearer` when the gateway rejects the key; `Bearer error="invalid_token"` with a description for an expired key. */
                     "WWW-Authenticate"?: string;
                     /** @description RFC 9745: `@1767225600` (deprecated since 2026-01-01T00:00:00Z). */
                     Deprecation?: string;
@@ -956,14 +956,14 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The API key is missing or invalid. Codes: `unauthorized`. */
+            /** @description The API key is missing or invalid (`unauthorized`), or expired less than a day ago (`key_expired`, whose message says when; after a day, `unauthorized`). Codes: `unauthorized`, `key_expired`. */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     "x-amzn-RequestId": components["headers"]["RequestId"];
-                    /** @description `Bearer` when the gateway rejects the key. */
+                    /** @description `Bearer` when the gateway rejects the key; `Bearer error="invalid_token"` with a description for an expired key. */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };

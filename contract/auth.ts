@@ -40,3 +40,21 @@ export const keyFormExpression = (oldForm: 'accepted' | 'refused'): string =>
 
 /** Captures the key of a well-formed `Authorization: Bearer <key>` header. */
 export const BEARER_PATTERN = new RegExp(`^${SCHEME} (${KEY_CHARS})$`);
+
+/**
+ * How long after its expiry a key is still recognised, to be told so: the authorizer lets it through with its
+ * context and the function answers 401 `key_expired` before any limiter or storage call, so the client learns why
+ * at no DynamoDB cost. After this the authorizer refuses it as it refuses an unknown key (a plain 401: no function
+ * runs, however long the client keeps sending).
+ */
+export const EXPIRED_NOTICE_SECONDS = 86_400;
+
+/** What an expired key is told (401 `key_expired`). */
+export function expiredMessage(validUntilSec: number): string {
+  return `The API key expired at ${new Date(validUntilSec * 1000).toISOString()}.`;
+}
+
+/** What a read-only key is told when it calls an operation that changes data (403 `key_read_only`). */
+export function readOnlyMessage(method: string, path: string): string {
+  return `This API key may only read: ${method} ${path} changes data.`;
+}

@@ -43,14 +43,26 @@ export const ERROR_CODES = {
   unauthorized: {
     status: 401,
     message: 'A valid API key is required: send Authorization: Bearer <API_KEY>.',
-    when: 'No, malformed, unknown or revoked API key.',
+    when: 'No, malformed, unknown or revoked API key, or one that expired more than a day ago.',
     retry: 'no',
+  },
+  key_expired: {
+    status: 401,
+    message: 'The API key has expired.',
+    when: 'The API key passed its expiry less than a day ago (the message says when); after that, `unauthorized`.',
+    retry: 'no: use a key that has not expired',
   },
   forbidden: {
     status: 403,
     message: 'The API key is not allowed to call this operation.',
     when: 'The key may not call this operation (gateway).',
     retry: 'no',
+  },
+  key_read_only: {
+    status: 403,
+    message: 'The API key may only read: this operation changes data.',
+    when: 'A read-only API key called an operation that changes data.',
+    retry: 'no: use a key that may write',
   },
   not_found: {
     status: 404,

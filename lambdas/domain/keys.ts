@@ -4,7 +4,15 @@
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { crc32 } from 'node:zlib';
-import { BEARER_PATTERN, CHECKED_KEY, CHECKED_KEY_LENGTH, OLD_KEY_PATTERN } from '../../contract/auth.ts';
+import {
+  BEARER_PATTERN,
+  CHECKED_KEY,
+  CHECKED_KEY_LENGTH,
+  EXPIRED_NOTICE_SECONDS,
+  OLD_KEY_PATTERN,
+  expiredMessage,
+  readOnlyMessage,
+} from '../../contract/auth.ts';
 export { CHECKED_KEY, OLD_KEY_PATTERN } from '../../contract/auth.ts';
 import { PLANS, planUsageKeyValue, type PlanLimits, type PlanName } from '../../contract/plans.ts';
 import {
@@ -62,6 +70,25 @@ export interface KeyRecord {
    * a secret (lib/admin/lifecycle.ts create).
    */
   readonly undelivered?: boolean;
+  /** `read`: the key may call only the operations that read (contract/routes.ts `does`). Absent: every operation. */
+  readonly scope?: KeyScope;
+  /** When the key expires (unix seconds): refused from then. Absent: it never expires. */
+  readonly validUntil?: number;
+  /**
+   * Earlier secrets still accepted (`keys rotate --overlap`): each one's hash and the end of its overlap (unix
+   * seconds). Kept on the record so a later rotation moves them to the new secret and `keys show` prints them.
+   */
+  readonly overlaps?: readonly KeyOverlapRef[];
+}
+
+/** What a key may call: every operation, or only those that read. */
+export type KeyScope = 'all' | 'read';
+export const KEY_SCOPES = ['all', 'read'] as const satisfies readonly KeyScope[];
+
+/** An earlier secret whose overlap runs: its hash and its end (unix seconds). */
+export interface KeyOverlapRef {
+  readonly hash: string;
+  readonly until: number;
 }
 
 /** An admin write found the record changed (another version, or rotated away) since it was read. */
@@ -154,6 +181,16 @@ export interface AuthContext {
   readonly perMinute: number;
   readonly perDay: number;
   /**
+   * `read`: the envelope refuses every operation that changes data (403 key_read_only). Absent (a context of an
+   * authorizer from before scopes, whose keys all had every scope): `all`.
+   */
+  readonly scope?: KeyScope;
+  /**
+   * When the key expires (unix seconds); 0 or absent: never. The envelope refuses it from then (401 key_expired),
+   * exactly, however long ago the gateway cached its Allow.
+   */
+  readonly validUntil?: number;
+  /**
    * The SHA-256 of the secret the request came with, where a function that refuses the key records its standing
    * for the gateway (storage/standing.ts). The hash only: never the secret.
    */
@@ -172,30 +209,71 @@ export interface Authenticated extends AuthContext {
   readonly usageIdentifierKey: string;
 }
 
-/** Decides whether a bearer header is a usable key on `stage`; undefined means 401. */
+/**
+ * Decides whether a bearer header is a usable key on `stage` at `nowSec`; undefined means 401. A key expired less
+ * than EXPIRED_NOTICE_SECONDS ago is usable here: the operation refuses it with its own answer (keyRefusal).
+ */
 export async function authenticate(
   store: KeyStore,
   header: string | undefined,
   stage: string,
+  nowSec: number,
   oldForm: OldKeyForm = 'accepted',
 ): Promise<Authenticated | undefined> {
   const key = parseBearer(header);
   if (!key || keyForm(key, oldForm) === 'forged') return undefined;
-  return usableKey(await store.getByHash(hashKey(key)), stage);
+  const auth = usableKey(await store.getByHash(hashKey(key)), stage);
+  return auth && expiryAt(auth.validUntil, nowSec) !== 'gone' ? auth : undefined;
 }
 
-/** A key record that may be used on `stage`, as the operations see it; undefined means 401. */
+/**
+ * A key record that may be used on `stage`, as the operations see it (its expiry is judged at a time: expiryAt);
+ * undefined means 401. A scope or expiry this code cannot read refuses the key rather than guess it wider.
+ */
 export function usableKey(record: KeyRecord | undefined, stage: string): Authenticated | undefined {
   if (!record || record.status !== 'active') return undefined;
   const limits = limitsOf(record);
   if (!limits) return undefined; // an Enterprise key without agreed limits is not usable
+  const scope = record.scope ?? 'all';
+  if (!KEY_SCOPES.includes(scope)) return undefined;
+  const validUntil = record.validUntil ?? 0;
+  if (!Number.isSafeInteger(validUntil) || validUntil < 0) return undefined;
   return {
     keyId: record.keyId,
     plan: record.plan,
     perMinute: limits.perMinute,
     perDay: limits.perDay,
+    scope,
+    validUntil,
     usageIdentifierKey: planUsageKeyValue(stage, record.plan),
   };
+}
+
+/**
+ * A key's expiry at `nowSec`: `valid` before its validUntil (or without one); `expired` from then until
+ * EXPIRED_NOTICE_SECONDS later, when the gateway lets it through to be told so (401 key_expired, before anything is
+ * counted or read); `gone` after that, refused by the authorizer like an unknown key.
+ */
+export function expiryAt(validUntil: number | undefined, nowSec: number): 'valid' | 'expired' | 'gone' {
+  if (!validUntil || nowSec < validUntil) return 'valid';
+  return nowSec < validUntil + EXPIRED_NOTICE_SECONDS ? 'expired' : 'gone';
+}
+
+/**
+ * Why a key the gateway let through may not make this call, checked by the envelope before the limiter or any
+ * storage: expired (exact at the second, whatever the age of the gateway's cached Allow), or read-only on an
+ * operation that changes data (`changesData`: contract/route-types.ts writes). Undefined when it may.
+ */
+export function keyRefusal(
+  auth: Pick<AuthContext, 'scope' | 'validUntil'>,
+  nowSec: number,
+  call: { readonly changesData: boolean; readonly method: string; readonly path: string },
+): { readonly code: 'key_expired' | 'key_read_only'; readonly message: string } | undefined {
+  if (expiryAt(auth.validUntil, nowSec) !== 'valid')
+    return { code: 'key_expired', message: expiredMessage(auth.validUntil!) };
+  if (auth.scope === 'read' && call.changesData)
+    return { code: 'key_read_only', message: readOnlyMessage(call.method, call.path) };
+  return undefined;
 }
 
 /** A key's standing at the gateway, as functions that refused it recorded it (storage/standing.ts). */

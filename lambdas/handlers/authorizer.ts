@@ -7,11 +7,15 @@
  * quota_exceeded; the Deny's context carries the function's code, message and headers for the gateway response to
  * map), before they reach a function or count against their plan's usage plan. A spent key that comes back after
  * its Deny expired is banned as the limiter bans (domain/keys.ts spentRepeat). An allowed key is counted against
- * its plan's API key. The policy names the whole API stage, so a cached result works on every route.
+ * its plan's API key. The policy names the whole API stage, so a cached result works on every route: a read-only
+ * key is allowed the stage too (a Deny is ACCESS_DENIED, whose status is our 429) and its context carries its scope,
+ * which the envelope enforces. An expired key is allowed for EXPIRED_NOTICE_SECONDS with its expiry in the context,
+ * so the function tells it why (401 key_expired, nothing counted or read), then refused as unknown.
  */
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
 import {
   denyContext,
+  expiryAt,
   gateDecision,
   hashKey,
   keyForm,
@@ -138,8 +142,12 @@ export function authorizerHandler(rt: Runtime) {
     }
     const nowMs = rt.now();
     const nowSec = Math.floor(nowMs / 1000);
+    // An expired key is let through for a day to be told so by the function (401 key_expired, before anything is
+    // counted or read: its standing does not matter), then refused here like an unknown key: no function runs.
+    const expiry = expiryAt(auth.validUntil, nowSec);
+    if (expiry === 'gone') throw unauthorized();
     let standing = found.standing;
-    let decision = gateDecision(standing, nowSec);
+    let decision = expiry === 'expired' ? 'allow' : gateDecision(standing, nowSec);
     if (decision === 'spent') {
       standing = await spentAgain(auth, keyHash, standing!, nowMs);
       decision = gateDecision(standing, nowSec);
@@ -158,7 +166,17 @@ export function authorizerHandler(rt: Runtime) {
           },
         ],
       },
-      context: { keyId: auth.keyId, plan: auth.plan, perMinute: auth.perMinute, perDay: auth.perDay, keyHash, ...deny },
+      context: {
+        keyId: auth.keyId,
+        plan: auth.plan,
+        perMinute: auth.perMinute,
+        perDay: auth.perDay,
+        keyHash,
+        // What the envelope refuses before its limiter: a read-only key's changes, an expired key (0: never expires).
+        scope: auth.scope,
+        validUntil: auth.validUntil,
+        ...deny,
+      },
       // Its plan's API key: API Gateway counts the request against that plan's usage plan.
       usageIdentifierKey: auth.usageIdentifierKey,
     };

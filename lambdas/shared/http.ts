@@ -1,22 +1,23 @@
 /**
  * The HTTP envelope every operation Lambda shares, as middy middleware:
  *
- *   Powertools (log context, metrics flush) → api (auth context → admission (admission.ts) → deprecation; on the
- *   way out: headers, JSON, error mapping) → for an operation with a body: its checks and the JSON parser
- *   (json-body.ts) → validate (validation.ts) → declared request headers and query names (declared-input.ts) →
- *   handler
+ *   Powertools (log context, metrics flush) → api (auth context → the key's expiry and scope → admission
+ *   (admission.ts) → deprecation; on the way out: headers, JSON, error mapping) → for an operation with a body: its
+ *   checks and the JSON parser (json-body.ts) → validate (validation.ts) → declared request headers and query names
+ *   (declared-input.ts) → handler
  *
  * Errors of any kind are mapped here, in one place, to the spec's Error object. Raw errors never leak.
  */
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { LIVE_ALIAS } from '../../contract/aliases.ts';
-import type { Route } from '../../contract/route-types.ts';
+import { BASE_PATH, writes, type Route } from '../../contract/route-types.ts';
 import { JSON_HEADERS, UNCOUNTED_RATE_LIMIT_HEADERS } from '../../contract/errors.ts';
 // The headers' names only: their documentation stays out of the bundle.
 import { headerName } from '../../contract/header-names.ts';
 import { assertNotRemoved, deprecationHeaders } from '../domain/deprecation.ts';
 import { AppError, UnavailableError } from '../domain/errors.ts';
+import { keyRefusal } from '../domain/keys.ts';
 import { admit, gateOf, type Admission } from './admission.ts';
 import { withDeadline } from './deadline.ts';
 import { declaredInput } from './declared-input.ts';
@@ -24,6 +25,9 @@ import type { BodySteps } from './json-body.ts';
 import { authContext, header } from './request.ts';
 import type { Runtime } from './runtime.ts';
 import { validate, type ApiEvent, type EventOf, type Schemas } from './validation.ts';
+
+/** An expired key's 401 says what is wrong with it (RFC 6750, 3.1), as the message does. */
+const EXPIRED_CHALLENGE = 'Bearer error="invalid_token", error_description="The API key has expired"';
 
 /** Responses to authenticated calls are never cached by intermediaries. */
 export const AUTHENTICATED_HEADERS: Readonly<Record<string, string>> = { 'Cache-Control': 'no-store' };
@@ -131,6 +135,8 @@ const api = (
   // Reads start beside the limiter's write; anything that writes is counted first. What the route declares it
   // does decides, not its HTTP method.
   const readOnly = route.does === 'reads';
+  // What a read-only key is refused (the authorizer allows it the whole stage: only the route knows what it does).
+  const call = { changesData: writes(route), method: route.method, path: `${BASE_PATH}${route.path}` };
   const origins = rt.config.CORS_ALLOWED_ORIGINS;
   const exposed = exposedHeaders(route);
   return {
@@ -141,6 +147,15 @@ const api = (
       event.auth = authContext(event as unknown as APIGatewayProxyEvent);
       const headers: Record<string, string> = { ...AUTHENTICATED_HEADERS, ...deprecated };
       request.internal.headers = headers;
+      // An expired key, or a read-only key on a change: refused before the limiter or any storage, so it costs no
+      // DynamoDB request and counts against nothing.
+      const refusal = keyRefusal(event.auth, Math.floor(rt.now() / 1000), call);
+      if (refusal)
+        throw new AppError(
+          refusal.code,
+          refusal.message,
+          refusal.code === 'key_expired' ? { 'WWW-Authenticate': EXPIRED_CHALLENGE } : {},
+        );
       if (deprecated) rt.telemetry.count('DeprecatedOperationCall', { operation: route.operationId });
       if (gate) {
         const admission = admit(rt, gate, event.auth, headers);

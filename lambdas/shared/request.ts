@@ -29,7 +29,20 @@ export function authContext(event: APIGatewayProxyEvent): AuthContext {
   const perDay = Number(a?.perDay);
   if (!a || typeof a.keyId !== 'string' || !(perMinute > 0) || !(perDay > 0)) throw new AppError('unauthorized');
   const keyHash = typeof a.keyHash === 'string' && /^[0-9a-f]{64}$/.test(a.keyHash) ? a.keyHash : undefined;
-  return { keyId: a.keyId, plan: a.plan as AuthContext['plan'], perMinute, perDay, ...(keyHash ? { keyHash } : {}) };
+  // Absent from an authorizer of before scopes and expiry (every key it allows may do everything, forever). A value
+  // this code cannot read narrows: an unknown scope reads only, an unreadable expiry is no key.
+  const scope = a.scope === undefined || a.scope === 'all' ? 'all' : 'read';
+  const validUntil = a.validUntil === undefined ? 0 : Number(a.validUntil);
+  if (!(validUntil >= 0)) throw new AppError('unauthorized');
+  return {
+    keyId: a.keyId,
+    plan: a.plan as AuthContext['plan'],
+    perMinute,
+    perDay,
+    ...(keyHash ? { keyHash } : {}),
+    scope,
+    validUntil,
+  };
 }
 
 /** No NewPet needs more than a few levels; deeper bodies are refused before the parser recurses into them. */

@@ -94,25 +94,25 @@ export const headerObject = ({ name: _name, text: _text, ...doc }: HeaderDoc): J
 export const headerComponents = (): Record<string, Json> =>
   Object.fromEntries(Object.entries(RESPONSE_HEADERS).map(([id, h]) => [id, headerObject(h)]));
 
-/** Error responses every operation can give, by status, with the codes each may carry. */
+/**
+ * Error responses every operation can give, by status, with the codes each may carry. The 403 depends on what the
+ * operation does (a read-only key is refused only where it changes data): lib/api/openapi-envelope.ts.
+ */
 export const COMMON_ERRORS: readonly ErrorResponseSpec[] = [
   {
     status: 401,
-    description: 'The API key is missing or invalid.',
-    codes: ['unauthorized'],
+    description:
+      'The API key is missing or invalid (`unauthorized`), or expired less than a day ago (`key_expired`, whose message says when; after a day, `unauthorized`).',
+    codes: ['unauthorized', 'key_expired'],
     headers: [
       {
         name: 'WWW-Authenticate',
-        description: '`Bearer` when the gateway rejects the key.',
+        description:
+          '`Bearer` when the gateway rejects the key; `Bearer error="invalid_token"` with a description for an expired key.',
         required: false,
         schema: { type: 'string' },
       },
     ],
-  },
-  {
-    status: 403,
-    description: 'The API key may not call this operation (not on a usage plan for this stage).',
-    codes: ['forbidden'],
   },
   {
     status: 429,

@@ -1,12 +1,13 @@
 /**
  * What the shared envelope and the gateway answer for any operation, whatever its entry lists, so the document
  * says all they enforce: an undeclared query parameter (400), a declared request header missing, invalid or given
- * twice (400), a request too large for the gateway (413) or with headers too large (431), and how a body must be
- * sent (the media types, charset and content coding lambdas/shared/request.ts accepts).
+ * twice (400), a key not on a usage plan, or a read-only key on an operation that changes data (403), a request too
+ * large for the gateway (413) or with headers too large (431), and how a body must be sent (the media types, charset
+ * and content coding lambdas/shared/request.ts accepts).
  */
 import { MAX_BODY_BYTES } from '../../contract/schemas.ts';
 import { fieldsOf } from '../../contract/request-fields.ts';
-import type { ErrorResponseSpec, Route } from '../../contract/routes.ts';
+import { writes, type ErrorResponseSpec, type Route } from '../../contract/routes.ts';
 
 /** API Gateway's payload quota for REST APIs (10 MB): beyond it the gateway answers 413 itself. */
 const GATEWAY_MAX_PAYLOAD = '10 MB';
@@ -34,6 +35,19 @@ export function envelopeErrors(route: Route): ErrorResponseSpec[] {
       status: 413,
       description: `The request is larger than the gateway accepts (${GATEWAY_MAX_PAYLOAD}).`,
       codes: ['payload_too_large'],
+    });
+  // A read-only key (scope `read`) may call only the operations that read: what the route declares it does.
+  const readOnlyRefused = writes(route);
+  const forbidden = errors.find((e) => e.status === 403);
+  if (forbidden && readOnlyRefused && !forbidden.codes.includes('key_read_only'))
+    errors[errors.indexOf(forbidden)] = { ...forbidden, codes: [...forbidden.codes, 'key_read_only'] };
+  if (!forbidden)
+    errors.push({
+      status: 403,
+      description: readOnlyRefused
+        ? 'The API key may not call this operation: it is not on a usage plan for this stage (`forbidden`), or it may only read and this operation changes data (`key_read_only`).'
+        : 'The API key may not call this operation (not on a usage plan for this stage).',
+      codes: readOnlyRefused ? ['forbidden', 'key_read_only'] : ['forbidden'],
     });
   errors.push({ status: 431, description: 'The request headers are too large.', codes: ['request_headers_too_large'] });
   return errors;

@@ -4,7 +4,8 @@
  * without extensions. Built from the plans and route tables, like the rest of the document.
  */
 import { BAN_POLICY, KEY_BURST, PLANS } from '../../contract/plans.ts';
-import { BASE_PATH, ROUTES } from '../../contract/routes.ts';
+import { EXPIRED_NOTICE_SECONDS } from '../../contract/auth.ts';
+import { BASE_PATH, ROUTES, writes } from '../../contract/routes.ts';
 import { LARGEST_STANDARD_LIMITS, fiveMinuteDemand } from '../config/capacity.ts';
 
 const count = (n: number) => n.toLocaleString('en-US');
@@ -19,10 +20,14 @@ export function infoDescription(): string {
     const d = r.deprecation!;
     return `- \`${r.method} ${BASE_PATH}${r.path}\` (\`${r.operationId}\`): deprecated since ${d.deprecatedAt.slice(0, 10)}, sunset ${d.sunsetAt.slice(0, 10)} (410 \`endpoint_removed\` from then on); use ${d.instead}. Its responses carry \`Deprecation\`, \`Sunset\` and \`Link: rel="successor-version"\`.`;
   });
+  const changing = ROUTES.filter(writes)
+    .map((r) => `\`${r.method} ${BASE_PATH}${r.path}\``)
+    .join(', ');
   return [
     "A store-inventory service for animals. Generated from the service's schemas and route table: do not edit by hand.",
     '## Authentication',
     'Every operation requires an API key sent as `Authorization: Bearer <API_KEY>` (security scheme `bearerAuth`). A missing, malformed, unknown or revoked key gets 401 `unauthorized`.',
+    `A key may expire: from its expiry it gets 401 \`key_expired\`, whose message says when, for ${EXPIRED_NOTICE_SECONDS / 3600} hours, then 401 \`unauthorized\`. A key may be read-only: an operation that changes data (${changing}) answers it 403 \`key_read_only\`, counted against nothing; every other operation serves it as any key.`,
     '## Plans and rate limits',
     'Each key belongs to a plan; limits count per key in fixed UTC windows (minute and day).',
     ['| Plan | Requests per minute | Requests per day |', '|---|---|---|', ...plans].join('\n'),

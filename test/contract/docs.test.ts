@@ -88,6 +88,8 @@ describe('the route-derived tables (README.md, docs/api.md, docs/deployment.md)'
       '| `PATCH /test-only/things/{thingId}` | `testFixture` | header `X-Test-Header` | 204 no body | A test-only operation. |',
     ]);
     expect(rows('docs/api.md')).toEqual([
+      // It changes data, so a read-only key is refused it: the error table names it with createPet.
+      '| `key_read_only` | 403 | A read-only API key called an operation that changes data. (`createPet`, `testFixture`) | no: use a key that may write |',
       '| `testFixture` | `PATCH /test-only/things/{thingId}` | 204, 400, 401, 403, 413, 429, 431, 500, 503 |',
     ]);
     expect(rows('docs/deployment.md')).toEqual(['| testFixture | `UpdateItem` on State (rate limiter) |']);

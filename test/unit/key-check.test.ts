@@ -56,12 +56,13 @@ describe('keyForm', () => {
     };
     const k = generateKey();
     const bad = `${k.slice(0, -1)}${k.endsWith('A') ? 'B' : 'A'}`;
-    await expect(authenticate(store, `Bearer ${bad}`, 'staging')).resolves.toBeUndefined();
-    await expect(authenticate(store, 'Bearer free_0123456789abcdef0123456789abcdef', 'staging')).resolves.toBe(
+    const now = Date.UTC(2033, 0, 1) / 1000;
+    await expect(authenticate(store, `Bearer ${bad}`, 'staging', now)).resolves.toBeUndefined();
+    await expect(authenticate(store, 'Bearer free_0123456789abcdef0123456789abcdef', 'staging', now)).resolves.toBe(
       undefined,
     );
     const old = `ask_${'a'.repeat(43)}`;
-    await expect(authenticate(store, `Bearer ${old}`, 'staging', 'refused')).resolves.toBeUndefined();
+    await expect(authenticate(store, `Bearer ${old}`, 'staging', now, 'refused')).resolves.toBeUndefined();
   });
 });
 
