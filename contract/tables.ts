@@ -84,7 +84,10 @@ export const AUDIT_TABLE = {
   envVar: 'AUDIT_TABLE_NAME',
   partitionKey: { name: 'keyId', type: 'S' },
   sortKey: { name: 'version', type: 'N' },
-  indexes: [],
+  // byDay: every key's entries by the UTC day of the change (`atDay`, YYYY-MM-DD), sorted by its time (`at`), so a
+  // search by time or an export of a day is a Query per day, not a read of every key's history. A day per partition
+  // spreads a year over 400 of them; entries written before the index existed get `atDay` from `keys reindex`.
+  indexes: [{ indexName: 'byDay', partitionKey: { name: 'atDay', type: 'S' }, sortKey: { name: 'at', type: 'S' } }],
   ttlAttribute: 'expiresAt',
 } as const satisfies TableDefinition;
 
