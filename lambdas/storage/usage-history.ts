@@ -15,7 +15,7 @@ import { MAX_LIMITER_SHARDS, type PlanLimits } from '../../contract/plans.ts';
 import type { Windows } from '../domain/rate-limit.ts';
 import type { Logger } from '../shared/observability.ts';
 import { guarded, type Storage } from './client.ts';
-import { KEEP_SECONDS, hourKey } from './limiter-items.ts';
+import { KEEP_SECONDS, hourKey, shardKey } from './limiter-items.ts';
 
 /** The day count when each minute (unix seconds) opened, in time order. */
 export type MinuteOpens = ReadonlyArray<{ readonly minuteStart: number; readonly dayCount: number }>;
@@ -91,4 +91,64 @@ export async function readUsageHistory(
     else merged.push({ minuteStart: o.minuteStart, dayCount: total });
   }
   return merged;
+}
+
+/** A subject whose last admitted minute is asked for, and how many of its shards' day items to read. */
+export interface LastUseQuery {
+  readonly subject: string;
+  readonly shards: number;
+}
+
+/**
+ * The latest minute (its start, unix seconds) each subject was admitted in over `days` (UTC day starts), from the
+ * limiter's day items (limiter-items.ts shardKey): their `ms`, the newest minute window a counting write opened, is
+ * written only by a take that was granted (limit-store.ts), so it is the minute of an admitted request. Nothing is
+ * written for this. Eventually consistent (the answer is to the minute): half a read unit per item asked for, found
+ * or not; BatchGetItem, 100 items a request, the requests at once. A subject with no such minute is absent.
+ */
+export async function readLastAdmitted(
+  { doc, tables }: Storage,
+  queries: readonly LastUseQuery[],
+  days: readonly number[],
+): Promise<Map<string, number>> {
+  const table = tables.state;
+  const keys = queries.flatMap(({ subject, shards }) =>
+    days.flatMap((day) => Array.from({ length: shards }, (_, s) => shardKey(subject, day, s))),
+  );
+  const chunks: Array<Array<Record<string, unknown>>> = [];
+  for (let i = 0; i < keys.length; i += 100) chunks.push(keys.slice(i, i + 100));
+  const items = (
+    await Promise.all(
+      chunks.map(async (chunk) => {
+        const found: Array<Record<string, unknown>> = [];
+        let pending = chunk;
+        for (let attempt = 0; pending.length; attempt++) {
+          // Unprocessed keys are a throttle: a few tries spaced out, then an error rather than a wrong "no use".
+          if (attempt >= 5) throw new Error('limiter items unreadable (throttled): run the command again');
+          if (attempt) await new Promise((r) => setTimeout(r, 50 * 2 ** attempt));
+          const out = await guarded((options) =>
+            doc.send(
+              new BatchGetCommand({
+                RequestItems: {
+                  [table]: { Keys: pending, ProjectionExpression: 'pk, ms' },
+                },
+              }),
+              options,
+            ),
+          );
+          found.push(...(out.Responses?.[table] ?? []));
+          pending = (out.UnprocessedKeys?.[table]?.Keys as Array<Record<string, unknown>> | undefined) ?? [];
+        }
+        return found;
+      }),
+    )
+  ).flat();
+  const latest = new Map<string, number>();
+  for (const item of items) {
+    if (typeof item.ms !== 'number') continue;
+    // `rl#<subject>#<dayStart>[#<shard>]`: key ids hold no `#`.
+    const subject = String(item.pk).split('#')[1]!;
+    latest.set(subject, Math.max(latest.get(subject) ?? 0, item.ms));
+  }
+  return latest;
 }
