@@ -17,7 +17,7 @@ import { PLAN_NAMES, PLANS, type PlanLimits, type PlanName } from '../../contrac
 import { hashKey, type KeyRecord } from '../../lambdas/domain/keys.ts';
 import { checkKeysOf, formatCheckKeys } from '../../lambdas/hooks/check-keys.ts';
 import type { AdminContext } from './context.ts';
-import { create, rotate } from './lifecycle.ts';
+import { create, revoke, rotate } from './lifecycle.ts';
 import { AdminError, describeError } from './ports.ts';
 import { printed, type Printed } from './printed.ts';
 import { CHECK_KEY_OWNER, view, type KeyView } from './rules.ts';
@@ -55,6 +55,11 @@ export interface IssuedCheckKeys {
   readonly stored: boolean;
   /** The secret held the old form (one bare key) before this run. */
   readonly upgraded: boolean;
+  /**
+   * What another admin (another run of this command, or a rotate by hand) changed while this run ran: what, who and
+   * when, one line each. Not empty: the run exits non-zero, and run again it converges.
+   */
+  readonly changedMeanwhile?: readonly string[];
 }
 
 /** A run that stopped: what it did before, and the one command that finishes it (in the message). */
@@ -113,11 +118,13 @@ export async function issueCheckKey(ctx: AdminContext, stage: string): Promise<I
   }
   let stored = false;
   let written = value;
+  const meanwhile: string[] = [];
   const result = (): IssuedCheckKeys => ({
     secretName,
     keys: PLAN_NAMES.flatMap((p) => known.get(p) ?? []),
     stored,
     upgraded,
+    ...(meanwhile.length ? { changedMeanwhile: [...meanwhile] } : {}),
   });
   const store = async (what: string) => {
     const next = formatCheckKeys(Object.fromEntries([...known].map(([p, k]) => [p, k.key])));
@@ -158,6 +165,25 @@ export async function issueCheckKey(ctx: AdminContext, stage: string): Promise<I
             );
           },
         );
+    // Another admin at work on the same key or plan meanwhile: said, and settled so that one key per plan is left.
+    if (current) {
+      const between = (made.record.version ?? 0) - (current.version ?? 0) - 1;
+      if (between > 0) meanwhile.push(await changedBetween(ctx, current, made.record));
+    } else {
+      const other = await madeMeanwhile(ctx, plan, made.record);
+      if (other) {
+        // The earlier key stays (its run stores it); this run's own key, whose secret nobody else has, goes.
+        await revoke(ctx, made.record.keyId).catch((err: unknown) => {
+          throw new CheckKeysUnfinished(
+            `${other}; this run's ${plan} check key ${made.record.keyId} could not be revoked (${quoted(err)}): ` +
+              `run \`keys show ${made.record.keyId}\``,
+            result(),
+          );
+        });
+        meanwhile.push(`${other}: this run revoked its own ${plan} key ${made.record.keyId} (never stored)`);
+        continue;
+      }
+    }
     known.set(plan, made);
     // Stored at once: a run that stops at a later plan keeps this one.
     await store(
@@ -166,8 +192,90 @@ export async function issueCheckKey(ctx: AdminContext, stage: string): Promise<I
   }
   // Rewritten when it held more, less or another form than the keys (the old form's one key, a key of nobody's):
   // the hook reads exactly these.
-  await store('every plan has its check key');
+  if (!meanwhile.length) await store('every plan has its check key');
+  // Read back: what this run says is stored is what the hook reads, and each key still takes its secret (another
+  // run's write or rotation after this one's would make it untrue).
+  if (!meanwhile.length) meanwhile.push(...(await readBack(ctx, secretName, written, known)));
+  if (meanwhile.length)
+    throw new CheckKeysUnfinished(
+      `another admin changed the check keys while this run ran: ${meanwhile.join('; ')}: run \`${ISSUE_CHECK_KEY}\` ` +
+        'again: it keeps what works, and gives any key whose secret is not stored a new one',
+      result(),
+    );
   return result();
+}
+
+/** Who made a key's latest change, and when, from its history (`keys history <id>`); unknown: said so. */
+async function lastChange(ctx: AdminContext, keyId: string, after = -1): Promise<string> {
+  const entries = await ctx.deps.store.history(keyId).catch(() => []);
+  const e = entries.filter((x) => (x.after.version ?? 0) > after).at(-1) ?? entries.at(-1);
+  return e ? `${e.command.split(' ')[0]} by ${e.actor} at ${e.at}` : 'a change not yet in its history';
+}
+
+/** The change another admin made to a key between this run's read of it and this run's rotation. */
+async function changedBetween(ctx: AdminContext, read: KeyRecord, made: KeyView): Promise<string> {
+  const entries = await ctx.deps.store.history(read.keyId).catch(() => []);
+  const v0 = read.version ?? 0;
+  const theirs = entries.filter((e) => (e.after.version ?? 0) > v0 && (e.after.version ?? 0) < (made.version ?? 0));
+  const said = theirs.map((e) => `${e.command.split(' ')[0]} by ${e.actor} at ${e.at}`).join(', ');
+  return (
+    `the ${read.plan} check key ${read.keyId} was changed (${said || 'by another run'}) after this run read it: ` +
+    "this run's rotation replaced that secret, and stored its own"
+  );
+}
+
+/**
+ * Another active check key of this plan (or one whose create is under way), made while this run made `mine` (none was
+ * there when it listed them): the other run's key stays, and this run's goes. Whichever run looks last sees both, so
+ * two are never left; when both look after both writes, both go, each run says so, and the rerun makes one. (Which
+ * was made first does not settle it: a run's createdAt is read before its write lands, after the other's look.)
+ */
+async function madeMeanwhile(ctx: AdminContext, plan: PlanName, mine: KeyView): Promise<string | undefined> {
+  const found: KeyRecord[] = [];
+  let after: string | undefined;
+  do {
+    const page = await ctx.deps.store.listPage({ owner: CHECK_KEY_OWNER, plan, status: 'active' }, 100, after);
+    found.push(...page.records);
+    after = page.next;
+  } while (after);
+  const now = await Promise.all(
+    found.filter((r) => r.keyId !== mine.keyId).map((r) => ctx.deps.store.getById(r.keyId)),
+  );
+  const earlier = now
+    .filter((r): r is KeyRecord => r?.status === 'active' && r.plan === plan)
+    .sort((a, b) => a.createdAt.localeCompare(b.createdAt))[0];
+  if (!earlier) return undefined;
+  const made = earlier.undelivered
+    ? `its create, started at ${earlier.createdAt}, is under way`
+    : await lastChange(ctx, earlier.keyId);
+  return `another run made the ${plan} check key ${earlier.keyId} (${made}) while this one made its own`;
+}
+
+/**
+ * The secret and the keys as they are now, against what this run stored: each difference, with who changed the key
+ * and when (its history), one line each; none: the state this run prints.
+ */
+async function readBack(
+  ctx: AdminContext,
+  secretName: string,
+  written: string | undefined,
+  known: ReadonlyMap<PlanName, IssuedPlanKey>,
+): Promise<string[]> {
+  const [value, records] = await Promise.all([
+    ctx.deps.secrets!.read(secretName),
+    Promise.all([...known.values()].map((k) => ctx.deps.store.getById(k.record.keyId))),
+  ]);
+  const found: string[] = [];
+  if (value !== written) found.push(`the secret ${secretName} was written again after this run wrote it`);
+  for (const [i, k] of [...known.values()].entries()) {
+    const now = records[i];
+    if (now?.status === 'active' && now.hash === hashKey(k.key)) continue;
+    const what = !now ? 'is gone' : now.status !== 'active' ? `is ${now.status}` : 'has another secret now';
+    found.push(
+      `the ${k.plan} check key ${k.record.keyId} ${what} (${await lastChange(ctx, k.record.keyId, k.record.version ?? 0)})`,
+    );
+  }
+  return found;
 }
 
 /**
@@ -220,11 +328,14 @@ export function printedCheckKeys(r: IssuedCheckKeys, show: boolean, stopped = fa
     return `  ${k.plan.padEnd(10)}  ${k.record.keyId}  ${DID[k.did]}${extra}`;
   });
   const secret = `the secret ${r.secretName}`;
-  const summary = stopped
-    ? `Stopped before every plan's key was stored in ${secret}${r.stored ? ' (the keys above that were made are stored)' : ''}`
-    : r.stored
-      ? `Stored every plan's key in ${secret}${r.upgraded ? ' (it held the old form, one key: now one per plan)' : ''}`
-      : `${secret[0]!.toUpperCase()}${secret.slice(1)} holds every plan's key: nothing to do`;
+  const summary = r.changedMeanwhile?.length
+    ? `Another admin changed the check keys while this run ran (the error says what, who and when): ${secret} may ` +
+      'not hold the keys above'
+    : stopped
+      ? `Stopped before every plan's key was stored in ${secret}${r.stored ? ' (the keys above that were made are stored)' : ''}`
+      : r.stored
+        ? `Stored every plan's key in ${secret}${r.upgraded ? ' (it held the old form, one key: now one per plan)' : ''}`
+        : `${secret[0]!.toUpperCase()}${secret.slice(1)} holds every plan's key: nothing to do`;
   const human = [
     `Pre-traffic check keys (owner ${CHECK_KEY_OWNER}), by plan:`,
     ...lines,

@@ -13,14 +13,17 @@ import { limitsOf, type KeyRecord } from '../../lambdas/domain/keys.ts';
 import { AdminError } from './ports.ts';
 
 /** A key record as shown to admins: never the hash. */
-export type KeyView = Omit<KeyRecord, 'hash' | 'bannedUntil'> & {
+export type KeyView = Omit<KeyRecord, 'hash' | 'bannedUntil' | 'overlaps'> & {
   limits: PlanLimits | undefined;
+  /** Earlier secrets' overlaps (`keys rotate --overlap`), their ends in ISO: never their hashes. */
+  overlaps?: readonly { readonly until: string }[];
   /** An admin's ban (`keys ban`), ISO; `show` adds the limiter's and the gateway's. */
   adminBannedUntil?: string;
 };
-export const view = ({ hash: _hash, writeId: _writeId, bannedUntil, ...rest }: KeyRecord): KeyView => ({
+export const view = ({ hash: _hash, writeId: _writeId, bannedUntil, overlaps, ...rest }: KeyRecord): KeyView => ({
   ...(Object.fromEntries(Object.entries(rest).filter(([k]) => !OBSOLETE.has(k))) as typeof rest),
   limits: limitsOf(rest),
+  ...(overlaps?.length ? { overlaps: overlaps.map((o) => ({ until: new Date(o.until * 1000).toISOString() })) } : {}),
   ...(bannedUntil ? { adminBannedUntil: new Date(bannedUntil * 1000).toISOString() } : {}),
 });
 
@@ -94,7 +97,9 @@ export function checkKeyId(value: string): string {
   // where ids are. Pasted with what surrounded it (a header, a space), it is still one, and still not echoed.
   if (/^ask2?_/.test(value) || holdsSecret(value))
     throw new AdminError(
-      'that is an API key secret, not a key id: use the id (key_…) that `keys create` and `keys list` print, and treat the secret as exposed',
+      // The one command named is the read that finds the id: never a create (a second key for the same customer).
+      'that is an API key secret, not a key id: use its id (key_…), which `keys list` prints (as its create did), and ' +
+        'treat the secret as exposed',
     );
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(value))
     throw new AdminError(`"${echoed(value)}" is not a key id (letters, digits, _ and -)`);

@@ -5,6 +5,7 @@
 import { AUDIT_TABLE, KEYS_TABLE, STATE_TABLE } from '../../contract/tables.ts';
 import type { StageName } from '../config/stage-names.ts';
 import { OUTPUT_IDS, USAGE_KEYS_PER_PLAN, tableNameOutputId } from '../stacks/outputs.ts';
+import type { Storage } from '../../lambdas/storage/client.ts';
 import type { PacingOptions } from './pacing.ts';
 import { AdminError, type AdminDeps } from './ports.ts';
 
@@ -16,7 +17,27 @@ export interface AdminTarget {
   readonly local: boolean;
   readonly stage?: string;
   readonly pacing?: PacingOptions;
+  /** How long and how often the admin's DynamoDB client waits (`--timeout`, `--attempts`). @default ADMIN_DYNAMODB */
+  readonly dynamodb?: DynamoDbPatience;
 }
+
+/** The admin's DynamoDB client: how long one attempt may take, and how many attempts a call makes. */
+export interface DynamoDbPatience {
+  /** Per attempt, milliseconds. */
+  readonly timeoutMs: number;
+  readonly attempts: number;
+}
+
+/**
+ * The admin's defaults, not the functions' (2 s × 3, bounded by API Gateway's 29 s): a sweep's pages (`keys reindex`'s
+ * Scan, a `keys list --limit 1000` page) are the tool's largest reads, and on moto each takes time that grows with the
+ * table: at 100,000 keys, `keys list --limit 1000` through every page made 2,112 requests in 25 minutes, the slowest
+ * 37.8 s (median 0.2 s; bench/admin-sweep.ts, on a loaded machine). 60 s an attempt outwaits that; 4 attempts ride out
+ * a throttle. A dead endpoint is waited on at most about 4 minutes, and `--timeout 5` says so sooner.
+ */
+export const ADMIN_DYNAMODB: DynamoDbPatience = { timeoutMs: 60_000, attempts: 4 };
+/** What `--timeout` (seconds) and `--attempts` accept. */
+export const DYNAMODB_LIMITS = { timeoutS: { min: 1, max: 900 }, attempts: { min: 1, max: 20 } } as const;
 
 /**
  * The tables the admin tool uses: key records (keys), limits, usage history and bans (state), the history of changes
@@ -48,9 +69,9 @@ export const ADMIN_OUTPUT_IDS = {
 };
 
 /** Dependencies for the real targets: DynamoDB Local, or a deployed stage found through its stack outputs. */
-export const realDeps: DepsFactory = async ({ local, stage, pacing }) => {
+export const realDeps: DepsFactory = async ({ local, stage, pacing, dynamodb = ADMIN_DYNAMODB }) => {
   const { tables, awsDeps } = local ? await localTarget() : await awsTarget(stage as StageName, pacing);
-  return { ...(await storesFor(tables)), stage: stage ?? 'local', ...awsDeps };
+  return { ...(await storesFor(tables, dynamodb)), stage: stage ?? 'local', ...awsDeps };
 };
 
 /** DynamoDB Local of `npm start`: nothing of AWS besides. */
@@ -143,13 +164,18 @@ async function stackOutputs(
 }
 
 /** The storage adapters the functions use, on the target's tables, with a runtime of the admin tool's own. */
-async function storesFor(tables: TableTarget): Promise<Pick<AdminDeps, 'store' | 'limits' | 'history' | 'storage'>> {
+async function storesFor(
+  tables: TableTarget,
+  patience: DynamoDbPatience,
+): Promise<Pick<AdminDeps, 'store' | 'limits' | 'history' | 'storage'>> {
   const { loadConfig } = await import('../../lambdas/shared/config.ts');
   const { createRuntime } = await import('../../lambdas/shared/runtime.ts');
   const { createKeyAdminStore } = await import('../../lambdas/storage/key-store.ts');
   const { createLimitStore } = await import('../../lambdas/storage/limit-store.ts');
   const { readUsageHistory } = await import('../../lambdas/storage/usage-history.ts');
-  const { storage, telemetry } = createRuntime(
+  const { tableNamesIn } = await import('../../lambdas/storage/client.ts');
+  // The runtime's storage is the functions' (2 s × 3); the admin's is its own (adminStorage), with the patience asked.
+  const { telemetry } = createRuntime(
     loadConfig({
       METRICS: 'off',
       LOG_LEVEL: 'WARN',
@@ -158,10 +184,53 @@ async function storesFor(tables: TableTarget): Promise<Pick<AdminDeps, 'store' |
       ...(tables.region ? { AWS_REGION: tables.region } : {}),
     }),
   );
+  const storage = await adminStorage(tables, tableNamesIn(tables.tableEnv), patience);
   return {
     store: createKeyAdminStore(storage),
     limits: createLimitStore(storage, telemetry),
     history: (subject, limits, w) => readUsageHistory(storage, subject, limits, w),
     storage,
+  };
+}
+
+/**
+ * The admin's DynamoDB clients: the functions' (lambdas/storage/client.ts createStorage) but for how long an attempt
+ * may take and how many a call makes, which are the admin's to choose (`--timeout`, `--attempts`); its `once` client
+ * still makes one attempt (a counting write resent could count twice).
+ */
+async function adminStorage(
+  tables: TableTarget,
+  names: Storage['tables'],
+  { timeoutMs, attempts }: DynamoDbPatience,
+): Promise<Storage> {
+  const { DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
+  const { DynamoDBDocumentClient } = await import('@aws-sdk/lib-dynamodb');
+  const region = tables.region ?? 'us-east-1';
+  const config = {
+    region,
+    maxAttempts: attempts,
+    // throwOnRequestTimeout: without it the handler only logs a warning and keeps waiting.
+    requestHandler: {
+      connectionTimeout: Math.min(timeoutMs, 10_000),
+      requestTimeout: timeoutMs,
+      throwOnRequestTimeout: true,
+    },
+    ...(tables.endpoint
+      ? { endpoint: tables.endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
+      : {}),
+  };
+  const marshallOptions = { removeUndefinedValues: true };
+  const ddb = new DynamoDBClient(config);
+  const onceDdb = new DynamoDBClient({
+    ...config,
+    maxAttempts: 1,
+    requestHandler: ddb.config.requestHandler,
+    credentials: ddb.config.credentials,
+  });
+  return {
+    ddb,
+    doc: DynamoDBDocumentClient.from(ddb, { marshallOptions }),
+    once: { ddb: onceDdb, doc: DynamoDBDocumentClient.from(onceDdb, { marshallOptions }) },
+    tables: names,
   };
 }

@@ -10,6 +10,7 @@
 import { SecretsManagerClient, PutSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { PLAN_NAMES, type PlanName } from '../../contract/plans.ts';
+import { hashKey } from '../../lambdas/domain/keys.ts';
 import { checkKeysOf, formatCheckKeys } from '../../lambdas/hooks/check-keys.ts';
 import { CHECK_KEY_ENTERPRISE_LIMITS } from '../../lib/admin/check-key.ts';
 import { realDeps, runAdmin } from '../../lib/admin/cli.ts';
@@ -249,9 +250,11 @@ describe('keys issue-check-key', () => {
     expect(await status(made.pro.key)).toBe(401);
   });
 
-  /** A check key an admin made by hand with `keys create`, on `plan`. */
+  /** A check key an admin made by hand with `keys create`, on `plan` (--another: one may be there already). */
   const madeByHand = async (plan: string, owner = 'pre-traffic-check') =>
-    JSON.parse((await runLocalAdmin(deps, 'keys', 'create', '--owner', owner, '--plan', plan, '--json')).out) as {
+    JSON.parse(
+      (await runLocalAdmin(deps, 'keys', 'create', '--owner', owner, '--plan', plan, '--another', '--json')).out,
+    ) as {
       key: string;
       keyId: string;
     };
@@ -336,6 +339,105 @@ describe('keys issue-check-key', () => {
     expect(r.err).toContain('--local has none of (the local pre-traffic check is given its key by its tests)');
     expect(await checkKeys()).toEqual([]);
   });
+});
+
+/**
+ * Two `keys issue-check-key` at once, made deterministic: the other admin's whole run happens at one step of this
+ * run (just before its n-th call on the key store or the secret), for each step of a run from each starting state.
+ * Neither run may exit 0 unless what it printed is what is left (one active check key per plan, the secret holding
+ * each one's working secret); a run that met the other's change says what, who and when, and names the rerun, which
+ * converges.
+ */
+describe('two keys issue-check-key at once', () => {
+  type Step = () => Promise<unknown>;
+  /** `on` whose n-th call on the store or the secret first runs `other` to its end (once). */
+  function otherAt(on: AdminDeps, secrets: CheckKeySecretPort, n: number, other: Step) {
+    let calls = 0;
+    const step = async () => {
+      if (++calls === n) await other();
+    };
+    const wrap = <T extends object>(port: T, names: ReadonlyArray<keyof T>): T => {
+      const out = { ...port };
+      for (const k of names) {
+        const f = port[k] as (...x: unknown[]) => unknown;
+        out[k] = (async (...a: unknown[]) => (await step(), f.apply(port, a))) as T[keyof T];
+      }
+      return out;
+    };
+    const store = wrap(on.store, Object.keys(on.store) as Array<keyof AdminDeps['store']>);
+    return { deps: { ...on, store, secrets: wrap(secrets, ['read', 'write']) } as AdminDeps, calls: () => calls };
+  }
+
+  /** Whether the state is right: one active check key per plan, each taking the secret stored for its plan. */
+  async function rightState(secrets: MemorySecrets) {
+    const keys = await checkKeys();
+    const value = secrets.values.get(SECRET);
+    if (!value || keys.some((k) => k.undelivered) || keys.length !== PLAN_NAMES.length) return false;
+    const parsed = checkKeysOf(value);
+    for (const plan of PLAN_NAMES) {
+      const listed = keys.filter((k) => k.plan === plan);
+      const record = listed.length === 1 ? await deps.store.getById(listed[0]!.keyId) : undefined;
+      if (!record || !parsed.byPlan[plan] || record.hash !== hashKey(parsed.byPlan[plan]!)) return false;
+    }
+    return true;
+  }
+
+  /** Starting states: nothing yet; every key made but the secret lost (each run rotates). */
+  const STARTS = {
+    fresh: async (_s: MemorySecrets) => {},
+    'keys without a stored secret': async (s: MemorySecrets) => {
+      expect((await issue(s)).code).toBe(0);
+      s.values.clear();
+    },
+  };
+
+  it.each(Object.keys(STARTS) as Array<keyof typeof STARTS>)(
+    'from "%s", the other run at each step: never both 0 with a wrong state, and the rerun converges',
+    async (start) => {
+      // How many calls a run from this state makes alone.
+      const solo = new MemorySecrets();
+      await STARTS[start](solo);
+      const probe = otherAt(deps, solo, 0, async () => {});
+      const alone = await run(probe.deps, ['keys', 'issue-check-key', '--stage', 'staging', '--json']);
+      expect(alone.code, alone.err).toBe(0);
+      const steps = probe.calls();
+      const told: string[] = [];
+      for (let n = 1; n <= steps; n++) {
+        api.close();
+        ({ api, deps } = await startLocalAdmin());
+        const secrets = new MemorySecrets();
+        await STARTS[start](secrets);
+        let other: Awaited<ReturnType<typeof run>> | undefined;
+        const a = otherAt(deps, secrets, n, async () => {
+          other = await run({ ...deps, secrets }, ['keys', 'issue-check-key', '--stage', 'staging', '--json']);
+        });
+        const mine = await run(a.deps, ['keys', 'issue-check-key', '--stage', 'staging', '--json']);
+        const right = await rightState(secrets);
+        const at = `${start}, the other run before call ${n}: ${mine.err} / ${other?.err}`;
+        // Whoever exits 0 printed what is left; the last to finish is the one that can know it.
+        if (mine.code === 0) {
+          expect(right, at).toBe(true);
+          const printedIds = (JSON.parse(mine.out) as { keys: Listed[] }).keys.map((k) => k.keyId).sort();
+          expect(printedIds, at).toEqual((await checkKeys()).map((k) => k.keyId).sort());
+        }
+        if (mine.code !== 0) {
+          const error = (JSON.parse(mine.err.split('\n').at(-1)!) as { error: string; next: string }).error;
+          told.push(error);
+          expect(JSON.parse(mine.err.split('\n').at(-1)!).next, at).toBe(
+            'npm run admin -- keys issue-check-key --stage staging --json',
+          );
+        }
+        const again = await issue(secrets);
+        expect(again.code, `${at}; rerun: ${again.err}`).toBe(0);
+        expect(await rightState(secrets), at).toBe(true);
+        expect((await issue(secrets)).out, at).toContain('nothing to do');
+      }
+      // The runs that met the other's change said what it was and who made it, and when.
+      for (const e of told.filter((x) => x.startsWith('another admin changed')))
+        expect(e).toMatch(/(by local:\S+ at \d{4}-|another run made|under way|written again)/);
+    },
+    300_000,
+  );
 });
 
 const MOTO = motoServerPath();
