@@ -8,13 +8,13 @@
 import { randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { StaleKeyRecordError, type KeyRecord, type KeyStore } from '../domain/keys.ts';
+import { StaleKeyRecordError, type KeyOverlapRef, type KeyRecord, type KeyStore } from '../domain/keys.ts';
 import { UnavailableError } from '../domain/errors.ts';
 import { guarded, withStorage, type Storage } from './client.ts';
 import { KEYS_TABLE } from '../../contract/tables.ts';
 import { readStanding, standingWrites, type StandingChange, type TransactItem } from './standing-admin.ts';
 import { listKeys, listing, reindexKeys, withoutListing, type ListFilter } from './key-listing.ts';
-import { auditItem, readHistory, type AuditEntry } from './audit-store.ts';
+import { auditItem, backfillAuditDays, readHistory, type AuditEntry } from './audit-store.ts';
 
 /**
  * The history entry of an admin write, from the record the write leaves (audit-store.ts): put in the same
@@ -150,7 +150,8 @@ async function getById(storage: Storage, keyId: string): Promise<KeyRecord | und
     if (!hashes.length) return undefined;
     for (const hash of hashes) {
       const record = await getByHash(storage, hash);
-      if (record) return record;
+      // The index may still name a hash a rotation turned into an overlap item (no key id): not this key's record.
+      if (record?.keyId === keyId) return record;
     }
   }
   return undefined;
@@ -245,15 +246,18 @@ async function update(
  *
  * `overlapUntil` (unix seconds): the old secret keeps working until then. Its item is not deleted but replaced by an
  * overlap item (`KeyOverlap`, keys.ts) naming the new hash: the authorizer follows it to the current record, so a
- * revoke, a plan change or a ban during the overlap applies to the old secret too, and a second rotation ends it (its
- * target is gone). It carries no key id (so neither index lists it, and `getById` never finds it) and expires by the
- * table's TTL a day after it ends; the authorizer refuses it from `overlapUntil` whatever TTL has not yet deleted.
+ * revoke, a plan change or a ban during the overlap applies to the old secret too. It carries no key id (so neither
+ * index lists it, and `getById` never finds it) and expires by the table's TTL a day after it ends; the authorizer
+ * refuses it from `overlapUntil` whatever TTL has not yet deleted.
+ *
+ * `carried`: earlier secrets whose overlap still runs (the record's `overlaps`). Their items are pointed at the new
+ * hash in the same transaction, so a second rotation keeps the promise the first one printed.
  */
 async function replaceHash(
   storage: Storage,
   current: KeyRecord,
   next: KeyRecord,
-  options: WriteWith & { overlapUntil?: number } = {},
+  options: WriteWith & { overlapUntil?: number; carried?: readonly KeyOverlapRef[] } = {},
 ): Promise<void> {
   const { doc, tables } = storage;
   const names: Record<string, string> = { '#h': 'hash' };
@@ -274,6 +278,16 @@ async function replaceHash(
         },
       }
     : { Delete: { TableName: tables.keys, Key: { hash: current.hash }, ...guard } };
+  // An item still pointing at the current hash (or gone: its overlap ended and TTL took it) is pointed at the new one.
+  const moved = (options.carried ?? []).map((o) => ({
+    Put: {
+      TableName: tables.keys,
+      Item: { hash: o.hash, overlapOf: next.hash, overlapUntil: o.until, expiresAt: o.until + 86_400 },
+      ConditionExpression: 'attribute_not_exists(#h) OR #o = :cur',
+      ExpressionAttributeNames: { '#h': 'hash', '#o': 'overlapOf' },
+      ExpressionAttributeValues: { ':cur': current.hash },
+    },
+  }));
   await idempotent(
     async () => {
       // What goes with it is the new secret's: its standing starts there.
@@ -283,6 +297,7 @@ async function replaceHash(
           new TransactWriteCommand({
             TransactItems: [
               old,
+              ...moved,
               ...others,
               {
                 Put: {
@@ -315,6 +330,7 @@ export function createKeyAdminStore(storage: Storage) {
     list: withStorage(storage, list),
     listPage: (filter: ListFilter, limit: number, after?: string) => listKeys(storage, filter, limit, after),
     reindex: () => reindexKeys(storage),
+    reindexHistory: () => backfillAuditDays(storage),
     update: withStorage(storage, update),
     replaceHash: withStorage(storage, replaceHash),
     history: (keyId: string) => readHistory(storage, keyId),

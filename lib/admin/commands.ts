@@ -8,12 +8,17 @@ import { CheckKeysUnfinished, printedCheckKeys } from './check-key.ts';
 import { PartialFailure, printed, shellWord, type Printed } from './printed.ts';
 
 export { PartialFailure, printed, type Printed } from './printed.ts';
-import { AdminError, type KeyAdmin, type KeyView } from './service.ts';
+import { AdminError, type KeyAdmin } from './service.ts';
 import type { PlanChange } from './lifecycle.ts';
 import { CursorRefused, LIST_PAGE } from './queries.ts';
-import { MAX_OVERLAP_MINUTES, RESTORE_WINDOW_DAYS, finishingCreate, type Created } from './lifecycle.ts';
+import { MAX_OVERLAP_MINUTES, RESTORE_WINDOW_DAYS, type Created } from './lifecycle.ts';
 import type { Removed } from './release-api-keys.ts';
 import { chartWidth, renderUsageChart } from './usage-chart.ts';
+import { describeKey, showLines } from './key-lines.ts';
+import { exportHistoryCommand, historyCommand } from './audit-search.ts';
+import { revokeOwnerCommand } from './owner-revoke.ts';
+import { KEY_SCOPES, type KeyScope } from '../../lambdas/domain/keys.ts';
+import { durationSeconds, expiryOf, momentSeconds } from './when.ts';
 
 export interface Options {
   local?: boolean;
@@ -33,6 +38,16 @@ export interface Options {
   yes?: boolean;
   overlap?: string;
   show?: boolean;
+  expires?: string;
+  scope?: string;
+  expiring?: string;
+  since?: string;
+  until?: string;
+  day?: string;
+  timeout?: string;
+  attempts?: string;
+  another?: boolean;
+  'end-overlaps'?: boolean;
 }
 
 /** A command's arguments, checked before any dependency is built. */
@@ -58,13 +73,16 @@ export type Command = (args: CommandArgs) => (admin: KeyAdmin) => Promise<Printe
 
 /** The options and positionals each command takes: anything else is refused, never ignored. */
 export const SHAPES: Readonly<Record<string, { readonly options: readonly string[]; readonly positionals: number }>> = {
-  create: { options: ['owner', 'plan', 'per-minute', 'per-day'], positionals: 0 },
-  list: { options: ['plan', 'owner', 'status', 'limit', 'after'], positionals: 0 },
+  create: { options: ['owner', 'plan', 'per-minute', 'per-day', 'scope', 'expires', 'another'], positionals: 0 },
+  list: { options: ['plan', 'owner', 'status', 'expiring', 'limit', 'after'], positionals: 0 },
   show: { options: [], positionals: 1 },
-  history: { options: [], positionals: 1 },
-  revoke: { options: ['yes'], positionals: 1 },
+  history: { options: ['since', 'until', 'actor'], positionals: 1 },
+  'export-history': { options: ['day'], positionals: 0 },
+  revoke: { options: ['owner', 'yes'], positionals: 1 },
   restore: { options: [], positionals: 1 },
-  rotate: { options: ['overlap', 'yes'], positionals: 1 },
+  rotate: { options: ['overlap', 'end-overlaps', 'yes'], positionals: 1 },
+  'set-expiry': { options: [], positionals: 2 },
+  'set-scope': { options: [], positionals: 2 },
   'set-plan': { options: ['per-minute', 'per-day'], positionals: 2 },
   usage: { options: [], positionals: 1 },
   unban: { options: [], positionals: 1 },
@@ -88,17 +106,26 @@ function status(v: string): (typeof STATUSES)[number] {
   return s as (typeof STATUSES)[number];
 }
 
+/** `--scope` / set-scope's argument: `read` or `all`. */
+export function scope(v: string | undefined, name = '--scope'): KeyScope {
+  const s = v?.toLowerCase();
+  if (!s || !(KEY_SCOPES as readonly string[]).includes(s))
+    throw new AdminError(`${name} must be read (the key may only read) or all (every operation)`);
+  return s as KeyScope;
+}
+
+/** An expiry as typed (when.ts): its form is checked before anything is connected, its moment on the admin's clock. */
+function expiry(v: string, name: string): string {
+  if (v !== 'never' && durationSeconds(v) === undefined && momentSeconds(v) === undefined) expiryOf(v, 0, name);
+  return v;
+}
+
 export function plan(v: string | undefined): PlanName {
   if (v === undefined || v === '') throw new AdminError(`--plan is required (${PLAN_NAMES.join(', ')})`);
   const p = v.toLowerCase();
   if (!(PLAN_NAMES as readonly string[]).includes(p))
     throw new AdminError(`unknown plan "${echoed(v)}" (use ${PLAN_NAMES.join(', ')})`);
   return p as PlanName;
-}
-
-function describe(k: KeyView): string {
-  const limits = k.limits ? `${k.limits.perMinute}/min, ${k.limits.perDay}/day` : 'no limits set';
-  return `${k.keyId}  ${k.status.padEnd(7)}  ${k.plan.padEnd(10)}  ${limits.padEnd(22)}  owner=${k.owner}  created=${k.createdAt}${k.rotatedAt ? `  rotated=${k.rotatedAt}` : ''}${k.revokedAt ? `  revoked=${k.revokedAt}` : ''}`;
 }
 
 function describeUsage(u: Awaited<ReturnType<KeyAdmin['usage']>>): string {
@@ -159,20 +186,40 @@ const onKey =
     return (admin) => run(admin, id);
   };
 
+/** `keys revoke <id>`. */
+const revokeById = onKey(async (admin, id) => {
+  const { already, ...k } = await admin.revoke(id);
+  return printed(
+    already
+      ? `${k.keyId} was already revoked at ${k.revokedAt} (nothing changed)`
+      : `Revoked ${k.keyId} (requests with it get 401 once cached authorizer results expire; ` +
+          `\`keys restore ${k.keyId}\` within ${RESTORE_WINDOW_DAYS} days undoes it)`,
+    { ...k, alreadyRevoked: already },
+  );
+});
+
 export const COMMANDS: Readonly<Record<string, Command>> = {
   create: ({ o, perMinute, perDay, answer }) => {
     checkOwner(o.owner);
     const chosen = plan(o.plan);
+    const terms = {
+      ...(o.scope !== undefined ? { scope: scope(o.scope) } : {}),
+      ...(o.expires !== undefined ? { expires: expiry(o.expires, '--expires') } : {}),
+      ...(o.another ? { another: true } : {}),
+    };
+    if (o.expires === 'never') throw new AdminError('--expires takes a date or a length: leave it out for no expiry');
     // Printed before the write that makes the secret work (lifecycle.ts create): an error after it says whether the
     // secret printed works and what finishes the key.
     const shown = ({ key, record, finished }: Created) =>
       printed(
         `${finished ? 'Finished (its earlier create stopped before showing a working secret)' : 'Created'} ` +
-          `${describe(record)}\nAPI key (shown once, store it now): ${key}`,
+          `${describeKey(record)}\nAPI key (shown once, store it now): ${key}`,
         { key, ...record, ...(finished ? { finished } : {}) },
       );
     return async (admin) => {
-      const created = await admin.create({ owner: o.owner!, plan: chosen, perMinute, perDay }, (c) => answer(shown(c)));
+      const created = await admin.create({ owner: o.owner!, plan: chosen, perMinute, perDay, ...terms }, (c) =>
+        answer(shown(c)),
+      );
       return shown(created);
     };
   },
@@ -187,16 +234,24 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
     // A cursor refused: what to do instead is to copy the page's whole `More:` line, or to start this listing over.
     const startOver =
       ['keys list', ...Object.entries(filter).map(([k, v]) => `--${k} ${shellWord(v)}`)].join(' ') +
+      (o.expiring !== undefined ? ` --expiring ${shellWord(o.expiring)}` : '') +
       (o.limit !== undefined ? ` --limit ${limit}` : '');
     const refused = (why: string) =>
       new CursorRefused(
         `--after: ${why}: copy the whole \`More:\` line of the page before, or start over: run \`${startOver}\``,
       );
+    const expiringWithin = o.expiring !== undefined ? durationSeconds(o.expiring) : undefined;
+    if (o.expiring !== undefined && expiringWithin === undefined)
+      throw new AdminError('--expiring takes a length from now: 90m, 12h, 30d');
     if (o.after !== undefined && !/^[A-Za-z0-9_-]{1,4096}$/.test(o.after))
       throw refused('not a cursor of this listing (it takes the `next` that the page before printed)');
     return async (admin) => {
-      const { keys, next } = await admin
-        .list(filter, { limit, ...(o.after ? { after: o.after } : {}) })
+      const { keys, next, read } = await admin
+        .list(filter, {
+          limit,
+          ...(o.after ? { after: o.after } : {}),
+          ...(expiringWithin !== undefined ? { expiringWithin } : {}),
+        })
         .catch((err: unknown) => {
           // The one command its message names is the start over.
           throw err instanceof CursorRefused
@@ -205,63 +260,39 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
         });
       const more = next ? `\nMore: add --after ${next}` : '';
       const undelivered = keys.filter((k) => k.undelivered).length;
-      const lines = keys.map((k) => describe(k) + (k.undelivered ? '  NO WORKING SECRET' : ''));
+      const lines = keys.map((k) => describeKey(k) + (k.undelivered ? '  NO WORKING SECRET' : ''));
       if (undelivered)
         lines.push(
           `${undelivered} of these key(s) with NO WORKING SECRET: a create stopped before showing one; ` +
             '`keys show <id>` names the create that finishes it',
         );
-      return printed((keys.length ? lines.join('\n') : 'No keys.') + more, { keys, next: next ?? null });
+      const none =
+        expiringWithin !== undefined
+          ? `No keys expiring within ${o.expiring}${read !== undefined ? ` among the ${read} read` : ''}.`
+          : 'No keys.';
+      return printed((keys.length ? lines.join('\n') : none) + more, { keys, next: next ?? null });
     };
   },
   reindex: () => async (admin) => {
     const n = await admin.reindex();
-    return printed(`Gave ${n} key record(s) the listing index's attributes`, { updated: n });
+    return printed(
+      `Gave ${n.keys} key record(s) the listing index's attributes and ${n.history} history entr${n.history === 1 ? 'y' : 'ies'} the by-day index's`,
+      { updated: n.keys, historyUpdated: n.history },
+    );
   },
   show: onKey(async (admin, id) => {
     const k = await admin.show(id);
-    const standing = [
-      k.bannedUntil ? `BANNED until ${k.bannedUntil}` : '',
-      k.daySpentUntil ? `DAY SPENT until ${k.daySpentUntil}` : '',
-    ].filter(Boolean);
-    const lines = [
-      describe(k),
-      ...(standing.length
-        ? [`${standing.join(', ')} (\`keys unban ${k.keyId}\` lifts ${standing.length > 1 ? 'both' : 'it'})`]
-        : []),
-      ...(k.undelivered
-        ? [
-            'NO WORKING SECRET: its create stopped before showing one, so every request with it is refused: run ' +
-              `\`${finishingCreate(k)}\`, which gives this key a new secret and shows it`,
-          ]
-        : []),
-    ];
-    return printed(lines.join('\n'), k);
+    return printed(showLines(k).join('\n'), k);
   }),
-  history: onKey(async (admin, id) => {
-    const h = await admin.history(id);
-    const lines = h.entries.map(
-      (e) =>
-        `${e.at}  ${e.command}  by ${e.actor}${e.actor !== e.principal ? ` (as ${e.principal})` : ''}: ${e.result}`,
-    );
-    return printed(lines.length ? lines.join('\n') : `No recorded changes of ${id}.`, h);
-  }),
-  revoke: onKey(async (admin, id) => {
-    const { already, ...k } = await admin.revoke(id);
-    return printed(
-      already
-        ? `${k.keyId} was already revoked at ${k.revokedAt} (nothing changed)`
-        : `Revoked ${k.keyId} (requests with it get 401 once cached authorizer results expire; ` +
-            `\`keys restore ${k.keyId}\` within ${RESTORE_WINDOW_DAYS} days undoes it)`,
-      { ...k, alreadyRevoked: already },
-    );
-  }),
+  history: historyCommand,
+  'export-history': exportHistoryCommand,
+  revoke: (args) => (args.o.owner !== undefined ? revokeOwnerCommand(args) : revokeById(args)),
   restore: onKey(async (admin, id) => {
     const { already, ...k } = await admin.restore(id);
     return printed(
       already
         ? `${k.keyId} is active (nothing changed)`
-        : `Restored ${describe(k)}\nIts secret works again once cached authorizer results expire (up to the ` +
+        : `Restored ${describeKey(k)}\nIts secret works again once cached authorizer results expire (up to the ` +
             'authorizer cache TTL, 60 s in the cloud).',
       { ...k, alreadyActive: already },
     );
@@ -271,17 +302,26 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
     const overlap = int('--overlap', args.o.overlap) ?? 0;
     if (overlap < 0 || overlap > MAX_OVERLAP_MINUTES)
       throw new AdminError(`--overlap must be whole minutes from 0 to ${MAX_OVERLAP_MINUTES.toLocaleString('en-US')}`);
+    const endOverlaps = !!args.o['end-overlaps'];
     return async (admin) => {
-      const { key, record, oldSecretUntil } = await admin.rotate(id, overlap);
+      const { key, record, oldSecretUntil, carried, ended } = await admin.rotate(id, overlap, { endOverlaps });
       const old = oldSecretUntil
         ? `the old secret keeps working until ${oldSecretUntil} (--overlap ${overlap}), then is refused once cached ` +
           'authorizer results expire'
         : 'the old secret is refused once cached authorizer results expire (up to the authorizer cache TTL, 60 s in ' +
           'the cloud; at once locally with ANIMAL_STORE_AUTH_CACHE_TTL=0)';
-      return printed(`Rotated ${record.keyId}: ${old}.\nNew API key (shown once): ${key}`, {
+      const earlier = [
+        ...(carried.length
+          ? [`Earlier secrets still accepted, as their rotations said: until ${carried.join(', ')}.`]
+          : []),
+        ...(ended.length ? [`Ended ${ended.length} earlier overlap(s) (they ran until ${ended.join(', ')}).`] : []),
+      ];
+      return printed([`Rotated ${record.keyId}: ${old}.`, ...earlier, `New API key (shown once): ${key}`].join('\n'), {
         key,
         ...record,
         oldSecretUntil,
+        carriedOverlaps: carried,
+        endedOverlaps: ended,
       });
     };
   },
@@ -291,18 +331,52 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
     return async (admin) => {
       const { changed, ...record } = await admin.setPlan(keyId, { plan: chosen, perMinute, perDay });
       if (!changed)
-        return printed(`No change: ${record.keyId} is already on ${record.plan} with these limits (nothing written)`, {
-          ...record,
-          changed,
-        });
+        return printed(
+          `No change: ${record.keyId} is already on ${record.plan} with these limits (nothing written)` +
+            (record.movedBy ? `: another command moved it there while this one ran (${record.movedBy})` : ''),
+          {
+            ...record,
+            changed,
+          },
+        );
       return printed(
         [
-          `Moved ${describe(record)}`,
+          `Moved ${describeKey(record)}`,
           ...standingChange({ ...record, changed }),
           'The gateway applies it once cached authorizer results expire (up to the authorizer cache TTL, 60 s in the ' +
             'cloud).',
         ].join('\n'),
         { ...record, changed },
+      );
+    };
+  },
+  'set-expiry': ({ rest, id }) => {
+    const keyId = id();
+    if (!rest[1]) throw new AdminError('keys set-expiry needs a date, a length (30d) or never after the key id');
+    const when = expiry(rest[1], 'the expiry');
+    return async (admin) => {
+      const { changed, ...k } = await admin.setExpiry(keyId, when);
+      const at = k.validUntil ? `expires at ${new Date(k.validUntil * 1000).toISOString()}` : 'never expires';
+      return printed(
+        changed
+          ? `${k.keyId} now ${at}: the gateway applies it once cached authorizer results expire (up to 60 s in the cloud)`
+          : `No change: ${k.keyId} already ${at} (nothing written)`,
+        { ...k, changed },
+      );
+    };
+  },
+  'set-scope': ({ rest, id }) => {
+    const keyId = id();
+    const chosen = scope(rest[1], 'the scope');
+    return async (admin) => {
+      const { changed, ...k } = await admin.setScope(keyId, chosen);
+      const may =
+        chosen === 'read' ? 'may only read (other operations get 403 key_read_only)' : 'may call every operation';
+      return printed(
+        changed
+          ? `${k.keyId} now ${may}, once cached authorizer results expire (up to 60 s in the cloud)`
+          : `No change: ${k.keyId} already ${may} (nothing written)`,
+        { ...k, changed },
       );
     };
   },

@@ -14,6 +14,8 @@ const STAGE_CHOICE = STAGE_NAMES.join('|');
 interface CommandHelp {
   /** The positionals' names, in order. */
   readonly args?: readonly string[];
+  /** The positionals may be left out (`keys history` without an id searches every key). */
+  readonly argsOptional?: boolean;
   /** Options the command needs (the others of its SHAPES entry are optional). */
   readonly required?: readonly string[];
   /** Options given together or not at all, written as one group. */
@@ -29,10 +31,14 @@ const HELP: Readonly<Record<string, CommandHelp>> = {
   create: {
     required: ['owner', 'plan'],
     together: ['per-minute', 'per-day'],
-    about: 'a new key on a plan; prints its secret once (Enterprise takes its limits)',
+    about:
+      'a new key on a plan; prints its secret once (Enterprise takes its limits); --scope read for a key that may ' +
+      'only read, --expires for one that expires',
     more:
       'The secret printed works once the command exits 0. A create that stopped before that leaves a key with no ' +
-      'working secret (`keys show` says so): the same command again gives that key a new secret, never a second key.',
+      'working secret (`keys show` says so): the same command again gives that key a new secret, never a second key. ' +
+      'The same create within 15 minutes of a finished one is refused (a rerun after a lost answer): --another makes a ' +
+      'second key for that owner and plan.',
   },
   list: {
     about:
@@ -48,14 +54,37 @@ const HELP: Readonly<Record<string, CommandHelp>> = {
   },
   history: {
     args: ['id'],
+    argsOptional: true,
     about:
-      'every change made to the key: when, the command, who (the AWS principal on a stage, the OS user locally, ' +
-      '--actor beside either) and what it did; --json adds the record before and after',
+      "changes made to keys, oldest first: with <id>, that key's; without, every key's from --since (default: 24 " +
+      'hours before --until) to --until (default: now), at most 31 UTC days at once; when, the command, who (the AWS ' +
+      'principal on a stage, the OS user locally, --actor beside either) and what it did; --json adds the record ' +
+      'before and after',
+    more:
+      'Times: a UTC day (2025-01-31: from its start with --since, through its end with --until), a time ' +
+      '(2025-01-31T14:00, UTC unless it ends in an offset such as +02:00) or a duration back from now (90m, 24h, 7d). ' +
+      "Here --actor shows only that admin's changes; it changes nothing. Across keys it reads one query per UTC day; " +
+      'a change made in the last second may not be found yet. Entries from before this release are found by time ' +
+      'once `keys reindex` has run.',
+  },
+  'export-history': {
+    required: ['day'],
+    about:
+      "every key's changes of a UTC day as JSON lines on stdout (one entry each, oldest first, as `keys history " +
+      '--json` prints them); the count on stderr',
+    more: "Today's export holds the changes made so far. Entries are kept 400 days.",
   },
   revoke: {
     args: ['id'],
-    about: `the key gets 401 ${TTL}; \`keys restore\` undoes it within 7 days`,
-    more: 'On production it asks for the key id to be typed back, or takes --yes.',
+    argsOptional: true,
+    about:
+      `the key gets 401 ${TTL}; \`keys restore\` undoes it within 7 days; --owner <name> instead of an id revokes ` +
+      'every active key of that owner, each reported',
+    more:
+      'On production it asks for the key id (or the owner) to be typed back, or takes --yes. With --owner it lists ' +
+      "the owner's active keys first, then revokes them one by one (each with its own history entry); a key that " +
+      'fails does not stop the others, and the command exits 1 naming `keys revoke --owner <owner>`, which revokes ' +
+      'what is left. The pre-traffic-check owner is refused: revoke its keys by id.',
   },
   restore: {
     args: ['id'],
@@ -66,7 +95,10 @@ const HELP: Readonly<Record<string, CommandHelp>> = {
     about:
       'a new secret for the same id and plan; the old secret keeps working until cached authorizer results expire ' +
       '(up to 60 s in the cloud: the authorizer cache TTL), then gets 401; --overlap keeps it working longer',
-    more: 'On production it asks for the key id to be typed back, or takes --yes.',
+    more:
+      'An earlier secret whose overlap still runs keeps working until its end, as its rotation said; ' +
+      '--end-overlaps refuses those too (a leaked secret). At most 3 earlier secrets run at once. On production it ' +
+      'asks for the key id to be typed back, or takes --yes.',
   },
   'set-plan': {
     args: ['id', 'plan'],
@@ -74,6 +106,17 @@ const HELP: Readonly<Record<string, CommandHelp>> = {
     more:
       `<plan> is one of ${PLAN_NAMES.join(', ')}; Enterprise takes --per-minute and --per-day, and an Enterprise ` +
       "key's limit not given is kept.",
+  },
+  'set-expiry': {
+    args: ['id', 'when'],
+    about: `when the key expires: a date (2027-01-31, that day's start UTC), an ISO time, a length (30d) or never; ${TTL}`,
+    more:
+      'An expired key gets 401 key_expired for a day, then a plain 401. Every secret of the key expires with it, an ' +
+      "overlap's too. A later expiry brings an expired key back.",
+  },
+  'set-scope': {
+    args: ['id', 'scope'],
+    about: `read: the key may only call operations that read (others get 403 key_read_only); all: every operation; ${TTL}`,
   },
   usage: { args: ['id'], about: "today's counts from the rate limiter, and a minute-by-minute chart of the day" },
   unban: {
@@ -131,6 +174,34 @@ const OPTION_HELP: Readonly<Record<string, { readonly value?: string; readonly a
     about: 'the old secret keeps working for N minutes (1 to 1,440), so the customer can deploy the new one first',
   },
   yes: { about: 'go ahead on production without asking' },
+  expiring: {
+    value: '<length>',
+    about:
+      'only keys that expire within this length from now (90m, 12h, 30d), the expired ones too; read from the ' +
+      'listing and filtered (at most 10,000 records a page)',
+  },
+  since: {
+    value: '<time>',
+    about:
+      'from this time: a UTC day (2025-01-31), a time (2025-01-31T14:00, UTC unless it ends in an offset) or a ' +
+      'duration back from now (90m, 24h, 7d); across keys, default 24 hours before --until',
+  },
+  until: { value: '<time>', about: 'through this time (a day: through its end), written as --since; default now' },
+  day: { value: 'YYYY-MM-DD', about: 'the UTC day to export' },
+  actor: {
+    value: '<who>',
+    about:
+      "only changes by this admin: the name --actor gave, the AWS principal's ARN or its last part (a role " +
+      "session's or user's name), or the local user; case-insensitive",
+  },
+  scope: { value: 'read|all', about: 'read: the key may only call operations that read (default all)' },
+  expires: {
+    value: '<when>',
+    about:
+      "a date (2027-01-31: that day's start, UTC), an ISO time with its zone, or a length from now (90m, 12h, 30d)",
+  },
+  another: { about: 'make a second key for an owner whose key of this plan was made in the last 15 minutes' },
+  'end-overlaps': { about: 'refuse now the earlier secrets whose overlap still runs (a leaked secret)' },
   'max-wait': {
     value: '<seconds>',
     about:
@@ -186,7 +257,9 @@ const optionUse = (name: string, required = false) => {
 export function synopsis(command: string): string {
   const shape = SHAPES[command];
   const help = HELP[command];
-  const args = (help?.args ?? []).slice(0, shape?.positionals ?? 0).map((a) => `<${a}>`);
+  const args = (help?.args ?? [])
+    .slice(0, shape?.positionals ?? 0)
+    .map((a) => (help?.argsOptional ? `[<${a}>]` : `<${a}>`));
   const options = shape?.options ?? [];
   const required = options.filter((o) => help?.required?.includes(o)).map((o) => optionUse(o, true));
   const together = options.filter((o) => help?.together?.includes(o));

@@ -7,7 +7,16 @@
  */
 import { randomUUID } from 'node:crypto';
 import { PLANS, limiterShards, type PlanLimits, type PlanName } from '../../contract/plans.ts';
-import { generateKey, generateKeyId, hashKey, limitsOf, type KeyRecord } from '../../lambdas/domain/keys.ts';
+import {
+  generateKey,
+  generateKeyId,
+  hashKey,
+  limitsOf,
+  type KeyOverlapRef,
+  type KeyRecord,
+  type KeyScope,
+} from '../../lambdas/domain/keys.ts';
+import { expiryOf } from './when.ts';
 import type { AuditStanding } from '../../lambdas/storage/audit-store.ts';
 import type { StandingChange } from '../../lambdas/storage/standing-admin.ts';
 import { entryOf, type Change } from './audit.ts';
@@ -75,10 +84,19 @@ const UNDELIVERED_HASH = 'undelivered#';
  * The create that finishes a key whose create stopped before showing a working secret: the same command again (it
  * finds the key by its owner, plan and limits, and gives it a secret).
  */
-export const finishingCreate = (r: { owner: string; plan: PlanName; limits?: PlanLimits }) =>
+export const finishingCreate = (r: {
+  owner: string;
+  plan: PlanName;
+  limits?: PlanLimits;
+  scope?: KeyScope;
+  validUntil?: number;
+}) =>
   `keys create --owner ${shellWord(r.owner)} --plan ${r.plan}` +
   // A view's limits are also a fixed plan's; only Enterprise takes them on the command line.
-  (r.plan === 'enterprise' && r.limits ? ` --per-minute ${r.limits.perMinute} --per-day ${r.limits.perDay}` : '');
+  (r.plan === 'enterprise' && r.limits ? ` --per-minute ${r.limits.perMinute} --per-day ${r.limits.perDay}` : '') +
+  (r.scope === 'read' ? ' --scope read' : '') +
+  // The moment, not the length given: the same create later expires the key when the first one said.
+  (r.validUntil ? ` --expires ${isoOf(r.validUntil)}` : '');
 
 /** Commands that need a working secret refuse a key whose create has not shown one, naming what finishes it. */
 function refuseUndelivered(r: KeyRecord): void {
@@ -102,21 +120,40 @@ function refuseUndelivered(r: KeyRecord): void {
  */
 export async function create(
   ctx: AdminContext,
-  input: PlanInput & { owner: string },
+  input: CreateInput,
   show: (created: Created) => void = () => {},
 ): Promise<Created> {
   const owner = checkOwner(input.owner);
   if (!(input.plan in PLANS)) throw new AdminError(`unknown plan ${input.plan}`);
   refuseOwnKeyAuthorizer(ctx.deps, input.plan, owner, `a ${input.plan} key`);
   const limits = checkLimits(input.plan, input.perMinute, input.perDay);
-  const again = finishingCreate({ owner, plan: input.plan, ...(limits ? { limits } : {}) });
+  const validUntil = input.expires !== undefined ? expiryOf(input.expires, ctx.now()) : undefined;
+  const terms = {
+    ...(input.scope === 'read' ? { scope: 'read' as const } : {}),
+    ...(validUntil ? { validUntil } : {}),
+  };
+  const again = finishingCreate({ owner, plan: input.plan, ...(limits ? { limits } : {}), ...terms });
   const left = await undeliveredKey(ctx, owner, input.plan, limits).catch((err: unknown) => {
     if (err instanceof AdminError) throw err;
     throw new AdminError(`no key was created (${describeError(err)}): run \`${again}\``);
   });
+  // A create run again after it finished (killed after its last write, its answer lost): the key it made is the
+  // owner's newest of this plan, made minutes ago. A second key is made only when asked for.
+  if (!left && !input.another) {
+    const recent = await recentKey(ctx, owner, input.plan, limits).catch((err: unknown) => {
+      throw new AdminError(`no key was created (${describeError(err)}): run \`${again}\``);
+    });
+    if (recent)
+      throw new AdminError(
+        `${recent.keyId} was created for ${recent.owner} on ${input.plan} at ${recent.createdAt}, ` +
+          `${Math.round((ctx.now() - Date.parse(recent.createdAt)) / 60_000)} minute(s) ago ` +
+          `(${(await lastChange(ctx, recent.keyId)) ?? 'its history could not be read'}): its secret is the one that ` +
+          `create printed; nothing was created (see \`keys show ${recent.keyId}\`; add --another to make a second key)`,
+      );
+  }
   const change = await changeBy(
     ctx,
-    `create --plan ${input.plan}`,
+    `create --plan ${input.plan}${terms.scope ? ' --scope read' : ''}${validUntil ? ` --expires ${isoOf(validUntil)}` : ''}`,
     (r) => `created on ${r.plan}${limitsText(r)}${left ? ' (its secret given by a create run again)' : ''}`,
   );
   let pending = left;
@@ -131,6 +168,7 @@ export async function create(
       ...(limits ? { limits } : {}),
       status: 'active',
       createdAt: new Date(ctx.now()).toISOString(),
+      ...terms,
       undelivered: true,
       writeId: randomUUID(),
     };
@@ -175,6 +213,45 @@ async function undeliveredKey(
   return undefined;
 }
 
+/** What `keys create` takes. */
+export interface CreateInput extends PlanInput {
+  readonly owner: string;
+  /** `--scope read`: a key that may only read. */
+  readonly scope?: KeyScope;
+  /** `--expires <date|duration>` (when.ts). */
+  readonly expires?: string;
+  /** `--another`: a second key for an owner whose key of this plan was made minutes ago. */
+  readonly another?: boolean;
+}
+
+/**
+ * How long after a create the same create is taken for a rerun (its answer lost after the last write), not a second
+ * key: a rerun comes within minutes, and a second key for one owner and plan is rare and said with --another.
+ */
+export const CREATE_RERUN_MINUTES = 15;
+
+/** The owner's newest working key of this plan and limits made within CREATE_RERUN_MINUTES; undefined: none. */
+async function recentKey(
+  ctx: AdminContext,
+  owner: string,
+  plan: PlanName,
+  limits: PlanLimits | undefined,
+): Promise<KeyRecord | undefined> {
+  const since = ctx.now() - CREATE_RERUN_MINUTES * 60_000;
+  let newest: KeyRecord | undefined;
+  let after: string | undefined;
+  // An owner's keys of one plan are few; the bound keeps a shared owner name from making this a sweep.
+  for (let page = 0; page < 10; page++) {
+    const out = await ctx.deps.store.listPage({ owner, plan, status: 'active' }, 100, after);
+    for (const r of out.records)
+      if (!r.undelivered && sameLimits(r.limits, limits) && Date.parse(r.createdAt) >= since)
+        if (!newest || r.createdAt > newest.createdAt) newest = r;
+    after = out.next;
+    if (!after) break;
+  }
+  return newest;
+}
+
 /** The record of a key left undelivered, once it moves under its secret's hash: usable, one version on. */
 function usable(pending: KeyRecord, hash: string): KeyRecord {
   const { undelivered: _u, ...rest } = pending;
@@ -210,7 +287,8 @@ async function activate(
     if (!now.undelivered)
       throw new AdminError(
         `key ${keyId} was given its secret by another run of this create, first: the API key shown above does not ` +
-          `work, the one that run showed does (if that one is lost too, run \`keys rotate ${keyId}\`)`,
+          `work, the one that run showed does (see \`keys show ${keyId}\`; only if that secret is lost too, rotate ` +
+          'the key)',
       );
     throw new AdminError(
       `key ${keyId} is made, but the API key shown above does not work (${describeError(err)}): run \`${again}\`: ` +
@@ -242,25 +320,48 @@ export async function revoke(ctx: AdminContext, keyId: string): Promise<KeyView 
   return { ...view(record), already };
 }
 
+/** What `keys rotate` did: the new secret, and until when each earlier secret is still accepted. */
+export interface Rotated {
+  readonly key: string;
+  readonly record: KeyView;
+  /** The secret this rotation replaced: accepted until then (`--overlap`), or null (refused from now). */
+  readonly oldSecretUntil: string | null;
+  /** Earlier secrets whose overlap still runs, carried to the new secret: each is accepted until its end, as promised. */
+  readonly carried: readonly string[];
+  /** Earlier overlaps this rotation ended (`--end-overlaps`). */
+  readonly ended: readonly string[];
+}
+
 /**
- * A new secret on the same key id and plan. The old secret stops working at once (in the cloud, once cached
- * authorizer results expire). The key's standing at the gateway is kept by the hash of its secret: an admin's ban is
- * noted on the new one in the same transaction.
+ * A new secret on the same key id and plan. The secret it replaces stops working at once (in the cloud, once cached
+ * authorizer results expire), or at the end of `--overlap`. An earlier secret whose overlap still runs keeps it: the
+ * rotation points it at the new secret, so what the earlier rotation printed stays true; `--end-overlaps` ends them
+ * instead (a leaked secret). At most MAX_OVERLAPS earlier secrets run at once. The key's standing at the gateway is
+ * kept by the hash of its secret: an admin's ban is noted on the new one in the same transaction.
  */
 export async function rotate(
   ctx: AdminContext,
   keyId: string,
   overlapMinutes = 0,
-): Promise<{ key: string; record: KeyView; oldSecretUntil: string | null }> {
+  options: { readonly endOverlaps?: boolean } = {},
+): Promise<Rotated> {
   if (!Number.isSafeInteger(overlapMinutes) || overlapMinutes < 0 || overlapMinutes > MAX_OVERLAP_MINUTES)
     throw new AdminError(`--overlap must be whole minutes from 0 to ${MAX_OVERLAP_MINUTES.toLocaleString('en-US')}`);
   const rotatedAt = new Date(ctx.now()).toISOString();
-  const overlapUntil = overlapMinutes ? Math.floor(ctx.now() / 1000) + overlapMinutes * 60 : undefined;
-  const oldSecretUntil = overlapUntil ? new Date(overlapUntil * 1000).toISOString() : null;
-  const change = await changeBy(ctx, `rotate${overlapMinutes ? ` --overlap ${overlapMinutes}` : ''}`, () =>
-    oldSecretUntil
-      ? `rotated; the old secret is accepted until ${oldSecretUntil}`
-      : 'rotated; the old secret is refused',
+  const nowSec = Math.floor(ctx.now() / 1000);
+  const overlapUntil = overlapMinutes ? nowSec + overlapMinutes * 60 : undefined;
+  const oldSecretUntil = overlapUntil ? isoOf(overlapUntil) : null;
+  let kept: readonly KeyOverlapRef[] = [];
+  let ended: readonly KeyOverlapRef[] = [];
+  const change = await changeBy(
+    ctx,
+    `rotate${overlapMinutes ? ` --overlap ${overlapMinutes}` : ''}${options.endOverlaps ? ' --end-overlaps' : ''}`,
+    () =>
+      (oldSecretUntil
+        ? `rotated; the old secret is accepted until ${oldSecretUntil}`
+        : 'rotated; the old secret is refused') +
+      (kept.length ? `; earlier secrets still accepted until ${kept.map((o) => isoOf(o.until)).join(', ')}` : '') +
+      (ended.length ? `; ended ${ended.length} earlier overlap(s)` : ''),
   );
   // The secret this command set out to replace: when another rotation replaced it first (two admins at once), this
   // one stops, or both would print a secret and only the later would work.
@@ -272,20 +373,33 @@ export async function rotate(
       // Its secret is given by its create run again, which shows it before the write that makes it work.
       refuseUndelivered(record);
       replacing ??= record.hash;
-      if (record.hash !== replacing)
+      if (record.hash !== replacing) throw await rotatedMeanwhile(ctx, record);
+      const running = (record.overlaps ?? []).filter((o) => o.until > nowSec);
+      kept = options.endOverlaps ? [] : running;
+      ended = options.endOverlaps ? running : [];
+      const overlaps = [...kept, ...(overlapUntil ? [{ hash: record.hash, until: overlapUntil }] : [])];
+      if (overlaps.length > MAX_OVERLAPS)
         throw new AdminError(
-          `key ${keyId} was rotated by another command while this one ran (at ${record.rotatedAt ?? 'an unknown time'}): ` +
-            'its secret is the one that command printed; nothing changed here (run `keys rotate` again only if that ' +
-            'secret must be replaced too)',
+          `key ${keyId} already has ${running.length} earlier secrets accepted (until ` +
+            `${running.map((o) => isoOf(o.until)).join(', ')}): rotate after ${isoOf(running[0]!.until)}, ` +
+            'rotate without --overlap, or add --end-overlaps to refuse them now; nothing changed',
         );
       const secret = generateKey();
-      const next = { ...record, hash: hashKey(secret), rotatedAt, version: (record.version ?? 0) + 1 };
+      const { overlaps: _was, ...rest } = record;
+      const next: KeyRecord = {
+        ...rest,
+        hash: hashKey(secret),
+        rotatedAt,
+        version: (record.version ?? 0) + 1,
+        ...(overlaps.length ? { overlaps } : {}),
+      };
       const ban = adminBanOf(ctx, record);
       await ctx.deps.store.replaceHash(
         record,
         { ...next, writeId: randomUUID() },
         {
           ...(overlapUntil ? { overlapUntil } : {}),
+          ...(kept.length ? { carried: kept } : {}),
           audit: entryOf(change, record),
           ...(ban ? { standing: { change: { ban }, at: ctx.now() } } : {}),
         },
@@ -293,7 +407,37 @@ export async function rotate(
       return { key: secret, record: next };
     }),
   );
-  return { key, record: view(record), oldSecretUntil };
+  return {
+    key,
+    record: view(record),
+    oldSecretUntil,
+    carried: kept.map((o) => isoOf(o.until)),
+    ended: ended.map((o) => isoOf(o.until)),
+  };
+}
+
+/**
+ * Earlier secrets a key accepts at once at most (each a rotation's `--overlap`): three is a rotation a day for a
+ * customer's slow deploys with room for a mistake; every one is a secret that still works, and a transaction moves
+ * each at the next rotation.
+ */
+export const MAX_OVERLAPS = 3;
+
+/** The refusal of a rotation another command made first: what it did, who made it and when (its history entry). */
+async function rotatedMeanwhile(ctx: AdminContext, record: KeyRecord): Promise<AdminError> {
+  const by = await lastChange(ctx, record.keyId);
+  return new AdminError(
+    `key ${record.keyId} was rotated by another command while this one ran (${by ?? `at ${record.rotatedAt ?? 'an unknown time'}`}): ` +
+      'its secret is the one that command printed, and what it printed about earlier secrets holds; nothing changed ' +
+      `here (see \`keys history ${record.keyId}\`)`,
+  );
+}
+
+/** The key's latest history entry as "<command> by <actor> at <time>"; undefined when it cannot be read. */
+export async function lastChange(ctx: AdminContext, keyId: string): Promise<string | undefined> {
+  const entries = await ctx.deps.store.history(keyId).catch(() => []);
+  const e = entries[entries.length - 1];
+  return e ? `keys ${e.command} by ${e.actor} at ${e.at}: ${e.result}` : undefined;
 }
 
 /** An admin's ban the key is under now (not lifted since): what its standing and counters carry. */
@@ -354,6 +498,8 @@ export type PlanChange = KeyView & {
   readonly standing?: { readonly before: MoveStanding; readonly after?: MoveStanding };
   /** A move back the same day: the ban it lifted (through its end) and today's bans set back to. */
   readonly undid?: { readonly liftedBanUntil: string | null; readonly bansToday: number | null };
+  /** Unchanged because another command moved it there while this one ran: that change, who made it and when. */
+  readonly movedBy?: string;
   /** Sent this minute over the new per-minute limit: it gets 429s, and a ban if it keeps on. */
   readonly overMinute?: { readonly count: number; readonly perMinute: number };
 };
@@ -401,7 +547,8 @@ export async function setPlan(ctx: AdminContext, keyId: string, input: PlanInput
       // have both print "Moved" and only the later hold.
       if (record.plan !== first.plan || !sameLimits(record.limits, first.limits))
         throw new AdminError(
-          `key ${keyId} was moved to ${record.plan}${limitsText(record)} by another command while this one ran: ` +
+          `key ${keyId} was moved to ${record.plan}${limitsText(record)} by another command while this one ran ` +
+            `(${(await lastChange(ctx, keyId)) ?? 'its history could not be read'}): ` +
             `nothing changed here; run \`keys set-plan ${keyId} ${input.plan}${limits ? ` --per-minute ${limits.perMinute} --per-day ${limits.perDay}` : ''}\` again if it should still move`,
         );
       const from = limitsOf(record) ?? { perMinute: 1, perDay: 1 };
@@ -437,7 +584,12 @@ export async function setPlan(ctx: AdminContext, keyId: string, input: PlanInput
     }),
   );
   // Already where it was asked to go (another command moved it there meanwhile): said of the record as it is now.
-  if (!updated) return { ...view(latest), changed: false };
+  if (!updated)
+    return {
+      ...view(latest),
+      changed: false,
+      ...(latest.version !== first.version ? { movedBy: (await lastChange(ctx, keyId)) ?? 'another command' } : {}),
+    };
   // What the move did to its standing, read again; a failed read only leaves that out (the change is made).
   const after = await readKeyStanding(ctx, updated).catch(() => undefined);
   return {
@@ -521,4 +673,51 @@ export async function ban(ctx: AdminContext, keyId: string, minutes: number): Pr
     }),
   );
   return view(record);
+}
+
+/** The key after set-expiry or set-scope; `changed: false` when it already had that (nothing written). */
+export type TermsChange = KeyView & { readonly changed: boolean };
+
+/**
+ * `keys set-expiry <id> <date|duration|never>`: when the key expires (when.ts), or `never`. Applies to every secret
+ * of the key, an overlap's too (the authorizer reads the current record). An expired key can be given a later expiry
+ * (within its notice, or later still): its secret works again once cached authorizer results expire.
+ */
+export async function setExpiry(ctx: AdminContext, keyId: string, when: string): Promise<TermsChange> {
+  const validUntil = when === 'never' ? undefined : expiryOf(when, ctx.now(), 'the expiry');
+  const said = validUntil ? `expires at ${isoOf(validUntil)}` : 'never expires';
+  const change = await changeBy(ctx, `set-expiry ${validUntil ? isoOf(validUntil) : 'never'}`, () => said);
+  return recordStep(() =>
+    ctx.onLatest(keyId, async (record) => {
+      if (record.status !== 'active') throw new AdminError(`key ${keyId} is ${record.status}: only active keys change`);
+      if (record.validUntil === validUntil) return { ...view(record), changed: false };
+      const updated = await ctx.deps.store.update(
+        record,
+        validUntil ? { validUntil } : {},
+        validUntil ? [] : ['validUntil'],
+        { audit: entryOf(change, record) },
+      );
+      return { ...view(updated), changed: true };
+    }),
+  );
+}
+
+/** `keys set-scope <id> read|all`: a key that may only read, or every operation. */
+export async function setScope(ctx: AdminContext, keyId: string, scope: KeyScope): Promise<TermsChange> {
+  const change = await changeBy(ctx, `set-scope ${scope}`, () =>
+    scope === 'read' ? 'may only read' : 'may call every operation',
+  );
+  return recordStep(() =>
+    ctx.onLatest(keyId, async (record) => {
+      if (record.status !== 'active') throw new AdminError(`key ${keyId} is ${record.status}: only active keys change`);
+      if ((record.scope ?? 'all') === scope) return { ...view(record), changed: false };
+      const updated = await ctx.deps.store.update(
+        record,
+        scope === 'read' ? { scope } : {},
+        scope === 'read' ? [] : ['scope'],
+        { audit: entryOf(change, record) },
+      );
+      return { ...view(updated), changed: true };
+    }),
+  );
 }

@@ -3,7 +3,7 @@
  * plane) and the error it reports.
  */
 import type { PlanLimits } from '../../contract/plans.ts';
-import type { KeyRecord, Standing } from '../../lambdas/domain/keys.ts';
+import type { KeyOverlapRef, KeyRecord, Standing } from '../../lambdas/domain/keys.ts';
 import type { LimitCounters, Windows } from '../../lambdas/domain/rate-limit.ts';
 import type { Storage } from '../../lambdas/storage/client.ts';
 import type { MinuteOpens } from '../../lambdas/storage/usage-history.ts';
@@ -35,6 +35,8 @@ export interface KeyAdminStorePort {
   listPage(filter: ListFilter, limit: number, after?: string): Promise<ListPage>;
   /** Gives records an earlier release listed otherwise the listing's attributes; how many. */
   reindex(): Promise<number>;
+  /** Gives history entries an earlier release wrote the by-day index's attribute (audit-store.ts); how many. */
+  reindexHistory(): Promise<number>;
   /** The key's standing at the gateway (lambdas/storage/standing.ts). */
   readStanding(hash: string): Promise<Standing>;
   /** `with_`: its history entry and what it changes of the key's standing, in the same transaction (key-store.ts). */
@@ -44,8 +46,15 @@ export interface KeyAdminStorePort {
     remove?: string[],
     with_?: WriteWith,
   ): Promise<KeyRecord>;
-  /** A rotation; `overlapUntil` (unix seconds): the old secret is accepted until then (key-store.ts). */
-  replaceHash(current: KeyRecord, next: KeyRecord, options?: WriteWith & { overlapUntil?: number }): Promise<void>;
+  /**
+   * A rotation; `overlapUntil` (unix seconds): the old secret is accepted until then; `carried`: earlier secrets whose
+   * overlap runs, pointed at the new one (key-store.ts).
+   */
+  replaceHash(
+    current: KeyRecord,
+    next: KeyRecord,
+    options?: WriteWith & { overlapUntil?: number; carried?: readonly KeyOverlapRef[] },
+  ): Promise<void>;
   /** A key's history of changes, oldest first (lambdas/storage/audit-store.ts). */
   history(keyId: string): Promise<AuditEntry[]>;
 }

@@ -11,13 +11,28 @@
  * this module binds them to one set of dependencies.
  */
 import type { ListFilter } from '../../lambdas/storage/key-listing.ts';
+import { auditAdmin } from './audit-search.ts';
 import { issueCheckKey } from './check-key.ts';
+import { revokeOwner, type OwnerKeyOutcome } from './owner-revoke.ts';
 import { adminContext } from './context.ts';
-import { ban, create, restore, revoke, rotate, setPlan, type Created, type PlanInput } from './lifecycle.ts';
+import {
+  ban,
+  create,
+  restore,
+  revoke,
+  rotate,
+  setExpiry,
+  setPlan,
+  setScope,
+  type CreateInput,
+  type Created,
+  type PlanInput,
+} from './lifecycle.ts';
+import type { KeyScope } from '../../lambdas/domain/keys.ts';
 import { removeReleaseApiKeys } from './release-api-keys.ts';
 import { unban } from './unban.ts';
 import type { AdminDeps } from './ports.ts';
-import { list, show, usage } from './queries.ts';
+import { list, show, usage, type ListPageOptions } from './queries.ts';
 
 export { AdminError, type AdminDeps, type KeyAdminStorePort } from './ports.ts';
 export type { KeyView } from './rules.ts';
@@ -27,16 +42,20 @@ export function keyAdmin(deps: AdminDeps, options: { actor?: string } = {}) {
   const ctx = adminContext(deps, options);
   return {
     /** `show`: called with the secret before the write that makes it work (lifecycle.ts create). */
-    create: (input: PlanInput & { owner: string }, show?: (created: Created) => void) => create(ctx, input, show),
-    list: (filter?: ListFilter, page?: { limit?: number; after?: string }) => list(ctx, filter, page),
+    create: (input: CreateInput, show?: (created: Created) => void) => create(ctx, input, show),
+    list: (filter?: ListFilter, page?: ListPageOptions) => list(ctx, filter, page),
     /** Gives records an earlier release listed otherwise the listing's attributes (lambdas/storage/key-listing.ts). */
-    reindex: () => ctx.deps.store.reindex(),
+    reindex: async () => ({ keys: await ctx.deps.store.reindex(), history: await ctx.deps.store.reindexHistory() }),
     show: (keyId: string) => show(ctx, keyId),
     revoke: (keyId: string) => revoke(ctx, keyId),
     restore: (keyId: string) => restore(ctx, keyId),
-    rotate: (keyId: string, overlapMinutes?: number) => rotate(ctx, keyId, overlapMinutes),
+    rotate: (keyId: string, overlapMinutes?: number, options?: { endOverlaps?: boolean }) =>
+      rotate(ctx, keyId, overlapMinutes, options),
+    setExpiry: (keyId: string, when: string) => setExpiry(ctx, keyId, when),
+    setScope: (keyId: string, scope: KeyScope) => setScope(ctx, keyId, scope),
     /** A key's history of changes, oldest first: who, what (before and after), when and what it did. */
-    history: async (keyId: string) => ({ keyId, entries: await ctx.deps.store.history(keyId) }),
+    ...auditAdmin(ctx),
+    revokeOwner: (owner: string, report?: (k: OwnerKeyOutcome) => void) => revokeOwner(ctx, owner, report),
     setPlan: (keyId: string, input: PlanInput) => setPlan(ctx, keyId, input),
     usage: (keyId: string) => usage(ctx, keyId),
     unban: (keyId: string) => unban(ctx, keyId),

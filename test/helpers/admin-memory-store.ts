@@ -2,7 +2,7 @@
  * The admin tool's storage ports in memory, for runs too large for DynamoDB Local (a command on 100,000 keys): the key
  * store's contract (lambdas/storage/key-store.ts) kept where the commands rely on it (writes conditional on the version
  * read, StaleKeyRecordError otherwise; a rotation moves the record under its new hash; each write's history entry made
- * from the record it leaves) and no more: no listing index but the pending keys, no counters (every key unused today),
+ * from the record it leaves) and no more: no listing index but the pending keys and the owners', no counters (every key unused today),
  * and the standing changes a write carries are counted, not applied.
  */
 import { StaleKeyRecordError, type KeyRecord } from '../../lambdas/domain/keys.ts';
@@ -19,6 +19,8 @@ export function memoryStore(): MemoryStore {
   const hashOf = new Map<string, string>();
   /** The pending partition: hashes of undelivered records (what a create run again reads). */
   const pending = new Set<string>();
+  /** Key ids by owner (lower case): what a create reads of the owner's recent keys. */
+  const byOwner = new Map<string, Set<string>>();
   const written = { entries: 0, standing: 0 };
   const current = (r: KeyRecord) => {
     const now = byHash.get(r.hash);
@@ -27,6 +29,9 @@ export function memoryStore(): MemoryStore {
   const put = (r: KeyRecord) => {
     byHash.set(r.hash, r);
     hashOf.set(r.keyId, r.hash);
+    const owner = r.owner.toLowerCase();
+    if (!byOwner.has(owner)) byOwner.set(owner, new Set());
+    byOwner.get(owner)!.add(r.keyId);
     if (r.undelivered) pending.add(r.hash);
     else pending.delete(r.hash);
   };
@@ -54,7 +59,11 @@ export function memoryStore(): MemoryStore {
     },
     async listPage(filter) {
       // Only what the commands page through: an owner's pending (undelivered) keys, and the check key's owner's.
-      const from = filter.pending ? [...pending].map((h) => byHash.get(h)!) : [...byHash.values()];
+      const from = filter.pending
+        ? [...pending].map((h) => byHash.get(h)!)
+        : filter.owner
+          ? [...(byOwner.get(filter.owner.toLowerCase()) ?? [])].map((id) => byHash.get(hashOf.get(id)!)!)
+          : [...byHash.values()];
       const records = from.filter(
         (r) =>
           (!filter.pending || r.undelivered) &&
@@ -83,6 +92,7 @@ export function memoryStore(): MemoryStore {
       carried(options, next);
     },
     history: async () => [],
+    reindexHistory: async () => 0,
   };
 }
 

@@ -140,7 +140,8 @@ describe('commands under throttling, through the command line', () => {
     const lines = err.map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines.at(-1)).toEqual({
       error: expect.stringMatching(/run `keys remove-release-api-keys` again$/),
-      next: `npm run admin -- keys remove-release-api-keys --stage ${STAGE}`,
+      // The command run again, as the admin ran it.
+      next: `npm run admin -- keys remove-release-api-keys --max-wait 45 --json --stage ${STAGE}`,
     });
     const waits = lines.slice(0, -1);
     expect(waits.length).toBeGreaterThan(0);

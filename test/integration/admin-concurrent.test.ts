@@ -22,7 +22,9 @@ afterAll(() => api?.close());
 const status = async (key: string) => (await api.call('/pets', { key })).status;
 
 const created = async (plan = 'pro') =>
-  JSON.parse((await runLocalAdmin(deps, 'keys', 'create', '--owner', 'two-admins', '--plan', plan, '--json')).out) as {
+  JSON.parse(
+    (await runLocalAdmin(deps, 'keys', 'create', '--owner', 'two-admins', '--plan', plan, '--another', '--json')).out,
+  ) as {
     key: string;
     keyId: string;
   };
@@ -59,9 +61,15 @@ describe('two admins at once', () => {
     expect(other).toMatchObject({ code: 0, out: expect.stringMatching(/^Moved /) });
     expect(first.code).toBe(1);
     expect(first.out).not.toMatch(/Moved/);
-    expect(first.err).toBe(
-      `error: key ${keyId} was moved to business (1000/min, 100000/day) by another command while this one ran: nothing changed here; run ` +
-        `\`keys set-plan ${keyId} free\` again if it should still move`,
+    // The refusal names the other admin's command: what moved the key, by whom and when.
+    const by =
+      '\\(keys set-plan business by local:root at \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z: ' +
+      'moved pro \\(300/min, 10000/day\\) → business \\(1000/min, 100000/day\\)\\)';
+    expect(first.err).toMatch(
+      new RegExp(
+        `^error: key ${keyId} was moved to business \\(1000/min, 100000/day\\) by another command while this one ran ` +
+          `${by}: nothing changed here; run \`keys set-plan ${keyId} free\` again if it should still move$`,
+      ),
     );
     expect(JSON.parse((await runLocalAdmin(deps, 'keys', 'show', keyId, '--json')).out)).toMatchObject({
       plan: 'business',
@@ -72,10 +80,14 @@ describe('two admins at once', () => {
     const { keyId } = await created('pro');
     const { first, other } = await racing(['set-plan', keyId, 'business'], ['set-plan', keyId, 'business']);
     expect(other).toMatchObject({ code: 0, out: expect.stringMatching(/^Moved /) });
-    expect(first).toMatchObject({
-      code: 0,
-      out: `No change: ${keyId} is already on business with these limits (nothing written)`,
-    });
+    expect(first.code).toBe(0);
+    expect(first.out).toMatch(
+      new RegExp(
+        `^No change: ${keyId} is already on business with these limits \\(nothing written\\): another command moved it ` +
+          'there while this one ran \\(keys set-plan business by local:root at \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z: ' +
+          'moved pro \\(300/min, 10000/day\\) → business \\(1000/min, 100000/day\\)\\)$',
+      ),
+    );
   });
 });
 

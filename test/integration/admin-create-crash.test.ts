@@ -25,6 +25,11 @@ const status = async (key: string) => (await api.call('/pets?limit=1', { key, co
 
 type Kill = { at: number; when: 'before' | 'after' };
 
+/** A fresh create's calls: its undelivered keys, its recent keys (a rerun?), the record, then the write under the secret. */
+const FRESH_CREATE = ['listPage', 'listPage', 'put', 'replaceHash'];
+/** A fresh create killed before the write that makes its shown secret work: a key no secret works for. */
+const BEFORE_ITS_SECRET_WORKS: Kill = { at: FRESH_CREATE.indexOf('replaceHash') + 1, when: 'before' };
+
 /**
  * `deps` whose store stops the command at its `at`th call, as a `kill -9` would: the call's promise never settles, so
  * nothing of the command runs after it. `calls` counts the calls (a run without a kill learns how many there are).
@@ -98,7 +103,7 @@ describe('keys create killed at each step, then finished as its output says', ()
     const first = await runUntil(clean, createArgs(newOwner()));
     expect(first.ended).toBe(0);
     const steps = clean.calls.length;
-    expect(clean.calls).toEqual(['listPage', 'put', 'replaceHash']);
+    expect(clean.calls).toEqual(FRESH_CREATE);
     for (let at = 1; at <= steps; at++)
       for (const when of ['before', 'after'] as const) {
         const owner = newOwner();
@@ -123,7 +128,7 @@ describe('keys create killed at each step, then finished as its output says', ()
         const owner = newOwner();
         const label = `the finishing run killed ${when} call ${at} (${steps[at - 1]})`;
         // The first run killed before its secret was written under its hash: a key no secret works for.
-        const first = await runUntil(killable({ at: 3, when: 'before' }), createArgs(owner));
+        const first = await runUntil(killable(BEFORE_ITS_SECRET_WORKS), createArgs(owner));
         const shown = [printedKey(first.out)!.key];
         const run = killable({ at, when });
         const killed = await runUntil(run, createArgs(owner));
@@ -146,7 +151,7 @@ describe('keys create failing at each step, then finished with the command its e
     for (const leftOne of [false, true]) {
       const count = new StorageFaults();
       const owner0 = newOwner();
-      if (leftOne) await runUntil(killable({ at: 3, when: 'before' }), createArgs(owner0));
+      if (leftOne) await runUntil(killable(BEFORE_ITS_SECRET_WORKS), createArgs(owner0));
       const clean = await runLocalAdmin(count.around(deps), ...createArgs(owner0));
       expect(clean.code, clean.err).toBe(0);
       const steps = count.calls.length;
@@ -156,7 +161,7 @@ describe('keys create failing at each step, then finished with the command its e
           const label = `${leftOne ? 'finishing' : 'fresh'}: ${mode} at call ${at} (${count.calls[at - 1]})`;
           const shown: string[] = [];
           if (leftOne)
-            shown.push(printedKey((await runUntil(killable({ at: 3, when: 'before' }), createArgs(owner))).out)!.key);
+            shown.push(printedKey((await runUntil(killable(BEFORE_ITS_SECRET_WORKS), createArgs(owner))).out)!.key);
           const faults = new StorageFaults();
           faults.failAt(at, mode);
           let run = await runLocalAdmin(faults.around(deps), ...createArgs(owner));
@@ -179,7 +184,7 @@ describe('keys create failing at each step, then finished with the command its e
 describe('a key whose create stopped before showing a working secret', () => {
   it('is refused at the API, said by show and list, and refused by commands that need a working secret', async () => {
     const owner = newOwner();
-    const first = await runUntil(killable({ at: 3, when: 'before' }), createArgs(owner));
+    const first = await runUntil(killable(BEFORE_ITS_SECRET_WORKS), createArgs(owner));
     const { key, keyId } = printedKey(first.out)!;
     expect(await status(key)).toBe(401);
     const show = await runLocalAdmin(deps, 'keys', 'show', keyId);
@@ -200,7 +205,9 @@ describe('a key whose create stopped before showing a working secret', () => {
         code: 1,
         err:
           `error: key ${keyId} has no working secret yet (its create stopped before showing one): run ` +
-          `\`keys create --owner ${owner} --plan pro\`, which gives it one`,
+          `\`keys create --owner ${owner} --plan pro\`, which gives it one ` +
+          // Not the command the admin ran: the next step given is a read of the key.
+          `(to see where it stands first: npm run admin -- keys show ${keyId} --local)`,
       });
     }
     // Finished in words: the same key id, a new secret, one history entry saying who created it.
@@ -218,8 +225,16 @@ describe('a key whose create stopped before showing a working secret', () => {
     expect(history.entries.map((e) => [e.command, e.result])).toEqual([
       ['create --plan pro', 'created on pro (300/min, 10000/day) (its secret given by a create run again)'],
     ]);
-    // A create after that is a new key.
-    const second = await runLocalAdmin(deps, ...createArgs(owner));
+    // A create after that is not taken to finish it again: within minutes it is refused as a rerun of the one that
+    // finished it, naming it; asked for as another key, it is a new key.
+    const rerun = await runLocalAdmin(deps, ...createArgs(owner));
+    expect(rerun).toMatchObject({ code: 1, out: '' });
+    expect(JSON.parse(rerun.err)).toMatchObject({
+      error: expect.stringMatching(new RegExp(`^${keyId} was created for ${owner} on pro at .*add --another`)),
+      next: `npm run admin -- keys show ${keyId} --local`,
+    });
+    const second = await runLocalAdmin(deps, ...createArgs(owner), '--another');
+    expect(second.code, second.err).toBe(0);
     expect(printedKey(second.out)!.keyId).not.toBe(keyId);
   });
 });

@@ -154,7 +154,7 @@ describe('keys history on DynamoDB Local: the OS user', () => {
     });
     expect((await runLocalAdmin(localDeps, 'keys', 'history', keyId)).out.split('\n')).toHaveLength(2);
     expect((await runLocalAdmin(localDeps, 'keys', 'history', '--help')).out).toMatch(
-      /^Usage: npm run admin -- keys history <id> .*\n\nEvery change made to the key: when, the command, who/,
+      /^Usage: npm run admin -- keys history \[<id>\] .*\n\nChanges made to keys, oldest first: with <id>, that key's;[\s\S]*when, the command, who/,
     );
   });
 });
@@ -197,7 +197,9 @@ describe('production revoke and rotate ask first', () => {
     const questions: string[] = [];
     const wrong = await prod(['keys', 'revoke', id], async (q) => (questions.push(q), 'key_someoneelse'));
     expect(wrong).toMatchObject({ code: 1, err: 'error: not confirmed: nothing changed' });
-    expect(questions[0]).toMatch(new RegExp(`^Revoke ${id} on production\\? .*Type the key id to confirm: $`));
+    expect(questions[0]).toMatch(
+      new RegExp(`^Revoke ${id} \\(owner ${w.owner}, plan pro\\) on production\\? .*Type the key id to confirm: $`),
+    );
     expect(await status()).toBe('active');
     expect((await prod(['keys', 'rotate', id])).code).toBe(1);
     expect(await prod(['keys', 'revoke', id], async () => id)).toMatchObject({ code: 0 });

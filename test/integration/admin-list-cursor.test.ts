@@ -20,7 +20,7 @@ beforeAll(async () => {
   const admin = keyAdmin(deps);
   for (let i = 0; i < 4; i++) {
     await admin.create({ owner: `cursor-a-${i}`, plan: 'pro' });
-    await admin.create({ owner: 'cursor-owner', plan: 'pro' });
+    await admin.create({ owner: 'cursor-owner', plan: 'pro', another: true });
     await admin.create({ owner: `cursor-b-${i}`, plan: 'free' });
   }
 }, 60_000);

@@ -26,8 +26,9 @@ it('lists by plan, owner (exact, any case) and status, a page at a time, reading
   for (let i = 0; i < 60; i++) ids.free!.push((await admin.create({ owner: `hobby-${i}`, plan: 'free' })).record.keyId);
   for (let i = 0; i < 7; i++)
     ids.business!.push((await admin.create({ owner: `corp-${i}`, plan: 'business' })).record.keyId);
+  // One owner in three spellings (owners match in any case), so the second and third are asked for as more keys.
   for (const owner of ['Acme', 'ACME', 'acme'])
-    ids.acme!.push((await admin.create({ owner, plan: 'pro' })).record.keyId);
+    ids.acme!.push((await admin.create({ owner, plan: 'pro', another: true })).record.keyId);
   await admin.create({ owner: 'acme#2', plan: 'pro' });
   await admin.create({ owner: 'acmeco', plan: 'pro' });
   await admin.revoke(ids.acme![0]!);
@@ -95,9 +96,11 @@ it('keys reindex gives records an earlier release listed otherwise (or not at al
     ).keys;
   expect(await find()).toEqual([]);
   const first = await runLocalAdmin(deps, 'keys', 'reindex');
-  expect(first.out).toMatch(/^Gave [1-9]\d* key record\(s\) the listing index's attributes$/);
+  expect(first.out).toMatch(
+    /^Gave [1-9]\d* key record\(s\) the listing index's attributes and \d+ history entr(y|ies) the by-day index's$/,
+  );
   expect((await find()).map((k) => k.keyId)).toEqual([record.keyId]);
   expect((await runLocalAdmin(deps, 'keys', 'reindex')).out).toBe(
-    "Gave 0 key record(s) the listing index's attributes",
+    "Gave 0 key record(s) the listing index's attributes and 0 history entries the by-day index's",
   );
 });

@@ -42,7 +42,9 @@ async function bansToday(keyId: string, nowMs: number) {
 }
 async function businessKey(t: number) {
   api.clock.set(() => t);
-  const r = await runLocalAdmin(deps, 'keys', 'create', '--owner', 'busy', '--plan', 'business', '--json');
+  // Each test's own key: the tests' clocks are days apart but not in order, so a key an earlier test made (on a
+  // later day) would otherwise be taken for this create's lost answer.
+  const r = await runLocalAdmin(deps, 'keys', 'create', '--owner', 'busy', '--plan', 'business', '--another', '--json');
   return JSON.parse(r.out) as { keyId: string; key: string };
 }
 

@@ -40,7 +40,7 @@ it('every command and option has help, and each synopsis offers exactly the opti
     const offered = [...synopsis(command).matchAll(/--([a-z-]+)/g)].map((m) => m[1]!);
     expect(offered.sort(), command).toEqual([...shape.options].sort());
     const words = synopsis(command).split(' ');
-    const args = words.filter((w, i) => /^<[a-z]+>$/.test(w) && !/^\[?--/.test(words[i - 1]!));
+    const args = words.filter((w, i) => /^\[?<[a-z]+>\]?$/.test(w) && !/^\[?--/.test(words[i - 1]!));
     expect(args.length, command).toBe(shape.positionals);
     expect(commandUsage(command), command).toContain(`keys ${command}`);
   }
