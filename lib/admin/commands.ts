@@ -191,7 +191,8 @@ const revokeById = onKey(async (admin, id) => {
   const { already, ...k } = await admin.revoke(id);
   return printed(
     already
-      ? `${k.keyId} was already revoked at ${k.revokedAt} (nothing changed)`
+      ? `${k.keyId} was already revoked at ${k.revokedAt} (nothing changed)` +
+          (k.revokedBy?.startsWith('keys revoke') ? `: ${k.revokedBy}` : '')
       : `Revoked ${k.keyId} (requests with it get 401 once cached authorizer results expire; ` +
           `\`keys restore ${k.keyId}\` within ${RESTORE_WINDOW_DAYS} days undoes it)`,
     { ...k, alreadyRevoked: already },

@@ -298,7 +298,10 @@ async function activate(
 }
 
 /** Marks the key revoked: the authorizer refuses it from now on (after its cache TTL). Revoking twice changes nothing. */
-export async function revoke(ctx: AdminContext, keyId: string): Promise<KeyView & { already: boolean }> {
+export async function revoke(
+  ctx: AdminContext,
+  keyId: string,
+): Promise<KeyView & { already: boolean; revokedBy?: string }> {
   const revokedAt = new Date(ctx.now()).toISOString();
   const change = await changeBy(
     ctx,
@@ -317,7 +320,9 @@ export async function revoke(ctx: AdminContext, keyId: string): Promise<KeyView 
           },
     ),
   );
-  return { ...view(record), already };
+  // Revoked before: by whom and when, from its history (another admin's revoke, or this one's earlier run).
+  const by = already ? await lastChange(ctx, keyId) : undefined;
+  return { ...view(record), already, ...(by ? { revokedBy: by } : {}) };
 }
 
 /** What `keys rotate` did: the new secret, and until when each earlier secret is still accepted. */
