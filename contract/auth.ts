@@ -43,8 +43,8 @@ export const BEARER_PATTERN = new RegExp(`^${SCHEME} (${KEY_CHARS})$`);
 
 /**
  * How long after its expiry a key is still recognised, to be told so: the authorizer lets it through with its
- * context and the function answers 401 `key_expired` before any limiter or storage call, so the client learns why
- * at no DynamoDB cost. After this the authorizer refuses it as it refuses an unknown key (a plain 401: no function
+ * context and the function answers 401 `key_expired`, counted like any request (so its limits and bans still
+ * apply) and before any other storage call, so the client learns why. After this the authorizer refuses it as it refuses an unknown key (a plain 401: no function
  * runs, however long the client keeps sending).
  */
 export const EXPIRED_NOTICE_SECONDS = 86_400;

@@ -142,12 +142,11 @@ export function authorizerHandler(rt: Runtime) {
     }
     const nowMs = rt.now();
     const nowSec = Math.floor(nowMs / 1000);
-    // An expired key is let through for a day to be told so by the function (401 key_expired, before anything is
-    // counted or read: its standing does not matter), then refused here like an unknown key: no function runs.
-    const expiry = expiryAt(auth.validUntil, nowSec);
-    if (expiry === 'gone') throw unauthorized();
+    // An expired key is let through for a day to be told so by the function (401 key_expired, counted like any
+    // request, so its standing still decides), then refused here like an unknown key: no function runs.
+    if (expiryAt(auth.validUntil, nowSec) === 'gone') throw unauthorized();
     let standing = found.standing;
-    let decision = expiry === 'expired' ? 'allow' : gateDecision(standing, nowSec);
+    let decision = gateDecision(standing, nowSec);
     if (decision === 'spent') {
       standing = await spentAgain(auth, keyHash, standing!, nowMs);
       decision = gateDecision(standing, nowSec);

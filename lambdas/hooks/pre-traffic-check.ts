@@ -689,5 +689,8 @@ export function authContextOf(outcome: Outcome): AuthContext | undefined {
     perMinute: Number(ctx.perMinute),
     perDay: Number(ctx.perDay),
     ...(typeof ctx.keyHash === 'string' ? { keyHash: ctx.keyHash } : {}),
+    // Passed on as the authorizer gave them, so the versions compared see the check key's scope and expiry.
+    ...(ctx.scope === 'read' || ctx.scope === 'all' ? { scope: ctx.scope } : {}),
+    ...(typeof ctx.validUntil === 'number' ? { validUntil: ctx.validUntil } : {}),
   };
 }

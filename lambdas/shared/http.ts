@@ -147,8 +147,14 @@ const api = (
       event.auth = authContext(event as unknown as APIGatewayProxyEvent);
       const headers: Record<string, string> = { ...AUTHENTICATED_HEADERS, ...deprecated };
       request.internal.headers = headers;
-      // An expired key, or a read-only key on a change: refused before the limiter or any storage, so it costs no
-      // DynamoDB request and counts against nothing.
+      if (deprecated) rt.telemetry.count('DeprecatedOperationCall', { operation: route.operationId });
+      if (gate) {
+        const admission = admit(rt, gate, event.auth, headers);
+        if (readOnly && !admission.refusedLocally) request.internal.admission = admission;
+        else await admission.done;
+      }
+      // An expired key, or a read-only key on a change: refused before any storage, after it is counted, so a key
+      // that keeps sending them meets its limits and a ban like any other (the limiter's 429 wins over this).
       const refusal = keyRefusal(event.auth, Math.floor(rt.now() / 1000), call);
       if (refusal)
         throw new AppError(
@@ -156,12 +162,6 @@ const api = (
           refusal.message,
           refusal.code === 'key_expired' ? { 'WWW-Authenticate': EXPIRED_CHALLENGE } : {},
         );
-      if (deprecated) rt.telemetry.count('DeprecatedOperationCall', { operation: route.operationId });
-      if (gate) {
-        const admission = admit(rt, gate, event.auth, headers);
-        if (readOnly && !admission.refusedLocally) request.internal.admission = admission;
-        else await admission.done;
-      }
       if (route.deprecation) assertNotRemoved(route.deprecation, rt.now(), `${route.method} ${route.path}`);
     },
     after: async (request) => {

@@ -227,6 +227,8 @@ Every command:
   --json                    the data as JSON on stdout; an error as one JSON object on stderr ({ error, next })
   --actor <name>            who is making the change, recorded in \`keys history\` beside the AWS principal (or OS
                             user) that made it: a person behind a shared role
+  --timeout <seconds>       how long the tool waits for each DynamoDB answer (default 60, at most 900)
+  --attempts <n>            how many times it sends each DynamoDB request (default 4, at most 20)
   --help, -h                this text (\`keys <command> --help\`: that command's)`;
 
 const COLUMN = 28;

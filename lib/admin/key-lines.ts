@@ -60,7 +60,10 @@ export function showLines(k: ShownKey): string[] {
     ...(standing.length
       ? [`${standing.join(', ')} (\`keys unban ${k.keyId}\` lifts ${standing.length > 1 ? 'both' : 'it'})`]
       : []),
-    ...k.overlaps.map((o) => `old secret accepted until ${o.until} (a rotation's overlap; refused from then)`),
+    // A revoked key refuses every secret: its overlaps are printed only while they work.
+    ...(k.status === 'active' ? k.overlaps : []).map(
+      (o) => `old secret accepted until ${o.until} (a rotation's overlap; refused from then)`,
+    ),
   ];
   if (k.expiresAt)
     lines.push(

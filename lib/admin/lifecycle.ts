@@ -23,7 +23,15 @@ import { entryOf, type Change } from './audit.ts';
 import type { AdminContext } from './context.ts';
 import { AdminError, describeError } from './ports.ts';
 import { shellWord } from './printed.ts';
-import { checkLimits, checkOwner, refuseOwnKeyAuthorizer, sameLimits, view, type KeyView } from './rules.ts';
+import {
+  CHECK_KEY_OWNER,
+  checkLimits,
+  checkOwner,
+  refuseOwnKeyAuthorizer,
+  sameLimits,
+  view,
+  type KeyView,
+} from './rules.ts';
 import { isoOf, readKeyStanding, type KeyStanding } from './standing.ts';
 
 export interface PlanInput {
@@ -127,6 +135,7 @@ export async function create(
   if (!(input.plan in PLANS)) throw new AdminError(`unknown plan ${input.plan}`);
   refuseOwnKeyAuthorizer(ctx.deps, input.plan, owner, `a ${input.plan} key`);
   const limits = checkLimits(input.plan, input.perMinute, input.perDay);
+  refuseCheckKeyTerms(owner, input.scope === 'read' || input.expires !== undefined);
   const validUntil = input.expires !== undefined ? expiryOf(input.expires, ctx.now()) : undefined;
   const terms = {
     ...(input.scope === 'read' ? { scope: 'read' as const } : {}),
@@ -181,7 +190,9 @@ export async function create(
     pending = record;
   }
   const key = generateKey();
-  const next = usable(pending, hashKey(key));
+  // This run's terms, not those of the run that left the key: what its history entry says is what the key gets.
+  const { scope: _s, validUntil: _v, ...base } = usable(pending, hashKey(key));
+  const next: KeyRecord = { ...base, ...terms };
   const created: Created = { key, record: view(next), finished: !!left };
   show(created);
   await activate(ctx, pending, next, entryOf(change, undefined), again);
@@ -692,10 +703,14 @@ export async function setExpiry(ctx: AdminContext, keyId: string, when: string):
   const validUntil = when === 'never' ? undefined : expiryOf(when, ctx.now(), 'the expiry');
   const said = validUntil ? `expires at ${isoOf(validUntil)}` : 'never expires';
   const change = await changeBy(ctx, `set-expiry ${validUntil ? isoOf(validUntil) : 'never'}`, () => said);
+  let first: number | undefined | null = null;
   return recordStep(() =>
     ctx.onLatest(keyId, async (record) => {
       if (record.status !== 'active') throw new AdminError(`key ${keyId} is ${record.status}: only active keys change`);
+      refuseCheckKeyTerms(record.owner, true);
       if (record.validUntil === validUntil) return { ...view(record), changed: false };
+      if (first === null) first = record.validUntil;
+      else if (record.validUntil !== first) throw await changedMeanwhile(ctx, keyId, 'the expiry');
       const updated = await ctx.deps.store.update(
         record,
         validUntil ? { validUntil } : {},
@@ -712,10 +727,14 @@ export async function setScope(ctx: AdminContext, keyId: string, scope: KeyScope
   const change = await changeBy(ctx, `set-scope ${scope}`, () =>
     scope === 'read' ? 'may only read' : 'may call every operation',
   );
+  let first: KeyScope | null = null;
   return recordStep(() =>
     ctx.onLatest(keyId, async (record) => {
       if (record.status !== 'active') throw new AdminError(`key ${keyId} is ${record.status}: only active keys change`);
+      refuseCheckKeyTerms(record.owner, true);
       if ((record.scope ?? 'all') === scope) return { ...view(record), changed: false };
+      if (first === null) first = record.scope ?? 'all';
+      else if ((record.scope ?? 'all') !== first) throw await changedMeanwhile(ctx, keyId, 'the scope');
       const updated = await ctx.deps.store.update(
         record,
         scope === 'read' ? { scope } : {},
@@ -725,4 +744,25 @@ export async function setScope(ctx: AdminContext, keyId: string, scope: KeyScope
       return { ...view(updated), changed: true };
     }),
   );
+}
+
+/** Another command changed what this one sets while it ran: said with that change, who made it and when. */
+async function changedMeanwhile(ctx: AdminContext, keyId: string, what: string): Promise<AdminError> {
+  return new AdminError(
+    `${what} of ${keyId} was changed by another command while this one ran ` +
+      `(${(await lastChange(ctx, keyId)) ?? 'its history could not be read'}): nothing changed here; run this ` +
+      'command again if it should still apply',
+  );
+}
+
+/**
+ * The pre-traffic check's keys take every operation and never expire: the check sends them on every deploy, and
+ * `keys issue-check-key`, the fix a failed check names, would not see a key that expired.
+ */
+function refuseCheckKeyTerms(owner: string, setsTerms: boolean): void {
+  if (setsTerms && owner.toLowerCase() === CHECK_KEY_OWNER)
+    throw new AdminError(
+      `keys of owner ${CHECK_KEY_OWNER} (the pre-traffic check's) take no scope or expiry: the check sends them on ` +
+        'every deploy',
+    );
 }

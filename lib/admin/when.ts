@@ -18,6 +18,8 @@ export function momentSeconds(v: string): number | undefined {
   const date = /^\d{4}-\d{2}-\d{2}$/.test(s);
   if (!date && !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/.test(s)) return undefined;
   const ms = Date.parse(date ? `${s}T00:00:00Z` : s);
+  // Date.parse rolls an impossible day over (2027-02-30 is 2 March): refused instead.
+  if (date && Number.isFinite(ms) && new Date(ms).toISOString().slice(0, 10) !== s) return undefined;
   return Number.isFinite(ms) ? Math.floor(ms / 1000) : undefined;
 }
 

@@ -27,7 +27,7 @@ export function infoDescription(): string {
     "A store-inventory service for animals. Generated from the service's schemas and route table: do not edit by hand.",
     '## Authentication',
     'Every operation requires an API key sent as `Authorization: Bearer <API_KEY>` (security scheme `bearerAuth`). A missing, malformed, unknown or revoked key gets 401 `unauthorized`.',
-    `A key may expire: from its expiry it gets 401 \`key_expired\`, whose message says when, for ${EXPIRED_NOTICE_SECONDS / 3600} hours, then 401 \`unauthorized\`. A key may be read-only: an operation that changes data (${changing}) answers it 403 \`key_read_only\`, counted against nothing; every other operation serves it as any key.`,
+    `A key may expire: from its expiry it gets 401 \`key_expired\`, whose message says when, for ${EXPIRED_NOTICE_SECONDS / 3600} hours, then 401 \`unauthorized\`. A key may be read-only: an operation that changes data (${changing}) answers it 403 \`key_read_only\`, counted against its limits like any request; every other operation serves it as any key.`,
     '## Plans and rate limits',
     'Each key belongs to a plan; limits count per key in fixed UTC windows (minute and day).',
     ['| Plan | Requests per minute | Requests per day |', '|---|---|---|', ...plans].join('\n'),

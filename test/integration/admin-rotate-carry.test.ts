@@ -211,3 +211,61 @@ it('create --expires and --scope, set-expiry and set-scope: written with their h
   );
   expect(past.err).toContain('--expires must be in the future');
 }, 60_000);
+
+it('set-expiry racing another admin says what the other set, who and when; the check key takes no terms', async () => {
+  api.clock.set(() => T0);
+  const { keyId } = await newKey('expiry-race');
+  const racing = interleaved(deps, (id) => runLocalAdmin(deps, 'keys', 'set-expiry', id, '60d', '--actor', 'bob'));
+  const mine = await runLocalAdmin(racing, 'keys', 'set-expiry', keyId, '30d', '--actor', 'alice');
+  expect(mine.code).toBe(1);
+  expect(mine.err).toContain(
+    `the expiry of ${keyId} was changed by another command while this one ran (keys set-expiry`,
+  );
+  expect(mine.err).toContain('by bob at');
+  const shownKey = JSON.parse((await runLocalAdmin(deps, 'keys', 'show', keyId, '--json')).out) as {
+    validUntil: number;
+  };
+  expect(shownKey.validUntil).toBe(T0 / 1000 + 60 * 86_400);
+  const check = await runLocalAdmin(
+    deps,
+    'keys',
+    'create',
+    '--owner',
+    'pre-traffic-check',
+    '--plan',
+    'pro',
+    '--scope',
+    'read',
+  );
+  expect(check.code).toBe(1);
+  expect(check.err).toContain('take no scope or expiry');
+});
+
+it('a create run again to finish a key gives it the terms this run asked for', async () => {
+  api.clock.set(() => T0);
+  const stopped: AdminDeps = {
+    ...deps,
+    store: {
+      ...deps.store,
+      replaceHash: () => Promise.reject(Object.assign(new Error('killed (test)'), { name: 'TimeoutError' })),
+    },
+  };
+  const first = await runLocalAdmin(stopped, 'keys', 'create', '--owner', 'finish-terms', '--plan', 'pro');
+  expect(first.code).toBe(1);
+  const again = await runLocalAdmin(
+    deps,
+    'keys',
+    'create',
+    '--owner',
+    'finish-terms',
+    '--plan',
+    'pro',
+    '--scope',
+    'read',
+    '--expires',
+    '30d',
+    '--json',
+  );
+  expect(again.code).toBe(0);
+  expect(JSON.parse(again.out)).toMatchObject({ finished: true, scope: 'read', validUntil: T0 / 1000 + 30 * 86_400 });
+});

@@ -62,7 +62,9 @@ async function everyItem(): Promise<string[]> {
     let start: Record<string, unknown> | undefined;
     do {
       const out = await api.storage.doc.send(new ScanCommand({ TableName: table, ExclusiveStartKey: start }));
-      for (const i of out.Items ?? []) items.push(`${table} ${JSON.stringify(i, Object.keys(i).sort())}`);
+      for (const i of out.Items ?? [])
+        // The limiter's counts of the key (`rl#`, `rlh#`) move: a refused request is counted like any other.
+        if (!/^rlh?#/.test(String(i.pk ?? ''))) items.push(`${table} ${JSON.stringify(i, Object.keys(i).sort())}`);
       start = out.LastEvaluatedKey;
     } while (start);
   }
@@ -105,8 +107,8 @@ describe('a read-only key', () => {
         message: readOnlyMessage(r.method, `${BASE_PATH}${r.resourcePath}`),
         status: ERROR_CODES.key_read_only.status,
       });
-      // Answered before the limiter: nothing counted against the key.
-      expect(res.headers.get('x-ratelimit-limit'), r.operationId).toBe('0');
+      // Counted against the key, as any request: a key that keeps sending them meets its limits.
+      expect(res.headers.get('x-ratelimit-limit'), r.operationId).not.toBe('0');
       expect(res.headers.get('cache-control'), r.operationId).toBe('no-store');
     }
     // The function answered (the gateway cannot tell a read from a change for a key): one invocation each.
@@ -137,7 +139,7 @@ describe('an expired key', () => {
     expect((await send(r, key)).status).toBe(200);
 
     // Every second of its notice (its first and its last here), whatever the gateway cached: told why, by the
-    // function, before anything is counted or read.
+    // function, counted like any request and before anything else is read or written.
     for (const now of [validUntil, validUntil + 61, validUntil + EXPIRED_NOTICE_SECONDS - 1]) {
       at(now);
       const before = await everyItem();
@@ -146,7 +148,7 @@ describe('an expired key', () => {
       expect(res.status, `at +${now - validUntil} s`).toBe(401);
       expect(await res.json()).toEqual({ code: 'key_expired', message: expiredMessage(validUntil), status: 401 });
       expect(res.headers.get('www-authenticate')).toMatch(/^Bearer error="invalid_token"/);
-      expect(res.headers.get('x-ratelimit-limit')).toBe('0');
+      expect(res.headers.get('x-ratelimit-limit')).not.toBe('0');
       expect(invocations() - calls).toBe(1);
       expect(await everyItem()).toEqual(before);
     }
