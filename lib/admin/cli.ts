@@ -10,6 +10,7 @@ import { commandUsage, usage } from './help.ts';
 import { ControlPlaneWaitExceeded, describeWait, type PacingOptions } from './pacing.ts';
 import { checkKeyId, checkOwner, echoed, holdsSecret, redacted } from './rules.ts';
 import { REMOVE_RELEASE_API_KEYS } from './release-api-keys.ts';
+import { ownerActiveKeys } from './owner-revoke.ts';
 import { AdminError, keyAdmin, type AdminDeps } from './service.ts';
 import { ADMIN_DYNAMODB, DYNAMODB_LIMITS, type DepsFactory, type DynamoDbPatience } from './targets.ts';
 
@@ -148,7 +149,7 @@ async function confirmed(o: Options, [, command, id]: readonly string[], io: Io,
   }
   if (command === 'revoke' && !id && o.owner !== undefined) {
     const owner = checkOwner(o.owner);
-    const active = await activeKeysOf(deps, owner);
+    const active = (await ownerActiveKeys(deps.store, owner)).map((r) => r.keyId);
     if (!active.length) return true;
     const named = active.slice(0, NAMED_IN_PROMPT).join(', ');
     const more = active.length > NAMED_IN_PROMPT ? ` and ${active.length - NAMED_IN_PROMPT} more` : '';
@@ -168,18 +169,6 @@ async function confirmed(o: Options, [, command, id]: readonly string[], io: Io,
       'Type the key id to confirm: ',
   );
   return answer.trim() === id;
-}
-
-/** The ids of an owner's active keys, as the listing holds them (what `keys revoke --owner` sets out to revoke). */
-async function activeKeysOf(deps: AdminDeps, owner: string): Promise<string[]> {
-  const ids: string[] = [];
-  let after: string | undefined;
-  do {
-    const page = await deps.store.listPage({ owner, status: 'active' }, 1000, after);
-    ids.push(...page.records.filter((r) => !r.undelivered).map((r) => r.keyId));
-    after = page.next;
-  } while (after);
-  return ids;
 }
 
 /** `--actor <name>`: one line of visible text, at most 128 characters (it is printed in `keys history`). */

@@ -389,7 +389,7 @@ export async function rotate(
       // Its secret is given by its create run again, which shows it before the write that makes it work.
       refuseUndelivered(record);
       replacing ??= record.hash;
-      if (record.hash !== replacing) throw await rotatedMeanwhile(ctx, record);
+      if (record.hash !== replacing) throw await rotatedMeanwhile(ctx, record, !!options.endOverlaps);
       const running = (record.overlaps ?? []).filter((o) => o.until > nowSec);
       kept = options.endOverlaps ? [] : running;
       ended = options.endOverlaps ? running : [];
@@ -440,12 +440,18 @@ export async function rotate(
 export const MAX_OVERLAPS = 3;
 
 /** The refusal of a rotation another command made first: what it did, who made it and when (its history entry). */
-async function rotatedMeanwhile(ctx: AdminContext, record: KeyRecord): Promise<AdminError> {
+async function rotatedMeanwhile(ctx: AdminContext, record: KeyRecord, endOverlaps: boolean): Promise<AdminError> {
   const by = await lastChange(ctx, record.keyId);
+  const running = (record.overlaps ?? []).filter((o) => o.until > Math.floor(ctx.now() / 1000));
   return new AdminError(
     `key ${record.keyId} was rotated by another command while this one ran (${by ?? `at ${record.rotatedAt ?? 'an unknown time'}`}): ` +
       'its secret is the one that command printed, and what it printed about earlier secrets holds; nothing changed ' +
-      `here (see \`keys history ${record.keyId}\`)`,
+      `here (see \`keys history ${record.keyId}\`)` +
+      // Asked to end the earlier secrets: they still work, and only a rotation run again with the option ends them.
+      (endOverlaps && running.length
+        ? `; ${running.length} earlier secret(s) are still accepted (until ${running.map((o) => isoOf(o.until)).join(', ')}): ` +
+          'a rotation with --end-overlaps ends them, and replaces the secret that command printed too'
+        : ''),
   );
 }
 

@@ -269,3 +269,14 @@ it('a create run again to finish a key gives it the terms this run asked for', a
   expect(again.code).toBe(0);
   expect(JSON.parse(again.out)).toMatchObject({ finished: true, scope: 'read', validUntil: T0 / 1000 + 30 * 86_400 });
 });
+
+it('an --end-overlaps that loses a race says the earlier secrets still work', async () => {
+  api.clock.set(() => T0);
+  const { keyId, key: a } = await newKey('end-race');
+  await rotated(keyId, ['--overlap', '60']);
+  const racing = interleaved(deps, (id) => rotated(id, ['--actor', 'bob']));
+  const mine = await runLocalAdmin(racing, 'keys', 'rotate', keyId, '--end-overlaps');
+  expect(mine.code).toBe(1);
+  expect(mine.err).toContain(`1 earlier secret(s) are still accepted (until ${at(60)})`);
+  expect(await status(a)).toBe('200');
+});
