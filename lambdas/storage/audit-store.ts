@@ -107,26 +107,26 @@ function entryOfItem(item: Record<string, unknown>): AuditEntry {
   return entry as unknown as AuditEntry;
 }
 
-/** A key's history, oldest first (one Query, paged). */
-export async function readHistory({ doc, tables }: Storage, keyId: string): Promise<AuditEntry[]> {
+/** Every entry a Query of the audit table (or its index) returns, in its order, page after page. */
+async function queryEntries(
+  { doc, tables }: Storage,
+  query: Omit<ConstructorParameters<typeof QueryCommand>[0], 'TableName' | 'ExclusiveStartKey'>,
+): Promise<AuditEntry[]> {
   const entries: AuditEntry[] = [];
   let start: Record<string, unknown> | undefined;
   do {
     const out = await guarded(() =>
-      doc.send(
-        new QueryCommand({
-          TableName: tables.audit,
-          KeyConditionExpression: 'keyId = :k',
-          ExpressionAttributeValues: { ':k': keyId },
-          ...(start ? { ExclusiveStartKey: start } : {}),
-        }),
-      ),
+      doc.send(new QueryCommand({ ...query, TableName: tables.audit, ...(start ? { ExclusiveStartKey: start } : {}) })),
     );
     for (const item of out.Items ?? []) entries.push(entryOfItem(item));
     start = out.LastEvaluatedKey;
   } while (start);
   return entries;
 }
+
+/** A key's history, oldest first (one Query, paged). */
+export const readHistory = (storage: Storage, keyId: string): Promise<AuditEntry[]> =>
+  queryEntries(storage, { KeyConditionExpression: 'keyId = :k', ExpressionAttributeValues: { ':k': keyId } });
 
 /** The longest range `searchHistory` reads at once: a month, a Query per UTC day. */
 export const MAX_SEARCH_DAYS = 31;
@@ -171,28 +171,14 @@ export async function searchHistory(storage: Storage, q: HistorySearch): Promise
 export const readAuditDay = (storage: Storage, day: string): Promise<AuditEntry[]> =>
   readDay(storage, day, `${day}T00:00:00.000Z`, `${day}T23:59:59.999Z`);
 
-async function readDay({ doc, tables }: Storage, day: string, from: string, to: string): Promise<AuditEntry[]> {
-  const entries: AuditEntry[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out = await guarded(() =>
-      doc.send(
-        new QueryCommand({
-          TableName: tables.audit,
-          IndexName: BY_DAY.indexName,
-          // `day` and `at` are DynamoDB reserved words.
-          KeyConditionExpression: '#d = :d AND #at BETWEEN :from AND :to',
-          ExpressionAttributeNames: { '#d': AUDIT_DAY_ATTRIBUTE, '#at': BY_DAY.sortKey.name },
-          ExpressionAttributeValues: { ':d': day, ':from': from, ':to': to },
-          ...(start ? { ExclusiveStartKey: start } : {}),
-        }),
-      ),
-    );
-    for (const item of out.Items ?? []) entries.push(entryOfItem(item));
-    start = out.LastEvaluatedKey;
-  } while (start);
-  return entries;
-}
+const readDay = (storage: Storage, day: string, from: string, to: string): Promise<AuditEntry[]> =>
+  queryEntries(storage, {
+    IndexName: BY_DAY.indexName,
+    // `at` is a DynamoDB reserved word.
+    KeyConditionExpression: '#d = :d AND #at BETWEEN :from AND :to',
+    ExpressionAttributeNames: { '#d': AUDIT_DAY_ATTRIBUTE, '#at': BY_DAY.sortKey.name },
+    ExpressionAttributeValues: { ':d': day, ':from': from, ':to': to },
+  });
 
 /**
  * Gives the entries written before the byDay index existed its attribute (the UTC day of their `at`), so a search

@@ -39,8 +39,12 @@ export interface StorageSettings {
   readonly region: string;
   /** DynamoDB Local's URL; unset in AWS. */
   readonly endpoint?: string;
-  /** Per-attempt request timeout (3 attempts at most). */
+  /** Per-attempt request timeout. */
   readonly timeoutMs: number;
+  /** How long opening a connection may take. @default half of timeoutMs */
+  readonly connectionTimeoutMs?: number;
+  /** Attempts of each call but a counting write's (the `once` client makes one). @default 3 */
+  readonly maxAttempts?: number;
   readonly tables: TableNames;
 }
 
@@ -71,10 +75,10 @@ export const withStorage =
 export function createStorage(settings: StorageSettings): Storage {
   const config = {
     region: settings.region,
-    maxAttempts: MAX_ATTEMPTS,
+    maxAttempts: settings.maxAttempts ?? MAX_ATTEMPTS,
     // throwOnRequestTimeout: without it the handler only logs a warning and keeps waiting.
     requestHandler: {
-      connectionTimeout: Math.ceil(settings.timeoutMs / 2),
+      connectionTimeout: settings.connectionTimeoutMs ?? Math.ceil(settings.timeoutMs / 2),
       requestTimeout: settings.timeoutMs,
       throwOnRequestTimeout: true,
     },

@@ -3,6 +3,7 @@
  * and by admin, and `keys export-history`, a UTC day's entries as JSON lines for an archive or a SIEM. Reads only:
  * nothing here writes an entry.
  */
+import { durationSeconds, realDay } from './when.ts';
 import {
   MAX_SEARCH_DAYS,
   readAuditDay,
@@ -34,14 +35,6 @@ export type TimeSpec =
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const DATE_TIME = /^(\d{4}-\d{2}-\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3}))?)?(Z|[+-]\d{2}:\d{2})?$/i;
-const DURATION = /^(\d{1,6})(m|h|d)$/;
-const UNIT_MS = { m: MINUTE, h: HOUR, d: DAY } as const;
-
-/** Whether `YYYY-MM-DD` is a day of the calendar (Date.parse takes 2025-02-30 as 2 March). */
-const realDay = (day: string) => {
-  const t = Date.parse(`${day}T00:00:00Z`);
-  return !Number.isNaN(t) && new Date(t).toISOString().slice(0, 10) === day;
-};
 
 /**
  * `--since`/`--until`: a UTC day (`2025-01-31`: from its start with --since, through its end with --until), a time
@@ -51,8 +44,8 @@ const realDay = (day: string) => {
 export function timeOption(name: string, v: string | undefined): TimeSpec | undefined {
   if (v === undefined) return undefined;
   const given = v.trim();
-  const d = DURATION.exec(given);
-  if (d) return { ago: Number(d[1]) * UNIT_MS[d[2] as keyof typeof UNIT_MS], given };
+  const ago = durationSeconds(given);
+  if (ago !== undefined) return { ago: ago * 1000, given };
   if (DATE.test(given) && realDay(given)) return { day: given, given };
   const t = DATE_TIME.exec(given);
   if (t && realDay(t[1]!) && Number(t[2]) < 24 && Number(t[3]) < 60 && Number(t[4] ?? 0) < 60) {

@@ -203,34 +203,13 @@ async function adminStorage(
   names: Storage['tables'],
   { timeoutMs, attempts }: DynamoDbPatience,
 ): Promise<Storage> {
-  const { DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
-  const { DynamoDBDocumentClient } = await import('@aws-sdk/lib-dynamodb');
-  const region = tables.region ?? 'us-east-1';
-  const config = {
-    region,
+  const { createStorage } = await import('../../lambdas/storage/client.ts');
+  return createStorage({
+    region: tables.region ?? 'us-east-1',
+    ...(tables.endpoint ? { endpoint: tables.endpoint } : {}),
+    timeoutMs,
+    connectionTimeoutMs: Math.min(timeoutMs, 10_000),
     maxAttempts: attempts,
-    // throwOnRequestTimeout: without it the handler only logs a warning and keeps waiting.
-    requestHandler: {
-      connectionTimeout: Math.min(timeoutMs, 10_000),
-      requestTimeout: timeoutMs,
-      throwOnRequestTimeout: true,
-    },
-    ...(tables.endpoint
-      ? { endpoint: tables.endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
-      : {}),
-  };
-  const marshallOptions = { removeUndefinedValues: true };
-  const ddb = new DynamoDBClient(config);
-  const onceDdb = new DynamoDBClient({
-    ...config,
-    maxAttempts: 1,
-    requestHandler: ddb.config.requestHandler,
-    credentials: ddb.config.credentials,
-  });
-  return {
-    ddb,
-    doc: DynamoDBDocumentClient.from(ddb, { marshallOptions }),
-    once: { ddb: onceDdb, doc: DynamoDBDocumentClient.from(onceDdb, { marshallOptions }) },
     tables: names,
-  };
+  });
 }

@@ -12,14 +12,19 @@ export function durationSeconds(v: string): number | undefined {
   return m ? Number(m[1]) * UNIT_SECONDS[m[2] as keyof typeof UNIT_SECONDS] : undefined;
 }
 
+/** Whether `YYYY-MM-DD` is a day of the calendar (Date.parse takes 2025-02-30 as 2 March). */
+export const realDay = (day: string): boolean => {
+  const t = Date.parse(`${day}T00:00:00Z`);
+  return !Number.isNaN(t) && new Date(t).toISOString().slice(0, 10) === day;
+};
+
 /** A moment given as a date or an ISO time with its zone, in unix seconds; undefined when `v` is neither. */
 export function momentSeconds(v: string): number | undefined {
   const s = v.trim();
   const date = /^\d{4}-\d{2}-\d{2}$/.test(s);
   if (!date && !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/.test(s)) return undefined;
+  if (!realDay(s.slice(0, 10))) return undefined;
   const ms = Date.parse(date ? `${s}T00:00:00Z` : s);
-  // Date.parse rolls an impossible day over (2027-02-30 is 2 March): refused instead.
-  if (date && Number.isFinite(ms) && new Date(ms).toISOString().slice(0, 10) !== s) return undefined;
   return Number.isFinite(ms) ? Math.floor(ms / 1000) : undefined;
 }
 
