@@ -192,15 +192,15 @@ export const GENERATED_TABLES = {
   errors: { file: 'docs/api.md', render: errorCodesTable },
   headers: { file: 'docs/api.md', render: headersTable },
   statuses: { file: 'docs/api.md', render: statusesTable },
-  'least-privilege': { file: 'docs/deployment.md', render: leastPrivilegeTable },
-  'alarm-metrics': { file: 'docs/deployment.md', render: alarmMetricsTable },
-  capacity: { file: 'docs/deployment.md', render: capacityHopsTable },
+  'least-privilege': { file: 'docs/architecture.md', render: leastPrivilegeTable },
+  'alarm-metrics': { file: 'docs/runbook.md', render: alarmMetricsTable },
+  capacity: { file: 'docs/architecture.md', render: capacityHopsTable },
   // Both stages size their usage plans alike under AWS's default quotas (test/unit/capacity.test.ts).
-  'usage-plans': { file: 'docs/deployment.md', render: () => usagePlanTable(STAGES.production) },
+  'usage-plans': { file: 'docs/keys-and-limits.md', render: () => usagePlanTable(STAGES.production) },
   'gate-rates': { file: 'docs/deployment.md', render: () => gateRatesTable() },
   'bake-rates': { file: 'docs/deployment.md', render: bakeRatesTable },
   'release-rates': { file: 'docs/deployment.md', render: () => releaseRatesTable() },
-  'capacity-ceilings': { file: 'README.md', render: capacityCeilingsTable },
+  'capacity-ceilings': { file: 'docs/keys-and-limits.md', render: capacityCeilingsTable },
 } as const satisfies Record<string, { file: string; render: (routes?: readonly Route[]) => string }>;
 
 const MARKERS = /(<!-- generated: ([\w-]+) -->\n)[\s\S]*?(\n<!-- \/generated -->)/g;

@@ -1,5 +1,5 @@
 /**
- * What docs/deployment.md and the README tell a platform engineer about deploying, checked against the code: the
+ * What docs/deployment.md, docs/keys-and-limits.md and the README tell a platform engineer about deploying, checked against the code: the
  * first-deploy switch and the walk back from a failed first deploy, the preflight command, and which limits are
  * exact (the function's limiter) and which are AWS's best effort (everything the gateway enforces).
  */
@@ -10,6 +10,7 @@ import { firstDeployContextKey } from '../../lib/stacks/first-deploy.ts';
 const read = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
 const deployment = read('docs/deployment.md');
 const readme = read('README.md');
+const keysAndLimits = read('docs/keys-and-limits.md');
 
 /** The text of a section, from its heading to the next heading of the same or a higher level (code blocks skipped). */
 function section(doc: string, heading: string): string {
@@ -56,11 +57,11 @@ it('documents npm run preflight in the deploy steps and the README, and package.
   expect(pkg.scripts.preflight).toBe('node scripts/preflight.ts');
   expect(pkg.scripts['walk-back']).toBe('node scripts/walk-back.ts');
   expect(section(deployment, 'Deploy')).toMatch(/npm run preflight -- --stage staging --previous /);
-  expect(section(readme, 'Deployment')).toMatch(/npm run preflight -- --stage production /);
+  expect(section(readme, 'Deploying a stage')).toMatch(/npm run preflight -- --stage production /);
 });
 
 it('separates what is exact (the limiter) from what is AWS best effort (usage plans, spent-key refusals)', () => {
-  const text = section(deployment, "What is exact and what is AWS's best effort");
+  const text = section(keysAndLimits, "What is exact and what is AWS's best effort");
   const rows = text.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| Limit') && !l.startsWith('|---'));
   const verdict = (what: RegExp) => {
     const row = rows.find((r) => what.test(r.split('|')[1]!));

@@ -120,7 +120,7 @@ describe.each(STAGE_NAMES)('stage %s', (stage) => {
 
   // CloudWatch bills each metric an alarm uses (every metric of a math alarm); a Logs Insights widget runs its
   // query (billed per GB scanned) on every dashboard refresh.
-  it('item 11: bills the alarm metrics docs/deployment.md counts, and runs no Logs Insights query on refresh', () => {
+  it('item 11: bills the alarm metrics docs/runbook.md counts, and runs no Logs Insights query on refresh', () => {
     // Each alarm's billed metrics: every metric of a math alarm, or its one metric.
     const alarms = ofType(t(), 'AWS::CloudWatch::Alarm').map(([id, a]) => ({
       id,
@@ -141,10 +141,10 @@ describe.each(STAGE_NAMES)('stage %s', (stage) => {
   });
 });
 
-describe('item 12: docs/deployment.md says what each function may do', () => {
+describe('item 12: docs/architecture.md says what each function may do', () => {
   // The "Least privilege" table, read back and compared with the IAM policies of every function in both templates.
   const documented = (): Map<string, Set<string>> => {
-    const doc = readFileSync(new URL('../../docs/deployment.md', import.meta.url), 'utf8');
+    const doc = readFileSync(new URL('../../docs/architecture.md', import.meta.url), 'utf8');
     const section = doc.slice(
       doc.indexOf('## Least privilege'),
       doc.indexOf('\n## ', doc.indexOf('## Least privilege') + 3),

@@ -100,7 +100,7 @@ it('as deployed, with the stage throttle: a flood never reaches past the reserva
     let t = Date.UTC(2035, 0, 1, 0, 0, 30);
     staged.clock.set(() => t);
     // The customer's cached decision, on another method than the flood's (the flood's own method's bucket is
-    // shared with every caller of it: docs/deployment.md, "What an anonymous flood can still do to everyone").
+    // shared with every caller of it: docs/keys-and-limits.md, "What an anonymous flood can still do to everyone").
     expect((await staged.call('/store/orders', { key: customer, contract: false })).status).toBe(501);
     const c = concurrencyOf(fn);
     c.peak = 0;
