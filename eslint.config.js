@@ -38,22 +38,36 @@ export default tseslint.config(
   },
   boundary(
     ['lambdas/**'],
-    ['**/lib/**', 'aws-cdk-lib', 'aws-cdk-lib/*', 'constructs', 'cdk-nag'],
+    ['**/lib/**', '**/bench/**', '**/test/**', 'aws-cdk-lib', 'aws-cdk-lib/*', 'constructs', 'cdk-nag'],
     'Function code never imports the CDK side (lib/): data both sides share lives in contract/.',
   ),
   boundary(
     ['lambdas/domain/**'],
-    ['**/lib/**', '**/storage/**', '**/shared/**', '@aws-sdk/*'],
+    ['**/lib/**', '**/bench/**', '**/test/**', '**/storage/**', '**/shared/**', '@aws-sdk/*'],
     'The domain imports neither storage nor configuration: take them (and the clock) as parameters.',
   ),
   boundary(
     ['contract/**'],
-    ['**/lib/**', '**/lambdas/**', '**/bin/**', 'aws-cdk-lib', 'aws-cdk-lib/*', '@aws-sdk/*'],
+    [
+      '**/lib/**',
+      '**/lambdas/**',
+      '**/bin/**',
+      '**/bench/**',
+      '**/test/**',
+      'aws-cdk-lib',
+      'aws-cdk-lib/*',
+      '@aws-sdk/*',
+    ],
     'contract/ is plain data both sides share: it imports neither side.',
   ),
   boundary(
+    ['lib/**', 'bin/**'],
+    ['**/bench/**', '**/test/**'],
+    'What ships never imports what only checks: models and test helpers live in bench/ and test/.',
+  ),
+  boundary(
     ['lambdas/storage/**'],
-    ['**/lib/**', '**/handlers/**'],
+    ['**/lib/**', '**/bench/**', '**/test/**', '**/handlers/**'],
     'Storage adapters implement the domain ports; they never reach up to handlers or the CDK side.',
   ),
   // Configuration and time come from the composition root: only what every Lambda entry runs (and the runtime's

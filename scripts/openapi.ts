@@ -1,14 +1,24 @@
 /**
  * `npm run openapi`: writes the generated OpenAPI document (openapi.json, repository root), the client's types
- * generated from it (client/schema.d.ts) and the route-derived tables between the marker comments of README.md,
- * docs/api.md and docs/deployment.md (lib/api/docs-tables.ts). All are committed; test/contract/openapi.test.ts and
- * test/contract/docs.test.ts fail when any is stale.
+ * generated from it (client/schema.d.ts) and the generated tables between the marker comments of README.md and
+ * docs/ (lib/api/docs-tables.ts, plus the deploy models' rates from bench/models/). All are committed;
+ * test/contract/openapi.test.ts and test/contract/docs.test.ts fail when any is stale.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import openapiTS, { astToString } from 'openapi-typescript';
-import { GENERATED_DOCS, rewriteGenerated } from '../lib/api/docs-tables.ts';
+import { bakeRatesTable } from '../bench/models/bake-simulation.ts';
+import { gateRatesTable } from '../bench/models/gate-simulation.ts';
+import { releaseRatesTable } from '../bench/models/release-simulation.ts';
+import { addGeneratedTables, generatedDocs, rewriteGenerated } from '../lib/api/docs-tables.ts';
 import { buildOpenApi, renderOpenApi } from '../lib/api/openapi.ts';
+
+// The deploy models' measured rates: the models live outside lib/, since nothing deployed runs them.
+addGeneratedTables({
+  'gate-rates': { file: 'docs/deployment.md', render: () => gateRatesTable() },
+  'bake-rates': { file: 'docs/deployment.md', render: () => bakeRatesTable() },
+  'release-rates': { file: 'docs/deployment.md', render: () => releaseRatesTable() },
+});
 
 export const ROOT = fileURLToPath(new URL('../', import.meta.url));
 export const OPENAPI_PATH = `${ROOT}openapi.json`;
@@ -29,7 +39,7 @@ export async function generate(): Promise<{ openapi: string; types: string }> {
 
 /** Each document holding generated tables, as it is and as `npm run openapi` would write it. */
 export function generateDocs(): { file: string; path: string; current: string; fresh: string }[] {
-  return GENERATED_DOCS.map((file) => {
+  return generatedDocs().map((file) => {
     const path = `${ROOT}${file}`;
     const current = readFileSync(path, 'utf8');
     return { file, path, current, fresh: rewriteGenerated(file, current) };

@@ -6,10 +6,10 @@
  */
 import { ROUTES, type Route } from '../../contract/routes.ts';
 import { NewPet } from '../../contract/schemas.ts';
+import { GATE_MIN_FAILURES, GATE_SIGMAS } from '../config/deploy-gates.ts';
 import { STAGES } from '../config/stages.ts';
 import { requestUnitCeiling } from '../constructs/data-tables.ts';
-import { alarmMetricTotal } from '../stacks/alarm-metrics.ts';
-import { GATE_MIN_FAILURES, GATE_SIGMAS } from '../stacks/gate-simulation.ts';
+import { alarmMetricTotal } from './alarm-metrics.ts';
 
 const thousands = (n: number) => n.toLocaleString('en-US');
 /** The price of one billed metric (custom or alarm), USD a month. */
@@ -66,7 +66,7 @@ export const GENERATED_VALUES = {
   // The fields a pet's create takes (its body schema is strict: any other is refused), where docs/api.md says which
   // are taken: a field added to the schema would otherwise leave the sentence saying it is refused.
   'new-pet-fields': { file: 'docs/api.md', render: fieldList(NewPet) },
-  // The deploy gates' bound (lib/stacks/gate-simulation.ts), where docs/deployment.md states it.
+  // The deploy gates' bound (lib/config/deploy-gates.ts), where docs/deployment.md states it.
   'gate-sigmas': { file: 'docs/deployment.md', render: () => String(GATE_SIGMAS) },
   'gate-min-failures': { file: 'docs/deployment.md', render: () => String(GATE_MIN_FAILURES) },
 } as const satisfies Record<string, { file: string; render: (routes: readonly Route[]) => string }>;

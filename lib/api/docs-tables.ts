@@ -11,10 +11,7 @@ import { headerDoc } from '../../contract/headers.ts';
 import { fieldsOf } from '../../contract/request-fields.ts';
 import { LIMITER_GRANT } from '../../contract/operations/common.ts';
 import { AUTHORIZER, ROUTES, type FunctionAccess, type Route } from '../../contract/routes.ts';
-import { alarmMetricTotal, alarmMetrics } from '../stacks/alarm-metrics.ts';
-import { gateRatesTable } from '../stacks/gate-simulation.ts';
-import { bakeRatesRows } from '../stacks/bake-simulation.ts';
-import { releaseRatesTable } from '../stacks/release-simulation.ts';
+import { alarmMetricTotal, alarmMetrics } from './alarm-metrics.ts';
 import { errorCodesSummary, errorCodesTable } from './error-tables.ts';
 import { capacityRows, capacityTable, usagePlanTable, REFERENCE_MIX } from '../config/capacity.ts';
 import { STAGES, type StageName } from '../config/stages.ts';
@@ -143,7 +140,7 @@ export function operationsTable(routes: readonly Route[] = ROUTES): string {
   );
 }
 
-/** docs/deployment.md, "Alarms": the billed alarm metrics of a stage, counted from the routes (lib/stacks/alarm-metrics.ts). */
+/** docs/deployment.md, "Alarms": the billed alarm metrics of a stage, counted from the routes (alarm-metrics.ts). */
 export function alarmMetricsTable(routes: readonly Route[] = ROUTES): string {
   const rows = alarmMetrics(routes);
   return table(
@@ -176,16 +173,13 @@ export function capacityCeilingsTable(routes: readonly Route[] = ROUTES): string
   ].join('\n');
 }
 
-/** docs/deployment.md, "The bake": each case's measured rate and what the bake adds to a release's duration. */
-export function bakeRatesTable(): string {
-  return [
-    '| Release | Write traffic | Measured | Minutes from the shift to the report (median, 95 %) | Target (good ≤ 0.5 % rolled back, bad ≥ 99 % stopped) |',
-    '|---|---|---|---|---|',
-    ...bakeRatesRows().map((r) => `| ${r.release} | ${r.case} | ${r.measured} | ${r.minutes} | ${r.target} |`),
-  ].join('\n');
+/** A generated table: the document it lives in (from the repository root) and how it renders. */
+export interface GeneratedTable {
+  readonly file: string;
+  readonly render: (routes?: readonly Route[]) => string;
 }
 
-/** Every generated table, by the name its markers carry, with the document it lives in (from the repository root). */
+/** Every generated table lib/ renders, by the name its markers carry. */
 export const GENERATED_TABLES = {
   operations: { file: 'README.md', render: operationsTable },
   'error-codes': { file: 'README.md', render: errorCodesSummary },
@@ -197,11 +191,22 @@ export const GENERATED_TABLES = {
   capacity: { file: 'docs/architecture.md', render: capacityHopsTable },
   // Both stages size their usage plans alike under AWS's default quotas (test/unit/capacity.test.ts).
   'usage-plans': { file: 'docs/keys-and-limits.md', render: () => usagePlanTable(STAGES.production) },
-  'gate-rates': { file: 'docs/deployment.md', render: () => gateRatesTable() },
-  'bake-rates': { file: 'docs/deployment.md', render: bakeRatesTable },
-  'release-rates': { file: 'docs/deployment.md', render: () => releaseRatesTable() },
   'capacity-ceilings': { file: 'docs/keys-and-limits.md', render: capacityCeilingsTable },
-} as const satisfies Record<string, { file: string; render: (routes?: readonly Route[]) => string }>;
+} as const satisfies Record<string, GeneratedTable>;
+
+/**
+ * Tables the docs generator adds from outside lib/ (scripts/openapi.ts: the deploy models' measured rates, from
+ * bench/models/). lib/ ships, so it never imports the models.
+ */
+const addedTables: Record<string, GeneratedTable> = {};
+
+export function addGeneratedTables(tables: Readonly<Record<string, GeneratedTable>>): void {
+  for (const name of Object.keys(tables))
+    if (name in GENERATED_TABLES) throw new Error(`generated table "${name}" is lib's own`);
+  Object.assign(addedTables, tables);
+}
+
+const allTables = (): Record<string, GeneratedTable> => ({ ...GENERATED_TABLES, ...addedTables });
 
 const MARKERS = /(<!-- generated: ([\w-]+) -->\n)[\s\S]*?(\n<!-- \/generated -->)/g;
 
@@ -210,12 +215,13 @@ const MARKERS = /(<!-- generated: ([\w-]+) -->\n)[\s\S]*?(\n<!-- \/generated -->
  * names no table, and a document that lacks one of the tables that belong in it, so a moved marker is noticed.
  */
 export function rewriteGenerated(file: string, text: string, routes: readonly Route[] = ROUTES): string {
-  const expected = Object.entries(GENERATED_TABLES)
+  const tables = allTables();
+  const expected = Object.entries(tables)
     .filter(([, t]) => t.file === file)
     .map(([name]) => name);
   const seen: string[] = [];
   const out = text.replace(MARKERS, (_all, open: string, name: string, close: string) => {
-    const t = (GENERATED_TABLES as Record<string, { render: (routes: readonly Route[]) => string }>)[name];
+    const t = tables[name];
     if (!t || !expected.includes(name)) throw new Error(`${file}: no generated table named "${name}" belongs here`);
     seen.push(name);
     return `${open}${t.render(routes)}${close}`;
@@ -226,7 +232,7 @@ export function rewriteGenerated(file: string, text: string, routes: readonly Ro
   return rewriteValues(file, out, routes);
 }
 
-/** The documents holding generated tables, by path from the repository root. */
-export const GENERATED_DOCS: readonly string[] = [
-  ...new Set([...Object.values(GENERATED_TABLES), ...Object.values(GENERATED_VALUES)].map((t) => t.file)),
+/** The documents holding generated tables or values, by path from the repository root. */
+export const generatedDocs = (): string[] => [
+  ...new Set([...Object.values(allTables()), ...Object.values(GENERATED_VALUES)].map((t) => t.file)),
 ];

@@ -7,40 +7,30 @@ import {
   GATE_MIN_FAILURES,
   GATE_PERIOD_SECONDS,
   GATE_SIGMAS,
-} from '../stacks/gate-simulation.ts';
+} from '../config/deploy-gates.ts';
 import type { CustomMetrics } from './server-error-rate.ts';
 
 /**
  * Deploy gates that compare the version being deployed with the one it replaces, on what each version did during
- * the canary. CodeDeploy's weights pick the version that answers each request at random, so anything a caller can
- * send — a flood of forged tokens, a customer hammering a key, storage throttled by either, one request an outsider
- * knows both versions answer 500 — lands on both versions alike; only a version that fails more than its
- * predecessor stands out. No gate reads an API-wide metric (the gateway's 5XXError or Count), which anyone's
- * traffic moves.
+ * the canary. CodeDeploy routes each request to a version at random, so anything a caller sends (a flood of forged
+ * tokens, a throttled table, an outsider's known 500) lands on both versions alike: only a version that fails more
+ * than its predecessor stands out. No gate reads an API-wide metric, which anyone's traffic moves.
  *
- * Lambda publishes Invocations and Errors for invocations through an alias under two dimension sets: {FunctionName,
- * Resource "<function>:<alias>"} (all versions) and the same plus ExecutedVersion (the version that ran). The new
- * version is the one this template points the alias at (the alarm is updated before the alias, which waits for its
- * deployment group and so for its alarms); the old one is the alias's total minus the new one. Outside a deploy
- * the old version has no invocations and nothing is judged.
+ * Lambda counts invocations through an alias for all versions and per ExecutedVersion. The new version is the one
+ * this template points the alias at; the old one is the alias's total minus it. Outside a deploy the old version
+ * has no invocations and nothing is judged.
  *
- * The test: if both versions fail at the same rate, then of the F failures the alias had in a period each one fell
- * on the new version with the new version's share w of the invocations, so the new version's count f is binomial
- * (F, w). The gate fires when f exceeds that expectation by more than GATE_SIGMAS standard deviations plus
- * GATE_MARGIN, and only on at least GATE_MIN_FAILURES failures of the new version: below that a normal bound is
- * no bound (two requests of an outsider's known 500 both land on the new version in 1 % of periods). The share w
- * is never taken far below the canary's weight: in the bucket the shift starts in, the old version's traffic before
- * the shift dilutes it, and an outsider's known 500s sent at that bucket's end would stand out. The same
- * formula in TypeScript, the constants and the rates measured on randomly routed canaries:
- * lib/stacks/gate-simulation.ts (test/infra/gate-simulation.test.ts proves the two equal).
+ * If both versions fail alike, the new version's count f of the alias's F failures is binomial (F, w), w its share
+ * of the invocations. The gate fires when f exceeds that by more than GATE_SIGMAS standard deviations plus
+ * GATE_MARGIN, with at least GATE_MIN_FAILURES failures (below that a normal bound is no bound). w is floored near
+ * the canary's weight: in the bucket the shift starts in, the old version's traffic dilutes it. The same formula in
+ * TypeScript and the rates it gives on simulated canaries: bench/models/gate-simulation.ts
+ * (test/infra/gate-simulation.test.ts proves the two equal).
  */
 
 /**
- * One bucket of the canary that CloudWatch can still judge in time: the longest period whose earliest firing (the
- * bucket the shift starts in, then a full one) plus CloudWatch's delay and a margin fits in the 10-minute canary
- * (lib/preflight/canary-timing.ts: 2 x 180 s + 120 s + 60 s <= 600 s). A longer bucket holds more requests, so a
- * steady excess shows at lower traffic; an alarm sums nothing across its periods (RUNNING_SUM and the like are not
- * for alarms), so the period is the window.
+ * One bucket of the canary that CloudWatch can still judge in time (lib/preflight/canary-timing.ts: 2 x 180 s +
+ * 120 s + 60 s <= 600 s). An alarm sums nothing across its periods, so the period is the window.
  */
 export const GATE_PERIOD = Duration.seconds(GATE_PERIOD_SECONDS);
 export { GATE_FLOOR_SIGMAS, GATE_MARGIN, GATE_MIN_FAILURES, GATE_SIGMAS };
@@ -68,12 +58,9 @@ export function aliasMetric(alias: Alias, metricName: string, period: Duration, 
 export const VERSION_DIMENSION = 'version';
 
 /**
- * The operation's `ServerError` count — every 5xx the function answered itself (500 `internal_error`, 503 of
- * storage, the limiter or the deadline, an answer the gateway cannot read and answers 502; not a 501, the
- * contract's answer) to an invocation through the `live` alias — under the exact dimension sets the function
- * publishes it with: the defaults plus `operation` (every version), and plus `version` too. The pre-traffic check
- * invokes versions directly: its answers count under the defaults alone, in no gate, as Lambda counts its
- * invocations under the version's qualifier, not the alias's.
+ * The operation's `ServerError` count (every 5xx the function answered itself, not a 501) for invocations through
+ * the `live` alias, under the dimension sets the function publishes: with `operation`, and with `version` too. The
+ * pre-traffic check invokes versions directly, so its answers enter no gate.
  */
 export function serverErrors(custom: CustomMetrics, operation: string, period: Duration, version?: string): Metric {
   return new Metric({

@@ -15,7 +15,7 @@ import { LIMITER_GRANT } from '../../contract/operations/common.ts';
 import { ROUTES, type Route } from '../../contract/routes.ts';
 import { operationsTable, rewriteGenerated } from '../../lib/api/docs-tables.ts';
 import { errorCodesSummary } from '../../lib/api/error-tables.ts';
-import { alarmMetricTotal } from '../../lib/stacks/alarm-metrics.ts';
+import { alarmMetricTotal } from '../../lib/api/alarm-metrics.ts';
 import { generateDocs } from '../../scripts/openapi.ts';
 
 const read = (file: string) => readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8');
@@ -92,24 +92,23 @@ describe('the route-derived tables (README.md, docs/api.md, docs/deployment.md)'
       '| `key_read_only` | 403 | A read-only API key called an operation that changes data. (`createPet`, `testFixture`) | no: use a key that may write |',
       '| `testFixture` | `PATCH /test-only/things/{thingId}` | 204, 400, 401, 403, 413, 429, 431, 500, 503 |',
     ]);
-    expect(rows('docs/deployment.md')).toEqual(['| testFixture | `UpdateItem` on State (rate limiter) |']);
+    expect(rows('docs/architecture.md')).toEqual(['| testFixture | `UpdateItem` on State (rate limiter) |']);
     // A function of its own brings alarms of its own, and the stage's total row follows.
     expect(alarmMetricTotal(routes)).toBeGreaterThan(alarmMetricTotal());
-    expect(rewriteGenerated('docs/deployment.md', read('docs/deployment.md'), routes)).toContain(
+    expect(rewriteGenerated('docs/runbook.md', read('docs/runbook.md'), routes)).toContain(
       `| **All, per stage** | **${alarmMetricTotal(routes)}** |`,
     );
   });
 
   it('are rendered between markers only: text around them is kept, a stray or missing marker is refused', () => {
     const codes = `\n<!-- generated: error-codes -->\nold\n<!-- /generated -->\n`;
-    const capacity = `\n<!-- generated: capacity-ceilings -->\nold\n<!-- /generated -->\n`;
-    const text = `before\n<!-- generated: operations -->\nold\n<!-- /generated -->\nafter\n${capacity}${codes}`;
+    const text = `before\n<!-- generated: operations -->\nold\n<!-- /generated -->\nafter\n${codes}`;
     const out = rewriteGenerated('README.md', text);
     expect(out.startsWith('before\n<!-- generated: operations -->\n| Route | Operation |')).toBe(true);
     expect(out).toContain(`${operationsTable()}\n<!-- /generated -->\nafter\n`);
     expect(out.endsWith(`${errorCodesSummary()}\n<!-- /generated -->\n`)).toBe(true);
     expect(() => rewriteGenerated('README.md', 'no markers')).toThrow(
-      /"operations", "error-codes", "capacity-ceilings" are missing/,
+      /"operations", "error-codes" are missing/,
     );
     expect(() => rewriteGenerated('README.md', `${text}<!-- generated: statuses -->\nx\n<!-- /generated -->`)).toThrow(
       /no generated table named "statuses" belongs here/,
@@ -121,7 +120,7 @@ describe('the route-derived tables (README.md, docs/api.md, docs/deployment.md)'
     const at = ROUTES.map((r) => readme.indexOf(`| \`${r.method} ${r.path}\` | \`${r.operationId}\` |`));
     expect(at.every((i) => i > 0)).toBe(true);
     expect([...at].sort((a, b) => a - b)).toEqual(at);
-    expect(read('docs/deployment.md')).toContain(
+    expect(read('docs/architecture.md')).toContain(
       `| getPet | \`UpdateItem\` on State (rate limiter); \`GetItem\` on Pets |`,
     );
   });

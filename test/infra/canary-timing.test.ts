@@ -46,7 +46,7 @@ it('refuses a canary that ends just as a gate could first fire, naming the gate'
   expect(gatesThatCannotFire(t).length).toBe(gateTimings(t).length);
 });
 
-/** The gate table of docs/deployment.md ("Gradual deploys"): logical-id pattern, "Fires when", "Gates". */
+/** The gate table of docs/deployment.md ("Deploy gates"): logical-id pattern, "Fires when", "Gates". */
 function gateRows(): { pattern: RegExp; firesWhen: string; gates: string }[] {
   const docs = readFileSync(new URL('../../docs/deployment.md', import.meta.url), 'utf8');
   const table = docs.slice(docs.indexOf('| Alarm (logical id) | Fires when | Gates |'));

@@ -13,7 +13,7 @@ import { ACCOUNT_SETTINGS_STACK } from '../../lib/stacks/account-settings-stack.
 import { createApp } from '../../lib/stacks/app.ts';
 import { firstDeployContextKey } from '../../lib/stacks/first-deploy.ts';
 import { CLOUDWATCH_LAG_SECONDS, gateTimings, gatesThatCannotFire } from '../../lib/preflight/canary-timing.ts';
-import { GATE_PERIOD_SECONDS } from '../../lib/stacks/gate-simulation.ts';
+import { GATE_PERIOD_SECONDS } from '../../lib/config/deploy-gates.ts';
 import type { CfnTemplate } from '../../lib/preflight/template.ts';
 import { unorderedUsagePlans, updateFindings } from '../../lib/preflight/update-rules.ts';
 import { SYNTH_CONTEXT } from './synth-context.ts';

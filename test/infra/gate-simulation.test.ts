@@ -1,7 +1,7 @@
 /**
  * Every deploy gate of both stages, played as the alarm CloudFormation creates: its own metric math from the
  * template (metric-eval.ts), fed the datapoints CloudWatch would hold for each bucket of thousands of randomly routed
- * canaries (lib/stacks/gate-simulation.ts: Poisson arrivals, 10 % routed to the new version request by request,
+ * canaries (bench/models/gate-simulation.ts: Poisson arrivals, 10 % routed to the new version request by request,
  * buckets aligned to the clock). Asserts the targets — a good release (a flood, background failures, an outsider's
  * known 500) rolled back in at most 1 % of canaries, a bad one (a steady excess of failures, every request 503,
  * an authorizer denying valid keys) in at least 99 % — prints the measured rates, and checks that the rates
@@ -11,21 +11,18 @@ import { describe, expect, it } from 'vitest';
 import { AUTHORIZER } from '../../contract/routes.ts';
 import { STAGE_NAMES } from '../../lib/config/stages.ts';
 import { VERSION_DIMENSION } from '../../lib/constructs/version-gates.ts';
+import { GATE_MARGIN, GATE_PERIOD_SECONDS } from '../../lib/config/deploy-gates.ts';
 import {
   DEPLOY,
   GATE_CASES,
-  GATE_MARGIN,
-  GATE_PERIOD_SECONDS,
-  binomial,
-  poisson,
   gateExcess,
   measureCase,
   measureGates,
   meetsTarget,
-  random,
   releaseFalseRollback,
   type Bucket,
-} from '../../lib/stacks/gate-simulation.ts';
+} from '../../bench/models/gate-simulation.ts';
+import { binomial, poisson, random } from '../../bench/models/sampling.ts';
 import { shiftSeconds, shiftWeight } from '../../lib/preflight/canary-timing.ts';
 import { compileExpression } from './metric-eval.ts';
 import { deployGates, resourcesOf, synthesizeStages, type DeployGate } from './stack-fixture.ts';
@@ -198,7 +195,7 @@ describe.each(STAGE_NAMES)('stage %s: the gates played on randomly routed canari
     for (const r of rates) {
       const missed = r.filter(({ case: c, rolledBack }) => c.target && !meetsTarget(c, rolledBack));
       expect(missed.map(({ case: c, rolledBack }) => `${c.what}: ${rolledBack}`)).toEqual([]);
-      // What the docs state (lib/stacks/gate-simulation.ts's formula) is what the template's math measured.
+      // What the docs state (bench/models/gate-simulation.ts's formula) is what the template's math measured.
       expect(r).toEqual(model(kind));
     }
   });

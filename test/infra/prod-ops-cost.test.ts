@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { TABLES, tablesOf } from '../../contract/tables.ts';
 import { tableLogicalIdOf } from '../../lib/constructs/data-tables.ts';
 import { STAGES, STAGE_NAMES, type StageName } from '../../lib/config/stages.ts';
-import { alarmMetricTotal, alarmMetrics } from '../../lib/stacks/alarm-metrics.ts';
+import { alarmMetricTotal, alarmMetrics } from '../../lib/api/alarm-metrics.ts';
 import { DEPLOY_HOOK_METADATA } from '../../lib/stacks/metadata.ts';
 import { FUNCTION_ACCESS, functionConstructId } from '../../lib/stacks/function-access.ts';
 import {
@@ -126,7 +126,7 @@ describe.each(STAGE_NAMES)('stage %s', (stage) => {
       id,
       metrics: a.Properties.Metrics ? a.Properties.Metrics.filter((m: any) => m.MetricStat).length : 1,
     }));
-    // The rows lib/stacks/alarm-metrics.ts counts from the route table (and `npm run openapi` writes into the doc):
+    // The rows lib/api/alarm-metrics.ts counts from the route table (and `npm run openapi` writes into the doc):
     // each alarm of the template belongs to exactly one row, and each row bills what it says.
     const rows = alarmMetrics();
     for (const a of alarms) expect(rows.filter((r) => r.ids.test(a.id)).length, a.id).toBe(1);

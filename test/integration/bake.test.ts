@@ -20,7 +20,7 @@ import {
 } from '../../lambdas/hooks/bake.ts';
 import type { LifecycleHookEvent } from '../../lambdas/hooks/pre-traffic-hook.ts';
 // Seeded, so the requests and their failures repeat on every run.
-import { binomial, poisson, random } from '../../lib/stacks/gate-simulation.ts';
+import { binomial, poisson, random } from '../../bench/models/sampling.ts';
 
 const MINUTE = 60_000;
 const FUNCTION = 'AnimalStore-dev-CreatePetFunction';

@@ -1,5 +1,5 @@
 /**
- * The bake played on thousands of seeded deploys of a write (lib/stacks/bake-simulation.ts: the previous version's
+ * The bake played on thousands of seeded deploys of a write (bench/models/bake-simulation.ts: the previous version's
  * day, the canary, the shift, CloudWatch's minutes read late, the hook's own decision at each look): a good release
  * is rolled back in at most 0.5 % of deploys, a version failing 5 points more is stopped in at least 99 % from 10
  * requests a minute, and the minutes it adds to a release are those the docs state. A customer flood failing both
@@ -16,9 +16,9 @@ import {
   bakeRatesRows,
   measuredBake,
   meetsBakeTarget,
-} from '../../lib/stacks/bake-simulation.ts';
+} from '../../bench/models/bake-simulation.ts';
 import { BAKE_DEADLINE_MS } from '../../lambdas/hooks/bake.ts';
-import { measureReleases, meetsReleaseTarget } from '../../lib/stacks/release-simulation.ts';
+import { measureReleases, meetsReleaseTarget } from '../../bench/models/release-simulation.ts';
 
 // Measured once per process: the whole-release rows below reuse it.
 const measured = measuredBake();
@@ -75,7 +75,7 @@ it('adds about 20 minutes to a release of a write at 10 req/min, nothing from 1,
   }
 });
 
-// Whole releases (lib/stacks/release-simulation.ts): the check, the gates and the bake of all five functions at once.
+// Whole releases (bench/models/release-simulation.ts): the check, the gates and the bake of all five functions at once.
 describe('a release of every function, each part played', () => {
   const releases = measureReleases();
   it.each(releases.map((r) => [r.case.what, r] as const))('%s meets its target', (_what, r) => {

@@ -23,7 +23,7 @@ import {
   type RunDecision,
 } from '../../lambdas/hooks/pre-traffic-judge.ts';
 // Seeded (mulberry32), so a random share fails the same requests on every run and the measured rates repeat.
-import { random as seeded } from '../../lib/stacks/gate-simulation.ts';
+import { random as seeded } from '../../bench/models/sampling.ts';
 
 const RUNS = 5_000;
 

@@ -1,13 +1,9 @@
 /**
- * The bake's rates (lambdas/hooks/bake.ts), measured by playing deploys of a write as CodeDeploy and CloudWatch run
- * them: the previous version's day of requests (Poisson) and failures (binomial); the deployment's first minute (the
- * pre-traffic check, the previous version alone); the canary (each request to the new version with the canary's
- * weight, starting at a random point of a minute); then every request to the new version. Both versions' counts per
- * clock minute, read METRICS_LAG_MS late, at the bake's looks (from the hook's start, just after the shift, then one
- * a minute); the hook's own decision (canaryWindow, judgeLook) at each. A case may add a flood from the deployment's
- * start, or a burst of known-500s at a moment of the deploy. Seeded: a run gives the same rates. Plain code, no CDK
- * imports. test/unit/bake-simulation.test.ts plays it and asserts the targets; `bakeRatesRows` returns the rows the
- * docs render.
+ * The bake's rates (lambdas/hooks/bake.ts), measured on simulated deploys of a write: the previous version's day,
+ * the pre-traffic minute, the canary (starting at a random point of a minute), then every request to the new
+ * version. The hook's own decision (canaryWindow, judgeLook) runs at each look on per-minute counts read
+ * METRICS_LAG_MS late. A case may add a flood from the deploy's start or a burst of known-500s.
+ * test/unit/bake-simulation.test.ts asserts the targets.
  */
 import {
   BAKE_DEADLINE_MS,
@@ -21,7 +17,8 @@ import {
   type MinuteCounts,
   type VersionCounts,
 } from '../../lambdas/hooks/bake.ts';
-import { DEPLOY, binomial, poisson, random } from './gate-simulation.ts';
+import { DEPLOY } from './gate-simulation.ts';
+import { binomial, poisson, random } from './sampling.ts';
 
 const MINUTE = 60_000;
 /** The previous version's day, in minutes (lambdas/hooks/bake.ts BASELINE_MS). */
@@ -49,10 +46,7 @@ export interface BakeCase {
   /** The share of its requests each version fails (a 5xx it answered, or a Lambda error). */
   readonly oldFails: number;
   readonly newFails: number;
-  /**
-   * Minutes the function served through `live` before the deployment (at most the bake's day): its baseline is every
-   * version through the alias that day. @default a day
-   */
+  /** Minutes the function served through `live` before the deployment (at most the bake's day). @default a day */
   readonly baselineMinutes?: number;
   /** More requests from the deployment's creation on (a customer flood): not in the previous version's day. */
   readonly flood?: readonly BakeTraffic[];
@@ -62,9 +56,8 @@ export interface BakeCase {
    */
   readonly burst?: { readonly requests: number; readonly atMinute: number };
   /**
-   * Held to the target (a good release rolled back in at most 0.5 % of deploys, a bad one in at least 99 %). A bad
-   * release at 1 request a minute is not: the new version serves about 50 requests before the deadline, of which a
-   * version failing 5 % fails fewer than 3 in about half the deploys.
+   * Held to the target. Not a bad release at 1 request a minute: the new version serves about 50 requests before
+   * the deadline, and one failing 5 % fails fewer than 3 in about half the deploys.
    */
   readonly target: boolean;
 }
@@ -126,7 +119,7 @@ export const BAKE_CASES: readonly BakeCase[] = [
     perMinute: 10,
     oldFails: 0.001,
     newFails: 0.001,
-    // The gate simulation's flood (lib/stacks/gate-simulation.ts): its Lambda errors and its 503s.
+    // The gate simulation's flood (gate-simulation.ts): its Lambda errors and its 503s.
     flood: [
       { perMinute: 30_000, oldFails: 0.02, newFails: release === 'good' ? 0.02 : 0.02 + BAKE_EXCESS },
       { perMinute: 30_000, oldFails: 0.05, newFails: release === 'good' ? 0.05 : 0.05 + BAKE_EXCESS },
@@ -286,10 +279,7 @@ let measuredOnce: BakeMeasure[] | undefined;
 /** measureBake's result, measured once per process. */
 export const measuredBake = (): readonly BakeMeasure[] => (measuredOnce ??= measureBake());
 
-/**
- * The rows the docs render: the case, the measured rate, the minutes added, and whether the target is met
- * (measured once per process unless given).
- */
+/** The docs' rows: the case, the measured rate, the minutes added, and whether the target is met. */
 export function bakeRatesRows(measured?: readonly BakeMeasure[]): BakeRow[] {
   measured ??= measuredBake();
   return measured.map(({ case: c, rolledBack, medianMinutes, p95Minutes }) => ({
@@ -302,9 +292,8 @@ export function bakeRatesRows(measured?: readonly BakeMeasure[]): BakeRow[] {
 }
 
 /**
- * Minutes the bake adds to a release that changes a write (from the shift to its report) for a good version at
- * `perMinute` requests a minute and the given failure share on both versions: the expected counts, not a draw. A
- * release that changes no write has no deployment of a write's group, so no bake, and adds nothing.
+ * Minutes the bake adds to a release that changes a write (from the shift to its report), for a good version at
+ * `perMinute` requests a minute: from the expected counts, not a draw. A release with no write has no bake.
  */
 export function bakeAddedMinutes(perMinute: number, background = 0.001): number {
   const m = perMinute * BASELINE_MINUTES;
@@ -323,3 +312,12 @@ export function bakeAddedMinutes(perMinute: number, background = 0.001): number 
 export const BAKE_ADDED_MINUTES: Readonly<Record<string, number>> = Object.fromEntries(
   [1, 10, 100, 1_000].map((r) => [`${n(r)} req/min`, bakeAddedMinutes(r)]),
 );
+
+/** The docs' bake-rates table: each case's measured rate and what the bake adds to a release's duration. */
+export function bakeRatesTable(): string {
+  return [
+    '| Release | Write traffic | Measured | Minutes from the shift to the report (median, 95 %) | Target (good ≤ 0.5 % rolled back, bad ≥ 99 % stopped) |',
+    '|---|---|---|---|---|',
+    ...bakeRatesRows().map((r) => `| ${r.release} | ${r.case} | ${r.measured} | ${r.minutes} | ${r.target} |`),
+  ].join('\n');
+}

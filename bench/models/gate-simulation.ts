@@ -1,144 +1,21 @@
 /**
- * The deploy gates' error rates, measured by playing canaries as CodeDeploy and CloudWatch run them rather than
- * checked on one hand-picked minute: requests arrive at random (Poisson), each request of the canary goes to the
- * new version with probability 0.1 (Lambda's weighted alias picks per invocation), each fails at random with its
- * version's probability, and CloudWatch sums each version's counts over the gate's period in buckets aligned to the
- * clock, not to the deploy (the canary starts at a random point of a bucket). Besides steady traffic, a case may
- * send a burst all at once (at the end of the bucket the shift starts in, where it stands out most) and hold the
- * pre-traffic check's direct invocations before the shift. Seeded: a run gives the same rates.
- *
- * `gateExcess` is the gates' formula (lib/constructs/version-gates.ts) in TypeScript; test/infra/gate-simulation.test.ts
- * proves it equal to the synthesized alarms' own metric math, plays that math on the same canaries and asserts the
- * targets. `npm run openapi` writes the measured rates into docs/deployment.md ("Gradual deploys"). Plain code, no
- * CDK imports.
- *
- * The sampling is exact (inversion, searched outwards from the mode, so a large count costs about one standard
- * deviation of steps): a normal approximation would misstate exactly the tails a gate's false rollbacks live in.
+ * The deploy gates' rates, measured on simulated canaries: Poisson arrivals, each canary request routed to the new
+ * version with the canary's weight, failures drawn per version, counts summed in clock-aligned buckets (the shift
+ * starts at a random point of one). A case may add a burst timed to the shift's bucket, or the pre-traffic check's
+ * invocations. `gateExcess` is the gates' formula (lib/constructs/version-gates.ts) in TypeScript;
+ * test/infra/gate-simulation.test.ts proves it equal to the synthesized alarms' math and asserts the targets.
  */
 import { ROUTES } from '../../contract/routes.ts';
 import { REQUESTS_PER_VERSION } from '../../lambdas/hooks/pre-traffic-judge.ts';
-import { CLOUDWATCH_LAG_SECONDS, GATE_MARGIN_SECONDS } from '../preflight/canary-timing.ts';
-
-/** The gates' period: one bucket of the canary, the longest that can still fire inside it (version-gates.ts). */
-export const GATE_PERIOD_SECONDS = 180;
-/**
- * Standard deviations above the expected count (a one-sided normal bound on the binomial). 4 rather than 3.5: a
- * release rolls back when any of its functions' gates fires, so the false rollbacks of five gates add up; at 4 the
- * worst case of every gate at once stays under 1 %, and every failing version a canary can show is still caught.
- */
-export const GATE_SIGMAS = 4;
-/** Failures above the bound the gate needs (its alarm threshold): a continuity correction for small counts. */
-export const GATE_MARGIN = 0.5;
-/** The new version's failures in the period below which nothing is judged. */
-export const GATE_MIN_FAILURES = 3;
-/**
- * How far below the canary's weight the share the bound uses may fall, in standard deviations of the share routing
- * alone gives a bucket of N invocations (sqrt(weight (1 - weight) / N)). In a bucket the shift ran through, a share
- * below the weight is routing's chance, and the failures followed the invocations: flooring it at the weight itself
- * left a version denying every valid key at 30 cache misses a minute undetected in 6 % of canaries. Where a bucket's
- * share is below the weight because the old version ran alone before the shift, N is what diluted it, so the floor
- * stays near the weight exactly where a burst timed to that bucket needs it.
- */
-export const GATE_FLOOR_SIGMAS = 2;
-
-/** mulberry32: a small seeded generator, uniform on [0, 1). */
-export function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/** ln Γ(x) for x > 0 (Lanczos, g = 7: about 15 significant digits). */
-const LANCZOS = [
-  0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.61502916214059,
-  12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7,
-];
-function lnGamma(x: number): number {
-  if (x < 0.5) return Math.log(Math.PI / Math.sin(Math.PI * x)) - lnGamma(1 - x);
-  const y = x - 1;
-  let s = LANCZOS[0]!;
-  for (let i = 1; i < 9; i++) s += LANCZOS[i]! / (y + i);
-  const t = y + 7.5;
-  return 0.5 * Math.log(2 * Math.PI) + (y + 0.5) * Math.log(t) - t + Math.log(s);
-}
-
-/**
- * Inversion over the outcomes enumerated outwards from the mode (any fixed order of the outcomes is a valid
- * inversion): `up(k, pk)` and `down(k, pk)` give the probability of k + 1 and k - 1 from that of k.
- */
-function fromMode(
-  u: number,
-  mode: number,
-  pMode: number,
-  min: number,
-  max: number,
-  up: (k: number, pk: number) => number,
-  down: (k: number, pk: number) => number,
-): number {
-  u -= pMode;
-  if (u <= 0) return mode;
-  let lo = mode;
-  let hi = mode;
-  let pLo = pMode;
-  let pHi = pMode;
-  for (;;) {
-    const canUp = hi < max;
-    const canDown = lo > min;
-    if (!canUp && !canDown) return mode;
-    if (canUp) {
-      pHi = up(hi, pHi);
-      hi++;
-      u -= pHi;
-      if (u <= 0) return hi;
-    }
-    if (canDown) {
-      pLo = down(lo, pLo);
-      lo--;
-      u -= pLo;
-      if (u <= 0) return lo;
-    }
-    // What is left is below the floating-point resolution of the probabilities summed so far.
-    if (pHi < 1e-300 && pLo < 1e-300) return mode;
-  }
-}
-
-export function binomial(rng: () => number, n: number, p: number): number {
-  if (n <= 0 || p <= 0) return 0;
-  if (p >= 1) return n;
-  const mode = Math.min(n, Math.floor((n + 1) * p));
-  const lnP =
-    lnGamma(n + 1) - lnGamma(mode + 1) - lnGamma(n - mode + 1) + mode * Math.log(p) + (n - mode) * Math.log1p(-p);
-  const odds = p / (1 - p);
-  return fromMode(
-    rng(),
-    mode,
-    Math.exp(lnP),
-    0,
-    n,
-    (k, pk) => (pk * (n - k) * odds) / (k + 1),
-    (k, pk) => (pk * k) / ((n - k + 1) * odds),
-  );
-}
-
-export function poisson(rng: () => number, mean: number): number {
-  if (mean <= 0) return 0;
-  const mode = Math.floor(mean);
-  const lnP = mode * Math.log(mean) - mean - lnGamma(mode + 1);
-  return fromMode(
-    rng(),
-    mode,
-    Math.exp(lnP),
-    0,
-    Number.POSITIVE_INFINITY,
-    (k, pk) => (pk * mean) / (k + 1),
-    (k, pk) => (pk * k) / mean,
-  );
-}
+import {
+  GATE_FLOOR_SIGMAS,
+  GATE_MARGIN,
+  GATE_MIN_FAILURES,
+  GATE_PERIOD_SECONDS,
+  GATE_SIGMAS,
+} from '../../lib/config/deploy-gates.ts';
+import { CLOUDWATCH_LAG_SECONDS, GATE_MARGIN_SECONDS } from '../../lib/preflight/canary-timing.ts';
+import { binomial, poisson, random } from './sampling.ts';
 
 /** A kind of request a canary sees: how many a minute, and the share each version fails. */
 export interface Traffic {
@@ -164,14 +41,8 @@ export interface Bucket {
 }
 
 /**
- * The gates' formula: how far the new version's failures f are above the bound on what it would have had failing
- * at the alias's rate. Of the alias's F failures, each fell on the new version with its share w of the invocations
- * if both versions fail alike, so f is binomial (F, w); the bound is its mean plus GATE_SIGMAS standard deviations.
- * w is at least the canary's `weight`, less GATE_FLOOR_SIGMAS of routing's noise: in the bucket the shift starts
- * in, the old version's traffic before the shift dilutes the new version's share, while requests sent all at once
- * late in that bucket (an outsider's known 500s) land on the new version at the canary's weight. 0 (not judged)
- * while the old version ran nothing or the new one failed fewer than GATE_MIN_FAILURES times. The gate fires at
- * GATE_MARGIN or more.
+ * The gates' formula (version-gates.ts says why): how far the new version's failures are above the binomial bound
+ * for its share of the invocations, floored near the canary's weight. 0 when nothing is judged; fires at GATE_MARGIN.
  */
 export function gateExcess(b: Bucket, weight: number = DEPLOY.weight): number {
   const n = b.newInvocations;
@@ -189,17 +60,11 @@ export interface Deploy {
   readonly canarySeconds: number;
   /** The alarm's period. */
   readonly periodSeconds: number;
-  /**
-   * How long after a bucket ends its datapoint has surely moved the alarm (CloudWatch's delay and a margin: a
-   * bucket that ends later than this before the shift completes may be judged too late).
-   */
+  /** How long after a bucket ends its datapoint has surely moved the alarm (CloudWatch's delay and a margin). */
   readonly judgedWithinSeconds: number;
 }
 
-/**
- * Both stages' canary (CodeDeployDefault.LambdaCanary10Percent10Minutes) and the gates' period; a bucket is surely
- * judged when CloudWatch's delay and a margin (lib/preflight/canary-timing.ts: 120 s + 60 s) fit before the shift.
- */
+/** Both stages' canary (CodeDeployDefault.LambdaCanary10Percent10Minutes) and the gates' period. */
 export const DEPLOY: Deploy = {
   weight: 0.1,
   canarySeconds: 600,
@@ -208,9 +73,8 @@ export const DEPLOY: Deploy = {
 };
 
 /**
- * Requests sent all at once at the end of the bucket the shift starts in: an outsider who times a burst to the
- * bucket in which the old version's traffic before the shift dilutes the new version's share. Routed as the canary
- * routes every request.
+ * Requests sent all at once at the end of the bucket the shift starts in, where the old version's traffic before
+ * the shift dilutes the new version's share most. Routed as the canary routes every request.
  */
 export interface Burst {
   readonly requests: number;
@@ -220,12 +84,8 @@ export interface Burst {
 }
 
 /**
- * The pre-traffic check: its direct invocations of each version (by number, never through the alias), spread over
- * the `seconds` before the shift starts, each failing with the share both versions fail the check's key (a flood's
- * 503s reach it too). Lambda counts them under the version's qualifier only, never under the alias the gates read;
- * the functions count a 5xx under the gates' dimensions only for an invocation through the alias, so they enter no
- * gate. `checkCounted` plays what the functions did before: every 5xx counted per version and per operation, the
- * check's included, while the alias's invocations gave the new version no share before the shift.
+ * The pre-traffic check: its direct invocations of each version over the `seconds` before the shift. They enter no
+ * gate (they do not go through the alias); `checkCounted` plays them counted as the alias's 5xx, to show why not.
  */
 export interface Check {
   readonly perVersion: number;
@@ -241,7 +101,7 @@ export interface Scenario {
 }
 
 export interface PlayOptions {
-  /** Whether the check's 5xx enter the gates' ServerError counts (the functions before they told the alias apart). */
+  /** Whether the check's 5xx enter the gates' ServerError counts. */
   readonly checkCounted?: boolean;
 }
 
@@ -280,8 +140,7 @@ function serve(rng: () => number, b: Counts, t: Omit<Traffic, 'perMinute'>, toOl
 
 /**
  * One deploy: buckets aligned to the clock, the shift starting at a random point of the first. With `checkCounted`,
- * the buckets before the shift that the check's invocations fall in come first: nothing else can fire them (the new
- * version runs nothing through the alias before the shift), so they are played only then.
+ * the buckets before the shift that hold the check's invocations come first.
  */
 export function playCanary(
   rng: () => number,
@@ -357,9 +216,8 @@ export interface GateCase extends Scenario {
   readonly release: 'good' | 'bad';
   readonly what: string;
   /**
-   * Held to the target. A bad release below this is beyond what a 10 % canary shows: at 10 requests a minute the
-   * new version serves about 10 requests in the whole canary, and a version failing 5 % of them fails none in
-   * 0.95^10 = 60 % of canaries, which no gate on the canary's traffic can tell from a good one.
+   * Held to the target. Not for a bad release a 10 % canary cannot show: at 10 requests a minute the new version
+   * serves about 10 in the whole canary, and one failing 5 % fails none in 60 % of canaries.
    */
   readonly target: boolean;
 }
@@ -371,13 +229,10 @@ const fails = (perMinute: number, oldFails: number, newFails = oldFails, shows?:
   ...(shows ? { shows } : {}),
 });
 const n = (x: number) => x.toLocaleString('en-US');
-/**
- * A read operation's pre-traffic check (docs/deployment.md, "Gradual deploys"): REQUESTS_PER_VERSION invocations of
- * each version, paced over about 3.5 minutes on a Business key, failing as the operation's traffic does.
- */
+/** A read operation's pre-traffic check: REQUESTS_PER_VERSION invocations of each version over about 3.5 minutes. */
 const readCheck = (fails: number): Check => ({ perVersion: REQUESTS_PER_VERSION, fails, seconds: 200 });
 
-/** The cases: the issue's and the suites' floods, noise and outsiders for good releases; failing versions for bad ones. */
+/** The cases: floods, noise and outsiders for good releases; failing versions for bad ones. */
 export const GATE_CASES: readonly GateCase[] = [
   {
     gate: 'operation',
@@ -506,8 +361,8 @@ export const meetsTarget = (c: GateCase, rolledBack: number): boolean =>
   c.release === 'good' ? rolledBack <= 0.01 : rolledBack >= 0.99;
 
 /**
- * One case's rollback rate for a gate (by default the formula above): the probability that a single function's gate
- * rolls the case's deploy back. Seeded by the case's place in GATE_CASES unless given a seed (a case of the caller's).
+ * The share of the case's deploys a single function's gate (by default the formula above) rolls back. Seeded by the
+ * case's place in GATE_CASES unless given a seed.
  */
 export function measureCase(
   c: GateCase,
@@ -542,7 +397,7 @@ const percent = (x: number) => `${(100 * x).toFixed(2)} %`;
 
 let measured: ReturnType<typeof measureGates> | undefined;
 
-/** docs/deployment.md, "Gradual deploys": the measured rates, a row per case (measured once per process). */
+/** The docs' gate-rates table: the measured rates, a row per case (measured once per process). */
 export function gateRatesTable(): string {
   measured ??= measureGates();
   const rows = measured.map(({ case: c, rolledBack }) => {
@@ -562,9 +417,8 @@ export function gateRatesTable(): string {
 }
 
 /**
- * A release rolls back when any of its functions' gates fires: the share of releases rolled back when every
- * operation's gate and the authorizer's meet their worst good case at once (each judges its own function's traffic,
- * so their trips are independent).
+ * The share of releases rolled back when every function's gate meets its worst good case at once: any gate firing
+ * rolls the release back, and each judges its own function's traffic, so their trips are independent.
  */
 export function releaseFalseRollback(rates: ReturnType<typeof measureGates>): {
   functions: number;

@@ -1,14 +1,13 @@
 /**
- * The billed alarm metrics of one stage, counted from the route table: CloudWatch bills every metric an alarm uses
- * (each metric of a math alarm). `npm run openapi` writes this count into docs/deployment.md ("Alarms"), and
- * test/infra/prod-ops-cost.test.ts checks it, row by row, against both synthesized templates, so neither the document nor
- * the bound goes stale when an operation is added. Plain data, no CDK imports.
+ * The billed alarm metrics of one stage, counted from the route table: CloudWatch bills every metric an alarm uses.
+ * `npm run openapi` writes the rows into docs/runbook.md; test/infra/prod-ops-cost.test.ts checks them against both
+ * synthesized templates, so an added operation leaves neither stale. Plain data, no CDK imports.
  */
 import { AUTHORIZER, ROUTES, type Route } from '../../contract/routes.ts';
-import { tableOperations } from './function-access.ts';
+import { tableOperations } from '../stacks/function-access.ts';
 
 export interface AlarmMetricRow {
-  /** The alarm (or alarms: one per function or table) as docs/deployment.md names it. */
+  /** The alarm (or alarms: one per function or table) as docs/runbook.md names it. */
   readonly alarm: string;
   /** How many there are and what each sums. */
   readonly detail: string;

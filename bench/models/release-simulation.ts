@@ -1,16 +1,15 @@
 /**
- * Whole releases, played: a release that changes all five functions is rolled back when any of its checks says so.
- * For each function that is its pre-traffic check (pre-traffic-judge.ts, played here on the check's own schedule),
- * its canary gate (gate-simulation.ts) and, for a write, the bake (bake-simulation.ts). Each part draws its own
- * requests (the check's are its own, the gate's the canary's, the bake's those after the shift), so a release's
- * rate is one minus the product of each part letting it through. `npm run openapi` writes these rows into
- * docs/deployment.md ("Gradual deploys"); test/infra/gate-simulation.test.ts asserts the targets. Plain code, no CDK.
+ * Whole releases: a release of every function is rolled back when any of its checks says so. For each function
+ * that is its pre-traffic check (pre-traffic-judge.ts), its canary gate (gate-simulation.ts) and, for a write, the
+ * bake (bake-simulation.ts). Each part judges its own requests, so a release's rate is one minus the product of
+ * each part letting it through. test/unit/bake-simulation.test.ts asserts the targets.
  */
 import { ROUTES, writes } from '../../contract/routes.ts';
 import { CREATE_TRIES } from '../../lambdas/hooks/pre-traffic-check.ts';
 import { REQUESTS_PER_VERSION, judgeRun, randomAnswer } from '../../lambdas/hooks/pre-traffic-judge.ts';
 import { type BakeCase, BAKE_CASES, measuredBake } from './bake-simulation.ts';
-import { GATE_CASES, type GateCase, measureCase, random } from './gate-simulation.ts';
+import { GATE_CASES, type GateCase, measureCase } from './gate-simulation.ts';
+import { random } from './sampling.ts';
 
 /** What a release meets while it deploys, and where each part's rate comes from. */
 export interface ReleaseCase {
@@ -137,7 +136,7 @@ export const meetsReleaseTarget = (m: ReleaseMeasure): boolean =>
 
 let measured: ReleaseMeasure[] | undefined;
 
-/** docs/deployment.md: a row per release case (measured once per process). */
+/** The docs' release-rates table: a row per release case (measured once per process). */
 export function releaseRatesTable(): string {
   measured ??= measureReleases();
   return [
