@@ -13,7 +13,8 @@
 import { banThreshold, type PlanLimits } from '../../contract/plans.ts';
 import { AppError } from '../../lambdas/domain/errors.ts';
 import type { SimAnswer, SimRequest, Traffic } from './traffic.ts';
-import { enforce, windowsAt, type LimitCounters, type Windows } from '../../lambdas/domain/rate-limit.ts';
+import { windowsAt, type LimitCounters, type Windows } from '../../lambdas/domain/rate-limit.ts';
+import { enforce } from '../../lambdas/domain/refusal.ts';
 import { createLimiter, type Limiter, type LimiterOptions } from '../../lambdas/domain/limiter.ts';
 
 export interface SimOptions {

@@ -1,5 +1,6 @@
 /**
- * API keys: how they look, how they are hashed, what a key record holds, and what the authorizer decides.
+ * API keys: how they look, how they are hashed, what a key record holds, and when one is usable. Why a usable key
+ * is refused is refusal.ts.
  * The plaintext key is shown once on creation and never stored or logged: storage holds its SHA-256.
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
@@ -10,19 +11,10 @@ import {
   CHECKED_KEY_LENGTH,
   EXPIRED_NOTICE_SECONDS,
   OLD_KEY_PATTERN,
-  expiredMessage,
-  readOnlyMessage,
 } from '../../contract/auth.ts';
 export { CHECKED_KEY, OLD_KEY_PATTERN } from '../../contract/auth.ts';
 import { PLANS, planUsageKeyValue, type PlanLimits, type PlanName } from '../../contract/plans.ts';
-import {
-  DENY_CONTEXT,
-  SPENT_DENY_CUTOFF_SECONDS,
-  banMessage,
-  quotaMessage,
-  type BanCause,
-  type DenyContextKey,
-} from '../../contract/deny-context.ts';
+import type { BanCause } from '../../contract/deny-context.ts';
 
 export type KeyStatus = 'active' | 'revoked';
 
@@ -211,7 +203,7 @@ export interface Authenticated extends AuthContext {
 
 /**
  * Decides whether a bearer header is a usable key on `stage` at `nowSec`; undefined means 401. A key expired less
- * than EXPIRED_NOTICE_SECONDS ago is usable here: the operation refuses it with its own answer (keyRefusal).
+ * than EXPIRED_NOTICE_SECONDS ago is usable here: the operation refuses it with its own answer (refusal.ts).
  */
 export async function authenticate(
   store: KeyStore,
@@ -259,23 +251,6 @@ export function expiryAt(validUntil: number | undefined, nowSec: number): 'valid
   return nowSec < validUntil + EXPIRED_NOTICE_SECONDS ? 'expired' : 'gone';
 }
 
-/**
- * Why a key the gateway let through may not make this call, checked by the envelope before the limiter or any
- * storage: expired (exact at the second, whatever the age of the gateway's cached Allow), or read-only on an
- * operation that changes data (`changesData`: contract/route-types.ts writes). Undefined when it may.
- */
-export function keyRefusal(
-  auth: Pick<AuthContext, 'scope' | 'validUntil'>,
-  nowSec: number,
-  call: { readonly changesData: boolean; readonly method: string; readonly path: string },
-): { readonly code: 'key_expired' | 'key_read_only'; readonly message: string } | undefined {
-  if (expiryAt(auth.validUntil, nowSec) !== 'valid')
-    return { code: 'key_expired', message: expiredMessage(auth.validUntil!) };
-  if (auth.scope === 'read' && call.changesData)
-    return { code: 'key_read_only', message: readOnlyMessage(call.method, call.path) };
-  return undefined;
-}
-
 /** A key's standing at the gateway, as functions that refused it recorded it (storage/standing.ts). */
 export interface Standing {
   /** The end of its ban (unix seconds). */
@@ -284,77 +259,22 @@ export interface Standing {
   readonly bannedBy?: BanCause;
   /** The start (unix seconds) of the UTC day whose quota it has spent. */
   readonly spentDay?: number;
-  /** When the authorizer first denied it its spent day (unix seconds): once per day (spentRepeat). */
+  /** When the authorizer first denied it its spent day (unix seconds): once per day (refusal.ts spentRepeat). */
   readonly spentDeniedAt?: number;
 }
 
-/**
- * What the gateway does with an authenticated key's request:
- * - `banned`: refused (a Deny: ACCESS_DENIED, 429 `key_banned`);
- * - `spent`: its quota of today is spent, refused the same way (429 `quota_exceeded`), before it reaches a function
- *   or its plan's usage plan. Not in the day's last SPENT_DENY_CUTOFF_SECONDS: a Deny cached past midnight would
- *   refuse the new day's requests, so there the function's limiter refuses it;
- * - `allow`: counted against its plan's usage plan, and the function's limiter decides.
- * An unknown standing allows (the function's limiter still enforces both windows).
- */
-export type GateDecision = 'banned' | 'spent' | 'allow';
+/** What a function tells the gateway about a key it refused, or the admin tool about a key an admin banned. */
+export type StandingNote = { readonly bannedUntil: number; readonly by?: BanCause } | { readonly spentDay: number };
 
-export function gateDecision(standing: Standing | undefined, nowSec: number): GateDecision {
-  if (!standing) return 'allow';
-  if (standing.bannedUntil !== undefined && standing.bannedUntil > nowSec) return 'banned';
-  const dayStart = nowSec - (nowSec % 86_400);
-  const secondsLeft = dayStart + 86_400 - nowSec;
-  if (standing.spentDay === dayStart && secondsLeft > SPENT_DENY_CUTOFF_SECONDS) return 'spent';
-  return 'allow';
-}
-
-/**
- * A client told its day is spent is told to come back at the day's end. Seconds after the first spent Deny from
- * which another uncached request of that day means the client ignored it: the cached Deny it got has expired, and a
- * fleet of workers that each got one sends nothing more. At least a minute, so a TTL of 0 bans no fleet whose
- * requests were in flight together.
- */
-export const SPENT_RETURN_SECONDS = 60;
-
-/**
- * What the authorizer does when it denies a spent key (decision `spent`): `ban` when it was told its spent day (a
- * Deny, or the end of its last such ban) at least max(TTL, SPENT_RETURN_SECONDS) before, so a spent key that keeps
- * sending is banned as the limiter bans a key that keeps sending after its 429s (its requests never reach the
- * limiter); `mark` when it has not been denied that day yet; else nothing. So a spent key costs at most two writes a
- * day besides two a ban, whatever it sends. A note at the day's first second is a ban that ended with the day before.
- */
-export function spentRepeat(standing: Standing, nowSec: number, cacheTtlSeconds: number): 'ban' | 'mark' | 'none' {
-  const dayStart = nowSec - (nowSec % 86_400);
-  const at = standing.spentDeniedAt;
-  if (at === undefined || at <= dayStart) return 'mark';
-  return nowSec - at >= Math.max(cacheTtlSeconds, SPENT_RETURN_SECONDS) ? 'ban' : 'none';
-}
-
-/**
- * What a Deny tells the client, in the authorizer's `context` (contract DENY_CONTEXT), which the ACCESS_DENIED
- * gateway response maps into its code, message, X-RateLimit-Limit, X-RateLimit-Reset and Retry-After: what the
- * function answers in that standing. API Gateway caches the Deny for the authorizer's TTL and replays it unchanged,
- * so a banned key is refused until the later of its ban's end and the cached answer's: a client told the ban's end
- * alone would, when the ban ends within the TTL, come back to the cached Deny. A replay repeats the Retry-After
- * computed here, so it errs long by the answer's age (at most the TTL), never short. A spent day's end is never
- * within the TTL (gateDecision), so it is exact.
- */
-export function denyContext(
-  decision: Exclude<GateDecision, 'allow'>,
-  auth: Pick<AuthContext, 'perMinute' | 'perDay'>,
-  standing: Standing,
-  nowSec: number,
-  cacheTtlSeconds: number,
-): Record<DenyContextKey, string | number> {
-  const spent = decision === 'spent';
-  const until = spent ? nowSec - (nowSec % 86_400) + 86_400 : Math.max(standing.bannedUntil!, nowSec + cacheTtlSeconds);
-  const retryAfter = Math.max(1, until - nowSec);
-  return {
-    [DENY_CONTEXT.code]: spent ? 'quota_exceeded' : 'key_banned',
-    [DENY_CONTEXT.limit]: spent ? auth.perDay : auth.perMinute,
-    [DENY_CONTEXT.retryAfter]: retryAfter,
-    [DENY_CONTEXT.until]: until,
-    [DENY_CONTEXT.untilIso]: new Date(until * 1000).toISOString(),
-    [DENY_CONTEXT.message]: spent ? quotaMessage(auth.perDay, retryAfter) : banMessage(until, standing.bannedBy),
-  };
+/** The port to a key's record and standing (storage/standing.ts implements it). */
+export interface StandingStore {
+  /** The key record under a secret's hash and its standing, in one read; a standing it could not read is unknown. */
+  read(hash: string): Promise<{ record?: KeyRecord; standing?: Standing }>;
+  /**
+   * Records a refusal's standing for the gateway (never shortens a ban). For a ban, answers who banned the key until
+   * that end as the standing now records it; undefined when it records a later end or cannot say.
+   */
+  note(hash: string, note: StandingNote): Promise<BanCause | undefined>;
+  /** Notes when the authorizer told the key its day is spent (`firstOfDay`: only if not yet noted that day). */
+  noteSpentTold(hash: string, atSec: number, firstOfDay: boolean): Promise<void>;
 }

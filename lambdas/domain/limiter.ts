@@ -1,22 +1,29 @@
 /**
- * One container's limiter: the leases it holds, what it already knows (a full window, a spent day, a ban), and the
- * 429s it has not recorded yet, over the counting port. The rules it applies (what a write takes next, how large a
- * lease is, when a key is banned) are in rate-limit.ts; docs/rate-limiting.md gives the argument and the figures.
+ * One container's limiter over the counting port: the leases it holds, what it already knows (a full window, a
+ * spent day, a ban) so it answers those without I/O, and the 429s it has not recorded yet. The rules it applies are
+ * in rate-limit.ts; what a refusal answers is refusal.ts.
  */
 import { LIMITER, banThreshold, limiterShards, shardLimits, type PlanLimits } from '../../contract/plans.ts';
+import type { StandingStore } from './keys.ts';
 import {
   banDays,
   leaseCap,
   leaseSize,
+  settleTake,
   windowsAt,
   type Consumption,
   type LimitCounters,
-  type Limiter,
   type Take,
   type Windows,
 } from './rate-limit.ts';
 
-export type { Limiter } from './rate-limit.ts';
+/** What the envelope asks of a container's limiter (createLimiter builds it). */
+export interface Limiter {
+  /** Counts one request for `subject`; a 503 (UnavailableError) when storage cannot say. */
+  consume(subject: string, limits: PlanLimits, w: Windows): Promise<Consumption>;
+  /** True when this container already knows, without I/O, that the request will be refused. */
+  refusesLocally(subject: string, limits: PlanLimits, w: Windows): boolean;
+}
 
 /** A block of one window's budget this container holds. */
 interface Lease {
@@ -213,7 +220,7 @@ export function createLimiter(counters: LimitCounters, options: LimiterOptions =
     // Whatever the answer, the old lease is done: it was handed back, or belongs to another shard or day.
     if (giveBack > 0 || (old && old.shard === shard)) st.lease = undefined;
     const giveBackWindow = giveBack > 0 ? old!.minuteStart : undefined;
-    const t = await counters.take({ subject, shard, limits: part, w, want, giveBack, giveBackWindow });
+    const t = await settleTake(counters, { subject, shard, limits: part, w, want, giveBack, giveBackWindow });
     if (t.kind === 'full' && giveBack > 0 && old!.minuteStart >= w.minuteStart && t.reason === 'minute') {
       // The window is full, partly with this container's own unused tokens (the failed write returned nothing):
       // they are still this container's to admit.
@@ -330,4 +337,32 @@ export function createLimiter(counters: LimitCounters, options: LimiterOptions =
       return true;
     },
   };
+}
+
+/**
+ * Bans a key as the limiter would, where no limiter runs: the authorizer's ban of a spent key that keeps sending
+ * (refusal.ts spentRepeat; its requests never reach a function). Written as the limiter writes its own, so it lasts,
+ * escalates, shows in `keys show` and `keys unban` lifts it: counted as the key's nth ban of the UTC day, on every
+ * shard's day items (what the functions refuse on) and on the key's standing (what the authorizer denies on). The
+ * key is noted as told its spent day until the ban's end before the ban is written: stopped between the two, it is
+ * denied as spent, then banned when it comes back. Ends no later than `notAfter` (unix seconds); answers the end.
+ */
+export async function banAsLimiter(
+  ports: { readonly counters: LimitCounters; readonly standings: StandingStore },
+  key: { readonly subject: string; readonly hash: string; readonly limits: PlanLimits },
+  w: Windows,
+  notAfter = Infinity,
+): Promise<number> {
+  const { counters, standings } = ports;
+  // Counted before it is written, as the limiter does: a failure between the two errs towards a longer next ban.
+  const nth = await counters.countBan(key.subject, w.dayStart, w.minuteStart);
+  const full = banDays(w, nth);
+  const banUntil = Math.min(full.banUntil, notAfter);
+  const days = full.days.filter((day) => day < banUntil);
+  await standings.noteSpentTold(key.hash, banUntil, false);
+  await Promise.all([
+    counters.ban(key.subject, key.limits, banUntil, days),
+    standings.note(key.hash, { bannedUntil: banUntil }),
+  ]);
+  return banUntil;
 }

@@ -1,25 +1,15 @@
 /**
- * Rate-limit rules (spec section 8): fixed per-minute and per-day windows per key, the headers every response
- * carries, the 429s and the ban. The counting itself is atomic in storage (the LimitCounters port,
- * lambdas/storage/limit-store.ts); a container's leases and what it already knows are in limiter.ts; this module
- * holds the rules both apply: what a write takes next, how large a lease is, when a key is banned, what to answer.
+ * Rate-limit rules: fixed per-minute and per-day windows per key, the leases a container takes of them, and the ban.
+ * Storage counts atomically behind the LimitCounters port declared here (lambdas/storage/limit-store.ts); the
+ * container's limiter over it is limiter.ts; what a refused count answers is refusal.ts.
  *
- * Why leases (docs/rate-limiting.md has the numbers): one write per request on one item caps a key at what one
- * DynamoDB partition takes (~1,000 write units per second) and makes the cost follow the request rate. So:
- * - keys up to LIMITER.exactPerMinute take one request per write: exact counts, exact X-RateLimit-Remaining;
- * - larger keys take a block (a lease) of the window's budget with one write, sized to about
- *   LIMITER.leaseSeconds of this container's own traffic and never past the window's end, and admit from it
- *   without I/O; the budget is split over limiterShards() items;
- * - what a container already knows (a full window, a spent day, a ban) is answered without I/O until it can change;
- * - 429s are added up per container and recorded at most every LIMITER.rejectionFlushMs per key, so neither an
- *   abusive client nor a fleet makes a write per request.
- * Nothing here is ever written twice: counting writes are sent once (no SDK resend), and a write whose answer is
- * lost counts as used (503 for that request): the service may under-admit by the requests whose answers were lost,
- * never over-admit.
+ * Small keys count one request per write, so their counts and headers are exact. Larger keys take a lease (a block
+ * of the window's budget) per write and admit from it without I/O, over several shard items: one item per key would
+ * cap it at one DynamoDB partition's writes. Counting writes are sent once: a lost answer counts as used (a 503),
+ * so the service may under-admit, never over-admit. docs/keys-and-limits.md gives the figures.
  */
-import { BAN_POLICY, LIMITER, banSecondsFor, type PlanLimits } from '../../contract/plans.ts';
-import { banMessage, quotaMessage, type BanCause } from '../../contract/deny-context.ts';
-import { AppError } from './errors.ts';
+import { LIMITER, banSecondsFor, type PlanLimits } from '../../contract/plans.ts';
+import { UnavailableError } from './errors.ts';
 
 export interface Windows {
   readonly nowMs: number;
@@ -81,9 +71,23 @@ export interface Usage {
   readonly bans?: number;
 }
 
-/** The counting port: conditional writes on small items, each sent once. */
+/** A granted take: how many, and the shard's counts after the write. */
+export type Granted = Extract<Take, { kind: 'granted' }>;
+
+/** A write takeStep chose: count in the open window, or open the request's own minute. */
+export type CountingStep = Extract<TakeStep, { kind: 'count' | 'open' }>;
+
+/** What one conditional write answers: granted, or the item as it is when its condition failed. */
+export type Attempt =
+  { readonly ok: true; readonly take: Granted } | { readonly ok: false; readonly state: ShardState };
+
+/** The counting port: conditional writes on small items, each sent once. Storage stores; the rules here decide. */
 export interface LimitCounters {
-  take(req: TakeRequest): Promise<Take>;
+  /**
+   * Applies `step` to shard `req.shard`'s day item if the item still allows it (its window, room in both windows,
+   * no ban). `seen`: the item as the last failed condition returned it ({} at first).
+   */
+  tryTake(req: TakeRequest, step: CountingStep, seen: ShardState): Promise<Attempt>;
   /** Adds `n` 429s to the key's minute window `minuteStart`; answers the window's total. */
   addRejections(subject: string, minuteStart: number, n: number): Promise<number>;
   /**
@@ -145,6 +149,27 @@ export function takeStep(state: ShardState, limits: PlanLimits, w: Windows, want
   return newest ? { kind: 'count', minuteStart, want: n } : { kind: 'open', want: n };
 }
 
+/** Attempts before giving up on a window that keeps moving under this request (then 503, never a guess). */
+const SETTLE_ATTEMPTS = 6;
+
+/**
+ * One counting write, settled: the first attempt assumes the request's own minute is open (no read first); a failed
+ * condition answers the item as it is, and takeStep picks the next write from it.
+ */
+export async function settleTake(counters: LimitCounters, req: TakeRequest): Promise<Take> {
+  let step: TakeStep = { kind: 'count', minuteStart: req.w.minuteStart, want: req.want };
+  let seen: ShardState = {};
+  for (let attempt = 0; attempt < SETTLE_ATTEMPTS; attempt++) {
+    if (step.kind === 'banned' || step.kind === 'full') return step;
+    const out = await counters.tryTake(req, step, seen);
+    if (out.ok) return out.take;
+    seen = out.state;
+    step = takeStep(seen, req.limits, req.w, req.want);
+  }
+  // The windows kept moving under this request (extreme contention): unsure, so 503 + Retry-After, not 500.
+  throw new UnavailableError('LimiterContention');
+}
+
 /**
  * The end of the `nth` ban of the day starting now, and the day items it is written to, latest first, so a failure
  * part-way never ends it at midnight.
@@ -173,14 +198,6 @@ export function leaseCap(shard: PlanLimits): number {
   return Math.max(1, Math.floor(shard.perMinute / LIMITER.leasesPerShardWindow));
 }
 
-/** A container's limiter (limiter.ts builds it): what the envelope asks of it. */
-export interface Limiter {
-  /** Counts one request for `subject`; a 503 (UnavailableError) when storage cannot say. */
-  consume(subject: string, limits: PlanLimits, w: Windows): Promise<Consumption>;
-  /** True when this container already knows, without I/O, that the request will be refused. */
-  refusesLocally(subject: string, limits: PlanLimits, w: Windows): boolean;
-}
-
 export interface RateLimitHeaders {
   'X-RateLimit-Limit': string;
   'X-RateLimit-Remaining': string;
@@ -188,8 +205,8 @@ export interface RateLimitHeaders {
   'Retry-After'?: string;
 }
 
-/** Headers for the window that binds soonest: the one with fewer requests left (the minute on a tie). */
-function headersFor(limits: PlanLimits, c: Extract<Consumption, { allowed: true }>): RateLimitHeaders {
+/** An admitted request's headers: the window that binds soonest (fewer requests left; the minute on a tie). */
+export function rateLimitHeaders(limits: PlanLimits, c: Extract<Consumption, { allowed: true }>): RateLimitHeaders {
   const minuteBinds = c.minuteRemaining <= c.dayRemaining;
   return {
     'X-RateLimit-Limit': String(minuteBinds ? limits.perMinute : limits.perDay),
@@ -198,48 +215,4 @@ function headersFor(limits: PlanLimits, c: Extract<Consumption, { allowed: true 
     ),
     'X-RateLimit-Reset': String(minuteBinds ? c.minuteStart + 60 : c.dayReset),
   };
-}
-
-/** Runs the limiter for one request: headers to send, or an AppError (429) that carries them. */
-export async function enforce(
-  limiter: Limiter,
-  subject: string,
-  limits: PlanLimits,
-  w: Windows,
-): Promise<RateLimitHeaders> {
-  const c = await limiter.consume(subject, limits, w);
-  if (c.allowed) return headersFor(limits, c);
-  if (c.reason === 'banned') {
-    const retry = Math.max(1, c.banUntil - w.nowSec);
-    throw new AppError('key_banned', banMessage(c.banUntil), {
-      'X-RateLimit-Limit': String(limits.perMinute),
-      'X-RateLimit-Remaining': '0',
-      'X-RateLimit-Reset': String(c.banUntil),
-      'Retry-After': String(retry),
-    });
-  }
-  const limit = c.reason === 'minute' ? limits.perMinute : limits.perDay;
-  const retry = Math.max(1, c.reset - w.nowSec);
-  throw new AppError(
-    c.reason === 'minute' ? 'rate_limited' : 'quota_exceeded',
-    c.reason === 'minute'
-      ? `Rate limit of ${limit} requests per minute exceeded: retry after ${retry} s, with exponential backoff. Requests that keep coming while limited lead to a temporary ban (${BAN_POLICY.banSeconds / 60} minutes, twice as long for each repeat in a UTC day, at most ${BAN_POLICY.maxBanSeconds / 3600} hours).`
-      : quotaMessage(limit, retry),
-    {
-      'X-RateLimit-Limit': String(limit),
-      'X-RateLimit-Remaining': '0',
-      'X-RateLimit-Reset': String(c.reset),
-      'Retry-After': String(retry),
-    },
-  );
-}
-
-/**
- * A key_banned 429 told who banned the key: the limiter's counters hold only the ban's end, so `enforce` words it as
- * the limiter's, and the envelope, which learns the cause from the key's standing (shared/admission.ts), rewords an
- * admin's. Same headers.
- */
-export function bannedBy(err: AppError, by: BanCause): AppError {
-  if (err.code !== 'key_banned' || by === 'limiter') return err;
-  return new AppError('key_banned', banMessage(Number(err.headers['X-RateLimit-Reset']), by), err.headers);
 }

@@ -6,7 +6,7 @@
  * closed, never letting a request through. A banned key and a key whose day is spent are denied (429 key_banned or
  * quota_exceeded; the Deny's context carries the function's code, message and headers for the gateway response to
  * map), before they reach a function or count against their plan's usage plan. A spent key that comes back after
- * its Deny expired is banned as the limiter bans (domain/keys.ts spentRepeat). An allowed key is counted against
+ * its Deny expired is banned as the limiter bans (domain/refusal.ts spentRepeat). An allowed key is counted against
  * its plan's API key. The policy names the whole API stage, so a cached result works on every route: a read-only
  * key is allowed the stage too (a Deny is ACCESS_DENIED, whose status is our 429) and its context carries its scope,
  * which the envelope enforces. An expired key is allowed for EXPIRED_NOTICE_SECONDS with its expiry in the context,
@@ -14,23 +14,19 @@
  */
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
 import {
-  denyContext,
-  expiryAt,
-  gateDecision,
   hashKey,
   keyForm,
   overlapTarget,
   parseBearer,
-  spentRepeat,
   usableKey,
   type Authenticated,
   type Standing,
 } from '../domain/keys.ts';
+import { banAsLimiter } from '../domain/limiter.ts';
 import { windowsAt } from '../domain/rate-limit.ts';
+import { denyContextOf, refusalOf, spentRepeat } from '../domain/refusal.ts';
 // The key and standing lookup, and the limiter's ban writes: no pet code in the authorizer's bundle.
-import { noteSpentTold, readKeyAndStanding } from '../storage/standing.ts';
-import { banAsLimiter } from '../storage/limiter-ban.ts';
-import type { Runtime } from '../shared/runtime.ts';
+import { requestPathPorts, type Runtime } from '../shared/runtime.ts';
 
 /** `arn:aws:execute-api:region:account:apiId/stage/METHOD/path` → `arn:aws:execute-api:region:account:apiId/stage/*` */
 export function stageWildcard(methodArn: string): string {
@@ -83,6 +79,8 @@ export function authorizerHandler(rt: Runtime) {
   const keysStage = rt.config.USAGE_KEYS_STAGE ?? rt.config.STAGE;
   const ttl = rt.config.AUTH_CACHE_TTL_SECONDS;
   const counts = tally(rt);
+  const ports = requestPathPorts(rt);
+  const { standings } = ports;
   const unauthorized = () => {
     // Denials apart from failures (the function's Errors count both): an unknown or revoked key, answered 401.
     counts.add('AuthorizerDenied');
@@ -97,12 +95,12 @@ export function authorizerHandler(rt: Runtime) {
     const w = windowsAt(nowMs);
     const step = spentRepeat(standing, w.nowSec, ttl);
     try {
-      if (step === 'mark') await noteSpentTold(rt.storage, keyHash, w.nowSec, true);
+      if (step === 'mark') await standings.noteSpentTold(keyHash, w.nowSec, true);
       if (step !== 'ban') return standing;
       const key = { subject: auth.keyId, hash: keyHash, limits: auth };
       // Ends with the day at the latest: the key could not be served before then anyway, so the ban never costs it a
       // request of the next day.
-      const bannedUntil = await banAsLimiter(rt.storage, rt.telemetry, key, w, w.dayStart + 86_400);
+      const bannedUntil = await banAsLimiter(ports, key, w, w.dayStart + 86_400);
       return { ...standing, bannedUntil };
     } catch (err) {
       rt.telemetry.log.warn('spent key not noted', { errorName: (err as Error)?.name });
@@ -125,14 +123,14 @@ export function authorizerHandler(rt: Runtime) {
       throw err;
     };
     let keyHash = hashKey(key);
-    let found = await readKeyAndStanding(rt.storage, keyHash).catch(failed);
+    let found = await standings.read(keyHash).catch(failed);
     // A secret rotated with an overlap (`keys rotate --overlap`) is accepted until the overlap ends, as the key it was
     // rotated into: that record and its standing decide, and a refusal is recorded on that hash. One hop only: an
     // overlap item leading to another is refused.
     const target = overlapTarget(found.record, Math.floor(rt.now() / 1000));
     if (target) {
       keyHash = target;
-      found = await readKeyAndStanding(rt.storage, target).catch(failed);
+      found = await standings.read(target).catch(failed);
     }
     const auth = usableKey(found.record, keysStage);
     if (!auth) throw unauthorized();
@@ -142,17 +140,16 @@ export function authorizerHandler(rt: Runtime) {
     }
     const nowMs = rt.now();
     const nowSec = Math.floor(nowMs / 1000);
-    // An expired key is let through for a day to be told so by the function (401 key_expired, counted like any
-    // request, so its standing still decides), then refused here like an unknown key: no function runs.
-    if (expiryAt(auth.validUntil, nowSec) === 'gone') throw unauthorized();
+    // Why a usable key is refused at the gateway (domain/refusal.ts): expired past its notice (401, no function
+    // runs), banned or its day spent (a Deny carrying what the function would answer).
     let standing = found.standing;
-    let decision = gateDecision(standing, nowSec);
-    if (decision === 'spent') {
+    let refused = refusalOf(auth, nowSec, { at: 'gateway', standing, cacheTtlSeconds: ttl });
+    if (refused?.code === 'unauthorized') throw unauthorized();
+    if (refused?.code === 'quota_exceeded') {
       standing = await spentAgain(auth, keyHash, standing!, nowMs);
-      decision = gateDecision(standing, nowSec);
+      refused = refusalOf(auth, nowSec, { at: 'gateway', standing, cacheTtlSeconds: ttl });
     }
-    // A Deny carries what the function would answer in that standing (domain/keys.ts denyContext).
-    const deny = decision === 'allow' ? {} : denyContext(decision, auth, standing!, nowSec, ttl);
+    const deny = refused ? denyContextOf(refused) : {};
     return {
       principalId: auth.keyId,
       policyDocument: {
@@ -160,7 +157,7 @@ export function authorizerHandler(rt: Runtime) {
         Statement: [
           {
             Action: 'execute-api:Invoke',
-            Effect: decision === 'allow' ? 'Allow' : 'Deny',
+            Effect: refused ? 'Deny' : 'Allow',
             Resource: stageWildcard(event.methodArn),
           },
         ],

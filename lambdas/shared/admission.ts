@@ -1,19 +1,16 @@
 /**
- * Admission: the rate limiter's step of the envelope. It counts the call against its key's windows and gives the
- * X-RateLimit-* headers, or the 429/503 that carries them.
+ * Admission: the limiter's step of the envelope. It counts the call against its key's windows and gives the
+ * X-RateLimit-* headers, or the 429/503 that carries them (domain/refusal.ts words them).
  *
- * Reads do not wait for it before they start: the envelope starts a read operation's handler beside the limiter's
- * write and answers when both are done (a refused request's read is discarded), so a read costs one DynamoDB round
- * trip of latency, not two. Creates still count before they write. When this container already knows the request
- * is refused (a full window, a spent day, a ban), nothing is started.
+ * A read's handler starts beside the count and its answer is dropped if the count refuses, so a read costs one
+ * DynamoDB round trip, not two; a write counts first. A refusal this container already knows starts nothing.
  */
-import type { AuthContext } from '../domain/keys.ts';
-import { AppError, UnavailableError } from '../domain/errors.ts';
-import { bannedBy, enforce, windowsAt } from '../domain/rate-limit.ts';
 import type { BanCause } from '../../contract/deny-context.ts';
+import { UnavailableError, type AppError } from '../domain/errors.ts';
+import type { AuthContext, StandingNote, StandingStore } from '../domain/keys.ts';
 import { MIN_BAN_RECHECK_MS, createLimiter, type Limiter } from '../domain/limiter.ts';
-import { createLimitStore } from '../storage/limit-store.ts';
-import { noteStanding, type StandingNote } from '../storage/standing.ts';
+import { rateLimitHeaders, windowsAt, type LimitCounters } from '../domain/rate-limit.ts';
+import { refusalOf } from '../domain/refusal.ts';
 import type { Runtime } from './runtime.ts';
 
 /** A standing this container recorded: when, and (for a ban) who the item says banned the key until that end. */
@@ -23,24 +20,27 @@ interface Noted {
 }
 
 /**
- * A function's admission, built once per container by its envelope: the limiter (it keeps the container's leases)
- * and the standings this container recorded (key hash and what → when, and whose ban), so a flood of refusals writes
- * each once.
+ * What a function's admission keeps per container, built once by its envelope: the limiter (its leases and what it
+ * knows) and the standings this container recorded (key hash and what → when, and whose ban), so a flood of
+ * refusals writes each once.
  */
-export interface Gate {
+export interface AdmissionState {
   readonly limiter: Limiter;
+  readonly standings: StandingStore;
   readonly noted: Map<string, Noted>;
   /** How long a recorded standing is trusted to be at the gateway: the authorizer cache TTL (ms), as a ban is. */
   readonly notedForMs: number;
 }
 
-/** The function's gate; none when the limiter is off. */
-export function gateOf(rt: Runtime): Gate | undefined {
+/** The function's admission state over the request path's ports; none when the limiter is off. */
+export function admissionStateOf(
+  rt: Runtime,
+  ports: { readonly counters: LimitCounters; readonly standings: StandingStore },
+): AdmissionState | undefined {
   if (rt.config.RATE_LIMITER === 'off') return undefined;
-  // Trusted at least MIN_BAN_RECHECK_MS: with the cache off, what reaches a function past a standing costs no write
-  // each.
+  // Trusted at least MIN_BAN_RECHECK_MS, so with the cache off what reaches a function past a standing costs no write.
   const trustMs = Math.max(rt.config.AUTH_CACHE_TTL_SECONDS * 1000, MIN_BAN_RECHECK_MS);
-  const limiter = createLimiter(createLimitStore(rt.storage, rt.telemetry), {
+  const limiter = createLimiter(ports.counters, {
     banRecheckMs: trustMs,
     onBookkeepingFailure: (err) => {
       rt.telemetry.log.warn('ban bookkeeping failed', { errorName: (err as Error)?.name });
@@ -48,24 +48,20 @@ export function gateOf(rt: Runtime): Gate | undefined {
       rt.telemetry.count('StorageUnavailable', { reason: 'BanBookkeeping' });
     },
   });
-  return { limiter, noted: new Map(), notedForMs: trustMs };
+  return { limiter, standings: ports.standings, noted: new Map(), notedForMs: trustMs };
 }
 
 /**
- * A banned key, or one whose day is spent, reached this function: the gateway did not know (a rotated secret, a
- * standing not yet recorded). Records it where the authorizer reads it, so the key's next uncached authorization
- * stops it at the gateway. Best effort: the request gets its 429 whatever happens here. For a ban, answers who
- * banned the key as its standing records it (storage/standing.ts noteStanding), so an admin's ban is told as one.
+ * A banned or spent key reached this function, so the gateway did not know (a rotated secret, a standing not yet
+ * recorded): records it where the authorizer reads it. Best effort: the request gets its 429 anyway. For a ban,
+ * answers who banned the key as its standing records it, so an admin's ban is told as one.
  *
- * Once per container per authorizer cache TTL (at least MIN_BAN_RECHECK_MS), not once per container: a standing the
- * gateway holds stops the key there within a TTL (its cached Allow expires), so the same refusal reaching this
- * function a TTL after it was recorded means the gateway no longer holds it: an admin lifted it (`keys unban`
- * forgets a spent day) and the key spent the day again, which must be recorded again, or its refused requests reach
- * the functions all day.
+ * Once per authorizer cache TTL, not once per container: the same refusal arriving a TTL later means the gateway no
+ * longer holds it (an admin lifted it and the key was refused again), so it must be recorded again.
  */
 async function tellGateway(
   rt: Runtime,
-  { noted, notedForMs }: Pick<Gate, 'noted' | 'notedForMs'>,
+  { standings, noted, notedForMs }: Pick<AdmissionState, 'standings' | 'noted' | 'notedForMs'>,
   auth: AuthContext,
   err: AppError,
   dayStart: number,
@@ -80,9 +76,8 @@ async function tellGateway(
   const seen = noted.get(id);
   if (seen !== undefined && now - seen.at < notedForMs) return seen.by;
   if (noted.size >= 10_000) noted.clear();
-  // The write answers whose ban it is (an admin's was recorded by the admin tool before any function saw it); the
-  // refusals that follow within the TTL are worded by that answer without another write.
-  const by = noteStanding(rt.storage, auth.keyHash, note).catch((e: unknown) => {
+  // The write answers whose ban it is; the refusals that follow within the TTL are worded by it without a write.
+  const by = standings.note(auth.keyHash, note).catch((e: unknown) => {
     noted.delete(id);
     rt.telemetry.log.warn('standing not recorded', { errorName: (e as Error)?.name });
     rt.telemetry.count('StorageUnavailable', { reason: 'BanBookkeeping' });
@@ -100,19 +95,25 @@ export interface Admission {
 }
 
 /** Counts the call against its key's windows, adding the X-RateLimit-* headers to `headers` when it settles. */
-export function admit(rt: Runtime, gate: Gate, auth: AuthContext, headers: Record<string, string>): Admission {
+export function admit(
+  rt: Runtime,
+  state: AdmissionState,
+  auth: AuthContext,
+  headers: Record<string, string>,
+): Admission {
   const windows = windowsAt(rt.now());
-  const { limiter } = gate;
+  const { limiter } = state;
   const refusedLocally = limiter.refusesLocally(auth.keyId, auth, windows);
-  const done = enforce(limiter, auth.keyId, auth, windows).then(
-    (h) => void Object.assign(headers, h),
-    async (err: unknown) => {
-      if (err instanceof AppError && err.status === 429) {
-        rt.telemetry.count('RateLimited', { code: err.code }, { plan: auth.plan });
-        const by = await tellGateway(rt, gate, auth, err, windows.dayStart);
-        // An admin's ban is told as one; the limiter's counters alone cannot say whose it is.
-        if (by) throw bannedBy(err, by);
-      }
+  const done = limiter.consume(auth.keyId, auth, windows).then(
+    async (counted) => {
+      if (counted.allowed) return void Object.assign(headers, rateLimitHeaders(auth, counted));
+      const refused = refusalOf(auth, windows.nowSec, { at: 'count', counted })!;
+      rt.telemetry.count('RateLimited', { code: refused.code }, { plan: auth.plan });
+      const by = await tellGateway(rt, state, auth, refused, windows.dayStart);
+      // The counters hold only a ban's end; the standing says whose it is, so an admin's ban is told as one.
+      throw by ? refusalOf(auth, windows.nowSec, { at: 'count', counted, bannedBy: by })! : refused;
+    },
+    (err: unknown) => {
       // The counters cannot be read: nothing is admitted, so nothing is left until the retry.
       if (err instanceof UnavailableError) {
         Object.assign(headers, {

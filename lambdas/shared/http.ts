@@ -17,17 +17,14 @@ import { JSON_HEADERS, UNCOUNTED_RATE_LIMIT_HEADERS } from '../../contract/error
 import { headerName } from '../../contract/header-names.ts';
 import { assertNotRemoved, deprecationHeaders } from '../domain/deprecation.ts';
 import { AppError, UnavailableError } from '../domain/errors.ts';
-import { keyRefusal } from '../domain/keys.ts';
-import { admit, gateOf, type Admission } from './admission.ts';
+import { refusalOf } from '../domain/refusal.ts';
+import { admissionStateOf, admit, type Admission } from './admission.ts';
 import { withDeadline } from './deadline.ts';
 import { declaredInput } from './declared-input.ts';
 import type { BodySteps } from './json-body.ts';
 import { authContext, header } from './request.ts';
-import type { Runtime } from './runtime.ts';
+import { requestPathPorts, type Runtime } from './runtime.ts';
 import { validate, type ApiEvent, type EventOf, type Schemas } from './validation.ts';
-
-/** An expired key's 401 says what is wrong with it (RFC 6750, 3.1), as the message does. */
-const EXPIRED_CHALLENGE = 'Bearer error="invalid_token", error_description="The API key has expired"';
 
 /** Responses to authenticated calls are never cached by intermediaries. */
 export const AUTHENTICATED_HEADERS: Readonly<Record<string, string>> = { 'Cache-Control': 'no-store' };
@@ -131,7 +128,7 @@ const api = (
 ): middy.MiddlewareObj<ApiEvent, APIGatewayProxyResult, Error, Context, Internal> => {
   // Computed once per container, not per request.
   const deprecated = route.deprecation ? deprecationHeaders(route.deprecation) : undefined;
-  const gate = gateOf(rt);
+  const admission = admissionStateOf(rt, requestPathPorts(rt));
   // Reads start beside the limiter's write; anything that writes is counted first. What the route declares it
   // does decides, not its HTTP method.
   const readOnly = route.does === 'reads';
@@ -148,20 +145,14 @@ const api = (
       const headers: Record<string, string> = { ...AUTHENTICATED_HEADERS, ...deprecated };
       request.internal.headers = headers;
       if (deprecated) rt.telemetry.count('DeprecatedOperationCall', { operation: route.operationId });
-      if (gate) {
-        const admission = admit(rt, gate, event.auth, headers);
-        if (readOnly && !admission.refusedLocally) request.internal.admission = admission;
-        else await admission.done;
+      if (admission) {
+        const counting = admit(rt, admission, event.auth, headers);
+        if (readOnly && !counting.refusedLocally) request.internal.admission = counting;
+        else await counting.done;
       }
-      // An expired key, or a read-only key on a change: refused before any storage, after it is counted, so a key
-      // that keeps sending them meets its limits and a ban like any other (the limiter's 429 wins over this).
-      const refusal = keyRefusal(event.auth, Math.floor(rt.now() / 1000), call);
-      if (refusal)
-        throw new AppError(
-          refusal.code,
-          refusal.message,
-          refusal.code === 'key_expired' ? { 'WWW-Authenticate': EXPIRED_CHALLENGE } : {},
-        );
+      // Refused before any storage, after it is counted (domain/refusal.ts: the count's refusal wins over this).
+      const refused = refusalOf(event.auth, Math.floor(rt.now() / 1000), { at: 'call', call });
+      if (refused) throw refused;
       if (route.deprecation) assertNotRemoved(route.deprecation, rt.now(), `${route.method} ${route.path}`);
     },
     after: async (request) => {

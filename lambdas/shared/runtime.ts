@@ -4,7 +4,11 @@
  * clock on its own, so the local server and the tests build functions with a configuration and a clock of their
  * own, side by side in one process.
  */
+import type { StandingStore } from '../domain/keys.ts';
+import type { LimitCounters } from '../domain/rate-limit.ts';
 import { createStorage, tableNamesIn, type Storage } from '../storage/client.ts';
+import { createLimitStore } from '../storage/limit-store.ts';
+import { createStandingStore } from '../storage/standing.ts';
 import { loadConfig, type Config } from './config.ts';
 import type { CursorKeySource, SecretReader, cursorKeySource } from './cursor-keys.ts';
 import { createTelemetry, type LineWriter, type Telemetry } from './observability.ts';
@@ -85,6 +89,17 @@ export function runtimeFromEnvironment(
   options: Pick<RuntimeOptions, 'readSecret' | 'cursorKeys'> = {},
 ): Runtime {
   return createRuntime(loadConfig(env), options);
+}
+
+/** The request path's ports: the limiter's counters and the keys' standings. */
+export interface RequestPathPorts {
+  readonly counters: LimitCounters;
+  readonly standings: StandingStore;
+}
+
+/** The request path's stores over a runtime's storage (the envelope's admission and the authorizer take them). */
+export function requestPathPorts(rt: Pick<Runtime, 'storage' | 'telemetry'>): RequestPathPorts {
+  return { counters: createLimitStore(rt.storage, rt.telemetry), standings: createStandingStore(rt.storage) };
 }
 
 /** Builds a function's handler from a runtime: what each handler module exports. */

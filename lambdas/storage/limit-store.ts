@@ -1,6 +1,6 @@
 /**
- * The limiter's counters in DynamoDB (the LimitCounters port of lambdas/domain/rate-limit.ts, which decides how much
- * to take and what to answer). Every item is a handful of numbers, well under 1 KB whatever the request rate, so
+ * The limiter's counters in DynamoDB: the LimitCounters port of lambdas/domain/rate-limit.ts, which decides what
+ * each write takes; this module only applies a write if its condition holds, or answers the item as it is. Every item is a handful of numbers, well under 1 KB whatever the request rate, so
  * every write is one write unit:
  * - `rl#<subject>#<dayStart>[#<shard>]`: one per key shard and UTC day: the newest minute window `ms`, its count
  *   `m`, the day count `d`, a ban end `banUntil` (and on shard 0 the day's bans `bans`, last counted in window `bw`);
@@ -16,15 +16,14 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { MAX_LIMITER_SHARDS, limiterShards, type PlanLimits } from '../../contract/plans.ts';
-import {
-  takeStep,
-  type LimitCounters,
-  type ShardState,
-  type Take,
-  type TakeRequest,
-  type TakeStep,
-  type Usage,
-  type Windows,
+import type {
+  Attempt,
+  CountingStep,
+  LimitCounters,
+  ShardState,
+  TakeRequest,
+  Usage,
+  Windows,
 } from '../domain/rate-limit.ts';
 import { UnavailableError } from '../domain/errors.ts';
 import type { Telemetry } from '../shared/observability.ts';
@@ -32,8 +31,6 @@ import { conditionFailedItem, guarded, type Storage } from './client.ts';
 import { KEEP_SECONDS, rejectionKey, shardKey } from './limiter-items.ts';
 import { recordMinuteOpen } from './usage-history.ts';
 
-/** Attempts before giving up on a window that keeps moving under this request (then 503, never a guess). */
-const SETTLE_ATTEMPTS = 6;
 /**
  * Answers that say the write was not applied (throttled, or never sent: refused connection, unknown host), so
  * sending it again cannot count twice.
@@ -97,66 +94,59 @@ async function conditional(storage: Storage, input: UpdateInput) {
 
 const NOT_BANNED = '(attribute_not_exists(banUntil) OR banUntil <= :now)';
 
-async function take(storage: Storage, telemetry: Telemetry, req: TakeRequest): Promise<Take> {
+async function tryTake(
+  storage: Storage,
+  telemetry: Telemetry,
+  req: TakeRequest,
+  step: CountingStep,
+  seen: ShardState,
+): Promise<Attempt> {
   const { subject, shard, limits, w } = req;
   const Key = shardKey(subject, w.dayStart, shard);
   // The last lease's unused tokens go back to the day count with the first write that is applied, and to the minute
   // count when that write counts in the window they came from (never into another window: that could over-admit).
-  const values = (n: number) => ({ ':dn': n - req.giveBack, ':now': w.nowSec, ':dmax': limits.perDay - n });
+  const n = step.want;
+  const values = { ':dn': n - req.giveBack, ':now': w.nowSec, ':dmax': limits.perDay - n };
   const minuteBack = (minuteStart: number) => (req.giveBackWindow === minuteStart ? req.giveBack : 0);
-  // First guess: the request's own minute is open and has room.
-  let step: TakeStep = { kind: 'count', minuteStart: w.minuteStart, want: req.want };
-  // The shard's item as the last failed condition returned it: what an opening write will make of it.
-  let old: ShardState = {};
-  for (let attempt = 0; attempt < SETTLE_ATTEMPTS; attempt++) {
-    if (step.kind === 'banned' || step.kind === 'full') return step;
-    const n = step.want;
-    // A minute's opening is recorded for the usage history beside the opening write, not after it: the day count it
-    // records is the one the write will leave (the item just read, plus this take), so the request waits one round
-    // trip for both instead of two. Should the opening lose a race, the chart's minute is off by the few requests
-    // the two takes differ by (the history is best effort, and each write is one write unit either way).
-    const history =
-      step.kind === 'open'
-        ? recordMinuteOpen(storage, telemetry.log, subject, shard, w, (old.d ?? 0) + values(n)[':dn'])
-        : undefined;
-    const out =
-      step.kind === 'count'
-        ? await conditional(storage, {
-            Key,
-            UpdateExpression: 'ADD m :mn, d :dn',
-            ConditionExpression: `ms = :ms AND m <= :mmax AND d <= :dmax AND ${NOT_BANNED}`,
-            ExpressionAttributeValues: {
-              ...values(n),
-              ':mn': n - minuteBack(step.minuteStart),
-              ':ms': step.minuteStart,
-              ':mmax': limits.perMinute - n,
-            },
-            ReturnValues: 'ALL_NEW',
-          })
-        : // Opens the request's minute, counting this take in it. Windows only move forward: `ms < :ms`, never `<>`.
-          await conditional(storage, {
-            Key,
-            UpdateExpression: 'SET ms = :ms, m = :n, expiresAt = if_not_exists(expiresAt, :exp) ADD d :dn',
-            ConditionExpression: `(attribute_not_exists(ms) OR ms < :ms) AND (attribute_not_exists(d) OR d <= :dmax) AND ${NOT_BANNED}`,
-            ExpressionAttributeValues: {
-              ...values(n),
-              ':n': n,
-              ':ms': w.minuteStart,
-              ':exp': w.dayStart + KEEP_SECONDS,
-            },
-            ReturnValues: 'ALL_NEW',
-          });
-    // Never rejects: a failed history write is logged there.
-    await history;
-    if (out.ok) {
-      const { ms = w.minuteStart, m = n, d = n } = out.item;
-      return { kind: 'granted', granted: n, minuteStart: ms, minuteCount: m, dayCount: d };
-    }
-    old = out.old;
-    step = takeStep(old, limits, w, req.want);
-  }
-  // The windows kept moving under this request (extreme contention): unsure, so 503 + Retry-After, not 500.
-  throw new UnavailableError('LimiterContention');
+  // A minute's opening is recorded for the usage history beside the opening write, not after it, so the request
+  // waits one round trip for both. The day count it records is the one the write will leave (the item as last seen,
+  // plus this take); the history is best effort.
+  const history =
+    step.kind === 'open'
+      ? recordMinuteOpen(storage, telemetry.log, subject, shard, w, (seen.d ?? 0) + values[':dn'])
+      : undefined;
+  const out =
+    step.kind === 'count'
+      ? await conditional(storage, {
+          Key,
+          UpdateExpression: 'ADD m :mn, d :dn',
+          ConditionExpression: `ms = :ms AND m <= :mmax AND d <= :dmax AND ${NOT_BANNED}`,
+          ExpressionAttributeValues: {
+            ...values,
+            ':mn': n - minuteBack(step.minuteStart),
+            ':ms': step.minuteStart,
+            ':mmax': limits.perMinute - n,
+          },
+          ReturnValues: 'ALL_NEW',
+        })
+      : // Opens the request's minute, counting this take in it. Windows only move forward: `ms < :ms`, never `<>`.
+        await conditional(storage, {
+          Key,
+          UpdateExpression: 'SET ms = :ms, m = :n, expiresAt = if_not_exists(expiresAt, :exp) ADD d :dn',
+          ConditionExpression: `(attribute_not_exists(ms) OR ms < :ms) AND (attribute_not_exists(d) OR d <= :dmax) AND ${NOT_BANNED}`,
+          ExpressionAttributeValues: {
+            ...values,
+            ':n': n,
+            ':ms': w.minuteStart,
+            ':exp': w.dayStart + KEEP_SECONDS,
+          },
+          ReturnValues: 'ALL_NEW',
+        });
+  // Never rejects: a failed history write is logged there.
+  await history;
+  if (!out.ok) return { ok: false, state: out.old };
+  const { ms = w.minuteStart, m = n, d = n } = out.item;
+  return { ok: true, take: { kind: 'granted', granted: n, minuteStart: ms, minuteCount: m, dayCount: d } };
 }
 
 async function addRejections(storage: Storage, subject: string, minuteStart: number, n: number): Promise<number> {
@@ -244,7 +234,7 @@ async function usage(storage: Storage, subject: string, _limits: PlanLimits, w: 
 /** The limiter's counters on a storage; a lost usage-history write is logged through `telemetry`. */
 export function createLimitStore(storage: Storage, telemetry: Telemetry): LimitCounters {
   return {
-    take: (req) => take(storage, telemetry, req),
+    tryTake: (req, step, seen) => tryTake(storage, telemetry, req, step, seen),
     addRejections: (subject, minuteStart, n) => addRejections(storage, subject, minuteStart, n),
     countBan: (subject, dayStart, minuteStart) => countBan(storage, subject, dayStart, minuteStart),
     ban: (subject, limits, banUntil, days) => ban(storage, subject, limits, banUntil, days),

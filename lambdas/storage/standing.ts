@@ -3,15 +3,14 @@
  * state table keyed by the hash of the key's secret (`ks#<hash>`), so the authorizer reads it together with the key
  * record in one BatchGetItem: one round trip for a cache miss. A function writes it when its limiter refuses a key
  * as banned or out of its day (the request got that far, so the gateway did not know); the authorizer then denies
- * both, and writes it too: its first Deny of a spent day, and the ban of a spent key that keeps sending (domain/keys.ts
- * spentRepeat). Keyed by hash, not key id, because the hash
- * is all the authorizer has before it reads: a rotated secret starts with no standing, and its first refused
+ * both, and writes it too: its first Deny of a spent day, and the ban of a spent key that keeps sending
+ * (domain/refusal.ts spentRepeat). Keyed by hash, not key id, because the hash is all the authorizer has before it reads: a rotated secret starts with no standing, and its first refused
  * request writes it again.
  */
 import { BatchGetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { BanCause } from '../../contract/deny-context.ts';
-import type { KeyRecord, Standing } from '../domain/keys.ts';
+import type { KeyRecord, Standing, StandingNote, StandingStore } from '../domain/keys.ts';
 import { UnavailableError } from '../domain/errors.ts';
 import { conditionFailedItem, guarded, type Storage } from './client.ts';
 import { KEEP_SECONDS } from './limiter-items.ts';
@@ -27,7 +26,7 @@ export interface StandingItem {
   readonly banUntil?: number;
   readonly adminBanUntil?: number;
   readonly spentDay?: number;
-  /** When the authorizer first denied the spent day (unix seconds), once per day: domain/keys.ts spentRepeat. */
+  /** When the authorizer first denied the spent day (unix seconds), once per day: domain/refusal.ts spentRepeat. */
   readonly spentDeniedAt?: number;
 }
 
@@ -75,11 +74,7 @@ export async function readKeyAndStanding(
   return { ...(record ? { record } : {}), ...(standing ? { standing } : {}) };
 }
 
-/**
- * What a function tells the gateway about a key it refused, or the admin tool about a key an admin banned (`by`:
- * 'admin', lib/admin/lifecycle.ts ban).
- */
-export type StandingNote = { readonly bannedUntil: number; readonly by?: BanCause } | { readonly spentDay: number };
+export type { StandingNote } from '../domain/keys.ts';
 
 /**
  * Records a refusal's standing for the gateway. Idempotent (a resend sets the same values; a ban is never shortened),
@@ -165,4 +160,13 @@ export async function noteSpentTold(
     // Already noted today (another denial's write came first), or no standing: nothing to add.
     if ((err as Error)?.name !== 'ConditionalCheckFailedException') throw err;
   }
+}
+
+/** The StandingStore port on a storage. */
+export function createStandingStore(storage: Storage): StandingStore {
+  return {
+    read: (hash) => readKeyAndStanding(storage, hash),
+    note: (hash, note) => noteStanding(storage, hash, note),
+    noteSpentTold: (hash, atSec, firstOfDay) => noteSpentTold(storage, hash, atSec, firstOfDay),
+  };
 }

@@ -140,7 +140,7 @@ export function checkLimits(
     if (v > max)
       throw new AdminError(
         `${name} ${v.toLocaleString('en-US')} is more than one key can be served: at most ${max.toLocaleString('en-US')} ` +
-          `(API Gateway admits ${ACCOUNT_THROTTLE.rateLimit.toLocaleString('en-US')} requests/s per account and Region, split over the stage's ${OPERATION_COUNT} methods; docs/rate-limiting.md)`,
+          `(API Gateway admits ${ACCOUNT_THROTTLE.rateLimit.toLocaleString('en-US')} requests/s per account and Region, split over the stage's ${OPERATION_COUNT} methods; docs/keys-and-limits.md)`,
       );
   }
   if (perDay < perMinute) throw new AdminError('--per-day must be at least --per-minute');

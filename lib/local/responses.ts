@@ -137,7 +137,7 @@ export class GatewayResponses {
     const template = def?.templates['application/json'] ?? '{"message":$context.error.messageString}';
     const ctx = context(type, own.message, r, authorizer);
     // A mapping whose variable has no value sends no header: AWS documents no fallback for it, and an absent header
-    // is what a client handles like an empty or unreadable one (docs/rate-limiting.md says what it then does).
+    // is what a client handles like an empty or unreadable one (docs/keys-and-limits.md, "What a banned key is told").
     const mapped = Object.entries(def?.contextHeaders ?? {}).flatMap(([name, path]) => {
       const v = lookup(ctx, path);
       return typeof v === 'string' || typeof v === 'number' ? [[name, String(v)] as const] : [];

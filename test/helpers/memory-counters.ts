@@ -1,10 +1,18 @@
 /**
  * The limiter's counters (the LimitCounters port) in memory, with the semantics of lambdas/storage/limit-store.ts:
- * the domain's own takeStep decides each write. For models and simulations that need no database; the real adapter
+ * each write applied only if its condition holds, the domain's takeStep deciding the next one. For models and simulations that need no database; the real adapter
  * is checked on DynamoDB Local (test/integration/limits.test.ts) and measured in `npm run bench -- --only=scale`.
  */
 import { limiterShards, type PlanLimits } from '../../contract/plans.ts';
-import { takeStep, type LimitCounters, type ShardState, type Windows } from '../../lambdas/domain/rate-limit.ts';
+import {
+  takeStep,
+  type Attempt,
+  type CountingStep,
+  type LimitCounters,
+  type ShardState,
+  type TakeRequest,
+  type Windows,
+} from '../../lambdas/domain/rate-limit.ts';
 
 /** The limiter's counter items in memory: one per shard and UTC day, and the 429s per minute window. */
 export class MemoryCounters implements LimitCounters {
@@ -19,15 +27,22 @@ export class MemoryCounters implements LimitCounters {
     return it;
   }
 
-  async take(req: Parameters<LimitCounters['take']>[0]) {
+  async tryTake(req: TakeRequest, step: CountingStep): Promise<Attempt> {
     this.writes++;
     const it = this.item(req.subject, req.w.dayStart, req.shard);
-    const step = takeStep(it as ShardState, req.limits, req.w, req.want);
-    if (step.kind === 'banned' || step.kind === 'full') return step;
-    if (step.kind === 'open') Object.assign(it, { ms: req.w.minuteStart, m: 0 });
-    it.m = (it.m ?? 0) + step.want - (step.kind === 'count' && req.giveBackWindow === it.ms ? req.giveBack : 0);
-    it.d = (it.d ?? 0) + step.want - req.giveBack;
-    return { kind: 'granted' as const, granted: step.want, minuteStart: it.ms!, minuteCount: it.m, dayCount: it.d };
+    const n = step.want;
+    // The conditions of limit-store.ts's two writes.
+    const room = (it.banUntil ?? 0) <= req.w.nowSec && (it.d ?? 0) <= req.limits.perDay - n;
+    const applies =
+      step.kind === 'count'
+        ? room && it.ms === step.minuteStart && (it.m ?? 0) <= req.limits.perMinute - n
+        : room && (it.ms === undefined || it.ms < req.w.minuteStart);
+    if (!applies) return { ok: false, state: { ...it } };
+    if (step.kind === 'open') Object.assign(it, { ms: req.w.minuteStart, m: n });
+    else it.m = (it.m ?? 0) + n - (req.giveBackWindow === step.minuteStart ? req.giveBack : 0);
+    it.d = (it.d ?? 0) + n - req.giveBack;
+    const take = { kind: 'granted' as const, granted: n, minuteStart: it.ms!, minuteCount: it.m!, dayCount: it.d };
+    return { ok: true, take };
   }
 
   async addRejections(subject: string, minuteStart: number, n: number) {

@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import * as current from '../../lambdas/domain/keys.ts';
+import { standingDecision } from '../../lambdas/domain/refusal.ts';
 import type { KeyRecord, Standing } from '../../lambdas/domain/keys.ts';
 import type { Storage } from '../../lambdas/storage/client.ts';
 import { readKeyAndStanding } from '../../lambdas/storage/standing.ts';
@@ -56,9 +57,7 @@ export const currentAuthorizer: Authorizer = {
   answer(record, standing, nowSec) {
     const auth = current.usableKey(record, STAGE);
     if (!auth) return UNAUTHORIZED;
-    return current.gateDecision(standing, nowSec) === 'allow'
-      ? { kind: 'allow', usageKey: auth.usageIdentifierKey }
-      : DENY;
+    return standingDecision(standing, nowSec) === 'allow' ? { kind: 'allow', usageKey: auth.usageIdentifierKey } : DENY;
   },
 };
 

@@ -17,7 +17,7 @@ import { OPERATION_SAMPLES, fixturesSending, requestInit, sampleRequest } from '
 import { onEveryClient, throttlingException } from '../helpers/clients.ts';
 import { devKeyId, setDayCounters } from '../helpers/key-standing.ts';
 import { PLANS } from '../../contract/plans.ts';
-import { SPENT_RETURN_SECONDS } from '../../lambdas/domain/keys.ts';
+import { SPENT_RETURN_SECONDS } from '../../lambdas/domain/refusal.ts';
 
 interface Grant {
   /** `<function> <action> <table>[/index/<name>]`, e.g. `createPet dynamodb:PutItem Pets`. */

@@ -5,7 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { SPENT_DENY_CUTOFF_SECONDS } from '../../contract/deny-context.ts';
 import { PLAN_NAMES, planUsageKeyValue } from '../../contract/plans.ts';
-import { gateDecision, usableKey, type KeyRecord } from '../../lambdas/domain/keys.ts';
+import { usableKey, type KeyRecord } from '../../lambdas/domain/keys.ts';
+import { standingDecision } from '../../lambdas/domain/refusal.ts';
 import { stageWildcard } from '../../lambdas/handlers/authorizer.ts';
 
 describe('stageWildcard', () => {
@@ -16,31 +17,31 @@ describe('stageWildcard', () => {
   });
 });
 
-describe('gateDecision: what the gateway does with a known key before its plan’s usage plan counts it', () => {
+describe('standingDecision: what the gateway does with a known key before its plan’s usage plan counts it', () => {
   const noon = Date.UTC(2033, 2, 4, 12, 0, 0) / 1000;
   const today = Date.UTC(2033, 2, 4) / 1000;
   const midnight = today + 86_400;
 
   it('denies a banned key until its ban ends, a spent day or not', () => {
-    expect(gateDecision({ bannedUntil: noon + 1 }, noon)).toBe('banned');
-    expect(gateDecision({ bannedUntil: noon + 1, spentDay: today }, noon)).toBe('banned');
-    expect(gateDecision({ bannedUntil: noon + 1 }, noon + 1)).toBe('allow');
-    expect(gateDecision({ bannedUntil: noon - 60 }, noon)).toBe('allow');
+    expect(standingDecision({ bannedUntil: noon + 1 }, noon)).toBe('banned');
+    expect(standingDecision({ bannedUntil: noon + 1, spentDay: today }, noon)).toBe('banned');
+    expect(standingDecision({ bannedUntil: noon + 1 }, noon + 1)).toBe('allow');
+    expect(standingDecision({ bannedUntil: noon - 60 }, noon)).toBe('allow');
   });
 
   it('denies a key that spent today, until the last minutes of its day', () => {
-    expect(gateDecision({ spentDay: today - 86_400 }, noon)).toBe('allow');
-    expect(gateDecision({ spentDay: today }, noon)).toBe('spent');
-    expect(gateDecision({ spentDay: today }, midnight - SPENT_DENY_CUTOFF_SECONDS - 1)).toBe('spent');
+    expect(standingDecision({ spentDay: today - 86_400 }, noon)).toBe('allow');
+    expect(standingDecision({ spentDay: today }, noon)).toBe('spent');
+    expect(standingDecision({ spentDay: today }, midnight - SPENT_DENY_CUTOFF_SECONDS - 1)).toBe('spent');
     // A Deny cached from here could outlive the day: the function refuses these, exactly.
-    expect(gateDecision({ spentDay: today }, midnight - SPENT_DENY_CUTOFF_SECONDS)).toBe('allow');
+    expect(standingDecision({ spentDay: today }, midnight - SPENT_DENY_CUTOFF_SECONDS)).toBe('allow');
     // A ban that ended leaves the spent day to decide.
-    expect(gateDecision({ bannedUntil: noon - 60, spentDay: today }, noon)).toBe('spent');
+    expect(standingDecision({ bannedUntil: noon - 60, spentDay: today }, noon)).toBe('spent');
   });
 
   it('allows what it cannot judge: no standing, or one it could not read (the function still limits it)', () => {
-    expect(gateDecision({}, noon)).toBe('allow');
-    expect(gateDecision(undefined, noon)).toBe('allow');
+    expect(standingDecision({}, noon)).toBe('allow');
+    expect(standingDecision(undefined, noon)).toBe('allow');
   });
 });
 

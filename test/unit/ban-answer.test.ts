@@ -1,5 +1,5 @@
 /**
- * What a Deny tells the client: the authorizer's context values (domain/keys.ts denyContext) for a banned key and for
+ * What a Deny tells the client: the authorizer's context values (domain/refusal.ts denyContext) for a banned key and for
  * a key whose day is spent, and the ACCESS_DENIED gateway response that maps them into its code, message,
  * X-RateLimit-Limit, X-RateLimit-Reset and Retry-After, as the stack writes it and as the local gateway renders it;
  * an admin's ban is told as an admin's. QUOTA_EXCEEDED (no usage plan has a quota) stays static.
@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { DENY_CONTEXT, banMessage, quotaMessage } from '../../contract/deny-context.ts';
 import { GATEWAY_RESPONSES } from '../../contract/gateway-responses.ts';
 import { BAN_POLICY, banSecondsFor } from '../../contract/plans.ts';
-import { denyContext, type Standing } from '../../lambdas/domain/keys.ts';
+import type { Standing } from '../../lambdas/domain/keys.ts';
+import { denyContext } from '../../lambdas/domain/refusal.ts';
 import { errorBodyTemplate, responseHeadersOf } from '../../lib/constructs/gateway-responses.ts';
 import { GatewayResponses, gatewayResponseHeaders } from '../../lib/local/responses.ts';
 

@@ -232,7 +232,7 @@ describe('bans only for abuse', () => {
     // At least 5 requests/s: Free's twice-the-limit is below that.
     { name: 'free', limits: PLANS.free.limits!, perSecond: 5 },
     // Above perMinute + banThreshold a minute: exactly twice the limit is also what a fleet of perMinute honouring
-    // workers can send, so it cannot be told apart from one (docs/rate-limiting.md).
+    // workers can send, so it cannot be told apart from one (docs/keys-and-limits.md).
     { name: 'pro', limits: PLANS.pro.limits!, perSecond: 11 },
     { name: 'business', limits: PLANS.business.limits!, perSecond: 35 },
   ];
