@@ -21,7 +21,7 @@ export interface BenchOp {
   readonly bundle: string;
   /** The status a healthy invocation answers. */
   readonly expect: number;
-  /** It makes an item (201 Created), so it allocates an id: the phases count those writes per create. */
+  /** It makes an item (its route `creates`), so it allocates an id: the phases count those writes per create. */
   readonly creates: boolean;
 }
 
@@ -35,10 +35,19 @@ export function expectedStatus(route: Route): number {
   throw new Error(`${route.operationId}: neither a success nor a 501 to expect of its sample`);
 }
 
-/** Every route's sample, each followed by its variants, in the route table's order. */
+/**
+ * Every route's sample, each followed by its variants, in the route table's order. The phases send one seeded item
+ * (EXISTING_ITEM) in every call of an operation, which a delete would remove at its first call and answer 404 after:
+ * a route that `deletes` is refused by name until the phases give each of its calls an item of its own.
+ */
 export function benchOpsOf(routes: readonly Route[]): BenchOp[] {
   return routes.flatMap((route) => {
     if (!route.sample) throw new Error(`${route.operationId}: no sample request for the bench to send`);
+    if (route.does === 'deletes')
+      throw new Error(
+        `${route.operationId} deletes: the bench's phases send one seeded item in every call, so all but the first ` +
+          'would answer 404; give each of its calls an item of its own (seedItems past the shared ids) before measuring it',
+      );
     return [
       { op: route.operationId, sample: route.sample },
       ...Object.entries(route.sampleVariants ?? {}).map(([variant, sample]) => ({
@@ -51,7 +60,7 @@ export function benchOpsOf(routes: readonly Route[]): BenchOp[] {
       route,
       bundle: bundleOf(route.operationId),
       expect: expectedStatus(route),
-      creates: expectedStatus(route) === 201,
+      creates: route.does === 'creates',
     }));
   });
 }

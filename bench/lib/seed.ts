@@ -2,8 +2,8 @@
  * Seeds tables directly (its own client, so the request meter never sees it): every declared table gets what its
  * declaration says it holds (seedPlanOf), and the bench's keys.
  *
- * A table keyed by a number the service assigns, with a create among the routes (a POST answering 201 whose access
- * puts items in it), holds items: each is the create's sample body made into the record its success schema describes
+ * A table keyed by a number the service assigns, with a create among the routes (a route that `creates`, answering
+ * 201, whose access puts items in it), holds items: each is the create's sample body made into the record its success schema describes
  * (contract/schemas.ts), with a seeded id, each enum field (an index's key, as pets' status) taken in rotation, and a
  * field neither gives from its documented example or default. No field is listed here: a new resource's table, or a
  * field a schema gains, is seeded with no edit. A table the authorizer reads and no operation writes holds the
@@ -100,7 +100,7 @@ export function seedPlanOf(
 ): TableSeed[] {
   const authorizer = new Set<string>(AUTHORIZER.access.tables.map((g) => g.table.id));
   return tables.map((table): TableSeed => {
-    const create = routes.find((r) => r.method === 'POST' && r.success?.status === 201 && putsIn(r, table));
+    const create = routes.find((r) => r.does === 'creates' && r.success?.status === 201 && putsIn(r, table));
     if (table.partitionKey.type === 'N' && create?.success?.schema) {
       const item = itemMaker(table, create);
       return {

@@ -28,7 +28,7 @@
  * both to agree would buy nothing: the canary's test already holds its level whatever the stage does, so "both"
  * could only lose power, and "either" would bring back the incidents the day's comparison mistakes for a bad release.
  *
- * Sizing (lib/stacks/bake-simulation.ts plays it on thousands of seeded deploys, test/unit/bake-simulation.test.ts
+ * Sizing (bench/models/bake-simulation.ts plays it on thousands of seeded deploys, test/unit/bake-simulation.test.ts
  * asserts the targets): the bake waits until the new version has served enough requests to catch a version failing
  * BAKE_EXCESS more than the old version's own rate in BAKE_POWER of deploys at the final BAKE_ALPHA, or until
  * BAKE_DEADLINE_MS, whichever comes first; at each look (every minute) a plain regression stops it at

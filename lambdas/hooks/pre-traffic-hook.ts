@@ -51,9 +51,14 @@ export const CONCURRENCY = 10;
  * the first pages a cursor is taken from) and the minute's edges. 429s count toward the key's ban.
  */
 export const BUDGET_SHARE = 0.9 / ROUTES.filter((r) => r.does === 'reads').length;
+/** Requests a minute a read operation's check sends with a key of `perMinute`: its share (BUDGET_SHARE). */
+export const pacedPerMinute = (perMinute: number): number => Math.floor(perMinute * BUDGET_SHARE);
+/** How long a read operation's paced comparison takes with a key of `perMinute`: both versions' requests. */
+export const pacedCheckMs = (perMinute: number): number =>
+  (2 * REQUESTS_PER_VERSION * 60_000) / Math.max(1, pacedPerMinute(perMinute));
 /**
- * The longest a paced comparison may take: the hook's Lambda timeout is 15 minutes (lib/constructs/pre-traffic-hook.ts),
- * and the lookups before it take seconds. A Business key takes about 3.5 minutes, a Pro key about 11.
+ * The longest a paced comparison may take (pacedCheckMs): the hook's Lambda timeout is 15 minutes
+ * (lib/constructs/pre-traffic-hook.ts), and the lookups before it take seconds.
  */
 export const MAX_PACED_MS = 12 * 60_000;
 /** The plan whose check key the operations' checks send: the largest standard budget (docs/deployment.md). */
@@ -253,9 +258,9 @@ export async function checkDeployment(
   // gates' and the bake's to judge.
   if (op.does === 'creates')
     return judgeVersion(operationProbes(op, itemOpts), invokeTarget, CREATE_TRIES, () => ports.sleep(CREATE_RETRY_MS));
-  const perMinute = Math.floor(auth.perMinute * BUDGET_SHARE);
+  const perMinute = pacedPerMinute(auth.perMinute);
   const intervalMs = 60_000 / Math.max(1, perMinute);
-  if (2 * REQUESTS_PER_VERSION * intervalMs > MAX_PACED_MS)
+  if (pacedCheckMs(auth.perMinute) > MAX_PACED_MS)
     return {
       status: 'Failed',
       problems: [

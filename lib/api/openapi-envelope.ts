@@ -38,17 +38,28 @@ export function envelopeErrors(route: Route): ErrorResponseSpec[] {
     });
   // A read-only key (scope `read`) may call only the operations that read: what the route declares it does.
   const readOnlyRefused = writes(route);
-  const forbidden = errors.find((e) => e.status === 403);
-  if (forbidden && readOnlyRefused && !forbidden.codes.includes('key_read_only'))
-    errors[errors.indexOf(forbidden)] = { ...forbidden, codes: [...forbidden.codes, 'key_read_only'] };
-  if (!forbidden)
-    errors.push({
-      status: 403,
-      description: readOnlyRefused
-        ? 'The API key may not call this operation: it is not on a usage plan for this stage (`forbidden`), or it may only read and this operation changes data (`key_read_only`).'
-        : 'The API key may not call this operation (not on a usage plan for this stage).',
-      codes: readOnlyRefused ? ['forbidden', 'key_read_only'] : ['forbidden'],
-    });
+  const common403: ErrorResponseSpec = {
+    status: 403,
+    description: readOnlyRefused
+      ? 'The API key may not call this operation: it is not on a usage plan for this stage (`forbidden`), or it may only read and this operation changes data (`key_read_only`).'
+      : 'The API key may not call this operation (not on a usage plan for this stage).',
+    codes: readOnlyRefused ? ['forbidden', 'key_read_only'] : ['forbidden'],
+  };
+  // The gateway and the envelope refuse with these whatever the operation adds: an operation's own 403 (a key that
+  // does not own the item) is merged with them, its description first and every code kept.
+  const own = errors.findIndex((e) => e.status === 403);
+  if (own < 0) errors.push(common403);
+  else errors[own] = merged(errors[own]!, common403);
   errors.push({ status: 431, description: 'The request headers are too large.', codes: ['request_headers_too_large'] });
   return errors;
+}
+
+/** An operation's own response of a status merged with the envelope's: both descriptions, every code once. */
+function merged(own: ErrorResponseSpec, envelope: ErrorResponseSpec): ErrorResponseSpec {
+  return {
+    ...own,
+    description: `${own.description} ${envelope.description}`,
+    codes: [...new Set([...own.codes, ...envelope.codes])],
+    ...(own.headers || envelope.headers ? { headers: [...(own.headers ?? []), ...(envelope.headers ?? [])] } : {}),
+  };
 }

@@ -120,13 +120,33 @@ const fromMeta = (s: ZodMiniType): string | undefined =>
 export const tagOf = (route: Route) => route.path.split('/')[1]!;
 const describedTag = (name: string) => ({ name, ...(TAGS[name] ? { description: TAGS[name] } : {}) });
 
+/**
+ * Refuses an operation's own error response of a status every operation gives already (COMMON_ERRORS): the document
+ * has one response per status, so one of the two would be dropped. The 403 and the envelope's are merged instead
+ * (openapi-envelope.ts), as an operation may refuse a key of its own accord.
+ */
+function refuseCommonStatuses(route: Route): void {
+  for (const e of route.errors)
+    if (COMMON_ERRORS.some((c) => c.status === e.status))
+      throw new Error(
+        `${route.operationId} declares a ${e.status} response, which every operation gives already ` +
+          `(COMMON_ERRORS, lib/api/openapi-components.ts): leave it out of the entry, or give its codes to the common one`,
+      );
+}
+
 function operation(route: Route): Json {
   const d = route.deprecation;
   const responses: Record<string, Json> = {};
   const success = successResponse(route);
   if (success) responses[success[0]] = success[1];
+  refuseCommonStatuses(route);
   const errors = [...envelopeErrors(route), ...COMMON_ERRORS].sort((a, b) => a.status - b.status);
-  for (const e of errors) responses[String(e.status)] = errorResponse(route, e);
+  for (const e of errors) {
+    // Two responses of one status: the later would replace the earlier without a word.
+    if (responses[String(e.status)])
+      throw new Error(`${route.operationId}: two responses of status ${e.status}; an operation gives one per status`);
+    responses[String(e.status)] = errorResponse(route, e);
+  }
 
   let description = route.description ?? `${route.summary}.`;
   if (d) {

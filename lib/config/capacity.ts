@@ -25,7 +25,8 @@ import {
   type PlanLimits,
   type PlanName,
 } from '../../contract/plans.ts';
-import { ROUTES } from '../../contract/routes.ts';
+import { AUTHORIZER, ROUTES, type FunctionAccess } from '../../contract/routes.ts';
+import { PAGE_SIZE } from '../../contract/schemas.ts';
 
 /**
  * The account quotas a stage is deployed under (per account and Region; every stage in the account shares them).
@@ -67,13 +68,78 @@ export const UNRESERVED_MINIMUM = 100;
 /** What one DynamoDB partition (so one item) takes in writes per second. */
 export const PARTITION_WRITE_UNITS = 1_000;
 
+/** What a listed item takes on average in a page DynamoDB reads (a pet record: ~300 bytes). */
+export const LISTED_ITEM_BYTES = 300;
+
 /**
- * The most request units one admitted API call takes of any one table, read or write: a createPet's transaction
- * (2 WRU per item, the pet and its idempotency record) plus its limiter write (1 WRU) on the state table, or a
- * 100-pet page read eventually consistent (~30 KB: 4 RRU); the authorizer's consistent read of a key and its
- * standing is 1 RRU per table.
+ * Request units one call of a DynamoDB action takes: a write of an item under 1 KB (every item the functions write
+ * is) 1 WRU, 2 inside a transaction; a get of one item under 4 KB 1 RRU; a scan or query a full page
+ * (PAGE_SIZE.max items), eventually consistent: half a unit per 4 KB. An action with no cost here is refused, so a
+ * new one gets one before any figure uses it.
  */
-export const UNITS_PER_CALL = 4;
+export function actionUnits(action: string, transactional = false): { kind: 'read' | 'write'; units: number } {
+  switch (action) {
+    case 'dynamodb:PutItem':
+    case 'dynamodb:UpdateItem':
+    case 'dynamodb:DeleteItem':
+      return { kind: 'write', units: transactional ? 2 : 1 };
+    case 'dynamodb:GetItem':
+    case 'dynamodb:BatchGetItem':
+      return { kind: 'read', units: 1 };
+    case 'dynamodb:Scan':
+    case 'dynamodb:Query':
+      return { kind: 'read', units: Math.ceil((PAGE_SIZE.max * LISTED_ITEM_BYTES) / 4096) / 2 };
+    default:
+      throw new Error(`${action}: no request-unit cost for it in the capacity model (lib/config/capacity.ts)`);
+  }
+}
+
+/** The request units one call takes of one table, reads and writes apart (on-demand caps each apart). */
+export interface TableUnits {
+  readonly table: string;
+  readonly kind: 'read' | 'write';
+  readonly units: number;
+}
+
+/**
+ * What one call of a function with `access` takes of each table, from its grants: its writes to a table add up (the
+ * limiter's, then its own, in the same call), its reads take one access path (a get, a scan or a query, by
+ * request) so the dearest counts, and the actions of one grant are alternatives (a claim, or its release).
+ */
+export function unitsOf(access: FunctionAccess): TableUnits[] {
+  const out = new Map<string, TableUnits>();
+  for (const g of access.tables) {
+    const costs = g.actions.map((a) => actionUnits(a, g.transactional));
+    for (const kind of ['read', 'write'] as const) {
+      const own = Math.max(0, ...costs.filter((c) => c.kind === kind).map((c) => c.units));
+      if (own === 0) continue;
+      const key = `${g.table.id} ${kind}`;
+      const before = out.get(key)?.units ?? 0;
+      out.set(key, { table: g.table.id, kind, units: kind === 'write' ? before + own : Math.max(before, own) });
+    }
+  }
+  return [...out.values()];
+}
+
+/** The dearest call of any one table: the operation (or the authorizer) and what it takes. */
+export function dearestCall(
+  functions: readonly { readonly name: string; readonly access: FunctionAccess }[] = [
+    ...ROUTES.map((r) => ({ name: r.operationId, access: r.access })),
+    AUTHORIZER,
+  ],
+): TableUnits & { readonly name: string } {
+  const all = functions.flatMap((f) => unitsOf(f.access).map((u) => ({ ...u, name: f.name })));
+  return all.reduce((a, b) => (b.units > a.units ? b : a));
+}
+
+const DEAREST = dearestCall();
+
+/**
+ * The most request units one admitted API call takes of any one table, read or write, from every operation's grants
+ * (each includes the limiter's write, LIMITER_GRANT) and the authorizer's: an operation with more table work raises
+ * it, and with it the tables' ceiling (requestUnitCeiling) and the capacity rows.
+ */
+export const UNITS_PER_CALL = DEAREST.units;
 
 /** The authorized methods: the operations (each is a method with its own stage bucket). */
 const METHODS = ROUTES.length;
@@ -320,7 +386,7 @@ export function capacityRows(stage: StageCapacity, mix: CustomerMix = REFERENCE_
     raise: `DynamoDB "Table-level on-demand throughput" to ${Math.ceil(admitted * UNITS_PER_CALL).toLocaleString('en-US')}`,
     sources: flooders(q.tableUnits / UNITS_PER_CALL),
     whenFull: 'the function’s 503 with Retry-After',
-    note: `what the stage admits of the contracts, ${UNITS_PER_CALL} units per call at most (a createPet's transaction and limiter write)`,
+    note: `what the stage admits of the contracts, ${UNITS_PER_CALL} units per call at most (${DEAREST.name}'s ${DEAREST.kind} of the ${DEAREST.table} table)`,
   });
 
   row({

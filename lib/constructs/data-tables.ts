@@ -38,9 +38,8 @@ export { UNITS_PER_CALL } from '../config/capacity.ts';
 /**
  * The ceiling that never throttles what the stage admits: every route's method at the stage throttle's rate plus a
  * full bucket in the same second, within the account's throttle (API Gateway applies the stage throttle per method),
- * times UNITS_PER_CALL. Production with 4 routes (2,000/s and 5,000 per method): 4 × (8,000 + 5,000) = 52,000
- * units/s, about $117 an hour of writes at on-demand prices: a bill a runaway caller or a bug can reach, and no
- * further. docs/deployment.md's figures for both stages are generated from it (lib/api/docs-figures.ts).
+ * times UNITS_PER_CALL (derived from the route entries' grants): a bill a runaway caller or a bug can reach, and no
+ * further. The docs' figures for both stages are generated from it (lib/api/docs-figures.ts).
  */
 export function requestUnitCeiling(
   throttle: { readonly rateLimit: number; readonly burstLimit: number },

@@ -107,14 +107,16 @@ describe('openapi.json', () => {
   });
 
   it("declares each operation's responses: its entry's, the envelope's and the gateway's", () => {
-    const statuses = (p: string, m: string) => Object.keys(op(p, m).responses);
+    // What the gateway and the envelope answer for any operation; any operation refuses an undeclared query
+    // parameter (400).
     const gateway = ['401', '403', '413', '429', '431', '500', '503'];
     const sorted = (s: string[]) => [...new Set(s)].sort();
-    // Any operation refuses an undeclared query parameter (400).
-    expect(statuses('/pets', 'get')).toEqual(sorted(['200', '400', ...gateway]));
-    expect(statuses('/pets', 'post')).toEqual(sorted(['201', '400', '409', '415', '422', ...gateway]));
-    expect(statuses('/pets/{petId}', 'get')).toEqual(sorted(['200', '400', '404', '410', ...gateway]));
-    expect(statuses('/store/orders', 'get')).toEqual(sorted(['400', '501', ...gateway]));
+    for (const r of ROUTES) {
+      const own = [...(r.success ? [r.success.status] : []), ...r.errors.map((e) => e.status)].map(String);
+      expect(Object.keys(op(r.path, r.method.toLowerCase()).responses), r.operationId).toEqual(
+        sorted([...own, '400', ...gateway]),
+      );
+    }
     expect(op('/pets', 'post').responses['201'].headers.Location).toBeDefined();
     expect(op('/pets', 'get').responses['200'].headers.Link).toBeDefined();
     // Error responses declare their headers like successes: the 409 of an in-flight key says when to retry.
@@ -228,6 +230,35 @@ describe('openapi.json', () => {
     // Headers the function sends on its own errors are required, the gateway's are not.
     expect(operation.responses['415'].headers.Sunset.required).toBe(true);
     expect(operation.responses['401'].headers.Sunset.required).toBe(false);
+  });
+
+  describe('one response per status: an entry never loses a status to the common ones without a word', () => {
+    const getPet = ROUTES.find((r) => r.operationId === 'getPet')!;
+    const withError = (status: number, codes: Route['errors'][number]['codes'] = ['not_found']): Route => ({
+      ...getPet,
+      operationId: 'testOwnStatus',
+      errors: [...getPet.errors, { status, description: 'Its own.', codes }],
+    });
+
+    it.each([401, 429, 500, 503])(
+      "refuses an operation's own %i, which every operation gives, naming both",
+      (status) => {
+        expect(() => buildOpenApi([withError(status)])).toThrow(
+          new RegExp(`^testOwnStatus declares a ${status} response, which every operation gives already`),
+        );
+      },
+    );
+
+    it('refuses two responses of one status anywhere else (the envelope 431 beside an own one), naming both', () => {
+      expect(() => buildOpenApi([withError(431)])).toThrow(/^testOwnStatus: two responses of status 431/);
+    });
+
+    it("merges an operation's own 403 with the envelope's: its description first, every code kept", () => {
+      const owner = { ...withError(403, ['forbidden']), does: 'deletes', method: 'DELETE' } as const;
+      const response = (buildOpenApi([owner]) as Json).paths[owner.path].delete.responses['403'];
+      expect(response.description).toMatch(/^Its own\. The API key may not call this operation: .*`key_read_only`/);
+      expect(response.description).toMatch(/Codes: `forbidden`, `key_read_only`\.$/);
+    });
   });
 
   it('refuses a route entry whose body schema has no id, naming the operation', () => {

@@ -29,7 +29,7 @@ beforeAll(async () => {
   });
   expect(res.status).toBe(201);
   world = {
-    keys: { GET: key, POST: key },
+    keys: { reads: key, writes: key },
     pets: [(await res.json()) as Pet],
     cursors: [],
     samples: await routeSamples(api, key),
@@ -51,7 +51,7 @@ it('answers generated requests with a Business key as the oracle and openapi.jso
   );
   expect(stats.fiveXx).toBe(0);
   expect(stats.requests).toBe(BATCH * RUNS);
-  const res = await api.call('/pets?limit=1', { key: world.keys.GET });
+  const res = await api.call('/pets?limit=1', { key: world.keys.reads });
   expect(res.headers.get('x-ratelimit-limit')).toBe('1000');
   expect(Number(res.headers.get('x-ratelimit-remaining'))).toBeLessThan(1000);
 });

@@ -35,15 +35,15 @@ beforeAll(async () => {
   // run's DynamoDB time goes to the operations. Bad credentials are never cached (only Allow results are), and
   // test/fuzz/auth.test.ts checks revocation with the cache off.
   api = await startTestApi({ authCacheTtlSeconds: 300 });
-  const keys = { GET: await enterpriseKey(api, 'fuzz-get'), POST: await enterpriseKey(api, 'fuzz-post') };
+  const keys = { reads: await enterpriseKey(api, 'fuzz-reads'), writes: await enterpriseKey(api, 'fuzz-writes') };
   // Known pets (GET must return them unchanged) and real cursors for each filter (as a client would get them).
   const pets: Pet[] = [];
   for (const [i, status] of ['available', 'pending', 'sold', 'available', 'pending', 'sold'].entries()) {
-    pets.push(await createPetWith(api, keys.POST, { name: `seed ${i} ✓ עברית`, categoryId: i + 1, status }));
+    pets.push(await createPetWith(api, keys.writes, { name: `seed ${i} ✓ עברית`, categoryId: i + 1, status }));
   }
   const cursors: World['cursors'][number][] = [];
   for (const status of [undefined, 'available', 'pending', 'sold']) {
-    const res = await api.call(`/pets?limit=1${status ? `&status=${status}` : ''}`, { key: keys.GET });
+    const res = await api.call(`/pets?limit=1${status ? `&status=${status}` : ''}`, { key: keys.reads });
     const next = nextLink(res.headers);
     expect(
       next,
@@ -51,7 +51,7 @@ beforeAll(async () => {
     ).toBeDefined();
     cursors.push({ cursor: new URLSearchParams(next!.split('?')[1]).get('cursor')!, status });
   }
-  world = { keys, pets, cursors, samples: await routeSamples(api, keys.POST) };
+  world = { keys, pets, cursors, samples: await routeSamples(api, keys.writes) };
 });
 afterAll(async () => {
   console.info(`[fuzz] ${stats.requests} requests, ${stats.fiveXx} 5xx, by status ${JSON.stringify(stats.byStatus)}`);

@@ -21,10 +21,10 @@ const STATUSES: readonly string[] = PET_STATUSES;
 /** What the fuzzer knows about the server's state, gathered before generating. */
 export interface World {
   /**
-   * The key requests are made with (Authorization: Bearer), per HTTP method (two keys also keep the limiter's
-   * counters for reads and writes apart). Both may be the same key.
+   * The key requests are made with (Authorization: Bearer): one for operations that read, one for those that write
+   * (by the route's `does`), so the limiter's counters for each stay apart. Both may be the same key.
    */
-  readonly keys: { readonly GET: string; readonly POST: string };
+  readonly keys: { readonly reads: string; readonly writes: string };
   /** Pets known to exist and not to change. */
   readonly pets: readonly Pet[];
   /** Real cursors from `Link: rel="next"`, with the status filter each was made for. */

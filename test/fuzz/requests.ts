@@ -18,8 +18,8 @@ const encodePairs = (pairs: readonly Pair[]) =>
 
 /** One generated request against any operation, with the oracle's expectation. */
 export function anyRequest(world: World): fc.Arbitrary<FuzzRequest> {
-  const auth = { Authorization: `Bearer ${world.keys.GET}` };
-  const postAuth = { Authorization: `Bearer ${world.keys.POST}` };
+  const auth = { Authorization: `Bearer ${world.keys.reads}` };
+  const postAuth = { Authorization: `Bearer ${world.keys.writes}` };
 
   const create = fc.tuple(createBody, contentType).map(([body, ct]): FuzzRequest => {
     const { expect, why } = createExpectation(body, ct);
@@ -114,7 +114,10 @@ export function anyRequest(world: World): fc.Arbitrary<FuzzRequest> {
     fc
       .tuple(
         operation,
-        fc.oneof({ weight: 11, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: badAuth(world.keys.GET) }),
+        fc.oneof(
+          { weight: 11, arbitrary: fc.constant(undefined) },
+          { weight: 1, arbitrary: badAuth(world.keys.reads) },
+        ),
       )
       .map(([r, bad]): FuzzRequest => {
         const routed =

@@ -9,7 +9,7 @@
  */
 import fc from 'fast-check';
 import { expect } from 'vitest';
-import { ROUTES, createAndRead, type OperationId, type Route } from '../../contract/routes.ts';
+import { ROUTES, createAndRead, writes, type OperationId, type Route } from '../../contract/routes.ts';
 import {
   OPERATION_SAMPLES,
   fixturesSending,
@@ -39,8 +39,11 @@ function segmentExpectation(route: Route, name: string, segment: string): FuzzRe
 }
 
 /** Generated requests from each sample: as is, with an undeclared query parameter, a bad id, a bad body. */
-export function sampleArm(samples: readonly SampleRequest[], keys: { GET: string; POST: string }) {
-  const auth = (r: SampleRequest) => ({ Authorization: `Bearer ${r.method === 'GET' ? keys.GET : keys.POST}` });
+export function sampleArm(samples: readonly SampleRequest[], keys: { reads: string; writes: string }) {
+  // By what the operation declares it does, not its method: a read sent as a POST still counts on the reading key.
+  const auth = (r: SampleRequest) => ({
+    Authorization: `Bearer ${writes(routeOf(r.operationId)) ? keys.writes : keys.reads}`,
+  });
   const as = (r: SampleRequest, why: string, over: Partial<FuzzRequest> & Pick<FuzzRequest, 'expect'>) => ({
     method: r.method,
     path: r.path,
@@ -97,7 +100,7 @@ export function sampleArm(samples: readonly SampleRequest[], keys: { GET: string
     .map(({ r, fresh }): FuzzRequest => (fresh ? { ...r, headers: { ...r.headers, ...fresh() } } : r));
 }
 
-/** A create (201 + Location) and the read of what it made (GET of `<path>/{id}`), paired from the route table. */
+/** A create (201 + Location) and the read of what it made (a read of `<path>/{id}`), paired from the route table. */
 export interface CreateAndRead {
   readonly create: OperationId;
   readonly read: OperationId;

@@ -36,7 +36,7 @@ interface Model {
 }
 interface Real {
   readonly api: TestApi;
-  readonly keys: { readonly GET: string; readonly POST: string };
+  readonly keys: { readonly reads: string; readonly writes: string };
 }
 
 let api: TestApi;
@@ -54,7 +54,7 @@ let requests = 0;
 beforeAll(async () => {
   // Authorizer results cached as in the cloud; one key for reads, one for writes.
   api = await startTestApi({ authCacheTtlSeconds: 300 });
-  keys = { GET: await enterpriseKey(api, 'stateful-get'), POST: await enterpriseKey(api, 'stateful-post') };
+  keys = { reads: await enterpriseKey(api, 'stateful-reads'), writes: await enterpriseKey(api, 'stateful-writes') };
 });
 afterAll(async () => {
   console.info(`[stateful] ${requests} requests, model holds ${model.pets.size} pets`);
@@ -63,7 +63,7 @@ afterAll(async () => {
 
 const get = async (r: Real, path: string) => {
   requests++;
-  return r.api.call(path, { key: r.keys.GET });
+  return r.api.call(path, { key: r.keys.reads });
 };
 const filtered = (m: Model, status?: PetStatus) => [...m.pets.values()].filter((p) => !status || p.status === status);
 const query = (limit?: number, status?: PetStatus) =>
@@ -77,7 +77,7 @@ class Create implements fc.AsyncCommand<Model, Real> {
   check = () => true;
   async run(m: Model, r: Real) {
     requests++;
-    const res = await r.api.call('/pets', { method: 'POST', key: r.keys.POST, body: JSON.stringify(this.input) });
+    const res = await r.api.call('/pets', { method: 'POST', key: r.keys.writes, body: JSON.stringify(this.input) });
     const pet = (await res.json()) as Pet;
     if (res.status === 201) m.pets.set(pet.id, pet); // first, so the model stays in step even if a check below fails
     expect(res.status).toBe(201);
@@ -96,7 +96,7 @@ class CreateInvalid implements fc.AsyncCommand<Model, Real> {
   check = () => true;
   async run(m: Model, r: Real) {
     requests++;
-    const res = await r.api.call('/pets', { method: 'POST', key: r.keys.POST, body: JSON.stringify(this.body) });
+    const res = await r.api.call('/pets', { method: 'POST', key: r.keys.writes, body: JSON.stringify(this.body) });
     if (res.status === 201) {
       const pet = (await res.json()) as Pet;
       m.pets.set(pet.id, pet);
@@ -213,7 +213,7 @@ const createByRoute = ({ create }: CreateAndRead): Cmd => ({
       ROUTES.find((x) => x.operationId === create)!,
       PLACEHOLDER_FIXTURES,
     );
-    ALSO_MODELLED[create]?.(m, await createBySample(r.api, r.keys.POST, sample, m.made));
+    ALSO_MODELLED[create]?.(m, await createBySample(r.api, r.keys.writes, sample, m.made));
   },
   toString: () => `CreateByRoute(${create})`,
 });
@@ -221,7 +221,7 @@ const readByRoute = (pick: number | undefined): Cmd => ({
   check: (m) => m.made.size > 0,
   async run(m, r) {
     requests++;
-    await readBack(r.api, r.keys.GET, m.made, pick);
+    await readBack(r.api, r.keys.reads, m.made, pick);
   },
   toString: () => `ReadByRoute(${pick ?? 'unknown'})`,
 });

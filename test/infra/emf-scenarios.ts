@@ -46,9 +46,9 @@ const send = (r: SampleRequest, headers: Record<string, string> = {}) =>
 const fixtures = fixturesSending(async (r) => (await send(r)).json());
 const samplesOf = (routes: readonly (typeof ROUTES)[number][]) =>
   Promise.all(routes.map((route) => sampleRequest(route, fixtures)));
-/** A read that names no item (the route table's first such GET), for the scenarios that only need a request. */
+/** A read that names no item (the route table's first such), for the scenarios that only need a request. */
 const plain = await sampleRequest(
-  ROUTES.find((r) => r.method === 'GET' && !r.path.includes('{') && !r.notImplemented)!,
+  ROUTES.find((r) => r.does === 'reads' && !r.path.includes('{') && !r.notImplemented)!,
   fixtures,
 );
 

@@ -2,14 +2,14 @@
  * The Free plan's usage plan holds a share of the stage (staging: rate 5,000/s, bucket 250, half the paying plans'),
  * so Free keys at their full contract, however many, leave the paying plans the rest. Over HTTP through the local
  * gateway as deployed (the template's authorizer cache, usage plans and stage throttle), on the test's clock: 60
- * Free keys each send their whole minute within half a second over the read methods (7,200 requests a second, more than
- * the Free share, each method under its own rate), and a Business key sends its whole minute of creates in the same
+ * Free keys each send their whole minute within half a second over the read operations (7,200 requests a second, more
+ * than the Free share, each method under its own rate), and a Business key sends its whole minute of creates in the same
  * half second. The Free keys meet the gateway's 429 (THROTTLED: the Free share is spent), the Business key is served
  * every request.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { PLANS } from '../../contract/plans.ts';
-import { ROUTES } from '../../contract/routes.ts';
+import { ROUTES, writes } from '../../contract/routes.ts';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
 import {
   fire,
@@ -40,21 +40,23 @@ it('Free keys at their full contract spend the Free share; a Business key still 
   const start = Date.UTC(2037, 5, 1, 12, 0, 1);
   const span = 500;
   const freeRate = (FREE_KEYS * PLANS.free.limits!.perMinute * 1_000) / span;
-  // Every read method a Free key may call, each taking its part (any answer a function gives is counted); the
-  // Business key's creates have their own method.
-  const freePaths = ROUTES.filter((r) => r.method === 'GET').map((r) =>
-    r.path.replace(/\{[^}]+\}/g, 'free-share-none'),
-  );
+  // Every operation that reads (by what it declares, not its HTTP method), each taking its part (any answer a
+  // function gives is counted); the Business key's creates have their own method.
+  const freeShots = ROUTES.filter((r) => !writes(r)).map((r) => ({
+    path: r.path.replace(/\{[^}]+\}/g, 'free-share-none'),
+    init: { method: r.method } satisfies RequestInit,
+  }));
   const methodRate = api.model.stageThrottle!.default!.rateLimit;
   // More than the Free share admits; on each method, less than the method's rate; together with the Business key's,
   // less than the stage's.
   expect(freeRate).toBeGreaterThan(freeShare.rateLimit!);
-  expect(freeRate / freePaths.length).toBeLessThan(methodRate);
+  expect(freeRate / freeShots.length).toBeLessThan(methodRate);
   expect((PLANS.business.limits!.perMinute * 1_000) / span).toBeLessThan(methodRate);
   expect(freeRate + (PLANS.business.limits!.perMinute * 1_000) / span).toBeLessThan(
     planUsagePlan(api, 'business').rateLimit!,
   );
-  const create: RequestInit = { method: 'POST', body: JSON.stringify({ name: 'Rex', categoryId: 1 }) };
+  const creates = ROUTES.find((r) => r.does === 'creates' && !r.path.includes('{'))!;
+  const create: RequestInit = { method: creates.method, body: JSON.stringify(creates.sample.body) };
 
   const counted = { free: usedOnPlan(api, 'free'), business: usedOnPlan(api, 'business') };
   const seen = await fire(
@@ -63,12 +65,12 @@ it('Free keys at their full contract spend the Free share; a Business key still 
       // Each Free key its whole minute, the keys a little apart.
       ...free.flatMap((k, i) =>
         spread('free', k.key, PLANS.free.limits!.perMinute, start + (i * span) / (FREE_KEYS * 60), span).map(
-          (shot, j) => ({ ...shot, path: freePaths[(i + j) % freePaths.length] }),
+          (shot, j) => ({ ...shot, ...freeShots[(i + j) % freeShots.length]! }),
         ),
       ),
       ...spread('business', business.key, PLANS.business.limits!.perMinute, start, span).map((shot) => ({
         ...shot,
-        path: '/pets',
+        path: creates.path,
         init: create,
       })),
     ],

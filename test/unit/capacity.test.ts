@@ -5,16 +5,22 @@
  */
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_FREE_SHARE, KEY_BURST, MAX_CUSTOM_LIMITS, OPERATION_COUNT, PLAN_NAMES } from '../../contract/plans.ts';
-import { ROUTES } from '../../contract/routes.ts';
+import { LIMITER_GRANT } from '../../contract/operations/common.ts';
+import { AUTHORIZER, ROUTES } from '../../contract/routes.ts';
+import { PETS_TABLE, STATE_TABLE } from '../../contract/tables.ts';
 import {
   DEFAULT_ACCOUNT_QUOTAS,
   LARGEST_STANDARD_LIMITS,
   REFERENCE_MIX,
+  UNITS_PER_CALL,
+  actionUnits,
   capacityRows,
+  dearestCall,
   edgeFor,
   fiveMinuteDemand,
   planThrottles,
   shortfalls,
+  unitsOf,
   type StageCapacity,
 } from '../../lib/config/capacity.ts';
 import { STAGES, STAGE_NAMES, contextProblems, withAccountQuotas } from '../../lib/config/stages.ts';
@@ -253,4 +259,54 @@ it('the previous release’s figures: a method at the account’s whole rate, WA
     'WAF: per IP (5 min, every request)',
     'Stage throttle: every method together',
   ]);
+});
+
+describe('units per call, from the route entries’ grants', () => {
+  const functions = [...ROUTES.map((r) => ({ name: r.operationId, access: r.access })), AUTHORIZER];
+
+  it('is the most any function’s call takes of one table, reads and writes apart', () => {
+    const all = functions.flatMap((f) => unitsOf(f.access));
+    expect(Math.max(...all.map((u) => u.units))).toBe(UNITS_PER_CALL);
+    // Every operation's grants include the limiter's write, so its units count it.
+    for (const r of ROUTES) expect(r.access.tables, r.operationId).toContain(LIMITER_GRANT);
+  });
+
+  it('adds up the writes to a table in one call (the limiter’s and a transaction’s), and takes the dearest read', () => {
+    const write = actionUnits('dynamodb:PutItem', true).units;
+    const access = {
+      tables: [
+        LIMITER_GRANT,
+        { table: STATE_TABLE, actions: ['dynamodb:PutItem', 'dynamodb:DeleteItem'], transactional: true },
+        { table: PETS_TABLE, actions: ['dynamodb:GetItem'] },
+        { table: PETS_TABLE, actions: ['dynamodb:Query'] },
+      ],
+    } as const;
+    expect(unitsOf(access)).toEqual([
+      { table: STATE_TABLE.id, kind: 'write', units: actionUnits('dynamodb:UpdateItem').units + write },
+      { table: PETS_TABLE.id, kind: 'read', units: actionUnits('dynamodb:Query').units },
+    ]);
+  });
+
+  it('rises with an operation that does more table work than any today', () => {
+    const heavy = {
+      name: 'testHeavy',
+      access: {
+        tables: [
+          LIMITER_GRANT,
+          ...Array.from({ length: UNITS_PER_CALL }, () => ({
+            table: STATE_TABLE,
+            actions: ['dynamodb:PutItem' as const],
+            transactional: true,
+          })),
+        ],
+      },
+    };
+    const dearest = dearestCall([...functions, heavy]);
+    expect(dearest).toMatchObject({ name: 'testHeavy', table: STATE_TABLE.id, kind: 'write' });
+    expect(dearest.units).toBeGreaterThan(UNITS_PER_CALL);
+  });
+
+  it('refuses an action it has no cost for, naming it', () => {
+    expect(() => actionUnits('dynamodb:BatchWriteItem')).toThrow(/^dynamodb:BatchWriteItem: no request-unit cost/);
+  });
 });
