@@ -1,6 +1,6 @@
 /**
- * The alias every caller (API Gateway's integrations, the authorizer) invokes; deploys move it between versions.
- * The stack names it (lib/constructs/api-function.ts) and the functions tell an invocation through it from a direct
- * invocation of a version (the pre-traffic check's) by it, so the deploy gates count only the alias's traffic.
+ * The alias every caller invokes (API Gateway's integrations, the authorizer); a deploy moves it between versions.
+ * The functions tell a call through it from a direct call of a version (the pre-traffic check's).
+ * So the deploy gates count only the alias's traffic.
  */
 export const LIVE_ALIAS = 'live';

@@ -1,18 +1,13 @@
 /**
- * How a bearer key looks on the wire. The TOKEN authorizer's identity validation expression, the local gateway and
- * the authorizer's own parsing all derive from this one pattern, so a key the gateway lets through is one the
- * function can read.
+ * How a bearer key looks on the wire. The gateway's identity validation expression, the local gateway and the
+ * authorizer all derive from one pattern. So a key the gateway lets through is one the function can read.
  */
-/**
- * A key is 20-128 URL-safe characters. Generated keys: `ask2_` + 32 random bytes (base64url) + a CRC-32
- * (lambdas/domain/keys.ts).
- */
+/** A key is 20-128 URL-safe characters. */
 const KEY_CHARS = '[A-Za-z0-9_-]{20,128}';
 
 /**
- * The scheme, in any case: RFC 9110 (11.1) makes auth-scheme names case-insensitive, so `bearer` and `BEARER` are
- * `Bearer`. Spelt as character classes rather than a flag: API Gateway's identity validation expression is a bare
- * pattern, and the key's characters stay case-sensitive.
+ * The scheme in any case: RFC 9110 (11.1) makes auth-scheme names case-insensitive.
+ * Character classes, not a flag: API Gateway's expression is a bare pattern, and the key stays case-sensitive.
  */
 const SCHEME = '[Bb][Ee][Aa][Rr][Ee][Rr]';
 
@@ -20,8 +15,8 @@ const SCHEME = '[Bb][Ee][Aa][Rr][Ee][Rr]';
 export const BEARER_VALIDATION_EXPRESSION = `^${SCHEME} ${KEY_CHARS}$`;
 
 /**
- * The forms keys are issued in (lambdas/domain/keys.ts generates and checks them): `ask2_` + 32 random bytes
- * (base64url, 43 characters) + a CRC-32 of what precedes it (6 characters); and the old form, `ask_` + 43, no check.
+ * The forms keys are issued in (lambdas/domain/keys.ts makes and checks them). Current: `ask2_`, 32 random bytes
+ * (base64url, 43 characters), then a CRC-32 of what precedes it (6 characters). Old: `ask_` and 43, no check.
  */
 export const CHECKED_KEY = { prefix: 'ask2_', randomBytes: 32, checkChars: 6 } as const;
 export const CHECKED_KEY_LENGTH =
@@ -32,8 +27,8 @@ const OLD_KEY_BODY = 'ask_[A-Za-z0-9_-]{43}';
 export const OLD_KEY_PATTERN = new RegExp(`^${OLD_KEY_BODY}$`);
 
 /**
- * An Authorization header that carries a key of a form the stage accepts (the old form only while it does): what
- * WAF lets through to the gateway. Anything else of a bearer key's shape is no key anyone was issued.
+ * An Authorization header with a key of a form the stage accepts (the old form only while it does).
+ * WAF lets only these through to the gateway: no other key was ever issued.
  */
 export const keyFormExpression = (oldForm: 'accepted' | 'refused'): string =>
   `^${SCHEME} (${oldForm === 'accepted' ? `${CHECKED_KEY_BODY}|${OLD_KEY_BODY}` : CHECKED_KEY_BODY})$`;
@@ -42,10 +37,9 @@ export const keyFormExpression = (oldForm: 'accepted' | 'refused'): string =>
 export const BEARER_PATTERN = new RegExp(`^${SCHEME} (${KEY_CHARS})$`);
 
 /**
- * How long after its expiry a key is still recognised, to be told so: the authorizer lets it through with its
- * context and the function answers 401 `key_expired`, counted like any request (so its limits and bans still
- * apply) and before any other storage call, so the client learns why. After this the authorizer refuses it as it refuses an unknown key (a plain 401: no function
- * runs, however long the client keeps sending).
+ * How long after its expiry a key is still recognised, so the client learns why it is refused. Meanwhile the
+ * function answers 401 `key_expired` before any other storage call, counted like any request (limits and bans apply).
+ * After it, the authorizer refuses the key like an unknown one (a plain 401), and no function runs.
  */
 export const EXPIRED_NOTICE_SECONDS = 86_400;
 

@@ -1,10 +1,8 @@
 /**
- * What the authorizer's Deny carries in its `context` for the ACCESS_DENIED gateway response to map: API Gateway
- * lets a gateway response's header mappings read `context.authorizer.<key>` and its body template
- * `$context.authorizer.<key>` (developer guide: "Gateway responses", "Parameter mapping source reference"). A key may
- * hold letters, digits and `_` only. The authorizer denies two standings, a ban and a spent day, and each Deny
- * carries the code, message and headers the function gives in that standing, so the client sees one answer wherever
- * it is refused.
+ * What the authorizer's Deny carries in its `context`, for the ACCESS_DENIED gateway response to map. Header mappings
+ * read `context.authorizer.<key>`, the body template `$context.authorizer.<key>` (developer guide: "Gateway
+ * responses"). A key may hold letters, digits and `_` only. The authorizer denies two standings, a ban and a spent
+ * day. Each Deny carries the function's code, message and headers for it, so the client gets one answer either way.
  */
 export const DENY_CONTEXT = {
   /** The Error object's code: `key_banned` or `quota_exceeded`. */
@@ -23,8 +21,8 @@ export const DENY_CONTEXT = {
 export type DenyContextKey = (typeof DENY_CONTEXT)[keyof typeof DENY_CONTEXT];
 
 /**
- * In its UTC day's last this-many seconds a key whose day is spent is no longer denied by the authorizer (the
- * function's limiter refuses it): longer than any stage's authorizer cache TTL, so no cached Deny outlives the day.
+ * In the last this-many seconds of its UTC day, a spent key is left to the function's limiter, not denied.
+ * This is longer than any stage's authorizer cache TTL, so no cached Deny outlives the day.
  */
 export const SPENT_DENY_CUTOFF_SECONDS = 300;
 

@@ -1,12 +1,11 @@
 /**
- * The error codes and the spec's Error object. Every error response, whoever produces it (handler, limiter,
- * authorizer, local gateway, API Gateway's own gateway responses), is built from ERROR_CODES.
+ * The error codes and the spec's Error object. Every error response is built from ERROR_CODES, whoever answers it
+ * (handler, limiter, authorizer, local gateway, API Gateway's gateway responses).
  */
 /**
- * One error code: its HTTP status and default message (what the Error object carries), and for the docs' generated
- * error tables (lib/api/error-tables.ts) when it is answered and whether and when a client retries. The prose rides
- * in every function bundle (1.6 KB of text before minification): one place to add a code is worth more than those
- * bytes.
+ * One error code: its HTTP status and default message, and for the generated error tables (lib/api/error-tables.ts)
+ * when it is answered and whether a client retries. The prose ships in every function bundle.
+ * That small cost keeps a new code a one-place change.
  */
 export interface ErrorSpec {
   readonly status: number;
@@ -171,9 +170,9 @@ export const JSON_HEADERS: Readonly<Record<string, string>> = {
 };
 
 /**
- * On an error answered before the limiter counted the call (by the gateway, or before the limiter ran): the
- * X-RateLimit-* headers the spec requires on every response, saying nothing was counted. (Kept here rather than with
- * the gateway responses so a function bundle does not carry the gateway-response table.)
+ * The X-RateLimit-* headers of an error answered before the limiter counted the call (by the gateway or the function).
+ * The spec requires them on every response; the zeros say nothing was counted. They live here, not with the gateway
+ * responses, so function bundles do not carry that table.
  */
 export const UNCOUNTED_RATE_LIMIT_HEADERS = {
   'X-RateLimit-Limit': '0',

@@ -1,20 +1,18 @@
 /**
- * The errors API Gateway itself produces, as plain data: the CDK gateway-responses construct builds them into the
- * template, and the local gateway answers from that template, so a gateway-generated error looks the same in the
- * cloud and on `npm start`.
+ * The errors API Gateway itself answers, as plain data. The CDK construct builds them into the template, and the local
+ * gateway answers from that template. So these errors look the same in the cloud and on `npm start`.
  *
- * The gateway cannot count requests, so its X-RateLimit-* headers are static: `0` means "produced by the gateway,
- * not counted against any key" (locally too). Retry-After on THROTTLED is one token-bucket refill (1 s).
- * ACCESS_DENIED takes its code, message and headers from the authorizer's Deny (contract/deny-context.ts): a banned
- * key, or one whose day is spent, is told exactly what the function tells it.
+ * The gateway cannot count requests, so its X-RateLimit-* headers are a static `0`: not counted against any key.
+ * Retry-After on THROTTLED is one token-bucket refill (1 s). ACCESS_DENIED takes its code, message and headers from
+ * the authorizer's Deny (contract/deny-context.ts), so a refused key is told what the function would tell it.
  */
 import { DENY_CONTEXT, type DenyContextKey } from './deny-context.ts';
 import { ERROR_CODES, JSON_HEADERS, UNCOUNTED_RATE_LIMIT_HEADERS, errorObject, type ErrorCode } from './errors.ts';
 
 /**
- * Every gateway response type API Gateway has (REST API reference, GatewayResponse.responseType "Valid Values"; the
- * developer guide's "Gateway response types for API Gateway" gives each its default status). Each gets a response of
- * its own below: a type without one falls back to DEFAULT_4XX/DEFAULT_5XX, whose status would replace the type's.
+ * Every gateway response type API Gateway has (REST API reference, GatewayResponse.responseType; the developer guide's
+ * "Gateway response types for API Gateway" gives their default statuses). Each gets its own response below.
+ * A type without one falls back to DEFAULT_4XX/DEFAULT_5XX, whose status would replace its own.
  */
 export const GATEWAY_RESPONSE_TYPES = [
   'ACCESS_DENIED',
@@ -59,8 +57,8 @@ export interface GatewayResponseSpec {
 }
 
 /**
- * Never kept by a cache: an error the gateway gives one caller (a 401 for its key, a 429 for its quota) must not be
- * served to another by a shared cache or proxy, nor replayed to the same client after its situation changed.
+ * Never cached: an error for one caller (a 401 for its key, a 429 for its quota) must not reach another through a
+ * shared cache. Nor may it be replayed to the same client after its situation changed.
  */
 const NO_STORE = { 'Cache-Control': 'no-store' } as const;
 
@@ -90,11 +88,11 @@ const fromAuthorizer = (
 });
 
 /**
- * One response per type. The status is the type's default except where the spec wants another: an unknown route
- * (MISSING_AUTHENTICATION_TOKEN, default 403) is a 404, and the transient 5xx types are 503 with Retry-After.
- * DEFAULT_4XX and DEFAULT_5XX only catch errors no type names (a Lambda proxy failure is one: 502 by default); they
- * keep a fixed status because a gateway response template does simple variable substitution only (no VTL, and no
- * status variable), so a fixed status is the only way their body's `status` can equal the HTTP status.
+ * One response per type, with the type's default status unless the spec wants another. An unknown route
+ * (MISSING_AUTHENTICATION_TOKEN, default 403) is a 404; the transient 5xx types are 503 with Retry-After.
+ * DEFAULT_4XX and DEFAULT_5XX catch only errors no type names, such as a Lambda proxy failure (502 by default).
+ * Their status is fixed: a template only substitutes variables and has no status variable (no VTL).
+ * Only a fixed status lets the body's `status` equal the HTTP status.
  */
 export const GATEWAY_RESPONSES: readonly GatewayResponseSpec[] = [
   spec('UNAUTHORIZED', 'unauthorized', { 'WWW-Authenticate': 'Bearer' }),
@@ -147,12 +145,12 @@ export function methodNotAllowed(allow: readonly string[]): {
 }
 
 /**
- * The request content types the MOCK 405 methods map. A MOCK integration answers with the status its request
- * template produces (`{"statusCode": 200}`, then the integration response turns it into the 405); a body passed
- * through instead (WHEN_NO_MATCH with an unmapped type) is no such document and the mock fails with a 500. So the
- * mocks use passthrough NEVER with this template for each type below: these get the 405 whatever the body (a request
- * without Content-Type counts as application/json), and any other type gets UNSUPPORTED_MEDIA_TYPE (415), a 4xx
- * that is never retried. API Gateway matches mapping templates by exact media type: there is no wildcard key.
+ * The request content types the MOCK 405 methods map. A MOCK integration answers with the status its request template
+ * produces, which the integration response turns into the 405. A body passed through instead is no such document, and
+ * the mock fails with a 500. So the mocks use passthrough NEVER with this template for each type below.
+ * These get the 405 whatever the body; a request without Content-Type counts as application/json.
+ * Any other type gets UNSUPPORTED_MEDIA_TYPE (415), which is never retried.
+ * API Gateway matches mapping templates by exact media type: there is no wildcard.
  */
 export const METHOD_NOT_ALLOWED_CONTENT_TYPES = [
   'application/json',

@@ -1,7 +1,6 @@
 /**
- * The named response headers' names on the wire, by their component name in the document (`LinkNext` is `Link`):
- * all a function needs of them. Their documentation (contract/headers.ts, which takes its names from here) stays out
- * of the function bundles.
+ * The named response headers' wire names, by component name in the document (`LinkNext` is `Link`). Functions need
+ * only these, so the headers' documentation (contract/headers.ts) stays out of their bundles.
  */
 import type { ResponseHeader } from './route-types.ts';
 

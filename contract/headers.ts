@@ -1,7 +1,7 @@
 /**
  * The named response headers: the document's header components (in this order), the names the envelope exposes to
- * browsers, and how the docs tables write them. A success response names the ones it sends (`success.headers` on
- * its route entry); a header only one operation sends may instead be documented in place on that entry.
+ * browsers, and how the docs tables write them. A success response names those it sends (`success.headers`).
+ * A header only one operation sends may be documented in place on its entry instead.
  */
 import { PLANS, STANDARD_PLANS } from './plans.ts';
 import { HEADER_NAMES, type ResponseHeaderName } from './header-names.ts';

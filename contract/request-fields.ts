@@ -1,6 +1,6 @@
 /**
- * The fields of a route entry's request schemas (`query`, `params`, `headers`: zod objects): what the envelope
- * checks a request against and what the document lists as parameters, read from the one declaration.
+ * The fields of a route entry's request schemas (`query`, `params`, `headers`: zod objects).
+ * The envelope checks requests against them, and the document lists them as parameters.
  */
 import type * as z from 'zod/mini';
 

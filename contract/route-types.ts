@@ -1,7 +1,6 @@
 /**
  * The shape of a route entry: everything known about one operation (request schemas, responses, table access,
- * deprecation), and the base path every route is below. The entries themselves are in operations/, listed by
- * routes.ts.
+ * deprecation), and the base path of every route. The entries are in operations/, listed by routes.ts.
  */
 import type { ErrorCode } from './errors.ts';
 import type { ResponseHeaderName } from './header-names.ts';
@@ -10,10 +9,7 @@ import type { TableDefinition } from './tables.ts';
 /** Both stages' base path; every route's path is below it. */
 export const BASE_PATH = '/v1';
 
-/**
- * A route's path as a request of it has it on the wire: the base path and its template, each `{param}` replaced by
- * that parameter's value (encoded as one path segment).
- */
+/** A route's path on the wire: the base path and its template, each `{param}` replaced by its value as one segment. */
 export function pathOf(route: { readonly path: string }, params: Readonly<Record<string, unknown>> = {}): string {
   return (
     BASE_PATH +
@@ -26,9 +22,8 @@ export function pathOf(route: { readonly path: string }, params: Readonly<Record
 }
 
 /**
- * Where what a create made is read, its `Location`: the create's own path with the new id below it, which is the
- * path of the read the route table pairs with it (`GET <its path>/{id}`: createAndRead, contract/routes.ts). A
- * create declares `Location` in its success headers and sends this, so a new resource's is never written by hand.
+ * The `Location` of what a create made: the create's path with the new id below it. That is the path of the read
+ * the route table pairs with it (createAndRead, contract/routes.ts), so no resource's Location is written by hand.
  */
 export function locationOf(
   create: { readonly path: string },
@@ -58,8 +53,8 @@ export interface TableGrant {
   readonly index?: string;
   readonly actions: readonly `dynamodb:${string}`[];
   /**
-   * The function's writes to this table may run inside a TransactWriteItems (IAM grants the writes themselves; the
-   * table's alarms then also watch that operation, which DynamoDB reports apart). @default false
+   * The function's writes to this table may run inside a TransactWriteItems. IAM grants the writes themselves.
+   * The table's alarms also watch that operation, which DynamoDB reports apart. @default false
    */
   readonly transactional?: boolean;
 }
@@ -80,15 +75,14 @@ export interface RequestSchemas {
   readonly query?: unknown;
   readonly params?: unknown;
   /**
-   * A zod object of the request headers the operation reads, keyed by each header's name as documented
-   * (`Idempotency-Key`). The envelope reads them whatever their case, refuses one given twice, missing (unless
-   * optional) or invalid (400 `validation_failed`), and hands the parsed values to the handler as
-   * `event.validated.headers`. Other headers are not the operation's business and pass unchecked.
+   * A zod object of the request headers the operation reads, keyed by documented name (`Idempotency-Key`).
+   * The envelope reads them in any case and refuses one given twice, missing (unless optional) or invalid (400
+   * `validation_failed`). The handler gets the parsed values as `event.validated.headers`; others pass unchecked.
    */
   readonly headers?: unknown;
   /**
-   * Registered with an id (`meta(schema, { id })`, contract/schemas.ts): the document names it and collects it into
-   * its components. One only this operation uses belongs in the entry's own file.
+   * Registered with an id (`meta(schema, { id })`, contract/schemas.ts), so the document names it in its components.
+   * A schema only this operation uses belongs in the entry's own file.
    */
   readonly body?: unknown;
 }
@@ -128,10 +122,7 @@ interface SuccessBase {
 /** A success with a JSON body. */
 export interface SuccessWithBody extends SuccessBase {
   readonly status: 200 | 201 | 202;
-  /**
-   * The zod schema of the body, registered with `.meta({ id })`: the OpenAPI document names it by that id and
-   * collects it (and every named schema it uses) into its components.
-   */
+  /** The body's zod schema, registered with an id: the document collects it and the named schemas it uses. */
   readonly schema: unknown;
 }
 
@@ -147,9 +138,9 @@ export type SuccessResponseSpec = SuccessWithBody | SuccessWithoutBody;
 export const EXISTING_ITEM = { existing: true } as const;
 
 /**
- * A valid request of an operation, the smallest that answers its usual status (its success, or the 501 of one not
- * specified yet): what the benchmarks send, so their operation set is the route table's (bench/lib/bench-ops.ts).
- * Plain values, as they appear on the wire; with a body, it is sent as application/json.
+ * The smallest valid request of an operation that answers its usual status (its success, or a 501).
+ * The benchmarks send it, so they cover the route table's operations (bench/lib/bench-ops.ts).
+ * Values are as on the wire; a body is sent as application/json.
  */
 export interface RequestSample {
   readonly params?: Readonly<Record<string, string | typeof EXISTING_ITEM>>;
@@ -184,13 +175,13 @@ export interface Route {
   /** An example request body for the document. */
   readonly example?: unknown;
   /**
-   * A valid request of it, which the benchmarks send. Every entry of the route table has one (contract/routes.ts
-   * requires it, so the compiler names a new operation's); a test's own route may leave it out.
+   * A valid request the benchmarks send. contract/routes.ts requires one, so the compiler flags a new operation
+   * without it. A test's own route may leave it out.
    */
   readonly sample?: RequestSample;
   /**
-   * Other requests of it that take another path through the function, measured apart by the benchmarks under
-   * `<operationId>?<name>` (listPets' status filter reads an index where the plain list scans).
+   * Requests that take another path through the function, benchmarked apart as `<operationId>?<name>`.
+   * For example, listPets' status filter reads an index where the plain list scans.
    */
   readonly sampleVariants?: Readonly<Record<string, RequestSample>>;
   readonly success?: SuccessResponseSpec;

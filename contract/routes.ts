@@ -1,7 +1,7 @@
 /**
  * The route table: one entry per operation (each in contract/operations/). The CDK stack, the local gateway, the
- * OpenAPI document and the benchmarks all read it, so they cannot drift. Plain data, no CDK imports. A function
- * imports its own operation's entry, not this table, so its bundle carries no other operation's documentation.
+ * OpenAPI document and the benchmarks all read it, so they cannot drift. Plain data, no CDK imports.
+ * A function imports only its own entry, so its bundle carries no other operation's documentation.
  */
 import { KEYS_TABLE, STATE_TABLE } from './tables.ts';
 import type { FunctionAccess, HttpMethod, RequestSample, Route } from './route-types.ts';
@@ -45,17 +45,16 @@ export const AUTHORIZER = {
     tables: [
       // The key record and its standing (banned, day spent) in one BatchGetItem (lambdas/storage/standing.ts).
       { table: KEYS_TABLE, actions: ['dynamodb:BatchGetItem'] },
-      // A spent key's first Deny of the day noted on its standing, and the ban of one that keeps sending after it
-      // (lambdas/storage/limiter-ban.ts): at most a few writes a key a day, whatever it sends.
+      // A spent key's first Deny of the day, and the ban of one that keeps sending, are written on its standing.
+      // That is a few writes a key a day at most, whatever it sends.
       { table: STATE_TABLE, actions: ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem'] },
     ],
   },
 } as const satisfies { name: string; access: FunctionAccess };
 
 /**
- * Each create (a route that `creates`, answering 201 with a Location) with the read of what it made (a route that
- * `reads` `<its path>/{id}`), paired from the route table: what the stateful test and the smoke's write check
- * exercise for every resource.
+ * Each create (a route that `creates` and answers 201) paired with the read of what it made (`<its path>/{id}`).
+ * The stateful test and the smoke's write check exercise every pair.
  */
 export function createAndRead(routes: readonly Route[] = ROUTES): { create: Route; read: Route }[] {
   return routes.flatMap((create) =>

@@ -1,7 +1,7 @@
 /**
  * The spec's resources as zod schemas, declared once. Types, request validation and the OpenAPI document all
- * derive from these. Written with zod/mini, zod's tree-shakable API: the same engine and JSON Schema output as
- * classic zod at a fraction of the bundle (docs/performance.md).
+ * derive from these. zod/mini, zod's tree-shakable API, has classic zod's engine and JSON Schema output in a much
+ * smaller bundle.
  */
 import * as z from 'zod/mini';
 import { en } from 'zod/locales';
@@ -18,9 +18,8 @@ export const PAGE_SIZE = { min: 1, max: 100, default: 20 } as const;
 export const MAX_BODY_BYTES = 8 * 1024;
 
 /**
- * Attaches OpenAPI metadata (id, description, example…) to a schema instance. A body schema only one operation uses
- * is declared with it in that operation's entry file (contract/operations/): the generator collects every named
- * schema the entries reach, wherever it is declared.
+ * Attaches OpenAPI metadata (id, description, example…) to a schema instance. The generator collects every named
+ * schema the entries reach, so a body schema only one operation uses may live in its entry file.
  */
 export const meta = <T extends z.ZodMiniType>(schema: T, data: z.core.GlobalMeta): T => {
   z.globalRegistry.add(schema, data);
@@ -37,19 +36,18 @@ const INVISIBLE = /[\p{White_Space}\p{Cf}\p{Default_Ignorable_Code_Point}]/gu;
 /** C0 and C1 control characters (NUL, ESC, tab, newline…): they end strings, move cursors or colour terminals. */
 const CONTROL = /\p{Cc}/u;
 /**
- * Bidirectional embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069): in a shared inventory they make
- * a name display as another ("Trojan Source") and reorder whatever is shown after it. The plain marks (U+200E,
- * U+200F, U+061C) stay allowed: they change no order beyond themselves.
+ * Bidirectional embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069). They make a name display as another
+ * ("Trojan Source") and reorder what follows it. The plain marks (U+200E, U+200F, U+061C) change no order beyond
+ * themselves, so they stay allowed.
  */
 const BIDI_CONTROL = /[\u202A-\u202E\u2066-\u2069]/u;
 
 /**
- * The code points of the Basic Multilingual Plane (surrogates aside) that a one-character expression matches, as the
- * ranges of a character class written with `\uXXXX` escapes only. Every JSON Schema validator reads such a class the
- * same, with or without the `u` flag: Spectral, Ajv with `unicodeRegExp: false` and Python's `re` know no `\p{…}`,
- * and without `u` the class `[^\p{Cc}]` refuses the letters p, C, c and the braces ("Happy Paws" fails). Characters
- * beyond U+FFFF cannot be written so (a surrogate pair is one character with `u` and two without, and a range of
- * them is a syntax error without it), so those are left to the zod checks.
+ * The BMP code points (surrogates aside) that a one-character expression matches, as a character class of `\uXXXX`
+ * escapes only. Every JSON Schema validator reads such a class the same, with or without the `u` flag.
+ * Spectral, Ajv with `unicodeRegExp: false` and Python's `re` know no `\p{…}`. Without `u`, `[^\p{Cc}]` refuses the
+ * letters p, C and c. Code points beyond U+FFFF cannot be written so: a surrogate pair is one character with `u` and
+ * two without. The zod checks handle those.
  */
 function bmpClass(re: RegExp): string {
   const one = new RegExp(re.source, re.flags.replace('g', ''));
@@ -68,10 +66,10 @@ function bmpClass(re: RegExp): string {
 }
 
 /**
- * The name rules as the document's pattern, from the same expressions the checks below use. `(?![\s\S]*[…])`: no
- * control character or bidirectional override anywhere (not `^[^…]*$`: Python's `$` also matches before a final
- * newline). `(?![…]*$)`: not only invisible characters. Made when the document is generated, never when a function
- * loads: the sweep of the plane takes ~10 ms.
+ * The name rules as the document's pattern, from the expressions the checks below use. `(?![\s\S]*[…])`: no control
+ * or bidirectional character anywhere (not `^[^…]*$`: Python's `$` also matches before a final newline).
+ * `(?![…]*$)`: not only invisible characters. Built only when the document is generated: the sweep is too slow for a
+ * function's start.
  */
 let namePatternMemo: string | undefined;
 export function namePattern(): string {
@@ -107,8 +105,8 @@ const name = meta(
 const positiveId = (data: Record<string, unknown>) => meta(z.int().check(z.minimum(1)), { format: 'int64', ...data });
 const categoryId = () => positiveId({ description: 'Identifier of the category the animal belongs to.', example: 1 });
 
-// Strict: the spec lists NewPet's fields and says nothing of others, so we refuse an unknown one (a misspelt `Status`,
-// say) by name rather than drop it while the client believes it was stored (README, "Choices where the spec is silent").
+// Strict: the spec lists NewPet's fields and says nothing of others. An unknown one (a misspelt `Status`) is refused
+// by name, rather than dropped while the client believes it was stored.
 export const NewPet = meta(
   z.strictObject({
     name,
@@ -171,9 +169,9 @@ export type ListPetsQuery = z.infer<typeof ListPetsQuery>;
 const INT64 = { min: -(2n ** 63n), max: 2n ** 63n - 1n } as const;
 
 /**
- * A path id is any int64 (the spec's type) in canonical decimal form; anything else is 400. The service assigns ids
- * from 1 to 2^53-1 only, so a valid int64 outside that range simply names no pet (404): it comes out as a bigint,
- * exact, and is never rounded to a number (above 2^53 two ids would round to one) nor sent to DynamoDB.
+ * A path id is any int64 (the spec's type) in canonical decimal; anything else is 400. The service assigns ids from 1
+ * to 2^53-1 only, so any other int64 names no pet (404). It stays an exact bigint, never sent to DynamoDB.
+ * As a number, two ids above 2^53 could round to one.
  */
 const CANONICAL_INT = /^(0|-?[1-9][0-9]{0,18})$/;
 /** A fresh schema each call: `meta` registers on the schema itself, so two parameters must never share one. */
@@ -193,7 +191,7 @@ const int64Id = () =>
     }),
   );
 export const PetId = int64Id();
-/** A pet id as parsed from a path: a number when the service could have assigned it, else a bigint that names no pet. */
+/** A path's pet id: a number when the service could have assigned it, else a bigint that names no pet. */
 export type PetId = z.infer<typeof PetId>;
 
 // Documented as the int64 it stands for, with the pattern its text must match. No minimum/maximum: the int64
@@ -222,8 +220,8 @@ export function describeIssues(error: z.core.$ZodError): string {
 }
 
 /**
- * A client-chosen text cut to `max` code points (never a lone surrogate), marked with an ellipsis: an error message
- * that echoes a field or parameter name must not echo 9 KB of it.
+ * A client-chosen text cut to `max` code points (never a lone surrogate), marked with an ellipsis.
+ * An error message that echoes a field or parameter name must not echo 9 KB of it.
  */
 export function clip(text: string, max = 64): string {
   const chars = [...text];

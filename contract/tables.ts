@@ -40,9 +40,9 @@ export const PETS_TABLE = {
 
 /**
  * keys: one item per API key, keyed by the SHA-256 (hex) of the key; the plaintext is never stored.
- * byKeyId finds a key by its public id (admin tool); byListing serves the admin tool's `keys list` (by plan, status,
- * owner) and `keys purge` (what is due) as queries, never a Scan (lambdas/storage/key-listing.ts). Indexes are only
- * ever appended: CloudFormation creates one global secondary index per table and update.
+ * byKeyId finds a key by its public id. byListing serves `keys list` (by plan, status, owner) and `keys purge` as
+ * Queries, never a Scan (lambdas/storage/key-listing.ts). Indexes are only appended: CloudFormation creates one
+ * global secondary index per table per update.
  */
 export const KEYS_TABLE = {
   id: 'ApiKeys',
@@ -52,15 +52,14 @@ export const KEYS_TABLE = {
     { indexName: 'byKeyId', partitionKey: { name: 'keyId', type: 'S' } },
     { indexName: 'byListing', partitionKey: { name: 'listKey', type: 'S' }, sortKey: { name: 'listSort', type: 'S' } },
   ],
-  // Only a rotated secret's overlap item carries it (lambdas/storage/key-store.ts, `keys rotate --overlap`): key
-  // records never do, so none expires.
+  // Only a rotated secret's overlap item carries it (`keys rotate --overlap`); key records never expire.
   ttlAttribute: 'expiresAt',
 } as const satisfies TableDefinition;
 
 /**
  * state: small service-owned items keyed by a string: rate-limit windows (`rl#<key>#<day>`), id-block counters
- * (`ids#pets`), idempotency records. Items that only matter for a while carry `expiresAt` (TTL, housekeeping only:
- * every such item is keyed by its window, so a late deletion never changes a decision).
+ * (`ids#pets`), idempotency records. Items that matter only for a while carry `expiresAt`. That TTL is housekeeping
+ * only: each such item is keyed by its window, so a late deletion never changes a decision.
  */
 export const STATE_TABLE = {
   id: 'State',
@@ -71,22 +70,18 @@ export const STATE_TABLE = {
 } as const satisfies TableDefinition;
 
 /**
- * audit: the admin tool's history of every change to a key (lib/admin/audit.ts), one item per change, keyed by the
- * key id and sorted by the record version the change wrote (versioned writes land one after another, so this is the
- * order they happened in, whatever the clocks of the admins' machines), so `keys history <id>` is one Query. A table of its own rather
- * than items of the keys or state table: the keys table's items are one per secret hash and its byKeyId index would
- * hand history items to the key lookup, and the state table has no sort key, so a key's history would take a read per
- * entry. Apart, no function is granted it (only the admin's principal writes it), and its TTL (`expiresAt`, set by the
- * admin tool: AUDIT_RETENTION_DAYS) drops old entries without touching keys. Entries never hold a secret or its hash.
+ * audit: the admin tool's history of key changes (lib/admin/audit.ts), one item per change, so `keys history` is one
+ * Query. The sort key is the record version the change wrote: versioned writes are ordered, whatever the clocks.
+ * A table of its own: byKeyId would hand history items to key lookups, and the state table has no sort key.
+ * No function is granted it. Its TTL (AUDIT_RETENTION_DAYS) drops old entries. No entry holds a secret or its hash.
  */
 export const AUDIT_TABLE = {
   id: 'AdminAudit',
   envVar: 'AUDIT_TABLE_NAME',
   partitionKey: { name: 'keyId', type: 'S' },
   sortKey: { name: 'version', type: 'N' },
-  // byDay: every key's entries by the UTC day of the change (`atDay`, YYYY-MM-DD), sorted by its time (`at`), so a
-  // search by time or an export of a day is a Query per day, not a read of every key's history. A day per partition
-  // spreads a year over 400 of them; entries written before the index existed get `atDay` from `keys reindex`.
+  // byDay: every key's entries by the UTC day of the change (`atDay`, YYYY-MM-DD), sorted by time (`at`). A search by
+  // time or a day's export is a Query per day, not a read of every history. `keys reindex` fills an old entry's atDay.
   indexes: [{ indexName: 'byDay', partitionKey: { name: 'atDay', type: 'S' }, sortKey: { name: 'at', type: 'S' } }],
   ttlAttribute: 'expiresAt',
 } as const satisfies TableDefinition;

@@ -71,9 +71,9 @@ export const CREATE_PET = {
       codes: ['idempotency_key_reused'],
     },
   ],
-  // PutItem of the pet (also inside the idempotent-create transaction); the id-block counter and the transaction's
-  // record update are UpdateItems on the state table, like the limiter's; an Idempotency-Key is claimed with a
-  // conditional PutItem and released with a DeleteItem. The pet and the record's update are one transaction.
+  // The pet is a PutItem. The id-block counter and the idempotency record's update are UpdateItems on the state table,
+  // like the limiter's. An Idempotency-Key is claimed with a conditional PutItem and released with a DeleteItem.
+  // The pet and the record's update are one transaction.
   access: {
     tables: [
       LIMITER_GRANT,

@@ -1,7 +1,6 @@
 /**
- * What every store of a resource whose ids the service assigns shares (pet-store.ts and any new one): the create
- * as a conditional put with a write token, the read by id, the pages of an index, and the id allocator. A store is
- * then its item mapping and its queries.
+ * What every store of service-assigned ids shares (pet-store.ts and any new one): the create as a conditional put
+ * with a write token, the read by id, an index's pages and the id allocator. A store adds its mapping and queries.
  */
 import { randomBytes } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
@@ -24,10 +23,8 @@ export interface ItemTable<T> {
 const nameOf = (storage: Storage, def: TableDefinition): string => storage.tables[tableKey(def) as TableKey];
 
 /**
- * Write tokens: this container's random prefix (72 bits, drawn at its first create) and a counter. Unique per
- * attempt across every container as a random token per attempt is, without drawing from the system's random source
- * on every create: `randomBytes(9)` is 1.6 us of CPU per call alone (0.03 us for this), and the handlers bench's
- * profile of createPet put ~30 us of each warm call's time (wall) in it.
+ * Write tokens: this container's random prefix (72 bits, drawn at its first create) and a counter.
+ * They are unique per attempt across containers, without a call to the system's random source on each create.
  */
 let tokenPrefix: string | undefined;
 let tokenCount = 0;
@@ -36,14 +33,12 @@ const nextWriteToken = () => `${(tokenPrefix ??= randomBytes(9).toString('base64
 /** The create: a put conditional on the id being free. */
 export function itemWriter<T extends object>(storage: Storage, { def }: ItemTable<T>): ItemWriter<T> {
   const key = def.partitionKey.name;
-  // Once per writer, not per put: the name is fixed for the container's life (its derivation, two regular
-  // expressions, is 0.14 us in a loop and showed as ~3 us a create in the handlers bench's profile).
+  // Once per writer, not per put: the name is fixed for the container's life.
   const table = nameOf(storage, def);
   return {
     async insert(item, audit: Audit) {
-      // A token per attempt, written with the item: when the SDK resends a put whose answer was lost and the first
-      // copy was applied, the resent copy fails its condition on our own item; the token tells it apart from an id
-      // that is really taken, so one create never writes a second item under a new id.
+      // A token per attempt, written with the item. If the SDK resends a put whose first copy was applied, the resend
+      // fails its condition on our own item. The token tells that from a taken id, so a create never writes twice.
       const token = nextWriteToken();
       try {
         await guarded((options) =>
@@ -97,11 +92,10 @@ export interface ItemPage<T> {
 }
 
 /**
- * The pages of one value of an index sorted by the items' id (`byStatus`, a relation index such as `(shelterId, id)`):
- * a Query with `Limit` and no filter (every item read is an item returned, so pages are full), started after the
- * page key, whose `ExclusiveStartKey` is the item's key and the index's key, both known from the declaration. The
- * index is checked when the store is made: a name the table does not declare, or an index not sorted by the id that
- * page keys carry, fails at once instead of on the first request.
+ * The pages of one value of an index sorted by the items' id (`byStatus`, or a relation index like `(shelterId, id)`).
+ * A Query with `Limit` and no filter returns full pages. Its `ExclusiveStartKey` is the page key's item key plus the
+ * index key, both known from the declaration. The index is checked when the store is made, so a wrong one fails at
+ * once, not on the first request.
  */
 export function indexPages<T>(
   storage: Storage,
