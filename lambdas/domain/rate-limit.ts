@@ -10,24 +10,9 @@
  */
 import { LIMITER, banSecondsFor, type PlanLimits } from '../../contract/plans.ts';
 import { UnavailableError } from './errors.ts';
+import type { Windows } from '../../contract/windows.ts';
 
-export interface Windows {
-  readonly nowMs: number;
-  readonly nowSec: number;
-  /** Start of the current UTC minute, unix seconds. */
-  readonly minuteStart: number;
-  readonly minuteReset: number;
-  /** Start of the current UTC day, unix seconds. */
-  readonly dayStart: number;
-  readonly dayReset: number;
-}
-
-export function windowsAt(nowMs: number): Windows {
-  const nowSec = Math.floor(nowMs / 1000);
-  const minuteStart = nowSec - (nowSec % 60);
-  const dayStart = nowSec - (nowSec % 86_400);
-  return { nowMs, nowSec, minuteStart, minuteReset: minuteStart + 60, dayStart, dayReset: dayStart + 86_400 };
-}
+export { windowsAt, type Windows } from '../../contract/windows.ts';
 
 /** One counting write's request: take up to `want` from shard `shard`'s windows (its own share of the limits). */
 export interface TakeRequest {

@@ -9,7 +9,8 @@
 import { BatchGetCommand, GetCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { limiterShards, type PlanLimits } from '../../contract/plans.ts';
 import type { Standing } from '../domain/keys.ts';
-import { windowsAt, type ShardState, type Windows } from '../domain/rate-limit.ts';
+import type { ShardState } from '../domain/rate-limit.ts';
+import { windowsAt, type Windows } from '../../contract/windows.ts';
 import { guarded, type Storage } from './client.ts';
 import { MAX_SHARDS } from './limit-store.ts';
 import { KEEP_SECONDS, hourKey, rejectionKey, shardKey } from './limiter-items.ts';
