@@ -104,7 +104,7 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
     const byType = (type: string) => responses.find(([, x]) => x.Properties.ResponseType === type)![1].Properties;
     expect(byType('MISSING_AUTHENTICATION_TOKEN').StatusCode).toBe('404');
     expect(byType('THROTTLED').StatusCode).toBe('429');
-    // A banned key, or one whose day is spent, is told what the function would tell it (lambdas/domain/keys.ts
+    // A banned key, or one whose day is spent, is told what the function would tell it (lambdas/domain/refusal.ts
     // denyContext).
     expect(byType('ACCESS_DENIED').ResponseParameters).toMatchObject({
       'gatewayresponse.header.Retry-After': 'context.authorizer.denyRetryAfter',
@@ -112,7 +112,7 @@ describe.each(STAGE_NAMES)('stage %s', (stageName) => {
       'gatewayresponse.header.X-RateLimit-Reset': 'context.authorizer.denyUntil',
     });
     expect(byType('REQUEST_TOO_LARGE').StatusCode).toBe('413');
-    // A banned key is told what the authorizer's Deny says (lambdas/domain/keys.ts denyContext), not a fixed wait.
+    // A banned key is told what the authorizer's Deny says (lambdas/domain/refusal.ts denyContext), not a fixed wait.
     expect(byType('ACCESS_DENIED').ResponseParameters).toMatchObject({
       'gatewayresponse.header.Retry-After': 'context.authorizer.denyRetryAfter',
       'gatewayresponse.header.X-RateLimit-Reset': 'context.authorizer.denyUntil',
