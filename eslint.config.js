@@ -67,8 +67,16 @@ export default tseslint.config(
   ),
   boundary(
     ['lambdas/storage/**'],
-    ['**/lib/**', '**/bench/**', '**/test/**', '**/handlers/**', '**/domain/limiter.ts', '**/domain/refusal.ts'],
-    'Storage adapters implement the domain ports: they store, and never call the limiter, the refusals, handlers or the CDK side.',
+    [
+      '**/lib/**',
+      '**/bench/**',
+      '**/test/**',
+      '**/handlers/**',
+      '**/shared/**',
+      '**/domain/limiter.ts',
+      '**/domain/refusal.ts',
+    ],
+    'Storage adapters implement the domain ports: they store, and never reach up to the envelope, handlers, the limiter, the refusals or the CDK side.',
   ),
   // Configuration and time come from the composition root: only what every Lambda entry runs (and the runtime's
   // defaults) reads the environment or the wall clock; observability stamps its lines with wall time and the trace id.

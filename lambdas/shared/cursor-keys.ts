@@ -8,16 +8,15 @@
  *
  * The secret's rotation stages are all read: AWSCURRENT signs, AWSPENDING and AWSPREVIOUS also verify, so a
  * rotation staged first as AWSPENDING and then promoted never leaves one container unable to read what another
- * signed (docs/deployment.md, "Rotating the cursor secret"). The values are re-read at most every
+ * signed (docs/runbook.md, "Rotating the cursor secret"). The values are re-read at most every
  * CURSOR_KEYS_REFRESH_MS: containers live for hours, and a rotation must reach the warm ones in a bounded time.
  */
 import type { CursorKeys } from '../domain/pagination.ts';
 import { LOCAL_CURSOR_SECRET, type Config } from './config.ts';
 
-/** One version stage of a secret: its SecretString, or undefined when no version carries that stage. */
-export type SecretReader = (secretId: string, versionStage: SecretVersionStage) => Promise<string | undefined>;
+import type { SecretReader, SecretVersionStage } from '../storage/secrets-manager.ts';
 
-export type SecretVersionStage = 'AWSCURRENT' | 'AWSPENDING' | 'AWSPREVIOUS';
+export type { SecretReader, SecretVersionStage };
 
 /** The keys as of now; resolves from a cache except once every CURSOR_KEYS_REFRESH_MS. */
 export type CursorKeySource = () => Promise<CursorKeys>;

@@ -19,7 +19,7 @@ import { assertNotRemoved, deprecationHeaders } from '../domain/deprecation.ts';
 import { AppError, UnavailableError } from '../domain/errors.ts';
 import { refusalOf } from '../domain/refusal.ts';
 import { admissionStateOf, admit, type Admission } from './admission.ts';
-import { withDeadline } from './deadline.ts';
+import { withDeadline } from '../storage/deadline.ts';
 import { declaredInput } from './declared-input.ts';
 import type { BodySteps } from './json-body.ts';
 import { authContext, header } from './request.ts';

@@ -7,7 +7,7 @@ import { DynamoDBClient, type ConditionalCheckFailedException } from '@aws-sdk/c
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { SignatureV4 } from '@smithy/signature-v4';
-import { timeLeft } from '../shared/deadline.ts';
+import { timeLeft } from './deadline.ts';
 import { SigningSha256 } from './signing-hash.ts';
 import { UnavailableError } from '../domain/errors.ts';
 import { TABLES, tableKey, type TableKey } from '../../contract/tables.ts';
@@ -127,7 +127,7 @@ const UNAVAILABLE = new Set([
   'TransactionInProgressException',
   // A write met an item an admin's transaction holds (keys ban, unban, set-plan): not applied; try later.
   'TransactionConflictException',
-  // The request's deadline (lambdas/shared/deadline.ts) aborted the call.
+  // The request's deadline (lambdas/storage/deadline.ts) aborted the call.
   'AbortError',
 ]);
 /** Node.js socket and DNS errors: the database could not be reached, or the answer was lost. */

@@ -26,10 +26,9 @@ import type {
   Windows,
 } from '../domain/rate-limit.ts';
 import { UnavailableError } from '../domain/errors.ts';
-import type { Telemetry } from '../shared/observability.ts';
 import { conditionFailedItem, guarded, type Storage } from './client.ts';
 import { KEEP_SECONDS, rejectionKey, shardKey } from './limiter-items.ts';
-import { recordMinuteOpen } from './usage-history.ts';
+import { recordMinuteOpen, type WarningLog } from './usage-history.ts';
 
 /**
  * Answers that say the write was not applied (throttled, or never sent: refused connection, unknown host), so
@@ -96,7 +95,7 @@ const NOT_BANNED = '(attribute_not_exists(banUntil) OR banUntil <= :now)';
 
 async function tryTake(
   storage: Storage,
-  telemetry: Telemetry,
+  telemetry: { readonly log: WarningLog },
   req: TakeRequest,
   step: CountingStep,
   seen: ShardState,
@@ -232,7 +231,7 @@ async function usage(storage: Storage, subject: string, _limits: PlanLimits, w: 
 }
 
 /** The limiter's counters on a storage; a lost usage-history write is logged through `telemetry`. */
-export function createLimitStore(storage: Storage, telemetry: Telemetry): LimitCounters {
+export function createLimitStore(storage: Storage, telemetry: { readonly log: WarningLog }): LimitCounters {
   return {
     tryTake: (req, step, seen) => tryTake(storage, telemetry, req, step, seen),
     addRejections: (subject, minuteStart, n) => addRejections(storage, subject, minuteStart, n),

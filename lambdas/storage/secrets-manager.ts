@@ -6,7 +6,11 @@
  */
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { DynamoDBClientResolvedConfig } from '@aws-sdk/client-dynamodb';
-import type { SecretReader } from '../shared/cursor-keys.ts';
+
+/** One version stage of a secret: its SecretString, or undefined when no version carries that stage. */
+export type SecretReader = (secretId: string, versionStage: SecretVersionStage) => Promise<string | undefined>;
+
+export type SecretVersionStage = 'AWSCURRENT' | 'AWSPENDING' | 'AWSPREVIOUS';
 
 export interface SecretsManagerSettings {
   readonly region: string;

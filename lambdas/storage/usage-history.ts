@@ -13,8 +13,12 @@
 import { BatchGetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { MAX_LIMITER_SHARDS, type PlanLimits } from '../../contract/plans.ts';
 import type { Windows } from '../domain/rate-limit.ts';
-import type { Logger } from '../shared/observability.ts';
 import { guarded, type Storage } from './client.ts';
+
+/** Where a lost history write is told: the runtime's logger fits it. */
+export interface WarningLog {
+  warn(message: string, extra?: Record<string, unknown>): void;
+}
 import { KEEP_SECONDS, hourKey, shardKey } from './limiter-items.ts';
 
 /** The day count when each minute (unix seconds) opened, in time order. */
@@ -22,7 +26,7 @@ export type MinuteOpens = ReadonlyArray<{ readonly minuteStart: number; readonly
 
 export async function recordMinuteOpen(
   { doc, tables }: Storage,
-  log: Logger,
+  log: WarningLog,
   subject: string,
   shard: number,
   w: Windows,

@@ -107,9 +107,7 @@ describe('the route-derived tables (README.md, docs/api.md, docs/deployment.md)'
     expect(out.startsWith('before\n<!-- generated: operations -->\n| Route | Operation |')).toBe(true);
     expect(out).toContain(`${operationsTable()}\n<!-- /generated -->\nafter\n`);
     expect(out.endsWith(`${errorCodesSummary()}\n<!-- /generated -->\n`)).toBe(true);
-    expect(() => rewriteGenerated('README.md', 'no markers')).toThrow(
-      /"operations", "error-codes" are missing/,
-    );
+    expect(() => rewriteGenerated('README.md', 'no markers')).toThrow(/"operations", "error-codes" are missing/);
     expect(() => rewriteGenerated('README.md', `${text}<!-- generated: statuses -->\nx\n<!-- /generated -->`)).toThrow(
       /no generated table named "statuses" belongs here/,
     );

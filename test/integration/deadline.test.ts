@@ -8,7 +8,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { UnavailableError } from '../../lambdas/domain/errors.ts';
-import { withDeadline } from '../../lambdas/shared/deadline.ts';
+import { withDeadline } from '../../lambdas/storage/deadline.ts';
 import { guarded, type Storage } from '../../lambdas/storage/client.ts';
 import { localStorage, provisionLocalTables } from '../../lambdas/storage/provision.ts';
 import { uniquePrefix } from '../helpers/api.ts';

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { UnavailableError } from '../../lambdas/domain/errors.ts';
 import { createPetHandler } from '../../lambdas/handlers/create-pet.ts';
 import { loadConfig } from '../../lambdas/shared/config.ts';
-import { withDeadline } from '../../lambdas/shared/deadline.ts';
+import { withDeadline } from '../../lambdas/storage/deadline.ts';
 import { createRuntime } from '../../lambdas/shared/runtime.ts';
 import type { Storage } from '../../lambdas/storage/client.ts';
 import { idAllocator as createIdAllocator } from '../../lambdas/storage/item-store.ts';

@@ -5,7 +5,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { UnavailableError } from '../../lambdas/domain/errors.ts';
-import { withDeadline } from '../../lambdas/shared/deadline.ts';
+import { withDeadline } from '../../lambdas/storage/deadline.ts';
 import { guarded, type SendOptions } from '../../lambdas/storage/client.ts';
 
 describe('guarded', () => {
