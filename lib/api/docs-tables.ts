@@ -132,7 +132,7 @@ function notes(r: Route): string {
   return cell(`${r.description ?? `${r.summary}.`}${deprecated}`);
 }
 
-/** README.md, "The API": one row per operation, in the route table's order. */
+/** README.md, "The API in brief": one row per operation, in the route table's order. */
 export function operationsTable(routes: readonly Route[] = ROUTES): string {
   return table(
     ['Route', 'Operation', 'Input', 'Answer', 'Notes'],

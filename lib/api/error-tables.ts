@@ -33,7 +33,7 @@ export function errorCodesTable(routes: readonly Route[] = ROUTES): string {
   ].join('\n');
 }
 
-/** README.md, "The API": the codes and their statuses, two to a row. */
+/** README.md, "The API in brief": the codes and their statuses, two to a row. */
 export function errorCodesSummary(): string {
   const half = Math.ceil(codes.length / 2);
   const cells = (c: ErrorCode | undefined) => (c ? [code(c), String(ERROR_CODES[c].status)] : ['', '']);

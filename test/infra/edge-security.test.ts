@@ -1,10 +1,10 @@
 /**
- * What the stack keeps of a request and what it accepts at its edge, read off both stages' templates: nowhere AWS
- * keeps request data (WAF sampled requests and logs, API Gateway access logs, execution logs and data trace) can
- * hold the Authorization header, so the README's "plaintext keys are never stored or logged" holds in AWS too; the
- * access log is bounded, server-side and valid JSON whatever a request carries; WAF answers a malformed key and an
- * oversize body as the gateway would, earlier, and leaves the gateway's own 404/405 alone; TLS 1.2 or later on
- * every endpoint.
+ * What the stack keeps of a request and what it accepts at its edge, read off both stages' templates: nowhere AWS keeps
+ * request data (WAF sampled requests and logs, API Gateway access logs, execution logs and data trace) can hold the
+ * Authorization header, so docs/keys-and-limits.md's "no plaintext key is stored, logged or put in API Gateway" holds
+ * in AWS too; the access log is bounded, server-side and valid JSON whatever a request carries; WAF answers a malformed
+ * key and an oversize body as the gateway would, earlier, and leaves the gateway's own 404/405 alone; TLS 1.2 or later
+ * on every endpoint.
  */
 import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';

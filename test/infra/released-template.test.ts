@@ -1,12 +1,12 @@
 /**
  * The releases a stage may run when this one is deployed, as fixtures: each stage's template as that release deployed
  * it (test/fixtures/releases/<release>/: the last release, and the one before the upgrade that needs an intermediate
- * release; README, "Cutting a release"), and the update rules from each to the current synth of the same stage, as
- * the next deploy will meet them. A change the deployed stacks cannot take fails here, in CI,
- * rather than mid-deploy: a stateful or fixed-name resource replaced, dropped or moved to another logical id (a
- * second `live` alias), an index change DynamoDB refuses. Only what the update rules read is compared (logical ids,
- * types, create-only properties): figures such as quotas, throttles and WAF limits change in place and may differ.
- * A released stack this release cannot follow (lib/preflight/follow.ts) gets the follow rule's one line, and only it.
+ * release; docs/deployment.md, "Cutting a release"), and the update rules from each to the current synth of the same
+ * stage, as the next deploy will meet them. A change the deployed stacks cannot take fails here, in CI, rather than
+ * mid-deploy: a stateful or fixed-name resource replaced, dropped or moved to another logical id (a second `live`
+ * alias), an index change DynamoDB refuses. Only what the update rules read is compared (logical ids, types,
+ * create-only properties): figures such as quotas, throttles and WAF limits change in place and may differ. A released
+ * stack this release cannot follow (lib/preflight/follow.ts) gets the follow rule's one line, and only it.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,8 +1,8 @@
 /**
- * What a request cut off by a DynamoDB timeout costs its caller (README, "Deadline"): it is always a 503 Error
- * object with Retry-After; it counts against the key's limits exactly when the limiter counted it before the
- * timeout, as every admitted request does, and not when it never got past the authorizer. The timed-out write is
- * never resent (a resend could count it twice), so it counts at most once.
+ * What a request cut off by a DynamoDB timeout costs its caller (docs/keys-and-limits.md, "Deadline"): it is always a
+ * 503 Error object with Retry-After; it counts against the key's limits exactly when the limiter counted it before the
+ * timeout, as every admitted request does, and not when it never got past the authorizer. The timed-out write is never
+ * resent (a resend could count it twice), so it counts at most once.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
