@@ -7,7 +7,7 @@
  * (domain/refusal.ts spentRepeat). Keyed by hash, not key id, because the hash is all the authorizer has before it reads: a rotated secret starts with no standing, and its first refused
  * request writes it again.
  */
-import { BatchGetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { BanCause } from '../../contract/deny-context.ts';
 import type { KeyRecord, Standing, StandingNote, StandingStore } from '../domain/keys.ts';
@@ -83,11 +83,7 @@ export type { StandingNote } from '../domain/keys.ts';
  * held that very end (an admin's ban, recorded by the admin tool before the function saw it); undefined when it holds
  * a later end or is unreadable. An admin's note also marks an end a function recorded first as the admin's.
  */
-export async function noteStanding(
-  { doc, tables }: Storage,
-  hash: string,
-  note: StandingNote,
-): Promise<BanCause | undefined> {
+export async function noteStanding(storage: Storage, hash: string, note: StandingNote): Promise<BanCause | undefined> {
   const ban = 'bannedUntil' in note;
   const admin = ban && note.by === 'admin';
   const until = ban ? note.bannedUntil : note.spentDay + 86_400;
@@ -104,18 +100,11 @@ export async function noteStanding(
           ConditionExpression: 'attribute_not_exists(banUntil) OR banUntil < :v',
         };
   try {
-    await guarded((options) =>
-      doc.send(
-        new UpdateCommand({
-          TableName: tables.state,
-          Key: standingKey(hash),
-          ...update,
-          ...(ban ? { ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const } : {}),
-          ExpressionAttributeValues: { ':v': ban ? note.bannedUntil : note.spentDay, ':exp': until + KEEP_SECONDS },
-        }),
-        options,
-      ),
-    );
+    await updateStanding(storage, hash, {
+      ...update,
+      ...(ban ? { ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const } : {}),
+      ExpressionAttributeValues: { ':v': ban ? note.bannedUntil : note.spentDay, ':exp': until + KEEP_SECONDS },
+    });
     return ban ? (note.by ?? 'limiter') : undefined;
   } catch (err: unknown) {
     // A ban already written until as late or later: nothing to add; the item says whose a ban of that end is.
@@ -132,34 +121,33 @@ export async function noteStanding(
  * the key, after which the key is told again before another ban. On the item the spent day was recorded on (never
  * creating one), so it goes when the item does. A retry writes the same value.
  */
-export async function noteSpentTold(
-  { doc, tables }: Storage,
-  hash: string,
-  atSec: number,
-  firstOfDay: boolean,
-): Promise<void> {
+export async function noteSpentTold(storage: Storage, hash: string, atSec: number, firstOfDay: boolean): Promise<void> {
   try {
-    await guarded((options) =>
-      doc.send(
-        new UpdateCommand({
-          TableName: tables.state,
-          Key: standingKey(hash),
-          UpdateExpression: 'SET spentDeniedAt = :at',
-          ...(firstOfDay
-            ? {
-                ConditionExpression:
-                  'attribute_exists(pk) AND (attribute_not_exists(spentDeniedAt) OR spentDeniedAt <= :day)',
-                ExpressionAttributeValues: { ':at': atSec, ':day': atSec - (atSec % 86_400) },
-              }
-            : { ConditionExpression: 'attribute_exists(pk)', ExpressionAttributeValues: { ':at': atSec } }),
-        }),
-        options,
-      ),
-    );
+    await updateStanding(storage, hash, {
+      UpdateExpression: 'SET spentDeniedAt = :at',
+      ...(firstOfDay
+        ? {
+            ConditionExpression:
+              'attribute_exists(pk) AND (attribute_not_exists(spentDeniedAt) OR spentDeniedAt <= :day)',
+            ExpressionAttributeValues: { ':at': atSec, ':day': atSec - (atSec % 86_400) },
+          }
+        : { ConditionExpression: 'attribute_exists(pk)', ExpressionAttributeValues: { ':at': atSec } }),
+    });
   } catch (err: unknown) {
     // Already noted today (another denial's write came first), or no standing: nothing to add.
     if ((err as Error)?.name !== 'ConditionalCheckFailedException') throw err;
   }
+}
+
+/** One update of a key's standing item, through the storage's guarded send. */
+function updateStanding(
+  { doc, tables }: Storage,
+  hash: string,
+  input: Omit<UpdateCommandInput, 'TableName' | 'Key'>,
+): Promise<unknown> {
+  return guarded((options) =>
+    doc.send(new UpdateCommand({ TableName: tables.state, Key: standingKey(hash), ...input }), options),
+  );
 }
 
 /** The StandingStore port on a storage. */

@@ -40,20 +40,27 @@ const wafPerIp = (stage: keyof typeof STAGES) => () =>
 const wafListed = (stage: keyof typeof STAGES) => () =>
   `${thousands(STAGES[stage].wafListedRequestsPer5Minutes)} requests / 5 min`;
 
+/**
+ * The edge's figures, one value a stage (`<name>-staging`, `<name>-production`): lib/config/capacity.ts sizes them
+ * from the account quotas each stage declares.
+ */
+const EDGE_FIGURES = {
+  'stage-throttle': stageThrottle,
+  'authorizer-reserved': reserved,
+  'waf-per-key': wafPerKey,
+  'waf-per-ip': wafPerIp,
+  'waf-listed': wafListed,
+  'dynamodb-ceiling': ceiling,
+} satisfies Record<string, (stage: keyof typeof STAGES) => (routes: readonly Route[]) => string>;
+const perStage = (file: string) =>
+  Object.fromEntries(
+    Object.entries(EDGE_FIGURES).flatMap(([name, render]) =>
+      (['staging', 'production'] as const).map((stage) => [`${name}-${stage}`, { file, render: render(stage) }]),
+    ),
+  );
+
 export const GENERATED_VALUES = {
-  // The edge's figures (lib/config/capacity.ts sizes them from the account quotas each stage declares).
-  'stage-throttle-staging': { file: 'docs/keys-and-limits.md', render: stageThrottle('staging') },
-  'stage-throttle-production': { file: 'docs/keys-and-limits.md', render: stageThrottle('production') },
-  'authorizer-reserved-staging': { file: 'docs/keys-and-limits.md', render: reserved('staging') },
-  'authorizer-reserved-production': { file: 'docs/keys-and-limits.md', render: reserved('production') },
-  'waf-per-key-staging': { file: 'docs/keys-and-limits.md', render: wafPerKey('staging') },
-  'waf-per-key-production': { file: 'docs/keys-and-limits.md', render: wafPerKey('production') },
-  'waf-per-ip-staging': { file: 'docs/keys-and-limits.md', render: wafPerIp('staging') },
-  'waf-per-ip-production': { file: 'docs/keys-and-limits.md', render: wafPerIp('production') },
-  'waf-listed-staging': { file: 'docs/keys-and-limits.md', render: wafListed('staging') },
-  'waf-listed-production': { file: 'docs/keys-and-limits.md', render: wafListed('production') },
-  'dynamodb-ceiling-staging': { file: 'docs/keys-and-limits.md', render: ceiling('staging') },
-  'dynamodb-ceiling-production': { file: 'docs/keys-and-limits.md', render: ceiling('production') },
+  ...perStage('docs/keys-and-limits.md'),
   functions: { file: 'docs/performance.md', render: (routes) => String(functions(routes)) },
   'custom-metrics-usd': {
     file: 'docs/performance.md',

@@ -1,14 +1,12 @@
-import { Stack, Validations, type RemovalPolicy } from 'aws-cdk-lib';
+import { Validations } from 'aws-cdk-lib';
 import type { ILambdaDeploymentGroup } from 'aws-cdk-lib/aws-codedeploy';
-import { PolicyStatement, type Policy, type Role } from 'aws-cdk-lib/aws-iam';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
-import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
-import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { Construct } from 'constructs';
-import { deployHook } from './deploy-hook-function.ts';
+import type { Construct } from 'constructs';
+import { DeployHook, type DeployHookOptions } from './deploy-hook-function.ts';
 import type { CustomMetrics } from './server-error-rate.ts';
 
-export interface BakeHookProps {
+export interface BakeHookProps extends DeployHookOptions {
   readonly stage: string;
   /**
    * The functions the bake judges, by operationId: the operations that write (`writes(route)`, contract/routes.ts).
@@ -17,8 +15,6 @@ export interface BakeHookProps {
   readonly functions: ReadonlyMap<string, IFunction>;
   /** Where the functions' per-version `ServerError` counts live. */
   readonly customMetrics: CustomMetrics;
-  readonly logRetention?: RetentionDays;
-  readonly removalPolicy?: RemovalPolicy;
 }
 
 /**
@@ -28,37 +24,22 @@ export interface BakeHookProps {
  * minutes); `allowDeploymentsOf` adds reading the deployments of the groups that run it. A deployment must not
  * start before `policy` is attached: the lead makes the aliases wait for it, as for the pre-traffic check.
  */
-export class BakeHook extends Construct {
-  readonly function: NodejsFunction;
-  readonly role: Role;
-  /** The role's policy: a deployment must not start before it is attached. */
-  readonly policy: Policy;
-
+export class BakeHook extends DeployHook {
   constructor(scope: Construct, id: string, props: BakeHookProps) {
-    super(scope, id);
-    const stack = Stack.of(this);
-    const hook = deployHook(this, {
+    super(scope, id, props, {
       logsId: 'BakeLogs',
       roleDescription: `Animal Store ${props.stage}: the bake after each write's deployment shifts`,
       entry: 'lambdas/hooks/bake-entry.ts',
       // An invocation looks for 12 minutes (bake.ts BAKE_RUN_MS), then continues in another.
       description: `Animal Store ${props.stage}: the bake of a write's new version (CodeDeploy AfterAllowTraffic)`,
-      environment: {
-        BAKE_CONFIG: stack.toJsonString({
-          functions: [...props.functions].map(([operation, f]) => [f.functionName, operation]),
-          namespace: props.customMetrics.namespace,
-          dimensions: props.customMetrics.dimensions,
-        }),
-      },
+      configVariable: 'BAKE_CONFIG',
+      functions: props.functions,
+      config: { namespace: props.customMetrics.namespace, dimensions: props.customMetrics.dimensions },
       // An invocation that failed without reporting is not run again: a second run beside its own continuation
       // would report twice. CodeDeploy fails a hook that never reports (after an hour), which rolls back.
       retryAttempts: 0,
-      logRetention: props.logRetention,
-      removalPolicy: props.removalPolicy,
     });
-    const role = hook.role;
-    this.role = role;
-    this.function = hook.function;
+    const role = this.role;
     role.addToPrincipalPolicy(
       new PolicyStatement({
         sid: 'ReadTheVersionsCounts',
@@ -78,6 +59,7 @@ export class BakeHook extends Construct {
       reason:
         'cloudwatch:GetMetricData and codedeploy:PutLifecycleEventHookExecutionStatus support no resource-level permissions (Service Authorization Reference: no resource type), so AWS requires Resource "*"; the bake reads counts only, and reports only a hook execution id CodeDeploy hands it.',
     });
+    // The policy names the function: the function does not wait for it (DeployHook).
     role.addToPrincipalPolicy(
       new PolicyStatement({
         sid: 'ContinueItself',
@@ -85,8 +67,6 @@ export class BakeHook extends Construct {
         resources: [this.function.functionArn],
       }),
     );
-    // The policy names the function (ContinueItself): the function does not wait for it (deployHook).
-    this.policy = role.node.findChild('DefaultPolicy') as Policy;
   }
 
   /** Lets the bake read the deployments of these groups (GetDeployment is authorized on the deployment group). */

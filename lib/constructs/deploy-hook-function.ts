@@ -1,9 +1,9 @@
-import { CfnResource, Duration, type RemovalPolicy } from 'aws-cdk-lib';
-import { PolicyStatement, Role } from 'aws-cdk-lib/aws-iam';
-import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { CfnResource, Duration, Stack, type RemovalPolicy } from 'aws-cdk-lib';
+import { PolicyStatement, Role, type Policy } from 'aws-cdk-lib/aws-iam';
+import { Architecture, Runtime, type IFunction } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
-import type { ILogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
-import type { Construct } from 'constructs';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
 import { fileURLToPath } from 'node:url';
 import { FUNCTION_RUNTIME } from '../config/function-runtime.ts';
 import { functionBundling } from './api-function.ts';
@@ -13,19 +13,28 @@ import { servicePrincipalOf } from './service-principal.ts';
 
 const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-/** What both deploy hooks (the pre-traffic check, the bake) are built of, under the construct that makes them. */
-export interface DeployHookProps {
+/** What the stack gives either deploy hook. */
+export interface DeployHookOptions {
+  readonly logRetention?: RetentionDays;
+  readonly removalPolicy?: RemovalPolicy;
+}
+
+/** What each deploy hook (the pre-traffic check, the bake) says of itself. */
+export interface DeployHookSpec {
   /** The log group's pinned logical id (kept on delete: no refactor may orphan it). */
   readonly logsId: string;
   readonly roleDescription: string;
   /** The entry module, relative to the project root (`lambdas/hooks/…-entry.ts`). */
   readonly entry: string;
   readonly description: string;
-  readonly environment: Readonly<Record<string, string>>;
+  /** The environment variable that holds the hook's configuration, as JSON. */
+  readonly configVariable: string;
+  /** The functions the hook judges, by name: the configuration's `functions`, as `[functionName, name]` pairs. */
+  readonly functions: ReadonlyMap<string, IFunction>;
+  /** The rest of the configuration, after `functions`. */
+  readonly config: Readonly<Record<string, unknown>>;
   /** Lambda's asynchronous retries. @default Lambda's (2) */
   readonly retryAttempts?: number;
-  readonly logRetention?: RetentionDays;
-  readonly removalPolicy?: RemovalPolicy;
 }
 
 /**
@@ -35,39 +44,56 @@ export interface DeployHookProps {
  * function (a cycle). What must wait for the policy is a deployment, and each starts with its alias's update: the
  * aliases wait for it (canary-deployments.ts). The role is a dependency through the function's Role property.
  */
-export function deployHook(
-  scope: Construct,
-  props: DeployHookProps,
-): { readonly logGroup: ILogGroup; readonly role: Role; readonly function: NodejsFunction } {
-  const logGroup = ownedLogGroup(scope, 'Logs', { retention: props.logRetention, removalPolicy: props.removalPolicy });
-  pinLogicalId(logGroup, props.logsId);
-  const role = new Role(scope, 'Role', {
-    assumedBy: servicePrincipalOf(scope, 'lambda.amazonaws.com'),
-    description: props.roleDescription,
-  });
-  role.addToPrincipalPolicy(
-    new PolicyStatement({
-      sid: 'WriteItsLogs',
-      actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
-      resources: [logGroup.logGroupArn],
-    }),
-  );
-  const fn = new NodejsFunction(scope, 'Function', {
-    role,
-    entry: `${PROJECT_ROOT}${props.entry}`,
-    projectRoot: PROJECT_ROOT,
-    depsLockFilePath: `${PROJECT_ROOT}package-lock.json`,
-    handler: 'handler',
-    description: props.description,
-    runtime: Runtime.NODEJS_24_X,
-    architecture: Architecture.ARM_64,
-    memorySize: FUNCTION_RUNTIME.memoryMb,
-    timeout: Duration.minutes(15),
-    ...(props.retryAttempts === undefined ? {} : { retryAttempts: props.retryAttempts }),
-    logGroup,
-    environment: { NODE_OPTIONS: FUNCTION_RUNTIME.nodeOptions, ...props.environment },
-    bundling: functionBundling(),
-  });
-  (fn.node.defaultChild as CfnResource).addDeletionOverride('DependsOn');
-  return { logGroup, role, function: fn };
+export abstract class DeployHook extends Construct {
+  readonly function: NodejsFunction;
+  readonly role: Role;
+  /** The role's policy: a deployment must not start before it is attached. */
+  readonly policy: Policy;
+
+  protected constructor(scope: Construct, id: string, options: DeployHookOptions, spec: DeployHookSpec) {
+    super(scope, id);
+    const logGroup = ownedLogGroup(this, 'Logs', {
+      retention: options.logRetention,
+      removalPolicy: options.removalPolicy,
+    });
+    pinLogicalId(logGroup, spec.logsId);
+    const role = new Role(this, 'Role', {
+      assumedBy: servicePrincipalOf(this, 'lambda.amazonaws.com'),
+      description: spec.roleDescription,
+    });
+    role.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: 'WriteItsLogs',
+        actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+        resources: [logGroup.logGroupArn],
+      }),
+    );
+    const config = {
+      functions: [...spec.functions].map(([name, f]) => [f.functionName, name]),
+      ...spec.config,
+    };
+    const fn = new NodejsFunction(this, 'Function', {
+      role,
+      entry: `${PROJECT_ROOT}${spec.entry}`,
+      projectRoot: PROJECT_ROOT,
+      depsLockFilePath: `${PROJECT_ROOT}package-lock.json`,
+      handler: 'handler',
+      description: spec.description,
+      runtime: Runtime.NODEJS_24_X,
+      architecture: Architecture.ARM_64,
+      memorySize: FUNCTION_RUNTIME.memoryMb,
+      timeout: Duration.minutes(15),
+      ...(spec.retryAttempts === undefined ? {} : { retryAttempts: spec.retryAttempts }),
+      logGroup,
+      environment: {
+        NODE_OPTIONS: FUNCTION_RUNTIME.nodeOptions,
+        [spec.configVariable]: Stack.of(this).toJsonString(config),
+      },
+      bundling: functionBundling(),
+    });
+    (fn.node.defaultChild as CfnResource).addDeletionOverride('DependsOn');
+    this.role = role;
+    this.function = fn;
+    this.policy = role.node.findChild('DefaultPolicy') as Policy;
+  }
 }

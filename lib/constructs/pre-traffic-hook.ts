@@ -1,11 +1,9 @@
-import { Arn, ArnFormat, CfnElement, Stack, Validations, type RemovalPolicy } from 'aws-cdk-lib';
-import { PolicyStatement, type Policy, type Role } from 'aws-cdk-lib/aws-iam';
+import { Arn, ArnFormat, CfnElement, Stack, Validations } from 'aws-cdk-lib';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
-import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
-import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { Construct } from 'constructs';
+import type { Construct } from 'constructs';
 import { BASE_PATH } from '../../contract/routes.ts';
-import { deployHook } from './deploy-hook-function.ts';
+import { DeployHook, type DeployHookOptions } from './deploy-hook-function.ts';
 
 /**
  * The Secrets Manager secret holding the pre-traffic check's own key, by stage: a key of a standard plan issued by
@@ -15,7 +13,7 @@ import { deployHook } from './deploy-hook-function.ts';
  */
 export const checkKeySecretName = (stage: string): string => `animal-store/${stage}/pre-traffic-check-key`;
 
-export interface PreTrafficHookProps {
+export interface PreTrafficHookProps extends DeployHookOptions {
   readonly stage: string;
   /** The stage the usage keys are named for (the authorizer's USAGE_KEYS_STAGE, or its STAGE). */
   readonly keysStage: string;
@@ -23,8 +21,6 @@ export interface PreTrafficHookProps {
   readonly functions: ReadonlyMap<string, IFunction>;
   /** The `live` alias's name. */
   readonly liveAlias: string;
-  readonly logRetention?: RetentionDays;
-  readonly removalPolicy?: RemovalPolicy;
 }
 
 /**
@@ -34,39 +30,28 @@ export interface PreTrafficHookProps {
  * and write its own log group; the deployment groups that run it add reading and reporting their own deployments
  * (canary-deployments.ts).
  */
-export class PreTrafficHook extends Construct {
-  readonly function: NodejsFunction;
-  readonly role: Role;
-  /** The role's policy: a deployment must not start before it is attached. */
-  readonly policy: Policy;
-
+export class PreTrafficHook extends DeployHook {
   constructor(scope: Construct, id: string, props: PreTrafficHookProps) {
-    super(scope, id);
-    const stack = Stack.of(this);
-    const hook = deployHook(this, {
+    const stack = Stack.of(scope);
+    super(scope, id, props, {
       logsId: 'PreTrafficCheckLogs',
       roleDescription: `Animal Store ${props.stage}: the pre-traffic check of each deployment`,
       entry: 'lambdas/hooks/pre-traffic-entry.ts',
       // A read operation's check is 1,000 invocations paced to the check key's share of its budget (at most 12
       // minutes, pre-traffic-hook.ts MAX_PACED_MS: about 3.5 on the Business key).
       description: `Animal Store ${props.stage}: pre-traffic check (CodeDeploy BeforeAllowTraffic)`,
-      environment: {
-        PRE_TRAFFIC_CONFIG: stack.toJsonString({
-          functions: [...props.functions].map(([name, f]) => [f.functionName, name]),
-          stage: props.stage,
-          keysStage: props.keysStage,
-          // The authorizer only reads the API and stage of it (its Allow covers the stage); no API is invoked.
-          methodArn: `arn:${stack.partition}:execute-api:${stack.region}:${stack.account}:pre-traffic-check/${props.stage}/GET${BASE_PATH}/pets`,
-          liveAlias: props.liveAlias,
-          secretId: checkKeySecretName(props.stage),
-        }),
+      configVariable: 'PRE_TRAFFIC_CONFIG',
+      functions: props.functions,
+      config: {
+        stage: props.stage,
+        keysStage: props.keysStage,
+        // The authorizer only reads the API and stage of it (its Allow covers the stage); no API is invoked.
+        methodArn: `arn:${stack.partition}:execute-api:${stack.region}:${stack.account}:pre-traffic-check/${props.stage}/GET${BASE_PATH}/pets`,
+        liveAlias: props.liveAlias,
+        secretId: checkKeySecretName(props.stage),
       },
-      logRetention: props.logRetention,
-      removalPolicy: props.removalPolicy,
     });
-    const role = hook.role;
-    this.role = role;
-    this.function = hook.function;
+    const role = this.role;
     // Qualified ARNs only (`<function>:<version or alias>`): the check invokes the deployment's target version, its
     // current version (what a read operation's and the authorizer's answers are compared with: the same function,
     // another qualifier), the live authorizer and, for getPet, the live listPets that finds it a pet to read; never
@@ -96,7 +81,6 @@ export class PreTrafficHook extends Construct {
         ],
       }),
     );
-    this.policy = role.node.findChild('DefaultPolicy') as Policy;
     for (const f of props.functions.values()) {
       const id = stack.resolve(stack.getLogicalId(f.node.defaultChild as CfnElement)) as string;
       Validations.of(role).acknowledge({

@@ -95,28 +95,42 @@ function excessOverBound(n: string, N: string, f: string, F: string, weight: num
 }
 
 /**
+ * The alarm's expression over the alias's invocations and Lambda errors, new version against all: a failure is an
+ * error, plus a `ServerError` where `serverErrorsOf` gives that count (for a version, or for all without one).
+ */
+function excessFailures(
+  alias: Alias,
+  weight: number,
+  period: Duration,
+  serverErrorsOf?: (version?: string) => Metric,
+): MathExpression {
+  const failures = (side: 'new' | 'all'): string =>
+    serverErrorsOf ? `(FILL(${side}Errors, 0) + FILL(${side}ServerErrors, 0))` : `FILL(${side}Errors, 0)`;
+  const metrics = (side: 'new' | 'all', version?: string): Record<string, Metric> => ({
+    [`${side}Invocations`]: aliasMetric(alias, 'Invocations', period, version),
+    [`${side}Errors`]: aliasMetric(alias, 'Errors', period, version),
+    ...(serverErrorsOf ? { [`${side}ServerErrors`]: serverErrorsOf(version) } : {}),
+  });
+  return new MathExpression({
+    expression: excessOverBound(
+      'FILL(newInvocations, 0)',
+      'FILL(allInvocations, 0)',
+      failures('new'),
+      failures('all'),
+      weight,
+    ),
+    usingMetrics: { ...metrics('new', alias.version.version), ...metrics('all') },
+    period,
+  });
+}
+
+/**
  * The authorizer's gate: invocations that threw (a denial, "Unauthorized", or a failure, AUTHORIZER_FAILURE) on
  * the new version against the old version's share. A flood of forged tokens is denied by both versions; a version
  * that denies valid keys or fails its lookups throws where the old one allowed.
  */
 export function authorizerExcessErrors(alias: Alias, weight: number, period: Duration = GATE_PERIOD): MathExpression {
-  const v = alias.version.version;
-  return new MathExpression({
-    expression: excessOverBound(
-      'FILL(newInvocations, 0)',
-      'FILL(allInvocations, 0)',
-      'FILL(newErrors, 0)',
-      'FILL(allErrors, 0)',
-      weight,
-    ),
-    usingMetrics: {
-      newInvocations: aliasMetric(alias, 'Invocations', period, v),
-      newErrors: aliasMetric(alias, 'Errors', period, v),
-      allInvocations: aliasMetric(alias, 'Invocations', period),
-      allErrors: aliasMetric(alias, 'Errors', period),
-    },
-    period,
-  });
+  return excessFailures(alias, weight, period);
 }
 
 /**
@@ -130,23 +144,5 @@ export function operationExcessFailures(
   weight: number,
   period: Duration = GATE_PERIOD,
 ): MathExpression {
-  const v = alias.version.version;
-  return new MathExpression({
-    expression: excessOverBound(
-      'FILL(newInvocations, 0)',
-      'FILL(allInvocations, 0)',
-      '(FILL(newErrors, 0) + FILL(newServerErrors, 0))',
-      '(FILL(allErrors, 0) + FILL(allServerErrors, 0))',
-      weight,
-    ),
-    usingMetrics: {
-      newInvocations: aliasMetric(alias, 'Invocations', period, v),
-      newErrors: aliasMetric(alias, 'Errors', period, v),
-      newServerErrors: serverErrors(custom, operation, period, v),
-      allInvocations: aliasMetric(alias, 'Invocations', period),
-      allErrors: aliasMetric(alias, 'Errors', period),
-      allServerErrors: serverErrors(custom, operation, period),
-    },
-    period,
-  });
+  return excessFailures(alias, weight, period, (version) => serverErrors(custom, operation, period, version));
 }

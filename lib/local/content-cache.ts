@@ -3,9 +3,23 @@
  * infra tests' shared synth (test/infra/shared-synth.ts) both rebuild only when a source changed, and keep a few
  * builds of other branches beside the newest.
  */
-import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The project's root folder. */
+export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** What every synth of the app is built from, besides the lib/ folders it runs. */
+export const APP_SOURCES = ['contract', 'lambdas', 'package-lock.json', 'cdk.json'] as const;
+
+/** The cache `node_modules/.cache/<name>` (created), and a fresh temporary folder name in it for a build. */
+export function cacheFolders(name: string): { readonly cache: string; readonly tmp: string } {
+  const cache = join(PROJECT_ROOT, 'node_modules', '.cache', name);
+  mkdirSync(cache, { recursive: true });
+  return { cache, tmp: join(cache, `tmp-${process.pid}-${randomBytes(4).toString('hex')}`) };
+}
 
 /** Every file under `path` (itself if a file), sorted: the same order on every machine. */
 function filesUnder(root: string, path: string): string[] {

@@ -4,28 +4,14 @@
  * under a hash of everything the template and the bundles depend on, so `npm start`, every test worker and the
  * bundle test share one synth; aws-cdk-lib is only imported on a cache miss.
  */
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { contentHash, pruneCache } from './content-cache.ts';
+import { APP_SOURCES, cacheFolders, contentHash, PROJECT_ROOT as ROOT, pruneCache } from './content-cache.ts';
 import type { CfnTemplate } from './template.ts';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const CACHE = join(ROOT, 'node_modules', '.cache', 'animal-store');
-/** What the template and the bundles are built from. */
-const INPUTS = [
-  'contract',
-  'lambdas',
-  'lib/api',
-  'lib/config',
-  'lib/constructs',
-  'lib/stacks',
-  'package-lock.json',
-  'cdk.json',
-  // How the stack is synthesized here (the context it gets) is an input too.
-  'lib/local/synth.ts',
-];
+const CACHE_NAME = 'animal-store';
+/** What the template and the bundles are built from; how the stack is synthesized here is an input too. */
+const INPUTS = [...APP_SOURCES, 'lib/api', 'lib/config', 'lib/constructs', 'lib/stacks', 'lib/local/synth.ts'];
 /** Cached assemblies kept besides the newest (other branches, other options). */
 const KEEP = 6;
 
@@ -92,21 +78,18 @@ async function synthesize(outdir: string, opts: SynthOptions): Promise<void> {
   writeFileSync(join(outdir, 'local.json'), JSON.stringify({ stackName: stage.stackName, bundled: !!opts.bundle }));
 }
 
-const prune = (): void => pruneCache(CACHE, /^[0-9a-f]{20}(-bundled)?$/, KEEP);
-
 /**
  * The synthesized stack for these options: from the cache, else synthesized now (and cached). A bundled assembly
  * also serves a request that needs no bundles.
  */
 export async function localAssembly(opts: SynthOptions = {}): Promise<LocalAssembly> {
   const key = sourceHash(opts);
-  const bundledDir = join(CACHE, `${key}-bundled`);
-  const plainDir = join(CACHE, key);
+  const { cache, tmp } = cacheFolders(CACHE_NAME);
+  const bundledDir = join(cache, `${key}-bundled`);
+  const plainDir = join(cache, key);
   if (existsSync(join(bundledDir, 'local.json'))) return read(bundledDir);
   if (!opts.bundle && existsSync(join(plainDir, 'local.json'))) return read(plainDir);
   const target = opts.bundle ? bundledDir : plainDir;
-  mkdirSync(CACHE, { recursive: true });
-  const tmp = join(CACHE, `tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
   try {
     await synthesize(tmp, opts);
     // Another process may have written the same entry meanwhile: both are the same synth, keep theirs.
@@ -114,6 +97,6 @@ export async function localAssembly(opts: SynthOptions = {}): Promise<LocalAssem
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
-  prune();
+  pruneCache(cache, /^[0-9a-f]{20}(-bundled)?$/, KEEP);
   return read(target);
 }

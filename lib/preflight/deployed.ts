@@ -3,7 +3,7 @@
  * deployed template (a settled create or update), that template as `cdk diff` compares with it.
  */
 import type { CloudFormationClient } from '@aws-sdk/client-cloudformation';
-import { isDeployed, isWalkBackStatus, type StackState, type StackTables } from './stack-status.ts';
+import { isDeployed, isWalkBackStatus, type PresentStack, type StackState, type StackTables } from './stack-status.ts';
 import { tablesStillProtected, type DynamoDBSend } from './stack-tables.ts';
 import type { CfnTemplate } from './template.ts';
 
@@ -11,15 +11,10 @@ import type { CfnTemplate } from './template.ts';
 export type DeployedStack =
   | { readonly state: 'unknown'; readonly why: string }
   | { readonly state: 'absent' }
-  | {
-      readonly state: 'present';
-      readonly status: string;
-      readonly terminationProtection: boolean;
-      /** Only where the walk-back is the step, and a DynamoDB client was given. */
-      readonly tables?: StackTables;
+  | (PresentStack & {
       /** Only for a settled stack (CREATE_COMPLETE, UPDATE_COMPLETE, UPDATE_ROLLBACK_COMPLETE…). */
       readonly template?: CfnTemplate;
-    };
+    });
 
 /** The CloudFormation calls preflight makes: a client, or a stand-in for one in tests. */
 export type CloudFormationSend = Pick<CloudFormationClient, 'send'>;

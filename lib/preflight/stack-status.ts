@@ -16,15 +16,19 @@
  */
 
 /** What CloudFormation says of the stack (DescribeStacks). */
-export type StackState =
-  | { readonly state: 'absent' }
-  | {
-      readonly state: 'present';
-      readonly status: string;
-      readonly terminationProtection: boolean;
-      /** Where the walk-back is the step and the tables could be looked at: what it still has to turn off. */
-      readonly tables?: StackTables;
-    };
+export type StackState = { readonly state: 'absent' } | PresentStack;
+
+/** A stack CloudFormation has. */
+export interface PresentStack {
+  readonly state: 'present';
+  readonly status: string;
+  readonly terminationProtection: boolean;
+  /**
+   * Only where the walk-back is the step and the tables could be looked at (a DynamoDB client was given): what it
+   * still has to turn off.
+   */
+  readonly tables?: StackTables;
+}
 
 /** The tables a walk-back deletes, as preflight read them: those with deletion protection still on, or why not read. */
 export type StackTables = { readonly protectedOn: readonly string[] } | { readonly unreadable: string };

@@ -1,4 +1,5 @@
 /** A local API on fresh tables, and the admin tool's `--local` dependencies pointed at the same DynamoDB Local. */
+import { afterAll, beforeAll } from 'vitest';
 import { realDeps, runAdmin } from '../../lib/admin/cli.ts';
 import type { AdminDeps } from '../../lib/admin/service.ts';
 import type { LocalApiOptions } from '../../lib/local/app.ts';
@@ -32,4 +33,23 @@ export async function runLocalAdmin(
     async () => deps,
   );
   return { code, out: out.join('\n'), err: err.join('\n') };
+}
+
+/**
+ * For a test file: `startLocalAdmin()` in beforeAll (`api` and `deps` are there once it has run), closed in afterAll;
+ * `status(key)` is the status a listing with `key` gets.
+ */
+export function localAdminFixture(): {
+  api: TestApi;
+  deps: AdminDeps;
+  readonly status: (key: string) => Promise<number>;
+} {
+  const fixture = {
+    status: async (key: string) => (await fixture.api.call('/pets', { key })).status,
+  } as ReturnType<typeof localAdminFixture>;
+  beforeAll(async () => {
+    Object.assign(fixture, await startLocalAdmin());
+  });
+  afterAll(() => fixture.api?.close());
+  return fixture;
 }

@@ -8,15 +8,10 @@ import { TABLES } from '../../contract/tables.ts';
 import { existingTableContextKey, STAGE_NAMES, type StageName } from '../../lib/config/stages.ts';
 import { createApp } from '../../lib/stacks/app.ts';
 import { sharedTemplateJson } from './shared-synth.ts';
+import type { Resource } from './stack-fixture.ts';
 import { CDK_JSON_CONTEXT, NO_BUNDLING, SYNTH_CONTEXT } from './synth-context.ts';
 
-export type Resource = {
-  Type: string;
-  Properties: Record<string, any>;
-  DeletionPolicy?: string;
-  UpdateReplacePolicy?: string;
-  UpdatePolicy?: Record<string, any>;
-};
+export type { Resource } from './stack-fixture.ts';
 export type App = ReturnType<typeof createApp>;
 /** The documented switch (docs/deployment.md, "Break glass"). */
 export const BREAK_GLASS_CONTEXT = 'animal-store:breakGlass';

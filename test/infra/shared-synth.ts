@@ -6,35 +6,19 @@
  * fast check (`npm run check`). A file that needs the app itself (annotations, cdk-nag, the assembly) still builds
  * one; a file that reads templates reads these.
  */
-import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Token, type Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { STAGE_NAMES, type StageName } from '../../lib/config/stages.ts';
-import { contentHash, pruneCache } from '../../lib/local/content-cache.ts';
+import { APP_SOURCES, cacheFolders, contentHash, PROJECT_ROOT, pruneCache } from '../../lib/local/content-cache.ts';
 import { createApp } from '../../lib/stacks/app.ts';
 import { SYNTH_CONTEXT } from './synth-context.ts';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const CACHE = join(ROOT, 'node_modules', '.cache', 'animal-store-infra');
 /** What the templates are built from: the app's code and declarations, its context, and this file. */
-const INPUTS = [
-  'contract',
-  'lambdas',
-  'lib',
-  'package-lock.json',
-  'cdk.json',
-  'test/infra/synth-context.ts',
-  'test/infra/shared-synth.ts',
-];
+const INPUTS = [...APP_SOURCES, 'lib', 'test/infra/synth-context.ts', 'test/infra/shared-synth.ts'];
 /** Cached syntheses kept besides the newest (other branches). */
 const KEEP = 4;
-
-const sourceHash = (): string => contentHash(ROOT, INPUTS, process.version);
-
-const prune = (): void => pruneCache(CACHE, /^[0-9a-f]{20}$/, KEEP);
 
 /** The account settings stack's key, besides the stages'. */
 export const ACCOUNT = 'account';
@@ -53,10 +37,9 @@ let dir: string | undefined;
 /** The cache directory holding `<stage>.template.json` for every stage: synthesized now on a miss. */
 function cached(): string {
   if (dir) return dir;
-  const target = join(CACHE, sourceHash());
+  const { cache, tmp } = cacheFolders('animal-store-infra');
+  const target = join(cache, contentHash(PROJECT_ROOT, INPUTS, process.version));
   if (!existsSync(join(target, 'done'))) {
-    mkdirSync(CACHE, { recursive: true });
-    const tmp = join(CACHE, `tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
     mkdirSync(tmp);
     try {
       const { stacks, accountSettings } = createApp({ context: { ...SYNTH_CONTEXT } });
@@ -78,7 +61,7 @@ function cached(): string {
     } finally {
       rmSync(tmp, { recursive: true, force: true });
     }
-    prune();
+    pruneCache(cache, /^[0-9a-f]{20}$/, KEEP);
   }
   return (dir = target);
 }

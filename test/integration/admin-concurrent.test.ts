@@ -4,26 +4,18 @@
  * Two set-plans: the one that finds the key moved by the other stops instead of printing "Moved" over it. And a
  * set-plan of a revoked key is refused with nothing written.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AdminDeps } from '../../lib/admin/service.ts';
-import { runLocalAdmin, startLocalAdmin } from '../helpers/admin.ts';
+import { describe, expect, it } from 'vitest';
+import { localAdminFixture, runLocalAdmin } from '../helpers/admin.ts';
 import { interleaved } from '../helpers/admin-interleaved.ts';
 import { made } from '../helpers/admin-scenarios.ts';
-import { type TestApi } from '../helpers/api.ts';
 import { controlPlaneWorld } from '../helpers/control-plane-world.ts';
 
-let api: TestApi;
-let deps: AdminDeps;
-beforeAll(async () => {
-  ({ api, deps } = await startLocalAdmin());
-});
-afterAll(() => api?.close());
-
-const status = async (key: string) => (await api.call('/pets', { key })).status;
+const local = localAdminFixture();
 
 const created = async (plan = 'pro') =>
   JSON.parse(
-    (await runLocalAdmin(deps, 'keys', 'create', '--owner', 'two-admins', '--plan', plan, '--another', '--json')).out,
+    (await runLocalAdmin(local.deps, 'keys', 'create', '--owner', 'two-admins', '--plan', plan, '--another', '--json'))
+      .out,
   ) as {
     key: string;
     keyId: string;
@@ -33,7 +25,7 @@ const created = async (plan = 'pro') =>
 async function racing(command: string[], other: string[]) {
   let second = { code: -1, out: '', err: '' };
   const first = await runLocalAdmin(
-    interleaved(deps, async () => (second = await runLocalAdmin(deps, 'keys', ...other))),
+    interleaved(local.deps, async () => (second = await runLocalAdmin(local.deps, 'keys', ...other))),
     'keys',
     ...command,
   );
@@ -51,8 +43,8 @@ describe('two admins at once', () => {
     expect(first.err).toMatch(
       new RegExp(`^error: key ${keyId} was rotated by another command while this one ran .*nothing changed here`),
     );
-    expect(await status(printed)).toBe(200);
-    expect(await status(original)).toBe(401);
+    expect(await local.status(printed)).toBe(200);
+    expect(await local.status(original)).toBe(401);
   });
 
   it('two set-plans to different plans: the second to land does not print "Moved" over the first', async () => {
@@ -71,7 +63,7 @@ describe('two admins at once', () => {
           `${by}: nothing changed here; run \`keys set-plan ${keyId} free\` again if it should still move$`,
       ),
     );
-    expect(JSON.parse((await runLocalAdmin(deps, 'keys', 'show', keyId, '--json')).out)).toMatchObject({
+    expect(JSON.parse((await runLocalAdmin(local.deps, 'keys', 'show', keyId, '--json')).out)).toMatchObject({
       plan: 'business',
     });
   });
@@ -92,7 +84,7 @@ describe('two admins at once', () => {
 });
 
 it('set-plan of a revoked key is refused with nothing written', async () => {
-  const w = controlPlaneWorld(deps);
+  const w = controlPlaneWorld(local.deps);
   const id = await made(w, 'pro');
   expect((await runLocalAdmin(w.deps, 'keys', 'revoke', id)).code).toBe(0);
   const calls = w.storage.calls.length;

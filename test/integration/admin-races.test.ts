@@ -5,23 +5,14 @@
  * write the SDK resends after losing its answer recognises its own earlier success instead of failing.
  */
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { windowsAt } from '../../lambdas/domain/rate-limit.ts';
 import { shardKey } from '../../lambdas/storage/limiter-items.ts';
-import { keyAdmin, type AdminDeps } from '../../lib/admin/service.ts';
-import { type TestApi } from '../helpers/api.ts';
-import { startLocalAdmin } from '../helpers/admin.ts';
+import { keyAdmin } from '../../lib/admin/service.ts';
+import { localAdminFixture } from '../helpers/admin.ts';
 import { interleaved } from '../helpers/admin-interleaved.ts';
 
-let api: TestApi;
-let deps: AdminDeps;
-
-beforeAll(async () => {
-  ({ api, deps } = await startLocalAdmin());
-});
-afterAll(() => api?.close());
-
-const status = async (key: string) => (await api.call('/pets', { key })).status;
+const local = localAdminFixture();
 
 /**
  * Runs `run` while every DynamoDB request of the named operation, sent by the admin's own client, is answered by
@@ -32,7 +23,7 @@ async function intercepted<T>(
   answer: (send: () => Promise<unknown>) => Promise<unknown>,
   run: () => Promise<T>,
 ): Promise<T> {
-  const { ddb } = deps.storage!;
+  const { ddb } = local.deps.storage!;
   const name = 'test-intercepted';
   ddb.middlewareStack.add(
     (next, context) => async (args) =>
@@ -76,69 +67,69 @@ const answerLost = <T>(operation: RegExp, run: () => Promise<T>): Promise<T> =>
 
 describe('admin races', () => {
   it('a revoke landing while a rotation is under way stays revoked: the rotation gives up, no secret works', async () => {
-    const admin = keyAdmin(deps);
+    const admin = keyAdmin(local.deps);
     const { key, record } = await admin.create({ owner: 'race-revoke', plan: 'pro' });
-    const racing = keyAdmin(interleaved(deps, (id) => admin.revoke(id)));
+    const racing = keyAdmin(interleaved(local.deps, (id) => admin.revoke(id)));
     await expect(racing.rotate(record.keyId)).rejects.toThrow(/revoked: only active keys can be rotated/);
     expect((await admin.show(record.keyId)).status).toBe('revoked');
-    expect(await status(key)).toBe(401);
+    expect(await local.status(key)).toBe(401);
     expect((await admin.list({ owner: 'race-revoke' })).keys).toHaveLength(1);
   });
 
   it('a set-plan landing while a rotation is under way is kept: the new secret has the new plan', async () => {
-    const admin = keyAdmin(deps);
+    const admin = keyAdmin(local.deps);
     const { key, record } = await admin.create({ owner: 'race-plan', plan: 'pro' });
-    const racing = keyAdmin(interleaved(deps, (id) => admin.setPlan(id, { plan: 'business' })));
+    const racing = keyAdmin(interleaved(local.deps, (id) => admin.setPlan(id, { plan: 'business' })));
     const rotated = await racing.rotate(record.keyId);
     expect(rotated.record.plan).toBe('business');
     expect(await admin.show(record.keyId)).toMatchObject({ plan: 'business', status: 'active' });
-    expect(await status(key)).toBe(401);
-    const res = await api.call('/pets', { key: rotated.key });
+    expect(await local.status(key)).toBe(401);
+    const res = await local.api.call('/pets', { key: rotated.key });
     expect(res.status).toBe(200);
     expect(res.headers.get('x-ratelimit-limit')).toBe('1000');
   });
 
   it('a rotation landing while a set-plan is under way: both apply, in either order', async () => {
-    const admin = keyAdmin(deps);
+    const admin = keyAdmin(local.deps);
     const { record } = await admin.create({ owner: 'race-plan2', plan: 'free' });
     let rotatedKey = '';
-    const racing = keyAdmin(interleaved(deps, async (id) => (rotatedKey = (await admin.rotate(id)).key)));
+    const racing = keyAdmin(interleaved(local.deps, async (id) => (rotatedKey = (await admin.rotate(id)).key)));
     expect(await racing.setPlan(record.keyId, { plan: 'pro' })).toMatchObject({ plan: 'pro' });
-    expect((await api.call('/pets', { key: rotatedKey })).headers.get('x-ratelimit-limit')).toBe('300');
+    expect((await local.api.call('/pets', { key: rotatedKey })).headers.get('x-ratelimit-limit')).toBe('300');
   });
 
   it('a rotation whose answer was lost and resent by the SDK succeeds once: the new secret works, the old does not', async () => {
-    const admin = keyAdmin(deps);
+    const admin = keyAdmin(local.deps);
     const { key, record } = await admin.create({ owner: 'race-retry', plan: 'pro' });
     const rotated = await answerLost(/TransactWrite/, () => admin.rotate(record.keyId));
-    expect(await status(rotated.key)).toBe(200);
-    expect(await status(key)).toBe(401);
+    expect(await local.status(rotated.key)).toBe(200);
+    expect(await local.status(key)).toBe(401);
     expect((await admin.list({ owner: 'race-retry' })).keys).toHaveLength(1);
   });
 
   it('a rotation applied whose answers never came back (the SDK gave up) is recognised as done, not reported failed', async () => {
-    const admin = keyAdmin(deps);
+    const admin = keyAdmin(local.deps);
     const { key, record } = await admin.create({ owner: 'race-timeout', plan: 'pro' });
     const rotated = await neverAnswered(/TransactWrite/, () => admin.rotate(record.keyId));
-    expect(await status(rotated.key)).toBe(200);
-    expect(await status(key)).toBe(401);
+    expect(await local.status(rotated.key)).toBe(200);
+    expect(await local.status(key)).toBe(401);
     expect(await admin.show(record.keyId)).toMatchObject({ status: 'active', rotatedAt: expect.any(String) });
     // A revoke whose answer never comes back either: applied, and reported as done.
     expect(await neverAnswered(/UpdateItem|UpdateCommand/, () => admin.revoke(record.keyId))).toMatchObject({
       status: 'revoked',
     });
-    expect(await status(rotated.key)).toBe(401);
+    expect(await local.status(rotated.key)).toBe(401);
   });
 
   it("a ban the limiter writes between an unban's read and its write is not undone: the unban reads again", async () => {
     let now = Date.UTC(2036, 4, 5, 12);
-    const admin = keyAdmin({ ...deps, now: () => now });
+    const admin = keyAdmin({ ...local.deps, now: () => now });
     const { record } = await admin.create({ owner: 'race-unban', plan: 'pro' });
     const w = windowsAt(now);
     const counters = (banUntil: number) =>
-      deps.storage!.doc.send(
+      local.deps.storage!.doc.send(
         new PutCommand({
-          TableName: deps.storage!.tables.state,
+          TableName: local.deps.storage!.tables.state,
           Item: { ...shardKey(record.keyId, w.dayStart, 0), ms: w.minuteStart, m: 0, d: 10, banUntil },
         }),
       );
@@ -164,9 +155,9 @@ describe('admin races', () => {
   });
 
   it('a revoke, a set-plan and a create whose answers were lost and resent succeed, applied once', async () => {
-    const admin = keyAdmin(deps);
+    const admin = keyAdmin(local.deps);
     const created = await answerLost(/Put/, () => admin.create({ owner: 'race-retry2', plan: 'free' }));
-    expect(await status(created.key)).toBe(200);
+    expect(await local.status(created.key)).toBe(200);
     expect(await answerLost(/TransactWrite/, () => admin.setPlan(created.record.keyId, { plan: 'pro' }))).toMatchObject(
       {
         plan: 'pro',
@@ -178,6 +169,6 @@ describe('admin races', () => {
       status: 'revoked',
       version: 3,
     });
-    expect(await status(created.key)).toBe(401);
+    expect(await local.status(created.key)).toBe(401);
   });
 });

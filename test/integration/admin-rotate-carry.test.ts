@@ -24,8 +24,11 @@ const at = (minutes: number) => new Date(T0 + minutes * 60_000).toISOString();
 const status = async (key: string) => codeOf(await api.call('/pets?limit=1', { key }));
 const statuses = (...keys: string[]) => Promise.all(keys.map(status));
 
+/** `keys create --owner <owner> --plan pro <args>`. */
+const create = (owner: string, args: string[] = [], d = deps) =>
+  runLocalAdmin(d, 'keys', 'create', '--owner', owner, '--plan', 'pro', ...args);
 async function newKey(owner: string, d = deps) {
-  const r = await runLocalAdmin(d, 'keys', 'create', '--owner', owner, '--plan', 'pro', '--json');
+  const r = await create(owner, ['--json'], d);
   expect(r.err).toBe('');
   return JSON.parse(r.out) as { keyId: string; key: string };
 }
@@ -38,6 +41,13 @@ async function rotated(keyId: string, args: string[] = [], d = deps) {
     carriedOverlaps: string[];
     endedOverlaps: string[];
   };
+}
+/** Bob's `keys <command> <key> <theirs>` lands between the read and the write of alice's `… <mine>` on a new key. */
+async function raced(command: string, owner: string, theirs: string, mine: string) {
+  api.clock.set(() => T0);
+  const { keyId } = await newKey(owner);
+  const racing = interleaved(deps, (id) => runLocalAdmin(deps, 'keys', command, id, theirs, '--actor', 'bob'));
+  return { keyId, answer: await runLocalAdmin(racing, 'keys', command, keyId, mine, '--actor', 'alice') };
 }
 const shown = async (keyId: string) =>
   JSON.parse((await runLocalAdmin(deps, 'keys', 'show', keyId, '--json')).out) as { overlaps?: { until: string }[] };
@@ -134,31 +144,26 @@ it('a rotation killed after its write, then run again, keeps the customer on the
 it('a create run again after it finished makes no second key unless asked; the refusal names a read', async () => {
   api.clock.set(() => T0);
   const first = await newKey('rerun');
-  const again = await runLocalAdmin(deps, 'keys', 'create', '--owner', 'rerun', '--plan', 'pro', '--json');
+  const again = await create('rerun', ['--json']);
   expect(again.code).toBe(1);
   const err = JSON.parse(again.err) as { error: string; next: string };
   expect(err.error).toContain(`${first.keyId} was created for rerun on pro at ${at(0)}`);
   expect(err.next).toBe(`npm run admin -- keys show ${first.keyId} --local`);
   const listed = await runLocalAdmin(deps, 'keys', 'list', '--owner', 'rerun', '--json');
   expect((JSON.parse(listed.out) as { keys: unknown[] }).keys).toHaveLength(1);
-  const second = await runLocalAdmin(deps, 'keys', 'create', '--owner', 'rerun', '--plan', 'pro', '--another');
+  const second = await create('rerun', ['--another']);
   expect(second.code).toBe(0);
   api.clock.set(() => T0 + 16 * 60_000);
-  expect((await runLocalAdmin(deps, 'keys', 'create', '--owner', 'rerun', '--plan', 'pro')).code).toBe(0);
+  expect((await create('rerun')).code).toBe(0);
 }, 60_000);
 
 it('set-plan racing another admin says what the other did, who and when', async () => {
-  api.clock.set(() => T0);
-  const { keyId } = await newKey('plan-race');
-  const racing = interleaved(deps, (id) => runLocalAdmin(deps, 'keys', 'set-plan', id, 'business', '--actor', 'bob'));
-  const mine = await runLocalAdmin(racing, 'keys', 'set-plan', keyId, 'free', '--actor', 'alice');
+  const { answer: mine } = await raced('set-plan', 'plan-race', 'business', 'free');
   expect(mine.code).toBe(1);
   expect(mine.err).toContain('was moved to business');
   expect(mine.err).toContain(`keys set-plan business by bob at ${at(0)}`);
   // Both asked for the same plan: the second is told it was already moved there, and by whom.
-  const { keyId: k2 } = await newKey('plan-same');
-  const same = interleaved(deps, (id) => runLocalAdmin(deps, 'keys', 'set-plan', id, 'business', '--actor', 'bob'));
-  const r = await runLocalAdmin(same, 'keys', 'set-plan', k2, 'business', '--actor', 'alice');
+  const { answer: r } = await raced('set-plan', 'plan-same', 'business', 'business');
   expect(r.code).toBe(0);
   expect(r.out).toMatch(
     /No change: .* another command moved it there while this one ran \(keys set-plan business by bob/,
@@ -167,20 +172,7 @@ it('set-plan racing another admin says what the other did, who and when', async 
 
 it('create --expires and --scope, set-expiry and set-scope: written with their history entries', async () => {
   api.clock.set(() => T0);
-  const r = await runLocalAdmin(
-    deps,
-    'keys',
-    'create',
-    '--owner',
-    'terms',
-    '--plan',
-    'pro',
-    '--scope',
-    'read',
-    '--expires',
-    '30d',
-    '--json',
-  );
+  const r = await create('terms', ['--scope', 'read', '--expires', '30d', '--json']);
   expect(r.code).toBe(0);
   const k = JSON.parse(r.out) as { keyId: string; scope?: string; validUntil?: number };
   expect(k).toMatchObject({ scope: 'read', validUntil: T0 / 1000 + 30 * 86_400 });
@@ -198,25 +190,12 @@ it('create --expires and --scope, set-expiry and set-scope: written with their h
   const bad = await runLocalAdmin(deps, 'keys', 'set-expiry', k.keyId, 'tomorrow');
   expect(bad).toMatchObject({ code: 1 });
   expect(bad.err).toContain('takes a date (2027-01-31');
-  const past = await runLocalAdmin(
-    deps,
-    'keys',
-    'create',
-    '--owner',
-    'terms',
-    '--plan',
-    'pro',
-    '--expires',
-    '2020-01-01',
-  );
+  const past = await create('terms', ['--expires', '2020-01-01']);
   expect(past.err).toContain('--expires must be in the future');
 }, 60_000);
 
 it('set-expiry racing another admin says what the other set, who and when; the check key takes no terms', async () => {
-  api.clock.set(() => T0);
-  const { keyId } = await newKey('expiry-race');
-  const racing = interleaved(deps, (id) => runLocalAdmin(deps, 'keys', 'set-expiry', id, '60d', '--actor', 'bob'));
-  const mine = await runLocalAdmin(racing, 'keys', 'set-expiry', keyId, '30d', '--actor', 'alice');
+  const { keyId, answer: mine } = await raced('set-expiry', 'expiry-race', '60d', '30d');
   expect(mine.code).toBe(1);
   expect(mine.err).toContain(
     `the expiry of ${keyId} was changed by another command while this one ran (keys set-expiry`,
@@ -226,17 +205,7 @@ it('set-expiry racing another admin says what the other set, who and when; the c
     validUntil: number;
   };
   expect(shownKey.validUntil).toBe(T0 / 1000 + 60 * 86_400);
-  const check = await runLocalAdmin(
-    deps,
-    'keys',
-    'create',
-    '--owner',
-    'pre-traffic-check',
-    '--plan',
-    'pro',
-    '--scope',
-    'read',
-  );
+  const check = await create('pre-traffic-check', ['--scope', 'read']);
   expect(check.code).toBe(1);
   expect(check.err).toContain('take no scope or expiry');
 });
@@ -250,22 +219,9 @@ it('a create run again to finish a key gives it the terms this run asked for', a
       replaceHash: () => Promise.reject(Object.assign(new Error('killed (test)'), { name: 'TimeoutError' })),
     },
   };
-  const first = await runLocalAdmin(stopped, 'keys', 'create', '--owner', 'finish-terms', '--plan', 'pro');
+  const first = await create('finish-terms', [], stopped);
   expect(first.code).toBe(1);
-  const again = await runLocalAdmin(
-    deps,
-    'keys',
-    'create',
-    '--owner',
-    'finish-terms',
-    '--plan',
-    'pro',
-    '--scope',
-    'read',
-    '--expires',
-    '30d',
-    '--json',
-  );
+  const again = await create('finish-terms', ['--scope', 'read', '--expires', '30d', '--json']);
   expect(again.code).toBe(0);
   expect(JSON.parse(again.out)).toMatchObject({ finished: true, scope: 'read', validUntil: T0 / 1000 + 30 * 86_400 });
 });

@@ -6,21 +6,15 @@
  * (this stack answers it 503, like every authorizer failure) on every route for the authorizer. A permission whose
  * SourceArn names another method does the same, and a table resource policy is refused at start.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AUTHORIZER, ROUTES } from '../../contract/routes.ts';
-import { localAssembly, type LocalAssembly } from '../../lib/local/synth.ts';
 import type { CfnTemplate } from '../../lib/local/template.ts';
 import { FUNCTION_METADATA } from '../../lib/stacks/metadata.ts';
+import { assemblyApiFixture } from '../helpers/assembly-api.ts';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
 import { PLACEHOLDER_FIXTURES, requestInit, sampleRequest } from '../helpers/samples.ts';
 
-let assembly: LocalAssembly;
-let api: TestApi;
-beforeAll(async () => {
-  assembly = await localAssembly();
-  api = await startTestApi({ assembly });
-}, 240_000);
-afterAll(() => api?.close());
+const served = assemblyApiFixture();
 
 /**
  * Each Lambda permission of the template, with the name of the function it lets API Gateway invoke: named by a `Ref`
@@ -51,7 +45,7 @@ async function answers(on: TestApi): Promise<Map<string, { status: number; code?
 }
 
 async function servedWith(template: CfnTemplate, check: (on: TestApi) => Promise<void>): Promise<void> {
-  const mutated = await startTestApi({ assembly: { ...assembly, template } });
+  const mutated = await startTestApi({ assembly: { ...served.assembly, template } });
   try {
     await check(mutated);
   } finally {
@@ -64,12 +58,12 @@ const AUTHORIZER_CONFIGURATION_ERROR = { status: 503, code: 'service_unavailable
 
 it('answers every route from its function while every permission is there', async () => {
   expect(
-    permissions(assembly.template)
+    permissions(served.assembly.template)
       .map((p) => p.fn)
       .sort(),
   ).toEqual([...ROUTES.map((r) => r.operationId), AUTHORIZER.name].sort());
   // listOrders's own answer is 501 (an operation without a contract); no gateway configuration error anywhere.
-  for (const [op, a] of await answers(api)) expect([500, 503], op).not.toContain(a.status);
+  for (const [op, a] of await answers(served.api)) expect([500, 503], op).not.toContain(a.status);
 }, 60_000);
 
 describe('without one Lambda permission', () => {
@@ -77,7 +71,7 @@ describe('without one Lambda permission', () => {
   it.each([...ROUTES.map((r) => r.operationId), AUTHORIZER.name])(
     "without %s's permission, its routes answer as AWS does",
     async (name) => {
-      const template = structuredClone(assembly.template);
+      const template = structuredClone(served.assembly.template);
       const gone = permissions(template).find((p) => p.fn === name)!;
       delete template.Resources[gone.id];
       await servedWith(template, async (on) => {
@@ -92,7 +86,7 @@ describe('without one Lambda permission', () => {
 });
 
 it("refuses a permission whose SourceArn names another method (GET /pets's pointed at POST)", async () => {
-  const template = structuredClone(assembly.template) as any;
+  const template = structuredClone(served.assembly.template) as any;
   const id = permissions(template).find((p) => p.fn === 'listPets')!.id;
   const parts = template.Resources[id].Properties.SourceArn['Fn::Join'][1] as unknown[];
   parts[parts.length - 1] = String(parts.at(-1)).replace('/GET/', '/POST/');
@@ -104,7 +98,7 @@ it("refuses a permission whose SourceArn names another method (GET /pets's point
 }, 60_000);
 
 it('refuses to start with a table resource policy it does not evaluate, naming the table', async () => {
-  const template = structuredClone(assembly.template) as any;
+  const template = structuredClone(served.assembly.template) as any;
   const replica = template.Resources.PetsTable.Properties.Replicas[0];
   replica.ResourcePolicy = {
     PolicyDocument: {
@@ -112,7 +106,7 @@ it('refuses to start with a table resource policy it does not evaluate, naming t
       Statement: [{ Effect: 'Deny', Principal: '*', Action: 'dynamodb:PutItem', Resource: '*' }],
     },
   };
-  await expect(startTestApi({ assembly: { ...assembly, template } })).rejects.toThrow(
+  await expect(startTestApi({ assembly: { ...served.assembly, template } })).rejects.toThrow(
     /table PetsTable\): a table resource policy \(ResourcePolicy\) is not evaluated locally/,
   );
 }, 60_000);

@@ -10,31 +10,25 @@
  * header, so no authorizer) once they pass the throttles, so a burst of thousands costs no function a run.
  */
 import { Agent, request, type IncomingHttpHeaders } from 'node:http';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { ACCOUNT_THROTTLE } from '../../contract/plans.ts';
 import { AUTHORIZER } from '../../contract/routes.ts';
 import { concurrencyOf } from '../../lib/local/lambda.ts';
 import { ACCOUNT_BUCKET, methodKey, methodThrottle } from '../../lib/local/stage-throttle.ts';
-import { localAssembly, type LocalAssembly } from '../../lib/local/synth.ts';
 import { apiModel, type CfnTemplate, type ThrottleDef } from '../../lib/local/template.ts';
 import { assertConforms } from '../helpers/contract.ts';
+import { assemblyApiFixture } from '../helpers/assembly-api.ts';
 import { startTestApi, type TestApi } from '../helpers/api.ts';
 
 /** Requests fired past a bucket's burst in each scenario. */
 const PAST = 25;
 
-let assembly: LocalAssembly;
-let api: TestApi;
-beforeAll(async () => {
-  assembly = await localAssembly();
-  api = await startTestApi({ assembly });
-}, 240_000);
-afterAll(() => api?.close());
-afterEach(() => api.clock.reset());
+const served = assemblyApiFixture();
+afterEach(() => served.api.clock.reset());
 
 let instant = Date.UTC(2032, 6, 1, 12, 0, 0);
 /** A frozen instant a day after the last one: every bucket has refilled. */
-function freshInstant(on: TestApi = api): number {
+function freshInstant(on: TestApi = served.api): number {
   instant += 86_400_000;
   on.clock.set(() => instant);
   return instant;
@@ -75,7 +69,7 @@ async function fire(on: TestApi, n: number, path: string, init: { method?: strin
 }
 
 /** The stage's figures for a method, as the local gateway reads them from the template. */
-function figuresOf(httpMethod: string, resourcePath: string, on: TestApi = api): ThrottleDef {
+function figuresOf(httpMethod: string, resourcePath: string, on: TestApi = served.api): ThrottleDef {
   const figures = methodThrottle(on.model.stageThrottle, { httpMethod, resourcePath });
   expect(figures, `the template throttles ${httpMethod} ${resourcePath}`).toBeDefined();
   return figures!;
@@ -90,17 +84,17 @@ describe('the stage throttle: a bucket per method, before the authorizer', () =>
     freshInstant();
     const pets = figuresOf('GET', '/pets');
     const admitted = Math.min(pets.burstLimit, ACCOUNT_THROTTLE.burstLimit);
-    const own = () => api.throttles.throttled(methodKey('GET', '/pets'));
-    const [ownBefore, totalBefore] = [own(), api.throttles.total()];
-    const { answers, count } = await fire(api, pets.burstLimit + PAST, '/pets');
+    const own = () => served.api.throttles.throttled(methodKey('GET', '/pets'));
+    const [ownBefore, totalBefore] = [own(), served.api.throttles.total()];
+    const { answers, count } = await fire(served.api, pets.burstLimit + PAST, '/pets');
     expect(count(401), 'passed the stage, refused for want of a key').toBe(admitted);
     expect(count(429)).toBe(pets.burstLimit + PAST - admitted);
-    expect(api.throttles.total() - totalBefore).toBe(count(429));
+    expect(served.api.throttles.total() - totalBefore).toBe(count(429));
     // Counted on the method's bucket, unless the account's (fuller at first) empties first.
     expect(own() - ownBefore).toBe(admitted === pets.burstLimit ? PAST : 0);
 
     const throttled = answers.find((a) => a.status === 429)!;
-    const def = api.model.gatewayResponses.get('THROTTLED')!;
+    const def = served.api.model.gatewayResponses.get('THROTTLED')!;
     expect(throttled.status).toBe(def.statusCode);
     for (const [name, value] of Object.entries(def.headers)) expect(throttled.headers[name.toLowerCase()]).toBe(value);
     expect(JSON.parse(throttled.body)).toMatchObject({ code: 'rate_limited', status: 429 });
@@ -117,33 +111,33 @@ describe('the stage throttle: a bucket per method, before the authorizer', () =>
   it('refuses a customer with a valid key on an empty method bucket without invoking the authorizer or counting it', async () => {
     freshInstant();
     const pets = figuresOf('GET', '/pets');
-    await fire(api, pets.burstLimit, '/pets');
-    const runs = authorizerRuns(api);
+    await fire(served.api, pets.burstLimit, '/pets');
+    const runs = authorizerRuns(served.api);
     runs.peak = 0;
-    const usage = api.usage.total();
-    const { answers } = await fire(api, 5, '/pets?limit=1', { key: api.keys.business });
+    const usage = served.api.usage.total();
+    const { answers } = await fire(served.api, 5, '/pets?limit=1', { key: served.api.keys.business });
     expect(answers.map((a) => [a.status, JSON.parse(a.body).code])).toEqual(
       Array.from({ length: 5 }, () => [429, 'rate_limited']),
     );
     expect(runs.peak, 'the authorizer never ran').toBe(0);
-    expect(api.usage.total(), 'nothing counted on a usage plan').toBe(usage);
+    expect(served.api.usage.total(), 'nothing counted on a usage plan').toBe(usage);
   });
 
   it('refills a method’s bucket at the stage’s rate', async () => {
     const start = freshInstant();
     const pets = figuresOf('GET', '/pets');
     const drained = Math.min(pets.burstLimit, ACCOUNT_THROTTLE.burstLimit);
-    expect((await fire(api, pets.burstLimit, '/pets')).count(401)).toBe(drained);
+    expect((await fire(served.api, pets.burstLimit, '/pets')).count(401)).toBe(drained);
     // Whole tokens to wait for, fewer than the burst (so the cap is not what stops the refill), and half a token
     // more: no rounding of the refill's arithmetic makes that another whole number.
     const tokens = Math.min(10, pets.burstLimit - 1);
     const waitMs = ((tokens + 0.5) / pets.rateLimit) * 1000;
-    api.clock.set(() => start + waitMs);
+    served.api.clock.set(() => start + waitMs);
     const account = Math.min(
       ACCOUNT_THROTTLE.burstLimit,
       ACCOUNT_THROTTLE.burstLimit - drained + (ACCOUNT_THROTTLE.rateLimit * waitMs) / 1000,
     );
-    const { count } = await fire(api, tokens + PAST, '/pets');
+    const { count } = await fire(served.api, tokens + PAST, '/pets');
     expect(count(401)).toBe(Math.floor(Math.min(tokens + 0.5, account)));
     expect(count(429)).toBe(tokens + PAST - count(401));
   });
@@ -152,15 +146,15 @@ describe('the stage throttle: a bucket per method, before the authorizer', () =>
     freshInstant();
     const pets = figuresOf('GET', '/pets');
     const pet = figuresOf('GET', '/pets/{petId}');
-    const account = () => api.throttles.throttled(ACCOUNT_BUCKET);
-    const own = () => api.throttles.throttled(methodKey('GET', '/pets/{petId}'));
+    const account = () => served.api.throttles.throttled(ACCOUNT_BUCKET);
+    const own = () => served.api.throttles.throttled(methodKey('GET', '/pets/{petId}'));
     const [accountBefore, ownBefore] = [account(), own()];
     const first = Math.min(pets.burstLimit, ACCOUNT_THROTTLE.burstLimit);
-    expect((await fire(api, pets.burstLimit, '/pets')).count(401)).toBe(first);
+    expect((await fire(served.api, pets.burstLimit, '/pets')).count(401)).toBe(first);
     // GET /pets has no token left; GET /pets/{petId} has its whole burst, as far as the account has tokens left.
     const left = ACCOUNT_THROTTLE.burstLimit - first;
     const second = Math.min(pet.burstLimit, left);
-    const { count } = await fire(api, pet.burstLimit + PAST, '/pets/1');
+    const { count } = await fire(served.api, pet.burstLimit + PAST, '/pets/1');
     expect(count(401)).toBe(second);
     expect(count(429)).toBe(pet.burstLimit + PAST - second);
     // Past its own burst, its own bucket refuses; with the account's empty first, the account's does.
@@ -170,14 +164,14 @@ describe('the stage throttle: a bucket per method, before the authorizer', () =>
 
   it('throttles a MOCK method (the 405 of an undeclared method) by its own bucket too', async () => {
     freshInstant();
-    const mock = api.model.methods.find((m) => m.kind === 'mock' && m.resourcePath === '/pets')!;
+    const mock = served.api.model.methods.find((m) => m.kind === 'mock' && m.resourcePath === '/pets')!;
     const figures = figuresOf(mock.httpMethod, mock.resourcePath);
     const admitted = Math.min(figures.burstLimit, ACCOUNT_THROTTLE.burstLimit);
-    const { answers, count } = await fire(api, figures.burstLimit + PAST, '/pets', { method: 'DELETE' });
+    const { answers, count } = await fire(served.api, figures.burstLimit + PAST, '/pets', { method: 'DELETE' });
     expect(count(405)).toBe(admitted);
     expect(count(429)).toBe(figures.burstLimit + PAST - admitted);
     expect(answers.find((a) => a.status === 405)!.headers.allow).toBeTruthy();
-    const own = api.throttles.throttled(methodKey(mock.httpMethod, mock.resourcePath));
+    const own = served.api.throttles.throttled(methodKey(mock.httpMethod, mock.resourcePath));
     expect(own).toBe(admitted === figures.burstLimit ? PAST : 0);
   });
 });
@@ -185,7 +179,7 @@ describe('the stage throttle: a bucket per method, before the authorizer', () =>
 describe('the stage throttle read from the template', () => {
   /** The synthesized template with one more method setting: GET /pets/{petId}'s own figures. */
   function withOwnSetting(figures: ThrottleDef, setting: Record<string, unknown> = {}): CfnTemplate {
-    const template = structuredClone(assembly.template) as CfnTemplate;
+    const template = structuredClone(served.assembly.template) as CfnTemplate;
     const stage = Object.values(template.Resources).find((r) => r.Type === 'AWS::ApiGateway::Stage')!;
     stage.Properties!.MethodSettings = [
       ...stage.Properties!.MethodSettings,
@@ -203,7 +197,7 @@ describe('the stage throttle read from the template', () => {
   it('takes the setting of every method and, where a method has one, its own', () => {
     const model = apiModel(withOwnSetting({ rateLimit: 1, burstLimit: 3 }));
     const every = model.stageThrottle!.default!;
-    expect(every).toEqual(api.model.stageThrottle!.default);
+    expect(every).toEqual(served.api.model.stageThrottle!.default);
     expect(methodThrottle(model.stageThrottle, { httpMethod: 'GET', resourcePath: '/pets/{petId}' })).toEqual({
       rateLimit: 1,
       burstLimit: 3,
@@ -231,7 +225,7 @@ describe('the stage throttle read from the template', () => {
   it('applies a method’s own setting over HTTP, and nothing when the option is off', async () => {
     const template = withOwnSetting({ rateLimit: 1, burstLimit: 3 });
     for (const stageThrottle of [true, false]) {
-      const on = await startTestApi({ assembly: { ...assembly, template }, stageThrottle });
+      const on = await startTestApi({ assembly: { ...served.assembly, template }, stageThrottle });
       try {
         freshInstant(on);
         const { count } = await fire(on, 3 + PAST, '/pets/1');

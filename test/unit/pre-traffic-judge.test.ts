@@ -37,6 +37,8 @@ function play(pNew: AnswerRates, pOld: AnswerRates, seed: number): Record<RunDec
 }
 
 const fails = (p: number): AnswerRates => ({ fails: p });
+/** The same answers from the new version and the live one. */
+const both = (r: AnswerRates): [AnswerRates, AnswerRates] => [r, r];
 
 /**
  * The cases docs/deployment.md tabulates: [what, the new version's answers, the live one's, what the check must
@@ -54,32 +56,16 @@ const JUDGE_CASES: readonly [string, AnswerRates, AnswerRates, RunDecision][] = 
   ['the live version fails 5 %, the new one 0.1 % (a fix)', fails(0.001), fails(0.05), 'not-worse'],
   // Added with the floor and the paired 429s; the rows above keep their seeds (and so their measured rates).
   ['the new version answers 429 to 5 %, the live one fails 0.1 %', { fails: 0, limited: 0.05 }, fails(0.001), 'worse'],
-  [
-    'both answer 429 to 5 % and fail 0.1 %',
-    { fails: 0.001, limited: 0.05 },
-    { fails: 0.001, limited: 0.05 },
-    'not-worse',
-  ],
-  [
-    "the hook's own invocations fail 2 %, both versions 0.1 %",
-    { fails: 0.001, lost: 0.02 },
-    { fails: 0.001, lost: 0.02 },
-    'not-worse',
-  ],
+  ['both answer 429 to 5 % and fail 0.1 %', ...both({ fails: 0.001, limited: 0.05 }), 'not-worse'],
+  ["the hook's own invocations fail 2 %, both versions 0.1 %", ...both({ fails: 0.001, lost: 0.02 }), 'not-worse'],
   ['the live version fails every request (cannot judge)', fails(0.001), fails(1), 'cannot-judge'],
   ['both fail every request (cannot judge)', fails(1), fails(1), 'cannot-judge'],
   [
     "both answer 429 to every request: the check's key is spent (cannot judge)",
-    { fails: 0, limited: 1 },
-    { fails: 0, limited: 1 },
+    ...both({ fails: 0, limited: 1 }),
     'cannot-judge',
   ],
-  [
-    "the hook's own invocations fail 20 % (cannot judge)",
-    { fails: 0.001, lost: 0.2 },
-    { fails: 0.001, lost: 0.2 },
-    'cannot-judge',
-  ],
+  ["the hook's own invocations fail 20 % (cannot judge)", ...both({ fails: 0.001, lost: 0.2 }), 'cannot-judge'],
 ];
 
 describe('the decision on seeded random failures, 5,000 hook runs a case', () => {
