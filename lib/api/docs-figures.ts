@@ -6,12 +6,16 @@
  */
 import { ROUTES, type Route } from '../../contract/routes.ts';
 import { NewPet } from '../../contract/schemas.ts';
+import { PLANS } from '../../contract/plans.ts';
+import { OPERATIONS_PLAN, pacedCheckMs, pacedPerMinute } from '../../lambdas/hooks/pre-traffic-hook.ts';
 import { GATE_MIN_FAILURES, GATE_SIGMAS } from '../config/deploy-gates.ts';
 import { STAGES } from '../config/stages.ts';
 import { requestUnitCeiling } from '../constructs/data-tables.ts';
 import { alarmMetricTotal } from './alarm-metrics.ts';
 
 const thousands = (n: number) => n.toLocaleString('en-US');
+/** The per-minute limit of the key the operations' pre-traffic checks send. */
+const checkKeyPerMinute = () => PLANS[OPERATIONS_PLAN].limits!.perMinute;
 /** The price of one billed metric (custom or alarm), USD a month. */
 const PER_CUSTOM_METRIC = 0.3;
 const PER_ALARM_METRIC = 0.1;
@@ -76,6 +80,12 @@ export const GENERATED_VALUES = {
   // The deploy gates' bound (lib/config/deploy-gates.ts), where docs/deployment.md states it.
   'gate-sigmas': { file: 'docs/deployment.md', render: () => String(GATE_SIGMAS) },
   'gate-min-failures': { file: 'docs/deployment.md', render: () => String(GATE_MIN_FAILURES) },
+  // The pre-traffic check's pace: a read operation's share of the check key's minute, and the time it then takes.
+  'check-pace': { file: 'docs/deployment.md', render: () => thousands(pacedPerMinute(checkKeyPerMinute())) },
+  'check-minutes': {
+    file: 'docs/deployment.md',
+    render: () => String(Math.round(pacedCheckMs(checkKeyPerMinute()) / 6_000) / 10),
+  },
 } as const satisfies Record<string, { file: string; render: (routes: readonly Route[]) => string }>;
 
 const VALUES = /(<!-- value: ([\w-]+) -->)[^<\n]*(<!-- \/value -->)/g;
