@@ -1,26 +1,13 @@
 /**
- * Idempotent create: `POST /pets` with an `Idempotency-Key` header.
- *
- * Rules:
- * - The header is optional. Without it nothing here runs (no DynamoDB request is added).
- * - A key is 1-255 printable ASCII characters (0x20-0x7E); anything else, or the header given twice, → 400 (the
- *   envelope checks it, from the header's schema on the route entry: contract/operations/create-pet.ts).
- * - Keys are scoped per API key: the record is identified by (keyId, Idempotency-Key), so one client never sees
- *   (or blocks) another client's key.
- * - The request fingerprint is the SHA-256 of the canonical validated body (zod output, keys sorted): whitespace,
- *   key order and unknown fields do not matter. An omitted `status` and an explicit `"status": "available"` are
- *   different requests (the fingerprint describes what was sent, not what was stored).
- * - Lifecycle of a record: a conditional put claims the key as IN_PROGRESS with a random claim token and an expiry
- *   of IN_PROGRESS_MS; the pet is written together with the record's move to COMPLETED (response stored, expiry
- *   COMPLETED_MS) in one transaction, so a pet never exists without its completed record (no crash window);
- *   if the create fails (the claim's own call included), the IN_PROGRESS record is deleted (only if still ours and
- *   still IN_PROGRESS) so the client can retry at once. A claim that finds its own token (an SDK retry whose first
- *   copy was applied) is claimed, not 409.
- * - A record whose own expiry is in the past counts as absent (DynamoDB's TTL deletes late; `expiresAt` is
- *   housekeeping only).
- * - A live record with another fingerprint → 422 idempotency_key_reused (also while it is in progress);
- *   COMPLETED with the same fingerprint → the stored response (same pet, 201); IN_PROGRESS → 409
- *   idempotency_in_progress with Retry-After.
+ * Idempotent create: `POST /pets` with an optional `Idempotency-Key` (1-255 printable ASCII; the envelope checks it
+ * from contract/operations/create-pet.ts). Without it nothing here runs.
+ * Records are scoped per API key, so one client never sees or blocks another's key. The fingerprint is the SHA-256
+ * of the canonical validated body. It describes what was sent: an omitted `status` and `"available"` differ.
+ * A conditional put claims the key IN_PROGRESS (a random claim token, IN_PROGRESS_MS). The pet and the record's
+ * move to COMPLETED (COMPLETED_MS) are one transaction, so a pet never exists without its record. A failed create
+ * deletes its own claim, so the client can retry at once. Finding its own token (an SDK retry) is a claim, not 409.
+ * A record past its own expiry is absent (TTL deletes late). A live one answers: another fingerprint → 422
+ * idempotency_key_reused; COMPLETED → the stored 201; IN_PROGRESS → 409 idempotency_in_progress with Retry-After.
  */
 import canonicalize from 'canonicalize';
 import { createHash, randomUUID } from 'node:crypto';
@@ -139,7 +126,7 @@ export interface IdempotentCreateResult {
 
 /** What a handler creates pets with. */
 export interface PetCreator {
-  /** Creates a pet; under the caller's Idempotency-Key when `key` is given, as a plain create (no extra request) when not. */
+  /** Creates a pet under the caller's Idempotency-Key if `key` is given, else as a plain create (no extra request). */
   create(input: NewPet, id: { readonly keyId: string; readonly key?: string }): Promise<IdempotentCreateResult>;
 }
 

@@ -1,15 +1,10 @@
 /**
- * Pagination beyond `limit` (a gap in the spec), for any list operation: the body stays a bare array; a further
- * page is announced in `Link: <…>; rel="next"` (RFC 8288), the request's own path and query with an opaque cursor.
- * The cursor is HMAC-signed with the stage's secret, carries the operation and the filters it was made for and
- * expires; forged, expired or mismatched cursors get 400 `invalid_cursor`. What a cursor is bound to and where the
- * link points come from the operation's route entry (`listingOf`): its path, and every parameter it declares but the
- * page size and the cursor, so a new list operation gets them by declaring its entry.
- *
- * The keys and the clock are passed in by the composition root: this module reads neither configuration, secrets nor
- * time. During a rotation of the stage's secret two or three values are live at once (Secrets Manager's AWSCURRENT,
- * AWSPENDING and AWSPREVIOUS): the current one signs and every one of them verifies, so a cursor made by a container
- * or a version that still holds the old value keeps working on one that holds the new value, and the other way round.
+ * Pagination beyond `limit` (a gap in the spec) for any list operation: the body stays a bare array, and a further
+ * page is announced in `Link: <…>; rel="next"` (RFC 8288) with an opaque cursor. The cursor is HMAC-signed with the
+ * stage's secret, bound to the operation and its filters, and expires; a bad one gets 400 `invalid_cursor`.
+ * The binding and the link come from the route entry (`listingOf`), so a new list operation gets them by declaring
+ * it. Keys and clock come from the composition root. During a secret rotation the current value signs and every live
+ * value (AWSCURRENT, AWSPENDING, AWSPREVIOUS) verifies, so containers on either value read each other's cursors.
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { fieldsOf } from '../../contract/request-fields.ts';
@@ -150,7 +145,9 @@ export function cursorCodec(deps: { readonly keys: CursorKeys; readonly now: () 
   const verifying = [current, ...accepted];
   const mac = (key: string, data: string) => createHmac('sha256', key).update(data).digest('base64url');
 
-  /** The signed data of a cursor whose MAC is exactly the one the service computes with one of its keys, else undefined. */
+  /**
+   * The signed data of a cursor whose MAC is exactly the one the service computes with one of its keys, else undefined.
+   */
   function verifiedData(cursor: string): string | undefined {
     const parts = cursor.split('.');
     if (parts.length !== 2 || !parts[0] || !parts[1]) return undefined;

@@ -1,16 +1,13 @@
 /**
- * The TOKEN authorizer: `Authorization: Bearer <key>` → SHA-256 → the key record and the key's standing, in one
- * BatchGetItem (one round trip per cache miss). Unknown, revoked or malformed keys throw exactly "Unauthorized" (API
- * Gateway answers 401); a token that fails the key's own check (domain/keys.ts keyForm) does so without a read. A
- * storage failure throws another error, which API Gateway answers with AUTHORIZER_FAILURE (mapped to 503): it fails
- * closed, never letting a request through. A banned key and a key whose day is spent are denied (429 key_banned or
- * quota_exceeded; the Deny's context carries the function's code, message and headers for the gateway response to
- * map), before they reach a function or count against their plan's usage plan. A spent key that comes back after
- * its Deny expired is banned as the limiter bans (domain/refusal.ts spentRepeat). An allowed key is counted against
- * its plan's API key. The policy names the whole API stage, so a cached result works on every route: a read-only
- * key is allowed the stage too (a Deny is ACCESS_DENIED, whose status is our 429) and its context carries its scope,
- * which the envelope enforces. An expired key is allowed for EXPIRED_NOTICE_SECONDS with its expiry in the context,
- * so the function tells it why (401 key_expired, nothing counted or read), then refused as unknown.
+ * The TOKEN authorizer: `Authorization: Bearer <key>` → SHA-256 → the key record and its standing, in one
+ * BatchGetItem per cache miss. Unknown, revoked or malformed keys throw exactly "Unauthorized" (401); a token failing
+ * keyForm costs no read. A storage failure throws another error (AUTHORIZER_FAILURE, our 503): it fails closed.
+ * A banned or spent key gets a Deny (ACCESS_DENIED, our 429 key_banned or quota_exceeded; the context carries the
+ * code, message and headers) before it reaches a function or its usage plan. A spent key back after its Deny
+ * expired is banned (refusal.ts spentRepeat). An allowed key counts against its plan's API key.
+ * The policy names the whole stage, so a cached result serves every route; a read-only key's scope rides in the
+ * context for the envelope. An expired key is allowed for EXPIRED_NOTICE_SECONDS, so the function answers 401
+ * key_expired (nothing counted or read); then it is unknown.
  */
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
 import {

@@ -1,42 +1,14 @@
 /**
- * The bake: CodeDeploy's AfterAllowTraffic hook of the deployment groups of the operations that write. Once the new
- * version takes all the traffic, it compares the new version's server failures with the previous version's (side by
- * side in the canary when it had enough requests, else since the deployment started against the day before), and
- * reports Failed (the group's auto-rollback moves `live` back) when the new version fails more often by a sound
- * test; Succeeded otherwise.
- *
- * Why a bake at all: at low traffic a write's canary is too short to judge. At 10 creates a minute the new version
- * serves about 10 requests in a 10 % canary of 10 minutes, and a version failing 5 % of them fails none in 60 % of
- * canaries. The pre-traffic check cannot fill the gap either: every write it sent would make an item customers see.
- * So the bake waits for customers' own requests, as many as the test needs (requestsNeeded), after the shift.
- *
- * The test is the pre-traffic check's (pre-traffic-judge.ts): conditioned on the failures of both versions, each is
- * the new version's with probability n / (n + m) when both fail alike, so the new version's X of n against the old
- * one's Y of m is judged by P(Binomial(X + Y, n / (n + m)) >= X). The previous day's m requests are many more than
- * the bake's n, so the old rate is nearly known and the bake needs far fewer requests than a paired comparison (at
- * 0.1 % failures, a paired one needs about 400 a version; the bake about 180). What it assumes in return: the old
- * version's rate over the last day is the rate the new one would have had now (an incident of the stage during the
- * bake, a throttled table or an outsider's known-500s sent only then, counts against the new version).
- *
- * So when the canary itself has enough requests, the bake compares there instead (canaryWindow): during the canary
- * the alias routes each request to the new version with the canary's weight and to the previous one otherwise, so
- * both serve the same customers under the same conditions, minute by minute. A customer flood failing both, or a
- * burst of known-500s landing in the canary, falls on each version in proportion to its requests, and the same
- * conditional test holds with no assumption about the day before. It is used alone when the canary's previous-version
- * requests give the new version's canary requests the power the day's comparison is sized to (BAKE_POWER); the day's
- * comparison only when they do not (low traffic: there an incident still counts against the new version). Requiring
- * both to agree would buy nothing: the canary's test already holds its level whatever the stage does, so "both"
- * could only lose power, and "either" would bring back the incidents the day's comparison mistakes for a bad release.
- *
- * Sizing (bench/models/bake-simulation.ts plays it on thousands of seeded deploys, test/unit/bake-simulation.test.ts
- * asserts the targets): the bake waits until the new version has served enough requests to catch a version failing
- * BAKE_EXCESS more than the old version's own rate in BAKE_POWER of deploys at the final BAKE_ALPHA, or until
- * BAKE_DEADLINE_MS, whichever comes first; at each look (every minute) a plain regression stops it at
- * BAKE_EARLY_ALPHA. At the deadline it decides on what it has, and logs how often that many requests catch such a
- * version. Every path reports, as the pre-traffic hook does: an error of the bake itself reports Failed.
- *
- * Lambda runs at most 15 minutes and CodeDeploy waits up to an hour for a hook's report: the bake looks for
- * BAKE_RUN_MS, then invokes itself asynchronously with its state in the event (continueLater) and returns.
+ * The bake: CodeDeploy's AfterAllowTraffic hook for the operations that write. After the shift it reports Failed
+ * (auto-rollback moves `live` back) when the new version fails more often than the previous one, else Succeeded. An
+ * error of the bake itself reports Failed.
+ * Why: at low traffic a write's canary is too short to judge, and a check's writes would make items customers see.
+ * So the bake waits for customers' own requests, as many as the test needs (requestsNeeded).
+ * The test is pre-traffic-judge.ts's. Its baseline is the canary window when that gives BAKE_POWER: there both
+ * versions serve the same customers at once. Else it is the previous version's last day, which assumes the old rate
+ * still holds: an incident during the bake counts against the new version.
+ * Lambda stops at 15 minutes and CodeDeploy waits an hour for a report: the bake continues in a new invocation
+ * (continueLater). Sizing: bench/models/bake-simulation.ts; measured rates: docs/deployment.md, "The bake".
  */
 import { z } from 'zod';
 import { binomialUpperTail, regressionPValue, type Counts } from './pre-traffic-judge.ts';
@@ -231,9 +203,9 @@ const countsOf = (n: VersionCounts, o: VersionCounts): Counts => ({
 
 /**
  * One look: against the canary when its window holds enough requests that a version failing BAKE_EXCESS more is
- * caught in BAKE_POWER of deploys (decided there, at the final level); while the window is still arriving, only a plain regression in it stops the bake (the day's
- * comparison would stop a good release in an incident); once it is complete and too small, against the day before,
- * as judgeBake does.
+ * caught in BAKE_POWER of deploys (decided there, at the final level). While the window is still arriving, only a
+ * plain regression in it stops the bake (the day's comparison would stop a good release in an incident). Once it is
+ * complete and too small, against the day before, as judgeBake does.
  */
 export function judgeLook(look: Look): LookResult {
   if (look.canary) {

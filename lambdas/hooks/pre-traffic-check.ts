@@ -1,24 +1,14 @@
 /**
- * The pre-traffic check of a deployment (CodeDeploy's BeforeAllowTraffic hook): before the `live` alias moves any
- * traffic, the NEW version of the function is invoked with known-good requests and its answers are judged against
- * the contract. The canary gates (lib/constructs/version-gates.ts) judge a version by the traffic it gets, and at low
- * traffic they judge nothing (docs/deployment.md, "Gradual deploys"); this check judges every version, whatever the
- * traffic, and stops the ones that answer a good request with a 5xx, a 4xx, a malformed result, a body the
- * contract does not describe or without a declared header the live version sends, and an authorizer that allows a
- * key of any plan onto another usage key than its plan's.
- * What it sends derives from what the route declares it does (`does`), never from the HTTP method:
- * - a read and the authorizer are sent many requests (every shape customers send: each sample, each value of each
- *   enum query parameter, a second page through the cursor), and so is the version now live, and the new version
- *   fails when it fails more of them than the live one (compareVersions): a version that fails a steady share of
- *   its requests is stopped too, failures both versions share (the stage's) stop nothing, and a live version that
- *   fails too much itself leaves the check unable to judge (Failed, "cannot judge");
- * - a create is sent once, to the new version: it makes the check key's own item, which every customer sees;
- * - a change or a delete is sent nothing: it would alter or remove an item that exists, maybe a customer's. The
- *   canary gates and the post-traffic bake judge it.
- *
- * Pure: the requests are built from the route table's samples, and the invocation is a parameter, so the hook's
- * handler (pre-traffic-hook.ts) invokes `<function>:<version>` in AWS and the tests invoke the functions the local
- * emulator builds from the template.
+ * The pre-traffic check (CodeDeploy's BeforeAllowTraffic): before `live` moves, the NEW version gets known-good
+ * requests and its answers are judged against the contract. The canary gates judge nothing at low traffic
+ * (docs/deployment.md, "Gradual deploys"); this check judges every version.
+ * It stops a 5xx, a wrong 4xx, a body or header off the contract, and an authorizer that puts a plan's key on
+ * another plan's usage key. What it sends follows the route's `does`, never the HTTP method:
+ * - a read, and the authorizer: every sample, enum value and a second page, to both the new and the live version,
+ *   compared (compareVersions);
+ * - a create: once, to the new version, making the check key's own item (every customer sees it);
+ * - a change or a delete: nothing, as the item may be a customer's. The canary gates and the bake judge it.
+ * Pure: the invocation is a parameter, so the hook (pre-traffic-hook.ts) and the tests' emulator share it.
  */
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
 import * as z from 'zod/mini';
@@ -636,7 +626,7 @@ export function judgeAllow(outcome: Outcome, plan: PlanName, opts: AuthorizerPro
   return problems;
 }
 
-/** An unknown key must be refused with exactly "Unauthorized" (API Gateway's 401); anything else lets it through or fails. */
+/** An unknown key must be refused with exactly "Unauthorized" (API Gateway's 401); else it gets through or fails. */
 export function judgeDenial(outcome: Outcome): string[] {
   if (outcome.ok) return [`an unknown key was answered, not refused: ${JSON.stringify(outcome.result)?.slice(0, 200)}`];
   const message = (outcome.error as { message?: unknown } | undefined)?.message;

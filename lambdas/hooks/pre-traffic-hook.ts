@@ -1,17 +1,11 @@
 /**
- * CodeDeploy's BeforeAllowTraffic hook of every deployment group of the stack: reads which function and version the
- * deployment moves `live` to (the deployment's AppSpec, JSON or YAML, as CodeDeploy records it), runs the
- * pre-traffic check of that function against that version (pre-traffic-check.ts), and reports Succeeded or Failed.
- * A Failed stops the deployment before any traffic shifts, and the group's auto-rollback leaves `live` where it was.
- * A Failed whose problem starts "cannot judge:" says the check could not tell (the live version broken, the check's
- * keys missing or spent); break glass (`-c animal-store:breakGlass="<reason>"`) skips the check for the one deploy
- * that must ship a fix then.
- *
- * Every path reports: a hook that throws or times out without reporting leaves the deployment waiting for an hour
- * before CodeDeploy fails it, so an error of the hook itself is reported as Failed (a deploy is retried, a bad
- * version is not let through by a broken check).
- *
- * The AWS calls are ports, so the same flow runs against the emulator's functions in the tests.
+ * CodeDeploy's BeforeAllowTraffic hook of every deployment group: it reads the function and version the deployment
+ * moves `live` to (the AppSpec, JSON or YAML), runs the pre-traffic check (pre-traffic-check.ts) and reports.
+ * A Failed stops the deployment before any traffic shifts; auto-rollback leaves `live` where it was. "cannot
+ * judge:" means the check could not tell (the live version broken, the check's keys missing or spent). Break glass
+ * (`-c animal-store:breakGlass="<reason>"`) skips the check for one deploy.
+ * Every path reports: an unreported hook holds the deployment for an hour, so the hook's own error reports Failed.
+ * The AWS calls are ports, so the tests run the same flow against the emulator's functions.
  */
 import { parse } from 'yaml';
 import { PLAN_NAMES, type PlanName } from '../../contract/plans.ts';
@@ -114,10 +108,14 @@ export interface PreTrafficConfig {
   readonly routes?: readonly Route[];
 }
 
-/** A Lambda function's name from its name or ARN (`arn:aws:lambda:<region>:<account>:function:<name>[:<qualifier>]`). */
+/**
+ * A Lambda function's name from its name or ARN (`arn:aws:lambda:<region>:<account>:function:<name>[:<qualifier>]`).
+ */
 const functionNameOf = (name: string): string => (name.startsWith('arn:') ? (name.split(':')[6] ?? '') : name);
 
-/** A version as the AppSpec may give it: a number, its text, or the version's ARN (its qualifier); undefined if none. */
+/**
+ * A version as the AppSpec may give it: a number, its text, or the version's ARN (its qualifier); undefined if none.
+ */
 function versionOf(value: unknown, what: string): string | undefined {
   if (value === undefined || value === null || value === '') return undefined;
   const text = typeof value === 'number' ? String(value) : typeof value === 'string' ? value.trim() : undefined;

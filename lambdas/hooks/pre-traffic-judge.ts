@@ -1,51 +1,39 @@
 /**
- * The pre-traffic check's decision for a read operation or the authorizer: is the NEW version failing more of the
- * same requests than the version now live? Both get the same N requests, interleaved (new, old, new, old, …), so a
- * failure the stage causes for everyone (a throttled table, an outsider's known 500) lands on both alike; what
- * fails only on the new version is the release's.
- *
- * Each request is sent to both versions as a pair, and a pair is judged as a whole: a 429 is a failure of the
- * version that answered it when the other did not (the same key, the same moment: the limiter had budget), and the
- * pair is not judged when both answered 429 (the check's key's budget is spent) or when the hook's own invocation
- * failed (an SDK error, a Lambda throttle: nothing the version did).
- *
- * The test: conditioned on the total T = X + Y of failures (X of the new version's n, Y of the old's m), each failure
- * is the new version's with probability n / (n + m) when both fail at the same rate, so X is Binomial(T, n/(n+m));
- * the new version is worse when P(Binomial(T, n/(n+m)) >= X) <= alpha (the exact one-sided test of two binomial
- * rates, conditional on their sum: its false alarms are at most alpha whatever the shared rate), AND it failed at
- * least MIN_FAILURES requests. The check looks at the counts every LOOK_EVERY pairs and stops early at the far
- * smaller EARLY_ALPHA, so a version that breaks every request is stopped after a few dozen requests, not N.
- *
- * A floor: the comparison says nothing when the live version itself is broken (it passes whatever fails alike), or
- * when too few pairs were judged, so the run is then `cannot-judge` (the hook reports Failed), never `not-worse`.
- *
- * Why these figures (docs/deployment.md, "The pre-traffic check", and test/unit/pre-traffic-judge.test.ts, which
- * plays the decision on thousands of seeded runs):
- * - alpha = 0.2 %: a release changes up to five functions and is rolled back when any check fails, so each check's
- *   false alarms must stay far under the release's 1 %: about 0.1 % when both versions fail alike (0.1 %, 1 %, or
- *   the customer flood's 7 %: 2 % Lambda errors and 5 % 503s);
- * - N = 500: with the old version failing 0.1 % (Y = 0 mostly), the test needs X >= 9 (2^-9 = 0.2 %); a new version
- *   failing 5 % fails fewer than 9 of 500 with P = 0.006 %, so it is stopped in about 99.8 % (Y > 0 needs more);
- *   at N = 400 and this alpha it is 99.4 %, too near the 99 % target;
- * - 19 early looks at 0.01 % add at most 0.19 % to the false alarms (a union bound; measured, far less);
- * - LIVE_FLOOR = 15 %: the customer flood fails about 7 % of the live version's 500 (mean 35, sd 5.7); more than
- *   75 happens with P(Binomial(500, 0.07) >= 76) = 2e-10, so the floor adds nothing measurable to a good release's
- *   false failures, while a live version failing every request (a revoked check key, a deny-all authorizer)
- *   crosses it after 76 pairs;
- * - MIN_JUDGED_SHARE = 90 %: at most 50 of 500 pairs unjudged. The power at the fewest judged pairs (450) against
- *   a new version failing 5 % stays at the target: it fails fewer than 9 of 450 with P = 0.03 %.
+ * The pre-traffic check's decision for a read operation or the authorizer: does the NEW version fail more of the
+ * same requests than the live one? Both get the same requests in interleaved pairs, so a failure the stage causes
+ * (a throttled table, an outsider's known 500) lands on both alike.
+ * A 429 counts against the version that alone answered it. A pair is not judged when both answered 429 (the check
+ * key's budget is spent) or the hook's own invocation failed.
+ * The test is exact and one-sided, conditional on the total failures (X of the new version's n, Y of the old's m):
+ * worse when P(Binomial(X + Y, n/(n+m)) >= X) <= alpha and X >= MIN_FAILURES. Its false alarms stay under alpha
+ * whatever the shared rate. Early looks at EARLY_ALPHA stop a plainly broken version after a few dozen pairs.
+ * The run is `cannot-judge` (Failed), never `not-worse`, when the live version fails past LIVE_FLOOR or too few
+ * pairs were judged. Figures: docs/deployment.md, "The pre-traffic check"; test/unit/pre-traffic-judge.test.ts.
  */
-/** Requests sent to each version (the new one and the live one) of a read operation or the authorizer. */
+
+/**
+ * Requests sent to each version (the new one and the live one) of a read operation or the authorizer. At 500, a new
+ * version failing 5 % against a live 0.1 % is stopped in about 99.8 % of runs (400 would give 99.4 %).
+ */
 export const REQUESTS_PER_VERSION = 500;
 /** The new version's failures below which it is never judged worse, whatever the old version's count. */
 export const MIN_FAILURES = 3;
-/** The one-sided test's level at the end of the run. */
+/**
+ * The one-sided test's level at the end of the run. A release changes up to five functions and any failed check
+ * rolls it back, so each check's false alarms stay far under the release's 1 %.
+ */
 export const ALPHA = 0.002;
-/** The level of each early look (every LOOK_EVERY pairs): a version that fails plainly is stopped early. */
+/**
+ * The level of each early look (every LOOK_EVERY pairs): a version that fails plainly is stopped early. The 19 looks
+ * add at most 0.19 % to the false alarms (a union bound).
+ */
 export const EARLY_ALPHA = 1e-4;
 /** Pairs (one request to each version) between two looks at the counts. */
 export const LOOK_EVERY = 25;
-/** The share of judged requests the live version may fail; past it the run cannot judge the new one (see above). */
+/**
+ * The share of judged requests the live version may fail; past it the run cannot judge the new one. A customer
+ * flood fails about 7 %, far under it; a live version failing every request crosses it after 76 pairs.
+ */
 export const LIVE_FLOOR = 0.15;
 /** The share of the planned pairs that must be judged; with fewer the run cannot judge (see above). */
 export const MIN_JUDGED_SHARE = 0.9;
@@ -149,7 +137,7 @@ export function addPair(t: Tally, n: Answer, o: Answer): Tally {
   };
 }
 
-/** Why a run of `planned` pairs cannot judge, once that is certain whatever the pairs still to come (`final`: at its end). */
+/** Why a run of `planned` pairs cannot judge, once certain whatever pairs are to come (`final`: at its end). */
 export type Floor = { readonly live: true } | { readonly unjudged: true };
 
 export function floorOf(t: Tally, planned: number, final: boolean): Floor | undefined {

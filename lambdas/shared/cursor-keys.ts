@@ -1,15 +1,11 @@
 /**
- * Where a list operation's cursor keys come from. In a stage: the stage's Secrets Manager secret, named by
- * CURSOR_SECRET_ARN and read through a SecretReader (the SDK adapter, lambdas/storage/secrets-manager.ts) when the
- * function starts, never a value in its configuration (anyone with lambda:GetFunctionConfiguration reads those, and
- * CloudFormation would only re-resolve one when the function itself changes). Without Secrets Manager: CURSOR_SECRET
- * when it is given (tests, benchmarks; the stack never sets it), else with STAGE=local the public development
- * constant.
- *
- * The secret's rotation stages are all read: AWSCURRENT signs, AWSPENDING and AWSPREVIOUS also verify, so a
- * rotation staged first as AWSPENDING and then promoted never leaves one container unable to read what another
- * signed (docs/runbook.md, "Rotating the cursor secret"). The values are re-read at most every
- * CURSOR_KEYS_REFRESH_MS: containers live for hours, and a rotation must reach the warm ones in a bounded time.
+ * Where a list operation's cursor keys come from. In a stage: the Secrets Manager secret CURSOR_SECRET_ARN names,
+ * read at start (secrets-manager.ts). Never a configuration value: anyone with lambda:GetFunctionConfiguration
+ * reads those, and CloudFormation re-resolves one only when the function changes. Elsewhere: CURSOR_SECRET if given
+ * (tests, benchmarks), else with STAGE=local the public development constant.
+ * AWSCURRENT signs; AWSPENDING and AWSPREVIOUS also verify, so no container fails to read another's cursor during a
+ * rotation (docs/runbook.md, "Rotating the cursor secret"). Values are re-read every CURSOR_KEYS_REFRESH_MS at
+ * most, so a rotation reaches warm containers, which live for hours, in bounded time.
  */
 import type { CursorKeys } from '../domain/pagination.ts';
 import { LOCAL_CURSOR_SECRET, type Config } from './config.ts';

@@ -1,17 +1,13 @@
 /**
- * The DynamoDB adapter for idempotency records, in the state table: one item per (API key, Idempotency-Key),
- * keyed `idem#<keyId>#<idempotencyKey>`, holding status, fingerprint, claim token, its own expiry `expiresAtMs`
- * (the one that decides) and `expiresAt` (TTL, seconds; housekeeping only, DynamoDB deletes late).
- *
- * DynamoDB requests (the rules are in lambdas/domain/idempotency.ts):
- * - claim: 1 conditional PutItem. When a live record holds the key, the failed condition returns that record
- *   (ReturnValuesOnConditionCheckFailure), so a replay, a 409 or a 422 costs this one request and no read. A record
- *   carrying this attempt's own claim token is this claim, applied by an SDK retry's first copy: claimed, not 409.
- * - insertAndComplete: 1 TransactWriteItems (pet Put if the id is free + record Update if still ours and in
- *   progress); transactional writes cost 2 WCU per item. Retried (fresh request) only on a transaction conflict.
+ * The DynamoDB adapter for idempotency records (rules: lambdas/domain/idempotency.ts). One state-table item per
+ * (API key, Idempotency-Key), keyed `idem#<keyId>#<idempotencyKey>`. Its `expiresAtMs` decides; `expiresAt` is TTL
+ * (seconds), housekeeping only, as DynamoDB deletes late.
+ * - claim: 1 conditional PutItem. A failed condition returns the live record, so a replay, a 409 or a 422 costs no
+ *   read. A record with this attempt's own claim token was applied by an SDK retry's first copy: claimed, not 409.
+ * - insertAndComplete: 1 TransactWriteItems (pet Put if the id is free, record Update if still ours), 2 WCU per
+ *   item. Retried, as a fresh request, only on a transaction conflict.
  * - release: 1 conditional DeleteItem, only after a failed create.
- * So a first create with the header is 2 requests (3 before it: + the rate limiter's 1; + the id allocator's 1 per
- * 1000 pets) against 1 without the header.
+ * A first create with the header is 2 requests against 1 without (plus the limiter's 1, the id allocator's 1 per 1000).
  */
 import { randomUUID } from 'node:crypto';
 import {

@@ -1,15 +1,12 @@
 /**
- * Listing keys at a million: the admin tool's `keys list` reads the keys table through one index, `byListing`
- * (contract/tables.ts), never a Scan. Every record carries two attributes the key store writes with it:
- * - `listKey` = `<plan>#<status>`, or `pending#<plan>#<status>` while its create has not yet shown a secret that works
- *   (`undelivered`: the same create run again finds it there, reading only the owner's pending keys);
+ * Listing keys at a million: `keys list` reads one index, `byListing` (contract/tables.ts), never a Scan. The key
+ * store writes two attributes with every record:
+ * - `listKey` = `<plan>#<status>`, or `pending#<plan>#<status>` while its create has shown no working secret;
  * - `listSort` = `<owner, lower case>\u0001<createdAt>\u0001<keyId>`.
- * So a plan, a status, or both name two to sixteen partitions, an owner is a key condition on each, and a page is a
- * Query with a `Limit` on each in turn: every item read is one returned.
- * One index, because CloudFormation adds at most one global secondary index to a table per update. Owners match
- * case-insensitively and exactly (Unicode NFKC, lower case); `\u0001` cannot occur in an owner (control characters
- * are refused), so `acme` never matches `acme#2`. A record whose attributes an earlier release wrote otherwise (in a
- * partition this listing does not read) is listed again once `keys reindex` or its next write gives it these.
+ * A filter names 2 to 16 partitions, an owner is a key condition on each, and every item read is one returned. One
+ * index, as CloudFormation adds at most one GSI per table per update. Owners match exactly after NFKC and lower
+ * case; `\u0001` cannot occur in an owner, so `acme` never matches `acme#2`. A record written otherwise is listed
+ * again once `keys reindex` or its next write sets these.
  */
 import { QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';

@@ -240,18 +240,13 @@ async function update(
 }
 
 /**
- * Rotation: replaces the record read (`current`, if still that version) by `next` under a new hash, in one
- * transaction, so the old secret stops working as the new one starts. A resent transaction that finds `next`
- * already written succeeds (only this call knows the new hash); any other conflict is StaleKeyRecordError.
- *
- * `overlapUntil` (unix seconds): the old secret keeps working until then. Its item is not deleted but replaced by an
- * overlap item (`KeyOverlap`, keys.ts) naming the new hash: the authorizer follows it to the current record, so a
- * revoke, a plan change or a ban during the overlap applies to the old secret too. It carries no key id (so neither
- * index lists it, and `getById` never finds it) and expires by the table's TTL a day after it ends; the authorizer
- * refuses it from `overlapUntil` whatever TTL has not yet deleted.
- *
- * `carried`: earlier secrets whose overlap still runs (the record's `overlaps`). Their items are pointed at the new
- * hash in the same transaction, so a second rotation keeps the promise the first one printed.
+ * Rotation: replaces `current` (if still that version) by `next` under a new hash in one transaction, so the old
+ * secret stops as the new one starts. A resent transaction that finds `next` written succeeds (only this call knows
+ * the new hash); any other conflict is StaleKeyRecordError.
+ * `overlapUntil` (unix seconds) keeps the old secret working until then: its item becomes a `KeyOverlap` (keys.ts)
+ * naming the new hash, so a revoke, plan change or ban applies to it too. It has no key id (no index lists it,
+ * `getById` never finds it); TTL removes it a day after, and the authorizer refuses it from `overlapUntil` on.
+ * `carried`: earlier overlaps still running, repointed in the same transaction: a second rotation keeps the first's.
  */
 async function replaceHash(
   storage: Storage,

@@ -1,17 +1,14 @@
 /**
- * The limiter's counters in DynamoDB: the LimitCounters port of lambdas/domain/rate-limit.ts, which decides what
- * each write takes; this module only applies a write if its condition holds, or answers the item as it is. Every item is a handful of numbers, well under 1 KB whatever the request rate, so
- * every write is one write unit:
- * - `rl#<subject>#<dayStart>[#<shard>]`: one per key shard and UTC day: the newest minute window `ms`, its count
- *   `m`, the day count `d`, a ban end `banUntil` (and on shard 0 the day's bans `bans`, last counted in window `bw`);
+ * The limiter's counters in DynamoDB: the LimitCounters port of lambdas/domain/rate-limit.ts, which decides each
+ * write; this module applies a write if its condition holds, or answers the item as it is. Each item is a few
+ * numbers, under 1 KB at any rate, so every write is one write unit:
+ * - `rl#<subject>#<dayStart>[#<shard>]`: per key shard and UTC day: the newest minute window `ms`, its count `m`,
+ *   the day count `d`, a ban end `banUntil` (shard 0 also: the day's bans `bans`, last counted in window `bw`);
  * - `rlr#<subject>#<minuteStart>`: the 429s of one minute window `r`, for the ban;
  * - `rlh#<subject>#<hourStart>[#<shard>]`: the usage history (usage-history.ts).
- * Items are keyed by their window, so TTL (`expiresAt`) is housekeeping only.
- *
- * Retries: counting writes (take, addRejections) go through the client that never resends (Storage.once). A write
- * whose answer is lost may have been applied, and a resend would count it twice; instead the caller gets a 503
- * and the count stands (under-admission by that one request, never over). Throttling answers say the write was
- * not applied, so those alone are tried again here. No token sets, so nothing on an item grows with the rate.
+ * Items are keyed by window, so TTL (`expiresAt`) is housekeeping. Counting writes never resend (Storage.once): a
+ * lost answer may have been applied, so the caller gets a 503 and the count stands (under-admits, never over). A
+ * throttling answer means not applied, so only those are retried here.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';

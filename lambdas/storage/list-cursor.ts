@@ -1,19 +1,12 @@
 /**
  * The `--after` cursor of `keys list`: where the next page starts (a partition of the filter and the sort key the
- * page ended on), bound to the filter it was printed for and checked on the way back, so a cursor from another
- * listing, cut short by a terminal or edited gets a clear error instead of DynamoDB's ValidationException or a
- * silently empty page. It holds no key hash (the table's key is not needed: the next query starts after a sort key,
- * and sort keys end in the unique key id).
- *
- * The tag is an HMAC under a key named by the keys table (so by the stage and the target: every stage's and every
- * local prefix's table has its own name) over the body, which holds a digest of the filter: a cursor printed for
- * another filter, stage or table, cut short or edited, is refused. This is integrity against mistakes, not secrecy:
- * the key is derived from names an admin knows, so one who sets out to re-tag a cursor can; but whoever can run
- * `keys list` can read the keys table itself, so a forged cursor reaches nothing they could not. What a cursor says is
- * checked as well, so even a deliberately re-tagged one, or one with a made-up sort key, is refused with a clear
- * error rather than skipping keys or reaching DynamoDB as a ValidationException: its partition must be one of the
- * listing's, its sort key must have the listing's shape (`<owner>\u0001<created>\u0001<key id>`) and, with `--owner`,
- * that owner's; a position DynamoDB still refuses is said as the cursor's fault (key-listing.ts).
+ * page ended on). It holds no key hash: sort keys end in the unique key id.
+ * The tag is an HMAC over the body (with a digest of the filter) under a key named by the keys table. So a cursor
+ * of another filter, stage or table, cut short or edited, gets a clear error, not a ValidationException or an empty
+ * page. This guards against mistakes, not attackers: whoever runs `keys list` can read the table anyway.
+ * What a cursor says is checked too: its partition must be the listing's, its sort key must have the listing's
+ * shape (`<owner>\u0001<created>\u0001<key id>`) and, with `--owner`, that owner. A position DynamoDB still refuses
+ * is reported as the cursor's fault (key-listing.ts).
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 

@@ -1,15 +1,10 @@
 /**
- * The SHA-256 the shared SigV4 signer hashes and signs with (client.ts): the SDK's own (`Hash` of @smithy/core) with
- * one difference, how an HMAC's key reaches node:crypto. The SDK turns every key into a Buffer; on Node 24,
- * `createHmac` with a Buffer key costs about 15 µs, with the same key as a string or a KeyObject about 2 µs
- * (measured in a loop that also allocates, as a handler does; docs/performance.md). SigV4 builds two HMACs per
- * request (the credentials' cache tag, keyed by the secret access key, and the signature, keyed by the cached signing
- * key), so every DynamoDB request paid about 26 µs for the key's form alone.
- *
- * A string key is handed over as the string (the same UTF-8 bytes the Buffer held); a byte key becomes a KeyObject
- * once per key object (the signer's signing-key cache hands back the same Uint8Array every request, so a WeakMap
- * keyed by it holds nothing the cache does not; SigV4 never writes to a key it has derived, so the KeyObject cannot go
- * stale). Same digests, byte for byte (test/unit/signing-hash.test.ts).
+ * The SHA-256 the shared SigV4 signer uses (client.ts): the SDK's own (`Hash` of @smithy/core), except for how an
+ * HMAC's key reaches node:crypto. The SDK makes every key a Buffer, and `createHmac` is several times slower with a
+ * Buffer key than with a string or KeyObject (docs/performance.md). SigV4 builds two HMACs per request.
+ * A string key is passed as is (the same UTF-8 bytes). A byte key becomes a KeyObject once per key object, in a
+ * WeakMap: the signer's cache returns the same Uint8Array, and SigV4 never writes to a key it derived. The digests
+ * are the same byte for byte (test/unit/signing-hash.test.ts).
  */
 import { createHash, createHmac, createSecretKey, type Hash, type Hmac, type KeyObject } from 'node:crypto';
 

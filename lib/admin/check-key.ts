@@ -1,17 +1,11 @@
 /**
- * `keys issue-check-key`: the pre-traffic check's keys on a stage, one per plan the stage sells (the hook checks that
- * the authorizer allows each onto its plan's usage key, and sends Business's to the operations), issued and stored
- * where the hook reads them, in one command. For each plan in turn:
- * 1. a key with owner `pre-traffic-check` on that plan, made by `keys create`'s own code (lifecycle.ts create:
- *    recorded under a placeholder, then activated; a create that stopped is finished by the next, under the same id);
- * 2. the secret rewritten at once with every key known so far (lambdas/hooks/check-keys.ts formatCheckKeys), so a
- *    run that stops later loses none of them. Keys are never printed unless asked for.
- * Run again it converges from wherever the last run stopped: a plan's key active and the secret holding a secret of
- * it → nothing to do for it; a key active but its secret never stored (the write failed, the process died after the
- * create) → rotated (a fresh secret under the same id: nobody holds the old one) and that is stored; a create left
- * unfinished → finished. A secret in the old form (one bare key) is upgraded: a check key whose secret it holds keeps
- * it, on its plan. It never makes a second active check key on a plan, and never touches a key another owner has.
- * Each change is the create's or the rotate's, so `keys history <id>` shows it, with who made it.
+ * `keys issue-check-key`: the pre-traffic check's keys on a stage, one per plan, stored in the secret the hook reads.
+ * The hook checks that the authorizer puts each on its plan's usage key, and sends Business's to the operations.
+ * For each plan: a key with owner `pre-traffic-check`, made by `keys create`'s code (lifecycle.ts), then the secret
+ * rewritten with every key so far (formatCheckKeys), so a later stop loses none. Keys print only if asked.
+ * A rerun converges: an active key whose secret was never stored is rotated (nobody holds the old secret); an
+ * unfinished create is finished; an old-form secret (one bare key) is upgraded. It never makes a second active check
+ * key on a plan, nor touches another owner's key. Each change is a create or rotate, so `keys history` shows it.
  */
 import { PLAN_NAMES, PLANS, type PlanLimits, type PlanName } from '../../contract/plans.ts';
 import { hashKey, type KeyRecord } from '../../lambdas/domain/keys.ts';

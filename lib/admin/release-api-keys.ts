@@ -1,22 +1,14 @@
 /**
- * `keys remove-release-api-keys --stage <stage>`: the admin tool's one writer to API Gateway. Release 3357b0c's tool
- * gave paying keys API keys of their own on the stage's usage plans, and Enterprise keys usage plans of their own or
- * of their bracket; its stack had a Free pool of API keys, which the releases since keep off their templates without
- * deleting. No later release names any of them (every key counts against its plan's one API key, which the stack
- * makes), so this deletes them:
- * - every API key on a usage plan of the stage's API stage that is not one of the stack's API keys (its plan keys);
- * - every usage plan of the stage that is not one of the stack's, and one the tool named for the stage
- *   (`animal-store-<stage>-…`) or its stack made (`<stack>-…`) left off every stage by a run that stopped between its
- *   two calls.
- * It refuses unless the stack is settled (a `_COMPLETE` status of an update or create) and its deployed template has the
- * plan keys and no longer 3357b0c's Free pool (`UsagePlanFreePool`): then neither the running release nor the one a
- * rollback brings back names anything it deletes. It waits the authorizer cache TTL after the stack last changed, as
- * an answer the release before cached may name it until then. An API key that is also on a usage plan of another
- * stage is only taken off this stage's plans, and a usage plan that also serves another stage only loses this one.
- *
- * Every call keeps to REMOVAL_CALL_MS (pacing.ts, which also backs off when AWS throttles), so deploys and other admins
- * keep the rest of the account's control-plane allowance; every step finds its work done when it is; and what is
- * left is listed again on each run: a run stopped anywhere is finished by running it again.
+ * `keys remove-release-api-keys --stage <stage>`: the admin tool's one writer to API Gateway. It deletes what
+ * release 3357b0c's tool and stack made and no later release names (docs/deployment.md, "Upgrading from 3357b0c"):
+ * - every API key on the stage's usage plans that is not one of the stack's plan keys;
+ * - every usage plan of the stage that is not the stack's, and one named for the stage (`animal-store-<stage>-…`,
+ *   `<stack>-…`) left off every stage by a run stopped between its two calls.
+ * It refuses unless the stack is settled (`_COMPLETE`) and its template has the plan keys and no
+ * `UsagePlanFreePool`: neither this release nor a rollback then names what it deletes. It waits the authorizer
+ * cache TTL after the stack's last change. A key or plan shared with another stage only leaves this stage.
+ * Each call keeps to REMOVAL_CALL_MS (pacing.ts) to leave the account's control-plane allowance to others. Each
+ * step finds its work done, so a stopped run is finished by running it again.
  */
 import { PLAN_NAMES } from '../../contract/plans.ts';
 import { planKeyIds } from '../preflight/follow.ts';

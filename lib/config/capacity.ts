@@ -1,17 +1,12 @@
 /**
- * The capacity model: one account of every hop a request crosses (WAF, the stage throttle, the authorizer, the
- * plans' usage plans, the functions, the limiter's items, the tables), with the capacity a stage gives it and the
- * demand the contracts sharing it can put on it for a customer mix. The stage's edge figures (stage throttle, the
- * authorizer's reserved concurrency, WAF's limits, each plan's usage plan) are sized here from the account's quotas
- * (edgeFor, planThrottles), the plans come from contract/, and `npm run capacity`, the docs' table and test/unit/capacity.test.ts all read
- * capacityRows, so no guard is sized in one place and checked against another.
- *
- * Two kinds of row:
- * - a ceiling is an account quota (API Gateway's throttle, Lambda's concurrency, DynamoDB's per-table throughput):
- *   what every stage in the account shares and only a Service Quotas increase lifts. Its demand is the whole contract
- *   of the mix; below 1, the row names the increase that serves it;
- * - every other hop is ours, and must be at or above what the ceilings let through to it (headroom >= 1), or our own
- *   guard refuses a customer inside its contract.
+ * The capacity model: every hop a request crosses (WAF, stage throttle, authorizer, usage plans, functions, limiter
+ * items, tables), the capacity a stage gives it and the demand of a customer mix's contracts. The stage's edge
+ * figures are sized here from the account's quotas (edgeFor, planThrottles). `npm run capacity`, the docs' table
+ * and test/unit/capacity.test.ts all read capacityRows, so no guard is sized in one place and checked in another.
+ * - A ceiling is an account quota (API Gateway's throttle, Lambda's concurrency, DynamoDB's per-table throughput),
+ *   shared by every stage and lifted only by a Service Quotas increase. Its demand is the mix's whole contract;
+ *   below 1, the row names the increase.
+ * - Every other hop is ours and needs headroom >= 1, or our own guard refuses a customer inside its contract.
  */
 import {
   ACCOUNT_THROTTLE,
@@ -190,19 +185,13 @@ export const LARGEST_STANDARD_LIMITS: PlanLimits = STANDARD_PLANS.map((p) => PLA
 export const perSecondAt = (per5Minutes: number): number => per5Minutes / 300;
 
 /**
- * The stage's edge, sized from the account's quotas and the stage's share of them (staging and production in one
- * account each take a share; in accounts of their own each has 1):
- * - the stage's rate is its share of the account's, split evenly over its methods, so the per-method rates add up
- *   to the share and a flood on one method leaves the others theirs;
- * - a burst the stage admits arrives at once, and concurrent uncached requests each invoke the authorizer (the
- *   gateway does not coalesce them), so the authorizer's reservation holds every method's bucket at once, and so do
- *   the functions (the unreserved rest). The stage bucket is the largest the stage's share of the Lambda concurrency
- *   holds twice over (authorizer and functions): 125 per method with the default 1,000. Past it the client gets the
- *   gateway's 429 with Retry-After, never a 5xx;
- * - WAF counts every request per address and per key. One address or key may send the largest contract a plan with
- *   fixed limits sells (Business, its fleet's 429s included: 12,000 in 5 minutes, 40 req/s): no single honest client
- *   needs more, and a flood from one source is blocked at that rate. A customer sending more from its own addresses
- *   lists them (`customerEgress`), and those get the largest contract the admin tool sells.
+ * The stage's edge, sized from the account's quotas and the stage's share of them (1 in an account of its own):
+ * - the stage's rate is its share split evenly over its methods, so a flood on one method leaves the others theirs;
+ * - uncached concurrent requests each invoke the authorizer (the gateway does not coalesce them), so its reservation
+ *   and the functions' unreserved rest each hold every method's bucket at once. The bucket is the largest the share's
+ *   concurrency holds twice: 125 per method at the default 1,000. Past it the gateway answers 429, never a 5xx;
+ * - WAF lets one address or key send the largest fixed-limit contract (Business and its fleet's 429s: 12,000 in 5
+ *   minutes, 40 req/s). Listed addresses (`customerEgress`) get the largest contract the admin tool sells.
  */
 export function edgeFor(q: AccountQuotas, share = 1, methods: number = METHODS): Edge {
   const stageRate = Math.max(methods, Math.floor(q.apiRate * share));
@@ -250,7 +239,9 @@ export const REFERENCE_MIX: CustomerMix = {
 export interface StageCapacity {
   readonly name: string;
   readonly accountQuotas: AccountQuotas;
-  /** The stage's share of the account (0 to 1): its rate, bucket and Lambda concurrency are that much of the account's. */
+  /**
+   * The stage's share of the account (0 to 1): its rate, bucket and Lambda concurrency are that much of the account's.
+   */
   readonly accountShare: number;
   readonly stageThrottle: { readonly rateLimit: number; readonly burstLimit: number };
   readonly authorizerReservedConcurrency: number;

@@ -11,21 +11,15 @@ import {
 import type { CustomMetrics } from './server-error-rate.ts';
 
 /**
- * Deploy gates that compare the version being deployed with the one it replaces, on what each version did during
- * the canary. CodeDeploy routes each request to a version at random, so anything a caller sends (a flood of forged
- * tokens, a throttled table, an outsider's known 500) lands on both versions alike: only a version that fails more
- * than its predecessor stands out. No gate reads an API-wide metric, which anyone's traffic moves.
- *
- * Lambda counts invocations through an alias for all versions and per ExecutedVersion. The new version is the one
- * this template points the alias at; the old one is the alias's total minus it. Outside a deploy the old version
- * has no invocations and nothing is judged.
- *
- * If both versions fail alike, the new version's count f of the alias's F failures is binomial (F, w), w its share
- * of the invocations. The gate fires when f exceeds that by more than GATE_SIGMAS standard deviations plus
- * GATE_MARGIN, with at least GATE_MIN_FAILURES failures (below that a normal bound is no bound). w is floored near
- * the canary's weight: in the bucket the shift starts in, the old version's traffic dilutes it. The same formula in
- * TypeScript and the rates it gives on simulated canaries: bench/models/gate-simulation.ts
- * (test/infra/gate-simulation.test.ts proves the two equal).
+ * Deploy gates: each compares the version being deployed with the one it replaces, on the canary's traffic.
+ * CodeDeploy routes each request to a version at random, so what callers send lands on both alike. No gate reads an
+ * API-wide metric, which anyone's traffic moves.
+ * The new version is the one this template points the alias at; the old one is the alias's total minus it. Outside
+ * a deploy the old version has no invocations, so nothing is judged.
+ * If both fail alike, the new version's f of the alias's F failures is Binomial(F, w), w its share of invocations.
+ * A gate fires when f exceeds that by GATE_SIGMAS standard deviations plus GATE_MARGIN, with at least
+ * GATE_MIN_FAILURES failures. w is floored near the canary's weight: the shift's first bucket dilutes it.
+ * Its TypeScript twin: bench/models/gate-simulation.ts (test/infra/gate-simulation.test.ts proves the two equal).
  */
 
 /**

@@ -55,7 +55,7 @@ const keyShaped = (oldForm: WebFirewallProps['oldKeyForm']): CfnWebACL.Statement
   },
 });
 
-/** How long WAF counts a source's requests: a source blocked for its rate is sure to be let through this long after it stops. */
+/** How long WAF counts a source's requests: a source blocked for its rate is let through this long after it stops. */
 const RATE_WINDOW_SECONDS = 300;
 
 /**
@@ -139,32 +139,14 @@ function operationRequests(): CfnWebACL.StatementProperty {
 }
 
 /**
- * A WAFv2 web ACL (scope REGIONAL: REST API stages take regional ACLs only), associated with the stage, in front of
- * the gateway: its blocks cost no stage throttle, no authorizer run and no DynamoDB read. WAF stops at the first
- * rule whose action terminates, so the rate rules come first (a rate rule under its limit lets evaluation go on):
- * every request is counted by source, the malformed and the oversize ones too. WAF re-estimates a rate about every
- * 30 s, so a source is blocked usually within 30 s of passing its limit (AWS: at times several minutes); blocked
- * requests keep counting, so a source that keeps flooding stays blocked.
- * - `RatePerListedIp` (priority 0): an address on the customers' egress list (`CustomerEgress` IP set), at the
- *   largest contract the admin tool sells: a customer whose traffic from one address is more than one Business key's.
- * - `RatePerIp` (1): any other address, every request it sends (keyed or not, forged or not), at one Business key's
- *   contract and its fleet's 429s: no single honest client needs more from one address, and a machine sending
- *   distinct forged tokens is blocked at that rate like any other.
- * - `RatePerKey` (2): one Authorization header (LOWERCASE: the scheme is case-insensitive) from addresses not on the
- *   list, at the same figure: a key sent from many addresses (a banned, spent or leaked key on a botnet) holds no
- *   more of the throttles than one Business customer. A request without Authorization is not counted by it (WAF skips
- *   requests missing an aggregation key).
- * - `IpReputation` (3): AWS's managed IP reputation list.
- * - `MalformedAuthorization` (4): an operation's request whose Authorization is present but carries no key of a form
- *   the stage accepts gets the gateway's 401, earlier: such a token costs no throttle and no authorizer run. A
- *   request without Authorization, and any request the gateway answers before authentication, is left alone.
- * - `BodyTooLarge` (5): a body over MAX_BODY_BYTES (the functions' limit, and WAF's inspection limit for regional
- *   resources: a larger body is "oversize", matched) gets the functions' 413 `payload_too_large` without invoking one.
- * The rate rules answer 429 `rate_limited` with `Retry-After` of their window, as the spec answers a request over a
- * limit; nothing is counted on the key.
- * Data protection: the Authorization header is replaced by a fixed string wherever WAF keeps a request (sampled
- * requests, and logs if logging is ever turned on), rule match and rate-based details included, so WAF never holds
- * a customer's plaintext key (its SHA-256 in DynamoDB stays the only copy).
+ * A WAFv2 web ACL on the stage (REGIONAL: REST API stages take regional ACLs only). Its blocks cost no stage throttle,
+ * no authorizer run and no DynamoDB read. Each rule and its figure: docs/keys-and-limits.md, "Guards against floods".
+ * WAF stops at the first terminating rule, so the rate rules come first and count every request, malformed and
+ * oversize too. Blocked requests keep counting, so a source that keeps flooding stays blocked.
+ * `RatePerKey` lower-cases the header (the scheme is case-insensitive); WAF skips requests without it.
+ * MAX_BODY_BYTES is also WAF's inspection limit for regional resources: a larger body is "oversize", matched.
+ * Data protection replaces the Authorization header wherever WAF keeps a request (samples, logs, match details), so
+ * WAF never holds a plaintext key.
  */
 export class WebFirewall extends Construct {
   readonly webAcl: CfnWebACL;

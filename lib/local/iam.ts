@@ -1,17 +1,11 @@
 /**
- * Each local function's DynamoDB calls checked against the role the synthesized template gives that function, as
- * IAM checks them in AWS: a call whose action or resource (table, index) no statement of the role allows, or that
- * a statement denies, fails with `AccessDeniedException` before it reaches DynamoDB Local, and the function answers
- * what it would answer in AWS. So nothing local can do what the deployed function cannot: a missing grant shows up
- * in `npm start` and `npm test`, not first in production.
- *
- * What the emulation understands (docs/deployment.md, "Checked before a deploy"): every policy the template
- * attaches to the function's role (role-policies.ts: inline `Policies`, AWS::IAM::Policy, AWS::IAM::ManagedPolicy,
- * AWS::IAM::RolePolicy, by `Ref` or by the role's `RoleName`), evaluated as IAM does (policy.ts: Allow and Deny,
- * `Action`/`NotAction`, `Resource`/`NotResource` with wildcards), resources given as strings or CloudFormation
- * intrinsics that resolve to local values. Anything else that could bear on a DynamoDB call (a `Condition`, whose
- * keys a local call does not carry; a managed policy outside the template; a permissions boundary; a role named by
- * a string no role of the template has) is refused at start-up, loudly, rather than allowed.
+ * Each local function's DynamoDB calls checked against its role in the synthesized template, as IAM would. A call
+ * no statement allows, or one denies, fails with `AccessDeniedException` before reaching DynamoDB Local. So a
+ * missing grant shows up in `npm start` and `npm test`, not first in production.
+ * Understood (docs/deployment.md, "Checked before a deploy"): every policy attached to the role (role-policies.ts),
+ * evaluated as IAM does (policy.ts: Allow, Deny, NotAction, NotResource, wildcards), intrinsics resolved locally.
+ * Anything else that could bear on a call (a `Condition`, a managed policy outside the template, a permissions
+ * boundary, an unknown role name) is refused at start-up, loudly, rather than allowed.
  */
 import { DynamoDBServiceException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { LOCAL_ACCOUNT, resolver, tableArn, type LocalValues } from './intrinsics.ts';

@@ -1,16 +1,11 @@
 /**
- * Preflight's check that the stages deployed in one account and Region do not together claim more than the account:
- * API Gateway's throttle and Lambda's concurrency are the account's, so each stage is sized to its share of them
- * (StageConfig.accountShare, output `AccountShare`), and two stages whose shares sum past 1 are each sized for
- * throughput that only one of them can get: a load test on staging takes production's customers to 429.
- *
- * It reads every stack of the account and Region with one paged DescribeStacks (no stack name): each other stage's
- * stack (STAGES' stack names), and any other stack with an `AccountShare` output (a stage of another checkout or
- * release under another name), at the share its output says. A stage's stack without the output was deployed before
- * it existed and was sized to the whole account, so it counts 1; a stack that holds nothing (a failed create rolled
- * back, a change set never executed) counts 0, as does a stack that is not there. Credentials that may describe only
- * named stacks still get the stages' stacks, by name, with a note. Reads only; without AWS credentials it is skipped
- * with a note, as the other reading checks are.
+ * Preflight's check that the stages in one account and Region claim no more than the account. API Gateway's
+ * throttle and Lambda's concurrency are the account's, and each stage is sized to its share (`AccountShare`
+ * output). Shares summing past 1 let a load test on staging take production's customers to 429.
+ * One paged DescribeStacks reads every stack: the stages' own, and any other with an `AccountShare` output, at its
+ * share. A stage's stack without the output counts 1 (it was sized to the whole account). An empty stack (a failed
+ * create rolled back, a change set never run) or an absent one counts 0. Credentials limited to named stacks still
+ * get the stages' stacks, with a note. Reads only; skipped with a note without AWS credentials.
  */
 import { STAGE_NAMES, STAGES, type StageName } from '../config/stages.ts';
 import { OUTPUT_IDS } from '../stacks/outputs.ts';

