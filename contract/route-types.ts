@@ -153,12 +153,15 @@ export interface RequestSample {
  * from it, never from the HTTP method: a read may be a POST, and a DELETE is a change.
  * - `reads`: changes nothing; any key may send it again and again.
  * - `creates`: makes a new item that belongs to the caller and nothing else.
+ * - `readsOwnUsage`: reads what the limiter counted for the caller's key. Its own call must be in the answer, so
+ *   the envelope counts it before the handler runs and hands the count over (`event.counted`).
  * - `changes`, `deletes`: alter or remove an item that exists, which may be a customer's.
  */
-export type OperationEffect = 'reads' | 'creates' | 'changes' | 'deletes';
+export type OperationEffect = 'reads' | 'readsOwnUsage' | 'creates' | 'changes' | 'deletes';
 
-/** Whether the operation changes the store (every effect but `reads`). */
-export const writes = (route: { readonly does: OperationEffect }): boolean => route.does !== 'reads';
+/** Whether the operation changes the store (every effect but the reads). */
+export const writes = (route: { readonly does: OperationEffect }): boolean =>
+  route.does !== 'reads' && route.does !== 'readsOwnUsage';
 
 export interface Route {
   readonly operationId: string;

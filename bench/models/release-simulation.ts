@@ -107,7 +107,7 @@ export interface ReleaseMeasure {
 export function measureReleases(): ReleaseMeasure[] {
   const bakes = measuredBake();
   const bakeRate = (c: BakeCase) => bakes.find((b) => b.case === c)!.rolledBack;
-  const reads = ROUTES.filter((r) => r.does === 'reads').length;
+  const reads = ROUTES.filter((r) => !writes(r)).length;
   const creates = ROUTES.filter(writes).length;
   return RELEASE_CASES.map((c, i) => {
     const op = only(GATE_CASES, c.operation, `${c.what}: operation gate`);

@@ -99,6 +99,9 @@ export type Consumption =
   | { readonly allowed: false; readonly reason: 'minute' | 'day'; readonly reset: number }
   | { readonly allowed: false; readonly reason: 'banned'; readonly banUntil: number };
 
+/** An admitted call's count: what its key has left of the minute and the day, this call included. */
+export type Counted = Extract<Consumption, { allowed: true }>;
+
 /**
  * The state a stored shard item is in, and the step a counting write takes next:
  * - `count` in the open window `minuteStart` (windows only move forward: a request stamped in an older minute, after

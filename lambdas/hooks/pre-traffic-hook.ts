@@ -9,7 +9,7 @@
  */
 import { parse } from 'yaml';
 import { PLAN_NAMES, type PlanName } from '../../contract/plans.ts';
-import { AUTHORIZER, ROUTES, type Route } from '../../contract/routes.ts';
+import { AUTHORIZER, ROUTES, writes, type Route } from '../../contract/routes.ts';
 import { issueCheckKeysCommand, type CheckKeys } from './check-keys.ts';
 import {
   BREAK_GLASS,
@@ -44,7 +44,7 @@ export const CONCURRENCY = 10;
  * its part; a tenth stays spare for the create's one request, the lookups (the live authorizer, getPet's listing,
  * the first pages a cursor is taken from) and the minute's edges. 429s count toward the key's ban.
  */
-export const BUDGET_SHARE = 0.9 / ROUTES.filter((r) => r.does === 'reads').length;
+export const BUDGET_SHARE = 0.9 / ROUTES.filter((r) => !writes(r)).length;
 /** Requests a minute a read operation's check sends with a key of `perMinute`: its share (BUDGET_SHARE). */
 export const pacedPerMinute = (perMinute: number): number => Math.floor(perMinute * BUDGET_SHARE);
 /** How long a read operation's paced comparison takes with a key of `perMinute`: both versions' requests. */
@@ -226,7 +226,7 @@ export async function checkDeployment(
   const op = route!;
   const missing = missingKeys(keys, [OPERATIONS_PLAN], config.stage);
   if (missing) return missing;
-  if (op.does === 'reads' && !current) return noCurrent();
+  if (!writes(op) && !current) return noCurrent();
   // The key's context as the gateway would pass it: the live authorizer's answer for the check's key. One request
   // through the alias (the authorizer's gate sees one more good answer, never a failure of the version judged).
   const authorizerName = Object.entries(config.functions).find(([, n]) => n === AUTHORIZER.name)?.[0];

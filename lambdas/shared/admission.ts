@@ -9,7 +9,7 @@ import type { BanCause } from '../../contract/deny-context.ts';
 import { UnavailableError, type AppError } from '../domain/errors.ts';
 import type { AuthContext, StandingNote, StandingStore } from '../domain/keys.ts';
 import { MIN_BAN_RECHECK_MS, createLimiter, type Limiter } from '../domain/limiter.ts';
-import { rateLimitHeaders, windowsAt, type LimitCounters } from '../domain/rate-limit.ts';
+import { rateLimitHeaders, windowsAt, type Counted, type LimitCounters } from '../domain/rate-limit.ts';
 import { refusalOf } from '../domain/refusal.ts';
 import type { Runtime } from './runtime.ts';
 
@@ -90,8 +90,8 @@ async function tellGateway(
 export interface Admission {
   /** Whether the limiter will refuse without asking storage: then the operation should not start at all. */
   readonly refusedLocally: boolean;
-  /** Settles once the call is counted: its headers are in `headers`; rejects with the 429/503. */
-  readonly done: Promise<void>;
+  /** Settles with the count, this call's included, once its headers are in `headers`; rejects with the 429/503. */
+  readonly done: Promise<Counted>;
 }
 
 /** Counts the call against its key's windows, adding the X-RateLimit-* headers to `headers` when it settles. */
@@ -106,7 +106,10 @@ export function admit(
   const refusedLocally = limiter.refusesLocally(auth.keyId, auth, windows);
   const done = limiter.consume(auth.keyId, auth, windows).then(
     async (counted) => {
-      if (counted.allowed) return void Object.assign(headers, rateLimitHeaders(auth, counted));
+      if (counted.allowed) {
+        Object.assign(headers, rateLimitHeaders(auth, counted));
+        return counted;
+      }
       const refused = refusalOf(auth, windows.nowSec, { at: 'count', counted })!;
       rt.telemetry.count('RateLimited', { code: refused.code }, { plan: auth.plan });
       const by = await tellGateway(rt, state, auth, refused, windows.dayStart);

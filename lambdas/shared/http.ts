@@ -129,8 +129,8 @@ const api = (
   // Computed once per container, not per request.
   const deprecated = route.deprecation ? deprecationHeaders(route.deprecation) : undefined;
   const admission = admissionStateOf(rt, requestPathPorts(rt));
-  // Reads start beside the limiter's write; anything that writes is counted first. What the route declares it
-  // does decides, not its HTTP method.
+  // Plain reads start beside the limiter's write; the rest is counted first, a read of the caller's own counts
+  // included (its answer must hold its own call). What the route declares it does decides, not its HTTP method.
   const readOnly = route.does === 'reads';
   // What a read-only key is refused (the authorizer allows it the whole stage: only the route knows what it does).
   const call = { changesData: writes(route), method: route.method, path: `${BASE_PATH}${route.path}` };
@@ -148,7 +148,7 @@ const api = (
       if (admission) {
         const counting = admit(rt, admission, event.auth, headers);
         if (readOnly && !counting.refusedLocally) request.internal.admission = counting;
-        else await counting.done;
+        else event.counted = await counting.done;
       }
       // Refused before any storage, after it is counted (domain/refusal.ts: the count's refusal wins over this).
       const refused = refusalOf(event.auth, Math.floor(rt.now() / 1000), { at: 'call', call });

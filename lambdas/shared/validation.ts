@@ -8,6 +8,7 @@ import type * as z from 'zod/mini';
 import type { Route } from '../../contract/route-types.ts';
 import { clip, describeIssues } from '../../contract/schemas.ts';
 import { AppError } from '../domain/errors.ts';
+import type { Counted } from '../domain/rate-limit.ts';
 import type { AuthContext } from '../domain/keys.ts';
 
 export interface Validated<Q, P, B, H = unknown> {
@@ -22,6 +23,8 @@ export type ApiEvent<Q = unknown, P = unknown, B = unknown, H = unknown> = Omit<
   body: unknown;
   validated: Validated<Q, P, B, H>;
   auth: AuthContext;
+  /** The limiter's count of this call, set before the handler of an operation counted first (all but plain reads). */
+  counted?: Counted;
 };
 
 export interface Schemas<Q, P, B> {

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent } from 'aws-lambda';
 import { PLANS, PLAN_NAMES, planUsageKeyValue, type PlanName } from '../../contract/plans.ts';
-import { AUTHORIZER, ROUTES, type Route } from '../../contract/routes.ts';
+import { AUTHORIZER, ROUTES, writes, type Route } from '../../contract/routes.ts';
 import { invoke, type Handler, type LocalFunction } from '../../lib/local/lambda.ts';
 import { LIVE_ALIAS } from '../../lib/constructs/api-function.ts';
 import {
@@ -227,7 +227,7 @@ const unless =
   async (event, context) =>
     when(event as APIGatewayProxyEvent) ? answer() : byName.get(name)!.handler(event, context);
 
-const READ_OPERATIONS = ROUTES.filter((r) => r.does === 'reads').map((r) => r.operationId as string);
+const READ_OPERATIONS = ROUTES.filter((r) => !writes(r)).map((r) => r.operationId as string);
 const limited = async () => json(429, { code: 'rate_limited', message: 'Too many requests.', status: 429 });
 const unavailable = async () => json(503, { code: 'service_unavailable', message: 'Unavailable', status: 503 });
 
