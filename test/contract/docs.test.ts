@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import * as z from 'zod/mini';
 import { ERROR_CODES } from '../../contract/errors.ts';
 import { LIMITER_GRANT } from '../../contract/operations/common.ts';
-import { ROUTES, type Route } from '../../contract/routes.ts';
+import { ROUTES, writes, type Route } from '../../contract/routes.ts';
 import { operationsTable, rewriteGenerated } from '../../lib/api/docs-tables.ts';
 import { errorCodesSummary } from '../../lib/api/error-tables.ts';
 import { alarmMetricTotal } from '../../lib/api/alarm-metrics.ts';
@@ -57,7 +57,7 @@ it('refuses a --base that is not an http(s) URL, saying so', () => {
   expect(run.stderr).toContain('--base must be an http(s) URL');
 });
 
-describe('the route-derived tables (README.md, docs/api.md, docs/deployment.md)', () => {
+describe('the route-derived tables (README.md and docs/)', () => {
   it.each(generateDocs())('$file is current: its generated tables equal what `npm run openapi` writes', (doc) => {
     expect(doc.current, `${doc.file} is stale: run \`npm run openapi\` and commit it`).toBe(doc.fresh);
   });
@@ -88,8 +88,8 @@ describe('the route-derived tables (README.md, docs/api.md, docs/deployment.md)'
       '| `PATCH /test-only/things/{thingId}` | `testFixture` | header `X-Test-Header` | 204 no body | A test-only operation. |',
     ]);
     expect(rows('docs/api.md')).toEqual([
-      // It changes data, so a read-only key is refused it: the error table names it with createPet.
-      '| `key_read_only` | 403 | A read-only API key called an operation that changes data. (`createPet`, `testFixture`) | no: use a key that may write |',
+      // It changes data, so a read-only key is refused it: the error table names it with every route that writes.
+      `| \`key_read_only\` | 403 | A read-only API key called an operation that changes data. (${[...ROUTES.filter(writes), fixture].map((r) => `\`${r.operationId}\``).join(', ')}) | no: use a key that may write |`,
       '| `testFixture` | `PATCH /test-only/things/{thingId}` | 204, 400, 401, 403, 413, 429, 431, 500, 503 |',
     ]);
     expect(rows('docs/architecture.md')).toEqual(['| testFixture | `UpdateItem` on State (rate limiter) |']);
