@@ -11,7 +11,17 @@ import type { CfnTemplate } from './template.ts';
 
 const CACHE_NAME = 'animal-store';
 /** What the template and the bundles are built from; how the stack is synthesized here is an input too. */
-const INPUTS = [...APP_SOURCES, 'lib/api', 'lib/config', 'lib/constructs', 'lib/stacks', 'lib/local/synth.ts'];
+const INPUTS = [
+  ...APP_SOURCES,
+  'lib/api',
+  'lib/config',
+  'lib/constructs',
+  'lib/stacks',
+  // The canary constructs read the preflight's timing rules.
+  'lib/preflight/canary-timing.ts',
+  'lib/preflight/template.ts',
+  'lib/local/synth.ts',
+];
 /** Cached assemblies kept besides the newest (other branches, other options). */
 const KEEP = 6;
 
